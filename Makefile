@@ -1,0 +1,37 @@
+# Everything installs itself into .venv on first use; only python3 (3.11+) is needed.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test test-fast lint format bench lab clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip uv
+	$(BIN)/uv pip install --quiet --python $(BIN)/python -e '.[dev]'
+	touch $(STAMP)
+
+demo: $(STAMP)  ## the main job: sandbox -> tokens -> every list -> printed
+	$(BIN)/workbench demo
+
+test: $(STAMP)  ## the whole suite, slow tests included (what CI runs)
+	$(BIN)/python -m pytest
+
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -m "not slow"
+
+lint: $(STAMP)
+	$(BIN)/ruff check . && $(BIN)/ruff format --check .
+
+format: $(STAMP)
+	$(BIN)/ruff format . && $(BIN)/ruff check --fix .
+
+bench: $(STAMP)
+	for f in bench/*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
+
+lab: $(STAMP)  ## JupyterLab on the notebooks, in the project's environment
+	$(BIN)/jupyter lab --notebook-dir=notebooks $$( [ "$$(id -u)" = 0 ] && echo --allow-root )
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache

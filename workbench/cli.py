@@ -1,0 +1,129 @@
+"""The ``workbench`` command: thin wrappers over library functions, with clean exit codes.
+
+Exit codes: 0 ok, 1 failed, 2 usage or configuration error.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+from datetime import UTC, datetime
+from typing import Annotated
+
+import typer
+
+from workbench import __version__
+
+app = typer.Typer(
+    help="Pull, store, reconcile and troubleshoot partner data.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"workbench {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print version.")
+    ] = False,
+) -> None:
+    """Pull, store, reconcile and troubleshoot partner data."""
+
+
+def _parse_start(text: str) -> datetime:
+    if text == "now":
+        return datetime.now(UTC).replace(microsecond=0)
+    try:
+        when = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError as exc:
+        raise typer.BadParameter("use 'now' or an ISO 8601 time such as 2026-03-02T09:00Z") from exc
+    return when if when.tzinfo else when.replace(tzinfo=UTC)
+
+
+@app.command()
+def sandbox(
+    port: Annotated[int, typer.Option(help="Port to listen on (0: any free port).")] = 8765,
+    host: Annotated[str, typer.Option(help="Address to bind.")] = "127.0.0.1",
+    seed: Annotated[int, typer.Option(help="Same seed, same data.")] = 1,
+    start: Annotated[str, typer.Option(help="Partner clock start: 'now' or ISO time.")] = "now",
+    requests: Annotated[int, typer.Option(help="Transcript requests at start.")] = 25,
+    transcripts: Annotated[int, typer.Option(help="Transcripts at start.")] = 15,
+    namespaces: Annotated[
+        str, typer.Option(help="PESC namespaces: v1.0.0 (the spec's) or v1.1.0 (real traffic).")
+    ] = "v1.0.0",
+    token_ttl: Annotated[int, typer.Option(help="Access-token lifetime, seconds.")] = 3600,
+    latency_ms: Annotated[float, typer.Option(help="Added latency per call.")] = 0.0,
+    jitter_ms: Annotated[float, typer.Option(help="Random extra latency, up to this.")] = 0.0,
+    error_rate: Annotated[float, typer.Option(help="Share of calls answered 500/503.")] = 0.0,
+    rate_limit_rate: Annotated[float, typer.Option(help="Share answered 429.")] = 0.0,
+    drop_rate: Annotated[float, typer.Option(help="Share of connections dropped.")] = 0.0,
+    malformed_share: Annotated[float, typer.Option(help="Share of malformed XML.")] = 0.0,
+    invalid_share: Annotated[float, typer.Option(help="Share of schema-invalid XML.")] = 0.0,
+    pescxml_key: Annotated[
+        str, typer.Option(help="JSON key of the XML in GET bodies.")
+    ] = "PESCXML",
+    state: Annotated[
+        str | None, typer.Option(help="Keep the partner's state in this file across restarts.")
+    ] = None,
+) -> None:
+    """Serve the partner simulation until Ctrl-C, printing its URLs and demo credentials."""
+    from workbench.sandbox import Sandbox, SandboxSettings
+    from workbench.sandbox.runner import with_overrides
+
+    if namespaces not in ("v1.0.0", "v1.1.0"):
+        raise typer.BadParameter("use v1.0.0 or v1.1.0", param_hint="--namespaces")
+    settings = with_overrides(
+        SandboxSettings(),
+        seed=seed,
+        start=_parse_start(start),
+        initial_requests=requests,
+        initial_transcripts=transcripts,
+        namespaces=namespaces,
+        token_ttl=token_ttl,
+        latency_ms=latency_ms,
+        jitter_ms=jitter_ms,
+        error_rate=error_rate,
+        rate_limit_rate=rate_limit_rate,
+        drop_rate=drop_rate,
+        malformed_share=malformed_share,
+        invalid_share=invalid_share,
+        pescxml_key=pescxml_key,
+        state_path=state,
+    )
+    try:
+        sb = Sandbox(settings, host=host, port=port)
+    except OSError as exc:
+        typer.echo(f"Cannot listen on {host}:{port}: {exc.strerror}. Try --port 0.", err=True)
+        raise typer.Exit(2) from exc
+    except ValueError as exc:
+        typer.echo(str(exc), err=True)
+        raise typer.Exit(2) from exc
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    with sb:
+        typer.echo(f"Sandbox (seed {seed}) serving on {sb.root_url}")
+        typer.echo(f"  identity server   {sb.auth_url}")
+        typer.echo(f"  gateway           {sb.gateway_url}")
+        typer.echo(f"  transcript exch.  {sb.exchange_url}")
+        typer.echo("Point a client here (demo credentials, valid only for this sandbox):")
+        for name, value in sb.env.items():
+            typer.echo(f"  export {name}='{value}'")
+        typer.echo("Ctrl-C to stop.")
+        try:
+            while not stop.wait(0.5):
+                pass
+        except KeyboardInterrupt:
+            pass
+        typer.echo("Stopping the sandbox.")
+
+
+def main() -> None:
+    """Entry point of the console script."""
+    app()

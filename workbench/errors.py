@@ -1,0 +1,79 @@
+"""One exception hierarchy for the whole workbench.
+
+::
+
+    WorkbenchError              catch this to catch everything we raise
+    ├── ConfigError             a setting is missing or wrong (names the variable to set)
+    ├── AuthError               bad credentials, refused token, 401 after one renewal
+    ├── NotFound                unknown transcript request / transcript id
+    ├── InvalidValue            the partner said a value is invalid (400), or we refused to send it
+    ├── PartnerError            any other unexpected status; carries ``status`` and ``body``
+    ├── TransportError          the network failed (connect, read, TLS) after retries
+    ├── PescError               XML that is malformed, hostile, too big or not PESC
+    └── StoreError              the local database refused (locked, newer schema, ...)
+
+Messages say what happened and what to do. They never contain a secret or a token: code that
+builds a message from partner text passes it through the session's redaction first.
+"""
+
+from __future__ import annotations
+
+
+class WorkbenchError(Exception):
+    """Base of every error the workbench raises on purpose."""
+
+
+class ConfigError(WorkbenchError):
+    """A setting is missing or malformed; the message names the variable to set."""
+
+
+class AuthError(WorkbenchError):
+    """Credentials were refused, or a token was rejected twice.
+
+    ``error`` and ``description`` carry the OAuth2 error code and text when the identity server
+    gave them.
+    """
+
+    def __init__(
+        self, message: str, *, error: str | None = None, description: str | None = None
+    ) -> None:
+        super().__init__(message)
+        self.error = error
+        self.description = description
+
+
+class PartnerError(WorkbenchError):
+    """The partner answered with a status we do not expect; ``status`` and ``body`` say which."""
+
+    def __init__(self, message: str, *, status: int | None = None, body: str | None = None):
+        super().__init__(message)
+        self.status = status
+        self.body = body
+
+
+class NotFound(PartnerError):
+    """The partner does not know this transcript request or transcript id."""
+
+
+class InvalidValue(PartnerError):
+    """A value was refused as invalid, by the partner (400) or by us before sending."""
+
+
+class TransportError(WorkbenchError):
+    """The network failed (connect, read, TLS, dropped connection) and retries did not help."""
+
+
+class PescError(WorkbenchError):
+    """An XML document is malformed, hostile, oversized or not a PESC message.
+
+    ``reason`` is a short machine-readable tag (``"malformed"``, ``"dtd"``, ``"too-large"``,
+    ``"too-deep"``, ``"not-pesc"``, ...).
+    """
+
+    def __init__(self, message: str, *, reason: str = "malformed") -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+class StoreError(WorkbenchError):
+    """The local database cannot be used as asked (locked, newer schema, corrupt)."""

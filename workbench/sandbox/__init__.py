@@ -1,0 +1,48 @@
+"""The embedded partner sandbox: a strict, independent simulation of the partner spec.
+
+Start it from Python::
+
+    from workbench.sandbox import serve
+
+    with serve(seed=7, token_ttl=60) as sb:
+        os.environ.update(sb.env)        # WORKBENCH_* variables that point a client here
+        sb.auth_url, sb.gateway_url, sb.exchange_url
+        sb.advance(hours=6)              # the partner moves: new requests, transcripts, events
+        sb.set_faults(error_rate=0.2)    # 500/503 on a fifth of the calls
+        sb.received                      # the sandbox's own record of every POST it processed
+
+or from the shell: ``workbench sandbox --port 8765 --seed 7``.
+
+One process serves three base URLs, so a client that mixes them up gets 404s as it would in
+production: ``{root}/identity`` (identity server), ``{root}/gateway`` (international and domestic
+interfaces) and ``{root}/exchange`` (transcript exchange).
+
+Choices for what the spec leaves open (DESIGN §3):
+
+- event records are small JSON objects (``eventId``, ``eventType``, ``occurredAt``, plus a
+  ``payload`` object); both event endpoints answer a JSON array;
+- ``Count`` on peek is an integer 1..100, default 10; anything else is a 400 with a ``Message``;
+  peeking does not remove events; pending placement events stay until the clock moves;
+- the exchange authenticates with bearer tokens from the sandbox identity server (client
+  credentials, scope ``transcript_api``), one client per role; it needs no subscription key;
+  a token of one role is refused (403) on the other role's operations;
+- every gateway call needs ``Subscription-Key``: missing or wrong is a 401 with a ``Message``;
+  gateway tokens are checked for the interface's scope (403 otherwise);
+- error bodies are ``{"Message": "..."}`` everywhere; 401 for a missing, malformed, expired or
+  wrongly signed token;
+- ``RequestID``s are GUID strings; a by-id value outside ``[A-Za-z0-9-]{1,64}`` is a 400 whose
+  message says the value is invalid; a trailing slash after ``:id`` is accepted;
+- a share of ``PESCXML`` strings is XML-escaped; the key can be renamed ``PESCXml`` (a fault);
+- sending a response or a transcript takes a request off the no-response list; sending an
+  acknowledgment takes a transcript off the consumer's list. A second send is accepted and
+  recorded (the partner does not deduplicate: that is the client's job);
+- a transcript sent for a request is answered with an Acknowledgment whose
+  ``AcademicAwardTotal`` and ``CourseTotal`` are counted from that transcript.
+"""
+
+from __future__ import annotations
+
+from workbench.sandbox.runner import Sandbox, serve
+from workbench.sandbox.settings import Credentials, Faults, SandboxSettings
+
+__all__ = ["Credentials", "Faults", "Sandbox", "SandboxSettings", "serve"]

@@ -1,0 +1,193 @@
+"""Run a sandbox: a real uvicorn server on a loopback port, in a background thread."""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import threading
+import time
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import fields, replace
+from typing import Any
+
+import uvicorn
+
+from workbench.sandbox.app import Core, build_app
+from workbench.sandbox.settings import Faults, SandboxSettings
+from workbench.sandbox.state import PartnerState
+from workbench.sandbox.tokens import IdentityServer
+from workbench.spec import EXCHANGE_SCOPE
+
+
+class Sandbox:
+    """A running sandbox: its URLs, credentials, controls and its own record of what it saw."""
+
+    def __init__(self, settings: SandboxSettings, *, host: str = "127.0.0.1", port: int = 0):
+        self.settings = settings
+        self.state = PartnerState.create(settings)
+        self.core = Core(
+            settings=settings,
+            state=self.state,
+            identity=IdentityServer(settings.credentials),
+            hits=Counter(),
+        )
+        self.app = build_app(self.core)
+        self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self._socket.bind((host, port))
+        self.host, self.port = self._socket.getsockname()[:2]
+        self._server: uvicorn.Server | None = None
+        self._thread: threading.Thread | None = None
+
+    # -- addresses and credentials ----------------------------------------------------------
+
+    @property
+    def root_url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    @property
+    def auth_url(self) -> str:
+        return f"{self.root_url}/identity"
+
+    @property
+    def gateway_url(self) -> str:
+        return f"{self.root_url}/gateway"
+
+    @property
+    def exchange_url(self) -> str:
+        return f"{self.root_url}/exchange"
+
+    @property
+    def credentials(self):
+        return self.settings.credentials
+
+    @property
+    def env(self) -> dict[str, str]:
+        """The WORKBENCH_* variables that point a client at this sandbox (DESIGN §5)."""
+        c = self.credentials
+        return {
+            "WORKBENCH_AUTH_URL": self.auth_url,
+            "WORKBENCH_GATEWAY_URL": self.gateway_url,
+            "WORKBENCH_EXCHANGE_URL": self.exchange_url,
+            "WORKBENCH_SUBSCRIPTION_KEY": c.subscription_key,
+            "WORKBENCH_INTL_CLIENT_ID": c.intl_client_id,
+            "WORKBENCH_INTL_CLIENT_SECRET": c.intl_client_secret,
+            "WORKBENCH_INTL_USERNAME": c.intl_username,
+            "WORKBENCH_INTL_PASSWORD": c.intl_password,
+            "WORKBENCH_DOMESTIC_CLIENT_ID": c.domestic_client_id,
+            "WORKBENCH_DOMESTIC_CLIENT_SECRET": c.domestic_client_secret,
+            "WORKBENCH_SUPPLIER_CLIENT_ID": c.supplier_client_id,
+            "WORKBENCH_SUPPLIER_CLIENT_SECRET": c.supplier_client_secret,
+            "WORKBENCH_SUPPLIER_SCOPE": EXCHANGE_SCOPE,
+            "WORKBENCH_CONSUMER_CLIENT_ID": c.consumer_client_id,
+            "WORKBENCH_CONSUMER_CLIENT_SECRET": c.consumer_client_secret,
+            "WORKBENCH_CONSUMER_SCOPE": EXCHANGE_SCOPE,
+        }
+
+    # -- controls and records ---------------------------------------------------------------
+
+    def advance(self, hours: float) -> dict[str, int]:
+        """Move the partner's clock; returns how many of each kind arrived."""
+        return self.state.advance(hours)
+
+    def set_faults(self, **changes: Any) -> None:
+        """Change faults while serving, e.g. ``sb.set_faults(error_rate=0.3, latency_ms=20)``."""
+        self.settings.faults.update(**changes)
+
+    @property
+    def received(self) -> list[dict[str, Any]]:
+        """Every POST the sandbox processed, oldest first."""
+        with self.state.lock:
+            return [dict(r) for r in self.state.received]
+
+    @property
+    def token_requests(self) -> dict[str, int]:
+        return dict(self.core.identity.token_requests)
+
+    @property
+    def issued_tokens(self) -> list[str]:
+        return list(self.core.identity.issued_tokens)
+
+    @property
+    def hits(self) -> Counter[tuple[str, str]]:
+        return self.core.hits
+
+    def pending_request_ids(self) -> list[str]:
+        return [r["RequestID"] for r in self.state.pending(self.state.requests)]
+
+    def pending_transcript_ids(self) -> list[str]:
+        return [r["RequestID"] for r in self.state.pending(self.state.transcripts)]
+
+    def reset_counters(self) -> None:
+        self.core.hits.clear()
+        self.core.identity.token_requests.clear()
+
+    # -- lifecycle ----------------------------------------------------------------------------
+
+    def start(self) -> Sandbox:
+        config = uvicorn.Config(
+            self.app,
+            log_level="warning",
+            access_log=False,
+            lifespan="off",
+            timeout_keep_alive=30,
+            backlog=1024,
+        )
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(
+            target=self._server.run,
+            kwargs={"sockets": [self._socket]},
+            name=f"workbench-sandbox-{self.port}",
+            daemon=True,
+        )
+        self._thread.start()
+        deadline = time.monotonic() + 15
+        while not self._server.started:
+            if not self._thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError("the sandbox server did not start")
+            time.sleep(0.01)
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.should_exit = True
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+        self._socket.close()
+        self.state.save()
+
+    def __enter__(self) -> Sandbox:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def __repr__(self) -> str:
+        return f"<Sandbox {self.root_url} seed={self.settings.seed}>"
+
+
+def with_overrides(settings: SandboxSettings, **overrides: Any) -> SandboxSettings:
+    """A copy of ``settings`` (with its own Faults) where names of Faults fields go to faults."""
+    fault_names = {f.name for f in fields(Faults)}
+    faults = replace(settings.faults, **{k: v for k, v in overrides.items() if k in fault_names})
+    rest = {k: v for k, v in overrides.items() if k not in fault_names}
+    return replace(settings, faults=faults, **rest)
+
+
+@contextlib.contextmanager
+def serve(
+    settings: SandboxSettings | None = None,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    **overrides: Any,
+) -> Iterator[Sandbox]:
+    """Serve a sandbox for the duration of a ``with`` block.
+
+    >>> with serve(seed=7, token_ttl=60) as sb:  # doctest: +SKIP
+    ...     os.environ.update(sb.env)
+    """
+    settings = with_overrides(settings or SandboxSettings(), **overrides)
+    with Sandbox(settings, host=host, port=port) as sandbox:
+        yield sandbox

@@ -1,0 +1,128 @@
+"""What a sandbox is made of: its demo credentials, its data knobs and its faults."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from workbench.spec import DOMESTIC_SCOPE, EXCHANGE_SCOPE, INTL_SCOPE
+
+# Fixed by default so that the same seed gives the same data on any day; `workbench sandbox`
+# and `workbench demo` start the clock near the present instead.
+DEFAULT_START = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
+
+
+@dataclass(frozen=True)
+class Credentials:
+    """The demo credentials a sandbox accepts. Not secret, but treated as secrets everywhere."""
+
+    intl_client_id: str = "sis-demo"
+    intl_client_secret: str = "sandbox-intl-secret-9f3a"
+    intl_username: str = "analyst@demo.example"
+    intl_password: str = "sandbox-password-5c1e"
+    domestic_client_id: str = "dod-demo"
+    domestic_client_secret: str = "sandbox-dod-secret-7b2d"
+    supplier_client_id: str = "exchange-supplier-demo"
+    supplier_client_secret: str = "sandbox-supplier-secret-1d8e"
+    consumer_client_id: str = "exchange-consumer-demo"
+    consumer_client_secret: str = "sandbox-consumer-secret-4a6f"
+    subscription_key: str = "sandbox-subscription-key-0c9b2e"
+    customer_code: str = "DEMO01"
+    caller_name: str = "Demo College (sandbox)"
+    caller_role: str = "SIS"
+
+    def secrets(self) -> list[str]:
+        """Every value that must never show up in a log, a database or a report."""
+        return [
+            self.intl_client_secret,
+            self.intl_password,
+            self.domestic_client_secret,
+            self.supplier_client_secret,
+            self.consumer_client_secret,
+            self.subscription_key,
+        ]
+
+    def clients(self) -> dict[str, dict[str, str]]:
+        """client_id -> what the identity server lets that client do."""
+        return {
+            self.intl_client_id: {
+                "secret": self.intl_client_secret,
+                "grant": "password",
+                "scope": INTL_SCOPE,
+                "role": "international",
+            },
+            self.domestic_client_id: {
+                "secret": self.domestic_client_secret,
+                "grant": "client_credentials",
+                "scope": DOMESTIC_SCOPE,
+                "role": "domestic",
+            },
+            self.supplier_client_id: {
+                "secret": self.supplier_client_secret,
+                "grant": "client_credentials",
+                "scope": EXCHANGE_SCOPE,
+                "role": "supplier",
+            },
+            self.consumer_client_id: {
+                "secret": self.consumer_client_secret,
+                "grant": "client_credentials",
+                "scope": EXCHANGE_SCOPE,
+                "role": "consumer",
+            },
+        }
+
+
+@dataclass
+class Faults:
+    """Trouble on demand. Rates are shares of calls, 0..1; all zero means a well-behaved partner.
+
+    Faults apply to the gateway and the exchange; the identity server only gets latency and
+    ``token_ttl``, so that fault tests measure the client's retries rather than its patience.
+    """
+
+    latency_ms: float = 0.0
+    jitter_ms: float = 0.0
+    error_rate: float = 0.0  # 500 or 503 before the operation runs
+    rate_limit_rate: float = 0.0  # 429 with Retry-After
+    retry_after_s: float = 1.0
+    drop_rate: float = 0.0  # connection closed with no response, before the operation runs
+    drop_after_rate: float = 0.0  # the operation runs, then the connection drops (POSTs!)
+    token_ttl: int | None = None  # overrides SandboxSettings.token_ttl when set
+    pescxml_key: str = "PESCXML"  # "PESCXml": how real partners spell it in GET bodies
+
+    def update(self, **changes: Any) -> None:
+        names = {f.name for f in dataclasses.fields(self)}
+        unknown = sorted(set(changes) - names)
+        if unknown:
+            raise TypeError(f"unknown fault setting(s) {unknown}; known: {sorted(names)}")
+        for name, value in changes.items():
+            setattr(self, name, value)
+
+
+@dataclass
+class SandboxSettings:
+    """Data knobs of a sandbox. Same settings, same seed: same data."""
+
+    seed: int = 1
+    start: datetime = DEFAULT_START
+    token_ttl: int = 3600
+    namespaces: str = "v1.0.0"  # or "v1.1.0", the family real traffic uses
+    initial_requests: int = 25
+    initial_transcripts: int = 15
+    initial_placement_events: int = 6
+    initial_domestic_events: int = 30
+    backlog_days: int = 10  # initial items are spread over this many days before `start`
+    requests_per_hour: float = 1.5
+    transcripts_per_hour: float = 1.0
+    placement_events_per_hour: float = 1.0
+    domestic_events_per_hour: float = 3.0
+    closed_elsewhere_per_hour: float = 0.1  # requests someone else answers
+    escaped_share: float = 0.25  # PESCXML strings sent XML-escaped
+    malformed_share: float = 0.0  # documents that are not well-formed XML
+    invalid_share: float = 0.0  # well-formed documents that fail the schema
+    max_body_bytes: int = 5_000_000
+    state_path: str | None = None  # persist state here, so restarts keep continuity
+    credentials: Credentials = field(default_factory=Credentials)
+    faults: Faults = field(default_factory=Faults)

@@ -1,0 +1,313 @@
+"""What the simulated partner knows, and how it changes: the lists, the lifecycle, the clock.
+
+Items are kept as small records (an index into the deterministic generator plus lifecycle
+fields); their XML is generated on demand, so a sandbox of 20,000 requests stays small. All
+mutations go through one lock, because the server thread and the caller's thread share a state.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import json
+import math
+import os
+import random
+import tempfile
+import threading
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from functools import lru_cache
+from typing import Any
+
+from lxml import etree
+
+from workbench.sandbox import generator
+from workbench.sandbox.settings import SandboxSettings
+
+STATE_VERSION = 1
+
+
+def iso_ms(when: datetime) -> str:
+    """ISO 8601 UTC with milliseconds, as the spec writes `<timestamp>`."""
+    return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{when.microsecond // 1000:03d}Z"
+
+
+def _draw(seed: int, kind: str, index: int) -> random.Random:
+    digest = hashlib.sha256(f"{seed}:{kind}:{index}".encode()).digest()
+    return random.Random(int.from_bytes(digest[:8], "big"))
+
+
+@dataclass
+class Item:
+    """A transcript request (supplier side) or a transcript (consumer side)."""
+
+    id: str
+    index: int
+    date: datetime
+    escaped: bool
+    defect: str | None
+    open: bool = True
+    closed_by: str | None = None  # "response", "transcript", "acknowledgment", "elsewhere"
+    closed_at: datetime | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            **self.__dict__,
+            "date": self.date.isoformat(),
+            "closed_at": self.closed_at.isoformat() if self.closed_at else None,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Item:
+        data = dict(data)
+        data["date"] = datetime.fromisoformat(data["date"])
+        if data.get("closed_at"):
+            data["closed_at"] = datetime.fromisoformat(data["closed_at"])
+        return cls(**data)
+
+
+@dataclass
+class PartnerState:
+    """The partner's data and clock. Build with ``PartnerState.create(settings)``."""
+
+    settings: SandboxSettings
+    now: datetime
+    requests: dict[str, Item] = field(default_factory=dict)
+    transcripts: dict[str, Item] = field(default_factory=dict)
+    placement_events: list[dict[str, Any]] = field(default_factory=list)
+    domestic_events: list[dict[str, Any]] = field(default_factory=list)
+    received: list[dict[str, Any]] = field(default_factory=list)
+    documents: list[dict[str, Any]] = field(default_factory=list)  # every XML we were sent
+    counters: dict[str, int] = field(default_factory=dict)
+    accumulators: dict[str, float] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.lock = threading.RLock()
+
+    # -- creation and persistence ---------------------------------------------------------
+
+    @classmethod
+    def create(cls, settings: SandboxSettings) -> PartnerState:
+        """Load the state file if there is one, else seed a fresh partner."""
+        if settings.state_path and os.path.exists(settings.state_path):
+            return cls.load(settings)
+        state = cls(settings=settings, now=settings.start)
+        backlog = timedelta(days=settings.backlog_days)
+        state._add_many("request", settings.initial_requests, settings.start - backlog, backlog)
+        state._add_many(
+            "transcript", settings.initial_transcripts, settings.start - backlog, backlog
+        )
+        day = timedelta(days=1)
+        state._add_many("placement", settings.initial_placement_events, settings.start - day, day)
+        state._add_many(
+            "domestic", settings.initial_domestic_events, settings.start - 2 * day, 2 * day
+        )
+        state.save()
+        return state
+
+    @classmethod
+    def load(cls, settings: SandboxSettings) -> PartnerState:
+        assert settings.state_path
+        with open(settings.state_path, encoding="utf-8") as f:
+            data = json.load(f)
+        if data.get("version") != STATE_VERSION or data.get("seed") != settings.seed:
+            raise ValueError(
+                f"{settings.state_path} was written by another sandbox (seed or version differ);"
+                " delete it or pick another --state file."
+            )
+        return cls(
+            settings=settings,
+            now=datetime.fromisoformat(data["now"]),
+            requests={i["id"]: Item.from_json(i) for i in data["requests"]},
+            transcripts={i["id"]: Item.from_json(i) for i in data["transcripts"]},
+            placement_events=data["placement_events"],
+            domestic_events=data["domestic_events"],
+            received=data["received"],
+            documents=data["documents"],
+            counters=data["counters"],
+            accumulators=data["accumulators"],
+        )
+
+    def save(self) -> None:
+        """Write the state file atomically (temp file + rename), if there is one."""
+        path = self.settings.state_path
+        if not path:
+            return
+        with self.lock:
+            data = {
+                "version": STATE_VERSION,
+                "seed": self.settings.seed,
+                "now": self.now.isoformat(),
+                "requests": [i.to_json() for i in self.requests.values()],
+                "transcripts": [i.to_json() for i in self.transcripts.values()],
+                "placement_events": self.placement_events,
+                "domestic_events": self.domestic_events,
+                "received": self.received,
+                "documents": self.documents,
+                "counters": self.counters,
+                "accumulators": self.accumulators,
+            }
+        folder = os.path.dirname(os.path.abspath(path))
+        os.makedirs(folder, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".sandbox-state-")
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(data, f)
+        os.replace(tmp, path)
+
+    # -- generation -----------------------------------------------------------------------
+
+    def _add_many(self, kind: str, count: int, since: datetime, span: timedelta) -> None:
+        """Add ``count`` new items of ``kind`` dated evenly (with jitter) over the span."""
+        for k in range(count):
+            index = self.counters.get(kind, 0)
+            self.counters[kind] = index + 1
+            rng = _draw(self.settings.seed, f"{kind}-time", index)
+            offset = span * ((k + rng.random()) / max(count, 1))
+            self._add(kind, index, since + offset)
+
+    def _add(self, kind: str, index: int, when: datetime) -> None:
+        seed = self.settings.seed
+        if kind in ("request", "transcript"):
+            rng = _draw(seed, f"{kind}-traits", index)
+            roll = rng.random()
+            defect = None
+            if roll < self.settings.malformed_share:
+                defect = "malformed"
+            elif roll < self.settings.malformed_share + self.settings.invalid_share:
+                defect = "invalid"
+            escaped = rng.random() < self.settings.escaped_share
+            if kind == "request":
+                item_id = generator.request_id(seed, index)
+                self.requests[item_id] = Item(item_id, index, when, escaped, defect)
+            else:
+                item_id = generator.transcript_id(seed, index)
+                self.transcripts[item_id] = Item(item_id, index, when, escaped, defect)
+        elif kind == "placement":
+            self.placement_events.append(generator.placement_event(seed, index, occurred_at=when))
+        elif kind == "domestic":
+            self.domestic_events.append(generator.domestic_event(seed, index, occurred_at=when))
+
+    def advance(self, hours: float) -> dict[str, int]:
+        """Move the clock: new items arrive at the configured rates, old events drain away."""
+        if hours < 0:
+            raise ValueError("the sandbox clock only moves forward")
+        s = self.settings
+        rates = {
+            "request": s.requests_per_hour,
+            "transcript": s.transcripts_per_hour,
+            "placement": s.placement_events_per_hour,
+            "domestic": s.domestic_events_per_hour,
+            "closed_elsewhere": s.closed_elsewhere_per_hour,
+        }
+        added: dict[str, int] = {}
+        with self.lock:
+            start = self.now
+            span = timedelta(hours=hours)
+            for kind, rate in rates.items():
+                due = self.accumulators.get(kind, 0.0) + rate * hours
+                count = math.floor(due)
+                self.accumulators[kind] = due - count
+                added[kind] = count
+                if kind == "closed_elsewhere":
+                    self._close_elsewhere(count, start + span)
+                else:
+                    self._add_many(kind, count, start, span)
+            self.now = start + span
+            # A pending placement event lives a day, a domestic event two: then someone
+            # else has consumed it.
+            self.placement_events = [
+                e
+                for e in self.placement_events
+                if _parse_time(e["occurredAt"]) > self.now - timedelta(days=1)
+            ]
+            self.domestic_events = [
+                e
+                for e in self.domestic_events
+                if _parse_time(e["occurredAt"]) > self.now - timedelta(days=2)
+            ]
+        self.save()
+        return added
+
+    def _close_elsewhere(self, count: int, when: datetime) -> None:
+        open_ids = sorted(i.id for i in self.requests.values() if i.open)
+        for _ in range(min(count, len(open_ids))):
+            n = self.counters.get("closed_elsewhere", 0)
+            self.counters["closed_elsewhere"] = n + 1
+            pick = open_ids.pop(_draw(self.settings.seed, "close", n).randrange(len(open_ids)))
+            self._close(self.requests[pick], "elsewhere", when)
+
+    @staticmethod
+    def _close(item: Item, by: str, when: datetime) -> None:
+        if item.open:
+            item.open, item.closed_by, item.closed_at = False, by, when
+
+    # -- reads ----------------------------------------------------------------------------
+
+    def pending(self, items: dict[str, Item]) -> list[dict[str, str]]:
+        with self.lock:
+            rows = sorted((i for i in items.values() if i.open), key=lambda i: (i.date, i.id))
+            return [{"RequestID": i.id, "RequestDate": iso_ms(i.date)} for i in rows]
+
+    def document(self, kind: str, item: Item) -> str:
+        """The PESCXML string of an item, escaped once when the item says so."""
+        xml = _document(
+            kind,
+            self.settings.seed,
+            item.index,
+            item.id,
+            item.date,
+            self.settings.namespaces,
+            item.defect,
+        )
+        return html.escape(xml, quote=False) if item.escaped else xml
+
+    # -- writes ---------------------------------------------------------------------------
+
+    def record_post(
+        self, operation: str, item: Item, payload: str, reply: str | None, close_by: str
+    ) -> None:
+        """Remember a processed POST and apply its lifecycle effect."""
+        with self.lock:
+            digest = hashlib.sha256(payload.encode()).hexdigest()
+            record = {
+                "operation": operation,
+                "request_id": item.id,
+                "at": iso_ms(datetime.now(UTC)),
+                "sim_time": iso_ms(self.now),
+                "payload_sha256": digest,
+            }
+            self.received.append(record)
+            self.documents.append({**record, "payload": payload, "reply": reply})
+            self._close(item, close_by, self.now)
+        self.save()
+
+    def acknowledgment_for(self, item: Item, transcript_root: etree._Element) -> str:
+        return generator.acknowledgment_xml(
+            transcript_root,
+            request_id=item.id,
+            created=self.now,
+            namespaces=self.settings.namespaces,
+        )
+
+
+def _parse_time(text: str) -> datetime:
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+@lru_cache(maxsize=4096)
+def _document(
+    kind: str,
+    seed: int,
+    index: int,
+    item_id: str,
+    date: datetime,
+    namespaces: str,
+    defect: str | None,
+) -> str:
+    build = (
+        generator.transcript_request_xml if kind == "request" else generator.college_transcript_xml
+    )
+    return build(
+        seed, index, request_id=item_id, created=date, namespaces=namespaces, defect=defect
+    )
