@@ -5,8 +5,10 @@ Exit codes: 0 ok, 1 failed, 2 usage or configuration error.
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import threading
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Annotated
 
@@ -124,6 +126,64 @@ def sandbox(
         typer.echo("Stopping the sandbox.")
 
 
+@contextlib.contextmanager
+def _clean_errors() -> Iterator[None]:
+    """Turn our errors into a message and an exit code: 2 for configuration, 1 for the rest."""
+    from workbench.errors import ConfigError, WorkbenchError
+
+    try:
+        yield
+    except ConfigError as exc:
+        typer.echo(f"Configuration error: {exc}", err=True)
+        raise typer.Exit(2) from None
+    except WorkbenchError as exc:
+        typer.echo(f"Error ({type(exc).__name__}): {exc}", err=True)
+        raise typer.Exit(1) from None
+
+
+@app.command()
+def doctor(
+    profile: Annotated[
+        str | None, typer.Option(help="Profile to check (default: WORKBENCH_PROFILE, ...).")
+    ] = None,
+    config: Annotated[
+        str | None, typer.Option(help="Profiles file (default: WORKBENCH_CONFIG, workbench.toml).")
+    ] = None,
+) -> None:
+    """Check every configured credential and interface; print what works and what to fix.
+
+    Exit 0 when every check passes, 1 when one fails, 2 on a configuration error.
+    """
+    from workbench.client import connect
+    from workbench.doctor import passed, render, run_checks
+
+    with _clean_errors(), connect(profile, config_path=config) as w:
+        typer.echo(f"Profile {w.profile.name!r} ({w.profile.origin})")
+        checks = run_checks(w)
+        typer.echo(render(checks))
+    if not passed(checks):
+        typer.echo("Some checks failed: see the fix column.", err=True)
+        raise typer.Exit(1)
+
+
+@app.command()
+def demo(
+    seed: Annotated[int, typer.Option(help="Sandbox seed: same seed, same data.")] = 1,
+    details: Annotated[int, typer.Option(help="How many details of each kind to show.")] = 3,
+) -> None:
+    """Start the embedded sandbox, obtain every token, and print every list and a few details."""
+    from workbench.demo import run_demo
+
+    with _clean_errors():
+        ok = run_demo(typer.echo, seed=seed, details=details)
+    if not ok:
+        raise typer.Exit(1)
+
+
 def main() -> None:
     """Entry point of the console script."""
     app()
+
+
+if __name__ == "__main__":
+    main()

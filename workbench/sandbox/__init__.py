@@ -30,7 +30,9 @@ Choices for what the spec leaves open (DESIGN §3):
   gateway tokens are checked for the interface's scope (403 otherwise);
 - error bodies are ``{"Message": "..."}`` everywhere; 401 for a missing, malformed, expired or
   wrongly signed token;
-- ``RequestID``s are GUID strings; a by-id value outside ``[A-Za-z0-9-]{1,64}`` is a 400 whose
+- ``RequestID``s are GUIDs written without dashes (32 hex digits): the ID is also the XML's
+  ``RequestTrackingID``, which the schemas cap at 35 characters (real partners strip dashes
+  too, NOTES §1); a by-id value outside ``[A-Za-z0-9-]{1,64}`` is a 400 whose
   message says the value is invalid; a trailing slash after ``:id`` is accepted;
 - a share of ``PESCXML`` strings is XML-escaped; the key can be renamed ``PESCXml`` (a fault);
 - sending a response or a transcript takes a request off the no-response list; sending an

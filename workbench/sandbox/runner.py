@@ -33,7 +33,9 @@ class Sandbox:
             hits=Counter(),
         )
         self.app = build_app(self.core)
-        self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        # proto must say TCP: asyncio sets TCP_NODELAY on accepted connections only then, and
+        # without it every answer waits ~40 ms for a delayed ACK.
+        self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self._socket.bind((host, port))
         self.host, self.port = self._socket.getsockname()[:2]

@@ -1,0 +1,92 @@
+"""`workbench sandbox` as a user runs it: prints URLs and credentials, serves, stops on Ctrl-C."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+import pytest
+
+from workbench import spec
+
+pytestmark = pytest.mark.slow
+
+
+def _start(*args: str) -> tuple[subprocess.Popen[str], dict[str, str]]:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "workbench.cli", "sandbox", "--port", "0", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    assert proc.stdout is not None
+    exported: dict[str, str] = {}
+    for line in proc.stdout:
+        if match := re.match(r"\s*export (\w+)='(.*)'", line):
+            exported[match[1]] = match[2]
+        if line.startswith("Ctrl-C"):
+            break
+    return proc, exported
+
+
+def test_serves_until_ctrl_c_and_prints_what_a_client_needs(tmp_path: Path):
+    proc, env = _start("--seed", "3", "--requests", "4")
+    try:
+        for name in (
+            "WORKBENCH_AUTH_URL",
+            "WORKBENCH_GATEWAY_URL",
+            "WORKBENCH_EXCHANGE_URL",
+            "WORKBENCH_SUPPLIER_CLIENT_SECRET",
+            "WORKBENCH_SUBSCRIPTION_KEY",
+        ):
+            assert env.get(name), name
+        form = {
+            "client_id": env["WORKBENCH_SUPPLIER_CLIENT_ID"],
+            "client_secret": env["WORKBENCH_SUPPLIER_CLIENT_SECRET"],
+            "grant_type": "client_credentials",
+            "scope": env["WORKBENCH_SUPPLIER_SCOPE"],
+        }
+        token = httpx.post(env["WORKBENCH_AUTH_URL"] + spec.TOKEN_PATH, data=form).json()
+        listing = httpx.get(
+            env["WORKBENCH_EXCHANGE_URL"] + spec.SUPPLIER_PENDING_PATH,
+            headers={"Authorization": f"Bearer {token['access_token']}"},
+        )
+        assert len(listing.json()) == 4
+    finally:
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=20)
+    assert proc.returncode == 0, err
+    assert "Stopping the sandbox" in out
+    assert "Traceback" not in err
+
+
+def test_sigterm_stops_cleanly_and_keeps_state(tmp_path: Path):
+    state = tmp_path / "state.json"
+    proc, _ = _start("--state", str(state))
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=20)
+    assert proc.returncode == 0, err
+    assert state.exists()
+
+
+def test_busy_port_is_a_clear_usage_error():
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = subprocess.run(
+            [sys.executable, "-m", "workbench.cli", "sandbox", "--port", str(port)],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+    assert result.returncode == 2
+    assert "Try --port 0" in result.stderr
