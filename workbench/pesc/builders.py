@@ -1,0 +1,384 @@
+"""Builders for the two messages the workbench sends back: responses and acknowledgments.
+
+Both answer a document they are given (a ``PescDocument`` or XML text), in that document's
+namespace family, and produce XML that validates against the PESC schemas when their input is
+valid. The join keys are copied, never invented: ``RequestTrackingID`` always, and for an
+acknowledgment the transcript's own ``DocumentID`` (NOTES §6).
+
+>>> from workbench import pesc
+>>> xml = pesc.build_response(request_xml, status="Hold", hold_reason="Financial")
+>>> ack = pesc.build_acknowledgment(transcript_xml)
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+import textwrap
+import uuid
+from datetime import UTC, date, datetime
+
+from lxml import etree
+
+from workbench.errors import PescError
+from workbench.pesc import elements as el
+from workbench.pesc.document import PescDocument, as_document
+from workbench.pesc.elements import Element
+from workbench.pesc.fields import gender, transcript_counts
+from workbench.pesc.messages import (
+    ACKNOWLEDGMENT,
+    PESC_NAMESPACE_PREFIX,
+    REQUEST,
+    RESPONSE,
+    TRANSCRIPT,
+    acknowledgment_version,
+    namespace_for,
+)
+
+# AcRec ResponseStatusType and HoldReasonType: the same values in AcRec 1.2.0 to 1.9.0.
+RESPONSE_STATUSES = (
+    "TranscriptSent",
+    "TranscriptRequestReceived",
+    "Hold",
+    "NoRecord",
+    "MultipleMatch",
+    "Canceled",
+    "OfflineRecordSearch",
+    "OfflineRecordSent",
+    "Deceased",
+)
+HOLD_REASONS = ("Financial", "TranscriptFee", "RequestedAction", "Other")
+NOTE_LENGTH = 80  # core:NoteMessageType maxLength
+ID_LENGTH = 35  # core:DocumentIDType / RequestTrackingIDType maxLength
+ORGANIZATION_NAME_LENGTH = 60
+DEFAULT_VERSION = "1.0.0"  # a namespace-less input is answered in the spec's family
+
+# AcknowledgmentPersonType children taken from the transcript's Person, in schema order.
+# Birth is rebuilt (its type differs: AcRec:BirthType has no BirthYear/Age); HighSchool,
+# Residency and the like are not allowed in an acknowledgment (NOTES §9).
+_ACK_PERSON = (
+    "SchoolAssignedPersonID",
+    "SIN",
+    "NSN",
+    "AgencyAssignedID",
+    "AgencyIdentifier",
+    "RecipientAssignedID",
+    "SSN",
+    "PartialSSN",
+    "Birth",
+    "Name",
+    "AlternateName",
+    "Gender",
+)
+_BIRTHDAY = re.compile(r"^-*(0[1-9]|1[0-2])-?(0[1-9]|[12][0-9]|3[01])$")  # --MM-DD, MM-DD, MMDD
+_PREFIX = {RESPONSE: "TrnResp", ACKNOWLEDGMENT: "TrnAck"}
+
+
+def build_response(
+    request: PescDocument | str | bytes,
+    *,
+    status: str = "TranscriptRequestReceived",
+    hold_reason: str | None = None,
+    planned_release_date: date | str | None = None,
+    note: str | None = None,
+    created: datetime | str | None = None,
+    document_id: str | None = None,
+) -> str:
+    """A TranscriptResponse answering a TranscriptRequest, as XML text.
+
+    One ``Response`` per ``Request``, each echoing its ``RequestedStudent`` and carrying
+    ``status`` (a ResponseStatus value). ``hold_reason`` and ``planned_release_date`` go into a
+    ``ResponseHold`` (a release date without a reason gets the reason ``Other``, since the schema
+    requires one); ``note`` becomes Response NoteMessages (whitespace collapsed, split into
+    80-character pieces at spaces). Each Response's RequestTrackingID is the request's
+    TransmissionData/RequestTrackingID, else its Request's first Recipient's, copied as is.
+    TransmissionData reverses the request's Source and Destination and copies its tracking id
+    and DocumentProcessCode; ``document_id`` defaults to the request's DocumentID without
+    dashes (what Mohawk sends), ``created`` to now.
+
+    >>> xml = build_response(request_xml, status="Hold", hold_reason="Financial",
+    ...                      planned_release_date="2025-06-30", note="Fees owing")
+    """
+    doc = _input(request, REQUEST, "build_response")
+    if status not in RESPONSE_STATUSES:
+        raise ValueError(f"status must be one of {', '.join(RESPONSE_STATUSES)}; got {status!r}")
+    if hold_reason is not None and hold_reason not in HOLD_REASONS:
+        raise ValueError(
+            f"hold_reason must be one of {', '.join(HOLD_REASONS)}; got {hold_reason!r}"
+        )
+    release = _date_text(planned_release_date)
+    if release is not None and hold_reason is None:
+        hold_reason = "Other"
+    when = _datetime_text(created)
+    notes = _note_pieces(note)
+
+    top = el.children(doc.root)
+    transmission = el.children(top.get("TransmissionData"))
+    requests = el.children_named(doc.root, "Request")
+    if not requests or any(el.child(r, "RequestedStudent") is None for r in requests):
+        raise PescError(
+            "The TranscriptRequest has no Request/RequestedStudent to answer; a response must "
+            "echo the requested student. Check the request document.",
+            reason="incomplete",
+        )
+    # Join keys are echoed as they are, never shortened: a too-long one stays visible to
+    # validation instead of silently joining nothing.
+    transmission_tracking = el.text(transmission.get("RequestTrackingID"))
+    request_document_id = el.text(transmission.get("DocumentID"))
+    if document_id is None:
+        document_id = (request_document_id or "").replace("-", "")[:ID_LENGTH] or _new_id()
+
+    namespace = namespace_for(RESPONSE, doc.version or DEFAULT_VERSION)
+    qualified = f"{{{namespace}}}"
+    root = etree.Element(qualified + RESPONSE, nsmap={_PREFIX[RESPONSE]: namespace})
+    _transmission_data(
+        etree.SubElement(root, qualified + "TransmissionData"),
+        document_id=document_id,
+        created=when,
+        type_code="Response",
+        answered=transmission,
+        tracking_id=transmission_tracking or _first_recipient_tracking(requests[0]),
+    )
+    for request_element in requests:
+        response = etree.SubElement(root, qualified + "Response")
+        request_tracking = (
+            transmission_tracking
+            or _first_recipient_tracking(request_element)
+            or request_document_id
+            or document_id
+        )
+        recipient = el.child(request_element, "Recipient")
+        _leaf(response, "CreatedDateTime", when)
+        _leaf(response, "RequestTrackingID", request_tracking)
+        _leaf(response, "RecipientTrackingID", el.find_text(recipient, "RecipientTrackingID"))
+        _leaf(response, "ResponseStatus", status)
+        if hold_reason is not None:
+            hold = etree.SubElement(response, "ResponseHold")
+            _leaf(hold, "HoldReason", hold_reason)
+            _leaf(hold, "PlannedReleaseDate", release)
+        response.append(_unqualified_copy(el.child(request_element, "RequestedStudent")))
+        for piece in notes:
+            _leaf(response, "NoteMessage", piece)
+    return _serialize(root)
+
+
+def build_acknowledgment(
+    transcript: PescDocument | str | bytes,
+    *,
+    created: datetime | str | None = None,
+    note: str | None = None,
+) -> str:
+    """An Acknowledgment of a CollegeTranscript, as XML text.
+
+    ``AcademicAwardTotal`` and ``CourseTotal`` count every AcademicAward and Course of the
+    transcript, record- and session-level. TransmissionData copies the transcript's DocumentID,
+    RequestTrackingID and DocumentProcessCode and reverses Source and Destination; ``Person``
+    is the transcript student's identity (the elements an acknowledgment allows; ``Name`` is
+    always present). ``note`` becomes NoteMessages as in ``build_response``.
+
+    >>> ack = build_acknowledgment(transcript_xml, note="Received, thank you")
+    """
+    doc = _input(transcript, TRANSCRIPT, "build_acknowledgment")
+    when = _datetime_text(created)
+    notes = _note_pieces(note)
+    top = el.children(doc.root)
+    transmission = el.children(top.get("TransmissionData"))
+    student = top.get("Student")
+    _sessions, awards, courses = transcript_counts(el.children_named(student, "AcademicRecord"))
+
+    namespace = namespace_for(ACKNOWLEDGMENT, acknowledgment_version(doc.version))
+    root = etree.Element(
+        f"{{{namespace}}}{ACKNOWLEDGMENT}", nsmap={_PREFIX[ACKNOWLEDGMENT]: namespace}
+    )
+    _transmission_data(
+        etree.SubElement(root, "TransmissionData"),
+        document_id=el.text(transmission.get("DocumentID")) or _new_id(),
+        created=when,
+        type_code="Acknowledgment",
+        answered=transmission,
+        tracking_id=el.text(transmission.get("RequestTrackingID")),
+    )
+    root.append(_acknowledgment_person(el.child(student, "Person")))
+    _leaf(root, "AcademicAwardTotal", str(awards))
+    _leaf(root, "CourseTotal", str(courses))
+    for piece in notes:
+        _leaf(root, "NoteMessage", piece)
+    return _serialize(root)
+
+
+def _input(value: PescDocument | str | bytes, expected: str, builder: str) -> PescDocument:
+    doc = as_document(value)
+    if doc.message_type != expected:
+        raise PescError(
+            f"{builder}() answers a {expected}, but this document is a {doc.message_type}.",
+            reason="wrong-message",
+        )
+    return doc
+
+
+def _transmission_data(
+    parent: Element,
+    *,
+    document_id: str,
+    created: str,
+    type_code: str,
+    answered: dict[str, Element],
+    tracking_id: str | None,
+) -> None:
+    """TransmissionData answering another message's: Source and Destination swapped."""
+    _leaf(parent, "DocumentID", document_id)
+    _leaf(parent, "CreatedDateTime", created)
+    _leaf(parent, "DocumentTypeCode", type_code)
+    _leaf(parent, "TransmissionType", "Original")
+    for side, other in (("Source", "Destination"), ("Destination", "Source")):
+        organization = el.child(answered.get(other), "Organization")
+        etree.SubElement(etree.SubElement(parent, side), "Organization").extend(
+            _organization_parts(organization)
+        )
+    process_code = el.text(answered.get("DocumentProcessCode"))
+    if process_code in ("TEST", "PRODUCTION"):
+        _leaf(parent, "DocumentProcessCode", process_code)
+    _leaf(parent, "RequestTrackingID", tracking_id)
+
+
+def _organization_parts(organization: Element | None) -> list[Element]:
+    """Identifier elements and the first OrganizationName, in the order the schemas want."""
+    ids: list[Element] = []
+    local_ids: list[Element] = []
+    names: list[Element] = []
+    for node in organization.iterchildren(el.ELEMENTS) if organization is not None else ():
+        name = el.local(node.tag)
+        value = el.text(node)
+        if name in el.ORGANIZATION_ID_TYPES and value and name not in {e.tag for e in ids}:
+            ids.append(_new_leaf(name, value))
+        elif name == "LocalOrganizationID" and not local_ids:
+            local_ids.append(_unqualified_copy(node))
+        elif name == "OrganizationName" and value and not names:
+            names.append(_new_leaf(name, value[:ORGANIZATION_NAME_LENGTH]))
+    order = {name: index for index, name in enumerate(el.ORGANIZATION_ID_TYPES)}
+    ids.sort(key=lambda node: order[node.tag])
+    return ids + local_ids + names
+
+
+def _acknowledgment_person(person: Element | None) -> Element:
+    """The transcript student's identity as an AcknowledgmentPersonType, in schema order.
+
+    Identifiers and names are copied; Birth and Gender are rebuilt from what was read, which
+    also mends what real transcripts get wrong (``Birthdate``, ``Birthday`` 1210 or 12-10,
+    ``<Gender><Gender>``), so the acknowledgment states the identity in valid form.
+    """
+    result = etree.Element("Person")
+    fields: dict[str, list[Element]] = {}
+    for node in person.iterchildren(el.ELEMENTS) if person is not None else ():
+        fields.setdefault(el.local(node.tag), []).append(node)
+    for name in _ACK_PERSON:
+        nodes = fields.get(name, [])
+        if name == "Birth":
+            _birth(result, nodes[0] if nodes else None)
+        elif name == "Gender":
+            code = gender(nodes[0]) if nodes else None
+            if code is not None:
+                _leaf(etree.SubElement(result, "Gender"), "GenderCode", code)
+        elif name == "Name" and not nodes:
+            etree.SubElement(result, "Name")  # required; an empty Name is valid
+        else:
+            result.extend(_unqualified_copy(node) for node in nodes)
+    return result
+
+
+def _birth(parent: Element, birth: Element | None) -> None:
+    parts = el.children(birth)
+    birth_date = el.text(parts.get("BirthDate")) or el.text(parts.get("Birthdate"))
+    birthday = el.text(parts.get("Birthday"))
+    if birthday is not None:
+        match = _BIRTHDAY.match(birthday)
+        birthday = f"--{match.group(1)}-{match.group(2)}" if match else birthday
+    if birth_date is None and birthday is None:
+        return
+    node = etree.SubElement(parent, "Birth")
+    _leaf(node, "BirthDate", birth_date)
+    _leaf(node, "Birthday", birthday)
+
+
+def _unqualified_copy(element: Element) -> Element:
+    """A deep copy with PESC namespaces removed from element names.
+
+    Below the message root PESC elements are unqualified; a sender that namespaced them
+    (a default ``xmlns``) must not pass the mistake on. Extension content under
+    ``UserDefinedExtensions`` keeps its namespaces: there they are meaningful.
+    """
+    result = copy.deepcopy(element)
+    stack = [result]
+    while stack:
+        node = stack.pop()
+        tag = node.tag
+        if not isinstance(tag, str):
+            continue
+        if tag[0] == "{":
+            namespace, local = tag[1:].split("}", 1)
+            if namespace.startswith(PESC_NAMESPACE_PREFIX):
+                node.tag = local
+                tag = local
+        if tag != "UserDefinedExtensions":
+            stack.extend(node)
+    etree.cleanup_namespaces(result)
+    return result
+
+
+def _leaf(parent: Element, name: str, value: str | None) -> None:
+    if value is not None:
+        etree.SubElement(parent, name).text = value
+
+
+def _new_leaf(name: str, value: str) -> Element:
+    node = etree.Element(name)
+    node.text = value
+    return node
+
+
+def _first_recipient_tracking(request: Element) -> str | None:
+    return el.find_text(request, "Recipient", "RequestTrackingID")
+
+
+def _new_id() -> str:
+    return uuid.uuid4().hex
+
+
+def _datetime_text(value: datetime | str | None) -> str:
+    """xs:dateTime text; a naive datetime is taken as UTC, None means now."""
+    if value is None:
+        value = datetime.now(UTC)
+    if isinstance(value, str):
+        return value
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    return value.isoformat(timespec="seconds")
+
+
+def _date_text(value: date | str | None) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, datetime):
+        value = value.date()
+    if isinstance(value, date):
+        return value.isoformat()
+    try:
+        return date.fromisoformat(value).isoformat()
+    except ValueError:
+        raise ValueError(
+            f"planned_release_date must be a date or 'YYYY-MM-DD'; got {value!r}"
+        ) from None
+
+
+def _note_pieces(note: str | None) -> list[str]:
+    """NoteMessages for a note: whitespace collapsed, at most 80 characters each."""
+    if note is None:
+        return []
+    normalized = " ".join(note.split())
+    return textwrap.wrap(normalized, NOTE_LENGTH, break_long_words=True, break_on_hyphens=False)
+
+
+def _serialize(root: Element) -> str:
+    etree.indent(root, space="  ")
+    body = etree.tostring(root, encoding="unicode")
+    return f'<?xml version="1.0" encoding="UTF-8"?>\n{body}\n'

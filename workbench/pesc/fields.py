@@ -1,0 +1,380 @@
+"""One flat record of the headline fields of a PESC message.
+
+``flatten(doc)`` returns a dict whose keys depend only on the message type (a missing element
+gives None, never an exception). Values are the element texts, stripped, except where noted.
+
+Every message
+    ``message_type``        root local name: TranscriptRequest, TranscriptResponse,
+                            CollegeTranscript, Acknowledgment, or another PESC root
+    ``version``             from the root namespace (``"1.1.0"``), or None
+    ``namespace``           root namespace URI, or None
+    ``document_id``         TransmissionData/DocumentID
+    ``created_at``          TransmissionData/CreatedDateTime, as written (``to_frames`` makes it
+                            a UTC datetime)
+    ``document_type_code``  TransmissionData/DocumentTypeCode (Request, Response,
+                            RequestedRecord, Acknowledgment ...)
+    ``transmission_type``   TransmissionData/TransmissionType (Original, Replace ...)
+    ``source_org_id_type``  name of Source/Organization's first identifier element (CSIS,
+                            MutuallyDefined ...); ``source_org_id`` its value;
+                            ``source_org_name`` OrganizationName
+    ``destination_org_id_type``, ``destination_org_id``, ``destination_org_name``  the same for
+                            Destination/Organization
+    ``process_code``        TransmissionData/DocumentProcessCode (TEST or PRODUCTION)
+    ``official_code``       TransmissionData/DocumentOfficialCode
+    ``complete_code``       TransmissionData/DocumentCompleteCode
+    ``request_tracking_id`` TransmissionData/RequestTrackingID, the join key across messages; a
+                            request without one falls back to its first
+                            Recipient/RequestTrackingID, a response to Response/RequestTrackingID
+
+Student identity (requests and responses: ``RequestedStudent/Person``; transcripts:
+``Student/Person``; acknowledgments: ``Person``)
+    ``student_school_assigned_id``   SchoolAssignedPersonID
+    ``student_agency_assigned_id``   AgencyAssignedID
+    ``student_oen``                  Ontario Education Number: the AgencyIdentifier named
+                                     "Ontario Education Number" (OCAS), else the one with
+                                     AgencyCode State/Province and StateProvinceCode ON (canpesc)
+    ``student_ocas_account``         AgencyIdentifier named "OCAS Account Number"
+    ``student_ocas_application``     AgencyIdentifier named "OCAS Application Number"
+    ``student_first_name``, ``student_middle_name`` (every MiddleName, space-separated),
+    ``student_last_name``            Name/...
+    ``student_birth_date``           Birth/BirthDate (also read when misspelt ``Birthdate``)
+    ``student_birthday``             Birth/Birthday (``--MM-DD``, as written)
+    ``student_gender``               Gender/GenderCode (or the ``Gender/Gender`` seen in
+                                     real documents)
+
+TranscriptRequest (from the first Request and its first Recipient and Attendance)
+    ``request_created_at``, ``request_count``, ``recipient_count`` (all Requests),
+    ``release_authorized`` (bool), ``attendance_school_name``, ``attendance_school_id_type``,
+    ``attendance_school_id``, ``hold_type``, ``transcript_type``, ``transcript_purpose``,
+    ``delivery_method`` (every DeliveryMethod, comma-separated), ``note``
+
+TranscriptResponse (from the first Response and its first ResponseHold)
+    ``response_created_at``, ``response_count``, ``response_request_tracking_id``
+    (Response/RequestTrackingID), ``recipient_tracking_id``, ``response_status``,
+    ``hold_reason``, ``planned_release_date``, ``note``
+
+CollegeTranscript (and any other root with a Student, e.g. HighSchoolTranscript)
+    ``academic_record_count``, ``session_count``, ``award_count`` (every AcademicAward,
+    record- and session-level), ``course_count`` (every Course, record- and session-level),
+    ``school_name``, ``school_id_type``, ``school_id`` (first AcademicRecord/School), ``note``
+
+Acknowledgment
+    ``academic_award_total``, ``course_total`` (int, None when missing or not a number),
+    ``note``
+
+Any other PESC root (AcademicRecordBatch ...) gets the keys of every message only.
+Counts are ints, ``release_authorized`` a bool; every other value is text or None.
+
+``note`` joins with spaces the NoteMessages of the message itself: under the root, and under the
+first Request (requests) or the first Response and its holds (responses). Every NoteMessage
+anywhere in a document is in ``records(doc)["notes"]``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from workbench.pesc import elements as el
+from workbench.pesc.document import PescDocument, as_document
+from workbench.pesc.elements import Element
+from workbench.pesc.messages import ACKNOWLEDGMENT, REQUEST, RESPONSE
+
+COMMON_KEYS = (
+    "message_type",
+    "version",
+    "namespace",
+    "document_id",
+    "created_at",
+    "document_type_code",
+    "transmission_type",
+    "source_org_id_type",
+    "source_org_id",
+    "source_org_name",
+    "destination_org_id_type",
+    "destination_org_id",
+    "destination_org_name",
+    "process_code",
+    "official_code",
+    "complete_code",
+    "request_tracking_id",
+)
+STUDENT_KEYS = (
+    "student_school_assigned_id",
+    "student_agency_assigned_id",
+    "student_oen",
+    "student_ocas_account",
+    "student_ocas_application",
+    "student_first_name",
+    "student_middle_name",
+    "student_last_name",
+    "student_birth_date",
+    "student_birthday",
+    "student_gender",
+)
+REQUEST_KEYS = (
+    "request_created_at",
+    "request_count",
+    "recipient_count",
+    "release_authorized",
+    "attendance_school_name",
+    "attendance_school_id_type",
+    "attendance_school_id",
+    "hold_type",
+    "transcript_type",
+    "transcript_purpose",
+    "delivery_method",
+    "note",
+)
+RESPONSE_KEYS = (
+    "response_created_at",
+    "response_count",
+    "response_request_tracking_id",
+    "recipient_tracking_id",
+    "response_status",
+    "hold_reason",
+    "planned_release_date",
+    "note",
+)
+TRANSCRIPT_KEYS = (
+    "academic_record_count",
+    "session_count",
+    "award_count",
+    "course_count",
+    "school_name",
+    "school_id_type",
+    "school_id",
+    "note",
+)
+ACKNOWLEDGMENT_KEYS = ("academic_award_total", "course_total", "note")
+
+# Field order and keys per kind of message; "other" is a PESC root we only know the envelope of.
+KEYS = {
+    "request": COMMON_KEYS + STUDENT_KEYS + REQUEST_KEYS,
+    "response": COMMON_KEYS + STUDENT_KEYS + RESPONSE_KEYS,
+    "transcript": COMMON_KEYS + STUDENT_KEYS + TRANSCRIPT_KEYS,
+    "acknowledgment": COMMON_KEYS + STUDENT_KEYS + ACKNOWLEDGMENT_KEYS,
+    "other": COMMON_KEYS,
+}
+_COUNTED = ("{*}AcademicSession", "{*}AcademicAward", "{*}Course")
+_KIND = {REQUEST: "request", RESPONSE: "response", ACKNOWLEDGMENT: "acknowledgment"}
+
+
+def kind_of(doc: PescDocument, top: dict[str, Element] | None = None) -> str:
+    """request / response / transcript / acknowledgment / other."""
+    kind = _KIND.get(doc.message_type)
+    if kind:
+        return kind
+    if top is None:
+        top = el.children(doc.root)
+    return "transcript" if "Student" in top else "other"
+
+
+def flatten(doc_or_xml: PescDocument | str | bytes) -> dict[str, Any]:
+    """One flat record of a message's headline fields (keys: see the module docstring).
+
+    >>> from workbench import pesc
+    >>> row = pesc.flatten(xml_text)
+    >>> row["message_type"], row["request_tracking_id"], row["course_count"]
+    ('CollegeTranscript', 'REF-85858585', 58)
+    """
+    doc = as_document(doc_or_xml)
+    root = doc.root
+    top = el.children(root)
+    kind = kind_of(doc, top)
+    row: dict[str, Any] = dict.fromkeys(KEYS[kind])
+    row["message_type"] = doc.message_type
+    row["version"] = doc.version
+    row["namespace"] = doc.namespace
+    _transmission(row, top.get("TransmissionData"))
+    if kind == "request":
+        _request(row, root)
+    elif kind == "response":
+        _response(row, root)
+    elif kind == "transcript":
+        _transcript(row, root, top.get("Student"))
+    elif kind == "acknowledgment":
+        row.update(student_fields(top.get("Person")))
+        row["academic_award_total"] = el.integer(el.text(top.get("AcademicAwardTotal")))
+        row["course_total"] = el.integer(el.text(top.get("CourseTotal")))
+        row["note"] = _join(el.texts(root, "NoteMessage"))
+    return row
+
+
+def _transmission(row: dict[str, Any], data: Element | None) -> None:
+    fields = el.children(data)
+    text = el.text
+    row["document_id"] = text(fields.get("DocumentID"))
+    row["created_at"] = text(fields.get("CreatedDateTime"))
+    row["document_type_code"] = text(fields.get("DocumentTypeCode"))
+    row["transmission_type"] = text(fields.get("TransmissionType"))
+    source = el.organization(el.child(fields.get("Source"), "Organization"))
+    row["source_org_id_type"], row["source_org_id"], row["source_org_name"] = source
+    destination = el.organization(el.child(fields.get("Destination"), "Organization"))
+    (
+        row["destination_org_id_type"],
+        row["destination_org_id"],
+        row["destination_org_name"],
+    ) = destination
+    row["process_code"] = text(fields.get("DocumentProcessCode"))
+    row["official_code"] = text(fields.get("DocumentOfficialCode"))
+    row["complete_code"] = text(fields.get("DocumentCompleteCode"))
+    row["request_tracking_id"] = text(fields.get("RequestTrackingID"))
+
+
+def agency_kind(name: str | None, code: str | None, province: str | None) -> str | None:
+    """oen / ocas_account / ocas_application / ouac, from an AgencyIdentifier's fields."""
+    if name:
+        folded = name.casefold()
+        if "education number" in folded or folded == "oen":
+            return "oen"
+        if "ocas" in folded and "account" in folded:
+            return "ocas_account"
+        if "ocas" in folded and "application" in folded:
+            return "ocas_application"
+        if "ouac" in folded:
+            return "ouac"
+        return None
+    if code in ("State", "Province") and province == "ON":
+        return "oen"
+    return None
+
+
+def agency_identifiers(person: Element | None) -> list[dict[str, Any]]:
+    """The Person's AgencyIdentifier elements as dicts (with their ``kind``)."""
+    rows = []
+    for node in el.children_named(person, "AgencyIdentifier"):
+        fields = el.children(node)
+        name = el.text(fields.get("AgencyName"))
+        code = el.text(fields.get("AgencyCode"))
+        province = el.text(fields.get("StateProvinceCode"))
+        rows.append(
+            {
+                "agency_assigned_id": el.text(fields.get("AgencyAssignedID")),
+                "agency_code": code,
+                "agency_name": name,
+                "country_code": el.text(fields.get("CountryCode")),
+                "state_province_code": province,
+                "kind": agency_kind(name, code, province),
+            }
+        )
+    return rows
+
+
+def student_fields(person: Element | None) -> dict[str, Any]:
+    """The ``student_*`` keys of a Person element."""
+    fields = el.children(person)
+    name = el.children(fields.get("Name"))
+    birth = el.children(fields.get("Birth"))
+    row: dict[str, Any] = {
+        "student_school_assigned_id": el.text(fields.get("SchoolAssignedPersonID")),
+        "student_agency_assigned_id": el.text(fields.get("AgencyAssignedID")),
+        "student_oen": None,
+        "student_ocas_account": None,
+        "student_ocas_application": None,
+        "student_first_name": el.text(name.get("FirstName")),
+        "student_middle_name": _join(el.texts(fields.get("Name"), "MiddleName")),
+        "student_last_name": el.text(name.get("LastName")),
+        "student_birth_date": el.text(birth.get("BirthDate")) or el.text(birth.get("Birthdate")),
+        "student_birthday": el.text(birth.get("Birthday")),
+        "student_gender": gender(fields.get("Gender")),
+    }
+    if "AgencyIdentifier" in fields:
+        for agency in agency_identifiers(person):
+            key = f"student_{agency['kind']}"
+            if key in row and row[key] is None:
+                row[key] = agency["agency_assigned_id"]
+    return row
+
+
+def gender(element: Element | None) -> str | None:
+    """Gender/GenderCode; real documents also write ``<Gender><Gender>Female</Gender>``."""
+    fields = el.children(element)
+    return el.text(fields.get("GenderCode")) or el.text(fields.get("Gender"))
+
+
+def _request(row: dict[str, Any], root: Element) -> None:
+    requests = el.children_named(root, "Request")
+    request = requests[0] if requests else None
+    fields = el.children(request)
+    student = el.children(fields.get("RequestedStudent"))
+    recipient = el.children(fields.get("Recipient"))
+    school = el.organization(el.find(student.get("Attendance"), "School"))
+    row.update(student_fields(student.get("Person")))
+    row["request_created_at"] = el.text(fields.get("CreatedDateTime"))
+    row["request_count"] = len(requests)
+    row["recipient_count"] = sum(len(el.children_named(r, "Recipient")) for r in requests)
+    row["release_authorized"] = el.boolean(el.text(student.get("ReleaseAuthorizedIndicator")))
+    (
+        row["attendance_school_id_type"],
+        row["attendance_school_id"],
+        row["attendance_school_name"],
+    ) = school
+    row["hold_type"] = el.find_text(recipient.get("TranscriptHold"), "HoldType")
+    row["transcript_type"] = el.text(recipient.get("TranscriptType"))
+    row["transcript_purpose"] = el.text(recipient.get("TranscriptPurpose"))
+    methods = el.texts(fields.get("Recipient"), "DeliveryMethod")
+    row["delivery_method"] = ", ".join(methods) if methods else None
+    row["note"] = _join(el.texts(root, "NoteMessage") + el.texts(request, "NoteMessage"))
+    if row["request_tracking_id"] is None:
+        row["request_tracking_id"] = el.text(recipient.get("RequestTrackingID"))
+
+
+def _response(row: dict[str, Any], root: Element) -> None:
+    responses = el.children_named(root, "Response")
+    response = responses[0] if responses else None
+    fields = el.children(response)
+    holds = el.children_named(response, "ResponseHold")
+    hold = el.children(holds[0] if holds else None)
+    row.update(student_fields(el.child(fields.get("RequestedStudent"), "Person")))
+    row["response_created_at"] = el.text(fields.get("CreatedDateTime"))
+    row["response_count"] = len(responses)
+    row["response_request_tracking_id"] = el.text(fields.get("RequestTrackingID"))
+    row["recipient_tracking_id"] = el.text(fields.get("RecipientTrackingID"))
+    row["response_status"] = el.text(fields.get("ResponseStatus"))
+    row["hold_reason"] = el.text(hold.get("HoldReason"))
+    row["planned_release_date"] = el.text(hold.get("PlannedReleaseDate"))
+    notes = el.texts(root, "NoteMessage") + el.texts(response, "NoteMessage")
+    for node in holds:
+        notes += el.texts(node, "NoteMessage")
+    row["note"] = _join(notes)
+    if row["request_tracking_id"] is None:
+        row["request_tracking_id"] = row["response_request_tracking_id"]
+
+
+def _transcript(row: dict[str, Any], root: Element, student: Element | None) -> None:
+    fields = el.children(student)
+    records = el.children_named(student, "AcademicRecord")
+    school = el.organization(el.child(records[0] if records else None, "School"))
+    row.update(student_fields(fields.get("Person")))
+    row["academic_record_count"] = len(records)
+    row["session_count"], row["award_count"], row["course_count"] = transcript_counts(records)
+    row["school_id_type"], row["school_id"], row["school_name"] = school
+    row["note"] = _join(el.texts(root, "NoteMessage"))
+
+
+def transcript_counts(records: list[Element]) -> tuple[int, int, int]:
+    """(sessions, awards, courses) of a transcript's AcademicRecords.
+
+    Awards and courses are counted where the schema lists them, under each AcademicRecord and
+    each of its AcademicSessions: the totals an Acknowledgment reports back.
+    """
+    sessions = awards = courses = 0
+    for record in records:
+        for node in record.iterchildren(*_COUNTED):
+            name = el.local(node.tag)
+            if name == "Course":
+                courses += 1
+            elif name == "AcademicAward":
+                awards += 1
+            else:
+                sessions += 1
+                for item in node.iterchildren(*_COUNTED[1:]):
+                    if el.local(item.tag) == "Course":
+                        courses += 1
+                    else:
+                        awards += 1
+    return sessions, awards, courses
+
+
+def _join(values: list[str]) -> str | None:
+    return " ".join(values) if values else None

@@ -1,0 +1,155 @@
+"""Which PESC message a document is, which version, and the namespaces of each version family.
+
+The message type comes from the root's local name, the version from the root's namespace
+(``urn:org:pesc:message:<Type>:v<x.y.z>``), never the other way round: the spec gives a
+TranscriptResponse the *request's* v1.0.0 namespace, so only the root name tells them apart.
+
+>>> message_info("{urn:org:pesc:message:CollegeTranscript:v1.3.0}CollegeTranscript")
+('CollegeTranscript', '1.3.0', 'urn:org:pesc:message:CollegeTranscript:v1.3.0')
+"""
+
+from __future__ import annotations
+
+import re
+
+from workbench.spec import NS_V1_0_0
+
+# The four messages of the exchange, by root local name.
+REQUEST = "TranscriptRequest"
+RESPONSE = "TranscriptResponse"
+TRANSCRIPT = "CollegeTranscript"
+ACKNOWLEDGMENT = "Acknowledgment"
+MESSAGE_TYPES = (REQUEST, RESPONSE, TRANSCRIPT, ACKNOWLEDGMENT)
+
+# Other PESC roots seen in public samples; a namespace-less root must be one of these (or of the
+# four above) to count as PESC.
+OTHER_PESC_ROOTS = frozenset(
+    {"HighSchoolTranscript", "AcademicRecordBatch", "TranscriptAcknowledgment", "Receipt"}
+)
+
+PESC_NAMESPACE_PREFIX = "urn:org:pesc:"
+_VERSION = re.compile(r":v(\d+(?:\.\d+)*)$")
+_MESSAGE_NAMESPACE = re.compile(r"^urn:org:pesc:message:([A-Za-z]+):v(\d+(?:\.\d+)*)$")
+
+# The root element ``Acknowledgment`` lives in the ``TranscriptAcknowledgment`` namespace.
+_SCHEMA_NAME = {ACKNOWLEDGMENT: "TranscriptAcknowledgment"}
+_ROOT_NAME = {"TranscriptAcknowledgment": ACKNOWLEDGMENT}
+
+# Acknowledgment version that goes with each CollegeTranscript version (same CoreMain and
+# AcademicRecord imports: CT 1.3.0 / Ack 1.1.0 use AcRec 1.6.0, CT 1.6.0 / Ack 1.3.0 use
+# AcRec 1.9.0; CT 1.4.0-1.5.0 / Ack 1.2.0 inferred). Later versions map to the newest known.
+_ACK_FOR_TRANSCRIPT = {
+    (1, 0, 0): "1.0.0",
+    (1, 1, 0): "1.0.0",
+    (1, 2, 0): "1.0.0",
+    (1, 3, 0): "1.1.0",
+    (1, 4, 0): "1.2.0",
+    (1, 5, 0): "1.2.0",
+    (1, 6, 0): "1.3.0",
+}
+
+
+def split_tag(tag: str) -> tuple[str | None, str]:
+    """``"{ns}Name"`` -> ``("ns", "Name")``; ``"Name"`` -> ``(None, "Name")``."""
+    if tag[:1] == "{":
+        namespace, _, local = tag[1:].partition("}")
+        return namespace, local
+    return None, tag
+
+
+def message_info(tag: str) -> tuple[str, str | None, str | None]:
+    """(message type, version, namespace) of a root tag; version is None without one."""
+    namespace, local = split_tag(tag)
+    version = None
+    if namespace:
+        match = _VERSION.search(namespace)
+        version = match.group(1) if match else None
+    return local, version, namespace
+
+
+def is_pesc_root(tag: str) -> bool:
+    """A root in a PESC namespace, or a namespace-less root with a PESC message name."""
+    namespace, local = split_tag(tag)
+    if namespace:
+        return namespace.startswith(PESC_NAMESPACE_PREFIX)
+    return local in MESSAGE_TYPES or local in OTHER_PESC_ROOTS
+
+
+def version_tuple(version: str) -> tuple[int, ...]:
+    """``"1.10.0"`` -> ``(1, 10, 0)``, so versions compare as numbers."""
+    return tuple(int(part) for part in version.split("."))
+
+
+def schema_name(message_type: str) -> str:
+    """The message name used in namespaces and schema files (``TranscriptAcknowledgment``)."""
+    return _SCHEMA_NAME.get(message_type, message_type)
+
+
+def parse_message_namespace(namespace: str) -> tuple[str, str] | None:
+    """``urn:org:pesc:message:X:v1.2.0`` -> (root local name, "1.2.0"); None for others."""
+    match = _MESSAGE_NAMESPACE.match(namespace)
+    if not match:
+        return None
+    return _ROOT_NAME.get(match.group(1), match.group(1)), match.group(2)
+
+
+def namespace_for(message_type: str, version: str) -> str:
+    """The namespace a message of this type and version is written in.
+
+    v1.0.0 follows the spec (its TranscriptResponse shares the request's namespace); every
+    other version follows the ``urn:org:pesc:message:<Type>:v<version>`` pattern.
+    """
+    if version == "1.0.0" and message_type in NS_V1_0_0:
+        return NS_V1_0_0[message_type]
+    return f"urn:org:pesc:message:{schema_name(message_type)}:v{version}"
+
+
+def acknowledgment_version(transcript_version: str | None) -> str:
+    """The Acknowledgment version of the family a CollegeTranscript version belongs to."""
+    if transcript_version is None:
+        return "1.0.0"
+    try:
+        key = version_tuple(transcript_version)
+    except ValueError:
+        return "1.0.0"
+    if key in _ACK_FOR_TRANSCRIPT:
+        return _ACK_FOR_TRANSCRIPT[key]
+    known = sorted(_ACK_FOR_TRANSCRIPT)
+    return _ACK_FOR_TRANSCRIPT[known[-1]] if key > known[-1] else _ACK_FOR_TRANSCRIPT[known[0]]
+
+
+def nearest_version(wanted: str | None, available: list[str]) -> str | None:
+    """The available version closest to ``wanted``; the newest when ``wanted`` is None.
+
+    The candidates are the nearest lower and higher versions; the one that differs in a less
+    significant component wins (1.1.0 -> 1.2.0 rather than 1.4.0), and a tie goes to the newer
+    (1.2.0 between 1.1.0 and 1.3.0 -> 1.3.0). A version past every schema gets the newest.
+    """
+    ordered = sorted(set(available), key=version_tuple)
+    if not ordered:
+        return None
+    if wanted is None:
+        return ordered[-1]
+    try:
+        target = version_tuple(wanted)
+    except ValueError:
+        return ordered[-1]
+    lower = [v for v in ordered if version_tuple(v) <= target]
+    higher = [v for v in ordered if version_tuple(v) > target]
+    if not lower:
+        return higher[0]
+    if not higher:
+        return lower[-1]
+
+    def distance(version: str) -> tuple[int, int]:
+        parts = version_tuple(version)
+        width = max(len(parts), len(target))
+        a = parts + (0,) * (width - len(parts))
+        b = target + (0,) * (width - len(target))
+        for index, (x, y) in enumerate(zip(a, b, strict=True)):
+            if x != y:
+                return width - index, abs(x - y)
+        return 0, 0
+
+    below, above = lower[-1], higher[0]
+    return below if distance(below) < distance(above) else above

@@ -1,0 +1,229 @@
+"""Validation of PESC messages against the official XSDs.
+
+``validate(doc)`` reports; it never raises for a bad document and never blocks parsing or
+storing (real documents fail strict validation for harmless reasons, NOTES §9).
+
+The schema folder is ``schemas_dir``, else the setting ``WORKBENCH_PESC_SCHEMAS``: a folder
+holding ``.xsd`` files, directly or in subfolders (like ``shared/pesc/xsd``). Message schemas
+are indexed by their target namespace (``urn:org:pesc:message:<Type>:v<version>``). A document
+is validated against the schema of its own message type and version; when there is none (the
+spec's v1.0.0 has no public schema), against the nearest version of the same message, with the
+document's namespace rewritten to that schema's, and the result's ``note`` says so.
+
+Compiled schemas are cached. Compiling reads only local files: every ``xs:import`` must resolve
+inside the schema folder, and the parser has no network access.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import threading
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+from lxml import etree
+
+from workbench.errors import PescError
+from workbench.pesc.document import PescDocument, as_document
+from workbench.pesc.messages import (
+    nearest_version,
+    parse_message_namespace,
+    schema_name,
+)
+
+SCHEMAS_VARIABLE = "WORKBENCH_PESC_SCHEMAS"
+VALID, INVALID, NOT_VALIDATED = "valid", "invalid", "not validated"
+MAX_ERRORS = 100
+
+_lock = threading.Lock()  # lxml schema objects keep their error log on the instance
+
+
+@dataclass(frozen=True, slots=True)
+class ValidationIssue:
+    """One schema error: the line in the document (None if unknown) and libxml2's message."""
+
+    line: int | None
+    message: str
+
+    def __str__(self) -> str:
+        return f"line {self.line}: {self.message}" if self.line else self.message
+
+
+@dataclass(frozen=True, slots=True)
+class Validation:
+    """The outcome of ``validate``: status "valid", "invalid" or "not validated"."""
+
+    status: str
+    errors: list[ValidationIssue] = field(default_factory=list)
+    schema: str | None = None
+    note: str | None = None
+
+    @property
+    def valid(self) -> bool:
+        return self.status == VALID
+
+
+@dataclass(frozen=True, slots=True)
+class _Schema:
+    path: Path
+    message_type: str
+    version: str
+    namespace: str
+    qualified: bool  # elementFormDefault="qualified": the root's children are namespaced too
+
+
+def validate(
+    document: PescDocument | str | bytes, *, schemas_dir: str | os.PathLike[str] | None = None
+) -> Validation:
+    """Validate a PESC message against the XSDs; never raises for a bad document.
+
+    >>> result = validate(xml_text, schemas_dir="../shared/pesc/xsd")
+    >>> result.status, result.schema, [str(e) for e in result.errors][:1]
+    ('invalid', 'CollegeTranscript_v1.3.0.xsd', ["line 3: Element 'DocumentID': ..."])
+    """
+    try:
+        doc = as_document(document)
+    except PescError as exc:
+        return Validation(
+            INVALID, [ValidationIssue(None, str(exc))], None, f"not parsed ({exc.reason})"
+        )
+
+    directory = schemas_dir if schemas_dir is not None else os.environ.get(SCHEMAS_VARIABLE)
+    if not directory:
+        return Validation(
+            NOT_VALIDATED,
+            note=f"no schema folder configured: set {SCHEMAS_VARIABLE} to a folder of PESC XSDs",
+        )
+    folder = Path(directory).expanduser().resolve()
+    if not folder.is_dir():
+        return Validation(
+            NOT_VALIDATED,
+            note=f"the schema folder {folder} does not exist (check {SCHEMAS_VARIABLE})",
+        )
+
+    candidates = _index(str(folder)).get(doc.message_type, {})
+    chosen = nearest_version(doc.version, list(candidates))
+    if chosen is None:
+        return Validation(
+            NOT_VALIDATED, note=f"no schema for {schema_name(doc.message_type)} in {folder}"
+        )
+    schema = candidates[chosen]
+    try:
+        compiled = _compile(str(schema.path), str(folder))
+    except (etree.XMLSchemaParseError, etree.XMLSyntaxError, PescError) as exc:
+        return Validation(
+            NOT_VALIDATED,
+            schema=schema.path.name,
+            note=f"{schema.path.name} does not compile: {exc}",
+        )
+
+    tree = _as_schema_namespace(doc, schema)
+    with _lock:
+        compiled.validate(tree)
+        log = compiled.error_log
+        errors = [ValidationIssue(entry.line or None, entry.message) for entry in log][:MAX_ERRORS]
+        total = len(log)
+    note = _note(doc, schema)
+    if total > MAX_ERRORS:
+        note += f"; only the first {MAX_ERRORS} of {total} errors are listed"
+    return Validation(INVALID if total else VALID, errors, schema.path.name, note)
+
+
+def _note(doc: PescDocument, schema: _Schema) -> str:
+    name = schema_name(schema.message_type)
+    note = f"validated against {name} v{schema.version} ({schema.path.name})"
+    if doc.version is None:
+        return f"{note}, the newest schema: the document's namespace has no version"
+    if doc.version != schema.version:
+        return f"{note}, the nearest version to v{doc.version}, which has no schema here"
+    if doc.namespace != schema.namespace:
+        return f"{note}, with the root namespace {doc.namespace} read as {schema.namespace}"
+    return note
+
+
+def _as_schema_namespace(doc: PescDocument, schema: _Schema) -> etree._ElementTree:
+    """The document's tree, on a copy moved into the schema's namespace when they differ."""
+    if doc.namespace == schema.namespace:
+        return doc.root.getroottree()
+    root = copy.deepcopy(doc.root)  # keeps source line numbers
+    new = f"{{{schema.namespace}}}"
+    if doc.namespace:
+        for node in root.iter(f"{{{doc.namespace}}}*"):
+            node.tag = new + node.tag.split("}", 1)[1]
+    else:
+        root.tag = new + root.tag
+        if schema.qualified:
+            for node in root.iterchildren(etree.Element):
+                if node.tag[0] != "{":
+                    node.tag = new + node.tag
+    return etree.ElementTree(root)
+
+
+@lru_cache(maxsize=8)
+def _index(folder: str) -> dict[str, dict[str, _Schema]]:
+    """Message schemas under ``folder``: {root local name: {version: schema}}."""
+    found: dict[str, dict[str, _Schema]] = {}
+    for path in sorted(Path(folder).rglob("*.xsd")):
+        attributes = _schema_attributes(path)
+        if attributes is None:
+            continue
+        namespace, qualified = attributes
+        message = parse_message_namespace(namespace)
+        if message is None:
+            continue
+        message_type, version = message
+        found.setdefault(message_type, {}).setdefault(
+            version, _Schema(path, message_type, version, namespace, qualified)
+        )
+    return found
+
+
+def _schema_attributes(path: Path) -> tuple[str, bool] | None:
+    """(targetNamespace, qualified) read from the root element only, without loading the file."""
+    try:
+        with path.open("rb") as source:
+            events = etree.iterparse(
+                source, events=("start",), resolve_entities=False, no_network=True, load_dtd=False
+            )
+            for _event, element in events:
+                namespace = element.get("targetNamespace")
+                if namespace is None:
+                    return None
+                return namespace, element.get("elementFormDefault") == "qualified"
+    except (etree.XMLSyntaxError, OSError):
+        return None
+    return None
+
+
+class _LocalOnly(etree.Resolver):
+    """Lets the schema compiler read files inside the schema folder and nothing else."""
+
+    def __init__(self, folder: str) -> None:
+        super().__init__()
+        self.folder = Path(folder)
+
+    def resolve(self, url, pubid, context):  # type: ignore[no-untyped-def]
+        if url.startswith("file:"):
+            path: str | None = unquote(urlparse(url).path)
+        else:
+            path = None if "://" in url else url
+        if path is not None:
+            resolved = Path(path).resolve()
+            if resolved.is_relative_to(self.folder) and resolved.is_file():
+                return self.resolve_filename(str(resolved), context)
+        raise PescError(
+            f"The schema refers to {url!r}, outside the schema folder {self.folder}; schemas "
+            "are compiled from local files only.",
+            reason="schema",
+        )
+
+
+@lru_cache(maxsize=32)
+def _compile(path: str, folder: str) -> etree.XMLSchema:
+    parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False)
+    parser.resolvers.add(_LocalOnly(folder))
+    with _lock:
+        return etree.XMLSchema(etree.parse(path, parser))
