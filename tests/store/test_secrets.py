@@ -1,0 +1,112 @@
+"""No secret reaches the database file, even when the session forgot to redact one."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.store.helpers import SECRETS, exchange, listed
+from workbench.store import Store
+from workbench.store.scrub import Scrubber
+
+JWT = "eyJhbGciOiJSUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJ3b3JrYmVuY2gifQ.c2lnbmF0dXJlLWJ5dGVz"
+OPAQUE = "opaque-token-7f3a9c2e1b"  # not JWT-shaped: caught by field name, or once learned
+LEARNED = "issued-later-5d1e"
+
+
+def unredacted_token_exchange() -> object:
+    """A token request and answer exactly as they went over the wire."""
+    return exchange(
+        interface="identity",
+        operation="token",
+        method="POST",
+        url=f"https://id.example/auth/connect/token?access_token={OPAQUE}",
+        request_headers={
+            "Authorization": f"Bearer {JWT}",
+            "Subscription-Key": SECRETS[2],
+            "Content-Type": "application/x-www-form-urlencoded",
+        },
+        request_body=(
+            f"client_id=wb&client_secret={SECRETS[0]}&username=ana&password={SECRETS[1]}"
+            "&grant_type=password&scope=intl_api.public"
+        ),
+        response_headers={"content-type": "application/json", "Set-Cookie": "s=abc123456"},
+        response_body=f'{{"access_token": "{OPAQUE}", "expires_in": 3600, "token_type": "Bearer"}}',
+        error=f"echoed: bearer {OPAQUE} and {SECRETS[1]}",
+    )
+
+
+def test_the_database_file_holds_none_of_the_secrets(tmp_path: Path) -> None:
+    path = tmp_path / "wb.db"
+    store = Store(path, secrets=SECRETS)
+    run = store.begin_run()
+    store.record_call(unredacted_token_exchange(), run_id=run)
+    store.record_call(
+        exchange(
+            response_body=f'[{{"RequestID": "R-1", "PESCXML": "<TR>{SECRETS[0]}</TR>"}}]',
+            request_headers={"authorization": f"bearer {JWT}"},
+        ),
+        run_id=run,
+    )
+    store.add_secret(LEARNED)
+    store.record_call(exchange(response_body=f'{{"Message": "token {LEARNED} expired"}}'))
+    items = [*listed("R-1"), {"RequestID": "R-2", "Echo": f"Bearer {JWT}"}]
+    store.record_snapshot(run, "supplier_requests", items)
+    store.record_snapshot(run, "placement_events", [{"eventId": "E", "password": SECRETS[1]}])
+    store.upsert_events("domestic", [{"eventId": "D", "note": SECRETS[2]}])
+    store.upsert_request(
+        "R-1",
+        detail=[{"RequestID": "R-1", "PESCXML": f"<TR>{SECRETS[0]}</TR>", "client_secret": "x1x1"}],
+        flat={"note": f"see {SECRETS[1]}"},
+        children={"recipients": [{"note": JWT}], "other": [{"token": OPAQUE}]},
+        validation=[{"message": SECRETS[2]}],
+        parse_error=f"near {SECRETS[0]}",
+    )
+    store.record_detail_failure("supplier_requests", "R-2", f"401 for {JWT}", run_id=run)
+    entry = store.outbox.begin(
+        "send_response", "R-1", {"PESCXML": f"<TResp>{SECRETS[0]}</TResp>"}, flat={"n": SECRETS[1]}
+    )
+    store.outbox.mark_sent(entry, status=200, response_body=f'{{"access_token": "{OPAQUE}"}}')
+    store.finish_run(run, status="ok", summary={"password": SECRETS[1], "note": JWT})
+    # What must survive the scrubbing does.
+    call = store.table("calls").iloc[0]
+    assert "expires_in" in call["response_body"] and "grant_type=password" in call["request_body"]
+    store.close()
+    files = [p for p in tmp_path.iterdir() if p.is_file()]
+    assert path in files
+    for file in files:
+        data = file.read_bytes()
+        for secret in [*SECRETS, JWT, OPAQUE, LEARNED, "x1x1", "abc123456"]:
+            assert secret.encode() not in data, f"{secret!r} found in {file.name}"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('{"access_token": "abc", "n": 1}', '{"access_token": "[REDACTED]", "n": 1}'),
+        ('{"Password": "p4ss"}', '{"Password": "[REDACTED]"}'),
+        ("grant_type=password&password=p4ss", "grant_type=password&password=[REDACTED]"),
+        ('truncated {"client_secret": "zzz", ', 'truncated {"client_secret": "[REDACTED]", '),
+        ("Authorization: Bearer abcdefgh12", "Authorization: Bearer [REDACTED]"),
+        (f"token {JWT} here", "token [REDACTED] here"),
+        (f"x{SECRETS[0]}y", "x[REDACTED]y"),
+        ("<Course>Token Ring Networks</Course>", "<Course>Token Ring Networks</Course>"),
+        ("a bearer of good news", "a bearer of good news"),
+        ("", ""),
+    ],
+)
+def test_the_scrubber(text: str, expected: str) -> None:
+    assert Scrubber(SECRETS).text(text) == expected
+
+
+def test_the_scrubber_masks_sensitive_headers_whatever_their_value() -> None:
+    headers = Scrubber().headers({"Cookie": "a=1", "X-Api-Key": "k", "Accept": "*/*"})
+    assert headers == {"Cookie": "[REDACTED]", "X-Api-Key": "[REDACTED]", "Accept": "*/*"}
+
+
+def test_the_fast_path_hints_cover_every_sensitive_field_name() -> None:
+    from workbench.redact import SENSITIVE_FIELDS
+
+    for name in SENSITIVE_FIELDS:
+        assert Scrubber().text(f'{{"{name}": "value-1234"}}') != f'{{"{name}": "value-1234"}}'

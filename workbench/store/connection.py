@@ -1,0 +1,145 @@
+"""One SQLite connection, shared by the threads of a pull, and the transactions around it.
+
+- WAL, so readers (a notebook, Datasette) never block the pull and the pull never blocks them.
+- ``synchronous=NORMAL``: in WAL mode a commit survives a crash of the process (``kill -9``)
+  and the database cannot be corrupted; only an OS crash or power cut may lose the last few
+  commits, which the next pull fetches again. ``FULL`` would fsync on every one of the
+  thousands of calls a pull records. The outbox, whose records must survive a power cut
+  (they say what was sent), writes with ``durable=True``: ``FULL`` for that transaction.
+- Every write is ``BEGIN IMMEDIATE`` ... ``COMMIT``: the write lock is taken up front, so a
+  busy database makes the writer wait (``busy_timeout_s``) instead of failing half-way.
+- SQLite errors become :class:`~workbench.errors.StoreError` with a message that says what to do;
+  "database is locked" never escapes as a ``sqlite3`` traceback.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager, suppress
+from pathlib import Path
+from typing import Any
+
+from workbench.errors import StoreError
+
+
+class Connection:
+    """A thread-safe SQLite connection with translated errors; build one per ``Store``."""
+
+    def __init__(self, path: str | Path, *, busy_timeout_s: float) -> None:
+        self.path = Path(path)
+        self.busy_timeout_s = busy_timeout_s
+        self.lock = threading.RLock()
+        self.known_columns: dict[str, set[str]] = {}  # child tables grow columns; see entities
+        if str(path) == ":memory:" or str(path).startswith("file:"):
+            raise StoreError("The store needs a database file path (WAL and locks need a file).")
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(f"Cannot create the folder of {self.path}: {exc}.") from exc
+        with self.translated():
+            self.conn = sqlite3.connect(
+                str(self.path),
+                timeout=busy_timeout_s,
+                isolation_level=None,  # we issue BEGIN/COMMIT ourselves
+                check_same_thread=False,  # threads share it under self.lock
+            )
+            self.conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_s * 1000)}")
+            self.conn.execute("PRAGMA foreign_keys = ON")
+            mode = self.conn.execute("PRAGMA journal_mode").fetchone()[0]
+            if str(mode).lower() != "wal":
+                self.conn.execute("PRAGMA journal_mode = WAL")
+            self.conn.execute("PRAGMA synchronous = NORMAL")
+
+    # -- transactions -------------------------------------------------------------------------
+
+    @contextmanager
+    def write(self, *, durable: bool = False) -> Iterator[sqlite3.Connection]:
+        """One write transaction (nested calls join the outer one)."""
+        with self.lock, self.translated():
+            if self.conn.in_transaction:
+                yield self.conn
+                return
+            if durable:
+                self.conn.execute("PRAGMA synchronous = FULL")
+            try:
+                self.conn.execute("BEGIN IMMEDIATE")
+                try:
+                    yield self.conn
+                except BaseException:
+                    if self.conn.in_transaction:
+                        self.conn.execute("ROLLBACK")
+                    raise
+                self.conn.execute("COMMIT")
+            finally:
+                if durable:
+                    self.conn.execute("PRAGMA synchronous = NORMAL")
+
+    @contextmanager
+    def read(self) -> Iterator[sqlite3.Connection]:
+        """A consistent read (one snapshot of the database for every query inside)."""
+        with self.lock, self.translated():
+            if self.conn.in_transaction:
+                yield self.conn
+                return
+            self.conn.execute("BEGIN")
+            try:
+                yield self.conn
+            finally:
+                if self.conn.in_transaction:
+                    self.conn.execute("COMMIT")
+
+    def rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        with self.read() as conn:
+            return conn.execute(sql, params).fetchall()
+
+    def close(self) -> None:
+        with self.lock, suppress(sqlite3.Error):  # closing never matters enough to raise
+            self.conn.close()
+
+    # -- errors ------------------------------------------------------------------------------
+
+    @contextmanager
+    def translated(self) -> Iterator[None]:
+        """Turn ``sqlite3`` errors into ``StoreError`` with advice."""
+        try:
+            yield
+        except sqlite3.Error as exc:
+            raise store_error(exc, self.path, self.busy_timeout_s) from _cause(exc)
+
+
+def store_error(exc: sqlite3.Error, path: Path, timeout_s: float) -> StoreError:
+    """A ``StoreError`` that says what happened to ``path`` and what to do about it."""
+    text = str(exc)
+    lowered = text.lower()
+    if "locked" in lowered or "busy" in lowered:
+        return StoreError(
+            f"The database {path} stayed locked by another program for {timeout_s:g} s "
+            "(another workbench pull, or a tool holding an open write transaction). Wait for it "
+            "to finish and try again, or give the store a longer busy_timeout_s."
+        )
+    if "readonly" in lowered or "read-only" in lowered:
+        return StoreError(
+            f"The database {path} is read-only here ({text}); check the file's permissions or "
+            "point WORKBENCH_DB at a writable path."
+        )
+    if "not a database" in lowered or "malformed" in lowered or "corrupt" in lowered:
+        return StoreError(
+            f"{path} is not a usable workbench database ({text}). Restore it from a backup, or "
+            "move it aside and let the next pull start a fresh one."
+        )
+    if "disk" in lowered or "full" in lowered or "unable to open" in lowered:
+        return StoreError(f"Cannot write the database {path} ({text}); check disk space and path.")
+    if isinstance(exc, sqlite3.IntegrityError):
+        return StoreError(
+            f"The store refused a write that would break its consistency ({text}); a run, call "
+            "or snapshot id given to it does not exist in this database."
+        )
+    return StoreError(f"The database {path} failed: {text}.")
+
+
+def _cause(exc: sqlite3.Error) -> BaseException | None:
+    # A lock timeout is an expected condition: no sqlite3 traceback behind the clear message.
+    lowered = str(exc).lower()
+    return None if "locked" in lowered or "busy" in lowered else exc

@@ -1,0 +1,94 @@
+"""Query results as DataFrames the way DESIGN §5 promises them.
+
+Text ids (``request_id``, ``item_key``, ``document_id`` ...) are pandas ``string``; integer ids
+(``id``, ``run_id``, ``call_id`` ...) and counts are nullable ``Int64``; ``*_at`` columns and
+``request_date`` are tz-aware UTC datetimes (kept as text when a value does not parse: PESC
+``created_at`` values are written by the partner); 0/1 flags are ``boolean``. An empty result
+keeps its columns and dtypes.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from collections.abc import Sequence
+from typing import Any
+
+import pandas as pd
+
+INTEGER_IDS = frozenset(
+    {
+        "id", "run_id", "call_id", "snapshot_id", "previous_id", "outbox_id", "detail_call_id",
+        "entry_id", "pid", "snapshot_a", "snapshot_b",
+    }
+)  # fmt: skip
+INTEGERS = frozenset(
+    {
+        "attempt", "status", "item_count", "appeared", "vanished", "changed", "position",
+        "request_count", "recipient_count", "academic_record_count", "session_count",
+        "award_count", "course_count", "academic_award_total", "course_total",
+        "transcript_awards", "transcript_courses", "schema_version",
+    }
+)  # fmt: skip
+FLAGS = frozenset(
+    {"on_list", "forced", "inferred", "has_detail", "totals_match", "release_authorized"}
+)
+_TIME = re.compile(r"(^|_)at$|^request_date$")
+_TEXT_ID = re.compile(r"(^|_)(id|key)$")
+
+
+def query_frame(
+    conn: sqlite3.Connection, sql: str, params: Sequence[Any] = (), **attrs: Any
+) -> pd.DataFrame:
+    """Run ``sql`` and type the result by column name; ``attrs`` go to ``df.attrs``."""
+    cursor = conn.execute(sql, params)
+    columns = [d[0] for d in cursor.description]
+    return typed(pd.DataFrame.from_records(cursor.fetchall(), columns=columns), **attrs)
+
+
+def typed(df: pd.DataFrame, **attrs: Any) -> pd.DataFrame:
+    """Apply the id / time / count / flag dtypes by column name."""
+    out = pd.DataFrame(
+        {column: _convert(str(column), df[column]) for column in df.columns}, index=df.index
+    )
+    out.attrs.update(df.attrs)
+    out.attrs.update(fetched_at=pd.Timestamp.now(tz="UTC"), **attrs)
+    return out
+
+
+def _convert(name: str, series: pd.Series) -> pd.Series:
+    if name in INTEGER_IDS or name in INTEGERS:
+        return _integers(series)
+    if name in FLAGS:
+        return _integers(series).astype("boolean")
+    if _TIME.search(name):
+        return utc(series)
+    if _TEXT_ID.search(name):
+        return series.map(lambda v: None if _missing(v) else str(v)).astype("string")
+    return series
+
+
+def utc(series: pd.Series) -> pd.Series:
+    """ISO text to tz-aware UTC; a column with values that do not parse stays text."""
+    if isinstance(series.dtype, pd.DatetimeTZDtype):
+        return series.dt.tz_convert("UTC")
+    if series.isna().all():
+        return pd.Series(pd.NaT, index=series.index, dtype="datetime64[us, UTC]")
+    try:
+        return pd.to_datetime(series, utc=True, format="ISO8601").astype("datetime64[us, UTC]")
+    except (ValueError, TypeError, OverflowError):
+        return series.astype("string")
+
+
+def _integers(series: pd.Series) -> pd.Series:
+    try:
+        return series.astype("Int64")
+    except (TypeError, ValueError):
+        return series
+
+
+def _missing(value: Any) -> bool:
+    try:
+        return bool(pd.isna(value))
+    except (TypeError, ValueError):
+        return False

@@ -1,0 +1,260 @@
+"""History questions, answered from the append-only records, as DataFrames.
+
+- :func:`as_of`: what each list showed at a moment (its latest snapshot at or before it);
+- :func:`diff`: what appeared, vanished or changed in each list between two runs;
+- :func:`timeline`: everything that touched one id (calls, list appearances and departures,
+  details, failures, outbox entries, documents sent and received), in time order.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from typing import Any
+
+import pandas as pd
+
+from workbench.errors import StoreError
+from workbench.store.connection import Connection
+from workbench.store.frames import query_frame, typed
+from workbench.store.lists import LIST_NAMES, LISTS
+from workbench.store.values import now_text, utc_text
+
+_CAMEL_1 = re.compile(r"([A-Z]+)([A-Z][a-z])")
+_CAMEL_2 = re.compile(r"([a-z0-9])([A-Z])")
+_NON_WORD = re.compile(r"[^0-9a-zA-Z]+")
+ITEM_COLUMNS = {
+    "supplier_requests": ["request_id", "request_date"],
+    "consumer_transcripts": ["request_id", "request_date"],
+    "placement_events": ["event_id", "event_type", "occurred_at"],
+    "domestic_events": ["event_id", "event_type", "occurred_at"],
+}
+DIFF_COLUMNS = ["list", "key", "change", "before", "after", "snapshot_a", "snapshot_b"]
+TIMELINE_COLUMNS = [
+    "at", "kind", "list", "description", "run_id", "call_id", "snapshot_id", "outbox_id",
+]  # fmt: skip
+
+
+def snake(name: str) -> str:
+    """``RequestID`` -> ``request_id``, ``payload.placementId`` -> ``payload_placement_id``."""
+    name = _CAMEL_2.sub(r"\1_\2", _CAMEL_1.sub(r"\1_\2", str(name)))
+    return _NON_WORD.sub("_", name).strip("_").lower() or "field"
+
+
+def table(c: Connection, name: str, *, where: str | None, params: Any) -> pd.DataFrame:
+    with c.read() as conn:
+        known = {
+            row[0]
+            for row in conn.execute(
+                "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') "
+                "AND name NOT LIKE 'sqlite_%'"
+            )
+        }
+        if name not in known:
+            raise StoreError(
+                f"There is no table or view {name!r} in the store; there are: "
+                f"{', '.join(sorted(known))}."
+            )
+        # The name was checked against the schema; ``where`` is the analyst's own SQL.
+        sql = f'SELECT * FROM "{name}"' + (f" WHERE {where}" if where else "")  # noqa: S608
+        return query_frame(conn, sql, tuple(params or ()), operation=f"store.table({name})")
+
+
+def _latest(conn: sqlite3.Connection, list_name: str, before: str) -> tuple[Any, ...] | None:
+    return conn.execute(
+        "SELECT id, taken_at FROM snapshots WHERE list_name = ? AND taken_at <= ? "
+        "ORDER BY taken_at DESC, id DESC LIMIT 1",
+        (list_name, before),
+    ).fetchone()
+
+
+def _items(conn: sqlite3.Connection, snapshot_id: int | None) -> list[tuple[str, str]]:
+    if snapshot_id is None:
+        return []
+    return conn.execute(
+        "SELECT item_key, item_json FROM snapshot_items WHERE snapshot_id = ? ORDER BY position",
+        (snapshot_id,),
+    ).fetchall()
+
+
+def items_frame(
+    list_name: str, items: list[tuple[str, str]], snapshot_id: int | None, taken_at: str | None
+) -> pd.DataFrame:
+    """A list's items, flattened (``json_normalize``, snake_case), with their ``item_key``."""
+    records = [json.loads(text) for _, text in items]
+    records = [r if isinstance(r, dict) else {"value": r} for r in records]
+    flat = pd.json_normalize(records, sep="_") if records else pd.DataFrame()
+    flat = flat.rename(columns=snake)
+    flat = flat.loc[:, ~flat.columns.duplicated()]
+    base = ITEM_COLUMNS[list_name]
+    for column in base:
+        if column not in flat.columns:
+            flat[column] = None
+    flat = flat[[*base, *(c for c in flat.columns if c not in base)]]
+    flat.insert(0, "item_key", [k for k, _ in items])
+    flat["snapshot_id"] = snapshot_id
+    flat["taken_at"] = taken_at
+    return typed(
+        flat.reset_index(drop=True),
+        operation="store.as_of",
+        snapshot_id=snapshot_id,
+        taken_at=pd.Timestamp(taken_at) if taken_at else None,
+    )
+
+
+def as_of(c: Connection, when: Any) -> dict[str, pd.DataFrame]:
+    at = utc_text(when) if when is not None else now_text()
+    assert at is not None
+    frames = {}
+    with c.read() as conn:
+        for list_name in LIST_NAMES:
+            found = _latest(conn, list_name, at)
+            snapshot_id, taken = found if found else (None, None)
+            items = _items(conn, snapshot_id)
+            frames[list_name] = items_frame(list_name, items, snapshot_id, taken)
+    return frames
+
+
+def _run_snapshot(conn: sqlite3.Connection, run_id: int, list_name: str) -> int | None:
+    """The list as run ``run_id`` left it: its own last snapshot, else the latest before it
+    ended."""
+    run = conn.execute("SELECT started_at, finished_at FROM runs WHERE id = ?", (run_id,))
+    found = run.fetchone()
+    if found is None:
+        raise StoreError(f"There is no run {run_id} in the store.")
+    own = conn.execute(
+        "SELECT id FROM snapshots WHERE list_name = ? AND run_id = ? "
+        "ORDER BY taken_at DESC, id DESC LIMIT 1",
+        (list_name, run_id),
+    ).fetchone()
+    if own:
+        return int(own[0])
+    latest = _latest(conn, list_name, found[1] or found[0])
+    return int(latest[0]) if latest else None
+
+
+def diff(c: Connection, run_a: int, run_b: int) -> pd.DataFrame:
+    rows: list[dict[str, Any]] = []
+    with c.read() as conn:
+        for list_name in LIST_NAMES:
+            snap_a = _run_snapshot(conn, run_a, list_name)
+            snap_b = _run_snapshot(conn, run_b, list_name)
+            if snap_a is None or snap_b is None or snap_a == snap_b:
+                continue
+            before, after = dict(_items(conn, snap_a)), dict(_items(conn, snap_b))
+            for key in [*after, *(k for k in before if k not in after)]:
+                old, new = before.get(key), after.get(key)
+                change = (
+                    "appeared"
+                    if old is None
+                    else "vanished"
+                    if new is None
+                    else "changed"
+                    if old != new
+                    else None
+                )
+                if change:
+                    rows.append(
+                        dict(
+                            zip(
+                                DIFF_COLUMNS,
+                                (list_name, key, change, old, new, snap_a, snap_b),
+                                strict=True,
+                            )
+                        )
+                    )
+    frame = pd.DataFrame.from_records(rows, columns=DIFF_COLUMNS)
+    frame["before"] = frame["before"].astype("string")
+    frame["after"] = frame["after"].astype("string")
+    return typed(frame, operation="store.diff", run_a=run_a, run_b=run_b)
+
+
+def timeline(c: Connection, request_id: str) -> pd.DataFrame:
+    rid = str(request_id)
+    rows: list[tuple[Any, ...]] = []
+    with c.read() as conn:
+        rows += conn.execute(
+            "SELECT started_at, 'call', NULL, operation || ': ' || method || ' ' || url || "
+            "' -> ' || coalesce(status, error, '?'), run_id, id, NULL, NULL "
+            "FROM calls WHERE request_id = ?",
+            (rid,),
+        ).fetchall()
+        rows += _appearances(conn, rid)
+        for info in (LISTS["supplier_requests"], LISTS["consumer_transcripts"]):
+            rows += conn.execute(
+                f"SELECT detail_fetched_at, 'detail', ?, 'detail stored' || "  # noqa: S608
+                "coalesce('; parse error: ' || parse_error, ''), NULL, detail_call_id, NULL, "
+                f"NULL FROM {info.table} WHERE {info.id_column} = ? "
+                "AND detail_fetched_at IS NOT NULL "
+                "UNION ALL SELECT left_at, 'left', ?, 'left the list: ' || "
+                f"coalesce(left_reason, '?'), NULL, NULL, NULL, NULL FROM {info.table} "
+                f"WHERE {info.id_column} = ? AND left_at IS NOT NULL",
+                (info.name, rid, info.name, rid),
+            ).fetchall()
+        rows += conn.execute(
+            "SELECT left_at, 'left', list_name, 'left the list: ' || left_reason || "
+            "CASE left_reason WHEN 'outbox' THEN ' (a send of ours explains it)' "
+            "ELSE ' (someone else closed it)' END, NULL, NULL, snapshot_id, NULL "
+            "FROM departures WHERE item_id = ?",
+            (rid,),
+        ).fetchall()
+        rows += conn.execute(
+            "SELECT failed_at, 'detail_failed', list_name, error, run_id, NULL, NULL, NULL "
+            "FROM detail_failures WHERE item_id = ?",
+            (rid,),
+        ).fetchall()
+        rows += conn.execute(
+            "SELECT created_at, 'outbox', NULL, operation || ': pending' || "
+            "CASE WHEN forced THEN ' (forced)' ELSE '' END, run_id, NULL, NULL, id "
+            "FROM outbox WHERE request_id = ? "
+            "UNION ALL SELECT updated_at, 'outbox', NULL, operation || ': ' || state || "
+            "coalesce(' (' || status || ')', '') || "
+            "coalesce('; ' || coalesce(resolution, error), ''), run_id, call_id, NULL, id "
+            "FROM outbox WHERE request_id = ? AND state != 'pending'",
+            (rid, rid),
+        ).fetchall()
+        rows += conn.execute(
+            "SELECT sent_at, 'response', NULL, 'response ' || coalesce(response_status, '?') || "
+            "CASE WHEN inferred THEN ' (inferred)' ELSE '' END, NULL, NULL, NULL, outbox_id "
+            "FROM responses WHERE request_id = ? UNION ALL "
+            "SELECT recorded_at, 'acknowledgment', NULL, 'acknowledgment ' || direction || "
+            "': awards ' || coalesce(academic_award_total, '?') || ', courses ' || "
+            "coalesce(course_total, '?'), NULL, call_id, NULL, outbox_id "
+            "FROM acknowledgments WHERE request_id = ?",
+            (rid, rid),
+        ).fetchall()
+    frame = pd.DataFrame.from_records(rows, columns=TIMELINE_COLUMNS)
+    frame = typed(frame, operation="store.timeline", request_id=rid)
+    return frame.sort_values("at", kind="stable").reset_index(drop=True)
+
+
+def _appearances(conn: sqlite3.Connection, rid: str) -> list[tuple[Any, ...]]:
+    """One row each time ``rid`` appeared on, or vanished from, a list."""
+    present = conn.execute(
+        "SELECT s.list_name, s.id, s.taken_at FROM snapshot_items i "
+        "JOIN snapshots s ON s.id = i.snapshot_id WHERE i.item_key = ? ORDER BY s.taken_at",
+        (rid,),
+    ).fetchall()
+    first: dict[str, str] = {}
+    seen: set[int] = set()
+    for list_name, snapshot_id, taken_at in present:
+        first.setdefault(list_name, taken_at)
+        seen.add(snapshot_id)
+    rows = []
+    for list_name, since in first.items():
+        was = False
+        for snapshot_id, taken_at, run_id, call_id in conn.execute(
+            "SELECT id, taken_at, run_id, call_id FROM snapshots WHERE list_name = ? "
+            "AND taken_at >= ? ORDER BY taken_at, id",
+            (list_name, since),
+        ):
+            listed = snapshot_id in seen
+            if listed != was:
+                what = "appeared on" if listed else "vanished from"
+                rows.append(
+                    (taken_at, "appeared" if listed else "vanished", list_name,
+                     f"{what} {list_name}", run_id, call_id, snapshot_id, None)
+                )  # fmt: skip
+            was = listed
+    return rows

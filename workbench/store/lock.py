@@ -1,0 +1,87 @@
+"""Only one pull at a time per database, and a lock that dies with its holder.
+
+The lock is SQLite's own exclusive lock on a small side file (``<db>.lock``), held by an open
+transaction of a dedicated connection. The operating system drops it when the process ends,
+however it ends (``kill -9`` included), so it can never go stale; a second pull waits for it at
+most ``timeout_s`` (SQLite's busy handler). Who holds it (pid, host, since) is written to the
+``locks`` table of the database, only to make the refusal message useful.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from workbench.errors import StoreError
+from workbench.store.connection import Connection
+from workbench.store.values import now_text
+
+LOCK_NAME = "pull"
+
+
+def lock_path(db_path: Path) -> Path:
+    return db_path.with_name(db_path.name + ".lock")
+
+
+@contextmanager
+def run_lock(c: Connection, *, timeout_s: float) -> Iterator[None]:
+    """Hold the pull lock of ``c``'s database for the ``with`` block."""
+    path = lock_path(c.path)
+    holder = sqlite3.connect(str(path), timeout=max(timeout_s, 0.0), isolation_level=None)
+    try:
+        try:
+            holder.execute("BEGIN EXCLUSIVE")
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc).lower() and "busy" not in str(exc).lower():
+                raise StoreError(f"Cannot take the pull lock {path}: {exc}.") from exc
+            raise StoreError(_busy_message(c, timeout_s)) from None
+        with c.write() as conn:
+            conn.execute(
+                "INSERT INTO locks (name, pid, host, since) VALUES (?, ?, ?, ?) "
+                "ON CONFLICT(name) DO UPDATE SET pid = excluded.pid, host = excluded.host, "
+                "since = excluded.since, run_id = NULL",
+                (LOCK_NAME, os.getpid(), socket.gethostname(), now_text()),
+            )
+        try:
+            yield
+        finally:
+            with c.write() as conn:
+                conn.execute(
+                    "DELETE FROM locks WHERE name = ? AND pid = ?", (LOCK_NAME, os.getpid())
+                )
+    finally:
+        holder.close()
+
+
+def _busy_message(c: Connection, timeout_s: float) -> str:
+    rows = c.rows("SELECT pid, host, since FROM locks WHERE name = ?", (LOCK_NAME,))
+    who = ""
+    if rows:
+        pid, host, since = rows[0]
+        where = "" if host == socket.gethostname() else f" on {host}"
+        who = f" (pid {pid}{where} since {since})"
+    return (
+        f"Another pull is running on {c.path}{who}; waited {timeout_s:g} s. Wait for it to "
+        "finish and try again, or stop that process (its lock is released the moment it ends)."
+    )
+
+
+def process_alive(pid: int | None, host: str | None) -> bool | None:
+    """True/False when we can tell (same host, POSIX), None when we cannot."""
+    if pid is None or host != socket.gethostname() or os.name != "posix":
+        return None
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:  # a zombie (dead, not yet reaped) still answers kill(0)
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
+            return f.read().rsplit(")", 1)[-1].split()[0] != "Z"
+    except OSError:
+        return True

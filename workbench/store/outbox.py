@@ -1,0 +1,285 @@
+"""The outbox: every POST to the partner is recorded before it is sent, then marked.
+
+States: ``pending`` (recorded, being sent) -> ``sent`` | ``failed`` (known not to have taken
+effect; sending again is allowed) | ``uncertain`` (it may have reached the partner).
+
+- The same operation for the same request is refused (:class:`DuplicateSend`) while an entry is
+  pending, sent or uncertain, unless ``force=True``. The check and the insert are one
+  transaction, so two processes cannot both pass it.
+- A crash between ``begin`` and ``mark_*`` leaves ``pending``. :meth:`Outbox.sweep_stale` (run
+  when a store opens and when a pull takes the lock) turns a pending entry into ``uncertain``
+  when its process is gone (same host), its run has ended, or it is older than
+  ``stale_after_s``.
+- Uncertain entries are settled from the partner's lists, never by resending
+  (:func:`resolve`): still listed -> ``failed`` (it did not take effect, since every send takes
+  its item off the list); gone -> ``sent`` (inferred), but only if the item was listed in the
+  last snapshot taken before the send and no other send of ours explains its departure;
+  otherwise it stays ``uncertain`` and ``resolution`` says why the lists cannot tell.
+- Outbox writes are ``durable``: ``synchronous=FULL``, so they survive a power cut.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import sqlite3
+from collections.abc import Iterable, Mapping
+from datetime import timedelta
+from typing import Any
+
+import pandas as pd
+
+from workbench.errors import InvalidValue, StoreError
+from workbench.store.connection import Connection
+from workbench.store.frames import query_frame
+from workbench.store.lists import OPERATIONS, list_info
+from workbench.store.lock import process_alive
+from workbench.store.scrub import Scrubber
+from workbench.store.settle import BLOCKING, explaining, record_document, resolve
+from workbench.store.values import dumps, now, now_text, row_id, sha256, utc_text
+
+
+class DuplicateSend(InvalidValue):
+    """This operation was already sent (or may have been) for this request; ``force=True`` to
+    send it again. ``entry_id`` and ``state`` name the outbox entry that blocks it."""
+
+    def __init__(self, message: str, *, entry_id: int, state: str) -> None:
+        super().__init__(message)
+        self.entry_id = entry_id
+        self.state = state
+
+
+class Outbox:
+    """The outbox of one store: ``store.outbox``."""
+
+    def __init__(self, c: Connection, scrub: Scrubber, *, stale_after_s: float) -> None:
+        self._c = c
+        self._scrub = scrub
+        self.stale_after_s = stale_after_s
+
+    def begin(
+        self,
+        operation: str,
+        request_id: str,
+        payload: str | bytes | Mapping[str, Any],
+        *,
+        force: bool = False,
+        flat: Mapping[str, Any] | None = None,
+        run_id: int | None = None,
+    ) -> int:
+        """Record a send as pending, before it goes out; its entry id.
+
+        ``flat`` is the flattened PESC record of the document being sent (it fills
+        ``responses``/``acknowledgments`` once sent). Raises ``DuplicateSend`` when the same
+        operation for the same request is pending, sent or uncertain, unless ``force``.
+
+        >>> entry = store.outbox.begin("send_response", "R1", {"PESCXML": xml})  # doctest: +SKIP
+        """
+        run_id = row_id(run_id)
+        if operation not in OPERATIONS:
+            raise StoreError(f"Unknown operation {operation!r}; one of {', '.join(OPERATIONS)}.")
+        if not isinstance(request_id, str) or not request_id:
+            raise StoreError("An outbox entry needs a non-empty request id.")
+        if isinstance(payload, bytes):
+            payload = payload.decode("utf-8", "replace")
+        text = payload if isinstance(payload, str) else dumps(payload)
+        digest = sha256(text)
+        clean = self._scrub.text(text)
+        flat_text = dumps(self._scrub.data(dict(flat))) if flat is not None else None
+        at = now_text()
+        with self._c.write(durable=True) as conn:
+            found = conn.execute(
+                "SELECT id, state, updated_at, payload_sha256, pid FROM outbox "
+                "WHERE operation = ? AND request_id = ? AND state IN (?, ?, ?) "
+                "ORDER BY id DESC LIMIT 1",
+                (operation, request_id, *BLOCKING),
+            ).fetchone()
+            if found and not force:
+                raise _duplicate(operation, request_id, found, digest)
+            cursor = conn.execute(
+                "INSERT INTO outbox (operation, request_id, state, forced, payload, "
+                "payload_sha256, payload_flat, created_at, updated_at, run_id, pid, host) "
+                "VALUES (?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    operation,
+                    request_id,
+                    int(bool(found)),
+                    clean,
+                    digest,
+                    flat_text,
+                    at,
+                    at,
+                    run_id,
+                    os.getpid(),
+                    socket.gethostname(),
+                ),
+            )
+            return int(cursor.lastrowid or 0)
+
+    def mark_sent(
+        self,
+        entry_id: int,
+        *,
+        status: int | None,
+        response_body: Any,
+        call_id: int | None = None,
+        reply_flat: Mapping[str, Any] | None = None,
+    ) -> None:
+        """The partner answered with success. ``reply_flat``: the flattened reply document
+        (the acknowledgment ``send_transcript`` returns)."""
+        entry_id, call_id, status = row_id(entry_id) or 0, row_id(call_id), row_id(status)
+        body = response_body if isinstance(response_body, str | None) else dumps(response_body)
+        body = self._scrub.text(body)
+        reply = dumps(self._scrub.data(dict(reply_flat))) if reply_flat is not None else None
+        with self._c.write(durable=True) as conn:
+            entry = _entry(conn, entry_id, "sent")
+            at = now_text()
+            conn.execute(
+                "UPDATE outbox SET state = 'sent', status = ?, response_body = ?, "
+                "call_id = coalesce(?, call_id), error = NULL, updated_at = ? WHERE id = ?",
+                (status, body, call_id, at, entry_id),
+            )
+            record_document(conn, entry, at=at, inferred=False, reply=(body, reply, call_id))
+
+    def mark_failed(
+        self, entry_id: int, *, error: Any, status: int | None = None, call_id: int | None = None
+    ) -> None:
+        """The send is known not to have taken effect (refused, or never left): may be retried."""
+        self._mark(entry_id, "failed", error, status=status, call_id=call_id)
+
+    def mark_uncertain(self, entry_id: int, *, error: Any) -> None:
+        """The send may have reached the partner (the connection broke after sending)."""
+        self._mark(entry_id, "uncertain", error)
+
+    def _mark(
+        self, entry_id: int, state: str, error: Any, *, status: Any = None, call_id: Any = None
+    ) -> None:
+        entry_id, call_id, status = row_id(entry_id) or 0, row_id(call_id), row_id(status)
+        text = self._scrub.text(None if error is None else str(error))
+        with self._c.write(durable=True) as conn:
+            _entry(conn, entry_id, state)
+            conn.execute(
+                "UPDATE outbox SET state = ?, error = ?, status = coalesce(?, status), "
+                "call_id = coalesce(?, call_id), updated_at = ? WHERE id = ?",
+                (state, text, status, call_id, now_text(), entry_id),
+            )
+
+    def get(self, entry_id: int) -> dict[str, Any]:
+        """One outbox entry as a dict."""
+        with self._c.read() as conn:
+            cursor = conn.execute("SELECT * FROM outbox WHERE id = ?", (row_id(entry_id),))
+            row = cursor.fetchone()
+            if row is None:
+                raise StoreError(f"There is no outbox entry {entry_id} in {self._c.path}.")
+            return dict(zip([d[0] for d in cursor.description], row, strict=True))
+
+    def pending_or_uncertain(self) -> pd.DataFrame:
+        """Entries still pending or uncertain, oldest first: never resend these blindly."""
+        with self._c.read() as conn:
+            return query_frame(
+                conn,
+                "SELECT * FROM outbox WHERE state IN ('pending', 'uncertain') ORDER BY id",
+                operation="store.outbox.pending_or_uncertain",
+            )
+
+    def resolve_uncertain(
+        self, list_name: str, listed_ids: Iterable[str], *, at: Any
+    ) -> pd.DataFrame:
+        """Settle uncertain sends from a list the partner showed at ``at``; the decisions.
+
+        Pass the complete list from a successful call (an empty list counts: nothing listed).
+        ``record_snapshot`` does this by itself for the lists it records.
+        """
+        list_info(list_name)
+        when = utc_text(at) or now_text()
+        with self._c.write(durable=True) as conn:
+            decisions = resolve(conn, list_name, {str(i) for i in listed_ids}, at=when)
+        columns = ["entry_id", "operation", "request_id", "state", "resolution"]
+        frame = pd.DataFrame.from_records(decisions, columns=columns)
+        frame["entry_id"] = frame["entry_id"].astype("Int64")
+        frame["request_id"] = frame["request_id"].astype("string")
+        return frame
+
+    def explains(self, list_name: str, request_id: str) -> bool:
+        """Did we send (or may we have sent) something that takes ``request_id`` off the list?"""
+        list_info(list_name)
+        with self._c.read() as conn:
+            return request_id in explaining(conn, list_name, [request_id])
+
+    def sweep_stale(self) -> list[int]:
+        """Pending entries whose process is gone, whose run has ended, or older than
+        ``stale_after_s`` become uncertain; their ids."""
+        rows = self._c.rows(
+            "SELECT o.id, o.created_at, o.pid, o.host, r.status FROM outbox o "
+            "LEFT JOIN runs r ON r.id = o.run_id WHERE o.state = 'pending'"
+        )
+        limit = utc_text(now() - timedelta(seconds=self.stale_after_s)) or ""
+        stale = [
+            (entry_id, pid)
+            for entry_id, created, pid, host, run_status in rows
+            if process_alive(pid, host) is False
+            or created < limit
+            or run_status not in (None, "running")
+        ]
+        if not stale:
+            return []
+        at = now_text()
+        with self._c.write(durable=True) as conn:
+            conn.executemany(
+                "UPDATE outbox SET state = 'uncertain', updated_at = ?, error = ? "
+                "WHERE id = ? AND state = 'pending'",
+                [
+                    (
+                        at,
+                        f"interrupted: still pending when found at {at} (process {pid} is gone, "
+                        f"its run ended, or it is older than {self.stale_after_s:g} s); it may "
+                        "have reached the partner",
+                        entry_id,
+                    )
+                    for entry_id, pid in stale
+                ],
+            )
+        return [entry_id for entry_id, _ in stale]
+
+
+def _duplicate(
+    operation: str, request_id: str, found: tuple[Any, ...], digest: str
+) -> DuplicateSend:
+    entry_id, state, since, sent_digest, pid = found
+    same = "the same payload" if sent_digest == digest else "a different payload"
+    what = {
+        "sent": f"was already sent at {since}",
+        "uncertain": (
+            f"may already have reached the partner (uncertain since {since}); run a pull to "
+            "settle it from the partner's lists,"
+        ),
+        "pending": (
+            f"is being sent right now, or its sender was interrupted (pending since {since}, "
+            f"pid {pid}); if that process is gone the next pull settles it,"
+        ),
+    }[state]
+    return DuplicateSend(
+        f"{operation} for {request_id!r} {what} (outbox entry {entry_id}, {same}). Sending it "
+        "again could duplicate it at the partner; pass force=True to send it anyway.",
+        entry_id=entry_id,
+        state=state,
+    )
+
+
+def _entry(conn: sqlite3.Connection, entry_id: int, target: str) -> dict[str, Any]:
+    cursor = conn.execute(
+        "SELECT id, operation, request_id, state, payload, payload_flat, resolved_at "
+        "FROM outbox WHERE id = ?",
+        (entry_id,),
+    )
+    row = cursor.fetchone()
+    if row is None:
+        raise StoreError(f"There is no outbox entry {entry_id}.")
+    entry = dict(zip([d[0] for d in cursor.description], row, strict=True))
+    movable = entry["state"] in ("pending", "uncertain") or entry["resolved_at"] is not None
+    if not movable:  # a settled entry moves again only when the lists had inferred it
+        raise StoreError(
+            f"Outbox entry {entry_id} ({entry['operation']} for {entry['request_id']!r}) is "
+            f"already {entry['state']}; it cannot become {target}. Start a new entry instead."
+        )
+    return entry

@@ -1,0 +1,164 @@
+"""Settling uncertain sends from the partner's lists, and filing what was sent.
+
+An uncertain send is judged by the list its success would have taken the item off:
+
+- still listed -> ``failed``: it did not take effect (every send takes its item off the list);
+- gone, and listed in the last snapshot taken before the send, and no other send of ours
+  explains the departure -> ``sent`` (inferred; its document is filed with ``inferred = 1``);
+- otherwise it stays ``uncertain``, and ``resolution`` says why the lists cannot tell.
+
+Never by resending: the partner does not deduplicate.
+"""
+
+# ruff: noqa: S608  (SQL identifiers here are our own constants, never data; values are bound)
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable
+from typing import Any
+
+from workbench.store.lists import LISTS
+from workbench.store.schema import ACKNOWLEDGMENT_FIELDS, RESPONSE_FIELDS
+from workbench.store.values import dumps, pescxml_of, scalar
+
+BLOCKING = ("pending", "sent", "uncertain")  # states that refuse a second send
+
+
+def explaining(conn: sqlite3.Connection, list_name: str, ids: Iterable[str]) -> set[str]:
+    """The ids among ``ids`` whose departure from ``list_name`` a send of ours explains."""
+    operations = LISTS[list_name].operations
+    ids = list(ids)
+    if not operations or not ids:
+        return set()
+    marks = ", ".join("?" * len(operations))
+    return {
+        row[0]
+        for row in conn.execute(
+            f"SELECT DISTINCT request_id FROM outbox WHERE operation IN ({marks}) "
+            f"AND state IN (?, ?, ?) AND request_id IN (SELECT value FROM json_each(?))",
+            (*operations, *BLOCKING, dumps(ids)),
+        )
+    }
+
+
+def resolve(
+    conn: sqlite3.Connection, list_name: str, listed: set[str], *, at: str
+) -> list[dict[str, Any]]:
+    """Settle the uncertain entries of ``list_name``'s operations (see the module docstring)."""
+    operations = LISTS[list_name].operations
+    if not operations:
+        return []
+    marks = ", ".join("?" * len(operations))
+    cursor = conn.execute(
+        "SELECT id, operation, request_id, state, payload, payload_flat, created_at "
+        f"FROM outbox WHERE state = 'uncertain' AND operation IN ({marks}) "
+        "AND updated_at <= ? ORDER BY id",
+        (*operations, at),
+    )
+    columns = [d[0] for d in cursor.description]
+    decisions = []
+    for entry in [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]:
+        state, note = _decide(conn, list_name, entry, listed, at)
+        if state == "uncertain":
+            conn.execute("UPDATE outbox SET resolution = ? WHERE id = ?", (note, entry["id"]))
+        else:
+            conn.execute(
+                "UPDATE outbox SET state = ?, resolution = ?, resolved_at = ?, updated_at = ? "
+                "WHERE id = ?",
+                (state, note, at, at, entry["id"]),
+            )
+        if state == "sent":
+            record_document(conn, entry, at=at, inferred=True, reply=None)
+        decisions.append(
+            {
+                "entry_id": entry["id"],
+                "operation": entry["operation"],
+                "request_id": entry["request_id"],
+                "state": state,
+                "resolution": note,
+            }
+        )
+    return decisions
+
+
+def _decide(
+    conn: sqlite3.Connection, list_name: str, entry: dict[str, Any], listed: set[str], at: str
+) -> tuple[str, str]:
+    request_id = entry["request_id"]
+    if request_id in listed:
+        return "failed", f"still on {list_name} at {at}: the send did not take effect"
+    before = conn.execute(
+        "SELECT s.taken_at, EXISTS (SELECT 1 FROM snapshot_items i WHERE i.snapshot_id = s.id "
+        "AND i.item_key = ?) FROM snapshots s WHERE s.list_name = ? AND s.taken_at < ? "
+        "ORDER BY s.taken_at DESC, s.id DESC LIMIT 1",
+        (request_id, list_name, entry["created_at"]),
+    ).fetchone()
+    operations = LISTS[list_name].operations
+    other = conn.execute(
+        f"SELECT id FROM outbox WHERE request_id = ? AND id != ? AND state = 'sent' "
+        f"AND operation IN ({', '.join('?' * len(operations))}) LIMIT 1",
+        (request_id, entry["id"], *operations),
+    ).fetchone()
+    if before and before[1] and not other:
+        return "sent", (
+            f"gone from {list_name} at {at} after being listed at {before[0]}, before the send: "
+            "inferred sent"
+        )
+    why = (
+        f"outbox entry {other[0]} already explains its departure"
+        if other
+        else "no snapshot before the send showed it listed"
+    )
+    return "uncertain", (
+        f"gone from {list_name} at {at}, but {why}, so the lists cannot tell whether this send "
+        "took effect; ask the partner, or send again with force=True"
+    )
+
+
+def record_document(
+    conn: sqlite3.Connection,
+    entry: dict[str, Any],
+    *,
+    at: str,
+    inferred: bool,
+    reply: tuple[str | None, str | None, int | None] | None,
+) -> None:
+    """File a sent entry's document in ``responses`` or ``acknowledgments``."""
+    operation = entry["operation"]
+    if operation == "send_transcript":
+        if reply is None:
+            return  # nothing was received: the acknowledgment stays unknown
+        body, reply_flat, call_id = reply
+        xml, _ = pescxml_of(body) if body else (None, None)
+        flat_text, direction = reply_flat, "received"
+    else:
+        xml, _ = pescxml_of(entry["payload"]) if entry["payload"] else (None, None)
+        flat_text, direction, call_id = entry["payload_flat"], "sent", None
+    flat = json.loads(flat_text) if flat_text else {}
+    fields: tuple[str, ...]
+    if operation == "send_response":
+        table, fields = "responses", RESPONSE_FIELDS
+        base = {"outbox_id": entry["id"], "request_id": entry["request_id"], "sent_at": at}
+    else:
+        table, fields = "acknowledgments", ACKNOWLEDGMENT_FIELDS
+        base = {
+            "outbox_id": entry["id"],
+            "request_id": entry["request_id"],
+            "direction": direction,
+            "call_id": call_id,
+            "recorded_at": at,
+        }
+    values = {
+        **base,
+        "inferred": int(inferred),
+        "pescxml": xml,
+        "pesc_json": flat_text,
+        **{f: scalar(flat.get(f)) for f in fields},
+    }
+    conn.execute(
+        f"INSERT OR REPLACE INTO {table} ({', '.join(values)}) "
+        f"VALUES ({', '.join('?' * len(values))})",
+        list(values.values()),
+    )

@@ -1,0 +1,100 @@
+"""Views an analyst wants first; recreated by every migration (they hold no data).
+
+- ``open_requests``: transcript requests on the supplier's no-response list, oldest first, with
+  their age in days, the student, and what we last tried to send for them.
+- ``transcripts_awaiting_ack``: transcripts on the consumer's list that we have not acknowledged
+  (no acknowledgment sent or being sent).
+- ``outbox_unresolved``: sends that are pending or uncertain: do not resend these blindly.
+- ``ack_totals_check``: every acknowledgment's ``AcademicAwardTotal``/``CourseTotal`` against the
+  counts of the transcript it acknowledges (sent by us, or received by us).
+- ``latest_snapshots``: each list's last snapshot with its counts.
+- ``documents``: the XML of every stored detail (kept once, in the detail call's raw body).
+"""
+
+# ruff: noqa: S608  (SQL built from our own constants, never from data)
+
+from __future__ import annotations
+
+
+def _xml(body: str) -> str:
+    """The ``PESCXML`` of a detail body (an array of one item, or an object), any key case."""
+    paths = [
+        f"'{p}.{k}'" for p in ("$[0]", "$") for k in ("PESCXML", "PESCXml", "PescXml", "pescxml")
+    ]
+    found = ", ".join(f"json_extract({body}, {path})" for path in paths)
+    return f"CASE WHEN json_valid({body}) THEN coalesce({found}) END"
+
+
+def _documents(table: str, id_column: str, list_name: str) -> str:
+    return f"""
+SELECT '{list_name}' AS list_name, e.{id_column} AS item_id, e.detail_call_id AS call_id,
+  e.detail_fetched_at, coalesce(e.pescxml, {_xml("c.response_body")}) AS pescxml
+FROM {table} e LEFT JOIN calls c ON c.id = e.detail_call_id
+WHERE e.detail_fetched_at IS NOT NULL"""
+
+
+VIEWS: dict[str, str] = {
+    "open_requests": """
+SELECT r.request_id, r.request_date,
+  round(julianday('now') - julianday(r.request_date), 1) AS age_days,
+  r.student_first_name, r.student_last_name, r.student_birth_date, r.student_oen,
+  r.student_ocas_application, r.source_org_name, r.transcript_purpose,
+  r.detail_fetched_at IS NOT NULL AS has_detail, r.parse_error, r.detail_error,
+  r.first_seen_at, r.last_seen_at,
+  (SELECT o.operation || ': ' || o.state FROM outbox o
+    WHERE o.request_id = r.request_id ORDER BY o.id DESC LIMIT 1) AS last_send
+FROM transcript_requests r
+WHERE r.on_list = 1
+ORDER BY r.request_date
+""",
+    "transcripts_awaiting_ack": """
+SELECT t.transcript_id, t.request_date,
+  round(julianday('now') - julianday(t.request_date), 1) AS age_days,
+  t.document_id, t.request_tracking_id, t.student_first_name, t.student_last_name,
+  t.source_org_name, t.award_count, t.course_count,
+  t.detail_fetched_at IS NOT NULL AS has_detail, t.first_seen_at,
+  (SELECT o.state FROM outbox o WHERE o.request_id = t.transcript_id
+    AND o.operation = 'send_acknowledgment' ORDER BY o.id DESC LIMIT 1) AS ack_state
+FROM transcripts_received t
+WHERE t.on_list = 1 AND NOT EXISTS (
+  SELECT 1 FROM outbox o WHERE o.request_id = t.transcript_id
+    AND o.operation = 'send_acknowledgment' AND o.state IN ('pending', 'sent'))
+ORDER BY t.request_date
+""",
+    "outbox_unresolved": """
+SELECT o.id AS outbox_id, o.operation, o.request_id, o.state, o.created_at, o.updated_at,
+  round(julianday('now') - julianday(o.created_at), 1) AS age_days,
+  o.error, o.pid, o.host, o.run_id, o.forced
+FROM outbox o
+WHERE o.state IN ('pending', 'uncertain')
+ORDER BY o.created_at
+""",
+    "ack_totals_check": """
+SELECT a.direction, a.request_id, a.document_id, a.recorded_at,
+  CAST(json_extract(o.payload_flat, '$.award_count') AS INTEGER) AS transcript_awards,
+  CAST(json_extract(o.payload_flat, '$.course_count') AS INTEGER) AS transcript_courses,
+  a.academic_award_total, a.course_total,
+  a.academic_award_total IS CAST(json_extract(o.payload_flat, '$.award_count') AS INTEGER)
+    AND a.course_total IS CAST(json_extract(o.payload_flat, '$.course_count') AS INTEGER)
+    AS totals_match
+FROM acknowledgments a JOIN outbox o ON o.id = a.outbox_id
+WHERE a.direction = 'received'
+UNION ALL
+SELECT a.direction, a.request_id, a.document_id, a.recorded_at,
+  t.award_count, t.course_count, a.academic_award_total, a.course_total,
+  a.academic_award_total IS t.award_count AND a.course_total IS t.course_count
+FROM acknowledgments a LEFT JOIN transcripts_received t ON t.transcript_id = a.request_id
+WHERE a.direction = 'sent'
+""",
+    "latest_snapshots": """
+SELECT s.list_name, s.id AS snapshot_id, s.taken_at, s.item_count, s.appeared, s.vanished,
+  s.changed, s.run_id, s.call_id
+FROM snapshots s
+WHERE s.id = (SELECT s2.id FROM snapshots s2 WHERE s2.list_name = s.list_name
+  ORDER BY s2.taken_at DESC, s2.id DESC LIMIT 1)
+ORDER BY s.list_name
+""",
+    "documents": _documents("transcript_requests", "request_id", "supplier_requests")
+    + "\nUNION ALL"
+    + _documents("transcripts_received", "transcript_id", "consumer_transcripts"),
+}
