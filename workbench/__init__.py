@@ -1,12 +1,19 @@
-"""workbench: partner data as DataFrames, a snapshot store, and reconciliation reports."""
+"""workbench: partner data as DataFrames, a snapshot store, and reconciliation reports.
+
+>>> import workbench as wb
+>>> w = wb.connect()              # nothing configured: the embedded sandbox  # doctest: +SKIP
+>>> w.supplier.pending_requests()  # doctest: +SKIP
+"""
 
 from __future__ import annotations
 
 from importlib.metadata import PackageNotFoundError, version
 
+from workbench.client import Workbench, connect
 from workbench.errors import (
     AuthError,
     ConfigError,
+    DuplicateSend,
     InvalidValue,
     NotFound,
     PartnerError,
@@ -24,12 +31,15 @@ except PackageNotFoundError:  # running from a source tree that was never instal
 __all__ = [
     "AuthError",
     "ConfigError",
+    "DuplicateSend",
     "InvalidValue",
     "NotFound",
     "PartnerError",
     "PescError",
     "StoreError",
     "TransportError",
+    "Workbench",
     "WorkbenchError",
     "__version__",
+    "connect",
 ]

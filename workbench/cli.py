@@ -74,6 +74,9 @@ def sandbox(
     state: Annotated[
         str | None, typer.Option(help="Keep the partner's state in this file across restarts.")
     ] = None,
+    hours_per_minute: Annotated[
+        float, typer.Option(help="Move the partner's clock this many hours per real minute.")
+    ] = 0.0,
 ) -> None:
     """Serve the partner simulation until Ctrl-C, printing its URLs and demo credentials."""
     from workbench.sandbox import Sandbox, SandboxSettings
@@ -81,6 +84,8 @@ def sandbox(
 
     if namespaces not in ("v1.0.0", "v1.1.0"):
         raise typer.BadParameter("use v1.0.0 or v1.1.0", param_hint="--namespaces")
+    if hours_per_minute < 0:
+        raise typer.BadParameter("the clock only moves forward", param_hint="--hours-per-minute")
     settings = with_overrides(
         SandboxSettings(),
         seed=seed,
@@ -117,10 +122,15 @@ def sandbox(
         typer.echo("Point a client here (demo credentials, valid only for this sandbox):")
         for name, value in sb.env.items():
             typer.echo(f"  export {name}='{value}'")
+        if hours_per_minute:
+            typer.echo(f"The partner's clock moves {hours_per_minute} h per minute.")
+        typer.echo(f"Move it by hand: curl -X POST '{sb.root_url}/_sandbox/advance?hours=6'")
         typer.echo("Ctrl-C to stop.")
+        tick = 5.0
         try:
-            while not stop.wait(0.5):
-                pass
+            while not stop.wait(tick):
+                if hours_per_minute:
+                    sb.advance(hours_per_minute * tick / 60)
         except KeyboardInterrupt:
             pass
         typer.echo("Stopping the sandbox.")
@@ -163,6 +173,45 @@ def doctor(
         typer.echo(render(checks))
     if not passed(checks):
         typer.echo("Some checks failed: see the fix column.", err=True)
+        raise typer.Exit(1)
+
+
+@app.command()
+def pull(
+    profile: Annotated[
+        str | None, typer.Option(help="Profile to pull (default: WORKBENCH_PROFILE, ...).")
+    ] = None,
+    db: Annotated[
+        str | None, typer.Option(help="SQLite database (default: WORKBENCH_DB, data/...).")
+    ] = None,
+    config: Annotated[
+        str | None, typer.Option(help="Profiles file (default: WORKBENCH_CONFIG, workbench.toml).")
+    ] = None,
+    allow_partial: Annotated[
+        bool, typer.Option(help="Exit 0 even when some details failed (they retry next pull).")
+    ] = False,
+    wait: Annotated[
+        float, typer.Option(help="Seconds to wait for another pull on the same database.")
+    ] = 60.0,
+    progress: Annotated[
+        bool | None, typer.Option("--progress/--no-progress", help="Show a progress bar.")
+    ] = None,
+) -> None:
+    """Store every list, event feed and missing detail in the database; print a summary.
+
+    Exit 0 when everything was stored, 1 when the run was partial (unless --allow-partial) or
+    failed, 2 on a configuration error.
+    """
+    from workbench.client import connect
+
+    with _clean_errors(), connect(profile, db=db, config_path=config) as w:
+        summary = w.pull(progress=progress, lock_timeout_s=wait)
+        typer.echo(str(summary))
+        typer.echo(f"Stored in {w.db}")
+    if summary.status != "ok" and not (summary.status == "partial" and allow_partial):
+        typer.echo(
+            f"The pull was {summary.status}: failed items are retried by the next pull.", err=True
+        )
         raise typer.Exit(1)
 
 

@@ -5,9 +5,10 @@
     WorkbenchError              catch this to catch everything we raise
     ├── ConfigError             a setting is missing or wrong (names the variable to set)
     ├── AuthError               bad credentials, refused token, 401 after one renewal
-    ├── NotFound                unknown transcript request / transcript id
-    ├── InvalidValue            the partner said a value is invalid (400), or we refused to send it
-    ├── PartnerError            any other unexpected status; carries ``status`` and ``body``
+    ├── PartnerError            an unexpected status; carries ``status`` and ``body``
+    │   ├── NotFound            unknown transcript request / transcript id
+    │   └── InvalidValue        a value is invalid (the partner's 400), or we refused to send it
+    │       └── DuplicateSend   the outbox already holds this send: ``force=True`` to resend
     ├── TransportError          the network failed (connect, read, TLS) after retries
     ├── PescError               XML that is malformed, hostile, too big or not PESC
     └── StoreError              the local database refused (locked, newer schema, ...)
@@ -59,8 +60,26 @@ class InvalidValue(PartnerError):
     """A value was refused as invalid, by the partner (400) or by us before sending."""
 
 
+class DuplicateSend(InvalidValue):
+    """This operation was already sent (or may have been) for this request; ``force=True`` to
+    send it again. ``entry_id`` and ``state`` name the outbox entry that blocks it."""
+
+    def __init__(self, message: str, *, entry_id: int, state: str) -> None:
+        super().__init__(message)
+        self.entry_id = entry_id
+        self.state = state
+
+
 class TransportError(WorkbenchError):
-    """The network failed (connect, read, TLS, dropped connection) and retries did not help."""
+    """The network failed (connect, read, TLS, dropped connection) and retries did not help.
+
+    ``may_have_reached`` is False only when the request provably never left (the connection
+    could not be opened); a send that failed otherwise may have taken effect at the partner.
+    """
+
+    def __init__(self, message: str, *, may_have_reached: bool = True) -> None:
+        super().__init__(message)
+        self.may_have_reached = may_have_reached
 
 
 class PescError(WorkbenchError):

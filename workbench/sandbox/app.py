@@ -15,7 +15,7 @@ from urllib.parse import parse_qsl
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route
 
@@ -92,11 +92,15 @@ async def _read_body(request: Request, limit: int) -> bytes:
     if declared and declared.isdigit() and int(declared) > limit:
         raise Refusal(413, f"The request body is larger than {limit} bytes.")
     chunks, size = [], 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise Refusal(413, f"The request body is larger than {limit} bytes.")
-        chunks.append(chunk)
+    try:
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > limit:
+                raise Refusal(413, f"The request body is larger than {limit} bytes.")
+            chunks.append(chunk)
+    except ClientDisconnect:
+        # The client hung up mid-body: nobody is left to answer, and it is no server error.
+        raise Refusal(400, "The client disconnected before sending the whole body.") from None
     return b"".join(chunks)
 
 

@@ -6,6 +6,7 @@ import asyncio
 import json
 import math
 import random
+import re
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
@@ -70,7 +71,9 @@ class FaultMiddleware:
         delay = f.latency_ms + (self.rng.uniform(0, f.jitter_ms) if f.jitter_ms else 0.0)
         if delay > 0:
             await asyncio.sleep(delay / 1000)
-        if self.latency_only:
+        if self.latency_only or (
+            f.path_pattern and not re.search(f.path_pattern, scope.get("path", ""))
+        ):
             await self.app(scope, receive, send)
             return
         roll = self.rng.random()

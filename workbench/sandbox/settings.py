@@ -91,6 +91,7 @@ class Faults:
     drop_after_rate: float = 0.0  # the operation runs, then the connection drops (POSTs!)
     token_ttl: int | None = None  # overrides SandboxSettings.token_ttl when set
     pescxml_key: str = "PESCXML"  # "PESCXml": how real partners spell it in GET bodies
+    path_pattern: str = ""  # a regex: faults hit only paths it finds (e.g. details, not lists)
 
     def update(self, **changes: Any) -> None:
         names = {f.name for f in dataclasses.fields(self)}

@@ -15,9 +15,10 @@ Layout::
 
 from __future__ import annotations
 
+from workbench.errors import DuplicateSend
 from workbench.store.core import Store
 from workbench.store.lists import LIST_NAMES, OPERATIONS
-from workbench.store.outbox import DuplicateSend, Outbox
+from workbench.store.outbox import Outbox
 from workbench.store.record import SnapshotDiff
 from workbench.store.schema import SCHEMA_VERSION
 

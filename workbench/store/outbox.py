@@ -29,7 +29,7 @@ from typing import Any
 
 import pandas as pd
 
-from workbench.errors import InvalidValue, StoreError
+from workbench.errors import DuplicateSend, StoreError
 from workbench.store.connection import Connection
 from workbench.store.frames import query_frame
 from workbench.store.lists import OPERATIONS, list_info
@@ -37,16 +37,6 @@ from workbench.store.lock import process_alive
 from workbench.store.scrub import Scrubber
 from workbench.store.settle import BLOCKING, explaining, record_document, resolve
 from workbench.store.values import dumps, now, now_text, row_id, sha256, utc_text
-
-
-class DuplicateSend(InvalidValue):
-    """This operation was already sent (or may have been) for this request; ``force=True`` to
-    send it again. ``entry_id`` and ``state`` name the outbox entry that blocks it."""
-
-    def __init__(self, message: str, *, entry_id: int, state: str) -> None:
-        super().__init__(message)
-        self.entry_id = entry_id
-        self.state = state
 
 
 class Outbox:

@@ -1,0 +1,108 @@
+"""Many details at once: bounded threads, one frame, failures per id, fine in a running loop."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+import pandas as pd
+import pytest
+
+import workbench as wb
+from workbench.api import batch
+from workbench.sandbox import Sandbox
+
+UNKNOWN = "0123456789abcdef0123456789abcdef"
+
+
+def test_requests_in_order_with_failures_per_id(sandbox: Sandbox, w: wb.Workbench) -> None:
+    ids = sandbox.pending_request_ids()
+    asked = [ids[2], UNKNOWN, ids[0], ids[2], ids[1]]  # a duplicate is fetched once
+    df = w.supplier.requests(asked)
+    assert list(df["request_id"]) == [ids[2], UNKNOWN, ids[0], ids[1]]
+    assert df["error"].isna().tolist() == [True, False, True, True]
+    assert df.loc[1, "error"].startswith("NotFound")
+    assert df.loc[0, "message_type"] == "TranscriptRequest"
+    assert list(df.columns[-3:]) == ["pescxml", "parse_error", "error"]
+    assert df["request_id"].dtype == "string"
+    assert df.attrs["operation"] == "supplier.requests"
+    assert sandbox.hits[("GET", f"/api/transcriptrequests/{ids[2]}")] == 1
+
+
+def test_requests_from_a_pending_frame(sandbox: Sandbox, w: wb.Workbench) -> None:
+    pending = w.supplier.pending_requests()
+    df = w.supplier.requests(pending)
+    assert len(df) == len(pending)
+    assert df["error"].isna().all()
+    assert set(df["request_id"]) == set(sandbox.pending_request_ids())
+    assert w.supplier.requests(pending["request_id"]).shape == df.shape
+
+
+def test_transcripts(sandbox: Sandbox, w: wb.Workbench) -> None:
+    ids = sandbox.pending_transcript_ids()
+    df = w.consumer.transcripts(ids)
+    assert list(df["request_id"]) == ids
+    assert (df["message_type"] == "CollegeTranscript").all()
+    assert df.attrs["operation"] == "consumer.transcripts"
+
+
+def test_no_ids_gives_the_columns(w: wb.Workbench) -> None:
+    df = w.supplier.requests([])
+    assert df.empty
+    assert list(df.columns) == ["request_id", "request_date", "pescxml", "parse_error", "error"]
+
+
+def test_parse_failures_are_rows_not_errors(sandbox_factory, connect_to) -> None:
+    sb = sandbox_factory(malformed_share=0.5, initial_requests=20)
+    df = connect_to(sb).supplier.requests(sb.pending_request_ids())
+    assert len(df) == 20
+    assert df["error"].isna().all()
+    assert df["parse_error"].notna().any()
+    assert df["pescxml"].notna().all()
+
+
+def test_works_inside_a_running_event_loop(sandbox: Sandbox, w: wb.Workbench) -> None:
+    async def notebook_cell() -> pd.DataFrame:
+        # What Jupyter does: our synchronous call runs while an event loop is running.
+        asyncio.get_running_loop()
+        return w.supplier.requests(sandbox.pending_request_ids())
+
+    df = asyncio.run(notebook_cell())
+    assert len(df) == len(sandbox.pending_request_ids())
+    assert df["error"].isna().all()
+
+
+def test_concurrency_is_bounded_by_the_setting(sandbox_factory, connect_to) -> None:
+    sb = sandbox_factory(initial_requests=24)
+    sb.set_faults(latency_ms=20)
+    w = connect_to(sb, WORKBENCH_CONCURRENCY="3")
+    seen: set[str] = set()
+    lock = threading.Lock()
+
+    def note_thread(exchange) -> None:  # recorders run on the thread that made the call
+        if exchange.interface == "supplier":
+            with lock:
+                seen.add(threading.current_thread().name)
+
+    w.session.recorders.append(note_thread)
+    df = w.supplier.requests(sb.pending_request_ids())
+    assert df["error"].isna().all()
+    assert 1 <= len(seen) <= 3
+
+
+def test_progress_bar_only_when_asked_or_interactive(w: wb.Workbench, sandbox, capsys) -> None:
+    ids = sandbox.pending_request_ids()
+    w.supplier.requests(ids)  # pytest is not interactive: quiet
+    assert capsys.readouterr().err == ""
+    w.supplier.requests(ids, progress=True)
+    assert "supplier.requests" in capsys.readouterr().err
+    w.supplier.requests(ids[:3], progress=True)  # a handful: no bar
+    assert capsys.readouterr().err == ""
+
+
+def test_ids_of_accepts_strings_series_and_frames() -> None:
+    assert batch.ids_of("abc") == ["abc"]
+    assert batch.ids_of(pd.Series(["a", "b", "a"])) == ["a", "b"]
+    assert batch.ids_of(pd.DataFrame({"request_id": ["x", "y"]})) == ["x", "y"]
+    with pytest.raises(ValueError, match="request_id column"):
+        batch.ids_of(pd.DataFrame({"id": ["x"]}))

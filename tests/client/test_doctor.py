@@ -1,0 +1,95 @@
+"""``workbench doctor`` and ``workbench demo``: library checks and the thin CLI over them."""
+
+from __future__ import annotations
+
+import pytest
+from typer.testing import CliRunner
+
+import workbench as wb
+from workbench.cli import app
+from workbench.doctor import FAILED, OK, SKIPPED, passed, render, run_checks
+from workbench.sandbox import Sandbox
+
+
+def test_every_interface_passes_on_the_sandbox(sandbox: Sandbox, w: wb.Workbench) -> None:
+    checks = run_checks(w)
+    assert set(checks["status"]) == {OK}
+    assert set(checks["interface"]) == {"international", "domestic", "supplier", "consumer"}
+    tokens = checks[checks["check"] == "token"].set_index("interface")["detail"]
+    assert tokens["international"].startswith("password grant, scope intl_api.public")
+    assert tokens["supplier"].startswith("client_credentials grant, scope transcript_api")
+    assert "lifetime 3" in tokens["domestic"]
+    assert passed(checks)
+    assert "pending placement events" in render(checks)
+
+
+def test_failures_say_what_to_fix(sandbox: Sandbox, connect_to) -> None:
+    w = connect_to(
+        sandbox,
+        WORKBENCH_CONSUMER_CLIENT_SECRET="wrong",
+        WORKBENCH_SUBSCRIPTION_KEY="wrong-key",
+        WORKBENCH_DOMESTIC_CLIENT_ID="",
+        WORKBENCH_DOMESTIC_CLIENT_SECRET="",
+    )
+    checks = run_checks(w).set_index(["interface", "check"])
+    assert checks.loc[("consumer", "token"), "status"] == FAILED
+    assert "invalid_client" in checks.loc[("consumer", "token"), "fix"]
+    assert checks.loc[("international", "token"), "status"] == OK
+    assert checks.loc[("international", "diagnostics"), "status"] == FAILED
+    assert "WORKBENCH_SUBSCRIPTION_KEY" in checks.loc[("international", "diagnostics"), "fix"]
+    assert checks.loc[("domestic", "configuration"), "status"] == SKIPPED
+    assert checks.loc[("supplier", "pending requests"), "status"] == OK
+    assert not passed(run_checks(w))
+    assert "What to do:" in render(run_checks(w))
+
+
+def test_incomplete_role_is_a_failed_check(sandbox: Sandbox, connect_to) -> None:
+    w = connect_to(sandbox, WORKBENCH_INTL_USERNAME="")
+    checks = run_checks(w).set_index(["interface", "check"])
+    assert checks.loc[("international", "configuration"), "status"] == FAILED
+    assert "WORKBENCH_INTL_USERNAME" in checks.loc[("international", "configuration"), "fix"]
+
+
+@pytest.fixture
+def cli_env(sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch) -> Sandbox:
+    for name, value in sandbox.env.items():
+        monkeypatch.setenv(name, value)
+    return sandbox
+
+
+def test_cli_doctor_exit_codes(cli_env: Sandbox, monkeypatch: pytest.MonkeyPatch) -> None:
+    runner = CliRunner()
+    result = runner.invoke(app, ["doctor"])
+    assert result.exit_code == 0, result.output
+    assert "supplier" in result.output and "ok" in result.output
+
+    monkeypatch.setenv("WORKBENCH_SUPPLIER_CLIENT_SECRET", "wrong-secret-zz9")
+    result = runner.invoke(app, ["doctor"])
+    assert result.exit_code == 1
+    assert "invalid_client" in result.output
+    assert "wrong-secret-zz9" not in result.output
+
+    result = runner.invoke(app, ["doctor", "--profile", "nope"])
+    assert result.exit_code == 2
+    assert "Configuration error" in result.output and "nope" in result.output
+
+
+def test_cli_help_lists_the_commands() -> None:
+    result = CliRunner().invoke(app, ["--help"])
+    assert result.exit_code == 0
+    assert "doctor" in result.output and "demo" in result.output
+
+
+def test_cli_demo_prints_every_list() -> None:
+    result = CliRunner().invoke(app, ["demo", "--details", "2"])
+    assert result.exit_code == 0, result.output
+    for title in (
+        "Diagnostics",
+        "Pending placement events",
+        "Peek events",
+        "Transcript requests without a response",
+        "Transcripts without a response",
+        "Details of 2 transcript request(s)",
+        "Details of 2 transcript(s)",
+    ):
+        assert title in result.output

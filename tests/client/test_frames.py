@@ -1,0 +1,58 @@
+"""DataFrame contract and PESCXML handling, on plain data (no HTTP needed)."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from workbench.api.documents import parse_pescxml, split_pescxml
+from workbench.api.frames import frame
+
+ROW = {"RequestID": "A1", "RequestDate": "2026-03-02T09:00:00.123Z", "NewField": {"x": 1}}
+
+
+def test_unknown_fields_are_kept_after_the_known_ones() -> None:
+    df = frame([ROW], columns=("request_id", "request_date"), operation="op", tail=("t",))
+    assert list(df.columns) == ["request_id", "request_date", "new_field", "t"]
+    assert df.loc[0, "new_field"] == {"x": 1}
+    assert df["request_id"].dtype == "string"
+    assert df.loc[0, "request_date"] == pd.Timestamp("2026-03-02T09:00:00.123Z")
+
+
+def test_empty_frame_has_the_same_columns_and_dtypes() -> None:
+    full = frame([ROW], columns=("request_id", "request_date"), operation="op")
+    empty = frame([], columns=("request_id", "request_date"), operation="op")
+    assert list(empty.columns) == list(full.columns[:2])  # full has the extra new_field
+    assert empty["request_id"].dtype == full["request_id"].dtype == "string"
+    assert str(empty["request_date"].dt.tz) == str(full["request_date"].dt.tz) == "UTC"
+
+
+def test_times_that_are_not_iso_stay_text() -> None:
+    df = frame([{"created_at": "yesterday"}], columns=("created_at",), operation="op")
+    assert df.loc[0, "created_at"] == "yesterday"
+
+
+def test_pescxml_key_any_case() -> None:
+    for key in ("PESCXML", "PESCXml", "pescxml"):
+        xml, rest = split_pescxml({"RequestID": "A", key: "<a/>"})
+        assert (xml, rest) == ("<a/>", {"RequestID": "A"})
+
+
+CT = '<CollegeTranscript xmlns="urn:org:pesc:message:CollegeTranscript:v1.3.0"/>'
+
+
+def test_unescape_exactly_once() -> None:
+    once = CT.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    twice = once.replace("&", "&amp;")
+    assert split_pescxml({"PESCXML": once})[0] == once  # the value as sent: parse unescapes
+    assert parse_pescxml(CT)[0] == CT
+    xml, fields = parse_pescxml(once)
+    assert (xml, fields["parse_error"]) == (CT, None)
+    assert fields["message_type"] == "CollegeTranscript"
+    xml, fields = parse_pescxml(twice)  # never repaired by unescaping a second time
+    assert xml == twice
+    assert fields["parse_error"]
+
+
+def test_parse_pescxml_never_raises() -> None:
+    assert parse_pescxml("<not xml")[1]["parse_error"]
+    assert parse_pescxml(None)[1]["parse_error"] == "no PESCXML in the answer"

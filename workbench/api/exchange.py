@@ -1,0 +1,333 @@
+"""Transcript exchange (spec §4.4): the supplier and consumer roles.
+
+>>> w.supplier.pending_requests()                  # doctest: +SKIP
+>>> w.supplier.requests(w.supplier.pending_requests())  # every detail, 8 at a time
+>>> w.consumer.send_acknowledgment(request_id)     # built from the transcript
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, TypeAlias
+
+import pandas as pd
+
+from workbench import pesc, spec
+from workbench.api.batch import ERROR, Rows, fetch_all, ids_of
+from workbench.api.documents import PARSE_ERROR, PESCXML, parse_pescxml, split_pescxml, text_of
+from workbench.api.frames import frame, snake_keys
+from workbench.api.ids import request_path
+from workbench.errors import (
+    AuthError,
+    ConfigError,
+    InvalidValue,
+    NotFound,
+    PartnerError,
+    TransportError,
+)
+from workbench.http import Session
+
+SUMMARY_COLUMNS = ("request_id", "request_date")
+TAIL = (PESCXML, PARSE_ERROR)
+Ids: TypeAlias = Iterable[Any] | pd.DataFrame | pd.Series
+Expects: TypeAlias = tuple[str, ...]
+
+
+class _Role:
+    role = ""
+    noun = ""  # what one id names, in messages: "transcript request", "transcript"
+    detail_path = ""
+    detail_columns: Sequence[str] = SUMMARY_COLUMNS
+
+    def __init__(self, session: Session, *, outbox: Callable[[], Any] | None = None) -> None:
+        self._session = session
+        # Gives the store's outbox (opening the store on first use); None: sends unrecorded.
+        self._outbox = outbox
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} of profile {self._session.profile.name!r}>"
+
+    def _list(self, path: str, *, operation: str, empty: str) -> pd.DataFrame:
+        payload = self._session.call(self.role, "GET", path, operation=operation, empty=(empty,))
+        items = _items(payload, operation)
+        call_id = self._session.last_call_id()
+        return frame(items, columns=SUMMARY_COLUMNS, operation=operation, call_id=call_id)
+
+    def _detail_rows(self, request_id: Any, *, operation: str) -> Rows:
+        path = request_path(self.detail_path, request_id)
+        subject = f"{self.noun} {request_id!r}"
+        payload = self._session.call(self.role, "GET", path, operation=operation, subject=subject)
+        items = _items(payload, operation)
+        if not items:
+            raise NotFound(f"{operation}: the partner answered no {subject}.", status=200)
+        return [_document_row(item) for item in items]
+
+    def _detail(self, request_id: Any, *, operation: str) -> pd.DataFrame:
+        rows = self._detail_rows(request_id, operation=operation)
+        call_id = self._session.last_call_id()
+        return frame(
+            rows, columns=self.detail_columns, tail=TAIL, operation=operation, call_id=call_id
+        )
+
+    def _details(self, ids: Ids, *, operation: str, progress: bool | None) -> pd.DataFrame:
+        rows = fetch_all(
+            ids_of(ids),
+            lambda request_id: self._detail_rows(request_id, operation=operation),
+            concurrency=self._session.profile.concurrency,
+            progress=progress,
+            desc=operation,
+        )
+        return frame(rows, columns=self.detail_columns, tail=(*TAIL, ERROR), operation=operation)
+
+    def _require_writable(self, operation: str) -> None:
+        profile = self._session.profile
+        if profile.read_only:
+            raise ConfigError(
+                f"{operation}: profile {profile.name!r} is read-only, so nothing was sent. "
+                "Use a profile without read_only (or set WORKBENCH_READ_ONLY=0) to send."
+            )
+
+    def _send(
+        self,
+        template: str,
+        request_id: Any,
+        pescxml: Any,
+        *,
+        operation: str,
+        expects: Expects,
+        force: bool = False,
+    ) -> pd.DataFrame:
+        """POST a document through the outbox: recorded before it leaves, marked after.
+
+        Never resent: a failure after the bytes may have left is ``uncertain`` in the outbox,
+        and the next pull settles it from the partner's lists.
+        """
+        self._require_writable(operation)
+        path = request_path(template, request_id)
+        xml = text_of(pescxml)
+        flat = _check_document(xml, request_id, operation=operation, expects=expects)
+        outbox = self._outbox() if self._outbox is not None else None
+        entry = None
+        if outbox is not None:
+            entry = outbox.begin(
+                operation.split(".")[-1], str(request_id), xml, force=force, flat=flat
+            )
+        try:
+            payload = self._session.call(
+                self.role,
+                "POST",
+                path,
+                operation=operation,
+                json={spec.PESCXML_FIELD: xml},
+                subject=f"{self.noun} {request_id!r}",
+            )
+        except BaseException as exc:
+            if entry is not None:
+                _settle_failure(outbox, entry, exc, call_id=self._session.last_call_id())
+            raise
+        call_id = self._session.last_call_id()
+        try:
+            items = _items(payload, operation)
+            if not items:
+                raise _shape(operation, payload)
+        except PartnerError:
+            if entry is not None:  # it was accepted (2xx); only its echo is odd
+                outbox.mark_sent(entry, status=200, response_body=str(payload)[:100_000],
+                                 call_id=call_id)  # fmt: skip
+            raise
+        rows = [_document_row(item) for item in items]
+        if entry is not None:
+            reply_flat = {k: v for k, v in rows[0].items() if k not in (PESCXML, PARSE_ERROR)}
+            outbox.mark_sent(
+                entry,
+                status=200,
+                response_body=_json_text(payload),
+                call_id=call_id,
+                reply_flat=reply_flat,
+            )
+        df = frame(rows, columns=("request_id",), tail=TAIL, operation=operation, call_id=call_id)
+        df.attrs["outbox_id"] = entry
+        return df
+
+
+class Supplier(_Role):
+    """Supplier role: requests in; responses and transcripts out; acknowledgments back."""
+
+    role = "supplier"
+    noun = "transcript request"
+    detail_path = spec.SUPPLIER_REQUEST_PATH
+
+    def pending_requests(self) -> pd.DataFrame:
+        """Transcript requests without a response: request_id, request_date."""
+        return self._list(
+            spec.SUPPLIER_PENDING_PATH,
+            operation="supplier.pending_requests",
+            empty=spec.NO_REQUESTS_FOUND,
+        )
+
+    def request(self, request_id: str) -> pd.DataFrame:
+        """One request: its fields, the parsed TranscriptRequest fields, and ``pescxml``."""
+        return self._detail(request_id, operation="supplier.request")
+
+    def requests(self, ids: Ids, *, progress: bool | None = None) -> pd.DataFrame:
+        """Details of many requests, fetched concurrently; failures go to the ``error`` column.
+
+        >>> w.supplier.requests(w.supplier.pending_requests())  # doctest: +SKIP
+        """
+        return self._details(ids, operation="supplier.requests", progress=progress)
+
+    def send_response(self, request_id: str, pescxml: Any, *, force: bool = False) -> pd.DataFrame:
+        """Send a TranscriptResponse; returns the echoed response, parsed.
+
+        Goes through the outbox: a second response to the same request is refused
+        (``DuplicateSend``) unless ``force=True``.
+        """
+        return self._send(
+            spec.SUPPLIER_RESPONSES_PATH,
+            request_id,
+            pescxml,
+            operation="supplier.send_response",
+            expects=("TranscriptResponse",),
+            force=force,
+        )
+
+    def send_transcript(
+        self, request_id: str, pescxml: Any, *, force: bool = False
+    ) -> pd.DataFrame:
+        """Send the transcript for a request; returns the partner's acknowledgment, parsed.
+
+        Goes through the outbox: a second transcript for the same request is refused
+        (``DuplicateSend``) unless ``force=True``.
+        """
+        return self._send(
+            spec.SUPPLIER_TRANSCRIPTS_PATH,
+            request_id,
+            pescxml,
+            operation="supplier.send_transcript",
+            expects=("CollegeTranscript", "HighSchoolTranscript"),
+            force=force,
+        )
+
+
+class Consumer(_Role):
+    """Consumer role: transcripts in; acknowledgments out."""
+
+    role = "consumer"
+    noun = "transcript"
+    detail_path = spec.CONSUMER_TRANSCRIPT_PATH
+    detail_columns = ("request_id",)  # spec §4.4: the transcript detail has no RequestDate
+
+    def pending_transcripts(self) -> pd.DataFrame:
+        """Transcripts without a response: request_id, request_date."""
+        return self._list(
+            spec.CONSUMER_PENDING_PATH,
+            operation="consumer.pending_transcripts",
+            empty=spec.NO_TRANSCRIPTS_FOUND,
+        )
+
+    def transcript(self, request_id: str) -> pd.DataFrame:
+        """One transcript: the parsed CollegeTranscript fields and ``pescxml``."""
+        return self._detail(request_id, operation="consumer.transcript")
+
+    def transcripts(self, ids: Ids, *, progress: bool | None = None) -> pd.DataFrame:
+        """Details of many transcripts, fetched concurrently; failures go to ``error``."""
+        return self._details(ids, operation="consumer.transcripts", progress=progress)
+
+    def send_acknowledgment(
+        self, request_id: str, pescxml: Any = None, *, force: bool = False
+    ) -> pd.DataFrame:
+        """Acknowledge a transcript; with ``pescxml=None`` the acknowledgment is built from it.
+
+        >>> w.consumer.send_acknowledgment("6f1c...")  # doctest: +SKIP
+        """
+        operation = "consumer.send_acknowledgment"
+        self._require_writable(operation)
+        if pescxml is None:
+            pescxml = self._build_acknowledgment(request_id, operation=operation)
+        return self._send(
+            spec.CONSUMER_ACKNOWLEDGMENT_PATH,
+            request_id,
+            pescxml,
+            operation=operation,
+            expects=("Acknowledgment", "TranscriptAcknowledgment"),
+            force=force,
+        )
+
+    def _build_acknowledgment(self, request_id: Any, *, operation: str) -> str:
+        row = self._detail_rows(request_id, operation=operation)[0]
+        if row[PARSE_ERROR]:
+            raise InvalidValue(
+                f"{operation}: cannot build an acknowledgment, the transcript {request_id!r} "
+                f"does not parse ({row[PARSE_ERROR]}); pass pescxml= explicitly."
+            )
+        return pesc.build_acknowledgment(row[PESCXML])
+
+
+def _document_row(item: dict[str, Any]) -> dict[str, Any]:
+    """An answer item as a row: its fields, the parsed document's fields, ``pescxml`` last."""
+    value, rest = split_pescxml(item)
+    xml, fields = parse_pescxml(value)
+    row = snake_keys(rest)
+    for key, value in fields.items():
+        row[key if key not in row else f"pesc_{key}"] = value
+    row[PESCXML] = xml
+    return row
+
+
+def _check_document(
+    xml: str, request_id: str, *, operation: str, expects: Expects
+) -> dict[str, Any]:
+    """Refuse, before sending, XML that is malformed, of the wrong type, or for another request."""
+    if not xml.strip():
+        raise InvalidValue(f"{operation}: pescxml is empty.")
+    document = pesc.parse(xml)
+    if document.message_type not in expects:
+        raise InvalidValue(
+            f"{operation}: expected a {' or '.join(expects)} document, got {document.message_type}."
+        )
+    flat = pesc.flatten(document)
+    tracking = flat.get("request_tracking_id")
+    if tracking and tracking != request_id:
+        raise InvalidValue(
+            f"{operation}: the document's RequestTrackingID {tracking!r} is not the "
+            f"request_id {request_id!r}; it belongs to another request."
+        )
+    return flat
+
+
+def _items(payload: Any, operation: str) -> list[dict[str, Any]]:
+    """The items of an exchange answer: an array of objects, or one object."""
+    items = payload if isinstance(payload, list) else [payload] if payload is not None else []
+    if not all(isinstance(i, dict) for i in items):
+        raise _shape(operation, payload)
+    return items
+
+
+def _settle_failure(outbox: Any, entry: int, exc: BaseException, *, call_id: Any) -> None:
+    """Mark a send that raised: ``failed`` when it provably did not take effect, else
+    ``uncertain`` (for the next pull to settle from the lists, never by resending)."""
+    if isinstance(exc, TransportError):
+        if exc.may_have_reached:
+            outbox.mark_uncertain(entry, error=str(exc))
+        else:
+            outbox.mark_failed(entry, error=str(exc), call_id=call_id)
+    elif isinstance(exc, AuthError):  # refused at the door: a 401 is never processed
+        outbox.mark_failed(entry, error=str(exc), status=401, call_id=call_id)
+    elif isinstance(exc, PartnerError) and exc.status is not None and exc.status < 500:
+        outbox.mark_failed(entry, error=str(exc), status=exc.status, call_id=call_id)
+    else:  # a 5xx, or an interruption (Ctrl-C) mid-send: it may have been processed
+        outbox.mark_uncertain(entry, error=f"{type(exc).__name__}: {exc}")
+
+
+def _json_text(payload: Any) -> str:
+    import json
+
+    return json.dumps(payload, ensure_ascii=False)
+
+
+def _shape(operation: str, payload: Any) -> PartnerError:
+    return PartnerError(
+        f"{operation}: the answer has an unexpected shape ({type(payload).__name__}).",
+        status=200,
+        body=str(payload)[:2000],
+    )

@@ -1,0 +1,53 @@
+"""RequestIDs: checked before use, percent-encoded into exactly one path segment.
+
+The spec allows any non-empty string (DESIGN §3); what we refuse could only ever address another
+resource (``/``, ``\\``, ``.``, ``..``) or break the request line (control characters).
+
+>>> request_path("/api/transcriptrequests/{id}", "C2015 07")
+'/api/transcriptrequests/C2015%2007'
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from typing import Any
+from urllib.parse import quote
+
+from workbench.errors import InvalidValue
+
+MAX_ID_LENGTH = 128
+# Cc: control characters; Cs: lone surrogates (cannot be encoded); Zl/Zp: line separators.
+_FORBIDDEN_CATEGORIES = frozenset({"Cc", "Cs", "Zl", "Zp"})
+
+
+def check_request_id(value: Any) -> str:
+    """``value`` if it can be sent as a RequestID, else ``InvalidValue`` saying why."""
+    if not isinstance(value, str):
+        raise InvalidValue(f"A RequestID must be a string, not {type(value).__name__}.")
+    shown = _show(value)
+    if not value:
+        raise InvalidValue("A RequestID must not be empty.")
+    if len(value) > MAX_ID_LENGTH:
+        raise InvalidValue(
+            f"RequestID {shown} is {len(value)} characters long; at most {MAX_ID_LENGTH} allowed."
+        )
+    if "/" in value or "\\" in value:
+        raise InvalidValue(f"RequestID {shown} contains a slash; it must be one path segment.")
+    if value in (".", "..") or ".." in value:
+        raise InvalidValue(f"RequestID {shown} contains '..'; it would address another path.")
+    if value != value.strip():
+        raise InvalidValue(f"RequestID {shown} has leading or trailing white space.")
+    if any(unicodedata.category(ch) in _FORBIDDEN_CATEGORIES for ch in value):
+        raise InvalidValue(f"RequestID {shown} contains control characters.")
+    return value
+
+
+def request_path(template: str, request_id: Any) -> str:
+    """``template`` with ``{id}`` replaced by the checked, percent-encoded RequestID."""
+    return template.format(id=quote(check_request_id(request_id), safe=""))
+
+
+def _show(value: str) -> str:
+    """A short, printable rendering of a (maybe hostile) id for messages."""
+    text = value[:40].encode("unicode_escape").decode("ascii")
+    return repr(text + ("..." if len(value) > 40 else ""))

@@ -1,0 +1,42 @@
+"""International placement interface (spec §4.2): diagnostics and pending placement events.
+
+>>> w.diagnostics()  # doctest: +SKIP
+                     name customer_code roles
+0  Demo College (sandbox)        DEMO01   SIS
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from workbench.api.frames import events_frame, frame
+from workbench.errors import PartnerError
+from workbench.http import Session
+from workbench.spec import DIAGNOSTICS_PATH, PENDING_PLACEMENT_EVENTS_PATH
+
+ROLE = "international"
+DIAGNOSTICS_COLUMNS = ("name", "customer_code", "roles")
+# Not required of the partner (the spec shows no event fields); present, maybe empty, always.
+EVENT_COLUMNS = ("event_id", "event_type", "occurred_at")
+
+
+def diagnostics(session: Session) -> pd.DataFrame:
+    """Who the partner thinks we are: one row of name, customer_code, roles (and any extras)."""
+    operation = "diagnostics"
+    payload = session.call(ROLE, "GET", DIAGNOSTICS_PATH, operation=operation)
+    if not isinstance(payload, dict):
+        raise PartnerError(
+            f"{operation}: expected a JSON object, got {type(payload).__name__}.",
+            status=200,
+            body=str(payload)[:2000],
+        )
+    call_id = session.last_call_id()
+    return frame([payload], columns=DIAGNOSTICS_COLUMNS, operation=operation, call_id=call_id)
+
+
+def pending_placement_events(session: Session) -> pd.DataFrame:
+    """Pending placement events, flattened; ``raw`` keeps each event's JSON."""
+    operation = "pending_placement_events"
+    payload = session.call(ROLE, "GET", PENDING_PLACEMENT_EVENTS_PATH, operation=operation)
+    call_id = session.last_call_id()
+    return events_frame(payload, operation=operation, columns=EVENT_COLUMNS, call_id=call_id)

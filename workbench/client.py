@@ -1,0 +1,193 @@
+"""``connect()`` and the :class:`Workbench` it returns: every partner operation as a DataFrame.
+
+>>> import workbench as wb
+>>> with wb.connect() as w:          # nothing configured: the embedded sandbox  # doctest: +SKIP
+...     w.diagnostics()
+...     w.supplier.requests(w.supplier.pending_requests())
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import weakref
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import httpx
+import pandas as pd
+
+from workbench.api import domestic, international
+from workbench.api.exchange import Consumer, Supplier
+from workbench.config import Profile, load_profile, with_overrides
+from workbench.errors import ConfigError
+from workbench.http import Recorder, Session
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from workbench.pull import PullSummary
+    from workbench.sandbox import Sandbox, SandboxSettings
+    from workbench.store import Outbox, Store
+
+
+class Workbench:
+    """A connection to the partner under one profile. Close it (or use ``with``) when done.
+
+    ``w.supplier`` and ``w.consumer`` hold the transcript-exchange operations of each role.
+    """
+
+    def __init__(
+        self, profile: Profile, *, session: Session, sandbox: Sandbox | None = None
+    ) -> None:
+        self.profile = profile
+        self.session = session
+        self.sandbox = sandbox
+        self._recording = _Recording()
+        self.supplier = Supplier(session, outbox=self._outbox)
+        self.consumer = Consumer(session, outbox=self._outbox)
+        # Closes the clients and the store, and stops an embedded sandbox, even if close() is
+        # never called (a notebook cell re-run replaces `w`).
+        self._finalizer = weakref.finalize(self, _shutdown, session, sandbox, self._recording)
+
+    @property
+    def db(self) -> str:
+        """Where the snapshot store lives (``WORKBENCH_DB``, or ``connect(db=...)``)."""
+        return self.profile.db
+
+    @property
+    def store(self) -> Store:
+        """The snapshot store at ``w.db``, created or migrated on first use.
+
+        From then on every call of this workbench is recorded in it, and DataFrames name their
+        call in ``df.attrs["call_id"]``. Every send goes through its outbox.
+        """
+        recording = self._recording
+        with recording.lock:
+            if recording.store is None:
+                from workbench.store import Store
+
+                Path(self.db).parent.mkdir(parents=True, exist_ok=True)
+                recording.store = Store(self.db, secrets=self.profile.secrets())
+                self.session.recorders.append(recording.record)
+            return recording.store
+
+    def pull(self, *, progress: bool | None = None, lock_timeout_s: float = 60.0) -> PullSummary:
+        """Store every list and every missing detail; see :func:`workbench.pull.pull`.
+
+        >>> print(w.pull())  # doctest: +SKIP
+        """
+        from workbench.pull import pull
+
+        return pull(self, progress=progress, lock_timeout_s=lock_timeout_s)
+
+    @contextmanager
+    def run(self, run_id: int) -> Iterator[None]:
+        """Attribute the calls made inside the block to the store's run ``run_id``."""
+        self.store  # noqa: B018 - open it, so the calls are recorded at all
+        previous, self._recording.run_id = self._recording.run_id, run_id
+        try:
+            yield
+        finally:
+            self._recording.run_id = previous
+
+    def _outbox(self) -> Outbox:
+        if self.profile.read_only:  # never create a database just to refuse a send
+            raise ConfigError(f"profile {self.profile.name!r} is read-only: nothing is sent.")
+        return self.store.outbox
+
+    def diagnostics(self) -> pd.DataFrame:
+        """Who the partner thinks we are: name, customer_code, roles (one row)."""
+        return international.diagnostics(self.session)
+
+    def pending_placement_events(self) -> pd.DataFrame:
+        """International interface: pending placement events, flattened, ``raw`` JSON kept."""
+        return international.pending_placement_events(self.session)
+
+    def peek_events(self, count: int | None = 10) -> pd.DataFrame:
+        """Domestic interface: up to ``count`` events, without removing them."""
+        return domestic.peek_events(self.session, count)
+
+    def close(self) -> None:
+        """Close the HTTP clients and stop the embedded sandbox, if any. Safe to call twice."""
+        self._finalizer()
+
+    def __enter__(self) -> Workbench:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        where = f" at {self.sandbox.root_url}" if self.sandbox is not None else ""
+        state = " closed" if not self._finalizer.alive else ""
+        return f"<Workbench profile={self.profile.name!r} ({self.profile.origin}{where}){state}>"
+
+
+def connect(
+    profile: str | None = None,
+    *,
+    db: str | os.PathLike[str] | None = None,
+    config_path: str | os.PathLike[str] | None = None,
+    env: Mapping[str, str] | None = None,
+    recorder: Recorder | None = None,
+    transport: httpx.BaseTransport | None = None,
+    sandbox: SandboxSettings | None = None,
+    **settings: Any,
+) -> Workbench:
+    """Open a :class:`Workbench` on a profile (see :mod:`workbench.config`).
+
+    ``env`` replaces ``os.environ`` as the source of ``WORKBENCH_*`` settings; ``settings``
+    override tuning (``concurrency=16``, ``read_only=True``); ``sandbox`` gives the embedded
+    sandbox's settings when the profile is ``sandbox``; ``recorder`` receives every exchange.
+
+    >>> w = connect("prod", db="data/prod.db", read_only=True)  # doctest: +SKIP
+    """
+    resolved = load_profile(profile, env=env, config_path=config_path)
+    running = None
+    if resolved.is_sandbox:
+        from workbench.sandbox import Sandbox, SandboxSettings
+
+        running = Sandbox(sandbox or SandboxSettings()).start()
+    try:
+        if running is not None:
+            resolved = load_profile(
+                resolved.name, env=env, config_path=config_path, sandbox_env=running.env
+            )
+        if settings:
+            resolved = with_overrides(resolved, **settings)
+        if db is not None:
+            resolved = replace(resolved, db=os.fspath(db))
+        session = Session(resolved, recorder=recorder, transport=transport)
+    except BaseException:
+        if running is not None:
+            running.stop()
+        raise
+    return Workbench(resolved, session=session, sandbox=running)
+
+
+class _Recording:
+    """The store a workbench records into (once opened), and the run its calls belong to."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.store: Store | None = None
+        self.run_id: int | None = None
+
+    def record(self, exchange: Any) -> int | None:
+        store = self.store
+        return store.record_call(exchange, run_id=self.run_id) if store is not None else None
+
+    def close(self) -> None:
+        if self.store is not None:
+            self.store.close()
+
+
+def _shutdown(session: Session, sandbox: Sandbox | None, recording: _Recording) -> None:
+    session.close()
+    recording.close()
+    if sandbox is not None:
+        sandbox.stop()

@@ -1,0 +1,430 @@
+"""Profiles: where the partner is, which credentials each interface uses, and how patient to be.
+
+Settings come from ``WORKBENCH_*`` environment variables (DESIGN §5) and from a TOML profiles file
+(``WORKBENCH_CONFIG``, default ``./workbench.toml``); the environment wins. Secrets are never
+stored: they are values of environment variables, or the TOML file names the variable that holds
+them (``client_secret_env = "PROD_SUPPLIER_SECRET"``). With nothing configured the profile is
+``sandbox``: the embedded partner simulation, started by :func:`workbench.connect`.
+
+Example ``workbench.toml``::
+
+    default_profile = "prod"
+
+    [profiles.prod]
+    auth_url = "https://identity.partner.example"
+    gateway_url = "https://gateway.partner.example"
+    exchange_url = "https://exchange.partner.example"
+    subscription_key_env = "PROD_SUBSCRIPTION_KEY"
+    read_only = true
+
+    [profiles.prod.supplier]
+    client_id = "college-supplier"
+    client_secret_env = "PROD_SUPPLIER_SECRET"
+
+Profile selection: the ``profile`` argument, else ``WORKBENCH_PROFILE``, else the file's
+``default_profile``, else ``env`` when a ``WORKBENCH_*_URL`` variable is set, else ``sandbox``.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from workbench.errors import ConfigError
+from workbench.spec import DOMESTIC_SCOPE, EXCHANGE_SCOPE, INTL_SCOPE, TOKEN_PATH
+
+SANDBOX = "sandbox"
+ENV_ONLY = "env"
+ROLES = ("international", "domestic", "supplier", "consumer")
+GATEWAY_ROLES = frozenset({"international", "domestic"})
+# role -> (section in env names and TOML, default grant, default scope)
+_ROLE_DEFAULTS = {
+    "international": ("intl", "password", INTL_SCOPE),
+    "domestic": ("domestic", "client_credentials", DOMESTIC_SCOPE),
+    "supplier": ("supplier", "client_credentials", EXCHANGE_SCOPE),
+    "consumer": ("consumer", "client_credentials", EXCHANGE_SCOPE),
+}
+_ROLE_PLAIN = ("client_id", "username", "scope", "auth_url")
+_ROLE_SECRETS = ("client_secret", "password", "token")
+_PROFILE_SECRETS = ("subscription_key", "exchange_subscription_key")
+_SECRET_KEYS = frozenset(_ROLE_SECRETS + _PROFILE_SECRETS)
+_URL_KEYS = ("auth_url", "gateway_url", "exchange_url", "exchange_auth_url")
+# name -> (type, default, minimum)
+_TUNING: dict[str, tuple[type, Any, float]] = {
+    "connect_timeout": (float, 5.0, 0.001),
+    "read_timeout": (float, 30.0, 0.001),
+    "concurrency": (int, 8, 1),
+    "max_attempts": (int, 5, 1),
+    "backoff_initial": (float, 0.5, 0.0),
+    "backoff_max": (float, 10.0, 0.0),
+    "retry_after_max": (float, 30.0, 0.0),
+    "token_margin": (float, 60.0, 0.0),
+    "read_only": (bool, False, 0),
+}
+_PROFILE_KEYS = frozenset({*_URL_KEYS, *_TUNING, "db", *(f"{k}_env" for k in _PROFILE_SECRETS)})
+_ROLE_KEYS = frozenset({*_ROLE_PLAIN, *(f"{k}_env" for k in _ROLE_SECRETS)})
+_TRUE = frozenset({"1", "true", "yes", "on"})
+_FALSE = frozenset({"0", "false", "no", "off", ""})
+DEFAULT_DB = "data/workbench.db"
+DEFAULT_CONFIG = "workbench.toml"
+
+
+class Secret:
+    """A string that does not show itself: ``repr`` and ``str`` are masked; ``reveal()`` is not."""
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: str) -> None:
+        self._value = value
+
+    def reveal(self) -> str:
+        return self._value
+
+    def __repr__(self) -> str:
+        return "Secret('********')"
+
+    __str__ = __repr__
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Secret) and other._value == self._value
+
+    def __hash__(self) -> int:
+        return hash(self._value)
+
+
+@dataclass(frozen=True)
+class RoleSettings:
+    """How one interface or exchange role is reached and authenticated."""
+
+    role: str
+    grant: str  # "password", "client_credentials" or "static"
+    base_url: str | None = None
+    auth_url: str | None = None
+    client_id: str | None = None
+    client_secret: Secret | None = None
+    username: str | None = None
+    password: Secret | None = None
+    scope: str | None = None
+    token: Secret | None = None
+    subscription_key: Secret | None = None
+    configured: bool = False
+    missing: tuple[str, ...] = ()
+
+    @property
+    def token_url(self) -> str:
+        return f"{self.auth_url}{TOKEN_PATH}"
+
+    def require(self) -> RoleSettings:
+        """Self, or a ``ConfigError`` naming every setting still needed for this role."""
+        if self.missing:
+            raise ConfigError(
+                f"The {self.role} interface is not fully configured: set "
+                + ", ".join(self.missing)
+                + "."
+            )
+        return self
+
+    def secrets(self) -> list[str]:
+        values = (self.client_secret, self.password, self.token, self.subscription_key)
+        return [s.reveal() for s in values if s is not None]
+
+
+@dataclass(frozen=True)
+class Profile:
+    """Everything a session needs. Its ``repr`` shows no secret."""
+
+    name: str
+    origin: str
+    roles: Mapping[str, RoleSettings] = field(default_factory=dict)
+    db: str = DEFAULT_DB
+    is_sandbox: bool = False
+    connect_timeout: float = 5.0
+    read_timeout: float = 30.0
+    concurrency: int = 8
+    max_attempts: int = 5
+    backoff_initial: float = 0.5
+    backoff_max: float = 10.0
+    retry_after_max: float = 30.0
+    token_margin: float = 60.0
+    read_only: bool = False
+
+    def role(self, role: str) -> RoleSettings:
+        """The settings of one role, checked complete (``ConfigError`` names what is missing)."""
+        if role not in ROLES:
+            raise ValueError(f"unknown role {role!r}; known: {', '.join(ROLES)}")
+        if role not in self.roles:
+            raise ConfigError(f"Profile {self.name!r} has no settings yet for {role}.")
+        return self.roles[role].require()
+
+    def secrets(self) -> list[str]:
+        return [s for r in self.roles.values() for s in r.secrets()]
+
+
+def env_prefix(role: str) -> str:
+    """The prefix of a role's variables: ``env_prefix("international") == "WORKBENCH_INTL_"``."""
+    return f"WORKBENCH_{_ROLE_DEFAULTS[role][0].upper()}_"
+
+
+def load_profile(
+    name: str | None = None,
+    *,
+    env: Mapping[str, str] | None = None,
+    config_path: str | os.PathLike[str] | None = None,
+    sandbox_env: Mapping[str, str] | None = None,
+) -> Profile:
+    """Resolve a profile from the environment and the TOML file (env wins).
+
+    ``sandbox_env`` is the ``env`` of a running sandbox: it supplies the URLs and credentials of
+    the ``sandbox`` profile, which otherwise has none until :func:`workbench.connect` starts one.
+
+    >>> load_profile(env={}).name
+    'sandbox'
+    """
+    env = os.environ if env is None else env
+    path, document = _read_toml(config_path, env)
+    profiles = document.get("profiles", {})
+    if not isinstance(profiles, dict):
+        raise ConfigError(f"'profiles' in {path} must be a table of [profiles.NAME] tables.")
+    name = name or env.get("WORKBENCH_PROFILE") or document.get("default_profile")
+    if not name:
+        name = ENV_ONLY if any(env.get(f"WORKBENCH_{k.upper()}") for k in _URL_KEYS) else SANDBOX
+    table = profiles.get(name, {})
+    if name not in (SANDBOX, ENV_ONLY) and name not in profiles:
+        known = ", ".join(sorted(profiles)) or "none"
+        raise ConfigError(
+            f"Profile {name!r} is not defined: add [profiles.{name}] to {path} "
+            f"(profiles there: {known}), or unset WORKBENCH_PROFILE."
+        )
+    _check_table(table, f"[profiles.{name}] of {path}")
+    if name == SANDBOX:
+        # The sandbox's own URLs and credentials; only tuning comes from the caller's environment.
+        tuning = {
+            k: v for k, v in env.items() if k.removeprefix("WORKBENCH_").lower() in {*_TUNING, "db"}
+        }
+        source = _Source({**tuning, **(sandbox_env or {})}, env, table, name, path)
+        origin = "embedded sandbox"
+    else:
+        source = _Source(env, env, table, name, path)
+        origin = "environment" if name == ENV_ONLY else f"[profiles.{name}] of {path} + environment"
+    tuning_values = {key: source.tuning(key) for key in _TUNING}
+    roles = {} if name == SANDBOX and sandbox_env is None else _roles(source)
+    return Profile(
+        name=name,
+        origin=origin,
+        roles=roles,
+        db=source.plain("db") or DEFAULT_DB,
+        is_sandbox=name == SANDBOX,
+        **tuning_values,
+    )
+
+
+def with_overrides(profile: Profile, **changes: Any) -> Profile:
+    """A copy of ``profile`` with tuning settings changed: ``with_overrides(p, concurrency=4)``."""
+    unknown = sorted(set(changes) - set(_TUNING) - {"db"})
+    if unknown:
+        raise ConfigError(f"Unknown setting(s) {unknown}; known: {sorted(_TUNING)}.")
+    source = _Source({}, {}, {k: v for k, v in changes.items() if k in _TUNING}, "", Path())
+    checked = {key: source.tuning(key) for key in changes if key in _TUNING}
+    if "db" in changes:
+        checked["db"] = os.fspath(changes["db"])
+    return replace(profile, **checked)
+
+
+def _read_toml(
+    config_path: str | os.PathLike[str] | None, env: Mapping[str, str]
+) -> tuple[Path, dict[str, Any]]:
+    explicit = config_path or env.get("WORKBENCH_CONFIG")
+    path = Path(explicit or DEFAULT_CONFIG)
+    if not path.exists():
+        if explicit:
+            raise ConfigError(f"Profiles file {path} does not exist (check WORKBENCH_CONFIG).")
+        return path, {}
+    try:
+        return path, tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"Profiles file {path} is not valid TOML: {exc}") from None
+
+
+def _check_table(table: Any, where: str) -> None:
+    if not isinstance(table, dict):
+        raise ConfigError(f"{where} must be a table.")
+    sections = {section for section, _, _ in _ROLE_DEFAULTS.values()}
+    for key, value in table.items():
+        if key in sections:
+            if not isinstance(value, dict):
+                raise ConfigError(f"{key} in {where} must be a table ([...{key}]).")
+            for sub in value:
+                _check_key(sub, _ROLE_KEYS, f"[...{key}] of {where}")
+        else:
+            _check_key(key, _PROFILE_KEYS | sections, where)
+
+
+def _check_key(key: str, allowed: frozenset[str], where: str) -> None:
+    if key in _SECRET_KEYS:
+        raise ConfigError(
+            f"{key} in {where}: secrets are not kept in files. Put the secret in an environment "
+            f'variable and name it instead: {key}_env = "NAME_OF_THE_VARIABLE".'
+        )
+    if key not in allowed:
+        raise ConfigError(
+            f"Unknown setting {key!r} in {where}; known: {', '.join(sorted(allowed))}."
+        )
+
+
+class _Source:
+    """Looks settings up: environment variable first, then the profile's TOML table."""
+
+    def __init__(
+        self,
+        env: Mapping[str, str],
+        lookup_env: Mapping[str, str],
+        table: dict[str, Any],
+        profile: str,
+        path: Path,
+    ) -> None:
+        self.env, self.lookup_env, self.table = env, lookup_env, table
+        self.profile, self.path = profile, path
+        # Secrets the file names a variable for, where that variable is not set.
+        self.unresolved: dict[tuple[str, str | None], str] = {}
+
+    def describe(self, key: str, section: str | None = None) -> str:
+        """How to set ``key``: the env variable, and the TOML key when a file profile is used."""
+        if (key, section) in self.unresolved:
+            return self.unresolved[(key, section)]
+        var = _var(key, section)
+        if not self.profile:  # an argument of connect()
+            return key
+        if self.profile in (SANDBOX, ENV_ONLY):
+            return var
+        toml_key = f"{key}_env" if key in _SECRET_KEYS else key
+        where = f"[profiles.{self.profile}{'.' + section if section else ''}]"
+        return f"{var} (or {toml_key} in {where} of {self.path})"
+
+    def _table(self, section: str | None) -> dict[str, Any]:
+        return self.table.get(section, {}) if section else self.table
+
+    def plain(self, key: str, section: str | None = None) -> str | None:
+        value = self.env.get(_var(key, section))
+        if value is None:
+            value = self._table(section).get(key)
+        if value is None or value == "":
+            return None
+        return str(value)
+
+    def url(self, key: str, section: str | None = None) -> str | None:
+        value = self.plain(key, section)
+        if value is None:
+            return None
+        if not value.startswith(("http://", "https://")):
+            raise ConfigError(
+                f"{self.describe(key, section)} must be an http(s) URL, got {value!r}."
+            )
+        return value.rstrip("/")
+
+    def secret(self, key: str, section: str | None = None) -> Secret | None:
+        """The secret from its env var, or from the variable the TOML file names for it."""
+        value = self.env.get(_var(key, section))
+        if value:
+            return Secret(value)
+        name = self._table(section).get(f"{key}_env")
+        if name is None:
+            return None
+        value = self.lookup_env.get(str(name))
+        if value:
+            return Secret(value)
+        where = f"[profiles.{self.profile}{'.' + section if section else ''}]"
+        self.unresolved[(key, section)] = f"{name} (named by {key}_env in {where} of {self.path})"
+        return None
+
+    def tuning(self, key: str) -> Any:
+        kind, default, minimum = _TUNING[key]
+        raw = self.env.get(_var(key))
+        if raw is None:
+            raw = self.table.get(key)
+        if raw is None:
+            return default
+        try:
+            value = _coerce(raw, kind)
+        except ValueError:
+            raise ConfigError(
+                f"{self.describe(key)} must be {kind.__name__}, got {raw!r}."
+            ) from None
+        if kind is not bool and value < minimum:
+            raise ConfigError(f"{self.describe(key)} must be at least {minimum}, got {value!r}.")
+        return value
+
+
+def _var(key: str, section: str | None = None) -> str:
+    return f"WORKBENCH_{section.upper() + '_' if section else ''}{key.upper()}"
+
+
+def _coerce(raw: Any, kind: type) -> Any:
+    if kind is bool:
+        if isinstance(raw, bool):
+            return raw
+        text = str(raw).strip().lower()
+        if text in _TRUE | _FALSE:
+            return text in _TRUE
+        raise ValueError(raw)
+    if isinstance(raw, bool):
+        raise ValueError(raw)
+    return kind(raw)
+
+
+def _roles(source: _Source) -> dict[str, RoleSettings]:
+    return {role: _role(source, role) for role in ROLES}
+
+
+def _role(source: _Source, role: str) -> RoleSettings:
+    section, default_grant, default_scope = _ROLE_DEFAULTS[role]
+    gateway = role in GATEWAY_ROLES
+    client_id, username = source.plain("client_id", section), source.plain("username", section)
+    client_secret = source.secret("client_secret", section)
+    password, token = source.secret("password", section), source.secret("token", section)
+    configured = any(
+        v is not None for v in (client_id, client_secret, username, password, token)
+    ) or any(sec == section for _, sec in source.unresolved)
+    if token is not None:
+        grant = "static"
+    elif default_grant == "password" or username is not None:
+        grant = "password"
+    else:
+        grant = "client_credentials"
+    base_key = "gateway_url" if gateway else "exchange_url"
+    auth_url = source.url("auth_url", section) or (
+        source.url("auth_url")
+        if gateway
+        else source.url("exchange_auth_url") or source.url("auth_url")
+    )
+    key_name = "subscription_key" if gateway else "exchange_subscription_key"
+    settings = RoleSettings(
+        role=role,
+        grant=grant,
+        base_url=source.url(base_key),
+        auth_url=auth_url,
+        scope=source.plain("scope", section) or default_scope,
+        subscription_key=source.secret(key_name),
+        configured=configured,
+        client_id=client_id,
+        client_secret=client_secret,
+        username=username,
+        password=password,
+        token=token,
+    )
+    # (attribute, setting key, section) of what this grant cannot do without
+    needed: list[tuple[str, str, str | None]] = [("base_url", base_key, None)]
+    if gateway:
+        needed.append(("subscription_key", "subscription_key", None))
+    if grant != "static":
+        needed.append(("auth_url", "auth_url", None))
+        needed += [(key, key, section) for key in ("client_id", "client_secret")]
+    if grant == "password":
+        needed += [(key, key, section) for key in ("username", "password")]
+    missing = tuple(
+        source.describe(key, sec) for attr, key, sec in needed if getattr(settings, attr) is None
+    )
+    return replace(settings, missing=missing)

@@ -1,0 +1,112 @@
+"""``workbench doctor``: check every configured interface and role, and say what to fix.
+
+For each of international, domestic, supplier and consumer that the profile configures: obtain
+a fresh token (grant, granted scope, lifetime), then make one read (diagnostics and pending
+events for the international interface). The result is a DataFrame, one row per check.
+
+>>> with workbench.connect() as w:  # doctest: +SKIP
+...     print(render(run_checks(w)))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import pandas as pd
+
+from workbench.client import Workbench
+from workbench.config import ROLES, env_prefix
+from workbench.errors import ConfigError, WorkbenchError
+
+OK, FAILED, SKIPPED = "ok", "FAILED", "skipped"
+COLUMNS = ("interface", "check", "status", "detail", "fix")
+
+Read = Callable[[Workbench], pd.DataFrame]
+READS: dict[str, list[tuple[str, Read]]] = {
+    "international": [
+        ("diagnostics", lambda w: w.diagnostics()),
+        ("pending placement events", lambda w: w.pending_placement_events()),
+    ],
+    "domestic": [("peek events", lambda w: w.peek_events(count=1))],
+    "supplier": [("pending requests", lambda w: w.supplier.pending_requests())],
+    "consumer": [("pending transcripts", lambda w: w.consumer.pending_transcripts())],
+}
+
+
+@dataclass(frozen=True)
+class Check:
+    interface: str
+    check: str
+    status: str
+    detail: str = ""
+    fix: str = ""
+
+
+def run_checks(w: Workbench) -> pd.DataFrame:
+    """One row per check: interface, check, status (ok / FAILED / skipped), detail, fix."""
+    checks: list[Check] = []
+    for role in ROLES:
+        checks += _checks_of(w, role)
+    df = pd.DataFrame([asdict(c) for c in checks], columns=list(COLUMNS))
+    df.attrs.update(operation="doctor", profile=w.profile.name)
+    return df
+
+
+def passed(checks: pd.DataFrame) -> bool:
+    """True when nothing failed and at least one check ran."""
+    statuses = set(checks["status"])
+    return FAILED not in statuses and OK in statuses
+
+
+def render(checks: pd.DataFrame) -> str:
+    """The checks as a plain-text table, for terminals and logs."""
+    if checks.empty:
+        return "(no checks)"
+    shown = ["interface", "check", "status", "detail"]
+    widths = {c: max(len(c), *(len(str(v)) for v in checks[c])) for c in shown}
+    lines = ["  ".join(c.ljust(widths[c]) for c in shown).rstrip()]
+    for row in checks.itertuples(index=False):
+        lines.append("  ".join(str(getattr(row, c)).ljust(widths[c]) for c in shown).rstrip())
+    fixes = [
+        f"- {row.interface} / {row.check}: {row.fix}" for row in checks.itertuples() if row.fix
+    ]
+    if fixes:
+        lines += ["", "What to do:", *fixes]
+    return "\n".join(lines)
+
+
+def _checks_of(w: Workbench, role: str) -> list[Check]:
+    settings = w.profile.roles.get(role)
+    if settings is None or not settings.configured:
+        detail = f"not configured (set {env_prefix(role)}* to use it)"
+        return [Check(role, "configuration", SKIPPED, detail)]
+    try:
+        settings.require()
+    except ConfigError as exc:
+        return [Check(role, "configuration", FAILED, "incomplete", str(exc))]
+    try:
+        auth = w.session.auth(role)
+        token = auth.token(force=True)
+    except WorkbenchError as exc:
+        return [Check(role, "token", FAILED, type(exc).__name__, str(exc))]
+    detail = f"{auth.grant} grant, scope {token.scope or settings.scope}, {_lifetime(token)}"
+    checks = [Check(role, "token", OK, detail)]
+    for name, read in READS[role]:
+        checks.append(_read(role, name, read, w))
+    return checks
+
+
+def _read(role: str, name: str, read: Read, w: Workbench) -> Check:
+    try:
+        df = read(w)
+    except WorkbenchError as exc:
+        return Check(role, name, FAILED, type(exc).__name__, str(exc))
+    return Check(role, name, OK, f"{len(df)} row(s)")
+
+
+def _lifetime(token: Any) -> str:
+    if token.lifetime == float("inf"):
+        return "lifetime unknown (static token)"
+    return f"lifetime {token.lifetime:.0f} s (until {token.expires_at:%Y-%m-%d %H:%M:%S} UTC)"

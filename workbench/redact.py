@@ -1,0 +1,161 @@
+"""Redaction: the one place where secrets and tokens are removed from what we record or say.
+
+Two nets, because either alone misses something:
+
+- by *name*: headers (``Authorization``, ``Subscription-Key``, cookies) and form/JSON/query fields
+  (``client_secret``, ``password``, ``access_token``, ...) are masked whatever their value;
+- by *value*: every secret of the profile and every token issued in this session is masked
+  wherever it shows up (a partner echoing a token in an error body, a URL, a message), and so is
+  anything shaped like a JWT or a ``Bearer`` credential.
+
+Example::
+
+    r = Redactor(["s3cret"])
+    r.text("client_secret=s3cret")            # 'client_secret=[REDACTED]'
+    r.headers({"Authorization": "Bearer x"})  # {'Authorization': '[REDACTED]'}
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections import deque
+from collections.abc import Iterable, Mapping
+from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+MASK = "[REDACTED]"
+
+SENSITIVE_HEADERS = frozenset(
+    {
+        "authorization",
+        "proxy-authorization",
+        "subscription-key",
+        "ocp-apim-subscription-key",
+        "x-api-key",
+        "cookie",
+        "set-cookie",
+    }
+)
+SENSITIVE_FIELDS = frozenset(
+    {
+        "access_token",
+        "refresh_token",
+        "id_token",
+        "token",
+        "client_secret",
+        "password",
+        "subscription_key",
+        "subscription-key",
+        "assertion",
+        "client_assertion",
+    }
+)
+
+# A JWT (three base64url parts, the first starting with '{"' encoded) or a bearer credential.
+_PATTERNS = re.compile(
+    r"eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*"
+    r"|(?<=[Bb]earer )[A-Za-z0-9._~+/=-]{8,}"
+)
+# Values shorter than this are not masked by value: masking "1" everywhere would garble bodies.
+_MIN_SECRET_LENGTH = 4
+_MAX_REMEMBERED = 2048
+
+
+class Redactor:
+    """Masks secrets in headers, bodies, URLs and free text; learns tokens as they are issued."""
+
+    def __init__(self, secrets: Iterable[str] = ()) -> None:
+        self._lock = threading.Lock()
+        self._fixed = {s for s in secrets if s and len(s) >= _MIN_SECRET_LENGTH}
+        self._learned: deque[str] = deque(maxlen=_MAX_REMEMBERED)
+        self._pattern: re.Pattern[str] | None = None
+        self._rebuild()
+
+    def add(self, value: str | None) -> None:
+        """Remember one more value to mask (an access token just issued, say)."""
+        if not value or len(value) < _MIN_SECRET_LENGTH:
+            return
+        with self._lock:
+            if value in self._fixed or value in self._learned:
+                return
+            self._learned.append(value)
+            self._rebuild()
+
+    def _rebuild(self) -> None:
+        values = sorted(self._fixed | set(self._learned), key=len, reverse=True)
+        self._pattern = re.compile("|".join(map(re.escape, values))) if values else None
+
+    def text(self, text: str | None) -> str:
+        """Mask every known secret, JWT and bearer credential in ``text``."""
+        if not text:
+            return text or ""
+        pattern = self._pattern
+        if pattern is not None:
+            text = pattern.sub(MASK, text)
+        return _PATTERNS.sub(MASK, text)
+
+    def headers(self, headers: Mapping[str, str] | Iterable[tuple[str, str]]) -> dict[str, str]:
+        """A plain dict of headers with sensitive ones masked."""
+        items = headers.items() if isinstance(headers, Mapping) else headers
+        return {
+            name: MASK if name.lower() in SENSITIVE_HEADERS else self.text(value)
+            for name, value in items
+        }
+
+    def url(self, url: str) -> str:
+        """Mask sensitive query parameters and known secrets in a URL."""
+        parts = urlsplit(url)
+        if parts.query:
+            query = urlencode(
+                [
+                    (k, MASK if k.lower() in SENSITIVE_FIELDS else v)
+                    for k, v in parse_qsl(parts.query, keep_blank_values=True)
+                ],
+                safe="[]",
+            )
+            url = urlunsplit(parts._replace(query=query))
+        return self.text(url)
+
+    def body(self, content: bytes | str | None, content_type: str | None = None) -> str:
+        """A body as text, with sensitive form or JSON fields and known secrets masked."""
+        if not content:
+            return ""
+        text = content.decode("utf-8", errors="replace") if isinstance(content, bytes) else content
+        kind = (content_type or "").split(";")[0].strip().lower()
+        if kind == "application/x-www-form-urlencoded":
+            pairs = parse_qsl(text, keep_blank_values=True)
+            text = urlencode(
+                [(k, MASK if k.lower() in SENSITIVE_FIELDS else v) for k, v in pairs], safe="[]"
+            )
+        elif kind.endswith("json") or text.lstrip().startswith(("{", "[")):
+            # Re-serialise only when a field must go, so recorded bodies stay byte-faithful.
+            try:
+                decoded = json.loads(text)
+            except ValueError:
+                decoded = None
+            if decoded is not None and _has_sensitive_field(decoded):
+                text = json.dumps(self.data(decoded), ensure_ascii=False)
+        return self.text(text)
+
+    def data(self, value: Any) -> Any:
+        """A copy of decoded JSON with sensitive fields masked (recursively)."""
+        if isinstance(value, dict):
+            return {
+                k: MASK if str(k).lower() in SENSITIVE_FIELDS else self.data(v)
+                for k, v in value.items()
+            }
+        if isinstance(value, list):
+            return [self.data(v) for v in value]
+        return value
+
+
+def _has_sensitive_field(value: Any) -> bool:
+    if isinstance(value, dict):
+        return any(
+            str(k).lower() in SENSITIVE_FIELDS or _has_sensitive_field(v) for k, v in value.items()
+        )
+    if isinstance(value, list):
+        return any(_has_sensitive_field(v) for v in value)
+    return False
