@@ -231,7 +231,7 @@ def _fetch_details(
         if not items:
             raise WorkbenchError(f"the partner answered no detail for {request_id!r}")
         value, fields = split_pescxml(items[0])
-        flat, children, parse_error = _parse(value)
+        flat, children, parse_error, validation = _parse(value)
         upsert(
             request_id,
             request_date=fields.get("RequestDate", dates.get(request_id)),
@@ -241,6 +241,7 @@ def _fetch_details(
             children=children,
             call_id=call_id,
             parse_error=parse_error,
+            validation=validation,
         )
         return [{"request_id": request_id, "error": None}]
 
@@ -260,17 +261,32 @@ def _fetch_details(
     return stored
 
 
-def _parse(value: str | None) -> tuple[dict[str, Any] | None, dict[str, Any] | None, str | None]:
-    """The flat record and child records of a document, parsed once; or the parse error."""
+Parsed = tuple[dict[str, Any] | None, dict[str, Any] | None, str | None, dict[str, Any] | None]
+
+
+def _parse(value: str | None) -> Parsed:
+    """A document parsed once: its flat record, child records, parse error and validation.
+
+    Validation runs against ``WORKBENCH_PESC_SCHEMAS`` when set ("not validated" otherwise); it
+    reports, it never keeps a document out of the store.
+    """
     if not value:
-        return None, None, "no PESCXML in the answer"
+        return None, None, "no PESCXML in the answer", None
     from workbench import pesc
 
     try:
         document = pesc.parse(value)
-        return pesc.flatten(document), pesc.records(document), None
+        flat, children = pesc.flatten(document), pesc.records(document)
     except PescError as exc:
-        return None, None, f"{exc.reason}: {exc}"
+        return None, None, f"{exc.reason}: {exc}", {"status": "invalid", "note": "not parsed"}
+    result = pesc.validate(document)
+    validation = {
+        "status": result.status,
+        "schema": result.schema,
+        "note": result.note,
+        "errors": [str(e) for e in result.errors[:20]],
+    }
+    return flat, children, None, validation
 
 
 def _pull_events(store: Store, run_id: int, list_name: str, fetch: Callable[[], Any]) -> ListResult:
