@@ -229,6 +229,49 @@ def demo(
         raise typer.Exit(1)
 
 
+@app.command()
+def bundle(
+    request_id: Annotated[str, typer.Argument(help="The RequestID (or received transcript id).")],
+    profile: Annotated[
+        str | None,
+        typer.Option(help="Profile whose database to read (default: WORKBENCH_PROFILE, ...)."),
+    ] = None,
+    db: Annotated[
+        str | None, typer.Option(help="SQLite database (default: the profile's, WORKBENCH_DB).")
+    ] = None,
+    config: Annotated[
+        str | None, typer.Option(help="Profiles file (default: WORKBENCH_CONFIG, workbench.toml).")
+    ] = None,
+    out: Annotated[str, typer.Option(help="Folder to write the zip in.")] = "data/bundles",
+    redact_personal: Annotated[
+        bool,
+        typer.Option(
+            "--redact-personal",
+            help="Also mask student names, birth dates, agency ids, addresses, emails, phones.",
+        ),
+    ] = False,
+) -> None:
+    """Zip what the database holds about one request for a partner ticket; print its path.
+
+    The zip holds a redacted HAR of its calls (it opens in a browser's developer tools), its
+    PESC documents with their validation, and its timeline. Reads the database only: the
+    partner is not contacted. Exit 0 ok, 1 when the database knows nothing about REQUEST_ID,
+    2 on a configuration error.
+    """
+    from workbench.bundle import make_bundle_from_profile
+
+    with _clean_errors():
+        zip_path = make_bundle_from_profile(
+            request_id,
+            profile=profile,
+            db=db,
+            config_path=config,
+            out_dir=out,
+            redact_personal=redact_personal,
+        )
+    typer.echo(str(zip_path))
+
+
 def main() -> None:
     """Entry point of the console script."""
     app()
