@@ -146,3 +146,12 @@ def test_ids_taken_from_dataframes_are_accepted(store: Store) -> None:
     pending = store.outbox.pending_or_uncertain()["id"].iloc[0]
     store.outbox.mark_sent(pending, status=200, response_body="{}")
     assert store.outbox.get(entry)["state"] == "sent"
+
+
+def test_table_filters_accept_values_taken_from_a_dataframe(tmp_path):
+    from workbench.store import Store
+
+    with Store(tmp_path / "n.db") as store:
+        store.begin_run(kind="pull")
+        run_id = store.table("runs")["id"].iloc[0]  # a numpy integer
+        assert len(store.table("runs", where="id = ?", params=[run_id])) == 1

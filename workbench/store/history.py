@@ -58,7 +58,15 @@ def table(c: Connection, name: str, *, where: str | None, params: Any) -> pd.Dat
             )
         # The name was checked against the schema; ``where`` is the analyst's own SQL.
         sql = f'SELECT * FROM "{name}"' + (f" WHERE {where}" if where else "")  # noqa: S608
-        return query_frame(conn, sql, tuple(params or ()), operation=f"store.table({name})")
+        return query_frame(conn, sql, _plain(params), operation=f"store.table({name})")
+
+
+def _plain(params: Any) -> tuple[Any, ...]:
+    """Parameters as sqlite3 binds them: numpy scalars (from a DataFrame) become Python ones,
+    or sqlite3 would bind them as BLOBs and the filter would silently match nothing."""
+    return tuple(
+        p.item() if hasattr(p, "item") and hasattr(p, "dtype") else p for p in params or ()
+    )
 
 
 def _latest(conn: sqlite3.Connection, list_name: str, before: str) -> tuple[Any, ...] | None:
