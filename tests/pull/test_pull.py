@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -214,14 +215,10 @@ def test_the_database_holds_no_secret_and_no_token(connected, tmp_path):
         assert leaked == [], f"{path.name} holds secrets starting {leaked}"
 
 
-def test_documents_are_validated_when_schemas_are_configured(
-    connected, xsd_dir, monkeypatch
-):
+def test_documents_are_validated_when_schemas_are_configured(connected, xsd_dir, monkeypatch):
     monkeypatch.setenv("WORKBENCH_PESC_SCHEMAS", str(xsd_dir))
-    sb, w = connected(invalid_share=0.3, malformed_share=0.1, initial_requests=30)
+    _, w = connected(invalid_share=0.3, malformed_share=0.1, initial_requests=30)
     assert w.pull(progress=False).status == "ok"  # bad documents are stored, never dropped
-    import json
-
     rows = w.store.table("transcript_requests")
     statuses = [json.loads(v)["status"] for v in rows["validation"]]
     assert set(statuses) == {"valid", "invalid"}
