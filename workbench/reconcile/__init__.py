@@ -1,0 +1,98 @@
+"""Reconciliation: lifecycles, cross-checks and exceptions, as pure functions of DataFrames.
+
+::
+
+    from workbench import reconcile
+
+    tables = reconcile.load(w.store)             # the only function that reads (as_of=...)
+    rec = reconcile.reconcile(tables, sla_days=5)
+    rec.requests, rec.transcripts                # one row per request / transcript received
+    rec.checks, rec.exceptions                   # failed cross-checks; what needs an analyst
+    rec.headline, rec.by_organisation            # the report's figures
+
+    reconcile.supplier_lifecycle(tables, now=..., sla_days=5)   # the pieces, one by one
+    reconcile.consumer_status(tables, now=..., sla_days=5)
+    reconcile.cross_checks(tables)
+    reconcile.exceptions(requests, transcripts, checks)
+
+The input tables (``TABLES``: requests, transcripts, outbox, responses, acknowledgments) are
+described in ``inputs``; a hand-built dict may leave out tables and columns.
+
+**Supplier lifecycle** (``requests.state``). The first that holds, in this order, wins:
+
+1. ``ack_mismatch``: the newest transcript we sent was acknowledged, and the partner's
+   ``AcademicAwardTotal``/``CourseTotal`` differ from the counts of what we sent (a total it
+   left out counts as different; when our counts are unknown, no mismatch can be told);
+2. ``acknowledged``: the newest transcript we sent was acknowledged;
+3. ``uncertain_send``: the latest send of a response or of a transcript is ``uncertain`` or
+   ``pending`` in the outbox (it may or may not have reached the partner). An older uncertain
+   entry that a newer send of the same operation superseded does not count;
+4. ``transcript_sent``: a transcript of ours was sent (or inferred sent from the lists) and no
+   acknowledgment of it is recorded;
+5. ``responded``: a TranscriptResponse of ours was sent; ``response_status``, ``hold_reason``
+   and ``planned_release_date`` say which (the newest);
+6. ``closed_elsewhere``: the request left the partner's list, ``left_reason`` ``elsewhere``,
+   and no send of ours took effect (failed sends do not count);
+7. ``awaiting_response``: anything else: listed, nothing of ours sent yet (``age_days``
+   counts from ``request_date``).
+
+Furthest along wins because it is the most the partner can have seen; an unsettled send ranks
+above a plain sent or responded one because it is what the analyst must act on first.
+
+**Consumer side** (``transcripts.state``): ``acknowledged`` (an acknowledgment of ours was
+sent) > ``ack_uncertain`` (our latest one is uncertain or pending) > ``closed_elsewhere`` >
+``awaiting_ack``. Beside the state: ``duplicate`` / ``duplicate_of`` / ``duplicate_key`` (same
+student, by OEN, OCAS account, OCAS application, or name and birth date, compared exactly, and
+same source organisation; a weaker key does not match where a stronger one differs) and
+``document_problem`` (``parse_error`` or ``schema_invalid``).
+
+**Cross-checks** (``checks``): ``tracking_id``, ``student_identity``, ``sla``, ``ack_totals``;
+see ``checks``. **Exceptions**: the kinds in ``EXCEPTION_KINDS``; see ``triage``.
+
+Everything is vectorised: each id is hashed once (``links``), then tables join by position
+and states come from masks; a million requests take seconds (``bench/reconcile.py``).
+
+Layout::
+
+    inputs.py    the input tables' columns and dtypes, shared helpers
+    load.py      reading them from a store (the only I/O), as of a moment
+    links.py     row positions between the tables, worked out once
+    supplier.py  requests' lifecycle          consumer.py  transcripts received
+    checks.py    cross-checks                 triage.py    the exceptions table
+    summary.py   headline and per-organisation figures
+    core.py      reconcile() and Reconciliation
+"""
+
+from __future__ import annotations
+
+from workbench.reconcile.checks import CHECK_COLUMNS, CHECKS, cross_checks
+from workbench.reconcile.consumer import CONSUMER_STATES, TRANSCRIPT_COLUMNS, consumer_status
+from workbench.reconcile.core import Reconciliation, reconcile
+from workbench.reconcile.inputs import AGE_BUCKETS, TABLES, empty_tables
+from workbench.reconcile.load import load
+from workbench.reconcile.summary import ORGANISATION_COLUMNS
+from workbench.reconcile.supplier import REQUEST_COLUMNS, SUPPLIER_STATES, supplier_lifecycle
+from workbench.reconcile.triage import EXCEPTION_COLUMNS, EXCEPTION_KINDS, SEVERITIES, exceptions
+
+__all__ = [
+    "AGE_BUCKETS",
+    "CHECKS",
+    "CHECK_COLUMNS",
+    "CONSUMER_STATES",
+    "EXCEPTION_COLUMNS",
+    "EXCEPTION_KINDS",
+    "ORGANISATION_COLUMNS",
+    "REQUEST_COLUMNS",
+    "SEVERITIES",
+    "SUPPLIER_STATES",
+    "TABLES",
+    "TRANSCRIPT_COLUMNS",
+    "Reconciliation",
+    "consumer_status",
+    "cross_checks",
+    "empty_tables",
+    "exceptions",
+    "load",
+    "reconcile",
+    "supplier_lifecycle",
+]

@@ -1,0 +1,85 @@
+"""``reconcile``: every table of a reconciliation, computed once, in one object."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from workbench.reconcile.checks import checks as run_checks
+from workbench.reconcile.consumer import status
+from workbench.reconcile.inputs import conform, resolve_now
+from workbench.reconcile.links import link
+from workbench.reconcile.summary import by_organisation, headline
+from workbench.reconcile.supplier import lifecycle
+from workbench.reconcile.triage import exceptions as triage
+
+
+@dataclass(frozen=True, repr=False)
+class Reconciliation:
+    """The outcome of :func:`reconcile`.
+
+    ``requests``: one row per transcript request (supplier lifecycle); ``transcripts``: one row
+    per transcript received (consumer side); ``checks``: failed cross-checks; ``exceptions``:
+    what needs an analyst; ``headline``: the report's figures; ``by_organisation``: counts per
+    counterpart organisation.
+    """
+
+    requests: pd.DataFrame
+    transcripts: pd.DataFrame
+    checks: pd.DataFrame
+    exceptions: pd.DataFrame
+    headline: dict[str, Any]
+    by_organisation: pd.DataFrame
+    now: pd.Timestamp
+    sla_days: float
+    attrs: dict[str, Any] = field(default_factory=dict)
+
+    def __repr__(self) -> str:
+        h = self.headline
+        severity = ", ".join(f"{k} {v}" for k, v in h["exceptions_by_severity"].items())
+        return (
+            f"<Reconciliation at {self.now:%Y-%m-%d %H:%M} UTC (SLA {self.sla_days:g} days): "
+            f"{h['requests']} requests, {h['open_requests']} open; "
+            f"{h['transcripts_received']} transcripts, {h['transcripts_awaiting_ack']} awaiting "
+            f"our ack; {h['exceptions']} exceptions ({severity})>"
+        )
+
+
+def reconcile(
+    tables: Mapping[str, pd.DataFrame], *, now: Any = None, sla_days: float = 5
+) -> Reconciliation:
+    """Reconcile the tables ``load`` returns: lifecycles, cross-checks, exceptions, figures.
+
+    ``now`` (default: the tables' ``as_of``, else the current time) is the moment ages and
+    the SLA are measured at; ``sla_days`` how long a request may wait for our response, and
+    a transcript for our acknowledgment.
+
+    >>> from workbench import reconcile
+    >>> rec = reconcile.reconcile(reconcile.load(w.store), sla_days=5)  # doctest: +SKIP
+    >>> rec.headline["open_by_age"]  # doctest: +SKIP
+    {'0-2': 4, '3-5': 2, '6-10': 1, '>10': 0}
+    >>> rec.exceptions[rec.exceptions.severity >= "high"]  # doctest: +SKIP
+    """
+    if sla_days < 0:
+        raise ValueError(f"sla_days must not be negative; got {sla_days!r}.")
+    when = resolve_now(now, tables)
+    links = link(conform(tables))
+    requests = lifecycle(links, now=when, sla_days=sla_days)
+    transcripts = status(links, now=when, sla_days=sla_days)
+    checks = run_checks(links, requests, transcripts, sla_days=sla_days)
+    exceptions = triage(requests, transcripts, checks)
+    indexes = (links.request_index, links.transcript_index)
+    return Reconciliation(
+        requests=requests,
+        transcripts=transcripts,
+        checks=checks,
+        exceptions=exceptions,
+        headline=headline(requests, transcripts, exceptions, now=when, sla_days=sla_days),
+        by_organisation=by_organisation(requests, transcripts, exceptions, indexes=indexes),
+        now=when,
+        sla_days=sla_days,
+        attrs={k: v for f in tables.values() for k, v in getattr(f, "attrs", {}).items()},
+    )

@@ -1,0 +1,136 @@
+"""Reading the input tables from a store, as they are now or as they were at a moment."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from workbench.reconcile.inputs import IDENTITY, TABLES, conform, timestamp
+from workbench.reconcile.links import pick
+from workbench.store.values import utc_text
+
+if TYPE_CHECKING:
+    from workbench.store import Store
+
+# payload_flat field -> outbox column
+_SENT_FIELDS = {
+    "document_id": "sent_document_id",
+    "request_tracking_id": "sent_request_tracking_id",
+    "response_status": "sent_response_status",
+    "award_count": "sent_award_count",
+    "course_count": "sent_course_count",
+    **{c: f"sent_{c}" for c in IDENTITY},
+}
+
+
+def load(store: Store, *, as_of: Any = None) -> dict[str, pd.DataFrame]:
+    """The tables ``reconcile`` needs (see ``TABLES``), read from ``store``.
+
+    ``as_of`` (a time; None: now) gives what the store knew then: rows first seen, sent or
+    recorded by that moment; list membership and departures from the snapshots taken by then;
+    an outbox entry settled later counts as it stood (``uncertain`` if it was settled from the
+    lists later, ``pending`` if it was marked later). A document fetched later is kept, since a
+    document does not change. Each frame's ``attrs`` carry ``as_of``, which ``reconcile`` uses
+    as its ``now`` by default.
+
+    >>> from workbench import reconcile
+    >>> tables = reconcile.load(w.store, as_of="2026-03-09T08:00Z")  # doctest: +SKIP
+    >>> rec = reconcile.reconcile(tables)  # doctest: +SKIP
+    """
+    at = None if as_of is None else timestamp(as_of)
+    cut = None if at is None else utc_text(at.to_pydatetime())
+    raw = {
+        "requests": _entity(store, "transcript_requests", "request_id", "supplier_requests", cut),
+        "transcripts": _entity(
+            store, "transcripts_received", "transcript_id", "consumer_transcripts", cut
+        ),
+        "outbox": _outbox(store, cut),
+        "responses": _read(store, "responses", "sent_at", cut),
+        "acknowledgments": _read(store, "acknowledgments", "recorded_at", cut),
+    }
+    tables = conform(raw)
+    for frame in tables.values():
+        frame.attrs.update(operation="reconcile.load", as_of=at, db=str(store.path))
+    return tables
+
+
+def _read(store: Store, table: str, time_column: str, cut: str | None) -> pd.DataFrame:
+    if cut is None:
+        return store.table(table)
+    return store.table(table, where=f"{time_column} <= ?", params=[cut])
+
+
+def _entity(store: Store, table: str, id_column: str, list_name: str, cut: str | None) -> Any:
+    frame = _read(store, table, "first_seen_at", cut)
+    frame = frame.drop(columns=["pescxml", "pesc_json", "detail_json"], errors="ignore")
+    status, error = [], []
+    for value in frame.get("validation", []):
+        found = _json(value)
+        errors = found.get("errors") if isinstance(found.get("errors"), list) else []
+        status.append(found.get("status"))
+        error.append(str(errors[0]) if errors else found.get("note"))
+    frame["validation_status"] = pd.Series(status, index=frame.index, dtype="object")
+    frame["validation_error"] = pd.Series(error, index=frame.index, dtype="object")
+    frame["validation_error"] = frame["validation_error"].where(
+        frame["validation_status"] == "invalid"
+    )
+    if cut is not None:
+        frame = _membership(store, frame, id_column, list_name, cut)
+    return frame
+
+
+def _membership(
+    store: Store, frame: pd.DataFrame, id_column: str, list_name: str, cut: str
+) -> pd.DataFrame:
+    """``on_list``, ``left_at`` and ``left_reason`` as the snapshots taken by ``cut`` had them."""
+    snapshots = store.table(
+        "snapshots", where="list_name = ? AND taken_at <= ?", params=[list_name, cut]
+    )
+    listed: pd.Series = pd.Series(dtype="string")
+    if not snapshots.empty:
+        last = snapshots.sort_values(["taken_at", "id"]).iloc[-1]
+        items = store.table("snapshot_items", where="snapshot_id = ?", params=[int(last["id"])])
+        listed = items["item_key"]
+    departures = store.table(
+        "departures", where="list_name = ? AND left_at <= ?", params=[list_name, cut]
+    )
+    departures = departures.sort_values(["left_at", "id"]).drop_duplicates("item_id", keep="last")
+    on_list = frame[id_column].isin(listed).to_numpy(dtype=bool)
+    rows = pd.Index(departures["item_id"]).get_indexer(frame[id_column])
+    rows = np.where(on_list, -1, rows)
+    return frame.assign(
+        on_list=on_list,
+        left_at=pick(departures["left_at"], rows).to_numpy(),
+        left_reason=pick(departures["left_reason"], rows).to_numpy(),
+    )
+
+
+def _outbox(store: Store, cut: str | None) -> pd.DataFrame:
+    frame = _read(store, "outbox", "created_at", cut).rename(columns={"id": "outbox_id"})
+    flats = [_json(value) for value in frame["payload_flat"]]
+    for name, column in _SENT_FIELDS.items():
+        frame[column] = pd.Series([f.get(name) for f in flats], index=frame.index, dtype=object)
+    frame = frame.drop(columns=["payload", "response_body", "payload_flat"], errors="ignore")
+    if cut is not None and not frame.empty:
+        at = timestamp(cut)
+        settled_later = (frame["resolved_at"] > at).fillna(False)
+        marked_later = (frame["updated_at"] > at).fillna(False)
+        frame["state"] = np.where(
+            settled_later, "uncertain", np.where(marked_later, "pending", frame["state"])
+        )
+        frame["resolved_at"] = frame["resolved_at"].where(~settled_later)
+        frame["resolution"] = frame["resolution"].where(~settled_later)
+    return frame[[c for c in TABLES["outbox"] if c in frame.columns]]
+
+
+def _json(value: Any) -> dict[str, Any]:
+    if not isinstance(value, str) or not value:
+        return {}
+    try:
+        found = json.loads(value)
+    except ValueError:
+        return {}
+    return found if isinstance(found, dict) else {}

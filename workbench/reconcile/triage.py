@@ -1,0 +1,318 @@
+"""One ``exceptions`` table: what needs an analyst, how bad it is, and what to do about it.
+
+Each row names a ``kind`` (:data:`EXCEPTION_KINDS`), the request or transcript ``id``, a
+``severity`` (ordered categorical, ``low`` < ``medium`` < ``high`` < ``critical``, so
+``df[df.severity >= "high"]`` works), a ``detail`` and a ``suggested_action`` in words an
+analyst can act on, and the ``side`` (supplier or consumer). One row per kind and id: several
+failed comparisons of one kind for one id are joined into one detail.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from workbench.reconcile.checks import empty_checks
+from workbench.reconcile.inputs import TEXT, fill, whole_days
+
+SEVERITIES = ("low", "medium", "high", "critical")
+# kind -> (usual severity, when it is raised)
+EXCEPTION_KINDS: dict[str, tuple[str, str]] = {
+    "identity_mismatch": (
+        "critical",
+        "the transcript we sent names another student than the request (high when only "
+        "names differ, critical when a birth date or an identifier does)",
+    ),
+    "tracking_id_mismatch": (
+        "high",
+        "a document's RequestTrackingID (or an acknowledgment's DocumentID) is not the request's",
+    ),
+    "ack_mismatch": (
+        "high",
+        "acknowledgment totals differ from the transcript (the partner's of ours: high; ours of "
+        "theirs: medium)",
+    ),
+    "uncertain_send": ("high", "a send of ours may or may not have reached the partner"),
+    "parse_error": ("high", "a document the partner gave us does not parse"),
+    "response_overdue": (
+        "medium",
+        "a request has waited for our response longer than the SLA (high past twice it)",
+    ),
+    "ack_overdue": (
+        "medium",
+        "a transcript has waited for our acknowledgment longer than the SLA (high past twice it)",
+    ),
+    "hold_overdue": (
+        "medium",
+        "a Hold / TranscriptRequestReceived / OfflineRecordSearch response's planned release "
+        "date has passed with no transcript sent",
+    ),
+    "transcript_unacknowledged": (
+        "medium",
+        "a transcript of ours was sent but no acknowledgment of it is recorded",
+    ),
+    "duplicate_transcript": (
+        "medium",
+        "a transcript received for the same student from the same source as an earlier one",
+    ),
+    "detail_missing": ("medium", "the last fetch of a document failed"),
+    "closed_elsewhere": ("low", "an item left the partner's list with no send of ours"),
+    "schema_invalid": ("low", "a document the partner gave us fails its PESC schema"),
+}
+EXCEPTION_COLUMNS = ("kind", "id", "severity", "detail", "suggested_action", "side")
+_DO_NOT_RESEND = (
+    "Do not resend blindly: run a pull to settle it from the partner's list; if it stays "
+    "uncertain, ask the partner whether it arrived, and resend with force=True only if it did not."
+)
+_FIELD_LABELS = {
+    "student_first_name": "first name",
+    "student_last_name": "last name",
+    "student_birth_date": "birth date",
+    "student_oen": "OEN",
+    "student_ocas_account": "OCAS account",
+    "student_ocas_application": "OCAS application",
+    "student_school_assigned_id": "school-assigned id",
+    "academic_award_total": "awards",
+    "course_total": "courses",
+    "request_tracking_id": "RequestTrackingID",
+    "document_id": "DocumentID",
+}
+_SERIOUS_IDENTITY = (
+    "student_birth_date",
+    "student_oen",
+    "student_ocas_account",
+    "student_ocas_application",
+)
+
+
+def exceptions(
+    requests: pd.DataFrame, transcripts: pd.DataFrame, checks: pd.DataFrame
+) -> pd.DataFrame:
+    """The exceptions table of a lifecycle, a consumer status and their cross-checks.
+
+    >>> ex = exceptions(rec.requests, rec.transcripts, rec.checks)  # doctest: +SKIP
+    >>> ex[ex.severity >= "high"]  # doctest: +SKIP
+    """
+    checks = checks if checks is not None and not checks.empty else empty_checks()
+    parts = [
+        *_supplier(requests.rename(columns={"request_id": "id"})),
+        *_consumer(transcripts.rename(columns={"transcript_id": "id"})),
+        *_documents(requests.rename(columns={"request_id": "id"}), "supplier", "request"),
+        *_documents(transcripts.rename(columns={"transcript_id": "id"}), "consumer", "transcript"),
+        *_from_checks(checks, requests, transcripts),
+    ]
+    frames = [p for p in parts if len(p)]
+    if not frames:
+        return empty_exceptions()
+    out = pd.concat(frames, ignore_index=True)
+    out["severity"] = pd.Categorical(out["severity"], categories=list(SEVERITIES), ordered=True)
+    # Worst first, then by kind; within a kind, in the order of the requests and transcripts.
+    out = out.sort_values(["severity", "kind"], ascending=[False, True], kind="stable")
+    out = out.reset_index(drop=True)
+    for column in ("kind", "id", "detail", "suggested_action", "side"):
+        out[column] = out[column].astype(TEXT)
+    return out[list(EXCEPTION_COLUMNS)]
+
+
+def empty_exceptions() -> pd.DataFrame:
+    frame = pd.DataFrame({c: pd.Series(dtype=TEXT) for c in EXCEPTION_COLUMNS})
+    frame["severity"] = pd.Categorical([], categories=list(SEVERITIES), ordered=True)
+    return frame[list(EXCEPTION_COLUMNS)]
+
+
+def _part(
+    kind: str, rows: pd.DataFrame, side: str, severity: Any, detail: str, action: str
+) -> pd.DataFrame:
+    """Exceptions of one kind: ``detail`` and ``action`` are templates over ``rows``' columns."""
+    return pd.DataFrame(
+        {
+            "kind": kind,
+            "id": rows["id"],
+            "severity": severity,
+            "detail": fill(detail, rows),
+            "suggested_action": fill(action, rows),
+            "side": side,
+        },
+        index=rows.index,
+    )
+
+
+def _supplier(r: pd.DataFrame) -> list[pd.DataFrame]:
+    u = r[r["state"] == "uncertain_send"]
+    u = u.assign(note=u["unsettled_note"].fillna("no note"))
+    s = r[r["state"] == "transcript_sent"]
+    inferred = s["transcript_inferred"].fillna(False).to_numpy(dtype=bool)
+    s = s.assign(how=np.where(inferred, ", inferred from the partner's list", ""))
+    h = r[r["release_overdue_days"].notna()]
+    h = h.assign(days=whole_days(h["release_overdue_days"]), why=h["hold_reason"].fillna("none"))
+    c = r[r["state"] == "closed_elsewhere"]
+    return [
+        _part("uncertain_send", u, "supplier", "high",
+              "{unsettled_operation} is {unsettled_state} since {unsettled_since} "
+              "(outbox {unsettled_outbox_id}): {note}", _DO_NOT_RESEND),
+        _part("transcript_unacknowledged", s, "supplier", "medium",
+              "Transcript sent {transcript_sent_at} (outbox {transcript_outbox_id}{how}); no "
+              "acknowledgment of it is recorded",
+              "Ask the partner to confirm receipt and its AcademicAwardTotal/CourseTotal (we "
+              "sent {sent_award_count} awards, {sent_course_count} courses)."),
+        _part("hold_overdue", h, "supplier", "medium",
+              "Response {response_status} (reason: {why}) planned release "
+              "{planned_release_date}, {days} days ago; no transcript sent",
+              "Send the transcript, or a new TranscriptResponse with a new PlannedReleaseDate "
+              "(force=True)."),
+        _part("closed_elsewhere", c, "supplier", "low",
+              "Left the partner's list at {left_at} with no send of ours",
+              "Check who answered it (another system, or the partner's portal); nothing to send "
+              "unless it comes back on the list."),
+    ]  # fmt: skip
+
+
+def _consumer(t: pd.DataFrame) -> list[pd.DataFrame]:
+    u = t[t["state"] == "ack_uncertain"]
+    u = u.assign(note=u["ack_note"].fillna("no note"))
+    c = t[t["state"] == "closed_elsewhere"]
+    later = t["duplicate"].fillna(False) & (t["duplicate_of"] != t["id"]).fillna(False)
+    d = t[later]
+    d = d.assign(source=d["source_org_name"].fillna(d["source_org_id"]))
+    return [
+        _part("uncertain_send", u, "consumer", "high",
+              "send_acknowledgment is {ack_send_state}: {note}", _DO_NOT_RESEND),
+        _part("closed_elsewhere", c, "consumer", "low",
+              "Left the consumer list at {left_at} with no acknowledgment of ours",
+              "Someone else acknowledged it (another system?): check who; nothing to send."),
+        _part("duplicate_transcript", d, "consumer", "medium",
+              "Same student ({duplicate_key}: {student_last_name}, {student_first_name}) and "
+              "source ({source}) as transcript {duplicate_of}",
+              "Compare the two (a Replace or Reissue, or a resend); acknowledge both, and keep "
+              "the right one in the SIS."),
+    ]  # fmt: skip
+
+
+def _documents(frame: pd.DataFrame, side: str, noun: str) -> list[pd.DataFrame]:
+    missing = frame[frame["detail_error"].notna()]
+    broken = frame[frame["parse_error"].notna()]
+    invalid = frame[
+        (frame["validation_status"] == "invalid").fillna(False) & frame["parse_error"].isna()
+    ]
+    invalid = invalid.assign(error=invalid["validation_error"].fillna("no error text"))
+    return [
+        _part("detail_missing", missing, side, "medium",
+              f"The {noun}'s document could not be fetched: {{detail_error}}",
+              "The next pull retries it; if it keeps failing, run `workbench doctor` and send "
+              "the partner `workbench bundle {id}`."),
+        _part("parse_error", broken, side, "high",
+              f"The {noun}'s PESCXML does not parse: {{parse_error}}",
+              "Ask the partner to resend a well-formed document (attach `workbench bundle {id}`);"
+              " handle it by hand meanwhile."),
+        _part("schema_invalid", invalid, side, "low",
+              f"The {noun} fails its PESC schema: {{error}}",
+              "Usable as stored; tell the partner if it recurs (real documents often carry "
+              "36-character DocumentIDs or odd Birthdays)."),
+    ]  # fmt: skip
+
+
+def _joined(rows: pd.DataFrame, template: str) -> pd.DataFrame:
+    """One row per (side, id) of failed checks: their pieces joined with ``; ``, the first
+    outbox id and subject, and whether a serious identity field is among them."""
+    rows = rows.sort_values(["side", "id"], kind="stable").reset_index(drop=True)
+    rows = rows.assign(
+        label=rows["field"].map(_FIELD_LABELS).fillna(rows["field"]),
+        expected=rows["expected"].fillna("missing"),
+        found=rows["found"].fillna("missing"),
+    )
+    starts = ~rows.duplicated(["side", "id"]).to_numpy()
+    first = np.flatnonzero(starts)
+    glue = np.where(starts, "", "; ").astype(object)
+    serious = rows["field"].isin(_SERIOUS_IDENTITY).to_numpy(dtype=np.int64)
+    out = rows.iloc[first][["side", "id", "outbox_id", "subject"]].reset_index(drop=True)
+    out["piece"] = np.add.reduceat(glue + fill(template, rows), first)
+    out["serious"] = np.maximum.reduceat(serious, first) > 0
+    return out
+
+
+def _from_checks(
+    checks: pd.DataFrame, requests: pd.DataFrame, transcripts: pd.DataFrame
+) -> list[pd.DataFrame]:
+    parts = []
+    rows = checks[checks["check"] == "tracking_id"]
+    if not rows.empty:
+        g = _joined(rows, "{subject}: {label} {found}, not {expected}")
+        ours = g["subject"].str.endswith(" sent").fillna(False)
+        for side, frame in g[~ours].groupby("side"):
+            parts.append(_part("tracking_id_mismatch", frame, str(side), "high", "{piece}",
+                               "The partner's document names another request: send them "
+                               "`workbench bundle {id}` and hold off answering it until they "
+                               "correct it."))  # fmt: skip
+        for side, frame in g[ours].groupby("side"):
+            parts.append(_part("tracking_id_mismatch", frame, str(side), "high", "{piece}",
+                               "A document we sent names another request: check outbox entry "
+                               "{outbox_id} and tell the partner which request it belongs "
+                               "to."))  # fmt: skip
+
+    rows = checks[checks["check"] == "student_identity"]
+    if not rows.empty:
+        g = _joined(rows, "{label} {expected} vs {found}")
+        parts.append(
+            _part("identity_mismatch", g, "supplier", np.where(g["serious"], "critical", "high"),
+                  "The transcript we sent (outbox {outbox_id}) names another student than the "
+                  "request: {piece}",
+                  "Confirm the student with the registrar; if we sent another student's "
+                  "transcript, contact the partner at once to withdraw it.")
+        )  # fmt: skip
+
+    # The SLA the lifecycles flagged ``sla_breached`` with (their attrs), else the sla checks'.
+    sla = requests.attrs.get("sla_days", transcripts.attrs.get("sla_days"))
+    if sla is None:
+        sla = pd.to_numeric(checks.loc[checks["check"] == "sla", "expected"].str[3:]).max()
+    parts += _overdue(requests, transcripts, sla)
+
+    rows = checks[checks["check"] == "ack_totals"]
+    if not rows.empty:
+        g = _joined(rows, "{label} {expected} counted, {found} acknowledged")
+        parts.append(
+            _part("ack_mismatch", g[g["side"] == "supplier"], "supplier", "high",
+                  "The partner's acknowledgment differs from the transcript we sent (outbox "
+                  "{outbox_id}): {piece}",
+                  "Compare the transcript in outbox entry {outbox_id} with the student's "
+                  "record; ask the partner what did not arrive, and resend a corrected "
+                  "transcript with force=True if ours was wrong.")
+        )  # fmt: skip
+        parts.append(
+            _part("ack_mismatch", g[g["side"] == "consumer"], "consumer", "medium",
+                  "Our acknowledgment (outbox {outbox_id}) differs from the transcript "
+                  "received: {piece}",
+                  "Check the acknowledgment we built, then send a corrected one: "
+                  "w.consumer.send_acknowledgment('{id}', force=True).")
+        )  # fmt: skip
+    return parts
+
+
+def _overdue(requests: pd.DataFrame, transcripts: pd.DataFrame, sla: float) -> list[pd.DataFrame]:
+    """Requests and transcripts past the SLA (their ``sla_breached`` flag, which the ``sla``
+    check rows mirror); high past twice the SLA."""
+    if pd.isna(sla):
+        return []
+    late = requests[requests["sla_breached"].fillna(False)].rename(columns={"request_id": "id"})
+    waiting = transcripts[transcripts["sla_breached"].fillna(False)]
+    waiting = waiting.rename(columns={"transcript_id": "id"})
+    parts = []
+    for frame in (late, waiting):
+        age = frame["age_days"]
+        severity = np.where((age > 2 * sla).fillna(False), "high", "medium")
+        parts.append((frame.assign(days=whole_days(age), sla=int(sla) if sla == int(sla) else sla),
+                      severity))  # fmt: skip
+    (late, late_severity), (waiting, waiting_severity) = parts
+    return [
+        _part("response_overdue", late, "supplier", late_severity,
+              "Request from {source_org_name} dated {request_date} has had no response for "
+              "{days} days (SLA {sla})",
+              "Send a TranscriptResponse (Hold or TranscriptRequestReceived) — open {days} "
+              "days, SLA {sla}"),
+        _part("ack_overdue", waiting, "consumer", waiting_severity,
+              "Transcript from {source_org_name} dated {request_date} has awaited our "
+              "acknowledgment for {days} days (SLA {sla})",
+              "Acknowledge it: w.consumer.send_acknowledgment('{id}') — waiting {days} days, "
+              "SLA {sla}"),
+    ]  # fmt: skip
