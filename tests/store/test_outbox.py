@@ -118,6 +118,13 @@ def test_send_transcript_files_the_acknowledgment_received(store: Store) -> None
     assert not check["totals_match"]  # 19 courses acknowledged, 20 sent
 
 
+def test_an_unreadable_acknowledgment_files_no_row(store: Store) -> None:
+    entry = store.outbox.begin("send_transcript", "R-1", {"PESCXML": "<CT/>"}, flat=TRANSCRIPT_FLAT)
+    store.outbox.mark_sent(entry, status=200, response_body="not an acknowledgment")
+    assert store.outbox.get(entry)["state"] == "sent"
+    assert store.table("acknowledgments").empty  # not a row of NULLs that reads as a mismatch
+
+
 def test_send_acknowledgment_files_the_acknowledgment_sent(store: Store) -> None:
     store.record_snapshot(None, "consumer_transcripts", listed("T-1"))
     store.upsert_transcript("T-1", flat={"award_count": 2, "course_count": 19})

@@ -131,6 +131,8 @@ def record_document(
         if reply is None:
             return  # nothing was received: the acknowledgment stays unknown
         body, reply_flat, call_id = reply
+        if not reply_flat:
+            return  # the answer held no readable acknowledgment: no all-NULL row to mislead
         xml, _ = pescxml_of(body) if body else (None, None)
         flat_text, direction = reply_flat, "received"
     else:
