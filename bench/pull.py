@@ -81,8 +81,10 @@ class StoreClock:
         self.intervals: list[tuple[float, float]] = []
         self._lock = threading.Lock()
         self._inside = threading.local()
+        # Private methods too (the pull's grouped detail writes go through them); nested calls
+        # are counted once, by the outermost timed method.
         for name, value in vars(type(store)).items():
-            if callable(value) and not name.startswith("_") and name not in UNTIMED:
+            if callable(value) and not name.startswith("__") and name not in UNTIMED:
                 setattr(store, name, self._timed(name, getattr(store, name)))
 
     def _timed(self, name: str, method: Callable[..., Any]) -> Callable[..., Any]:

@@ -11,6 +11,7 @@ that fails is recorded and retried by the next pull; the run is then ``partial``
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -29,6 +30,8 @@ if TYPE_CHECKING:
     from workbench.store import Store
 
 PEEK_COUNT = 100  # the most the domestic interface hands out at once (DESIGN §3)
+GROUP_SIZE = 50  # details written per transaction (see _GroupWriter)
+GROUP_S = 0.1  # ... or fewer, when this many seconds have passed since the last group
 
 
 @dataclass(frozen=True)
@@ -219,7 +222,7 @@ def _fetch_details(
 ) -> int:
     """Fetch, parse and store details concurrently; the number stored."""
     session = w.session
-    upsert = store.upsert_request if source.role == "supplier" else store.upsert_transcript
+    writer = _GroupWriter(store)
     operation = f"{source.operation}.pull_detail"
 
     def one(request_id: str) -> list[dict[str, Any]]:
@@ -232,7 +235,8 @@ def _fetch_details(
             raise WorkbenchError(f"the partner answered no detail for {request_id!r}")
         value, fields = split_pescxml(items[0])
         flat, children, parse_error, validation = _parse(value)
-        upsert(
+        prepared = store.prepare_detail(
+            source.list_name,
             request_id,
             request_date=fields.get("RequestDate", dates.get(request_id)),
             seen_at=datetime.now(UTC),
@@ -243,13 +247,20 @@ def _fetch_details(
             parse_error=parse_error,
             validation=validation,
         )
+        writer.add(request_id, prepared)
         return [{"request_id": request_id, "error": None}]
 
-    rows = fetch_all(ids, one, concurrency=w.profile.concurrency, progress=progress, desc=operation)
+    try:
+        rows = fetch_all(
+            ids, one, concurrency=w.profile.concurrency, progress=progress, desc=operation
+        )
+    finally:
+        writer.flush()  # also on the way out of a failing pull: what was fetched is kept
     stored = 0
     for row in rows:
-        if row.get("error"):
-            error = str(row["error"])
+        error = row.get("error") or writer.failed.get(str(row.get("request_id")))
+        if error:
+            error = str(error)
             store.record_detail_failure(
                 source.list_name, str(row["request_id"]), error, run_id=summary.run_id
             )
@@ -259,6 +270,59 @@ def _fetch_details(
         else:
             stored += 1
     return stored
+
+
+class _GroupWriter:
+    """Writes the details of a pull in groups: one transaction per ``GROUP_SIZE`` details or
+    ``GROUP_S`` seconds, instead of one each.
+
+    Only the detail upserts are grouped; each call is still recorded in its own transaction as
+    it happens. A crash (``kill -9``) can then lose at most the last group's upserts, whose calls
+    are recorded: those ids have no stored detail, so the next pull fetches them again (the
+    same window exists between a call's record and its upsert anyway). A group the store
+    refuses is retried item by item, so one bad detail fails alone, as before.
+    """
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+        self._lock = threading.Lock()
+        self._pending: list[tuple[str, Any]] = []
+        self._since = time.monotonic()
+        self.failed: dict[str, str] = {}  # id -> error, for details the store refused
+
+    def add(self, item_id: str, prepared: Any) -> None:
+        with self._lock:
+            self._pending.append((item_id, prepared))
+            if len(self._pending) < GROUP_SIZE and time.monotonic() - self._since < GROUP_S:
+                return
+            group = self._take()
+        self._write(group)
+
+    def flush(self) -> None:
+        with self._lock:
+            group = self._take()
+        self._write(group)
+
+    def _take(self) -> list[tuple[str, Any]]:
+        group, self._pending = self._pending, []
+        self._since = time.monotonic()
+        return group
+
+    def _write(self, group: list[tuple[str, Any]]) -> None:
+        if not group:
+            return
+        if len(group) > 1:
+            try:
+                self._store.write_details([p for _, p in group])
+                return
+            except WorkbenchError:
+                pass  # retried one by one below
+        for item_id, prepared in group:  # find the one(s) the store refused
+            try:
+                self._store.write_details([prepared])
+            except WorkbenchError as exc:
+                with self._lock:
+                    self.failed[item_id] = f"{type(exc).__name__}: {exc}"
 
 
 Parsed = tuple[dict[str, Any] | None, dict[str, Any] | None, str | None, dict[str, Any] | None]

@@ -61,6 +61,9 @@ _PATTERNS = re.compile(
 # Values shorter than this are not masked by value: masking "1" everywhere would garble bodies.
 _MIN_SECRET_LENGTH = 4
 _MAX_REMEMBERED = 2048
+_MAX_PROBES = 16
+# Every name in SENSITIVE_FIELDS, lowercased, contains one of these.
+_FIELD_HINTS = ("token", "secret", "password", "assertion", "subscription")
 
 
 class Redactor:
@@ -70,7 +73,7 @@ class Redactor:
         self._lock = threading.Lock()
         self._fixed = {s for s in secrets if s and len(s) >= _MIN_SECRET_LENGTH}
         self._learned: deque[str] = deque(maxlen=_MAX_REMEMBERED)
-        self._pattern: re.Pattern[str] | None = None
+        self._matcher: tuple[re.Pattern[str] | None, tuple[str, ...] | None] = (None, None)
         self._rebuild()
 
     def add(self, value: str | None) -> None:
@@ -85,16 +88,21 @@ class Redactor:
 
     def _rebuild(self) -> None:
         values = sorted(self._fixed | set(self._learned), key=len, reverse=True)
-        self._pattern = re.compile("|".join(map(re.escape, values))) if values else None
+        pattern = re.compile("|".join(map(re.escape, values))) if values else None
+        # A few values: plain substring tests prove most texts clean far faster than the regex.
+        probes = tuple(values) if len(values) <= _MAX_PROBES else None
+        self._matcher = (pattern, probes)  # swapped as one, so readers see a consistent pair
 
     def text(self, text: str | None) -> str:
         """Mask every known secret, JWT and bearer credential in ``text``."""
         if not text:
             return text or ""
-        pattern = self._pattern
-        if pattern is not None:
+        pattern, probes = self._matcher
+        if pattern is not None and (probes is None or any(p in text for p in probes)):
             text = pattern.sub(MASK, text)
-        return _PATTERNS.sub(MASK, text)
+        if "eyJ" in text or "earer " in text:  # every _PATTERNS match holds one of these
+            text = _PATTERNS.sub(MASK, text)
+        return text
 
     def headers(self, headers: Mapping[str, str] | Iterable[tuple[str, str]]) -> dict[str, str]:
         """A plain dict of headers with sensitive ones masked."""
@@ -129,7 +137,9 @@ class Redactor:
             text = urlencode(
                 [(k, MASK if k.lower() in SENSITIVE_FIELDS else v) for k, v in pairs], safe="[]"
             )
-        elif kind.endswith("json") or text.lstrip().startswith(("{", "[")):
+        elif (kind.endswith("json") or text.lstrip().startswith(("{", "["))) and _may_name_field(
+            text
+        ):
             # Re-serialise only when a field must go, so recorded bodies stay byte-faithful.
             try:
                 decoded = json.loads(text)
@@ -149,6 +159,16 @@ class Redactor:
         if isinstance(value, list):
             return [self.data(v) for v in value]
         return value
+
+
+def _may_name_field(text: str) -> bool:
+    """False only when no JSON key of ``text`` can be a sensitive field (no decoding needed).
+
+    Lowercasing is per character, so a key whose lowercase holds a hint leaves it in the
+    lowercased text; a ``\\u`` escape could spell a key in disguise, so it always decodes.
+    """
+    low = text.lower()
+    return "\\u" in low or any(hint in low for hint in _FIELD_HINTS)
 
 
 def _has_sensitive_field(value: Any) -> bool:

@@ -221,6 +221,24 @@ class Store:
         self._upsert("consumer_transcripts", transcript_id, request_date, seen_at, detail, flat,
                      children, call_id, parse_error, validation)  # fmt: skip
 
+    def prepare_detail(
+        self, list_name: str, item_id: str, **values: Any
+    ) -> entities.PreparedDetail:
+        """The scrubbing and layout of an ``upsert_request``/``upsert_transcript`` (same
+        keywords), done before any lock is taken; ``write_details`` writes a group of them.
+
+        >>> store.write_details([store.prepare_detail("supplier_requests", rid, flat=flat)])
+        ... # doctest: +SKIP
+        """
+        values["call_id"] = row_id(values.get("call_id"))
+        return entities.prepare_detail(self._scrub, LISTS[list_name], item_id, **values)
+
+    def write_details(self, prepared: Iterable[entities.PreparedDetail]) -> None:
+        """Write prepared details in one transaction (all or nothing)."""
+        with self._c.write() as conn:
+            for one in prepared:
+                entities.write_detail(self._c, conn, one)
+
     def _upsert(self, list_name: str, item_id: str, *args: Any) -> None:
         request_date, seen_at, detail, flat, children, call_id, parse_error, validation = args
         entities.upsert_detail(

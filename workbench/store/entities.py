@@ -37,6 +37,7 @@ FLAT_FIELDS = {"transcript_requests": REQUEST_FIELDS, "transcripts_received": TR
 _COLUMN_NAME = re.compile(r"^[a-z][a-z0-9_]{0,62}$")
 _RESERVED = frozenset({"position", "extra_json", "request_id", "transcript_id", "rowid"})
 _PLAIN = frozenset({str, int, float})
+_PROBE = json.JSONEncoder(ensure_ascii=False, default=str)  # unsorted: only scanned, not kept
 
 
 # -- list membership ----------------------------------------------------------------------------
@@ -141,6 +142,50 @@ def upsert_detail(
     The XML is kept once: in the detail call's response body when ``call_id`` names it (the
     ``documents`` view and ``Store.document`` read it from there), else in ``pescxml``.
     """
+    prepared = prepare_detail(
+        scrub,
+        info,
+        item_id,
+        request_date=request_date,
+        seen_at=seen_at,
+        detail=detail,
+        flat=flat,
+        children=children,
+        call_id=call_id,
+        parse_error=parse_error,
+        validation=validation,
+    )
+    with c.write() as conn:
+        write_detail(c, conn, prepared)
+
+
+@dataclass(frozen=True)
+class PreparedDetail:
+    """One detail upsert, scrubbed and laid out as SQL (built before the write lock is taken)."""
+
+    table: str
+    id_column: str
+    item_id: str
+    sql: str
+    params: list[Any]
+    kids: list[_Rows] | None
+
+
+def prepare_detail(
+    scrub: Scrubber,
+    info: ListInfo,
+    item_id: str,
+    *,
+    request_date: Any,
+    seen_at: Any,
+    detail: Any,
+    flat: Mapping[str, Any] | None,
+    children: Mapping[str, Iterable[Mapping[str, Any]]] | None,
+    call_id: int | None,
+    parse_error: Any,
+    validation: Any,
+) -> PreparedDetail:
+    """Everything :func:`upsert_detail` does before it writes: scrubbing, JSON, rows."""
     table, id_column = info.table, info.id_column
     seen = utc_text(seen_at) if seen_at is not None else now_text()
     values: dict[str, Any] = {id_column: str(item_id), "first_seen_at": seen, "last_seen_at": seen}
@@ -185,10 +230,16 @@ def upsert_detail(
         f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))}) "
         f"ON CONFLICT({id_column}) DO UPDATE SET {updates}"
     )
-    with c.write() as conn:
-        conn.execute(sql, list(values.values()))
-        if kids is not None:
-            _replace_children(c, conn, table, id_column, str(item_id), kids)
+    return PreparedDetail(table, id_column, str(item_id), sql, list(values.values()), kids)
+
+
+def write_detail(c: Connection, conn: sqlite3.Connection, prepared: PreparedDetail) -> None:
+    """Write one prepared detail inside the caller's write transaction."""
+    conn.execute(prepared.sql, prepared.params)
+    if prepared.kids is not None:
+        _replace_children(
+            c, conn, prepared.table, prepared.id_column, prepared.item_id, prepared.kids
+        )
 
 
 def _plain(value: Any) -> Any:
@@ -215,9 +266,14 @@ def _children(
 ) -> list[_Rows]:
     """Scrub the child records and lay them out as rows of their tables."""
     plain = {str(name): [dict(r) for r in rows] for name, rows in children.items()}
-    raw = dumps(plain)
-    text = scrub.text(raw)
-    clean = plain if text == raw else json.loads(text or "{}")
+    # Most documents hold nothing to mask: prove it on an unsorted encoding (the same text
+    # per key and value, only cheaper), and do the canonical round trip only when in doubt.
+    if scrub.clean(_PROBE.encode(plain)):
+        clean = plain
+    else:
+        raw = dumps(plain)
+        text = scrub.text(raw)
+        clean = plain if text == raw else json.loads(text or "{}")
     mine = {name for name, (parent, _) in CHILD_TABLES.items() if parent == table}
     laid_out = []
     for name, records in clean.items():

@@ -55,21 +55,7 @@ class Scrubber:
 
     def text(self, text: str | None) -> str | None:
         """``text`` with secrets, JWTs, bearer credentials and sensitive fields masked."""
-        if not text:
-            return text
-        # Fast path: one encode and a few byte searches prove most texts clean.
-        data = text.encode("utf-8", "surrogatepass")
-        low = data.lower()
-        if not (
-            b"eyJ" in data
-            or b"earer" in data
-            or b"token" in low  # every name in SENSITIVE_FIELDS contains one of these five
-            or b"secret" in low
-            or b"password" in low
-            or b"assertion" in low
-            or b"subscription" in low
-            or any(b in data for _, b in self._secrets)
-        ):
+        if not text or self.clean(text):
             return text
         for secret, _ in self._secrets:  # longest first
             text = text.replace(secret, MASK)
@@ -78,6 +64,24 @@ class Scrubber:
         if "earer" in text:
             text = _BEARER.sub(lambda m: m.group(1) + MASK, text)
         return _fields(text)
+
+    def clean(self, text: str) -> bool:
+        """True when cheap byte searches prove ``text`` holds nothing :meth:`text` would mask.
+
+        False means "maybe": :meth:`text` then runs its full masking.
+        """
+        data = text.encode("utf-8", "surrogatepass")
+        low = data.lower()
+        return not (
+            b"eyJ" in data
+            or b"earer" in data
+            or b"token" in low  # every name in SENSITIVE_FIELDS contains one of these five
+            or b"secret" in low
+            or b"password" in low
+            or b"assertion" in low
+            or b"subscription" in low
+            or any(b in data for _, b in self._secrets)
+        )
 
     def data(self, value: Any) -> Any:
         """A copy of JSON-able ``value`` with sensitive fields and secret values masked."""

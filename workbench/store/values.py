@@ -54,9 +54,14 @@ def partner_time(value: Any) -> str | None:
         return str(value)
 
 
+# One encoder for every call (``json.dumps`` with options builds a new one each time); its
+# ``encode`` keeps no state between calls, so threads share it.
+_CANONICAL = json.JSONEncoder(ensure_ascii=False, sort_keys=True, default=str)
+
+
 def dumps(value: Any) -> str:
     """Canonical JSON: sorted keys, UTF-8 kept, anything unknown as its ``str``."""
-    return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+    return _CANONICAL.encode(value)
 
 
 def sha256(text: str | bytes) -> str:
