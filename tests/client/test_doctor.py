@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from typer.testing import CliRunner
 
@@ -91,5 +93,9 @@ def test_cli_demo_prints_every_list() -> None:
         "Transcripts without a response",
         "Details of 2 transcript request(s)",
         "Details of 2 transcript(s)",
+        "Pull into data/demo.db",
+        "pull again (incremental)",
     ):
         assert title in result.output
+    assert "pull run 2: ok" in result.output
+    assert Path("data/demo.db").exists()
