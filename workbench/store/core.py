@@ -201,8 +201,9 @@ class Store:
     ) -> None:
         """Store a transcript request's detail: the item, its parsed PESC ``flat`` record and
         ``children`` (``{"recipients": [...], ...}``)."""
-        self._upsert("supplier_requests", request_id, request_date, seen_at, detail, flat,
-                     children, call_id, parse_error, validation)  # fmt: skip
+        self._upsert("supplier_requests", request_id, request_date=request_date, seen_at=seen_at,
+                     detail=detail, flat=flat, children=children, call_id=call_id,
+                     parse_error=parse_error, validation=validation)  # fmt: skip
 
     def upsert_transcript(
         self,
@@ -218,8 +219,9 @@ class Store:
         validation: Any = None,
     ) -> None:
         """Store a received transcript's detail (children: ``courses``, ``awards``, ...)."""
-        self._upsert("consumer_transcripts", transcript_id, request_date, seen_at, detail, flat,
-                     children, call_id, parse_error, validation)  # fmt: skip
+        self._upsert("consumer_transcripts", transcript_id, request_date=request_date,
+                     seen_at=seen_at, detail=detail, flat=flat, children=children,
+                     call_id=call_id, parse_error=parse_error, validation=validation)  # fmt: skip
 
     def prepare_detail(
         self, list_name: str, item_id: str, **values: Any
@@ -239,22 +241,9 @@ class Store:
             for one in prepared:
                 entities.write_detail(self._c, conn, one)
 
-    def _upsert(self, list_name: str, item_id: str, *args: Any) -> None:
-        request_date, seen_at, detail, flat, children, call_id, parse_error, validation = args
-        entities.upsert_detail(
-            self._c,
-            self._scrub,
-            LISTS[list_name],
-            item_id,
-            request_date=request_date,
-            seen_at=seen_at,
-            detail=detail,
-            flat=flat,
-            children=children,
-            call_id=row_id(call_id),
-            parse_error=parse_error,
-            validation=validation,
-        )
+    def _upsert(self, list_name: str, item_id: str, **values: Any) -> None:
+        """One detail: the grouped path of a pull, with a group of one."""
+        self.write_details([self.prepare_detail(list_name, item_id, **values)])
 
     def upsert_events(
         self, source: str, events: Iterable[Any], *, seen_at: Any = None

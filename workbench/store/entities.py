@@ -122,43 +122,6 @@ def mark_left(
 # -- details ------------------------------------------------------------------------------------
 
 
-def upsert_detail(
-    c: Connection,
-    scrub: Scrubber,
-    info: ListInfo,
-    item_id: str,
-    *,
-    request_date: Any,
-    seen_at: Any,
-    detail: Any,
-    flat: Mapping[str, Any] | None,
-    children: Mapping[str, Iterable[Mapping[str, Any]]] | None,
-    call_id: int | None,
-    parse_error: Any,
-    validation: Any,
-) -> None:
-    """Insert or update one request/transcript with its detail, PESC fields and children.
-
-    The XML is kept once: in the detail call's response body when ``call_id`` names it (the
-    ``documents`` view and ``Store.document`` read it from there), else in ``pescxml``.
-    """
-    prepared = prepare_detail(
-        scrub,
-        info,
-        item_id,
-        request_date=request_date,
-        seen_at=seen_at,
-        detail=detail,
-        flat=flat,
-        children=children,
-        call_id=call_id,
-        parse_error=parse_error,
-        validation=validation,
-    )
-    with c.write() as conn:
-        write_detail(c, conn, prepared)
-
-
 @dataclass(frozen=True)
 class PreparedDetail:
     """One detail upsert, scrubbed and laid out as SQL (built before the write lock is taken)."""
@@ -185,7 +148,12 @@ def prepare_detail(
     parse_error: Any,
     validation: Any,
 ) -> PreparedDetail:
-    """Everything :func:`upsert_detail` does before it writes: scrubbing, JSON, rows."""
+    """Scrubbing, JSON and rows of one detail upsert, done before the write lock is taken;
+    :func:`write_detail` writes it.
+
+    The XML is kept once: in the detail call's response body when ``call_id`` names it (the
+    ``documents`` view and ``Store.document`` read it from there), else in ``pescxml``.
+    """
     table, id_column = info.table, info.id_column
     seen = utc_text(seen_at) if seen_at is not None else now_text()
     values: dict[str, Any] = {id_column: str(item_id), "first_seen_at": seen, "last_seen_at": seen}
