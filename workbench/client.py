@@ -23,7 +23,6 @@ import pandas as pd
 from workbench.api import domestic, international
 from workbench.api.exchange import Consumer, Supplier
 from workbench.config import Profile, load_profile, with_overrides
-from workbench.errors import ConfigError
 from workbench.http import Recorder, Session
 
 if TYPE_CHECKING:
@@ -95,8 +94,8 @@ class Workbench:
             self._recording.run_id = previous
 
     def _outbox(self) -> Outbox:
-        if self.profile.read_only:  # never create a database just to refuse a send
-            raise ConfigError(f"profile {self.profile.name!r} is read-only: nothing is sent.")
+        # Sends check read_only before asking (exchange._require_writable), so a read-only
+        # profile never creates a database just to refuse a send.
         return self.store.outbox
 
     def diagnostics(self) -> pd.DataFrame:

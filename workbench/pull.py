@@ -11,6 +11,7 @@ that fails is recorded and retried by the next pull; the run is then ``partial``
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections.abc import Callable
@@ -369,8 +370,6 @@ def _pull_events(store: Store, run_id: int, list_name: str, fetch: Callable[[], 
 
 def _raw(value: Any) -> Any:
     if isinstance(value, str):
-        import json
-
         try:
             return json.loads(value)
         except ValueError:
