@@ -43,6 +43,30 @@ def test_two_stores_and_many_threads_write_at_once(db_path: Path) -> None:
         store.close()
 
 
+@pytest.mark.slow
+def test_threads_opening_a_brand_new_database_at_once_all_succeed(tmp_path: Path) -> None:
+    # The race to switch a new file to WAL used to answer the loser "locked" at once (CI saw it).
+    for attempt in range(150):
+        db = tmp_path / f"new-{attempt}.db"
+        errors: list[BaseException] = []
+
+        def open_store(path: Path = db, errors: list[BaseException] = errors) -> None:
+            try:
+                with Store(path, busy_timeout_s=10) as store:
+                    store.record_call(exchange())
+            except BaseException as exc:  # collected, so the test shows it
+                errors.append(exc)
+
+        threads = [threading.Thread(target=open_store) for _ in range(3)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert errors == [], f"attempt {attempt}"
+        with Store(db) as store:
+            assert len(store.table("calls")) == 3
+
+
 def test_a_lock_held_too_long_is_a_store_error_with_advice(db_path: Path) -> None:
     store = Store(db_path, busy_timeout_s=0.2)
     other = sqlite3.connect(db_path, isolation_level=None)

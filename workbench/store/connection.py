@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
@@ -47,10 +48,26 @@ class Connection:
             )
             self.conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_s * 1000)}")
             self.conn.execute("PRAGMA foreign_keys = ON")
-            mode = self.conn.execute("PRAGMA journal_mode").fetchone()[0]
-            if str(mode).lower() != "wal":
-                self.conn.execute("PRAGMA journal_mode = WAL")
+            self._use_wal()
             self.conn.execute("PRAGMA synchronous = NORMAL")
+
+    def _use_wal(self) -> None:
+        # Two programs opening a brand-new file at once race to switch it to WAL, and SQLite
+        # answers the loser "database is locked" at once, without its busy handler: retry.
+        deadline = time.monotonic() + self.busy_timeout_s
+        while True:
+            try:
+                mode = self.conn.execute("PRAGMA journal_mode").fetchone()[0]
+                if str(mode).lower() != "wal":
+                    self.conn.execute("PRAGMA journal_mode = WAL")
+                return
+            except sqlite3.OperationalError as exc:
+                lowered = str(exc).lower()
+                if ("locked" not in lowered and "busy" not in lowered) or (
+                    time.monotonic() > deadline
+                ):
+                    raise
+                time.sleep(0.01)
 
     # -- transactions -------------------------------------------------------------------------
 
