@@ -93,6 +93,21 @@ def test_send_transcript_is_answered_with_a_counted_acknowledgment(sandbox):
     assert request_id not in sandbox.pending_request_ids()
 
 
+def test_the_ack_miscount_fault_counts_one_course_short_for_the_same_requests(sandbox_factory):
+    sb = sandbox_factory(ack_miscount_rate=1.0)
+    request_id = _first_request(sb)
+    transcript = _transcript_for(request_id, courses=7, awards=2)
+    with exchange(sb, "supplier") as client:
+        response = client.post(
+            path(spec.SUPPLIER_TRANSCRIPTS_PATH, request_id), json={"PESCXML": transcript}
+        )
+    assert response.status_code == 200
+    ack = response.json()["PESCXML"]
+    assert _xpath_text(ack, "CourseTotal") == "6"
+    assert _xpath_text(ack, "AcademicAwardTotal") == "2"
+    assert _xpath_text(ack, "RequestTrackingID") == request_id
+
+
 def test_escaped_payloads_are_accepted(sandbox):
     import html
 

@@ -176,6 +176,16 @@ def acknowledgment_xml(
     return _serialize(root)
 
 
+def miscount_courses(acknowledgment: str) -> str:
+    """The acknowledgment with its ``CourseTotal`` one short (one more when it is 0): the
+    partner-side miscount a reconciliation must catch."""
+    root = etree.fromstring(acknowledgment.encode())
+    for total in root.iter("{*}CourseTotal"):
+        count = int(total.text or 0)
+        total.text = str(count - 1 if count > 0 else 1)
+    return _serialize(root)
+
+
 def _check(
     namespaces: str, defect: str | None, request_id: str, created: datetime
 ) -> tuple[dict[str, str], str]:

@@ -92,6 +92,9 @@ class Faults:
     token_ttl: int | None = None  # overrides SandboxSettings.token_ttl when set
     pescxml_key: str = "PESCXML"  # "PESCXml": how real partners spell it in GET bodies
     path_pattern: str = ""  # a regex: faults hit only paths it finds (e.g. details, not lists)
+    # Share of acknowledgments (returned for a transcript we send) whose CourseTotal the
+    # partner miscounts by one; decided per request id, so the same request always miscounts.
+    ack_miscount_rate: float = 0.0
 
     def update(self, **changes: Any) -> None:
         names = {f.name for f in dataclasses.fields(self)}

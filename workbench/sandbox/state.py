@@ -283,12 +283,21 @@ class PartnerState:
         self.save()
 
     def acknowledgment_for(self, item: Item, transcript_root: etree._Element) -> str:
-        return generator.acknowledgment_xml(
+        xml = generator.acknowledgment_xml(
             transcript_root,
             request_id=item.id,
             created=self.now,
             namespaces=self.settings.namespaces,
         )
+        if _share(item.id, "ack-miscount") < self.settings.faults.ack_miscount_rate:
+            xml = generator.miscount_courses(xml)
+        return xml
+
+
+def _share(item_id: str, purpose: str) -> float:
+    """A number in [0, 1) fixed by the id: the same request always draws the same fault."""
+    digest = hashlib.sha256(f"{purpose}:{item_id}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") / 2**64
 
 
 def _parse_time(text: str) -> datetime:
