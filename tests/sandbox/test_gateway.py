@@ -120,10 +120,12 @@ def test_expired_token_is_a_401(sandbox):
 
 @pytest.mark.slow
 def test_token_expires_after_its_lifetime(sandbox_factory):
-    sb = sandbox_factory(token_ttl=1)
+    # JWT exp is whole seconds (a 1 s token may live 0.01 s), and the machine may be busy:
+    # a 3 s lifetime leaves the first call 2 s at worst.
+    sb = sandbox_factory(token_ttl=3)
     with gateway(sb) as client:
         assert client.get(spec.DIAGNOSTICS_PATH).status_code == 200
-        time.sleep(2.2)
+        time.sleep(4.2)
         assert client.get(spec.DIAGNOSTICS_PATH).status_code == 401
 
 
