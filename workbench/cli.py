@@ -1,6 +1,7 @@
 """The ``workbench`` command: thin wrappers over library functions, with clean exit codes.
 
-Exit codes: 0 ok, 1 failed, 2 usage or configuration error.
+Exit codes: 0 ok, 1 failed, 2 usage or configuration error, 3 exceptions found (``report
+--fail-on-exceptions``).
 """
 
 from __future__ import annotations
@@ -8,13 +9,17 @@ from __future__ import annotations
 import contextlib
 import signal
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime
-from typing import Annotated
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from workbench import __version__
+
+if TYPE_CHECKING:
+    from workbench.report.runner import NotebookRun
 
 app = typer.Typer(
     help="Pull, store, reconcile and troubleshoot partner data.",
@@ -219,13 +224,22 @@ def pull(
 def demo(
     seed: Annotated[int, typer.Option(help="Sandbox seed: same seed, same data.")] = 1,
     details: Annotated[int, typer.Option(help="How many details of each kind to show.")] = 3,
+    report: Annotated[
+        bool, typer.Option("--report/--no-report", help="Finish with the HTML report.")
+    ] = True,
+    output_dir: Annotated[str, typer.Option(help="Where the report is written.")] = "data/reports",
 ) -> None:
-    """Start the embedded sandbox, obtain every token, and print every list and a few details."""
+    """The main job on the embedded sandbox: tokens, every list, pull into data/demo.db, a
+    morning's sends through the outbox, the partner moves 8 hours, pull again, HTML report.
+
+    Prints where the database and the HTML report are. Exit 0 when every step passed.
+    """
     from workbench.demo import run_demo
 
     with _clean_errors():
-        ok = run_demo(typer.echo, seed=seed, details=details)
-    if not ok:
+        result = run_demo(typer.echo, seed=seed, details=details, report=report,
+                          reports_dir=output_dir)  # fmt: skip
+    if not result.ok:
         raise typer.Exit(1)
 
 
@@ -270,6 +284,182 @@ def bundle(
             redact_personal=redact_personal,
         )
     typer.echo(str(zip_path))
+
+
+_PROFILE_HELP = "Profile to pull and read (default: WORKBENCH_PROFILE, ...)."
+_DB_HELP = "SQLite database (default: the profile's, WORKBENCH_DB, data/workbench.db)."
+_CONFIG_HELP = "Profiles file (default: WORKBENCH_CONFIG, workbench.toml)."
+_NO_PULL_HELP = "Report on what the database holds; do not contact the partner."
+_OUTPUT_HELP = "Folder for the executed notebook and its HTML."
+_TIMEOUT_HELP = "Seconds any one cell may run before the run fails."
+
+
+@app.command()
+def report(
+    notebook: Annotated[str, typer.Option(help="Notebook of notebooks/ to run.")] = "reconcile",
+    profile: Annotated[str | None, typer.Option(help=_PROFILE_HELP)] = None,
+    db: Annotated[str | None, typer.Option(help=_DB_HELP)] = None,
+    config: Annotated[str | None, typer.Option(help=_CONFIG_HELP)] = None,
+    no_pull: Annotated[bool, typer.Option("--no-pull", help=_NO_PULL_HELP)] = False,
+    as_of: Annotated[
+        str | None, typer.Option(help="Reconcile the store as it was then (ISO 8601 time).")
+    ] = None,
+    sla_days: Annotated[
+        float | None, typer.Option(help="Days after which an open item breaches the SLA.")
+    ] = None,
+    param: Annotated[
+        list[str] | None,
+        typer.Option("--param", "-p", help="Another notebook parameter, key=value (repeatable)."),
+    ] = None,
+    output_dir: Annotated[str, typer.Option(help=_OUTPUT_HELP)] = "data/reports",
+    timeout: Annotated[int, typer.Option(min=1, help=_TIMEOUT_HELP)] = 600,
+    fail_on_exceptions: Annotated[
+        bool,
+        typer.Option(
+            "--fail-on-exceptions", help="Exit 3 when the report holds exceptions at --severity+."
+        ),
+    ] = False,
+    severity: Annotated[
+        str, typer.Option(help="Lowest severity --fail-on-exceptions counts: low ... critical.")
+    ] = "high",
+) -> None:
+    """Pull, run a notebook with papermill, write its executed copy and HTML; print both paths.
+
+    The HTML hides the code, embeds its charts and fetches nothing from the network. Exit 0 ok,
+    1 when the notebook failed (naming the cell; the partial outputs are kept), 2 on a usage or
+    configuration error, 3 with --fail-on-exceptions when the report holds exceptions at or
+    above --severity. A partial pull is reported and the report still runs.
+    """
+    from workbench.reconcile import SEVERITIES
+    from workbench.report.runner import exceptions_at_or_above
+
+    if severity not in SEVERITIES:
+        raise typer.BadParameter(f"use one of {', '.join(SEVERITIES)}", param_hint="--severity")
+    if as_of is not None:  # a usage error now rather than a failed cell later
+        try:
+            datetime.fromisoformat(as_of.replace("Z", "+00:00"))
+        except ValueError:
+            raise typer.BadParameter(
+                "use an ISO 8601 time such as 2026-03-02T09:00Z", param_hint="--as-of"
+            ) from None
+    extra = {"as_of": as_of, "sla_days": None if sla_days is None else f"{sla_days:g}"}
+    run = _run_report(
+        notebook, extra, _key_values(param), profile=profile, db=db, config=config,
+        no_pull=no_pull, output_dir=output_dir, timeout=timeout,
+    )  # fmt: skip
+    if not fail_on_exceptions:
+        return
+    if run.summary is None:
+        typer.echo(f"Notebook {notebook} published no summary: no exceptions to check.", err=True)
+        raise typer.Exit(1)
+    found = exceptions_at_or_above(run.summary, severity)
+    if found:
+        counts = run.summary.get("exceptions_by_severity") or {}
+        worse = SEVERITIES[SEVERITIES.index(severity) :][::-1]
+        detail = ", ".join(f"{s}: {counts.get(s, 0)}" for s in worse)
+        typer.echo(f"{found} exception(s) at or above {severity} ({detail}).", err=True)
+        raise typer.Exit(3)
+
+
+@app.command()
+def troubleshoot(
+    request_id: Annotated[str, typer.Argument(help="The RequestID (or received transcript id).")],
+    profile: Annotated[str | None, typer.Option(help=_PROFILE_HELP)] = None,
+    db: Annotated[str | None, typer.Option(help=_DB_HELP)] = None,
+    config: Annotated[str | None, typer.Option(help=_CONFIG_HELP)] = None,
+    no_pull: Annotated[bool, typer.Option("--no-pull", help=_NO_PULL_HELP)] = False,
+    output_dir: Annotated[str, typer.Option(help=_OUTPUT_HELP)] = "data/reports",
+    timeout: Annotated[int, typer.Option(min=1, help=_TIMEOUT_HELP)] = 600,
+) -> None:
+    """Pull, then run the troubleshoot notebook on one request; print the report's paths.
+
+    The report tells the request's story from the database: its reconciliation, its timeline,
+    every document with its validation, and a support bundle for the partner (in data/bundles).
+    Exit 0 ok, 1 when the notebook failed (naming the cell), 2 on a usage or configuration error.
+    """
+    _run_report(
+        "troubleshoot", {"request_id": request_id}, {}, profile=profile, db=db, config=config,
+        no_pull=no_pull, output_dir=output_dir, timeout=timeout, required={"request_id"},
+    )  # fmt: skip
+
+
+def _key_values(pairs: list[str] | None) -> dict[str, str]:
+    out = {}
+    for pair in pairs or []:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise typer.BadParameter(f"{pair!r} is not key=value", param_hint="--param")
+        out[key.strip()] = value
+    return out
+
+
+def _run_report(
+    notebook: str,
+    context: Mapping[str, object],
+    params: dict[str, str],
+    *,
+    profile: str | None,
+    db: str | None,
+    config: str | None,
+    no_pull: bool,
+    output_dir: str,
+    timeout: int,
+    required: frozenset[str] | set[str] = frozenset(),
+) -> NotebookRun:
+    """Check the parameters, pull (unless ``no_pull``), run the notebook, print its paths.
+
+    ``context`` values the notebook does not declare are left out (unless ``required``, or
+    None); ``params`` (the user's ``-p``) must all be declared. Exits 1 when the notebook fails.
+    """
+    from workbench.errors import NotebookFailed
+    from workbench.report.runner import coerce_parameters, notebook_parameters, run_notebook
+
+    with _clean_errors():
+        declared = notebook_parameters(notebook)
+        coerce_parameters(params, declared, notebook=f"notebook {notebook!r}")  # before pulling
+        path = _report_db(profile=profile, db=db, config=config, no_pull=no_pull)
+        context = {"db": str(Path(path).resolve()), "pull": False, "profile": profile, **context}
+        values = {
+            k: v for k, v in context.items() if v is not None and (k in declared or k in required)
+        }
+        try:
+            run = run_notebook(
+                notebook, {**values, **params}, output_dir=output_dir, timeout_s=timeout
+            )
+        except NotebookFailed as exc:
+            typer.echo(str(exc), err=True)
+            for partial in (exc.ipynb_path, exc.html_path):
+                if partial is not None and partial.exists():
+                    typer.echo(f"Partial output: {partial}", err=True)
+            raise typer.Exit(1) from None
+    typer.echo(str(run.ipynb_path))
+    typer.echo(str(run.html_path))
+    return run
+
+
+def _report_db(*, profile: str | None, db: str | None, config: str | None, no_pull: bool) -> str:
+    """The database to report on: pulled into first unless ``no_pull`` (then it must exist)."""
+    from workbench.client import connect
+    from workbench.config import load_profile
+    from workbench.errors import ConfigError
+
+    if no_pull:
+        path = db if db is not None else load_profile(profile, config_path=config).db
+        if not Path(path).is_file():
+            raise ConfigError(
+                f"There is no database at {path}: pass --db, or run without --no-pull."
+            )
+        return path
+    with connect(profile, db=db, config_path=config) as w:
+        summary = w.pull(progress=False)
+        typer.echo(str(summary))
+        if summary.status != "ok":
+            typer.echo(
+                f"The pull was {summary.status}: the report uses what is stored; failed items "
+                "are retried by the next pull.",
+                err=True,
+            )
+        return w.db
 
 
 def main() -> None:

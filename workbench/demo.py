@@ -1,20 +1,36 @@
-"""``workbench demo``: the embedded sandbox, a token per interface, every list, a few details.
+"""``workbench demo``: the main job end to end, against the embedded sandbox.
 
->>> run_demo(print)  # doctest: +SKIP
+Sandbox -> a token per interface -> every list and a few details -> pull into ``data/demo.db``
+-> a morning's sends through the outbox (:mod:`workbench.scenario`) -> the partner's clock moves
+eight hours -> pull again -> the reconciliation report (HTML), whose path it prints.
+
+>>> result = run_demo(print)  # doctest: +SKIP
+>>> result.report.html_path  # doctest: +SKIP
+PosixPath('data/reports/reconcile-20261121T080102Z.html')
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from workbench.client import Workbench, connect
 from workbench.doctor import render, run_checks
 
+if TYPE_CHECKING:
+    from workbench.sandbox import Sandbox
+
 DEMO_DB = "data/demo.db"
+REPORTS_DIR = "data/reports"
+HOURS_LATER = 8
+# A partner that miscounts some acknowledgments, so the report has mismatches to show.
+ACK_MISCOUNT_RATE = 0.25
 # Columns worth seeing in a terminal; the DataFrames hold many more.
 _REQUEST_COLUMNS = [
     "request_id",
@@ -35,40 +51,97 @@ _TRANSCRIPT_COLUMNS = [
 ]
 
 
-def run_demo(
-    echo: Callable[[str], None], *, seed: int = 1, details: int = 3, db: str = DEMO_DB
-) -> bool:
-    """Start a sandbox, check tokens, print every list and ``details`` details of each kind,
-    then pull everything into ``db`` (started afresh), let the partner move, and pull again."""
-    from workbench.sandbox import SandboxSettings
+@dataclass
+class DemoResult:
+    """What a demo did: whether every step passed, its database, its report, its sandbox.
 
-    start = datetime.now(UTC).replace(microsecond=0)
-    for leftover in Path(db).parent.glob(Path(db).name + "*"):
+    ``sandbox`` is stopped by then; its settings and ``issued_tokens`` stay readable (the
+    secret-scan test looks for them in everything the demo wrote).
+    """
+
+    ok: bool
+    db: Path
+    report: Any  # workbench.report.runner.NotebookRun, or None with report=False
+    sandbox: Sandbox | None
+    elapsed_s: float
+
+
+def run_demo(
+    echo: Callable[[str], None],
+    *,
+    seed: int = 1,
+    details: int = 3,
+    db: str | Path = DEMO_DB,
+    reports_dir: str | Path = REPORTS_DIR,
+    report: bool = True,
+    timeout_s: float = 600,
+) -> DemoResult:
+    """Run the main job against a fresh embedded sandbox; ``db`` is started afresh."""
+    from workbench.sandbox import SandboxSettings
+    from workbench.sandbox.runner import with_overrides
+    from workbench.scenario import act_out
+
+    started = time.perf_counter()
+    db = Path(db)
+    for leftover in db.parent.glob(db.name + "*"):
         leftover.unlink()  # the demo's own database: each run starts clean
-    settings = SandboxSettings(seed=seed, start=start)
+    settings = with_overrides(
+        SandboxSettings(seed=seed, start=datetime.now(UTC).replace(microsecond=0)),
+        ack_miscount_rate=ACK_MISCOUNT_RATE,
+    )
     with connect("sandbox", db=db, sandbox=settings) as w:
+        assert w.sandbox is not None
+        sandbox = w.sandbox
         echo(f"{w!r}\n")
         checks = run_checks(w)
         echo("Tokens and one read per interface:")
         echo(render(checks) + "\n")
         for title, df in _lists(w):
             _show(echo, f"{title}: {len(df)} row(s)", df)
-        requests = w.supplier.pending_requests()
-        picked = w.supplier.requests(requests["request_id"].head(details), progress=False)
-        _show(echo, f"Details of {len(picked)} transcript request(s)", picked, _REQUEST_COLUMNS)
-        transcripts = w.consumer.pending_transcripts()
-        picked = w.consumer.transcripts(transcripts["request_id"].head(details), progress=False)
-        _show(echo, f"Details of {len(picked)} transcript(s)", picked, _TRANSCRIPT_COLUMNS)
+        _details(echo, w, details)
         first = w.pull(progress=False)
         echo(f"== Pull into {db}\n{first}\n")
-        assert w.sandbox is not None
-        w.sandbox.advance(hours=8)
+        acted = act_out(w, seed=seed)
+        echo("== Sent through the outbox (recorded before sending, marked after)")
+        for what, ids in acted.items():
+            echo(f"  {what:26s} {len(ids)}")
+        echo("")
+        sandbox.advance(hours=HOURS_LATER)
         second = w.pull(progress=False)
-        echo(f"== Eight hours later at the partner, pull again (incremental)\n{second}\n")
-        echo(f"The snapshot store is {Path(db).resolve()}")
-        echo(f"  try: .venv/bin/sqlite-utils tables {db} --counts")
-        ok = (checks["status"] != "FAILED").all() and second.status == "ok"
-        return bool(ok)
+        echo(f"== {HOURS_LATER} hours later at the partner, pull again (incremental)\n{second}\n")
+    ok = bool((checks["status"] != "FAILED").all()) and second.status == "ok"
+    echo(f"The snapshot store is {db.resolve()}")
+    echo(f"  try: .venv/bin/sqlite-utils tables {db} --counts")
+    done = None
+    if report:
+        done = _report(echo, db, reports_dir, timeout_s)
+    elapsed = time.perf_counter() - started
+    echo(f"\nDemo {'done' if ok else 'FAILED'} in {elapsed:.0f} s.")
+    return DemoResult(ok=ok, db=db, report=done, sandbox=sandbox, elapsed_s=elapsed)
+
+
+def _report(echo: Callable[[str], None], db: Path, reports_dir: str | Path, timeout_s: float):
+    from workbench.report.runner import run_notebook
+
+    echo("\n== The reconciliation report (notebooks/reconcile.ipynb, run by papermill)")
+    run = run_notebook(
+        "reconcile",
+        {"db": str(db.resolve()), "pull": False},
+        output_dir=reports_dir,
+        timeout_s=timeout_s,
+    )
+    echo(f"Notebook: {run.ipynb_path}")
+    echo(f"HTML report: {Path(run.html_path).resolve()}")
+    return run
+
+
+def _details(echo: Callable[[str], None], w: Workbench, count: int) -> None:
+    requests = w.supplier.pending_requests()
+    picked = w.supplier.requests(requests["request_id"].head(count), progress=False)
+    _show(echo, f"Details of {len(picked)} transcript request(s)", picked, _REQUEST_COLUMNS)
+    transcripts = w.consumer.pending_transcripts()
+    picked = w.consumer.transcripts(transcripts["request_id"].head(count), progress=False)
+    _show(echo, f"Details of {len(picked)} transcript(s)", picked, _TRANSCRIPT_COLUMNS)
 
 
 def _lists(w: Workbench) -> list[tuple[str, pd.DataFrame]]:

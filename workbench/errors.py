@@ -11,13 +11,16 @@
     │       └── DuplicateSend   the outbox already holds this send: ``force=True`` to resend
     ├── TransportError          the network failed (connect, read, TLS) after retries
     ├── PescError               XML that is malformed, hostile, too big or not PESC
-    └── StoreError              the local database refused (locked, newer schema, ...)
+    ├── StoreError              the local database refused (locked, newer schema, ...)
+    └── NotebookFailed          a report notebook raised or timed out; names the cell
 
 Messages say what happened and what to do. They never contain a secret or a token: code that
 builds a message from partner text passes it through the session's redaction first.
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 
 class WorkbenchError(Exception):
@@ -96,3 +99,34 @@ class PescError(WorkbenchError):
 
 class StoreError(WorkbenchError):
     """The local database cannot be used as asked (locked, newer schema, corrupt)."""
+
+
+class NotebookFailed(WorkbenchError):
+    """A notebook run by :func:`workbench.report.runner.run_notebook` raised, or a cell timed out.
+
+    ``cell_index`` is the failing cell's 0-based position in the source notebook (``None`` when
+    unknown), ``cell_line`` its first line of code, ``ename`` and ``evalue`` the exception's
+    name and message; ``ipynb_path`` and ``html_path`` are the partial outputs (the notebook as
+    far as it ran), when they were written.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        notebook: str,
+        cell_index: int | None,
+        cell_line: str,
+        ename: str,
+        evalue: str,
+        ipynb_path: Path | None = None,
+        html_path: Path | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.notebook = notebook
+        self.cell_index = cell_index
+        self.cell_line = cell_line
+        self.ename = ename
+        self.evalue = evalue
+        self.ipynb_path = ipynb_path
+        self.html_path = html_path

@@ -1,0 +1,99 @@
+"""What changed since the previous run, with no run, one run, and two or more."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from workbench import reconcile
+from workbench.report import changes, changes_section, pull_runs
+from workbench.store import Store
+
+from .conftest import Scenario
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[Store]:
+    with Store(tmp_path / "changes.db") as s:
+        yield s
+
+
+def _pull(store: Store, *ids: str, status: str = "ok", kind: str = "pull") -> int:
+    run = store.begin_run(kind=kind)
+    if ids:
+        items = [{"RequestID": i, "RequestDate": "2026-03-09T09:00:00Z"} for i in ids]
+        store.record_snapshot(run, "supplier_requests", items)
+    store.finish_run(run, status=status)
+    return run
+
+
+def test_no_run_yet(store: Store) -> None:
+    assert not changes(store).comparable
+    html = changes_section(store).data
+    assert "No pull run is recorded yet" in html
+
+
+def test_one_run_is_nothing_to_compare(store: Store) -> None:
+    run = _pull(store, "R1")
+    found = changes(store)
+    assert found.runs["id"].tolist() == [run] and not found.comparable
+    assert f"Only one pull run so far (run {run} (ok, finished" in changes_section(store).data
+
+
+def test_two_runs_compare_lists_states_and_exceptions(store: Store) -> None:
+    first = _pull(store, "R1", "R2")
+    _pull(store, status="failed")  # neither failed runs nor other kinds count
+    _pull(store, kind="doctor")
+    second = _pull(store, "R2", "R3")
+    found = changes(store, sla_days=5)
+    assert found.runs["id"].tolist() == [first, second]
+    lists = found.lists.set_index("list")
+    assert lists.loc["supplier_requests"].tolist() == [1, 1, 0]  # appeared, vanished, changed
+    assert lists.loc["consumer_transcripts"].tolist() == [0, 0, 0]
+    moves = {(r.side, r.from_state, r.to_state): (r.count, r.examples)
+             for r in found.transitions.itertuples()}  # fmt: skip
+    assert moves == {
+        ("supplier", "awaiting_response", "closed_elsewhere"): (1, "R1"),
+        ("supplier", "(not seen yet)", "awaiting_response"): (1, "R3"),
+    }
+    assert ("closed_elsewhere", "R1") in set(
+        zip(found.new_exceptions["kind"], found.new_exceptions["id"], strict=True)
+    )
+    assert ("response_overdue", "R1") in set(
+        zip(found.resolved_exceptions["kind"], found.resolved_exceptions["id"], strict=True)
+    )
+    html = changes_section(store, sla_days=5).data
+    assert f"Comparing run {second} (ok" in html and f"previous run {first} (ok" in html
+    assert "1 request moved awaiting_response → closed_elsewhere" in html
+    assert "New exceptions (" in html and "Resolved exceptions (" in html
+
+
+def test_runs_after_the_reconciliation_are_not_compared(store: Store) -> None:
+    first = _pull(store, "R1")
+    rec = reconcile.reconcile(reconcile.load(store))
+    _pull(store, "R2")
+    assert pull_runs(store, until=rec.now)["id"].tolist() == [first]
+    assert "Only one pull run so far" in changes_section(store, current=rec).data
+
+
+def test_the_scenario_moves_the_requests_it_answered(
+    report_scenario: Scenario, report_copy: Path
+) -> None:
+    with Store(report_copy) as store:
+        rec = reconcile.reconcile(reconcile.load(store))
+        found = changes(store, current=rec)
+        diff = store.diff(*found.runs["id"].tolist())
+    assert found.comparable and len(found.runs) == 2
+    assert found.lists[["appeared", "vanished", "changed"]].to_numpy().sum() == len(diff)
+    moves = found.transitions.set_index(["side", "from_state", "to_state"])["count"]
+    assert moves[("supplier", "awaiting_response", "responded")] == len(
+        report_scenario.acted["response"]
+    )
+    assert moves[("consumer", "awaiting_ack", "acknowledged")] == len(
+        report_scenario.acted["acknowledgment"]
+    )
+    wrong = report_scenario.acted["transcript_wrong_student"][0]
+    new = set(zip(found.new_exceptions["kind"], found.new_exceptions["id"], strict=True))
+    assert ("identity_mismatch", wrong) in new

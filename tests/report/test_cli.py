@@ -1,0 +1,262 @@
+"""`workbench report` and `workbench troubleshoot`: pull, run, print the paths, exit 0/1/2/3.
+
+Most tests run small notebooks of a temporary folder (``WORKBENCH_NOTEBOOKS``); the end-to-end
+ones at the bottom run the project's own notebooks against a sandbox.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from tests.report.test_runner import SUMMARY_CELL, outputs_text, remote_references, write_notebook
+from workbench.cli import app
+from workbench.sandbox import Sandbox
+
+PROJECT = Path(__file__).resolve().parents[2]
+WORKBENCH = Path(sys.executable).parent / "workbench"
+ECHO = "print(f'DB={db} PULL={pull} SLA={sla_days!r} ASOF={as_of} PROFILE={profile} HIGH={high!r}')"
+
+
+@pytest.fixture
+def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A notebooks folder in WORKBENCH_NOTEBOOKS, no other WORKBENCH_* setting, cwd in tmp."""
+    for name in list(os.environ):
+        if name.startswith("WORKBENCH_"):
+            monkeypatch.delenv(name)
+    monkeypatch.chdir(tmp_path)
+    nbs = tmp_path / "notebooks"
+    write_notebook(
+        nbs,
+        "reconcile",
+        "db = 'data/workbench.db'\nas_of = None\nsla_days = 5.0\npull = True\nprofile = None\n"
+        "critical = 0\nhigh = 0",
+        ECHO,
+        SUMMARY_CELL,
+    )
+    write_notebook(nbs, "plain", "db = 'x.db'", "print(f'PLAIN DB={db}')")
+    write_notebook(nbs, "broken", "db = 'x.db'", "x = 1", "value = {}['missing']")
+    write_notebook(
+        nbs,
+        "troubleshoot",
+        "db = 'data/workbench.db'\nrequest_id = ''\nbundle_dir = 'data/bundles'",
+        "print(f'REQUEST={request_id} DB={db}')",
+    )
+    monkeypatch.setenv("WORKBENCH_NOTEBOOKS", str(nbs))
+    return tmp_path
+
+
+@pytest.fixture
+def db(folder: Path) -> Path:
+    path = folder / "data" / "existing.db"
+    path.parent.mkdir()
+    sqlite3.connect(path).close()
+    return path
+
+
+def invoke(*args: str):
+    return CliRunner().invoke(app, list(args))
+
+
+def printed_paths(stdout: str) -> tuple[Path, Path]:
+    """The last two lines of a report's stdout: the .ipynb and the .html."""
+    ipynb, html = (Path(line) for line in stdout.strip().splitlines()[-2:])
+    assert ipynb.suffix == ".ipynb" and html == ipynb.with_suffix(".html")
+    assert ipynb.is_file() and html.is_file()
+    return ipynb, html
+
+
+@pytest.mark.slow
+def test_report_runs_the_notebook_on_the_database_and_prints_both_paths(folder, db):
+    result = invoke(
+        "report", "--no-pull", "--db", str(db), "--output-dir", "out", "--sla-days", "7",
+        "--as-of", "2026-03-02T09:00Z", "-p", "high=3",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    ipynb, html = printed_paths(result.stdout)
+    assert ipynb.parent == Path("out") and ipynb.name.startswith("reconcile-")
+    assert (
+        f"DB={db} PULL=False SLA=7.0 ASOF=2026-03-02T09:00Z PROFILE=None HIGH=3\n"
+        in outputs_text(ipynb)
+    )
+    assert remote_references(html.read_text(encoding="utf-8")) == []
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("params", "severity", "code", "message"),
+    [
+        (["-p", "high=0"], "high", 0, None),
+        (["-p", "high=2"], "high", 3, "2 exception(s) at or above high (critical: 0, high: 2)."),
+        (["-p", "high=2"], "critical", 0, None),
+        (["-p", "critical=1"], "medium", 3, "1 exception(s) at or above medium (critical: 1, "),
+    ],
+)
+def test_fail_on_exceptions_exits_3_at_or_above_the_severity(
+    folder, db, params, severity, code, message
+):
+    result = invoke(
+        "report", "--no-pull", "--db", str(db), "--output-dir", "out",
+        "--fail-on-exceptions", "--severity", severity, *params,
+    )  # fmt: skip
+    assert result.exit_code == code, result.output
+    printed_paths(result.stdout)  # the report is written either way
+    if message:
+        assert message in result.stderr
+
+
+@pytest.mark.slow
+def test_fail_on_exceptions_without_a_summary_exits_1(folder, db):
+    # plain declares only db: the other standard parameters are left out, not refused
+    result = invoke(
+        "report", "--notebook", "plain", "--no-pull", "--db", str(db), "--sla-days", "3",
+        "--output-dir", "out", "--fail-on-exceptions",
+    )  # fmt: skip
+    assert result.exit_code == 1
+    assert "published no summary" in result.stderr
+    ipynb, _ = printed_paths(result.stdout)
+    assert f"PLAIN DB={db}\n" in outputs_text(ipynb)
+
+
+@pytest.mark.slow
+def test_a_failing_notebook_exits_1_naming_the_cell_and_keeping_the_outputs(folder, db):
+    result = invoke("report", "--notebook", "broken", "--no-pull", "--db", str(db))
+    assert result.exit_code == 1
+    assert (
+        "Notebook broken failed in cell 3 (value = {}['missing']): KeyError: 'missing'"
+        in result.stderr
+    )
+    partial = re.findall(r"Partial output: (\S+)", result.stderr)
+    assert [Path(p).suffix for p in partial] == [".ipynb", ".html"]
+    assert all(Path(p).is_file() and Path(p).parent == Path("data/reports") for p in partial)
+    assert "Traceback" not in result.output
+
+
+@pytest.mark.slow
+def test_report_pulls_first_into_the_database(folder, sandbox: Sandbox, monkeypatch):
+    for name, value in sandbox.env.items():
+        monkeypatch.setenv(name, value)
+    db = folder / "pulled.db"
+    result = invoke("report", "--notebook", "plain", "--db", str(db), "--output-dir", "out")
+    assert result.exit_code == 0, result.output
+    assert re.search(r"pull run \d+: ok", result.stdout)
+    ipynb, _ = printed_paths(result.stdout)
+    assert f"PLAIN DB={db}\n" in outputs_text(ipynb)
+    runs = sqlite3.connect(db).execute("select status from runs").fetchall()
+    assert runs == [("ok",)]
+
+
+@pytest.mark.slow
+def test_troubleshoot_passes_the_request_id(folder, db):
+    result = invoke("troubleshoot", "RQ-42", "--no-pull", "--db", str(db), "--output-dir", "o")
+    assert result.exit_code == 0, result.output
+    ipynb, _ = printed_paths(result.stdout)
+    assert ipynb.name.startswith("troubleshoot-")
+    assert f"REQUEST=RQ-42 DB={db}\n" in outputs_text(ipynb)
+
+
+# Usage and configuration errors: exit 2 with a message, before anything runs or is pulled.
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["report", "-p", "colour=red"], "Unknown parameter(s) for notebook 'reconcile': colour"),
+        (["report", "-p", "high=many"], "high='many' must be of type int"),
+        (["report", "--notebook", "nope"], "no notebook 'nope' in"),
+        (["report", "--no-pull", "--db", "missing.db"], "There is no database at missing.db"),
+        (["troubleshoot", "X", "--no-pull", "--db", "gone.db"], "no database at gone.db"),
+        (["report", "-p", "novalue"], "'novalue' is not key=value"),
+        (["report", "--severity", "severe"], "use one of low, medium, high, critical"),
+        (["report", "--as-of", "yesterday"], "use an ISO 8601 time"),
+        (["report", "--timeout", "0"], "--timeout"),
+        (["report", "--profile", "nosuch"], "Profile 'nosuch' is not defined"),
+    ],
+)
+def test_usage_and_configuration_errors_exit_2(folder, args, message):
+    result = invoke(*args)
+    assert result.exit_code == 2, result.output
+    assert message in result.output
+    assert "Traceback" not in result.output
+    assert not (folder / "data" / "reports").exists()
+
+
+def test_troubleshoot_needs_its_notebook(folder, monkeypatch, db):
+    (folder / "notebooks" / "troubleshoot.ipynb").unlink()
+    result = invoke("troubleshoot", "X", "--no-pull", "--db", str(db))
+    assert result.exit_code == 2
+    assert "no notebook 'troubleshoot'" in result.stderr and "available: broken, plain" in (
+        result.stderr
+    )
+
+
+# End to end: the project's notebooks, the installed command, a sandbox.
+
+
+def _subprocess_env(sandbox: Sandbox) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("WORKBENCH_")}
+    return {**env, **sandbox.env}
+
+
+@pytest.mark.slow
+def test_workbench_report_end_to_end_on_a_sandbox(tmp_path, sandbox: Sandbox):
+    if not (PROJECT / "notebooks" / "reconcile.ipynb").is_file():
+        pytest.fail("notebooks/reconcile.ipynb is missing")
+    db = tmp_path / "wb.db"
+    done = subprocess.run(
+        [str(WORKBENCH), "report", "--db", str(db), "--output-dir", "reports"],
+        cwd=tmp_path,
+        env=_subprocess_env(sandbox),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    ipynb, html = (tmp_path / line for line in done.stdout.strip().splitlines()[-2:])
+    assert ipynb.is_file() and ipynb.suffix == ".ipynb"
+    text = html.read_text(encoding="utf-8")
+    assert "Headline" in text
+    assert remote_references(text) == []
+    written = [p.relative_to(tmp_path) for p in tmp_path.rglob("*") if p.is_file()]
+    assert [p for p in written if p.parts[0] != "reports" and not p.name.startswith("wb.db")] == []
+
+
+@pytest.mark.slow
+def test_workbench_troubleshoot_end_to_end_on_a_sandbox(tmp_path, sandbox: Sandbox):
+    if not (PROJECT / "notebooks" / "troubleshoot.ipynb").is_file():
+        pytest.fail("notebooks/troubleshoot.ipynb is missing")
+    db = tmp_path / "wb.db"
+    pulled = subprocess.run(
+        [str(WORKBENCH), "pull", "--db", str(db)],
+        cwd=tmp_path,
+        env=_subprocess_env(sandbox),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert pulled.returncode == 0, pulled.stdout + pulled.stderr
+    (request_id,) = (
+        sqlite3.connect(db)
+        .execute("select request_id from transcript_requests order by request_id limit 1")
+        .fetchone()
+    )
+    done = subprocess.run(
+        [str(WORKBENCH), "troubleshoot", request_id, "--no-pull", "--db", str(db)],
+        cwd=tmp_path,
+        env=_subprocess_env(sandbox),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    ipynb, html = (tmp_path / line for line in done.stdout.strip().splitlines()[-2:])
+    assert ipynb.parent == tmp_path / "data" / "reports" and html.is_file()
+    assert request_id in html.read_text(encoding="utf-8")
+    assert list((tmp_path / "data" / "bundles").glob(f"{request_id}*.zip"))

@@ -1,0 +1,98 @@
+"""What the HTML report shows: figures, charts, sections, changes since the previous run.
+
+::
+
+    from workbench import reconcile, report
+
+    store = report.open_store("data/workbench.db")        # StoreError when there is none
+    rec = reconcile.reconcile(reconcile.load(store), sla_days=5)
+    display(report.headline_section(rec))                 # big numbers, data-figure="<key>"
+    display(report.figure_html(report.funnel_chart(rec))) # charts as inline PNG
+    display(report.exceptions_section(rec), report.organisations_section(rec))
+    display(report.changes_section(store, current=rec))   # since the previous pull run
+    report.publish_summary(rec)                           # SUMMARY_MIME, for the runner
+
+Layout::
+
+    stores.py    open_store                 markup.py   escaping, tables, the stylesheet
+    figures.py   charts (matplotlib)        volumes.py  daily volumes
+    sections.py  headline, exceptions, organisations, figure_html
+    changes.py   since the previous run     summary.py  the machine-readable summary
+    troubleshoot.py  one request's story    events.py   the two event feeds
+    notebooks.py the three report notebooks, built from code
+"""
+
+from __future__ import annotations
+
+from workbench.report.changes import Changes, changes, changes_section, pull_runs
+from workbench.report.events import (
+    event_runs,
+    events_chart,
+    events_section,
+    latest_events,
+    latest_events_section,
+)
+from workbench.report.figures import ageing_chart, daily_volumes_chart, funnel_chart
+from workbench.report.sections import (
+    exception_counts,
+    exceptions_section,
+    figure_html,
+    headline_section,
+    organisations_section,
+)
+from workbench.report.stores import open_store
+from workbench.report.summary import (
+    SUMMARY_FIELDS,
+    SUMMARY_MIME,
+    SUMMARY_VERSION,
+    find_summary,
+    publish_summary,
+    summary_payload,
+)
+from workbench.report.troubleshoot import (
+    document_diffs,
+    documents_section,
+    request_documents,
+    request_section,
+    require_known,
+    require_request_id,
+    timeline_section,
+    write_bundle,
+)
+from workbench.report.volumes import daily_volumes
+
+__all__ = [
+    "SUMMARY_FIELDS",
+    "SUMMARY_MIME",
+    "SUMMARY_VERSION",
+    "Changes",
+    "ageing_chart",
+    "changes",
+    "changes_section",
+    "daily_volumes",
+    "daily_volumes_chart",
+    "document_diffs",
+    "documents_section",
+    "event_runs",
+    "events_chart",
+    "events_section",
+    "exception_counts",
+    "exceptions_section",
+    "figure_html",
+    "find_summary",
+    "funnel_chart",
+    "headline_section",
+    "latest_events",
+    "latest_events_section",
+    "open_store",
+    "organisations_section",
+    "publish_summary",
+    "pull_runs",
+    "request_documents",
+    "request_section",
+    "require_known",
+    "require_request_id",
+    "summary_payload",
+    "timeline_section",
+    "write_bundle",
+]

@@ -1,0 +1,187 @@
+"""What changed since the previous run: list movements, lifecycle transitions, exceptions.
+
+The latest two pull runs that finished ``ok`` or ``partial`` are compared: what each partner
+list showed after each (``Store.diff``), and the reconciliation as of the previous run's finish
+against the current one (state transitions per request and transcript; exceptions new and
+resolved).
+
+>>> display(changes_section(store, current=rec))  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pandas as pd
+from IPython.display import HTML
+
+from workbench.reconcile import Reconciliation, load, reconcile
+from workbench.report.markup import MAX_ROWS, heading, page, paragraph, table, text
+from workbench.store import Store
+from workbench.store.lists import LIST_NAMES
+
+CHANGE_KINDS = ("appeared", "vanished", "changed")
+NOT_SEEN = "(not seen yet)"
+TRANSITION_COLUMNS = ("side", "from_state", "to_state", "count", "examples")
+EXCEPTION_KEY = ["kind", "id"]
+
+
+@dataclass(frozen=True)
+class Changes:
+    """The comparison ``changes`` makes. With fewer than two runs only ``runs`` is filled."""
+
+    runs: pd.DataFrame
+    lists: pd.DataFrame = field(default_factory=pd.DataFrame)
+    items: pd.DataFrame = field(default_factory=pd.DataFrame)
+    transitions: pd.DataFrame = field(default_factory=pd.DataFrame)
+    new_exceptions: pd.DataFrame = field(default_factory=pd.DataFrame)
+    resolved_exceptions: pd.DataFrame = field(default_factory=pd.DataFrame)
+
+    @property
+    def comparable(self) -> bool:
+        return len(self.runs) >= 2
+
+
+def pull_runs(store: Store, *, until: pd.Timestamp | None = None) -> pd.DataFrame:
+    """Pull runs that finished ``ok`` or ``partial`` (by ``until``, if given), oldest first."""
+    runs = store.table(
+        "runs",
+        where="kind = 'pull' AND status IN ('ok', 'partial') AND finished_at IS NOT NULL",
+    )
+    if until is not None:
+        runs = runs[runs["finished_at"] <= until]
+    runs = runs.sort_values(["finished_at", "id"], kind="stable")
+    return runs[["id", "started_at", "finished_at", "status", "profile"]].reset_index(drop=True)
+
+
+def changes(
+    store: Store, *, current: Reconciliation | None = None, sla_days: float = 5.0
+) -> Changes:
+    """Compare the latest two pull runs (those finished by ``current.now`` when given).
+
+    ``current``: the reconciliation to compare with (default: one of the store as it is now,
+    with ``sla_days``); the previous one is taken as of the previous run's finish.
+    """
+    runs = pull_runs(store, until=current.now if current is not None else None).tail(2)
+    runs = runs.reset_index(drop=True)
+    if len(runs) < 2:
+        return Changes(runs=runs)
+    previous_run, latest_run = runs.iloc[0], runs.iloc[1]
+    items = store.diff(int(previous_run["id"]), int(latest_run["id"]))
+    if current is None:
+        current = reconcile(load(store), sla_days=sla_days)
+    before = reconcile(load(store, as_of=previous_run["finished_at"]), sla_days=current.sla_days)
+    old, new = before.exceptions, current.exceptions
+    return Changes(
+        runs=runs,
+        lists=list_changes(items),
+        items=items,
+        transitions=transitions(before, current),
+        new_exceptions=_missing_from(new, old),
+        resolved_exceptions=_missing_from(old, new),
+    )
+
+
+def list_changes(items: pd.DataFrame) -> pd.DataFrame:
+    """``Store.diff`` rows counted per list and change (every list, zeros included)."""
+    counts = pd.crosstab(items["list"].astype(str), items["change"].astype(str))
+    counts = counts.reindex(index=list(LIST_NAMES), columns=list(CHANGE_KINDS), fill_value=0)
+    return counts.rename_axis(index="list", columns=None).reset_index()
+
+
+def transitions(before: Reconciliation, after: Reconciliation) -> pd.DataFrame:
+    """How many requests (and transcripts) moved from one state to another, most first;
+    ``examples``: up to three of their ids."""
+    parts = []
+    for side, attribute, id_column in (
+        ("supplier", "requests", "request_id"),
+        ("consumer", "transcripts", "transcript_id"),
+    ):
+        old = getattr(before, attribute).set_index(id_column)["state"].astype(str)
+        new = getattr(after, attribute).set_index(id_column)["state"].astype(str)
+        pair = pd.DataFrame({"from_state": old, "to_state": new}).fillna(
+            {"from_state": NOT_SEEN, "to_state": "(gone)"}
+        )
+        moved = pair[pair["from_state"] != pair["to_state"]].rename_axis("id").reset_index()
+        if moved.empty:
+            continue
+        grouped = moved.groupby(["from_state", "to_state"], sort=False)["id"]
+        found = grouped.agg(count="size", examples=lambda ids: ", ".join(list(ids)[:3]))
+        parts.append(found.reset_index().assign(side=side))
+    if not parts:
+        return pd.DataFrame({c: pd.Series(dtype=object) for c in TRANSITION_COLUMNS})
+    out = pd.concat(parts, ignore_index=True)[list(TRANSITION_COLUMNS)]
+    return out.sort_values(["side", "count"], ascending=[False, False], ignore_index=True)
+
+
+def _missing_from(these: pd.DataFrame, others: pd.DataFrame) -> pd.DataFrame:
+    """Rows of ``these`` whose (kind, id) is not in ``others``."""
+    known = pd.MultiIndex.from_frame(others[EXCEPTION_KEY].astype(str))
+    keys = pd.MultiIndex.from_frame(these[EXCEPTION_KEY].astype(str))
+    return these[~keys.isin(known)].reset_index(drop=True)
+
+
+def _noun(side: str, count: int) -> str:
+    noun = "request" if side == "supplier" else "transcript"
+    return noun if count == 1 else noun + "s"
+
+
+def _run_line(run: pd.Series) -> str:
+    return f"run {run['id']} ({run['status']}, finished {text(run['finished_at'])} UTC)"
+
+
+def changes_section(
+    store: Store,
+    *,
+    current: Reconciliation | None = None,
+    sla_days: float = 5.0,
+    max_rows: int = MAX_ROWS,
+) -> HTML:
+    """``changes`` as HTML: per list what appeared, vanished or changed; lifecycle moves
+    ("3 requests moved awaiting_response → responded"); exceptions new and resolved."""
+    found = changes(store, current=current, sla_days=sla_days)
+    runs = found.runs
+    if len(runs) == 0:
+        return page(
+            paragraph(
+                "No pull run is recorded yet: nothing to compare. Run `workbench pull` "
+                "(twice) to see what changes.",
+                "wb-empty",
+            )
+        )
+    if len(runs) == 1:
+        return page(
+            paragraph(
+                f"Only one pull run so far ({_run_line(runs.iloc[0])}): nothing to compare "
+                "it with yet.",
+                "wb-empty",
+            )
+        )
+    sentences = [
+        f"{row['count']} {_noun(row['side'], row['count'])} moved {row['from_state']} → "
+        f"{row['to_state']}"
+        for _, row in found.transitions.iterrows()
+    ]
+    moves = (
+        "<ul>" + "".join(f"<li>{text(s)}</li>" for s in sentences) + "</ul>"
+        if sentences
+        else paragraph("No request or transcript changed state.", "wb-empty")
+    )
+    columns = {"severity": "severity", "kind": "kind", "id": "id", "detail": "detail"}
+    return page(
+        paragraph(f"Comparing {_run_line(runs.iloc[1])} with the previous "
+                  f"{_run_line(runs.iloc[0])}."),
+        heading("Partner lists", 4),
+        table(found.lists),
+        heading("Lifecycle moves", 4),
+        moves,
+        table(found.transitions, {"side": "side", "from_state": "from", "to_state": "to",
+                                  "count": "count", "examples": "examples"}, max_rows=max_rows,
+              empty=""),
+        heading(f"New exceptions ({len(found.new_exceptions)})", 4),
+        table(found.new_exceptions, columns, max_rows=max_rows, row_class="severity",
+              empty="No new exceptions."),
+        heading(f"Resolved exceptions ({len(found.resolved_exceptions)})", 4),
+        table(found.resolved_exceptions, columns, max_rows=max_rows, row_class="severity",
+              empty="No exception was resolved."),
+    )  # fmt: skip

@@ -1,0 +1,123 @@
+"""Small HTML pieces shared by the report's sections: escaped values, tables, the stylesheet.
+
+Every value that reaches the page passes :func:`text` (``html.escape``): partner data holds
+names with ``&``, apostrophes and accents, and a document may hold anything.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Iterable, Mapping
+from datetime import date, datetime
+from typing import Any
+
+import pandas as pd
+from IPython.display import HTML
+
+MISSING = "–"
+MAX_ROWS = 200
+
+STYLE = """<style>
+.wb-report { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; color: #1f2933; }
+.wb-report h3, .wb-report h4 { margin: 0.8em 0 0.3em; }
+.wb-report .wb-meta { color: #52606d; margin: 0.2em 0 0.6em; }
+.wb-report .wb-grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(11em, 1fr));
+  gap: 0.6em; }
+.wb-report .wb-figure { border: 1px solid #d9e2ec; border-radius: 6px; padding: 0.5em 0.7em;
+  background: #f8fafc; }
+.wb-report .wb-figure.wb-alert { border-color: #e12d39; background: #fff5f5; }
+.wb-report .wb-value { font-size: 2em; font-weight: 600; line-height: 1.1; }
+.wb-report .wb-label { font-size: 0.9em; color: #3e4c59; }
+.wb-report .wb-sub { font-size: 0.8em; color: #616e7c; margin-top: 0.2em; }
+.wb-report table.wb-table { border-collapse: collapse; font-size: 0.85em; margin: 0.3em 0 0.8em;
+  table-layout: auto; }
+.wb-report table.wb-table th, .wb-report table.wb-table td { border: 1px solid #d9e2ec;
+  padding: 0.2em 0.45em; text-align: left; vertical-align: top; white-space: normal;
+  overflow-wrap: break-word; max-width: 40em; }
+.wb-report table.wb-table th { background: #f0f4f8; }
+.wb-report table.wb-table td.wb-num { text-align: right; font-variant-numeric: tabular-nums; }
+.wb-report table.wb-table td.wb-time { white-space: nowrap; }
+.wb-report tr.wb-sev-critical td { color: #a61b1b; font-weight: 700; }
+.wb-report tr.wb-sev-high td { color: #c63d0f; font-weight: 600; }
+.wb-report tr.wb-sev-low td { color: #52606d; }
+.wb-report .wb-more, .wb-report .wb-empty { color: #616e7c; font-style: italic; }
+.wb-report pre { background: #f8fafc; border: 1px solid #d9e2ec; padding: 0.5em;
+  overflow-x: auto; font-size: 0.8em; max-height: 40em; }
+</style>"""
+
+
+def text(value: Any) -> str:
+    """``value`` as escaped display text: times to the minute (UTC), missing as a dash."""
+    if value is None or value is pd.NA or value is pd.NaT:
+        return MISSING
+    if isinstance(value, float) and math.isnan(value):
+        return MISSING
+    if isinstance(value, pd.Timestamp | datetime):
+        stamp = pd.Timestamp(value)
+        stamp = stamp.tz_convert("UTC") if stamp.tzinfo else stamp
+        return html.escape(stamp.strftime("%Y-%m-%d %H:%M"))
+    if isinstance(value, date):
+        return html.escape(value.isoformat())
+    if isinstance(value, float):
+        return f"{value:g}"
+    return html.escape(str(value))
+
+
+def page(*parts: str) -> HTML:
+    """Parts of HTML (already escaped) in one styled block, as IPython displays it."""
+    return HTML(STYLE + '<div class="wb-report">' + "".join(parts) + "</div>")
+
+
+def heading(title: str, level: int = 3) -> str:
+    return f"<h{level}>{text(title)}</h{level}>"
+
+
+def paragraph(words: str, css: str = "wb-meta") -> str:
+    return f'<p class="{css}">{text(words)}</p>'
+
+
+def _cell_class(series: pd.Series) -> str:
+    """Numbers align right; times do not wrap."""
+    if isinstance(series.dtype, pd.DatetimeTZDtype) or pd.api.types.is_datetime64_dtype(
+        series.dtype
+    ):
+        return ' class="wb-time"'
+    if pd.api.types.is_numeric_dtype(series.dtype) and not pd.api.types.is_bool_dtype(series.dtype):
+        return ' class="wb-num"'
+    return ""
+
+
+def table(
+    frame: pd.DataFrame,
+    columns: Mapping[str, str] | Iterable[str] | None = None,
+    *,
+    max_rows: int = MAX_ROWS,
+    row_class: str | None = None,
+    empty: str = "Nothing to show.",
+) -> str:
+    """``frame`` as an HTML table; ``columns``: which ones (a mapping gives their headers).
+
+    At most ``max_rows`` rows are shown, followed by a line saying how many were left out.
+    ``row_class``: a column whose value names each row's CSS class suffix (``wb-sev-<value>``).
+    """
+    if frame.empty:
+        return paragraph(empty, "wb-empty") if empty else ""
+    if columns is None:
+        columns = list(frame.columns)
+    labels = dict(columns) if isinstance(columns, Mapping) else {c: c for c in columns}
+    labels = {c: h for c, h in labels.items() if c in frame.columns}
+    shown = frame.head(max_rows)
+    css_of = {c: _cell_class(frame[c]) for c in labels}
+    head = "".join(f"<th>{text(h)}</th>" for h in labels.values())
+    rows = []
+    for _, row in shown.iterrows():
+        css = f' class="wb-sev-{text(row[row_class])}"' if row_class else ""
+        cells = "".join(f"<td{css_of[c]}>{text(row[c])}</td>" for c in labels)
+        rows.append(f"<tr{css}>{cells}</tr>")
+    more = len(frame) - len(shown)
+    note = paragraph(f"… and {more} more rows not shown.", "wb-more") if more > 0 else ""
+    return (
+        f'<table class="wb-table"><thead><tr>{head}</tr></thead>'
+        f"<tbody>{''.join(rows)}</tbody></table>{note}"
+    )

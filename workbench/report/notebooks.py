@@ -1,0 +1,116 @@
+"""The report notebooks, built from code: ``python -m workbench.report.notebooks [folder]``.
+
+Each notebook is thin (DESIGN §2): a title, one cell tagged ``parameters`` (papermill's
+convention; credentials are never parameters), then calls into :mod:`workbench.report`.
+Outputs are empty and cell ids fixed, so the files in git only change when this module does
+(a test checks that ``notebooks/`` matches it).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import nbformat
+from nbformat import NotebookNode
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+KERNELSPEC = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
+
+RECONCILE = [
+    ("md", "# Reconciliation report\n\nOpen requests, sends and acknowledgments, exceptions, "
+           "and what changed since the previous pull. Run it with `workbench report`, or "
+           "`papermill notebooks/reconcile.ipynb out.ipynb -p db data/workbench.db`."),
+    ("parameters", 'db = "data/workbench.db"\nas_of = None  # ISO time: the store as it was then\n'
+                   "sla_days = 5.0\npull = False  # pull everything first\n"
+                   "profile = None  # the profile to pull with (credentials come from it)"),
+    ("code", "import workbench as wb\nfrom workbench import reconcile, report\n\n"
+             "if pull:\n    with wb.connect(profile, db=db) as w:\n        w.pull(progress=False)\n"
+             "store = report.open_store(db)\ntables = reconcile.load(store, as_of=as_of)\n"
+             "rec = reconcile.reconcile(tables, sla_days=sla_days)"),
+    ("md", "## Headline"),
+    ("code", "report.headline_section(rec)"),
+    ("md", "## Lifecycle"),
+    ("code", "display(\n    report.figure_html(report.funnel_chart(rec)),\n"
+             "    report.figure_html(report.ageing_chart(rec)),\n"
+             "    report.figure_html(report.daily_volumes_chart(tables)),\n)"),
+    ("md", "## Exceptions by severity"),
+    ("code", "report.exceptions_section(rec)"),
+    ("md", "## By organisation"),
+    ("code", "report.organisations_section(rec)"),
+    ("md", "## Changes since the previous run"),
+    ("code", "report.changes_section(store, current=rec)"),
+    ("code", "report.publish_summary(rec)"),
+]  # fmt: skip
+
+TROUBLESHOOT = [
+    ("md", "# Troubleshooting one request\n\nEverything the store holds about one request (or "
+           "received transcript): its reconciliation, timeline, documents with their "
+           "validation, and a support bundle. Run it with `workbench troubleshoot REQUEST_ID`, "
+           "or `papermill ... -p request_id ID`."),
+    ("parameters", 'db = "data/workbench.db"\nrequest_id = ""\nbundle_dir = "data/bundles"'),
+    ("code", "from workbench import reconcile, report\n\n"
+             "rid = report.require_request_id(request_id)\nstore = report.open_store(db)\n"
+             "report.require_known(store, rid)\n"
+             "rec = reconcile.reconcile(reconcile.load(store))"),
+    ("md", "## Reconciliation"),
+    ("code", "report.request_section(rec, rid)"),
+    ("md", "## Timeline"),
+    ("code", "report.timeline_section(store, rid)"),
+    ("md", "## Documents and their validation"),
+    ("code", "documents = report.request_documents(store, rid)\n"
+             "report.documents_section(documents)"),
+    ("md", "## Support bundle"),
+    ("code", "bundle = report.write_bundle(store, rid, out_dir=bundle_dir)\n"
+             'print(f"Support bundle: {bundle}")'),
+]  # fmt: skip
+
+EVENTS = [
+    ("md", "# Event feeds\n\nPlacement events (international interface) and domestic "
+           "on-demand events, as the pulls saw them."),
+    ("parameters", 'db = "data/workbench.db"'),
+    ("code", "from workbench import report\n\nstore = report.open_store(db)"),
+    ("md", "## Feeds, per pull run and per day"),
+    ("code", "report.events_section(store)"),
+    ("md", "## Over time"),
+    ("code", "report.figure_html(report.events_chart(store))"),
+    ("md", "## Latest events"),
+    ("code", "report.latest_events_section(store, 50)"),
+]  # fmt: skip
+
+NOTEBOOKS = {"reconcile": RECONCILE, "troubleshoot": TROUBLESHOOT, "events": EVENTS}
+
+
+def build(name: str) -> NotebookNode:
+    """The notebook ``name`` (``reconcile``, ``troubleshoot`` or ``events``), outputs empty."""
+    cells = []
+    for n, (kind, source) in enumerate(NOTEBOOKS[name]):
+        cell_id = f"{name}-{n:02d}"
+        if kind == "md":
+            cells.append(new_markdown_cell(source, id=cell_id))
+        else:
+            tags = {"tags": ["parameters"]} if kind == "parameters" else {}
+            cells.append(new_code_cell(source, id=cell_id, metadata=tags))
+    nb = new_notebook(cells=cells)
+    nb.metadata["kernelspec"] = dict(KERNELSPEC)
+    nb.metadata["language_info"] = {"name": "python"}
+    return nb
+
+
+def write_notebooks(folder: str | Path = "notebooks") -> list[Path]:
+    """Write every notebook into ``folder``; their paths."""
+    out = Path(folder)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for name in NOTEBOOKS:
+        nb = build(name)
+        nbformat.validate(nb)
+        path = out / f"{name}.ipynb"
+        nbformat.write(nb, path)
+        paths.append(path)
+    return paths
+
+
+if __name__ == "__main__":  # pragma: no cover - a maintenance command
+    for written in write_notebooks(sys.argv[1] if len(sys.argv) > 1 else "notebooks"):
+        print(written)

@@ -1,0 +1,173 @@
+"""HTML blocks a report notebook displays: headline figures, exceptions, organisations, charts.
+
+Each function returns an ``IPython.display.HTML``; every value in it is escaped. Headline
+figures carry stable attributes a browser (or a test) can read::
+
+    <div class="wb-figure" data-figure="open_requests" data-value="36">...</div>
+
+>>> display(headline_section(rec))  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+import pandas as pd
+from IPython.display import HTML
+from matplotlib.figure import Figure
+
+from workbench.reconcile import CONSUMER_STATES, SEVERITIES, SUPPLIER_STATES, Reconciliation
+from workbench.report.figures import png
+from workbench.report.markup import MAX_ROWS, heading, page, paragraph, table, text
+
+WORST_FIRST = tuple(reversed(SEVERITIES))
+EXCEPTION_TABLE = {
+    "id": "id",
+    "kind": "kind",
+    "side": "side",
+    "detail": "detail",
+    "suggested_action": "suggested action",
+}
+
+
+def bucket_key(bucket: str) -> str:
+    """An age bucket as a key fragment: ``0-2`` -> ``0_2``, ``>10`` -> ``over_10``."""
+    return bucket.replace(">", "over_").replace("-", "_")
+
+
+def _tile(key: str, value: Any, label: str, sub: str = "", *, alert: bool = False) -> str:
+    css = "wb-figure wb-alert" if alert else "wb-figure"
+    return (
+        f'<div class="{css}" data-figure="{text(key)}" data-value="{text(value)}">'
+        f'<div class="wb-value">{text(value)}</div><div class="wb-label">{text(label)}</div>'
+        + (f'<div class="wb-sub">{sub}</div>' if sub else "")
+        + "</div>"
+    )
+
+
+def _parts(prefix: str, counts: dict[str, int], label: str = "{}") -> str:
+    """Small figures inside a tile (``data-figure="<prefix>_<key>"``), e.g. ageing buckets."""
+    return " · ".join(
+        f'<span data-figure="{text(prefix + "_" + bucket_key(k))}" data-value="{text(v)}">'
+        f"{text(label.format(k))}: {text(v)}</span>"
+        for k, v in counts.items()
+    )
+
+
+def as_of_line(rec: Reconciliation) -> str:
+    return (
+        f'<p class="wb-meta" data-as-of="{text(rec.now.isoformat())}" '
+        f'data-sla-days="{text(float(rec.sla_days))}">As of {text(rec.now)} UTC · SLA '
+        f"{text(float(rec.sla_days))} days</p>"
+    )
+
+
+def headline_section(rec: Reconciliation) -> HTML:
+    """The headline figures as a grid of big numbers (``data-figure`` keys: ``requests``,
+    ``open_requests`` (+ ``open_age_0_2`` ...), ``open_over_sla``, ``responses`` (+
+    ``responses_<status>``), ``transcripts_sent``, ``transcripts_unacknowledged``,
+    ``transcripts_received``, ``transcripts_awaiting_ack`` (+ ``awaiting_age_*``),
+    ``awaiting_ack_over_sla``, ``ack_mismatches``, ``uncertain_sends``,
+    ``duplicate_transcripts``, ``document_problems``, ``exceptions`` and
+    ``exceptions_<severity>``), with the moment and the SLA they are measured at."""
+    h = rec.headline
+    by_status = h["responses_by_status"]
+    severity = h["exceptions_by_severity"]
+    tiles = [
+        _tile("requests", h["requests"], "transcript requests"),
+        _tile("open_requests", h["open_requests"], "open requests (awaiting our response)",
+              "age in days: " + _parts("open_age", h["open_by_age"])),
+        _tile("open_over_sla", h["open_over_sla"], "open requests over SLA",
+              alert=h["open_over_sla"] > 0),
+        _tile("responses", sum(by_status.values()), "requests answered with a response",
+              _parts("responses", by_status) if by_status else "none yet"),
+        _tile("transcripts_sent", h["transcripts_sent"], "transcripts we sent"),
+        _tile("transcripts_unacknowledged", h["transcripts_unacknowledged"],
+              "transcripts sent, not acknowledged"),
+        _tile("ack_mismatches", h["ack_mismatches"], "acknowledgments with other totals",
+              alert=h["ack_mismatches"] > 0),
+        _tile("uncertain_sends", h["uncertain_sends"], "uncertain sends (do not resend blindly)",
+              alert=h["uncertain_sends"] > 0),
+        _tile("transcripts_received", h["transcripts_received"], "transcripts received"),
+        _tile("transcripts_awaiting_ack", h["transcripts_awaiting_ack"],
+              "transcripts awaiting our acknowledgment",
+              "age in days: " + _parts("awaiting_age", h["awaiting_ack_by_age"])),
+        _tile("awaiting_ack_over_sla", h["awaiting_ack_over_sla"],
+              "awaiting our acknowledgment over SLA", alert=h["awaiting_ack_over_sla"] > 0),
+        _tile("duplicate_transcripts", h["duplicate_transcripts"], "duplicate transcripts"),
+        _tile("document_problems", h["document_problems"], "documents that fail to parse or "
+              "validate"),
+        _tile("exceptions", h["exceptions"], "exceptions", _parts("exceptions", severity)),
+        *(
+            _tile(f"exceptions_{s}", severity.get(s, 0), f"{s} exceptions",
+                  alert=s in ("critical", "high") and severity.get(s, 0) > 0)
+            for s in WORST_FIRST
+        ),
+    ]  # fmt: skip
+    return page(as_of_line(rec), f'<div class="wb-grid">{"".join(tiles)}</div>')
+
+
+def exception_counts(rec: Reconciliation) -> pd.DataFrame:
+    """Exceptions counted per kind and severity (critical first), with a total column."""
+    ex = rec.exceptions
+    counts = pd.crosstab(ex["kind"].astype(str), ex["severity"].astype(str))
+    counts = counts.reindex(columns=list(WORST_FIRST), fill_value=0)
+    counts["total"] = counts.sum(axis=1)
+    counts = counts.rename_axis(index="kind", columns=None).reset_index()
+    order = [*WORST_FIRST, "kind"]
+    return counts.sort_values(order, ascending=[False] * len(WORST_FIRST) + [True],
+                              ignore_index=True)  # fmt: skip
+
+
+def exceptions_section(rec: Reconciliation, *, max_rows: int = MAX_ROWS) -> HTML:
+    """The exceptions table by severity, critical first, with counts per severity and kind
+    and each row's suggested action; at most ``max_rows`` rows per severity."""
+    ex = rec.exceptions
+    if ex.empty:
+        return page(paragraph("No exceptions: nothing needs an analyst.", "wb-empty"))
+    severity = ex["severity"].astype(str)
+    summary = ", ".join(f"{(severity == s).sum()} {s}" for s in WORST_FIRST)
+    parts = [paragraph(f"{len(ex)} exceptions: {summary}."),
+             table(exception_counts(rec))]  # fmt: skip
+    for s in WORST_FIRST:
+        rows = ex[severity == s]
+        if rows.empty:
+            continue
+        parts.append(heading(f"{s.capitalize()} ({len(rows)})", 4))
+        parts.append(table(rows.assign(severity=severity[severity == s]), EXCEPTION_TABLE,
+                           max_rows=max_rows, row_class="severity"))  # fmt: skip
+    return page(*parts)
+
+
+def organisations_section(rec: Reconciliation, *, max_rows: int = MAX_ROWS) -> HTML:
+    """Counts per counterpart organisation (``rec.by_organisation``): who sent us requests,
+    and which schools sent us transcripts."""
+    orgs = rec.by_organisation
+    if orgs.empty:
+        return page(paragraph("No organisations: the store holds no requests or transcripts.",
+                              "wb-empty"))  # fmt: skip
+    common = {"organisation_name": "organisation", "organisation_id": "id", "items": "items",
+              "open": "open", "sla_breached": "over SLA"}  # fmt: skip
+    tail = {"exceptions": "exceptions", "high_or_worse": "high or worse"}
+    supplier = {**common, **{s: s.replace("_", " ") for s in SUPPLIER_STATES}, **tail}
+    consumer = {**common, **{s: s.replace("_", " ") for s in CONSUMER_STATES},
+                "duplicates": "duplicates", **tail}  # fmt: skip
+    return page(
+        heading("Requests, by the organisation that sent them", 4),
+        table(orgs[orgs["side"] == "supplier"], supplier, max_rows=max_rows,
+              empty="No transcript requests."),
+        heading("Transcripts received, by the school that sent them", 4),
+        table(orgs[orgs["side"] == "consumer"], consumer, max_rows=max_rows,
+              empty="No transcripts received."),
+    )  # fmt: skip
+
+
+def figure_html(fig: Figure, *, alt: str | None = None) -> HTML:
+    """A chart inline, as ``<img src="data:image/png;base64,...">``: the HTML export stays
+    self-contained. ``alt`` defaults to the figure's title."""
+    if alt is None:
+        titles = [fig.get_suptitle(), *(ax.get_title() for ax in fig.axes)]
+        alt = next((t for t in titles if t), "chart")
+    data = base64.b64encode(png(fig)).decode("ascii")
+    return HTML(f'<img class="wb-chart" alt="{text(alt)}" src="data:image/png;base64,{data}"/>')

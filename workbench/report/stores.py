@@ -1,0 +1,27 @@
+"""Opening a store for reading, in a notebook or a report: never an empty one by accident."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from workbench.errors import StoreError
+from workbench.store import Store
+
+DEFAULT_DB = "data/workbench.db"
+
+
+def open_store(db: str | os.PathLike[str] | None = None) -> Store:
+    """The store at ``db`` (default: ``WORKBENCH_DB``, else ``data/workbench.db``).
+
+    ``StoreError`` when there is no database there: opening a ``Store`` would silently create
+    an empty one, and a report on it would say that nothing is wrong.
+
+    >>> store = open_store("data/workbench.db")  # doctest: +SKIP
+    """
+    path = Path(db if db is not None else os.environ.get("WORKBENCH_DB") or DEFAULT_DB)
+    if not path.is_file():
+        raise StoreError(
+            f"No workbench database at {path}; run `workbench pull` first (or pass db=...)."
+        )
+    return Store(path)

@@ -1,0 +1,114 @@
+"""The machine-readable summary a report notebook publishes, for whoever runs it.
+
+``publish_summary(rec)`` displays one output whose MIME bundle holds :data:`SUMMARY_MIME`
+(plus a short ``text/plain``). The payload (:data:`SUMMARY_FIELDS`, version
+:data:`SUMMARY_VERSION`)::
+
+    {
+      "version": 1,
+      "as_of": "2026-03-02T09:00:00+00:00",     # the reconciliation's moment, ISO 8601 UTC
+      "sla_days": 5.0,
+      "severities": ["low", "medium", "high", "critical"],   # mildest first
+      "exceptions": 12,
+      "exceptions_by_severity": {"critical": 0, "high": 2, "medium": 9, "low": 1},  # all four
+      "headline": {...}                         # rec.headline, JSON-safe (times as ISO text)
+    }
+
+``find_summary(notebook)`` reads it back from an executed notebook (the last one wins), which is
+how ``workbench report --fail-on-exceptions`` decides its exit code.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Mapping
+from datetime import date, datetime
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from IPython.display import display
+
+from workbench.reconcile import SEVERITIES, Reconciliation
+
+SUMMARY_MIME = "application/vnd.workbench.summary+json"
+SUMMARY_VERSION = 1
+SUMMARY_FIELDS = (
+    "version",
+    "as_of",
+    "sla_days",
+    "severities",
+    "exceptions",
+    "exceptions_by_severity",
+    "headline",
+)
+
+
+def json_safe(value: Any) -> Any:
+    """``value`` with only JSON types: times as ISO text, numpy/pandas scalars as Python ones,
+    missing values as None."""
+    if isinstance(value, Mapping):
+        return {str(k): json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | set | np.ndarray | pd.Series):
+        return [json_safe(v) for v in value]
+    if value is None or value is pd.NA or value is pd.NaT:
+        return None
+    if isinstance(value, pd.Timestamp | datetime | date):
+        return value.isoformat()
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, bool | int | float | str):
+        return value
+    return str(value)
+
+
+def summary_payload(rec: Reconciliation) -> dict[str, Any]:
+    """The payload ``publish_summary`` displays (see the module docstring)."""
+    found = rec.headline.get("exceptions_by_severity", {})
+    by_severity = {s: int(found.get(s, 0)) for s in reversed(SEVERITIES)}
+    return {
+        "version": SUMMARY_VERSION,
+        "as_of": rec.now.isoformat(),
+        "sla_days": float(rec.sla_days),
+        "severities": list(SEVERITIES),
+        "exceptions": int(sum(by_severity.values())),
+        "exceptions_by_severity": by_severity,
+        "headline": json_safe(rec.headline),
+    }
+
+
+def publish_summary(rec: Reconciliation) -> None:
+    """Display the summary as its own output (``SUMMARY_MIME`` and a one-line text).
+
+    >>> publish_summary(rec)  # doctest: +SKIP
+    Summary as of 2026-03-02 09:00 UTC: 12 exceptions (critical 0, high 2, medium 9, low 1)
+    """
+    payload = summary_payload(rec)
+    counts = ", ".join(f"{k} {v}" for k, v in payload["exceptions_by_severity"].items())
+    line = (
+        f"Summary as of {rec.now:%Y-%m-%d %H:%M} UTC: {payload['exceptions']} exceptions ({counts})"
+    )
+    display({SUMMARY_MIME: payload, "text/plain": line}, raw=True)
+
+
+def find_summary(notebook: Any) -> dict[str, Any] | None:
+    """The summary payload in an executed notebook (a path or an ``nbformat`` node), or None.
+
+    >>> find_summary("data/reports/reconcile-20260302T090000Z.ipynb")  # doctest: +SKIP
+    {'version': 1, 'as_of': '2026-03-02T09:00:00+00:00', ...}
+    """
+    if isinstance(notebook, str | os.PathLike):
+        with open(notebook, encoding="utf-8") as handle:
+            notebook = json.load(handle)
+    found = None
+    for cell in notebook.get("cells", []):
+        for output in cell.get("outputs", []) if cell.get("cell_type") == "code" else []:
+            data = output.get("data", {})
+            if SUMMARY_MIME in data:
+                value = data[SUMMARY_MIME]
+                found = json.loads(value) if isinstance(value, str) else dict(value)
+    return found

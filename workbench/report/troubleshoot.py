@@ -1,0 +1,196 @@
+"""One request's whole story, for ``notebooks/troubleshoot.ipynb``: its reconciliation rows and
+exceptions, its timeline, every document about it with its validation, diffs between
+successive versions, and a support bundle.
+
+>>> rid = require_known(store, require_request_id(request_id))  # doctest: +SKIP
+>>> display(request_section(rec, rid), timeline_section(store, rid))  # doctest: +SKIP
+>>> display(documents_section(request_documents(store, rid)))  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from IPython.display import HTML
+
+from workbench import pesc
+from workbench.bundle import DEFAULT_OUT_DIR, make_bundle
+from workbench.bundle.documents import find_documents
+from workbench.bundle.har import calls_about
+from workbench.errors import StoreError
+from workbench.pesc.schemas import NOT_VALIDATED, SCHEMAS_VARIABLE
+from workbench.reconcile import Reconciliation
+from workbench.report.markup import heading, page, paragraph, table, text
+from workbench.store import Store
+
+MAX_ERRORS_SHOWN = 20
+
+
+@dataclass(frozen=True)
+class RequestDocument:
+    """One distinct PESC document about a request, pretty-printed, with its validation."""
+
+    number: int
+    kind: str  # sent / received
+    message_type: str  # the root element, or "unparsed"
+    text: str
+    validation: pesc.Validation
+    seen_in: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def title(self) -> str:
+        return f"{self.number}. {self.kind} {self.message_type}"
+
+    @property
+    def validation_text(self) -> str:
+        """``valid``, ``invalid (N errors)``, or why it was not validated."""
+        v = self.validation
+        if v.status == NOT_VALIDATED:
+            unset = not os.environ.get(SCHEMAS_VARIABLE)
+            why = f"set {SCHEMAS_VARIABLE} to a folder of PESC XSDs" if unset else v.note
+            return f"not validated: {why}"
+        words = v.status if v.status != "invalid" else f"invalid ({len(v.errors)} errors)"
+        return (
+            words + (f" against {v.schema}" if v.schema else "") + (f"; {v.note}" if v.note else "")
+        )
+
+
+def require_request_id(request_id: str | None) -> str:
+    """``request_id`` stripped; ``ValueError`` saying how to pass one when it is empty."""
+    rid = (request_id or "").strip()
+    if not rid:
+        raise ValueError(
+            "No request_id given: pass `-p request_id ID` to papermill (or run "
+            "`workbench troubleshoot REQUEST_ID`)."
+        )
+    return rid
+
+
+def require_known(store: Store, request_id: str) -> str:
+    """``request_id``, or ``StoreError`` when ``store`` holds nothing about it."""
+    rid = str(request_id)
+    if store.timeline(rid).empty and store.document(rid) is None:
+        raise StoreError(
+            f"The store at {store.path} holds nothing about {rid!r}: no call, list entry, "
+            "outbox entry or document. Check the id, or pull first (workbench pull)."
+        )
+    return rid
+
+
+def _fields(frame: pd.DataFrame) -> pd.DataFrame:
+    """One row as a two-column table of its non-missing fields."""
+    row = frame.iloc[0]
+    present = [(str(k), v) for k, v in row.items() if not pd.isna(v)]
+    return pd.DataFrame(present, columns=["field", "value"])
+
+
+def request_section(rec: Reconciliation, request_id: str) -> HTML:
+    """The request's (or received transcript's) reconciliation row and its exceptions."""
+    parts = []
+    for label, frame, column in (
+        ("As a request we received (supplier side)", rec.requests, "request_id"),
+        ("As a transcript we received (consumer side)", rec.transcripts, "transcript_id"),
+    ):
+        rows = frame[frame[column] == request_id]
+        if not rows.empty:
+            parts += [heading(label, 4), table(_fields(rows))]
+    if not parts:
+        parts.append(paragraph(f"The reconciliation has no row for {request_id}.", "wb-empty"))
+    ex = rec.exceptions[rec.exceptions["id"] == request_id]
+    parts.append(heading(f"Exceptions ({len(ex)})", 4))
+    parts.append(table(ex, {"severity": "severity", "kind": "kind", "side": "side",
+                            "detail": "detail", "suggested_action": "suggested action"},
+                       row_class="severity", empty="No exceptions for this id."))  # fmt: skip
+    return page(*parts)
+
+
+def timeline_section(store: Store, request_id: str) -> HTML:
+    """``store.timeline(request_id)`` as a table, oldest first."""
+    frame = store.timeline(request_id)
+    columns = ("at", "kind", "list", "description", "run_id", "call_id", "outbox_id")
+    return page(table(frame, columns, max_rows=500, empty="Nothing recorded about this id."))
+
+
+def request_documents(
+    store: Store, request_id: str, *, schemas_dir: str | os.PathLike[str] | None = None
+) -> list[RequestDocument]:
+    """Every distinct PESC document about ``request_id`` (from calls, the outbox and stored
+    details), oldest first, pretty-printed, each with its validation (``schemas_dir``,
+    default ``WORKBENCH_PESC_SCHEMAS``)."""
+    calls = calls_about(store, request_id, store.timeline(request_id))
+    found = find_documents(store, request_id, calls, store.document(request_id))
+    return [
+        RequestDocument(
+            number=n,
+            kind=d.kind,
+            message_type=d.message_type,
+            text=d.text,
+            validation=pesc.validate(d.text, schemas_dir=schemas_dir),
+            seen_in=list(d.sources),
+        )
+        for n, d in enumerate(found, start=1)
+    ]
+
+
+def document_diffs(documents: list[RequestDocument]) -> list[tuple[str, str]]:
+    """Unified diffs between successive versions of a document (same direction and message
+    type, e.g. a transcript sent again): ``(title, diff text)`` pairs."""
+    last: dict[tuple[str, str], RequestDocument] = {}
+    out = []
+    for d in documents:
+        key = (d.kind, d.message_type)
+        before = last.get(key)
+        if before is not None:
+            diff = difflib.unified_diff(
+                before.text.splitlines(keepends=True),
+                d.text.splitlines(keepends=True),
+                fromfile=before.title,
+                tofile=d.title,
+            )
+            out.append((f"{before.title} → {d.title}", "".join(diff)))
+        last[key] = d
+    return out
+
+
+def _seen(document: RequestDocument) -> str:
+    places = [f"{s.get('in')}" + (f" at {s['at']}" if s.get("at") else "") for s in
+              document.seen_in]  # fmt: skip
+    return "; ".join(dict.fromkeys(places))
+
+
+def documents_section(documents: list[RequestDocument]) -> HTML:
+    """Each document pretty-printed (escaped, in ``<pre>``) with its validation and where it
+    was seen, then the diffs between successive versions."""
+    if not documents:
+        return page(paragraph("No PESC document about this id is stored.", "wb-empty"))
+    parts = []
+    for d in documents:
+        errors = "".join(f"<li>{text(e)}</li>" for e in d.validation.errors[:MAX_ERRORS_SHOWN])
+        more = len(d.validation.errors) - MAX_ERRORS_SHOWN
+        errors += f"<li>… and {more} more</li>" if more > 0 else ""
+        parts += [
+            heading(d.title, 4),
+            f'<p class="wb-meta" data-validation="{text(d.validation.status)}">Validation: '
+            f"{text(d.validation_text)}. Seen in: {text(_seen(d))}.</p>",
+            f"<ul>{errors}</ul>" if errors else "",
+            f"<pre>{text(d.text)}</pre>",
+        ]
+    diffs = document_diffs(documents)
+    parts.append(heading(f"Differences between versions ({len(diffs)})", 4))
+    if not diffs:
+        parts.append(paragraph("Each document exists in one version only.", "wb-empty"))
+    for title, diff in diffs:
+        parts += [paragraph(title), f"<pre>{text(diff or 'no difference')}</pre>"]
+    return page(*parts)
+
+
+def write_bundle(
+    store: Store, request_id: str, *, out_dir: str | os.PathLike[str] = DEFAULT_OUT_DIR
+) -> Path:
+    """A support bundle for ``request_id`` (``workbench.bundle.make_bundle``); its path."""
+    return make_bundle(store, request_id, out_dir=out_dir)

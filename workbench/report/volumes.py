@@ -1,0 +1,59 @@
+"""Daily volumes: what the partner listed and what we sent, per day."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import pandas as pd
+
+from workbench.reconcile.inputs import conform
+from workbench.reconcile.load import load
+from workbench.store import Store
+
+# column -> (input table, time column, outbox operation or None). Requests and transcripts
+# count on the partner's date (``request_date``; when it is missing, the day we first saw
+# them): a first pull of a ten-day backlog is ten days of volume, not one.
+VOLUME_COLUMNS: dict[str, tuple[str, str, str | None]] = {
+    "requests_listed": ("requests", "request_date", None),
+    "transcripts_received": ("transcripts", "request_date", None),
+    "responses_sent": ("outbox", "created_at", "send_response"),
+    "transcripts_sent": ("outbox", "created_at", "send_transcript"),
+    "acknowledgments_sent": ("outbox", "created_at", "send_acknowledgment"),
+}
+
+
+def daily_volumes(source: Store | Mapping[str, pd.DataFrame]) -> pd.DataFrame:
+    """Per UTC day: requests and transcripts by the partner's date, and the responses,
+    transcripts and acknowledgments we sent (outbox entries that did not fail).
+
+    ``source``: a store, or the tables ``reconcile.load`` returns. One row per day from the
+    first to the last day with anything, zeros included; no rows when there is nothing.
+
+    >>> daily_volumes(store).tail(3)  # doctest: +SKIP
+    """
+    tables: Any = load(source) if isinstance(source, Store) else source
+    tables = conform(tables)
+    counts = {}
+    for column, (name, time_column, operation) in VOLUME_COLUMNS.items():
+        frame = tables[name]
+        if operation is not None:
+            frame = frame[(frame["operation"] == operation) & (frame["state"] != "failed")]
+        when = frame[time_column]
+        if "first_seen_at" in frame.columns:
+            when = when.fillna(frame["first_seen_at"])
+        days = when.dropna().dt.floor("D")
+        counts[column] = days.value_counts()
+    found = [c.index for c in counts.values() if len(c)]
+    if not found:
+        out = pd.DataFrame({"day": pd.Series(dtype="datetime64[us, UTC]")})
+        for column in VOLUME_COLUMNS:
+            out[column] = pd.Series(dtype="int64")
+        return out
+    first = min(i.min() for i in found)
+    last = max(i.max() for i in found)
+    days = pd.date_range(first, last, freq="D")
+    out = pd.DataFrame({"day": days})
+    for column, values in counts.items():
+        out[column] = values.reindex(days, fill_value=0).to_numpy(dtype="int64")
+    return out
