@@ -70,11 +70,13 @@ class NotebookRun:
 
 def notebooks_folder(notebooks_dir: str | os.PathLike[str] | None = None) -> Path:
     """The folder notebooks are taken from: the argument, else ``WORKBENCH_NOTEBOOKS``, else the
-    project's ``notebooks/``."""
+    project's ``notebooks/`` (in an installed wheel, the copy inside the package)."""
     chosen = notebooks_dir or os.environ.get(NOTEBOOKS_ENV)
     if chosen:
         return Path(chosen)
-    return Path(workbench.__file__).resolve().parents[1] / "notebooks"
+    package = Path(workbench.__file__).resolve().parent
+    project = package.parent / "notebooks"  # a checkout (editable install)
+    return project if project.is_dir() else package / "notebooks"  # a wheel carries a copy
 
 
 def notebook_path(name: str, *, notebooks_dir: str | os.PathLike[str] | None = None) -> Path:
