@@ -30,8 +30,12 @@ format: $(STAMP)
 bench: $(STAMP)
 	for f in bench/*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
 
+# Kernels start in notebooks/, so the default database is named by its absolute path; news,
+# update checks and the extension manager's PyPI lookups are off (nothing leaves the machine).
 lab: $(STAMP)  ## JupyterLab on the notebooks, in the project's environment
-	$(BIN)/jupyter lab --notebook-dir=notebooks $$( [ "$$(id -u)" = 0 ] && echo --allow-root )
+	WORKBENCH_DB="$${WORKBENCH_DB:-$(CURDIR)/data/workbench.db}" $(BIN)/jupyter lab \
+	  --notebook-dir=notebooks --LabApp.news_url=None --LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate \
+	  --LabApp.extension_manager=readonly $$( [ "$$(id -u)" = 0 ] && echo --allow-root )
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache

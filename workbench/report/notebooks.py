@@ -15,18 +15,23 @@ import nbformat
 from nbformat import NotebookNode
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
+DB = (
+    "db = None  # None: the profile's database (WORKBENCH_DB, the profiles file, "
+    "else data/workbench.db)"
+)
 KERNELSPEC = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
 
 RECONCILE = [
     ("md", "# Reconciliation report\n\nOpen requests, sends and acknowledgments, exceptions, "
            "and what changed since the previous pull. Run it with `workbench report`, or "
            "`papermill notebooks/reconcile.ipynb out.ipynb -p db data/workbench.db`."),
-    ("parameters", 'db = "data/workbench.db"\nas_of = None  # ISO time: the store as it was then\n'
+    ("parameters", f"{DB}\nas_of = None  # ISO time: the store as it was then\n"
                    "sla_days = 5.0\npull = False  # pull everything first\n"
                    "profile = None  # the profile to pull with (credentials come from it)"),
     ("code", "import workbench as wb\nfrom workbench import reconcile, report\n\n"
              "if pull:\n    with wb.connect(profile, db=db) as w:\n        w.pull(progress=False)\n"
-             "store = report.open_store(db)\ntables = reconcile.load(store, as_of=as_of)\n"
+             "store = report.open_store(db, profile=profile)\n"
+             "tables = reconcile.load(store, as_of=as_of)\n"
              "rec = reconcile.reconcile(tables, sla_days=sla_days)"),
     ("md", "## Headline"),
     ("code", "report.headline_section(rec)"),
@@ -48,7 +53,7 @@ TROUBLESHOOT = [
            "received transcript): its reconciliation, timeline, documents with their "
            "validation, and a support bundle. Run it with `workbench troubleshoot REQUEST_ID`, "
            "or `papermill ... -p request_id ID`."),
-    ("parameters", 'db = "data/workbench.db"\nrequest_id = ""\nbundle_dir = "data/bundles"'),
+    ("parameters", f'{DB}\nrequest_id = ""\nbundle_dir = "data/bundles"'),
     ("code", "from workbench import reconcile, report\n\n"
              "rid = report.require_request_id(request_id)\nstore = report.open_store(db)\n"
              "report.require_known(store, rid)\n"
@@ -68,7 +73,7 @@ TROUBLESHOOT = [
 EVENTS = [
     ("md", "# Event feeds\n\nPlacement events (international interface) and domestic "
            "on-demand events, as the pulls saw them."),
-    ("parameters", 'db = "data/workbench.db"'),
+    ("parameters", DB),
     ("code", "from workbench import report\n\nstore = report.open_store(db)"),
     ("md", "## Feeds, per pull run and per day"),
     ("code", "report.events_section(store)"),
@@ -78,11 +83,32 @@ EVENTS = [
     ("code", "report.latest_events_section(store, 50)"),
 ]  # fmt: skip
 
-NOTEBOOKS = {"reconcile": RECONCILE, "troubleshoot": TROUBLESHOOT, "events": EVENTS}
+EXPLORE = [
+    ("md", "# Explore the workbench database\n\nRun all cells (**Run > Run All Cells**), then:\n\n"
+           "- **Rows**: pick a view, a table, or a partner list as it stood after a pull run; "
+           "filter by text anywhere in a row, or by one column's value; the table shows at most "
+           "*rows* rows.\n"
+           "- **Document**: pick an id from the rows shown (or type one) to read its PESC "
+           "documents, pretty-printed, with their schema validation (set "
+           "`WORKBENCH_PESC_SCHEMAS` to the XSD folder).\n"
+           "- **Compare runs**: two pull runs, and what appeared, vanished or changed in each "
+           "list.\n\n"
+           "Set `db` below to open another database. The documents hold students' personal "
+           "data: clear the outputs before sharing this notebook."),
+    ("parameters", DB),
+    ("code", "from workbench.explorer import Explorer\n\nexplorer = Explorer.open(db)\nexplorer"),
+]  # fmt: skip
+
+NOTEBOOKS = {
+    "reconcile": RECONCILE,
+    "troubleshoot": TROUBLESHOOT,
+    "events": EVENTS,
+    "explore": EXPLORE,
+}
 
 
 def build(name: str) -> NotebookNode:
-    """The notebook ``name`` (``reconcile``, ``troubleshoot`` or ``events``), outputs empty."""
+    """The notebook ``name`` (a key of ``NOTEBOOKS``), outputs empty."""
     cells = []
     for n, (kind, source) in enumerate(NOTEBOOKS[name]):
         cell_id = f"{name}-{n:02d}"

@@ -1,0 +1,217 @@
+"""What the explorer reads from the store: sources, filtered rows, documents and pull runs.
+
+Tables and views are filtered and capped inside SQLite (a ``calls`` table of thousands of raw
+bodies never comes out whole); partner lists are read with ``store.as_of`` and filtered in
+pandas. Matching is case-insensitive for any alphabet (``casefold``), in SQL and in pandas alike.
+
+>>> rows = load_rows(store, Source("view", "open_requests"), Filter(text="gonçalves"), limit=20)
+... # doctest: +SKIP
+>>> rows.total, len(rows.frame)  # doctest: +SKIP
+(3, 3)
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from workbench.errors import StoreError
+from workbench.store import LIST_NAMES, Store
+from workbench.store.lists import DETAIL_LISTS
+
+KINDS = ("view", "table", "list")
+ID_COLUMNS = ("request_id", "transcript_id", "item_id", "item_key", "event_key")
+_CHUNK = 100  # arguments per SQL function call: SQLite's limit can be as low as 127
+
+
+@dataclass(frozen=True)
+class Source:
+    """Something the explorer can show: a ``view`` or ``table`` of the store, or a partner
+    ``list`` as it stood after a run."""
+
+    kind: str
+    name: str
+
+    @property
+    def label(self) -> str:
+        return f"{self.kind}: {self.name}"
+
+
+@dataclass(frozen=True)
+class Filter:
+    """``text``: anywhere in a row; ``column`` + ``value``: that column equals it. Both ignore
+    case and surrounding spaces; empty parts filter nothing."""
+
+    text: str = ""
+    column: str | None = None
+    value: str = ""
+
+    @property
+    def by_text(self) -> str:
+        return self.text.strip()
+
+    @property
+    def by_column(self) -> bool:
+        return bool(self.column) and bool(self.value.strip())
+
+
+@dataclass(frozen=True)
+class Rows:
+    """The first rows that match (at most the limit), how many match, and every column."""
+
+    frame: pd.DataFrame
+    total: int
+    columns: list[str]
+
+
+def sources(store: Store) -> list[Source]:
+    """The store's views, then its tables, then the partner lists."""
+    return [
+        *(Source("view", name) for name in sorted(store.db.view_names())),
+        *(Source("table", name) for name in sorted(store.db.table_names())),
+        *(Source("list", name) for name in LIST_NAMES),
+    ]
+
+
+def load_rows(
+    store: Store, source: Source, where: Filter, *, limit: int, as_of: Any = None
+) -> Rows:
+    """The rows of ``source`` that pass ``where``, at most ``limit`` of them.
+
+    ``as_of`` (lists only): a time; the list as its latest snapshot at or before it showed it.
+    """
+    if source.kind == "list":
+        frame = store.as_of(as_of)[source.name]
+        matched = frame[frame_mask(frame, where)]
+        return Rows(matched.head(limit).reset_index(drop=True), len(matched), list(frame.columns))
+    columns = [column.name for column in store.db[source.name].columns]
+    condition, params = _sql_condition(store, columns, where)
+    # ``store.table`` takes a WHERE clause; the LIMIT rides on it so the cap applies in SQLite.
+    # It also says clearly when the table is gone, so it runs first.
+    frame = store.table(source.name, where=f"{condition} LIMIT ?", params=[*params, limit])
+    count = f"SELECT count(*) FROM {_quote(source.name)} WHERE {condition}"  # noqa: S608
+    try:
+        total = store.db.execute(count, params).fetchone()[0]
+    except sqlite3.Error as exc:
+        raise StoreError(f"Cannot count the rows of {source.name}: {exc}.") from exc
+    return Rows(frame, int(total), columns)
+
+
+def frame_mask(frame: pd.DataFrame, where: Filter) -> pd.Series:
+    """Which rows of ``frame`` pass ``where`` (the pandas twin of the SQL filter)."""
+    mask = pd.Series(True, index=frame.index)
+    if where.by_text:
+        needle = where.by_text.casefold()
+        found = pd.Series(False, index=frame.index)
+        for column in frame.columns:
+            hits = [needle in text.casefold() for text in _texts(frame[column])]
+            found |= pd.Series(hits, index=frame.index, dtype=bool)
+        mask &= found
+    if where.by_column:
+        if where.column not in frame.columns:
+            return pd.Series(False, index=frame.index)
+        wanted = where.value.strip().casefold()
+        same = [text.strip().casefold() == wanted for text in _texts(frame[where.column])]
+        mask &= pd.Series(same, index=frame.index, dtype=bool)
+    return mask
+
+
+def row_ids(frame: pd.DataFrame) -> list[str]:
+    """The ids of ``frame``'s rows (from its first id column), in order, without repeats."""
+    for column in ID_COLUMNS:
+        if column in frame.columns:
+            return list(dict.fromkeys(t for t in _texts(frame[column]) if t))
+    return []
+
+
+def documents(store: Store, item_id: str) -> list[tuple[str, str]]:
+    """Every stored PESC document about ``item_id``: (title, XML), received ones first."""
+    found = []
+    for list_name in DETAIL_LISTS:
+        xml = store.document(item_id, list_name=list_name)
+        if xml is not None:
+            found.append((f"{list_name}: the detail we received", xml))
+    sent = store.table("outbox", where="request_id = ? AND payload IS NOT NULL", params=[item_id])
+    for row in sent.itertuples():
+        found.append((f"{row.operation} #{row.id} ({row.state}): what we sent", row.payload))
+    acks = store.table(
+        "acknowledgments",
+        where="request_id = ? AND direction = 'received' AND pescxml IS NOT NULL",
+        params=[item_id],
+    )
+    for row in acks.itertuples():
+        found.append((f"acknowledgment #{row.id}: the partner's answer", row.pescxml))
+    return found
+
+
+def pull_runs(store: Store) -> pd.DataFrame:
+    """The store's pull runs, newest first."""
+    runs = store.table("runs", where="kind = 'pull'")
+    return runs.sort_values("id", ascending=False).reset_index(drop=True)
+
+
+def run_label(run: Any) -> str:
+    """``#3 · 2026-03-02 09:00:05 · ok``."""
+    started = run.started_at
+    when = started.strftime("%Y-%m-%d %H:%M:%S") if hasattr(started, "strftime") else started
+    return f"#{run.id} · {when} · {run.status}"
+
+
+def _sql_condition(store: Store, columns: list[str], where: Filter) -> tuple[str, list[Any]]:
+    parts: list[str] = []
+    params: list[Any] = []
+    if where.by_text or where.by_column:
+        _register_functions(store)
+    if where.by_text and columns:
+        calls = []
+        for start in range(0, len(columns), _CHUNK):
+            chunk = columns[start : start + _CHUNK]
+            calls.append(f"workbench_contains(?, {', '.join(map(_quote, chunk))})")
+            params.append(where.by_text)
+        parts.append("(" + " OR ".join(calls) + ")")
+    if where.by_column:
+        if where.column not in columns:
+            return "0", []
+        parts.append(f"workbench_equals({_quote(str(where.column))}, ?)")
+        params.append(where.value)
+    return " AND ".join(parts) or "1", params
+
+
+def _register_functions(store: Store) -> None:
+    # Plain Python functions on the store's connection: SQLite's own LIKE folds ASCII only,
+    # and the students' names are not ASCII.
+    conn = store.db.conn
+    conn.create_function("workbench_contains", -1, _contains, deterministic=True)
+    conn.create_function("workbench_equals", 2, _equals, deterministic=True)
+
+
+def _contains(needle: Any, *values: Any) -> bool:
+    wanted = str(needle).casefold()
+    return any(wanted in str(v).casefold() for v in values if v is not None)
+
+
+def _equals(value: Any, wanted: Any) -> bool:
+    return value is not None and str(value).strip().casefold() == str(wanted).strip().casefold()
+
+
+def _quote(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _texts(series: pd.Series) -> list[str]:
+    return [_text(v) for v in series]
+
+
+def _text(value: Any) -> str:
+    """A cell as text; missing values are empty."""
+    if value is None:
+        return ""
+    try:
+        if pd.isna(value):
+            return ""
+    except (TypeError, ValueError):  # lists and dicts from JSON items
+        pass
+    return str(value)
