@@ -96,6 +96,15 @@ def test_timeline_tells_the_story_of_one_request(store: Store) -> None:
     assert store.timeline("nobody").empty
 
 
+def test_a_departure_shows_once_in_the_timeline(store: Store) -> None:
+    run = store.begin_run()
+    store.record_snapshot(run, "supplier_requests", listed("R-1", "R-2"), taken_at=ago(10))
+    store.record_snapshot(run, "supplier_requests", listed("R-2"), taken_at=ago(5))
+    frame = store.timeline("R-1")
+    assert frame["kind"].tolist() == ["appeared", "vanished", "left"]
+    assert "someone else closed it" in frame["description"].iloc[-1]
+
+
 def test_table_types_ids_times_and_flags(store: Store) -> None:
     store.record_snapshot(store.begin_run(), "supplier_requests", listed("A"))
     frame = store.table("transcript_requests")

@@ -195,10 +195,12 @@ def timeline(c: Connection, request_id: str) -> pd.DataFrame:
                 "coalesce('; parse error: ' || parse_error, ''), NULL, detail_call_id, NULL, "
                 f"NULL FROM {info.table} WHERE {info.id_column} = ? "
                 "AND detail_fetched_at IS NOT NULL "
+                # a departure before the departures table existed (databases migrated)
                 "UNION ALL SELECT left_at, 'left', ?, 'left the list: ' || "
                 f"coalesce(left_reason, '?'), NULL, NULL, NULL, NULL FROM {info.table} "
-                f"WHERE {info.id_column} = ? AND left_at IS NOT NULL",
-                (info.name, rid, info.name, rid),
+                f"WHERE {info.id_column} = ? AND left_at IS NOT NULL AND NOT EXISTS "
+                "(SELECT 1 FROM departures d WHERE d.item_id = ? AND d.list_name = ?)",
+                (info.name, rid, info.name, rid, rid, info.name),
             ).fetchall()
         rows += conn.execute(
             "SELECT left_at, 'left', list_name, 'left the list: ' || left_reason || "
