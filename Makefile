@@ -30,10 +30,10 @@ format: $(STAMP)
 bench: $(STAMP)
 	for f in bench/*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
 
-# Kernels start in notebooks/, so the default database is named by its absolute path; news,
+# Kernels start in notebooks/: WORKBENCH_HOME makes workbench.toml and data/ the project's. News,
 # update checks and the extension manager's PyPI lookups are off (nothing leaves the machine).
 lab: $(STAMP)  ## JupyterLab on the notebooks, in the project's environment
-	WORKBENCH_DB="$${WORKBENCH_DB:-$(CURDIR)/data/workbench.db}" $(BIN)/jupyter lab \
+	WORKBENCH_HOME="$${WORKBENCH_HOME:-$(CURDIR)}" $(BIN)/jupyter lab \
 	  --notebook-dir=notebooks --LabApp.news_url=None --LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate \
 	  --LabApp.extension_manager=readonly $$( [ "$$(id -u)" = 0 ] && echo --allow-root )
 

@@ -23,6 +23,10 @@ Example ``workbench.toml``::
 
 Profile selection: the ``profile`` argument, else ``WORKBENCH_PROFILE``, else the file's
 ``default_profile``, else ``env`` when a ``WORKBENCH_*_URL`` variable is set, else ``sandbox``.
+
+Relative paths (the profiles file, a profile's ``db``) are taken from the current folder, or
+from ``WORKBENCH_HOME`` when it is set: JupyterLab starts a notebook's kernel in the notebook's
+folder, so ``make lab`` points ``WORKBENCH_HOME`` at the project.
 """
 
 from __future__ import annotations
@@ -185,7 +189,8 @@ def load_profile(
     'sandbox'
     """
     env = os.environ if env is None else env
-    path, document = _read_toml(config_path, env)
+    home = Path(env.get("WORKBENCH_HOME") or ".")
+    path, document = _read_toml(config_path, env, home)
     profiles = document.get("profiles", {})
     if not isinstance(profiles, dict):
         raise ConfigError(f"'profiles' in {path} must be a table of [profiles.NAME] tables.")
@@ -216,7 +221,7 @@ def load_profile(
         name=name,
         origin=origin,
         roles=roles,
-        db=source.plain("db") or DEFAULT_DB,
+        db=_under(home, source.plain("db") or DEFAULT_DB, env),
         is_sandbox=name == SANDBOX,
         **tuning_values,
     )
@@ -234,11 +239,16 @@ def with_overrides(profile: Profile, **changes: Any) -> Profile:
     return replace(profile, **checked)
 
 
+def _under(home: Path, path: str, env: Mapping[str, str]) -> str:
+    """``path`` taken from ``WORKBENCH_HOME`` when that is set (an absolute path stays itself)."""
+    return str(home / path) if env.get("WORKBENCH_HOME") else path
+
+
 def _read_toml(
-    config_path: str | os.PathLike[str] | None, env: Mapping[str, str]
+    config_path: str | os.PathLike[str] | None, env: Mapping[str, str], home: Path
 ) -> tuple[Path, dict[str, Any]]:
     explicit = config_path or env.get("WORKBENCH_CONFIG")
-    path = Path(explicit or DEFAULT_CONFIG)
+    path = home / Path(explicit or DEFAULT_CONFIG)  # an absolute path stays itself
     if not path.exists():
         if explicit:
             raise ConfigError(f"Profiles file {path} does not exist (check WORKBENCH_CONFIG).")

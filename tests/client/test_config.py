@@ -201,3 +201,19 @@ def test_db_setting(sandbox: Sandbox) -> None:
         assert w.db == "x.db"
     with wb.connect(env=sandbox.env, db="y.db") as w:
         assert w.db == "y.db"
+
+
+def test_workbench_home_anchors_relative_paths(
+    profiles_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    notebooks = tmp_path / "notebooks"  # where JupyterLab starts a notebook's kernel
+    notebooks.mkdir()
+    monkeypatch.chdir(notebooks)
+    assert load_profile(env={}).name == "sandbox"  # no workbench.toml in this folder
+    home = {"WORKBENCH_HOME": str(tmp_path), "PROD_KEY": "k", "PROD_SUPPLIER_SECRET": "s"}
+    profile = load_profile(env=home)
+    assert profile.name == "prod"  # the project's workbench.toml, found through the home
+    assert profile.db == str(tmp_path / "data" / "workbench.db")
+    assert load_profile(env={**home, "WORKBENCH_DB": "other.db"}).db == str(tmp_path / "other.db")
+    absolute = str(tmp_path / "elsewhere" / "x.db")
+    assert load_profile(env={**home, "WORKBENCH_DB": absolute}).db == absolute
