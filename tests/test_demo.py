@@ -1,15 +1,26 @@
-"""The main job end to end (``workbench demo``), and what it leaves on disk: no secret, anywhere."""
+"""The main job end to end (``workbench demo``), and what it leaves on disk: no secret, anywhere.
+
+The scan covers everything under the demo's folder (the database, the reconcile, troubleshoot
+and events notebooks with their HTML, two support bundles and the members of every zip) and
+the demo's own output, and it looks for each secret and token as written, URL-encoded,
+JSON-escaped, HTML-escaped and base64-encoded (at any alignment, as inside a Basic header).
+"""
 
 from __future__ import annotations
 
+import base64
+import html
+import json
 import zipfile
 from pathlib import Path
+from urllib.parse import quote, quote_plus
 
 import pytest
 
 from workbench import reconcile
 from workbench.bundle import make_bundle
 from workbench.demo import run_demo
+from workbench.report.runner import run_notebook
 from workbench.store import Store
 
 
@@ -26,6 +37,54 @@ def _files(root: Path) -> dict[str, bytes]:
     return found
 
 
+def forms(secret: str) -> dict[str, bytes]:
+    """``secret`` as it may be written: as is, URL-encoded, JSON- and HTML-escaped, and in
+    base64 (standard and URL-safe), as the characters that encode it alone whatever bytes
+    come before it (``user:secret`` in a Basic header encodes it at another offset)."""
+    raw = secret.encode()
+    found = {
+        "raw": raw,
+        "url-encoded": quote(secret, safe="").encode(),
+        "form-encoded": quote_plus(secret).encode(),
+        "json-escaped": json.dumps(secret)[1:-1].encode(),
+        "html-escaped": html.escape(secret).encode(),
+    }
+    for name, encode in (("base64", base64.b64encode), ("base64url", base64.urlsafe_b64encode)):
+        for offset in range(3):
+            encoded = encode(b"\0" * offset + raw)
+            first = -(-8 * offset // 6)  # the first character made of the secret's bits alone
+            last = 8 * (offset + len(raw)) // 6  # past the last one
+            found[f"{name}@{offset}"] = encoded[first:last]
+    return found
+
+
+def leaks(written: dict[str, bytes], secrets: list[str]) -> dict[str, list[str]]:
+    """Per file, ``<first characters of the secret> as <form>`` for every form found in it."""
+    found: dict[str, list[str]] = {}
+    variants = [(s[:10], kind, form) for s in secrets for kind, form in forms(s).items()]
+    for name, data in written.items():
+        hits = [f"{head}… as {kind}" for head, kind, form in variants if form in data]
+        if hits:
+            found[name] = hits
+    return found
+
+
+def test_the_scan_finds_every_form_of_a_secret() -> None:
+    secret = "sandbox-intl-secret-9f3a/+ &"
+    basic = base64.b64encode(f"sis-demo:{secret}".encode())
+    samples = {
+        "raw": f"token={secret}".encode(),
+        "url": f"?client_secret={quote(secret, safe='')}".encode(),
+        "form": f"client_secret={quote_plus(secret)}".encode(),
+        "json": json.dumps({"secret": secret}).encode(),
+        "html": f"<td>{html.escape(secret)}</td>".encode(),
+        "basic": b"Authorization: Basic " + basic,
+        "urlsafe": base64.urlsafe_b64encode(b"xy" + secret.encode()),
+        "clean": b"nothing here: sandbox-intl-secret",
+    }
+    assert set(leaks(samples, [secret])) == set(samples) - {"clean"}
+
+
 @pytest.mark.slow
 def test_the_demo_pulls_sends_reports_and_leaves_no_secret_behind(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -37,30 +96,42 @@ def test_the_demo_pulls_sends_reports_and_leaves_no_secret_behind(
 
     assert result.ok, text
     assert result.report is not None
-    html = Path(result.report.html_path)
-    assert html.is_file() and html.resolve().parent == tmp_path / "data" / "reports"
-    assert f"HTML report: {html.resolve()}" in text
+    html_path = Path(result.report.html_path)
+    reports = tmp_path / "data" / "reports"
+    assert html_path.is_file() and html_path.resolve().parent == reports
+    assert f"HTML report: {html_path.resolve()}" in text
     assert Path(result.report.ipynb_path).is_file()
-    with Store(result.db) as store:
+    db = Path(result.db).resolve()
+    with Store(db) as store:
         runs = store.table("runs")
         rec = reconcile.reconcile(reconcile.load(store))
         mismatch = rec.exceptions[rec.exceptions["kind"] == "identity_mismatch"]["id"].iloc[0]
         bundle = make_bundle(store, mismatch, out_dir=tmp_path / "data" / "bundles")
     assert (runs[runs["kind"] == "pull"]["status"] == "ok").sum() == 2
     assert rec.headline["open_requests"] > 0 and rec.headline["transcripts_sent"] >= 5
-    page = html.read_text(encoding="utf-8")
+    page = html_path.read_text(encoding="utf-8")
     assert str(rec.headline["open_requests"]) in page
     assert bundle.is_file()
+
+    # The other two notebooks, into the same scanned folder.
+    story = run_notebook(
+        "troubleshoot",
+        {"db": str(db), "request_id": mismatch, "bundle_dir": str(tmp_path / "bundles-nb")},
+        output_dir=reports,
+    )
+    events = run_notebook("events", {"db": str(db)}, output_dir=reports)
+    assert mismatch in story.html_path.read_text(encoding="utf-8")
+    assert "Per pull run" in events.html_path.read_text(encoding="utf-8")
+    assert list((tmp_path / "bundles-nb").glob("*.zip"))
 
     sandbox = result.sandbox
     assert sandbox is not None and len(sandbox.issued_tokens) >= 4
     secrets = sandbox.settings.credentials.secrets() + sandbox.issued_tokens
     written = _files(tmp_path)
-    assert any(name.endswith(".html") for name in written)
-    assert any(name.endswith(".db") for name in written)
+    names = list(written)
+    for suffix in (".db", ".zip", ".html", ".ipynb"):
+        assert any(name.endswith(suffix) for name in names), suffix
+    for name in ("reconcile-", "troubleshoot-", "events-"):
+        assert any(n.startswith(f"data/reports/{name}") and n.endswith(".html") for n in names)
     written["(the demo's output)"] = text.encode()
-    leaks = {
-        name: [secret[:10] for secret in secrets if secret.encode() in data]
-        for name, data in written.items()
-    }
-    assert {name: found for name, found in leaks.items() if found} == {}
+    assert leaks(written, secrets) == {}

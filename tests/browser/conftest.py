@@ -19,7 +19,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import closing, contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,6 +42,10 @@ INSTALL_HINT = (
     f"{CHROMIUM_ENV} to a Chromium binary; never `playwright install`"
 )
 LAB_START_S = 90.0  # JupyterLab answers in 10-20 s on a 2-core machine; leave room
+# A free port may be taken by another process before the server binds it (a shared CI
+# machine): the server then exits saying so, and starts again on another port, this often.
+LAB_START_ATTEMPTS = 3
+PORT_TAKEN = "is already in use"
 
 
 def find_chromium() -> tuple[str | None, str]:
@@ -162,11 +166,13 @@ def _lab_command(port: int, token: str, root: Path) -> list[str]:
     return command
 
 
-def _wait_until_up(process: subprocess.Popen[bytes], lab: Lab) -> None:
+def _wait_until_up(process: subprocess.Popen[bytes], lab: Lab) -> bool:
+    """True once the server answers; False when it exited first; a failure after
+    ``LAB_START_S``."""
     deadline = time.monotonic() + LAB_START_S
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            pytest.fail(f"JupyterLab exited with {process.returncode}:\n{lab.log_tail()}")
+            return False
         with suppress(httpx.HTTPError):
             answer = httpx.get(
                 f"{lab.url}/api/status",
@@ -174,7 +180,7 @@ def _wait_until_up(process: subprocess.Popen[bytes], lab: Lab) -> None:
                 timeout=2,
             )
             if answer.status_code == 200:
-                return
+                return True
         time.sleep(0.25)
     pytest.fail(f"JupyterLab did not answer /api/status in {LAB_START_S:.0f} s:\n{lab.log_tail()}")
 
@@ -192,7 +198,7 @@ def _kernels_of(runtime: Path) -> list[int]:
     return found
 
 
-def _stop(process: subprocess.Popen[bytes], lab: Lab, runtime: Path) -> None:
+def stop_lab(process: subprocess.Popen[bytes], lab: Lab, runtime: Path) -> None:
     with suppress(httpx.HTTPError):  # a clean shutdown stops the kernels too
         httpx.post(
             f"{lab.url}/api/shutdown", headers={"Authorization": f"token {lab.token}"}, timeout=5
@@ -211,37 +217,72 @@ def _stop(process: subprocess.Popen[bytes], lab: Lab, runtime: Path) -> None:
             os.kill(pid, signal.SIGKILL)
 
 
+def start_lab(
+    root: Path, env: dict[str, str], runtime: Path, log: Path, *, ports: Iterable[int] = ()
+) -> tuple[subprocess.Popen[bytes], Lab]:
+    """JupyterLab serving ``root`` on a loopback port (from ``ports``, then free ones), once it
+    answers. When another process took the port first, it starts again on the next one, at
+    most ``LAB_START_ATTEMPTS`` times; every attempt's output is appended to ``log``."""
+    token = secrets.token_hex(16)
+    chosen = iter(ports)
+    for attempt in range(1, LAB_START_ATTEMPTS + 1):
+        port = next(chosen, None) or _free_port()
+        lab = Lab(f"http://127.0.0.1:{port}", token, root, log)
+        with log.open("ab") as out:
+            process = subprocess.Popen(
+                _lab_command(port, token, root),
+                cwd=root,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,  # its own process group, killed as one at teardown
+            )
+        try:
+            up = _wait_until_up(process, lab)
+        except BaseException:
+            stop_lab(process, lab, runtime)
+            raise
+        if up:
+            return process, lab
+        taken = f"port {port} {PORT_TAKEN}" in lab.log_tail(lines=20)
+        if not taken or attempt == LAB_START_ATTEMPTS:
+            pytest.fail(
+                f"JupyterLab exited with {process.returncode} (attempt {attempt} of "
+                f"{LAB_START_ATTEMPTS}):\n{lab.log_tail()}"
+            )
+    raise AssertionError("unreachable: the last attempt returns or fails")  # pragma: no cover
+
+
+def lab_folder(tmp_path: Path) -> tuple[Path, dict[str, str], Path]:
+    """(the folder to serve, the server's environment, its short runtime folder: remove it
+    after the server stopped)."""
+    root, home = tmp_path / "lab", tmp_path / "home"
+    root.mkdir(parents=True, exist_ok=True)
+    runtime = Path(tempfile.mkdtemp(prefix="wb-lab-"))  # short: socket paths are limited
+    env = _lab_env(home, runtime)
+    _quiet_lab_settings(Path(env["JUPYTER_CONFIG_DIR"]))
+    return root, env, runtime
+
+
 @pytest.fixture
 def jupyter_lab(tmp_path: Path, browser_db: Path) -> Iterator[Lab]:
     """JupyterLab on a free loopback port, serving a folder with ``explore.ipynb`` and the
     database at ``data/workbench.db`` (where the notebook's default, the profile's database,
     is found from the kernel's folder when WORKBENCH_DB is unset)."""
-    root, home = tmp_path / "lab", tmp_path / "home"
-    (root / "data").mkdir(parents=True)
+    root, env, runtime = lab_folder(tmp_path)
+    (root / "data").mkdir()
     shutil.copy(ROOT / "notebooks" / "explore.ipynb", root / "explore.ipynb")
     with (
         closing(sqlite3.connect(browser_db)) as source,
         closing(sqlite3.connect(root / "data" / "workbench.db")) as target,
     ):
         source.backup(target)
-    runtime = Path(tempfile.mkdtemp(prefix="wb-lab-"))  # short: socket paths are limited
-    env = _lab_env(home, runtime)
-    _quiet_lab_settings(Path(env["JUPYTER_CONFIG_DIR"]))
-    port, token = _free_port(), secrets.token_hex(16)
-    lab = Lab(f"http://127.0.0.1:{port}", token, root, tmp_path / "jupyterlab.log")
-    with lab.log.open("wb") as log:
-        process = subprocess.Popen(
-            _lab_command(port, token, root),
-            cwd=root,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,  # its own process group, killed as one at teardown
-        )
     try:
-        _wait_until_up(process, lab)
-        yield lab
+        process, lab = start_lab(root, env, runtime, tmp_path / "jupyterlab.log")
+        try:
+            yield lab
+        finally:
+            stop_lab(process, lab, runtime)
     finally:
-        _stop(process, lab, runtime)
         shutil.rmtree(runtime, ignore_errors=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from contextlib import closing
 from pathlib import Path
@@ -13,6 +14,7 @@ from tests.explorer.conftest import HOSTILE
 from workbench.errors import StoreError
 from workbench.explorer import Explorer
 from workbench.explorer.query import Source
+from workbench.report import documents_section, request_documents
 
 
 def _choose(ex: Explorer, kind: str, name: str) -> None:
@@ -128,11 +130,14 @@ def test_a_document_pretty_printed_with_its_validation(
     assert list(explorer.document_id.options) == shown  # ids offered from the rows shown
     explorer.document_id.value = shown[0]
     html = explorer.document.value
-    assert "supplier_requests: the detail we received" in html
-    assert "TranscriptRequest" in html
-    assert 'data-status="not validated"' in html
-    assert "set WORKBENCH_PESC_SCHEMAS" in html
-    pre = html.split('<pre class="workbench-xml">', 1)[1]
+    # the troubleshooting report's rendering: the same titles, validation and provenance
+    expected = documents_section(request_documents(explorer.store, shown[0]), max_chars=500_000)
+    assert html == expected.data
+    assert "<h4>1. received TranscriptRequest</h4>" in html
+    assert "stored detail" in html  # the detail we received
+    assert 'data-validation="not validated"' in html
+    assert "not validated: set WORKBENCH_PESC_SCHEMAS" in html
+    pre = html.split("<pre>", 1)[1]
     assert pre.startswith("&lt;") and "<Trn" not in pre  # escaped
     assert "\n  &lt;" in pre  # indented, one element per line
 
@@ -142,17 +147,21 @@ def test_a_document_validated_against_the_schemas(
 ) -> None:
     monkeypatch.setenv("WORKBENCH_PESC_SCHEMAS", str(xsd_dir))
     explorer.show_document(str(explorer.frame["request_id"].iloc[0]))
-    assert 'data-status="valid"' in explorer.document.value
-    assert "validated against" in explorer.document.value
+    assert 'data-validation="valid"' in explorer.document.value
+    assert "Validation: valid against TranscriptRequest" in explorer.document.value
 
 
-def test_what_we_sent_for_a_request_is_shown_too(explorer: Explorer) -> None:
-    sent = explorer.store.table("outbox", where="operation = 'send_response'")
+def test_what_we_sent_and_the_partners_answer_are_shown_too(explorer: Explorer) -> None:
+    sent = explorer.store.table("outbox", where="operation = 'send_transcript'")
     assert not sent.empty
     explorer.show_document(str(sent["request_id"].iloc[0]))
     html = explorer.document.value
-    assert f"send_response #{sent['id'].iloc[0]}" in html
-    assert "TranscriptResponse" in html
+    titles = re.findall(r"<h4>(\d+\. [^<]*)</h4>", html)
+    assert titles == [
+        "1. received TranscriptRequest", "2. sent CollegeTranscript", "3. received Acknowledgment"
+    ]  # fmt: skip
+    assert "outbox send_transcript payload" in html  # what we sent
+    assert "Seen in: outbox send_transcript answer" in html  # the partner's acknowledgment
 
 
 def test_an_unknown_id_says_so(explorer: Explorer) -> None:

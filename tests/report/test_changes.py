@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from workbench import reconcile
@@ -20,19 +22,58 @@ def store(tmp_path: Path) -> Iterator[Store]:
         yield s
 
 
+# Ten days before the tests run: past a five-day SLA whatever the real date is (the store
+# stamps runs and snapshots with the real clock, so a fixed date would age with it).
+ASKED = (datetime.now(UTC) - timedelta(days=10)).replace(microsecond=0).isoformat()
+
+
 def _pull(store: Store, *ids: str, status: str = "ok", kind: str = "pull") -> int:
+    """A run listing ``ids``, each requested at ``ASKED``."""
     run = store.begin_run(kind=kind)
     if ids:
-        items = [{"RequestID": i, "RequestDate": "2026-03-09T09:00:00Z"} for i in ids]
+        items = [{"RequestID": i, "RequestDate": ASKED} for i in ids]
         store.record_snapshot(run, "supplier_requests", items)
     store.finish_run(run, status=status)
     return run
+
+
+def _as_of(store: Store, when: pd.Timestamp) -> reconcile.Reconciliation:
+    return reconcile.reconcile(reconcile.load(store, as_of=when), now=when, sla_days=5)
 
 
 def test_no_run_yet(store: Store) -> None:
     assert not changes(store).comparable
     html = changes_section(store).data
     assert "No pull run is recorded yet" in html
+
+
+def test_only_failed_runs_say_so(store: Store) -> None:
+    _pull(store, "R1", status="failed")
+    _pull(store, status="failed")
+    store.begin_run(kind="pull")  # still running
+    html = changes_section(store).data
+    assert "No pull run is recorded yet" not in html
+    assert "No pull run has finished ok or partial yet (2 failed, 1 running)" in html
+    assert "workbench doctor" in html
+
+
+def test_a_report_as_of_before_every_run_says_so(store: Store) -> None:
+    before = pd.Timestamp.now(tz="UTC") - pd.Timedelta(days=1)
+    first = _pull(store, "R1")
+    html = changes_section(store, current=_as_of(store, before)).data
+    assert "No pull run is recorded yet" not in html
+    assert f"No pull run had finished by {before:%Y-%m-%d %H:%M} UTC" in html
+    assert f"The first one that did not fail, run {first} (ok" in html
+
+
+def test_one_run_by_the_as_of_time_and_more_after_it(store: Store) -> None:
+    first = _pull(store, "R1")
+    finished = pull_runs(store)["finished_at"].iloc[0]
+    _pull(store, "R2")
+    _pull(store, "R3")
+    html = changes_section(store, current=_as_of(store, finished)).data
+    assert f"Only one pull run had finished by {finished:%Y-%m-%d %H:%M} UTC" in html
+    assert f"(run {first} (ok" in html and "2 more finished after it." in html
 
 
 def test_one_run_is_nothing_to_compare(store: Store) -> None:
@@ -72,10 +113,10 @@ def test_two_runs_compare_lists_states_and_exceptions(store: Store) -> None:
 
 def test_runs_after_the_reconciliation_are_not_compared(store: Store) -> None:
     first = _pull(store, "R1")
-    rec = reconcile.reconcile(reconcile.load(store))
+    rec = _as_of(store, pull_runs(store)["finished_at"].iloc[0])
     _pull(store, "R2")
     assert pull_runs(store, until=rec.now)["id"].tolist() == [first]
-    assert "Only one pull run so far" in changes_section(store, current=rec).data
+    assert "Only one pull run had finished by" in changes_section(store, current=rec).data
 
 
 def test_the_scenario_moves_the_requests_it_answered(

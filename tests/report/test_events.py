@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
+
+import pandas as pd
 
 from workbench.report import (
     event_runs,
@@ -49,3 +52,37 @@ def test_an_empty_store_has_no_events(tmp_path: Path) -> None:
         assert "No events stored yet" in latest_events_section(store).data
         fig = events_chart(store)
     assert [t.get_text() for ax in fig.axes for t in ax.texts] == ["no data", "no data"]
+
+
+def test_the_feeds_read_only_what_they_need(report_copy: Path) -> None:
+    """One query per figure; the raw JSON only of the latest ``n`` events, in SQL order."""
+    with Store(report_copy) as store:
+        everything = store.table("events")
+        statements: list[str] = []
+        store.db.conn.set_trace_callback(statements.append)
+        try:
+            events_section(store)
+            latest = latest_events(store, 3)
+            events_chart(store)
+        finally:
+            store.db.conn.set_trace_callback(None)
+    on_events = [s for s in statements if re.search(r'\bFROM "?events"?(\s|$)', s)]
+    assert len(on_events) == 3  # per feed, per day, the latest
+    raw = [s for s in on_events if "raw_json" in s or re.search(r"SELECT \*", s)]
+    assert len(raw) == 1 and re.search(r"LIMIT 3\b", raw[0])
+    when = everything["occurred_at"].fillna(everything["first_seen_at"])
+    expected = everything.assign(_when=when).sort_values("_when", ascending=False, kind="stable")
+    assert latest["event_id"].tolist() == expected["event_id"].head(3).tolist()
+    assert latest["raw_json"].tolist() == expected["raw_json"].head(3).tolist()
+
+
+def test_a_feed_with_no_events_counts_zero(tmp_path: Path) -> None:
+    with Store(tmp_path / "w.db") as store:
+        store.upsert_events("placement", [{"eventId": "e1", "eventType": "x"}])
+        summary = feed_summary(store).set_index("source")
+        days = event_days(store)
+    assert summary.loc["placement", ["events", "listed_now", "event_types"]].tolist() == [1, 0, 1]
+    assert summary.loc["domestic", ["events", "listed_now", "event_types"]].tolist() == [0, 0, 0]
+    assert isinstance(summary.loc["placement", "first_seen"], pd.Timestamp)
+    assert pd.isna(summary.loc["domestic", "first_seen"])
+    assert days[["placement", "domestic"]].sum().tolist() == [1, 0]

@@ -6,13 +6,15 @@ import io
 import sys
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 from matplotlib.figure import Figure
 
 from workbench import reconcile
+from workbench.reconcile.inputs import age_bucket
 from workbench.report import ageing_chart, daily_volumes, daily_volumes_chart, funnel_chart
-from workbench.report.figures import _sla_position
+from workbench.report.figures import _sla_position, bucket_days
 from workbench.store import Store
 
 from .conftest import NOW, crafted_tables
@@ -54,6 +56,15 @@ def test_ageing_bars_are_the_headline_buckets(crafted: reconcile.Reconciliation)
 )
 def test_the_sla_line_sits_where_its_days_fall(sla: float, position: float) -> None:
     assert _sla_position(sla) == pytest.approx(position)
+
+
+def test_the_bucket_days_are_the_reconciliation_buckets() -> None:
+    spans = bucket_days()
+    assert spans == ((0, 3), (3, 6), (6, 11), (11, 21))
+    ages = pd.Series(np.arange(0, 30, 0.5), dtype="Float64")
+    for age, bucket in zip(ages, age_bucket(ages), strict=True):
+        start, end = spans[reconcile.AGE_BUCKETS.index(bucket)]
+        assert start <= age and (age < end or bucket == reconcile.AGE_BUCKETS[-1]), (age, bucket)
 
 
 def test_every_chart_copes_with_no_data(empty_rec: reconcile.Reconciliation) -> None:

@@ -4,6 +4,11 @@ from __future__ import annotations
 
 import base64
 import re
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
 
 from workbench import reconcile
 from workbench.report import (
@@ -14,6 +19,7 @@ from workbench.report import (
     headline_section,
     organisations_section,
 )
+from workbench.report.markup import MISSING, is_missing, plain, text
 from workbench.report.sections import bucket_key
 
 from .conftest import NOW, crafted_tables, figures
@@ -103,3 +109,19 @@ def test_charts_are_inline_png(crafted: reconcile.Reconciliation) -> None:
     assert found[1] == "Lifecycle as of 2026-03-10 09:00 UTC"
     assert base64.b64decode(found[2]).startswith(b"\x89PNG\r\n\x1a\n")
     assert "http" not in html
+
+
+@pytest.mark.parametrize(
+    ("value", "missing", "shown"),
+    [
+        (None, True, ""), (pd.NA, True, ""), (pd.NaT, True, ""), (float("nan"), True, ""),
+        (np.float64("nan"), True, ""), (np.datetime64("NaT"), True, ""),
+        ("", False, ""), (0, False, "0"), ("<b>", False, "<b>"),
+        ([None], False, "[None]"), ({"a": None}, False, "{'a': None}"),
+    ],
+)  # fmt: skip
+def test_one_notion_of_missing(value: Any, missing: bool, shown: str) -> None:
+    assert is_missing(value) is missing
+    assert plain(value) == shown  # the explorer's cells and filters
+    assert plain(value, missing=MISSING) == (MISSING if missing else shown)
+    assert (text(value) == MISSING) is missing  # the report's cells

@@ -19,7 +19,12 @@ from workbench.report import (
     timeline_section,
     write_bundle,
 )
-from workbench.report.troubleshoot import RequestDocument
+from workbench.report.troubleshoot import (
+    MAX_ERRORS_SHOWN,
+    RequestDocument,
+    document_html,
+    validation_html,
+)
 from workbench.store import Store
 
 from .conftest import Scenario
@@ -63,6 +68,32 @@ def test_without_schemas_it_says_how_to_validate(monkeypatch) -> None:
     document = _document(1, "<x/>")
     assert document.validation_text.startswith("not validated: set WORKBENCH_PESC_SCHEMAS")
     assert "not validated: set WORKBENCH_PESC_SCHEMAS" in documents_section([document]).data
+
+
+def test_the_first_errors_are_listed_and_the_rest_counted() -> None:
+    issues = [pesc.ValidationIssue(n, f"bad <thing> {n}") for n in range(1, MAX_ERRORS_SHOWN + 6)]
+    document = RequestDocument(
+        1, "sent", "CollegeTranscript", "<x/>", pesc.Validation("invalid", issues, "T.xsd")
+    )
+    html = validation_html(document)
+    assert 'data-validation="invalid"' in html
+    assert f"Validation: invalid ({MAX_ERRORS_SHOWN + 5} errors) against T.xsd" in html
+    assert html.count("<li>line ") == MAX_ERRORS_SHOWN
+    assert "line 1: bad &lt;thing&gt; 1" in html and "bad <thing>" not in html
+    assert f"line {MAX_ERRORS_SHOWN + 1}:" not in html
+    assert "<li>… and 5 more</li>" in html
+    assert validation_html(document) in documents_section([document]).data
+
+
+def test_a_long_document_is_cut_only_when_asked() -> None:
+    document = _document(1, "<a>" + "é" * 500 + "</a>\n")
+    whole = document_html(document)
+    assert "…" not in whole and "é" * 500 in whole
+    cut = document_html(document, max_chars=100)
+    shown = cut.split("<pre>", 1)[1].split("</pre>", 1)[0]
+    assert shown == "&lt;a&gt;" + "é" * 97
+    assert f"… cut at 100 of {len(document.text):,} characters." in cut
+    assert "… cut at 100" in documents_section([document], max_chars=100).data
 
 
 def test_a_transcript_sent_has_its_whole_story(

@@ -1,4 +1,5 @@
-"""What the explorer reads from the store: sources, filtered rows, documents and pull runs.
+"""What the explorer reads from the store: sources and filtered rows. (Documents and pull runs
+come from the report: ``report.request_documents`` and ``report.pull_runs``.)
 
 Tables and views are filtered and capped inside SQLite (a ``calls`` table of thousands of raw
 bodies never comes out whole); partner lists are read with ``store.as_of`` and filtered in
@@ -19,8 +20,8 @@ from typing import Any
 import pandas as pd
 
 from workbench.errors import StoreError
+from workbench.report.markup import plain
 from workbench.store import LIST_NAMES, Store
-from workbench.store.lists import DETAIL_LISTS
 
 KINDS = ("view", "table", "list")
 ID_COLUMNS = ("request_id", "transcript_id", "item_id", "item_key", "event_key")
@@ -68,12 +69,17 @@ class Rows:
 
 
 def sources(store: Store) -> list[Source]:
-    """The store's views, then its tables, then the partner lists."""
+    """The store's views, then its tables, then the partner lists. SQLite's own tables
+    (``sqlite_stat1`` after an ``ANALYZE``, ``sqlite_sequence``) are not the store's: left out."""
     return [
-        *(Source("view", name) for name in sorted(store.db.view_names())),
-        *(Source("table", name) for name in sorted(store.db.table_names())),
+        *(Source("view", name) for name in sorted(_ours(store.db.view_names()))),
+        *(Source("table", name) for name in sorted(_ours(store.db.table_names()))),
         *(Source("list", name) for name in LIST_NAMES),
     ]
+
+
+def _ours(names: list[str]) -> list[str]:
+    return [name for name in names if not name.lower().startswith("sqlite_")]
 
 
 def load_rows(
@@ -127,32 +133,6 @@ def row_ids(frame: pd.DataFrame) -> list[str]:
     return []
 
 
-def documents(store: Store, item_id: str) -> list[tuple[str, str]]:
-    """Every stored PESC document about ``item_id``: (title, XML), received ones first."""
-    found = []
-    for list_name in DETAIL_LISTS:
-        xml = store.document(item_id, list_name=list_name)
-        if xml is not None:
-            found.append((f"{list_name}: the detail we received", xml))
-    sent = store.table("outbox", where="request_id = ? AND payload IS NOT NULL", params=[item_id])
-    for row in sent.itertuples():
-        found.append((f"{row.operation} #{row.id} ({row.state}): what we sent", row.payload))
-    acks = store.table(
-        "acknowledgments",
-        where="request_id = ? AND direction = 'received' AND pescxml IS NOT NULL",
-        params=[item_id],
-    )
-    for row in acks.itertuples():
-        found.append((f"acknowledgment #{row.id}: the partner's answer", row.pescxml))
-    return found
-
-
-def pull_runs(store: Store) -> pd.DataFrame:
-    """The store's pull runs, newest first."""
-    runs = store.table("runs", where="kind = 'pull'")
-    return runs.sort_values("id", ascending=False).reset_index(drop=True)
-
-
 def run_label(run: Any) -> str:
     """``#3 · 2026-03-02 09:00:05 · ok``."""
     started = run.started_at
@@ -202,16 +182,5 @@ def _quote(name: str) -> str:
 
 
 def _texts(series: pd.Series) -> list[str]:
-    return [_text(v) for v in series]
-
-
-def _text(value: Any) -> str:
-    """A cell as text; missing values are empty."""
-    if value is None:
-        return ""
-    try:
-        if pd.isna(value):
-            return ""
-    except (TypeError, ValueError):  # lists and dicts from JSON items
-        pass
-    return str(value)
+    """Each cell as the text the filters match (a missing value is empty, as in SQL)."""
+    return [plain(v) for v in series]

@@ -4,7 +4,9 @@
   filter, a column + value filter, a row limit; the rows as an HTML table ("showing N of M").
 - **Document**: an id (picked from the rows shown, or typed): every PESC document about it,
   pretty-printed, with its schema validation.
-- **Compare runs**: two pull runs: what appeared, vanished or changed in each list.
+- **Compare runs**: two pull runs that finished ok or partial (``report.pull_runs``; a
+  running or failed run's snapshots are partial): what appeared, vanished or changed in each
+  list.
 
 Every widget is an attribute and every pane has a method, so the explorer is driven from
 Python as from the browser: set ``.value``, read the HTML widgets' ``.value``.
@@ -23,7 +25,10 @@ import pandas as pd
 
 from workbench.errors import WorkbenchError
 from workbench.explorer import query, render
+from workbench.report.changes import pull_runs
+from workbench.report.markup import STYLE
 from workbench.report.stores import open_store
+from workbench.report.troubleshoot import request_documents
 from workbench.store import Store
 
 ANY_COLUMN = "(any column)"
@@ -108,7 +113,7 @@ class Explorer:
             titles=["Rows", "Document", "Compare runs"],
         )
         self.widget = widgets.VBox(
-            [widgets.HTML(f"{render.STYLE}<b>{escape(str(self.store.path))}</b>"), self.tabs]
+            [widgets.HTML(f"{STYLE}<b>{escape(str(self.store.path))}</b>"), self.tabs]
         )
         self.widget.add_class("workbench-explorer")
 
@@ -136,7 +141,7 @@ class Explorer:
     def reload(self) -> None:
         """Read the store again (new tables, new runs), keeping the choices that still exist."""
         found = query.sources(self.store)
-        runs = query.pull_runs(self.store)
+        runs = pull_runs(self.store).iloc[::-1]  # newest first
         labels = [(query.run_label(r), int(r.id)) for r in runs.itertuples()]
         with self._quietly():
             current = self.source.value
@@ -173,15 +178,26 @@ class Explorer:
                 self.store, source, where, limit=int(self.limit.value), as_of=self._as_of()
             )
         except WorkbenchError as exc:
+            # Nothing of the previous source stays on screen under this source's error.
             self.status.value = render.message_html(str(exc), error=True)
+            self.rows.value = ""
+            self.rows_found = query.Rows(pd.DataFrame(), 0, [])
+            self.frame = self.rows_found.frame
+            with self._quietly():
+                self.document_id.options = []
             return
-        self.rows_found = found
-        self.frame = found.frame
         with self._quietly():
             if list(self.column.options[1:]) != found.columns:
                 chosen = self.column.value
                 self.column.options = [ANY_COLUMN, *found.columns]
                 self.column.value = chosen if chosen in found.columns else ANY_COLUMN
+        if where.by_column and where.column not in found.columns:
+            # The new source has no such column: the filter is gone, so are its zero rows.
+            self.refresh()
+            return
+        self.rows_found = found
+        self.frame = found.frame
+        with self._quietly():
             self.document_id.options = query.row_ids(found.frame)
         label = source.label
         if source.kind == "list":
@@ -190,7 +206,9 @@ class Explorer:
         self.rows.value = render.rows_html(found.frame)
 
     def show_document(self, item_id: str | None = None) -> None:
-        """Show every stored document about ``item_id`` (default: the id in the id box)."""
+        """Show every stored document about ``item_id`` (default: the id in the id box): the
+        detail we received, what we sent, the partner's acknowledgments, each with its
+        validation (``report.request_documents``)."""
         if item_id is not None and item_id != self.document_id.value:
             self.document_id.value = item_id  # its observer shows it
             return
@@ -199,7 +217,7 @@ class Explorer:
             self.document.value = render.message_html("Pick or type an id.")
             return
         try:
-            found = query.documents(self.store, wanted)
+            found = request_documents(self.store, wanted)
         except WorkbenchError as exc:
             self.document.value = render.message_html(str(exc), error=True)
             return
@@ -210,7 +228,8 @@ class Explorer:
         run_a, run_b = self.run_a.value, self.run_b.value
         if run_a is None or run_b is None:
             self.diff.value = render.message_html(
-                "Comparing needs two pull runs in the store; run `workbench pull` again later."
+                "Comparing needs two pull runs that finished ok or partial; run "
+                "`workbench pull` again later."
             )
             return
         if run_a == run_b:

@@ -130,6 +130,39 @@ def _run_line(run: pd.Series) -> str:
     return f"run {run['id']} ({run['status']}, finished {text(run['finished_at'])} UTC)"
 
 
+def _nothing_to_compare(store: Store, runs: pd.DataFrame, until: pd.Timestamp | None) -> str:
+    """Why ``runs`` (the usable pull runs by ``until``; fewer than two) compare nothing: none
+    recorded at all, none succeeded, or the others finished after ``until``."""
+    every = store.table("runs", where="kind = 'pull'")
+    usable = pull_runs(store)
+    later = len(usable) - len(runs)
+    by = f"by {text(until)} UTC, the time this report is as of" if until is not None else ""
+    if len(runs) == 1:
+        so_far = f"had finished {by}" if later else "so far"
+        return (
+            f"Only one pull run {so_far} ({_run_line(runs.iloc[0])}): nothing to compare it "
+            "with yet." + (f" {later} more finished after it." if later else "")
+        )
+    if every.empty:
+        return (
+            "No pull run is recorded yet: nothing to compare. Run `workbench pull` (twice) to "
+            "see what changes."
+        )
+    if later:
+        first = usable.iloc[0]
+        return (
+            f"No pull run had finished {by}: nothing to compare. The first one that did not "
+            f"fail, {_run_line(first)}, is later: report as of a later time to compare runs."
+        )
+    counts = every["status"].astype(str).value_counts()
+    statuses = ", ".join(f"{n} {status}" for status, n in counts.items())
+    return (
+        f"No pull run has finished ok or partial yet ({statuses}): nothing to compare. Their "
+        "errors are in the runs table (`summary`); run `workbench doctor`, then "
+        "`workbench pull` again."
+    )
+
+
 def changes_section(
     store: Store,
     *,
@@ -138,25 +171,14 @@ def changes_section(
     max_rows: int = MAX_ROWS,
 ) -> HTML:
     """``changes`` as HTML: per list what appeared, vanished or changed; lifecycle moves
-    ("3 requests moved awaiting_response → responded"); exceptions new and resolved."""
+    ("3 requests moved awaiting_response → responded"); exceptions new and resolved. With
+    fewer than two runs to compare, it says why: none recorded, none succeeded, or the
+    others finished after ``current.now``."""
     found = changes(store, current=current, sla_days=sla_days)
     runs = found.runs
-    if len(runs) == 0:
-        return page(
-            paragraph(
-                "No pull run is recorded yet: nothing to compare. Run `workbench pull` "
-                "(twice) to see what changes.",
-                "wb-empty",
-            )
-        )
-    if len(runs) == 1:
-        return page(
-            paragraph(
-                f"Only one pull run so far ({_run_line(runs.iloc[0])}): nothing to compare "
-                "it with yet.",
-                "wb-empty",
-            )
-        )
+    if len(runs) < 2:
+        until = current.now if current is not None else None
+        return page(paragraph(_nothing_to_compare(store, runs, until), "wb-empty"))
     sentences = [
         f"{row['count']} {_noun(row['side'], row['count'])} moved {row['from_state']} → "
         f"{row['to_state']}"

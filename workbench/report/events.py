@@ -7,13 +7,19 @@ international interface) and domestic on-demand events.
 
 from __future__ import annotations
 
+import sqlite3
+from collections.abc import Sequence
+from typing import Any
+
 import pandas as pd
 from IPython.display import HTML
 from matplotlib.figure import Figure
 
-from workbench.report.figures import MUTED, SIDE, STAGE
+from workbench.errors import StoreError
+from workbench.report.figures import SIDE, STAGE, blank_figure, no_data
 from workbench.report.markup import heading, page, paragraph, table
 from workbench.store import Store
+from workbench.store.frames import typed
 from workbench.store.lists import EVENT_SOURCES
 
 FEEDS = {"placement": "placement events", "domestic": "domestic events"}
@@ -22,6 +28,18 @@ LATEST_COLUMNS = (
     "source", "event_id", "event_type", "occurred_at", "first_seen_at", "last_seen_at",
     "on_list", "raw_json",
 )  # fmt: skip
+RAW_SHOWN = 300  # characters of an event's raw JSON shown in the latest events
+
+
+def _query(store: Store, sql: str, params: Sequence[Any] = ()) -> pd.DataFrame:
+    """``sql``'s rows, typed as ``store.table`` types them (times UTC, flags boolean)."""
+    try:
+        cursor = store.db.execute(sql, list(params))
+        rows = cursor.fetchall()
+    except sqlite3.Error as exc:
+        raise StoreError(f"Cannot read the events of {store.path}: {exc}.") from exc
+    columns = [d[0] for d in cursor.description]
+    return typed(pd.DataFrame.from_records(rows, columns=columns))
 
 
 def event_runs(store: Store) -> pd.DataFrame:
@@ -37,57 +55,70 @@ def event_runs(store: Store) -> pd.DataFrame:
 
 
 def event_days(store: Store) -> pd.DataFrame:
-    """Per UTC day and source: events first seen that day (``new``)."""
-    events = store.table("events")
-    if events.empty:
+    """Per UTC day and source: events first seen that day (``new``). Counted in SQLite: the
+    store writes every ``first_seen_at`` as ISO text in UTC, so its first ten characters are
+    the UTC day."""
+    counts = _query(
+        store,
+        "SELECT substr(first_seen_at, 1, 10) AS day, source, count(*) AS new FROM events "
+        "GROUP BY day, source ORDER BY day",
+    )
+    if counts.empty:
         return pd.DataFrame({"day": pd.Series(dtype="string"), **{s: pd.Series(dtype="int64")
                                                                  for s in FEEDS}})  # fmt: skip
-    day = events["first_seen_at"].dt.strftime("%Y-%m-%d")
-    counts = pd.crosstab(day, events["source"].astype(str))
-    counts = counts.reindex(columns=list(FEEDS), fill_value=0)
-    return counts.rename_axis(index="day", columns=None).reset_index()
+    by_day = counts.pivot(index="day", columns="source", values="new")
+    by_day = by_day.reindex(columns=list(FEEDS)).fillna(0).astype("int64")
+    return by_day.rename_axis(index="day", columns=None).reset_index()
 
 
 def feed_summary(store: Store) -> pd.DataFrame:
     """Per source: events seen, still listed, event types, first and last seen."""
-    events = store.table("events")
+    found = _query(
+        store,
+        "SELECT source, count(*) AS events, coalesce(sum(on_list), 0) AS listed_now, "
+        "count(DISTINCT event_type) AS event_types, min(first_seen_at) AS first_seen_at, "
+        "max(last_seen_at) AS last_seen_at FROM events GROUP BY source",
+    ).set_index("source")
     rows = []
     for source in FEEDS:
-        mine = events[events["source"] == source]
+        mine = found.loc[source] if source in found.index else None
         rows.append(
             {
                 "source": source,
-                "events": len(mine),
-                "listed_now": int(mine["on_list"].fillna(False).sum()),
-                "event_types": mine["event_type"].nunique(),
-                "first_seen": mine["first_seen_at"].min() if len(mine) else None,
-                "last_seen": mine["last_seen_at"].max() if len(mine) else None,
+                "events": int(mine["events"]) if mine is not None else 0,
+                "listed_now": int(mine["listed_now"]) if mine is not None else 0,
+                "event_types": int(mine["event_types"]) if mine is not None else 0,
+                "first_seen": mine["first_seen_at"] if mine is not None else None,
+                "last_seen": mine["last_seen_at"] if mine is not None else None,
             }
         )
     return pd.DataFrame(rows)
 
 
 def latest_events(store: Store, n: int = 50) -> pd.DataFrame:
-    """The ``n`` most recent events of both feeds (by when they occurred, else first seen)."""
-    events = store.table("events")
-    when = events["occurred_at"].fillna(events["first_seen_at"])
-    events = events.assign(_when=when).sort_values("_when", ascending=False, kind="stable")
-    return events.head(n)[list(LATEST_COLUMNS)].reset_index(drop=True)
+    """The ``n`` most recent events of both feeds (by when they occurred, else first seen).
+
+    Only these ``n`` rows are read: their raw JSON may be long, the feeds may be long."""
+    columns = ", ".join(LATEST_COLUMNS)
+    return _query(
+        store,
+        f"SELECT {columns} FROM events "  # noqa: S608 - our own column names
+        "ORDER BY coalesce(occurred_at, first_seen_at) DESC, rowid LIMIT ?",
+        [max(int(n), 0)],
+    )
 
 
 def events_chart(store: Store) -> Figure:
     """Per feed, over the pull runs: events listed (line) and events that appeared (bars)."""
     runs = event_runs(store)
-    fig = Figure(figsize=(10, 4), dpi=100, layout="constrained")
+    fig = blank_figure(10, 4)
     axes = fig.subplots(1, 2, sharey=False)
     for ax, (source, label) in zip(axes, FEEDS.items(), strict=True):
         mine = runs[runs["source"] == source]
-        ax.set_title(label)
         if mine.empty:
-            ax.text(0.5, 0.5, "no data", ha="center", va="center", fontsize=14, color=MUTED,
-                    transform=ax.transAxes)  # fmt: skip
-            ax.set_axis_off()
+            no_data(ax, label)
             continue
+        ax.set_title(label)
         x = range(len(mine))
         ax.bar(x, mine["appeared"].fillna(0), color=SIDE, label="appeared")
         ax.plot(x, mine["listed"], marker="o", color=STAGE, label="listed")
@@ -102,21 +133,22 @@ def events_chart(store: Store) -> Figure:
 
 
 def latest_events_section(store: Store, n: int = 50) -> HTML:
-    """``latest_events`` as a table (each event's raw JSON cut to 300 characters)."""
+    """``latest_events`` as a table (each event's raw JSON cut to ``RAW_SHOWN`` characters)."""
     frame = latest_events(store, n)
     raw = frame["raw_json"].astype("string")
-    frame["raw_json"] = raw.where(raw.str.len() <= 300, raw.str[:300] + "…")
+    frame["raw_json"] = raw.where(raw.str.len() <= RAW_SHOWN, raw.str[:RAW_SHOWN] + "…")
     return page(table(frame, max_rows=n, empty="No events stored yet."))
 
 
 def events_section(store: Store, *, max_rows: int = 200) -> HTML:
     """Both feeds: a summary, counts per pull run and per day."""
     runs = event_runs(store)
-    if runs.empty and store.table("events").empty:
+    summary = feed_summary(store)
+    if runs.empty and not summary["events"].any():
         return page(paragraph("No events stored yet: run `workbench pull`.", "wb-empty"))
     return page(
         heading("Feeds", 4),
-        table(feed_summary(store)),
+        table(summary),
         heading("Per pull run", 4),
         table(runs, max_rows=max_rows, empty="No event list was pulled yet."),
         heading("New events per day (first seen)", 4),

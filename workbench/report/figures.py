@@ -37,15 +37,35 @@ VOLUME_LABELS = {
 _RESPONDED = ("responded", "transcript_sent", "acknowledged", "ack_mismatch")
 _TRANSCRIPT = ("transcript_sent", "acknowledged", "ack_mismatch")
 _ACKNOWLEDGED = ("acknowledged", "ack_mismatch")
-# Whole-day ranges of the age buckets, to place the SLA line: [start, end) in days.
-_BUCKET_DAYS = ((0, 3), (3, 6), (6, 11), (11, 21))
+OPEN_BUCKET_DAYS = 10  # how wide the open-ended last age bucket (">10") is drawn, in days
 
 
-def _figure(width: float = 9.0, height: float = 4.0) -> Figure:
+def bucket_days(buckets: tuple[str, ...] = AGE_BUCKETS) -> tuple[tuple[int, int], ...]:
+    """Each age bucket as whole days [start, end), read from its label (the labels are
+    reconciliation's public face; its bucket edges are not): ``3-5`` is (3, 6), and the
+    open-ended ``>10`` is (11, 11 + OPEN_BUCKET_DAYS).
+
+    >>> bucket_days(("0-2", "3-5", ">5"))
+    ((0, 3), (3, 6), (6, 16))
+    """
+    spans = []
+    for label in buckets:
+        if label.startswith(">"):
+            start = int(label[1:]) + 1
+            spans.append((start, start + OPEN_BUCKET_DAYS))
+        else:
+            low, high = label.split("-")
+            spans.append((int(low), int(high) + 1))
+    return tuple(spans)
+
+
+def blank_figure(width: float = 9.0, height: float = 4.0) -> Figure:
+    """A figure of ``width`` x ``height`` inches at 100 dpi, laid out by matplotlib."""
     return Figure(figsize=(width, height), dpi=100, layout="constrained")
 
 
-def _no_data(ax: Axes, title: str) -> None:
+def no_data(ax: Axes, title: str) -> None:
+    """Title ``ax`` and say "no data" in its middle, without axes."""
     ax.set_title(title)
     ax.text(0.5, 0.5, "no data", ha="center", va="center", fontsize=14, color=MUTED,
             transform=ax.transAxes)  # fmt: skip
@@ -79,11 +99,11 @@ def funnel_chart(rec: Reconciliation) -> Figure:
     """The supplier lifecycle funnel (requests listed → responded → transcript sent →
     acknowledged, with side bars for closed elsewhere, uncertain sends and ack mismatches),
     and beside it the consumer side (transcripts received → acknowledged by us)."""
-    fig = _figure(10, 4)
+    fig = blank_figure(10, 4)
     left, right = fig.subplots(1, 2, width_ratios=[3, 2])
     requests = rec.requests["state"].astype(str)
     if requests.empty:
-        _no_data(left, "Supplier: requests")
+        no_data(left, "Supplier: requests")
     else:
         n = len(requests)
         _bars(left, "Supplier: requests", [
@@ -97,7 +117,7 @@ def funnel_chart(rec: Reconciliation) -> Figure:
         ], n)  # fmt: skip
     transcripts = rec.transcripts["state"].astype(str)
     if transcripts.empty:
-        _no_data(right, "Consumer: transcripts received")
+        no_data(right, "Consumer: transcripts received")
     else:
         n = len(transcripts)
         _bars(right, "Consumer: transcripts received", [
@@ -114,17 +134,18 @@ def funnel_chart(rec: Reconciliation) -> Figure:
 
 def _sla_position(sla_days: float) -> float:
     """Where ``sla_days`` falls on the bucket axis (bucket i spans i-0.5 .. i+0.5)."""
-    for i, (start, end) in enumerate(_BUCKET_DAYS):
-        if sla_days < end or i == len(_BUCKET_DAYS) - 1:
+    spans = bucket_days()
+    for i, (start, end) in enumerate(spans):
+        if sla_days < end or i == len(spans) - 1:
             fraction = min(max((sla_days - start) / (end - start), 0.0), 1.0)
             return i - 0.5 + fraction
-    return len(_BUCKET_DAYS) - 0.5  # pragma: no cover - the loop always returns
+    return len(spans) - 0.5  # pragma: no cover - the loop always returns
 
 
 def ageing_chart(rec: Reconciliation) -> Figure:
     """Open requests and transcripts awaiting our acknowledgment, by age bucket
     (``reconcile.AGE_BUCKETS``), with the SLA marked."""
-    fig = _figure(9, 4)
+    fig = blank_figure(9, 4)
     ax = fig.subplots()
     h = rec.headline
     title = f"Ageing (SLA {rec.sla_days:g} days)"
@@ -135,7 +156,7 @@ def ageing_chart(rec: Reconciliation) -> Figure:
         ],
     }
     if not any(sum(counts.values()) for counts in series.values()):
-        _no_data(ax, title)
+        no_data(ax, title)
         return fig
     x = np.arange(len(AGE_BUCKETS))
     width = 0.38
@@ -161,11 +182,11 @@ def daily_volumes_chart(source: Store | Mapping[str, pd.DataFrame]) -> Figure:
     """Per day: requests listed, transcripts received, and the responses, transcripts and
     acknowledgments we sent (``daily_volumes``); bars for a month or less, lines beyond."""
     volumes = daily_volumes(source)
-    fig = _figure(10, 4)
+    fig = blank_figure(10, 4)
     ax = fig.subplots()
     title = "Daily volumes"
     if volumes.empty:
-        _no_data(ax, title)
+        no_data(ax, title)
         return fig
     days = volumes["day"].dt.strftime("%Y-%m-%d").tolist()
     colors = ("#2f6fb0", "#7cb7e8", "#d9822b", "#3f9142", "#8e44ad")

@@ -1,4 +1,5 @@
-"""Small HTML pieces shared by the report's sections: escaped values, tables, the stylesheet.
+"""Small HTML pieces shared by the report's sections and the explorer: escaped values,
+missing values, tables, the one stylesheet.
 
 Every value that reaches the page passes :func:`text` (``html.escape``): partner data holds
 names with ``&``, apostrophes and accents, and a document may hold anything.
@@ -44,14 +45,43 @@ STYLE = """<style>
 .wb-report .wb-more, .wb-report .wb-empty { color: #616e7c; font-style: italic; }
 .wb-report pre { background: #f8fafc; border: 1px solid #d9e2ec; padding: 0.5em;
   overflow-x: auto; font-size: 0.8em; max-height: 40em; }
+.workbench-explorer .workbench-scroll { overflow: auto; max-height: 36em; max-width: 100%; }
+.workbench-explorer table.workbench-rows { border-collapse: collapse; font-size: 12px; }
+.workbench-explorer table.workbench-rows th,
+.workbench-explorer table.workbench-rows td {
+  padding: 2px 8px; border-bottom: 1px solid #ddd; text-align: left; vertical-align: top;
+  white-space: nowrap;
+}
+.workbench-explorer table.workbench-rows th { position: sticky; top: 0; background: #f3f3f3; }
+.workbench-explorer .workbench-error { color: #b00020; }
 </style>"""
+
+
+def is_missing(value: Any) -> bool:
+    """None, ``pd.NA``, ``NaT`` and NaN are missing; lists and dicts (JSON items) never are.
+
+    >>> is_missing(float("nan")), is_missing([None]), is_missing("")
+    (True, False, False)
+    """
+    if value is None or value is pd.NA or value is pd.NaT:
+        return True
+    if isinstance(value, float):
+        return math.isnan(value)
+    return pd.api.types.is_scalar(value) and bool(pd.isna(value))
+
+
+def plain(value: Any, *, missing: str = "") -> str:
+    """``value`` as unescaped text, as ``str`` writes it; a missing value as ``missing``.
+
+    >>> plain(None), plain(3), plain(None, missing=MISSING)
+    ('', '3', '–')
+    """
+    return missing if is_missing(value) else str(value)
 
 
 def text(value: Any) -> str:
     """``value`` as escaped display text: times to the minute (UTC), missing as a dash."""
-    if value is None or value is pd.NA or value is pd.NaT:
-        return MISSING
-    if isinstance(value, float) and math.isnan(value):
+    if is_missing(value):
         return MISSING
     if isinstance(value, pd.Timestamp | datetime):
         stamp = pd.Timestamp(value)

@@ -163,28 +163,44 @@ def _seen(document: RequestDocument) -> str:
     return "; ".join(dict.fromkeys(places))
 
 
-def documents_section(documents: list[RequestDocument]) -> HTML:
-    """Each document pretty-printed (escaped, in ``<pre>``) with its validation and where it
-    was seen, then the diffs between successive versions."""
+def validation_html(document: RequestDocument) -> str:
+    """The document's validation (``data-validation`` holds its status) and where it was
+    seen, then its first :data:`MAX_ERRORS_SHOWN` errors."""
+    v = document.validation
+    errors = "".join(f"<li>{text(e)}</li>" for e in v.errors[:MAX_ERRORS_SHOWN])
+    more = len(v.errors) - MAX_ERRORS_SHOWN
+    errors += f"<li>… and {more} more</li>" if more > 0 else ""
+    return (
+        f'<p class="wb-meta" data-validation="{text(v.status)}">Validation: '
+        f"{text(document.validation_text)}. Seen in: {text(_seen(document))}.</p>"
+        + (f"<ul>{errors}</ul>" if errors else "")
+    )
+
+
+def document_html(document: RequestDocument, *, max_chars: int | None = None) -> str:
+    """One document: its title, its validation, its text escaped in ``<pre>`` (cut after
+    ``max_chars`` characters, when given, with a line saying so)."""
+    body, cut = document.text, ""
+    if max_chars is not None and len(body) > max_chars:
+        body = body[:max_chars]
+        cut = paragraph(f"… cut at {max_chars:,} of {len(document.text):,} characters.", "wb-more")
+    return heading(document.title, 4) + validation_html(document) + f"<pre>{text(body)}</pre>" + cut
+
+
+def documents_section(documents: list[RequestDocument], *, max_chars: int | None = None) -> HTML:
+    """Each document pretty-printed (escaped, in ``<pre>``, cut after ``max_chars`` when
+    given) with its validation and where it was seen, then the diffs between successive
+    versions."""
     if not documents:
         return page(paragraph("No PESC document about this id is stored.", "wb-empty"))
-    parts = []
-    for d in documents:
-        errors = "".join(f"<li>{text(e)}</li>" for e in d.validation.errors[:MAX_ERRORS_SHOWN])
-        more = len(d.validation.errors) - MAX_ERRORS_SHOWN
-        errors += f"<li>… and {more} more</li>" if more > 0 else ""
-        parts += [
-            heading(d.title, 4),
-            f'<p class="wb-meta" data-validation="{text(d.validation.status)}">Validation: '
-            f"{text(d.validation_text)}. Seen in: {text(_seen(d))}.</p>",
-            f"<ul>{errors}</ul>" if errors else "",
-            f"<pre>{text(d.text)}</pre>",
-        ]
+    parts = [document_html(d, max_chars=max_chars) for d in documents]
     diffs = document_diffs(documents)
     parts.append(heading(f"Differences between versions ({len(diffs)})", 4))
     if not diffs:
         parts.append(paragraph("Each document exists in one version only.", "wb-empty"))
     for title, diff in diffs:
+        if max_chars is not None and len(diff) > max_chars:
+            diff = diff[:max_chars] + "\n…"
         parts += [paragraph(title), f"<pre>{text(diff or 'no difference')}</pre>"]
     return page(*parts)
 
