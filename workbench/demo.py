@@ -16,19 +16,22 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from workbench.client import Workbench, connect
 from workbench.doctor import render, run_checks
+from workbench.errors import ConfigError
 
 if TYPE_CHECKING:
+    from workbench.report.runner import NotebookRun
     from workbench.sandbox import Sandbox
 
 DEMO_DB = "data/demo.db"
 REPORTS_DIR = "data/reports"
 HOURS_LATER = 8
+SQLITE_SUFFIXES = ("-wal", "-shm", "-journal")
 # A partner that miscounts some acknowledgments, so the report has mismatches to show.
 ACK_MISCOUNT_RATE = 0.25
 # Columns worth seeing in a terminal; the DataFrames hold many more.
@@ -61,7 +64,7 @@ class DemoResult:
 
     ok: bool
     db: Path
-    report: Any  # workbench.report.runner.NotebookRun, or None with report=False
+    report: NotebookRun | None  # None with report=False, or when the notebook failed
     sandbox: Sandbox | None
     elapsed_s: float
 
@@ -76,15 +79,18 @@ def run_demo(
     report: bool = True,
     timeout_s: float = 600,
 ) -> DemoResult:
-    """Run the main job against a fresh embedded sandbox; ``db`` is started afresh."""
+    """Run the main job against a fresh embedded sandbox; ``db`` is started afresh.
+
+    ``ok`` is False when a check failed, the second pull was not ok, or the report's notebook
+    failed (then the failure and the partial outputs' paths are echoed, not raised).
+    """
     from workbench.sandbox import SandboxSettings
     from workbench.sandbox.runner import with_overrides
     from workbench.scenario import act_out
 
     started = time.perf_counter()
     db = Path(db)
-    for leftover in db.parent.glob(db.name + "*"):
-        leftover.unlink()  # the demo's own database: each run starts clean
+    remove_database(db)
     settings = with_overrides(
         SandboxSettings(seed=seed, start=datetime.now(UTC).replace(microsecond=0)),
         ack_miscount_rate=ACK_MISCOUNT_RATE,
@@ -115,23 +121,41 @@ def run_demo(
     done = None
     if report:
         done = _report(echo, db, reports_dir, timeout_s)
+        ok = ok and done is not None
     elapsed = time.perf_counter() - started
     echo(f"\nDemo {'done' if ok else 'FAILED'} in {elapsed:.0f} s.")
     return DemoResult(ok=ok, db=db, report=done, sandbox=sandbox, elapsed_s=elapsed)
 
 
-def _report(echo: Callable[[str], None], db: Path, reports_dir: str | Path, timeout_s: float):
-    from workbench.report.runner import run_notebook
+def remove_database(db: Path) -> None:
+    """Delete the SQLite database ``db`` and its journals (``-wal``, ``-shm``, ``-journal``),
+    and nothing else: not ``demo.db.keepme``, nor the run lock ``demo.db.lock`` another process
+    may hold, nor a folder. ``ConfigError`` when ``db`` itself is a folder."""
+    if db.is_dir():
+        raise ConfigError(f"{db} is a folder, not a database: move it away or pass another db.")
+    for path in (db, *(db.with_name(db.name + s) for s in SQLITE_SUFFIXES)):
+        if path.is_file():
+            path.unlink()
+
+
+def _report(
+    echo: Callable[[str], None], db: Path, reports_dir: str | Path, timeout_s: float
+) -> NotebookRun | None:
+    """The reconcile report on ``db``; None (the failure and partial outputs told) when a cell
+    failed."""
+    from workbench.report.runner import run_report
 
     echo("\n== The reconciliation report (notebooks/reconcile.ipynb, run by papermill)")
-    run = run_notebook(
+    run = run_report(
         "reconcile",
         {"db": str(db.resolve()), "pull": False},
+        warn=echo,
         output_dir=reports_dir,
         timeout_s=timeout_s,
     )
-    echo(f"Notebook: {run.ipynb_path}")
-    echo(f"HTML report: {Path(run.html_path).resolve()}")
+    if run is not None:
+        echo(f"Notebook: {run.ipynb_path.resolve()}")
+        echo(f"HTML report: {run.html_path.resolve()}")
     return run
 
 

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import os
+import re
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 import workbench as wb
+from tests.report.test_runner import write_notebook
 from workbench.cli import app
 from workbench.doctor import FAILED, OK, SKIPPED, passed, render, run_checks
 from workbench.sandbox import Sandbox
@@ -82,8 +85,21 @@ def test_cli_help_lists_the_commands() -> None:
     assert "doctor" in result.output and "demo" in result.output
 
 
-def test_cli_demo_prints_every_list() -> None:
-    result = CliRunner().invoke(app, ["demo", "--details", "2"])
+@pytest.mark.slow
+def test_cli_demo_prints_every_list_and_removes_only_its_database(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    data = tmp_path / "data"
+    (data / "demo.db.d").mkdir(parents=True)
+    (data / "demo.db.d" / "notes.txt").write_text("mine")
+    (data / "demo.db.keepme").write_text("mine")
+    for stale in ("demo.db", "demo.db-wal", "demo.db-shm", "demo.db-journal"):
+        (data / stale).write_bytes(b"not a database")  # left open, it would fail the demo
+    (data / "demo.db.lock").touch()
+    with (data / "demo.db.lock").open("rb") as held:  # as another process may hold it
+        result = CliRunner().invoke(app, ["demo", "--details", "2", "--no-report"])
+        still_linked = os.fstat(held.fileno()).st_nlink == 1
     assert result.exit_code == 0, result.output
     for title in (
         "Diagnostics",
@@ -98,4 +114,25 @@ def test_cli_demo_prints_every_list() -> None:
     ):
         assert title in result.output
     assert "pull run 2: ok" in result.output
-    assert Path("data/demo.db").exists()
+    assert (data / "demo.db").read_bytes().startswith(b"SQLite format 3")
+    assert still_linked
+    assert (data / "demo.db.keepme").read_text() == "mine"
+    assert (data / "demo.db.d" / "notes.txt").read_text() == "mine"
+
+
+@pytest.mark.slow
+def test_cli_demo_with_a_failing_report_exits_1_and_prints_the_partial_outputs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    notebooks = tmp_path / "notebooks"
+    write_notebook(notebooks, "reconcile", "db = None\npull = False", "x = 1\nrec = {}['missing']")
+    monkeypatch.setenv("WORKBENCH_NOTEBOOKS", str(notebooks))
+    result = CliRunner().invoke(app, ["demo", "--details", "1", "--output-dir", "out"])
+    assert result.exit_code == 1, result.output
+    assert "failed in cell 3 of 3, line 2 (rec = {}['missing']): KeyError" in result.output
+    partial = [Path(p) for p in re.findall(r"Partial output: (\S+)", result.output)]
+    assert [p.suffix for p in partial] == [".ipynb", ".html"]
+    assert all(p.is_absolute() and p.parent == tmp_path / "out" for p in partial)
+    assert all(p.is_file() for p in partial)
+    assert "Demo FAILED" in result.output and "Traceback" not in result.output

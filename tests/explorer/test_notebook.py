@@ -1,4 +1,5 @@
-"""notebooks/explore.ipynb: thin, clean in git, and it runs under papermill on a real kernel."""
+"""notebooks/explore.ipynb: thin, clean in git, and it runs under papermill on a real kernel
+(this Python's, through the report runner: never a ``python3`` kernelspec someone installed)."""
 
 from __future__ import annotations
 
@@ -6,8 +7,10 @@ import json
 from pathlib import Path
 
 import nbformat
-import papermill
 import pytest
+
+from workbench.errors import NotebookFailed
+from workbench.report.runner import run_notebook
 
 NOTEBOOK = Path(__file__).resolve().parents[2] / "notebooks" / "explore.ipynb"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
@@ -25,18 +28,15 @@ def test_the_notebook_is_thin_and_its_outputs_are_cleared() -> None:
 
 
 @pytest.mark.slow
-def test_the_notebook_runs_under_papermill(db: Path, tmp_path: Path) -> None:
-    out = tmp_path / "explore-run.ipynb"
-    papermill.execute_notebook(
-        str(NOTEBOOK),
-        str(out),
-        parameters={"db": str(db)},
-        kernel_name="python3",
-        cwd=str(tmp_path),
-        progress_bar=False,
-        execution_timeout=120,
-    )
-    cells = nbformat.read(out, as_version=4).cells
+def test_the_notebook_runs_under_papermill(
+    db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)  # the kernel starts here
+    run = run_notebook(
+        "explore", {"db": str(db)}, notebooks_dir=NOTEBOOK.parent, output_dir=tmp_path,
+        timeout_s=120,
+    )  # fmt: skip
+    cells = nbformat.read(run.ipynb_path, as_version=4).cells
     shown = [o for c in cells if c.cell_type == "code" for o in c.outputs]
     assert [o.output_type for o in shown if o.output_type == "error"] == []
     views = [o.data[WIDGET_VIEW] for o in shown if WIDGET_VIEW in o.get("data", {})]
@@ -46,16 +46,14 @@ def test_the_notebook_runs_under_papermill(db: Path, tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_a_missing_database_fails_the_notebook_with_the_hint(tmp_path: Path) -> None:
+def test_a_missing_database_fails_the_notebook_with_the_hint(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
     missing = tmp_path / "nowhere.db"
-    with pytest.raises(papermill.PapermillExecutionError, match="run `workbench pull` first"):
-        papermill.execute_notebook(
-            str(NOTEBOOK),
-            str(tmp_path / "out.ipynb"),
-            parameters={"db": str(missing)},
-            kernel_name="python3",
-            cwd=str(tmp_path),
-            progress_bar=False,
-            execution_timeout=120,
-        )
+    with pytest.raises(NotebookFailed, match="run `workbench pull` first"):
+        run_notebook(
+            "explore", {"db": str(missing)}, notebooks_dir=NOTEBOOK.parent,
+            output_dir=tmp_path / "out", timeout_s=120,
+        )  # fmt: skip
     assert not missing.exists()

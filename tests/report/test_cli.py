@@ -11,6 +11,8 @@ import re
 import sqlite3
 import subprocess
 import sys
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -19,10 +21,15 @@ from typer.testing import CliRunner
 from tests.report.test_runner import SUMMARY_CELL, outputs_text, remote_references, write_notebook
 from workbench.cli import app
 from workbench.sandbox import Sandbox
+from workbench.store import Store
 
 PROJECT = Path(__file__).resolve().parents[2]
 WORKBENCH = Path(sys.executable).parent / "workbench"
 ECHO = "print(f'DB={db} PULL={pull} SLA={sla_days!r} ASOF={as_of} PROFILE={profile} HIGH={high!r}')"
+BUNDLE_CELL = (
+    "from pathlib import Path\nPath(bundle_dir).mkdir(parents=True, exist_ok=True)\n"
+    "(Path(bundle_dir) / f'{request_id}-test.zip').write_bytes(b'PK')"
+)
 
 
 @pytest.fixture
@@ -47,7 +54,8 @@ def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         nbs,
         "troubleshoot",
         "db = 'data/workbench.db'\nrequest_id = ''\nbundle_dir = 'data/bundles'",
-        "print(f'REQUEST={request_id} DB={db}')",
+        "print(f'REQUEST={request_id} DB={db} BUNDLES={bundle_dir}')",
+        BUNDLE_CELL,
     )
     monkeypatch.setenv("WORKBENCH_NOTEBOOKS", str(nbs))
     return tmp_path
@@ -55,20 +63,39 @@ def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 @pytest.fixture
 def db(folder: Path) -> Path:
+    """A workbench database that knows one request, RQ-42."""
     path = folder / "data" / "existing.db"
     path.parent.mkdir()
-    sqlite3.connect(path).close()
+    with Store(path) as store:
+        run = store.begin_run()
+        store.record_snapshot(run, "supplier_requests", [{"RequestID": "RQ-42"}])
+        store.finish_run(run, status="ok")
     return path
+
+
+@pytest.fixture
+def partner_down(sandbox_factory: Callable[..., Sandbox], monkeypatch) -> None:
+    """The environment of a sandbox that has stopped: every call is refused, at once."""
+    stopped = sandbox_factory()
+    stopped.stop()
+    for name, value in stopped.env.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("WORKBENCH_MAX_ATTEMPTS", "1")
 
 
 def invoke(*args: str):
     return CliRunner().invoke(app, list(args))
 
 
+def flat(output: str) -> str:
+    """Typer's boxed usage errors as one line of text."""
+    return " ".join(re.sub(r"[│╭╮╰╯─]", " ", output).split())
+
+
 def printed_paths(stdout: str) -> tuple[Path, Path]:
-    """The last two lines of a report's stdout: the .ipynb and the .html."""
+    """The last two lines of a report's stdout: the .ipynb and the .html, absolute."""
     ipynb, html = (Path(line) for line in stdout.strip().splitlines()[-2:])
-    assert ipynb.suffix == ".ipynb" and html == ipynb.with_suffix(".html")
+    assert ipynb.is_absolute() and ipynb.suffix == ".ipynb" and html == ipynb.with_suffix(".html")
     assert ipynb.is_file() and html.is_file()
     return ipynb, html
 
@@ -81,7 +108,7 @@ def test_report_runs_the_notebook_on_the_database_and_prints_both_paths(folder, 
     )  # fmt: skip
     assert result.exit_code == 0, result.output
     ipynb, html = printed_paths(result.stdout)
-    assert ipynb.parent == Path("out") and ipynb.name.startswith("reconcile-")
+    assert ipynb.parent == (folder / "out").resolve() and ipynb.name.startswith("reconcile-")
     assert (
         f"DB={db} PULL=False SLA=7.0 ASOF=2026-03-02T09:00Z PROFILE=None HIGH=3\n"
         in outputs_text(ipynb)
@@ -112,17 +139,15 @@ def test_fail_on_exceptions_exits_3_at_or_above_the_severity(
         assert message in result.stderr
 
 
-@pytest.mark.slow
-def test_fail_on_exceptions_without_a_summary_exits_1(folder, db):
-    # plain declares only db: the other standard parameters are left out, not refused
+def test_fail_on_exceptions_needs_a_notebook_that_publishes_a_summary(folder, db):
     result = invoke(
-        "report", "--notebook", "plain", "--no-pull", "--db", str(db), "--sla-days", "3",
-        "--output-dir", "out", "--fail-on-exceptions",
+        "report", "--notebook", "plain", "--no-pull", "--db", str(db), "--fail-on-exceptions",
     )  # fmt: skip
-    assert result.exit_code == 1
-    assert "published no summary" in result.stderr
-    ipynb, _ = printed_paths(result.stdout)
-    assert f"PLAIN DB={db}\n" in outputs_text(ipynb)
+    assert result.exit_code == 2, result.output
+    assert "notebook 'plain' publishes no summary (it never calls publish_summary)" in flat(
+        result.output
+    )
+    assert not (folder / "data" / "reports").exists()
 
 
 @pytest.mark.slow
@@ -130,12 +155,13 @@ def test_a_failing_notebook_exits_1_naming_the_cell_and_keeping_the_outputs(fold
     result = invoke("report", "--notebook", "broken", "--no-pull", "--db", str(db))
     assert result.exit_code == 1
     assert (
-        "Notebook broken failed in cell 3 (value = {}['missing']): KeyError: 'missing'"
-        in result.stderr
+        "Notebook broken failed in cell 4 of 4, line 1 (value = {}['missing']): KeyError: "
+        "'missing'" in result.stderr
     )
-    partial = re.findall(r"Partial output: (\S+)", result.stderr)
-    assert [Path(p).suffix for p in partial] == [".ipynb", ".html"]
-    assert all(Path(p).is_file() and Path(p).parent == Path("data/reports") for p in partial)
+    partial = [Path(p) for p in re.findall(r"Partial output: (\S+)", result.stderr)]
+    assert [p.suffix for p in partial] == [".ipynb", ".html"]
+    reports = (folder / "data" / "reports").resolve()
+    assert all(p.is_absolute() and p.is_file() and p.parent == reports for p in partial)
     assert "Traceback" not in result.output
 
 
@@ -154,12 +180,40 @@ def test_report_pulls_first_into_the_database(folder, sandbox: Sandbox, monkeypa
 
 
 @pytest.mark.slow
-def test_troubleshoot_passes_the_request_id(folder, db):
-    result = invoke("troubleshoot", "RQ-42", "--no-pull", "--db", str(db), "--output-dir", "o")
+def test_troubleshoot_passes_the_request_id_and_prints_the_bundle(folder, db):
+    result = invoke(
+        "troubleshoot", "RQ-42", "--no-pull", "--db", str(db), "--output-dir", "o",
+        "--bundle-dir", "zips",
+    )  # fmt: skip
     assert result.exit_code == 0, result.output
     ipynb, _ = printed_paths(result.stdout)
     assert ipynb.name.startswith("troubleshoot-")
-    assert f"REQUEST=RQ-42 DB={db}\n" in outputs_text(ipynb)
+    bundles = (folder / "zips").resolve()
+    assert f"REQUEST=RQ-42 DB={db} BUNDLES={bundles}\n" in outputs_text(ipynb)
+    assert result.stdout.strip().splitlines()[-3] == str(bundles / "RQ-42-test.zip")
+
+
+@pytest.mark.slow
+def test_a_partner_outage_writes_the_report_and_exits_1(folder, partner_down):
+    # every list fails: the pull is partial, the report runs on an empty store, and the
+    # exceptions it holds (exit 3) do not hide the outage (exit 1)
+    soon = f"{datetime.now(UTC) + timedelta(minutes=2):%Y-%m-%dT%H:%MZ}"  # within tolerance
+    args = ["report", "--db", "outage.db", "--output-dir", "out", "-p", "high=2", "--as-of", soon]
+    result = invoke(*args, "--fail-on-exceptions")
+    assert result.exit_code == 1, result.output
+    assert re.search(r"pull run \d+: partial", result.stdout)
+    ipynb, _ = printed_paths(result.stdout)  # written all the same
+    assert f"ASOF={soon} " in outputs_text(ipynb)
+    assert "2 exception(s) at or above high" in result.stderr
+    assert "Exit 1: the pull was partial (failed items are retried by the next pull); " in (
+        result.stderr
+    )
+    assert "--allow-partial accepts a partial pull." in result.stderr
+
+    accepted = invoke(*args, "--fail-on-exceptions", "--allow-partial")
+    assert accepted.exit_code == 3, accepted.output
+    assert "Exit 1" not in accepted.stderr
+    assert invoke(*args, "--allow-partial").exit_code == 0
 
 
 # Usage and configuration errors: exit 2 with a message, before anything runs or is pulled.
@@ -176,16 +230,48 @@ def test_troubleshoot_passes_the_request_id(folder, db):
         (["report", "-p", "novalue"], "'novalue' is not key=value"),
         (["report", "--severity", "severe"], "use one of low, medium, high, critical"),
         (["report", "--as-of", "yesterday"], "use an ISO 8601 time"),
+        (["report", "--as-of", "2099-01-01"], "2099-01-01 is in the future"),
+        (["report", "-p", "as_of=2099-01-01T00:00Z"], "2099-01-01T00:00Z is in the future"),
+        (["report", "--sla-days", "nan"], "nan is not a number of days"),
+        (["report", "--sla-days", "inf"], "inf is not a number of days"),
+        (["report", "--sla-days=-3"], "-3.0 is not a number of days"),
+        (["report", "-p", "sla_days=-inf"], "-inf is not a number of days"),
+        (["report", "--notebook", "plain", "--sla-days", "3"], "'plain' accepts: db, not sla_days"),
+        (["report", "--notebook", "plain", "--as-of", "2026-01-01"], "accepts: db, not as_of"),
+        (["report", "--output-dir", "afile"], "afile is a file, not a folder"),
+        (["report", "--output-dir", "afile/reports"], "afile is a file, not a folder"),
+        (["troubleshoot", "X", "--output-dir", "afile"], "afile is a file, not a folder"),
+        (["troubleshoot", "X", "--bundle-dir", "afile/b"], "afile is a file, not a folder"),
+        (["troubleshoot", ""], "A RequestID must not be empty"),
+        (["troubleshoot", "a/b"], "contains a slash"),
+        (["troubleshoot", " RQ-42"], "leading or trailing white space"),
+        (["troubleshoot", "RQ\n42"], "contains control characters"),
+        (["demo", "--output-dir", "afile"], "afile is a file, not a folder"),
         (["report", "--timeout", "0"], "--timeout"),
         (["report", "--profile", "nosuch"], "Profile 'nosuch' is not defined"),
     ],
 )
 def test_usage_and_configuration_errors_exit_2(folder, args, message):
+    (folder / "afile").write_text("not a folder")
     result = invoke(*args)
     assert result.exit_code == 2, result.output
-    assert message in result.output
+    assert message in flat(result.output)
     assert "Traceback" not in result.output
+    assert not (folder / "data").exists()  # neither pulled (no database) nor reported
+
+
+def test_troubleshoot_refuses_an_id_the_database_does_not_know(folder, db):
+    # like `workbench bundle`: exit 1 with the store's message, before any kernel starts
+    result = invoke("troubleshoot", "RQ-404", "--no-pull", "--db", str(db))
+    assert result.exit_code == 1, result.output
+    assert f"The store at {db} holds nothing about 'RQ-404'" in result.stderr
     assert not (folder / "data" / "reports").exists()
+
+
+def test_the_help_states_the_order_of_the_exit_codes():
+    text = flat(invoke("report", "--help").output)
+    assert "Exit codes, the first that applies: 2 on a usage" in text
+    assert "--allow-partial" in text
 
 
 def test_troubleshoot_needs_its_notebook(folder, monkeypatch, db):
@@ -256,7 +342,8 @@ def test_workbench_troubleshoot_end_to_end_on_a_sandbox(tmp_path, sandbox: Sandb
         timeout=600,
     )
     assert done.returncode == 0, done.stdout + done.stderr
-    ipynb, html = (tmp_path / line for line in done.stdout.strip().splitlines()[-2:])
+    zip_path, ipynb, html = (Path(line) for line in done.stdout.strip().splitlines()[-3:])
     assert ipynb.parent == tmp_path / "data" / "reports" and html.is_file()
     assert request_id in html.read_text(encoding="utf-8")
-    assert list((tmp_path / "data" / "bundles").glob(f"{request_id}*.zip"))
+    assert zip_path.parent == tmp_path / "data" / "bundles" and zip_path.suffix == ".zip"
+    assert list((tmp_path / "data" / "bundles").glob("*.zip")) == [zip_path]

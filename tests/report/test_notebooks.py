@@ -1,4 +1,5 @@
-"""The three notebooks, executed with papermill on a real kernel against a populated store."""
+"""The three notebooks, executed by the report runner (papermill on this Python's kernel, never
+a ``python3`` kernelspec someone installed) against a populated store."""
 
 from __future__ import annotations
 
@@ -7,11 +8,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import nbformat
-import papermill as pm
 import pytest
 
 from workbench import reconcile
+from workbench.errors import NotebookFailed
 from workbench.report import find_summary, summary_payload
+from workbench.report.runner import run_notebook
 from workbench.store import Store
 
 from .conftest import Scenario, figures
@@ -22,16 +24,16 @@ NOTEBOOKS = ROOT / "notebooks"
 pytestmark = pytest.mark.slow
 
 
+@pytest.fixture(autouse=True)
+def _in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The kernel starts in the current folder: a temporary one, so nothing lands elsewhere."""
+    monkeypatch.chdir(tmp_path)
+
+
 def _run(name: str, out: Path, **parameters) -> nbformat.NotebookNode:
-    pm.execute_notebook(
-        str(NOTEBOOKS / f"{name}.ipynb"),
-        str(out),
-        kernel_name="python3",
-        progress_bar=False,
-        parameters=parameters,
-        cwd=str(out.parent),
-    )
-    return nbformat.read(out, as_version=4)
+    """Run ``notebooks/<name>.ipynb``, its outputs in the folder ``out``; the executed notebook."""
+    run = run_notebook(name, parameters, notebooks_dir=NOTEBOOKS, output_dir=out, timeout_s=300)
+    return nbformat.read(run.ipynb_path, as_version=4)
 
 
 def _html(nb: nbformat.NotebookNode) -> str:
@@ -51,7 +53,7 @@ def test_reconcile_shows_the_figures_and_publishes_the_summary(
     report_copy: Path, tmp_path: Path
 ) -> None:
     as_of = datetime.now(UTC).isoformat()
-    nb = _run("reconcile", tmp_path / "reconcile.ipynb", db=str(report_copy), as_of=as_of)
+    nb = _run("reconcile", tmp_path / "out", db=str(report_copy), as_of=as_of)
     with Store(report_copy) as store:
         rec = reconcile.reconcile(reconcile.load(store, as_of=as_of), sla_days=5.0)
     html = _html(nb)
@@ -74,7 +76,7 @@ def test_reconcile_shows_the_figures_and_publishes_the_summary(
 
 def test_reconcile_can_pull_first(tmp_path: Path) -> None:
     db = tmp_path / "pulled.db"
-    nb = _run("reconcile", tmp_path / "out.ipynb", db=str(db), pull=True, profile="sandbox")
+    nb = _run("reconcile", tmp_path / "out", db=str(db), pull=True, profile="sandbox")
     summary = find_summary(nb)
     assert db.is_file()
     assert summary is not None and summary["headline"]["requests"] > 0
@@ -86,7 +88,7 @@ def test_troubleshoot_tells_the_story_and_writes_a_bundle(
 ) -> None:
     rid = report_scenario.acted["transcript_wrong_student"][0]
     bundles = tmp_path / "bundles"
-    nb = _run("troubleshoot", tmp_path / "t.ipynb", db=str(report_copy), request_id=rid,
+    nb = _run("troubleshoot", tmp_path / "out", db=str(report_copy), request_id=rid,
               bundle_dir=str(bundles))  # fmt: skip
     written = list(bundles.glob(f"{rid}-*.zip"))
     assert len(written) == 1
@@ -98,16 +100,17 @@ def test_troubleshoot_tells_the_story_and_writes_a_bundle(
 
 def test_troubleshoot_without_a_request_id_fails_clearly(report_copy: Path, tmp_path: Path) -> None:
     bundles = tmp_path / "bundles"
-    with pytest.raises(pm.PapermillExecutionError) as caught:
-        _run("troubleshoot", tmp_path / "t.ipynb", db=str(report_copy), bundle_dir=str(bundles))
+    with pytest.raises(NotebookFailed) as caught:
+        _run("troubleshoot", tmp_path / "out", db=str(report_copy), bundle_dir=str(bundles))
     assert caught.value.ename == "ValueError"
     assert "pass `-p request_id ID`" in caught.value.evalue
-    assert caught.value.cell_index == 3  # title, parameters, injected parameters, then this
+    assert caught.value.cell_index == 2  # title, parameters, then this
+    assert caught.value.cell_line == "rid = report.require_request_id(request_id)"
     assert not bundles.exists()
 
 
 def test_events_shows_both_feeds(report_copy: Path, tmp_path: Path) -> None:
-    nb = _run("events", tmp_path / "e.ipynb", db=str(report_copy))
+    nb = _run("events", tmp_path / "out", db=str(report_copy))
     html = _html(nb)
     assert html.count("data:image/png;base64,") == 1
     assert "Per pull run" in html and "placement" in html and "domestic" in html

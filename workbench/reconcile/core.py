@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -63,8 +64,8 @@ def reconcile(
     {'0-2': 4, '3-5': 2, '6-10': 1, '>10': 0}
     >>> rec.exceptions[rec.exceptions.severity >= "high"]  # doctest: +SKIP
     """
-    if sla_days < 0:
-        raise ValueError(f"sla_days must not be negative; got {sla_days!r}.")
+    if not math.isfinite(sla_days) or sla_days < 0:
+        raise ValueError(f"sla_days must be a finite number of days, 0 or more; got {sla_days!r}.")
     when = resolve_now(now, tables)
     links = link(conform(tables))
     requests = lifecycle(links, now=when, sla_days=sla_days)

@@ -12,8 +12,13 @@ PosixPath('data/reports/reconcile-20260302T090000Z.html')
   kernelspec is installed: the notebook sees the same ``workbench`` as the caller.
 - ``timeout_s`` bounds each cell (whole seconds, rounded up); a cell that raises or times out
   raises :class:`~workbench.errors.NotebookFailed`, after both files were written up to there.
+  Its message counts cells from 1 at the top, markdown included, and quotes the line that
+  raised: ``Notebook reconcile failed in cell 3 of 14, line 9 (rec = ...): ValueError: ...``.
 - The HTML hides code and prompts, embeds images, and references nothing on the network (no
-  MathJax, require.js or widget scripts from a CDN).
+  MathJax, require.js or widget scripts from a CDN); its Content-Security-Policy forbids the
+  browser to fetch anything or run any script.
+- :func:`run_report` is the same for a terminal (``workbench report``, ``workbench demo``): a
+  failure is told, with the partial outputs' paths, instead of raised.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ import os
 import re
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -33,7 +39,7 @@ import nbformat
 
 import workbench
 from workbench.errors import ConfigError, NotebookFailed
-from workbench.report.summary import find_summary
+from workbench.report.summary import SUMMARY_MIME, find_summary
 
 DEFAULT_OUTPUT_DIR = "data/reports"
 NOTEBOOKS_ENV = "WORKBENCH_NOTEBOOKS"
@@ -41,13 +47,18 @@ NOTEBOOKS_ENV = "WORKBENCH_NOTEBOOKS"
 _TRUE, _FALSE = {"true", "yes", "1", "on"}, {"false", "no", "0", "off"}
 _INJECTED, _ERROR_MARK = "injected-parameters", "papermill-error-cell-tag"
 # The lab template minus everything it would fetch: require.js, MathJax, mermaid, widgets.
+# The Content-Security-Policy is the real guarantee (a browser fetches nothing, runs no script);
+# it comes right after <title>, before any style, so it governs everything that follows.
+_CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; font-src data:"
 _TEMPLATE = """{%- extends 'lab/index.html.j2' -%}
-{% block html_head_js %}{% endblock html_head_js %}
+{% block html_head_js %}<meta http-equiv="Content-Security-Policy" content="@CSP@">
+{% endblock html_head_js %}
 {% block jupyter_widgets %}{% endblock jupyter_widgets %}
 {% block html_head_js_mathjax %}{% endblock html_head_js_mathjax %}
 {% block html_head_js_mermaidjs %}{% endblock html_head_js_mermaidjs %}
-"""
-# Outputs may still carry their own remote scripts (plotly and the like): dropped as a last resort.
+""".replace("@CSP@", _CSP)
+# Outputs may still carry their own remote scripts (plotly and the like): dropped too, a second
+# line of defence for viewers that ignore the policy (some mail clients, old browsers).
 _REMOTE_TAG = re.compile(
     r"<script\b[^>]*\bsrc\s*=\s*[\"']?(?:https?:)?//[^>]*>.*?</script\s*>"
     r"|<link\b[^>]*\bhref\s*=\s*[\"']?(?:https?:)?//[^>]*>",
@@ -186,13 +197,17 @@ def run_notebook(
     failure = _execute(source, ipynb_path, values, timeout_s=seconds, kernel_name=kernel_name)
     nb = nbformat.read(ipynb_path, as_version=4)
     if failure is not None:
-        cell, index, line = _failed_cell(nb, failure[0])
+        cell, index, count, (number, line) = _failed_cell(nb, failure[0])
         if failure[0] is None and cell is not None:  # a timeout: say so where it happened
             error = {"ename": failure[1], "evalue": failure[2], "traceback": [failure[2]]}
             cell.setdefault("outputs", []).append(nbformat.v4.new_output("error", **error))
             nbformat.write(nb, ipynb_path)
         _export_html(nb, html_path, title=f"{title} (failed)", base=source.parent)
-        where = f"cell {index} ({line})" if index is not None else "before its first cell"
+        where = (
+            f"cell {index + 1} of {count}, line {number} ({line})"
+            if index is not None
+            else "before its first cell"
+        )
         raise NotebookFailed(
             f"Notebook {name} failed in {where}: {failure[1]}: {failure[2]}",
             notebook=name,
@@ -205,6 +220,40 @@ def run_notebook(
         )
     _export_html(nb, html_path, title=title, base=source.parent)
     return NotebookRun(ipynb_path, html_path, find_summary(nb), time.perf_counter() - started)
+
+
+def run_report(
+    name: str,
+    parameters: dict[str, Any] | None = None,
+    *,
+    warn: Callable[[str], None],
+    **options: Any,
+) -> NotebookRun | None:
+    """:func:`run_notebook` (same ``options``) for a terminal: when the notebook fails, ``warn``
+    gets the error naming the cell and the partial outputs' absolute paths, and the result is
+    None. ``ConfigError`` (nothing ran) is raised as usual.
+
+    >>> run = run_report("reconcile", {"db": "data/prod.db"}, warn=print)  # doctest: +SKIP
+    Notebook reconcile failed in cell 3 of 14, line 9 (rec = ...): ValueError: ...
+    Partial output: /srv/workbench/data/reports/reconcile-20260302T090000Z.ipynb
+    Partial output: /srv/workbench/data/reports/reconcile-20260302T090000Z.html
+    """
+    try:
+        return run_notebook(name, parameters, **options)
+    except NotebookFailed as exc:
+        warn(str(exc))
+        for partial in (exc.ipynb_path, exc.html_path):
+            if partial is not None and partial.exists():
+                warn(f"Partial output: {partial.resolve()}")
+        return None
+
+
+def publishes_summary(name: str, *, notebooks_dir: str | os.PathLike[str] | None = None) -> bool:
+    """Whether the notebook's code publishes a summary (calls ``publish_summary(`` or displays
+    :data:`~workbench.report.summary.SUMMARY_MIME`): what ``--fail-on-exceptions`` reads."""
+    nb = nbformat.read(notebook_path(name, notebooks_dir=notebooks_dir), as_version=4)
+    code = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
+    return "publish_summary(" in code or SUMMARY_MIME in code
 
 
 def _execute(
@@ -275,39 +324,72 @@ def _this_python(private: Path) -> type:
 
 def _reserve(folder: Path, stem: str) -> Path:
     """A new ``<stem>[-n].ipynb`` in ``folder`` whose ``.html`` is free too, created empty."""
-    folder.mkdir(parents=True, exist_ok=True)
-    for n in range(1, 1000):
-        path = folder / (f"{stem}.ipynb" if n == 1 else f"{stem}-{n}.ipynb")
-        if path.with_suffix(".html").exists():
-            continue
-        try:
-            path.open("x").close()
-        except FileExistsError:
-            continue
-        return path
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        for n in range(1, 1000):
+            path = folder / (f"{stem}.ipynb" if n == 1 else f"{stem}-{n}.ipynb")
+            if path.with_suffix(".html").exists():
+                continue
+            try:
+                path.open("x").close()
+            except FileExistsError:
+                continue
+            return path
+    except OSError as exc:  # a file where the folder should be, no permission, a full disk
+        raise ConfigError(
+            f"Cannot write reports in {folder} ({exc.strerror or exc}): pick another output "
+            "folder (--output-dir, output_dir=)."
+        ) from None
     raise ConfigError(f"{folder} holds 1000 reports named {stem}: clean it up.")
 
 
-def _failed_cell(nb: Any, index: int | None) -> tuple[Any, int | None, str]:
-    """(the cell, its 0-based index in the source notebook, its first code line).
+def _failed_cell(nb: Any, index: int | None) -> tuple[Any, int | None, int, tuple[int, str]]:
+    """(the cell, its 0-based index in the source notebook, how many cells that has, and the
+    failing line: its 1-based number in the cell and its text).
 
     ``index`` counts cells of the parameterized notebook (papermill's); without it, the last
     cell that started (a timeout). Papermill's error banners and injected cell are skipped.
     """
     cells = [c for c in nb.cells if _ERROR_MARK not in c.metadata.get("tags", [])]
+    injected = [i for i, c in enumerate(cells) if _INJECTED in c.metadata.get("tags", [])]
+    count = len(cells) - len(injected)
     if index is None:
         started = [
             i for i, c in enumerate(cells) if c.metadata.get("papermill", {}).get("start_time")
         ]
         index = started[-1] if started else -1
     if not 0 <= index < len(cells):
-        return None, None, ""
+        return None, None, count, (0, "")
     cell = cells[index]
-    injected = sum(1 for c in cells[:index] if _INJECTED in c.metadata.get("tags", []))
-    lines = [ln.strip() for ln in cell.source.splitlines() if ln.strip()]
-    code = [ln for ln in lines if not ln.startswith("#")]
-    line = (code or lines or [f"id {cell.get('id', '?')}"])[0]
-    return cell, index - injected, line if len(line) <= 80 else line[:77] + "..."
+    number, line = _failing_line(cell)
+    line = line if len(line) <= 80 else line[:77] + "..."
+    return cell, index - sum(1 for i in injected if i < index), count, (number, line)
+
+
+# IPython's traceback: colour codes, then per frame "Cell In[3], line 2" and "----> 2 code".
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+_CELL_FRAME = re.compile(r"^\s*Cell In\[(\d*)\], line (\d+)", re.M)
+_ARROW = re.compile(r"^-+>\s*(\d+)\s?(.*)$", re.M)
+
+
+def _failing_line(cell: Any) -> tuple[int, str]:
+    """The line of ``cell`` that raised (from its error output's traceback: the frame of this
+    cell's own code, even when the error came from deeper), else its first line of code."""
+    source = cell.get("source", "").splitlines()
+    errors = [o for o in cell.get("outputs", []) if o.get("output_type") == "error"]
+    text = _ANSI.sub("", "\n".join(errors[0].get("traceback", []))) if errors else ""
+    frames = [(int(n or -1), int(line)) for n, line in _CELL_FRAME.findall(text)]
+    ours = [line for n, line in frames if n == cell.get("execution_count")] or [
+        line for _, line in frames[:1]
+    ]
+    if ours and 0 < ours[0] <= len(source) and source[ours[0] - 1].strip():
+        return ours[0], source[ours[0] - 1].strip()
+    arrow = _ARROW.search(text)
+    if arrow and arrow[2].strip():
+        return int(arrow[1]), arrow[2].strip()
+    numbered = [(n, ln.strip()) for n, ln in enumerate(source, start=1) if ln.strip()]
+    code = [(n, ln) for n, ln in numbered if not ln.startswith("#")]
+    return (code or numbered or [(0, f"id {cell.get('id', '?')}")])[0]
 
 
 def exceptions_at_or_above(summary: dict[str, Any], severity: str) -> int:
