@@ -105,9 +105,9 @@ class NotebookFailed(WorkbenchError):
     """A notebook run by :func:`workbench.report.runner.run_notebook` raised, or a cell timed out.
 
     ``cell_index`` is the failing cell's 0-based position in the source notebook (``None`` when
-    unknown), ``cell_line`` the line that raised (from the traceback), else its first line of code, ``ename`` and ``evalue`` the exception's
-    name and message; ``ipynb_path`` and ``html_path`` are the partial outputs (the notebook as
-    far as it ran), when they were written.
+    unknown), ``cell_line`` the line that raised (from the traceback; else the cell's first line
+    of code), ``ename`` and ``evalue`` the exception's name and message; ``ipynb_path`` and
+    ``html_path`` are the partial outputs (the notebook as far as it ran), when they were written.
     """
 
     def __init__(
