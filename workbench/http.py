@@ -24,6 +24,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import httpx
+from tenacity import Retrying
 
 from workbench.answers import empty_or_raise, redacted_body, transport_failure
 from workbench.auth import BearerAuth, ClientCredentials, PasswordGrant, StaticToken, TokenCache
@@ -36,6 +37,7 @@ from workbench.spec import SUBSCRIPTION_KEY_HEADER
 logger = logging.getLogger(__name__)
 
 _EXT = "workbench"
+_MAX_POLICIES = 256  # retry policies kept, one per (idempotent, operation)
 
 
 @dataclass(frozen=True)
@@ -83,6 +85,8 @@ class Session:
         self._local = threading.local()  # last_call_id, per thread
         self._clients: dict[str, httpx.Client] = {}
         self._auths: dict[str, BearerAuth] = {}
+        self._bases: dict[str, str] = {}  # role -> its base URL as text, ending in "/"
+        self._policies: dict[tuple[bool, str], Retrying] = {}
         self._identity = self._new_client("identity", base_url="", headers={})
 
     # -- clients and credentials ------------------------------------------------------------
@@ -99,9 +103,14 @@ class Session:
                 if settings.subscription_key is not None:
                     headers[SUBSCRIPTION_KEY_HEADER] = settings.subscription_key.reveal()
                 self._auths[role] = self._new_auth(settings)
-                self._clients[role] = self._new_client(
+                client = self._new_client(
                     role, base_url=settings.base_url or "", headers=headers, auth=self._auths[role]
                 )
+                base = client.base_url
+                if settings.base_url and not base.query and not base.fragment:
+                    text = str(base)  # its path ends with "/", but an empty one shows as ""
+                    self._bases[role] = text if text.endswith("/") else text + "/"
+                self._clients[role] = client
             return self._clients[role]
 
     def auth(self, role: str) -> BearerAuth:
@@ -229,8 +238,20 @@ class Session:
     ) -> httpx.Response:
         idempotent = method in SAFE_METHODS or retry_unsafe
         attempt_number = 0
+        base = self._bases.get(interface)
+        if base is not None and url[:1] == "/" and url[1:2] != "/":
+            # What httpx does with an absolute path below base_url, without parsing it twice.
+            url = base + url[1:]
+        # Tenacity keeps a policy's state per thread, so one policy per operation serves every
+        # thread. Never re-entered on one thread: the token fetch an attempt may make inside
+        # (auth) is the operation "token", whose client has no auth.
+        policy = self._policies.get((idempotent, operation))
+        if policy is None:
+            policy = retrying(self.profile, idempotent=idempotent, operation=operation)
+            if len(self._policies) < _MAX_POLICIES:
+                self._policies[(idempotent, operation)] = policy
         try:
-            for attempt in retrying(self.profile, idempotent=idempotent, operation=operation):
+            for attempt in policy:
                 with attempt:
                     attempt_number = attempt.retry_state.attempt_number
                     meta = {

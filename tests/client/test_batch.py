@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 
 import pandas as pd
 import pytest
@@ -106,3 +107,23 @@ def test_ids_of_accepts_strings_series_and_frames() -> None:
     assert batch.ids_of(pd.DataFrame({"request_id": ["x", "y"]})) == ["x", "y"]
     with pytest.raises(ValueError, match="request_id column"):
         batch.ids_of(pd.DataFrame({"id": ["x"]}))
+
+
+def test_a_failure_that_is_not_an_error_row_stops_the_batch() -> None:
+    started: list[int] = []
+
+    def fetch(value: int) -> list[dict[str, object]]:
+        started.append(value)
+        time.sleep(0.005)
+        if value == 3:
+            raise RuntimeError("a bug, not a partner answer")
+        if value == 1:
+            raise wb.NotFound("no such request", status=404)
+        return [{"request_id": str(value)}]
+
+    rows = batch.fetch_all([0, 1, 2], fetch, concurrency=2, progress=False)
+    assert [r["request_id"] for r in rows] == ["0", None, "2"]
+    assert rows[1]["error"].startswith("NotFound")
+    with pytest.raises(RuntimeError, match="a bug"):
+        batch.fetch_all(list(range(3, 400)), fetch, concurrency=2, progress=False)
+    assert len(started) < 3 + 397  # the rest was dropped, not fetched

@@ -165,6 +165,21 @@ def test_recorder_sees_every_exchange_redacted(sandbox: Sandbox, w: wb.Workbench
     assert "RequestID" in listing.response_body
 
 
+@pytest.mark.parametrize("slash", ["", "/"])
+def test_paths_join_the_base_url_as_httpx_joins_them(
+    sandbox: Sandbox, connect_to, exchanges, slash: str
+) -> None:
+    base = sandbox.env["WORKBENCH_EXCHANGE_URL"].rstrip("/")
+    w = connect_to(sandbox, WORKBENCH_EXCHANGE_URL=base + slash)
+    request_id = sandbox.pending_request_ids()[0]
+    w.supplier.request(request_id)
+    w.supplier.request(request_id)  # the second call reuses the first one's retry policy
+    urls = [e.url for e in exchanges if e.interface == "supplier"]
+    assert urls == [f"{base}/api/transcriptrequests/{request_id}"] * 2
+    hits = sandbox.hits[("GET", f"/api/transcriptrequests/{request_id}")]
+    assert hits == 2
+
+
 def test_a_failing_recorder_does_not_break_calls(sandbox: Sandbox, caplog) -> None:
     def broken(exchange: Exchange) -> None:
         raise RuntimeError("disk full")

@@ -114,6 +114,19 @@ def test_escaped_text_keeps_its_own_escapes() -> None:
         pesc.parse(numeric)
 
 
+@pytest.mark.parametrize(
+    "inner", ["a &amp;lt; b", "R&amp;amp;D", "&quot;q&quot; it&apos;s", "x &#38; y", "&amp;#38;"]
+)
+def test_unescaping_is_one_pass_with_or_without_character_references(inner: str) -> None:
+    raw = SMALL.replace("<DocumentID>D-1<", f"<DocumentID>{inner}<")
+    expected = pesc.flatten(pesc.parse(raw))["document_id"]
+    plain = escape(raw, quote=False)  # named entities only: the plain-replacement path
+    numeric = "&#60;".join(escape(raw, quote=True).rsplit("&lt;", 1))  # with &#...; references
+    for escaped in (plain, numeric):
+        doc = pesc.parse(escaped)
+        assert doc.text == raw and pesc.flatten(doc)["document_id"] == expected
+
+
 def test_declared_single_byte_encoding_is_honoured() -> None:
     body = '<?xml version="1.0" encoding="ISO-8859-1"?><CollegeTranscript><Student><Person><Name>'
     raw = (

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 
 import pandas as pd
 import pytest
@@ -58,6 +59,15 @@ def test_record_call_keeps_every_field_and_returns_its_id(store: Store) -> None:
     ]
     assert json.loads(row["request_headers"])["Accept"] == "application/json"
     assert list(calls["attempt"]) == [1, 2]
+
+
+def test_a_recorded_call_is_committed_at_once(store: Store) -> None:
+    call = store.record_call(exchange())
+    other = sqlite3.connect(store.path)  # another program sees it without waiting for more
+    try:
+        assert other.execute("SELECT id FROM calls").fetchall() == [(call,)]
+    finally:
+        other.close()
 
 
 def test_record_call_takes_any_object_with_the_exchange_attributes(store: Store) -> None:

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from tests.store.helpers import SECRETS, exchange, listed
+from workbench.redact import MASK
 from workbench.store import Store
 from workbench.store.scrub import Scrubber
 
@@ -110,3 +111,48 @@ def test_the_fast_path_hints_cover_every_sensitive_field_name() -> None:
 
     for name in SENSITIVE_FIELDS:
         assert Scrubber().text(f'{{"{name}": "value-1234"}}') != f'{{"{name}": "value-1234"}}'
+
+
+def test_a_detail_masks_secrets_wherever_its_rows_hold_them(tmp_path: Path) -> None:
+    # A secret with a quote and a backslash: JSON shows it escaped, the columns hold it raw.
+    quoted = 'pa"ss\\word-2024'
+    path = tmp_path / "wb.db"
+    store = Store(path, secrets=[*SECRETS, quoted])
+    courses = [{"title": f"Course {i}", "grade": "A", "credit_value": 3.0} for i in range(3)]
+    store.upsert_transcript(
+        "T-1",
+        detail={"PESCXML": "<CollegeTranscript/>"},
+        flat={"student_last_name": quoted, "school_name": "Demo College"},
+        children={
+            "courses": [*courses, {"title": f"Bearer {JWT}", "grade": SECRETS[0]}],
+            "awards": [{"award_title": "Diploma", "token": OPAQUE}],
+            "sessions": [{"session_name": SECRETS[2]}],
+        },
+    )
+    row = store.table("transcripts_received").iloc[0]
+    assert row["student_last_name"] == MASK and row["school_name"] == "Demo College"
+    got = store.table("courses")
+    assert got["title"].tolist() == ["Course 0", "Course 1", "Course 2", f"Bearer {MASK}"]
+    assert got["grade"].tolist() == ["A", "A", "A", MASK]
+    assert got["credit_value"].tolist()[:3] == [3.0, 3.0, 3.0]
+    assert store.table("awards")["token"].tolist() == [MASK]
+    assert SECRETS[2] not in store.table("document_records")["record_json"].iloc[0]
+    store.close()
+    for file in tmp_path.iterdir():
+        data = file.read_bytes()
+        for secret in [*SECRETS, quoted, JWT, OPAQUE]:
+            assert secret.encode() not in data, f"{secret!r} found in {file.name}"
+
+
+def test_texts_are_scanned_together_and_masked_one_by_one() -> None:
+    scrub = Scrubber(SECRETS)
+    clean = ["<Course>Calculus</Course>", None, "", '{"n": 1}']
+    kept = scrub.texts(clean)
+    assert kept == clean and all(a is b for a, b in zip(kept, clean, strict=True))
+    mixed = ["<Course>Calculus</Course>", None, f"x{SECRETS[1]}y", '{"password": "p4ss"}']
+    assert scrub.texts(mixed) == [
+        "<Course>Calculus</Course>",
+        None,
+        f"x{MASK}y",
+        f'{{"password": "{MASK}"}}',
+    ]

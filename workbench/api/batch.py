@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Iterable
-from concurrent.futures import Future, ThreadPoolExecutor, as_completed
+from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, as_completed, wait
 from typing import Any
 
 import pandas as pd
@@ -58,21 +58,25 @@ def fetch_all(
     if not ids:
         return []
     show = (interactive() if progress is None else progress) and len(ids) > HANDFUL
-    results: dict[int, Rows] = {}
     pool = ThreadPoolExecutor(max_workers=min(concurrency, len(ids)), thread_name_prefix="wb")
     bar = tqdm(total=len(ids), desc=desc, unit="id", disable=not show, leave=False)
     try:
-        futures: dict[Future[Rows], int] = {
-            pool.submit(_guarded, fetch, value): index for index, value in enumerate(ids)
-        }
-        for future in as_completed(futures):
-            results[futures[future]] = future.result()
-            bar.update()
+        futures = [pool.submit(_guarded, fetch, value) for value in ids]
+        if show:
+            for future in as_completed(futures):
+                future.result()  # a failure that is not an error row stops the batch here
+                bar.update()
+        else:
+            # Without a bar, this thread sleeps until the end (or a failure that is not an
+            # error row) instead of waking for every id to compete for the GIL with the fetches.
+            done, _ = wait(futures, return_when=FIRST_EXCEPTION)
+            for future in done:
+                future.result()  # raises the failure that ended the wait, if one did
+        return [row for future in futures for row in future.result()]
     finally:
         # On Ctrl-C (or any escape) drop what has not started; running fetches end on timeouts.
         pool.shutdown(wait=True, cancel_futures=True)
         bar.close()
-    return [row for index in range(len(ids)) for row in results[index]]
 
 
 def _guarded(fetch: Callable[[Any], Rows], value: Any) -> Rows:

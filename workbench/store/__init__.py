@@ -8,6 +8,7 @@ Layout::
     schema.py      tables, keys, indexes      migrations.py  versions, in-place upgrades
     views.py       the analyst's views        lists.py       the four partner lists
     record.py      runs, calls, snapshots     entities.py    requests, transcripts, events
+    details.py     a detail's row, PESC fields and child rows, prepared outside the lock
     outbox.py      sends, duplicates, stale   settle.py      uncertain sends vs the lists
     history.py     as_of, diff, timeline      frames.py      DataFrame dtypes
     scrub.py       secrets never reach the file   values.py  times, JSON, hashes

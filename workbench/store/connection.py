@@ -6,8 +6,14 @@
   commits, which the next pull fetches again. ``FULL`` would fsync on every one of the
   thousands of calls a pull records. The outbox, whose records must survive a power cut
   (they say what was sent), writes with ``durable=True``: ``FULL`` for that transaction.
+- The WAL is checkpointed into the database every 2,000 pages (8 MB with 4 kB pages) instead
+  of SQLite's 1,000: a pull appends a document to ``calls`` per detail, and copying the index
+  pages those appends keep rewriting half as often saves about a fifth of each commit's CPU;
+  a checkpoint's pause (it runs in the committing thread) stays in the tens of milliseconds.
 - Every write is ``BEGIN IMMEDIATE`` ... ``COMMIT``: the write lock is taken up front, so a
-  busy database makes the writer wait (``busy_timeout_s``) instead of failing half-way.
+  busy database makes the writer wait (``busy_timeout_s``) instead of failing half-way. A
+  write of a single statement (a call's record) runs in autocommit mode instead, which is the
+  same for it: the statement takes the write lock as it starts, and waits the same way.
 - SQLite errors become :class:`~workbench.errors.StoreError` with a message that says what to do;
   "database is locked" never escapes as a ``sqlite3`` traceback.
 """
@@ -23,6 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from workbench.errors import StoreError
+
+WAL_CHECKPOINT_PAGES = 2000  # see the module docstring
 
 
 class Connection:
@@ -50,6 +58,7 @@ class Connection:
             self.conn.execute("PRAGMA foreign_keys = ON")
             self._use_wal()
             self.conn.execute("PRAGMA synchronous = NORMAL")
+            self.conn.execute(f"PRAGMA wal_autocheckpoint = {WAL_CHECKPOINT_PAGES}")
 
     def _use_wal(self) -> None:
         # Two programs opening a brand-new file at once race to switch it to WAL, and SQLite
@@ -92,6 +101,20 @@ class Connection:
             finally:
                 if durable:
                     self.conn.execute("PRAGMA synchronous = NORMAL")
+
+    def insert(self, sql: str, params: Sequence[Any]) -> int:
+        """One INSERT, its own transaction (or part of the caller's); the new row's id.
+
+        Outside a transaction the statement runs in autocommit mode: SQLite takes the write
+        lock when the statement starts, waiting ``busy_timeout_s`` like ``BEGIN IMMEDIATE``
+        would, and commits when it ends. One statement instead of three: a pull records a call
+        per detail, from threads that give up and take back the GIL around each statement.
+        """
+        with self.lock:
+            try:
+                return int(self.conn.execute(sql, params).lastrowid or 0)
+            except sqlite3.Error as exc:
+                raise store_error(exc, self.path, self.busy_timeout_s) from _cause(exc)
 
     @contextmanager
     def read(self) -> Iterator[sqlite3.Connection]:

@@ -11,7 +11,7 @@ import pandas as pd
 import sqlite_utils
 
 from workbench.errors import StoreError
-from workbench.store import entities, history, lock, record
+from workbench.store import details, entities, history, lock, record
 from workbench.store.connection import Connection
 from workbench.store.events import events_seen
 from workbench.store.lists import DETAIL_LISTS, EVENT_SOURCES, LISTS, list_info
@@ -223,9 +223,7 @@ class Store:
                      seen_at=seen_at, detail=detail, flat=flat, children=children,
                      call_id=call_id, parse_error=parse_error, validation=validation)  # fmt: skip
 
-    def prepare_detail(
-        self, list_name: str, item_id: str, **values: Any
-    ) -> entities.PreparedDetail:
+    def prepare_detail(self, list_name: str, item_id: str, **values: Any) -> details.PreparedDetail:
         """The scrubbing and layout of an ``upsert_request``/``upsert_transcript`` (same
         keywords), done before any lock is taken; ``write_details`` writes a group of them.
 
@@ -233,13 +231,13 @@ class Store:
         ... # doctest: +SKIP
         """
         values["call_id"] = row_id(values.get("call_id"))
-        return entities.prepare_detail(self._scrub, LISTS[list_name], item_id, **values)
+        return details.prepare_detail(self._scrub, LISTS[list_name], item_id, **values)
 
-    def write_details(self, prepared: Iterable[entities.PreparedDetail]) -> None:
+    def write_details(self, prepared: Iterable[details.PreparedDetail]) -> None:
         """Write prepared details in one transaction (all or nothing)."""
         with self._c.write() as conn:
             for one in prepared:
-                entities.write_detail(self._c, conn, one)
+                details.write_detail(self._c, conn, one)
 
     def _upsert(self, list_name: str, item_id: str, **values: Any) -> None:
         """One detail: the grouped path of a pull, with a group of one."""
@@ -254,7 +252,7 @@ class Store:
         if source not in EVENT_SOURCES:
             raise StoreError(f"Unknown event source {source!r}; one of: placement, domestic.")
         events = list(events)
-        texts = [self._scrub.text(dumps(e)) or "null" for e in events]
+        texts = [t or "null" for t in self._scrub.texts([dumps(e) for e in events])]
         keys = [record.item_key(e, None, t) for e, t in zip(events, texts, strict=True)]
         at = utc_text(seen_at) if seen_at is not None else now_text()
         assert at is not None

@@ -22,7 +22,7 @@ from workbench.store import entities, settle
 from workbench.store.connection import Connection
 from workbench.store.events import events_seen
 from workbench.store.lists import EVENT_ID_FIELDS, list_info
-from workbench.store.scrub import Scrubber
+from workbench.store.scrub import Scrubber, headers_text
 from workbench.store.values import dumps, field, now_text, partner_time, sha256, utc_text
 
 RUN_STATUSES = ("ok", "partial", "failed")
@@ -78,13 +78,20 @@ _CALL_SQL = (
 def record_call(
     c: Connection, scrub: Scrubber, exchange: Any, *, run_id: int | None, request_id: str | None
 ) -> int:
-    def text(name: str) -> str | None:
-        value = getattr(exchange, name, None)
-        if isinstance(value, bytes):
-            value = value.decode("utf-8", "replace")
-        return scrub.text(value if value is None else str(value))
-
-    url = text("url")
+    url, error, request_body, response_body = (
+        _as_text(getattr(exchange, name, None)) for name in _TEXTS
+    )
+    # One scan proves the lot clean (the usual case): the body is most of it, and scanned once.
+    url, error, request_headers, request_body, response_headers, response_body = scrub.texts(
+        [
+            url,
+            error,
+            headers_text(getattr(exchange, "request_headers", None)),
+            request_body,
+            headers_text(getattr(exchange, "response_headers", None)),
+            response_body,
+        ]
+    )
     started = getattr(exchange, "started_at", None)
     params = (
         run_id,
@@ -99,14 +106,22 @@ def record_call(
         else now_text(),
         getattr(exchange, "duration_s", None),
         getattr(exchange, "status", None),
-        text("error"),
-        scrub.headers_json(getattr(exchange, "request_headers", None)),
-        text("request_body"),
-        scrub.headers_json(getattr(exchange, "response_headers", None)),
-        text("response_body"),
+        error,
+        request_headers,
+        request_body,
+        response_headers,
+        response_body,
     )
-    with c.write() as conn:
-        return int(conn.execute(_CALL_SQL, params).lastrowid or 0)
+    return c.insert(_CALL_SQL, params)
+
+
+_TEXTS = ("url", "error", "request_body", "response_body")
+
+
+def _as_text(value: Any) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
 
 
 def request_id_from_url(url: str | None) -> str | None:
@@ -172,7 +187,7 @@ def record_snapshot(
     taken = utc_text(taken_at) if taken_at is not None else now_text()
     assert taken is not None
     items = list(items)
-    texts = [scrub.text(dumps(item)) or "null" for item in items]
+    texts = [t or "null" for t in scrub.texts([dumps(item) for item in items])]
     keys = [item_key(item, key, text) for item, text in zip(items, texts, strict=True)]
     current = dict(zip(keys, texts, strict=True))
     with c.write() as conn:

@@ -1,0 +1,286 @@
+"""Details: a request's or a transcript's detail, its parsed PESC fields and child records.
+
+A pull stores thousands of these, from several threads, so the work is split in two:
+:func:`prepare_detail` scrubs and lays out the rows before any lock is taken, and
+:func:`write_detail` only runs the SQL, inside the caller's transaction. Preparing is built for
+the common case, a document with nothing to mask: one scan of every text the detail will write
+proves it clean, and the layout of a child table is worked out once per shape of record.
+"""
+
+# ruff: noqa: S608  (SQL identifiers here are our own constants, never data; values are bound)
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from itertools import chain
+from typing import Any
+
+from workbench.store.connection import Connection
+from workbench.store.lists import ListInfo
+from workbench.store.schema import CHILD_TABLES, REQUEST_FIELDS, TRANSCRIPT_FIELDS
+from workbench.store.scrub import Scrubber
+from workbench.store.values import dumps, now_text, partner_time, pescxml_of, scalar, utc_text
+
+FLAT_FIELDS = {"transcript_requests": REQUEST_FIELDS, "transcripts_received": TRANSCRIPT_FIELDS}
+_COLUMN_NAME = re.compile(r"^[a-z][a-z0-9_]{0,62}$")
+_RESERVED = frozenset({"position", "extra_json", "request_id", "transcript_id", "rowid"})
+# Values SQLite takes as they are (a bool is stored as 0/1); anything else goes through scalar().
+_SQL_TYPES = frozenset({str, int, float, bool, type(None)})
+# dumps() for child records: plain data from a parsed document, with no cycles to guard against.
+_RECORD = json.JSONEncoder(ensure_ascii=False, sort_keys=True, default=str, check_circular=False)
+_OWN_TABLES = {
+    parent: tuple(name for name, (owner, _) in CHILD_TABLES.items() if owner == parent)
+    for parent in FLAT_FIELDS
+}
+_RECORDS_SQL = (
+    "INSERT INTO document_records (entity, parent_id, record_type, position, record_json) "
+    "VALUES (?, ?, ?, ?, ?)"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ChildRows:
+    """Rows of one child table, ready to insert (``names``: field columns it may lack)."""
+
+    table: str
+    sql: str
+    names: tuple[str, ...]
+    records: list[dict[str, Any]]  # where a new column's type is read from
+    rows: list[tuple[Any, ...]]
+
+
+@dataclass(frozen=True, slots=True)
+class PreparedDetail:
+    """One detail upsert, scrubbed and laid out as SQL (built before the write lock is taken)."""
+
+    table: str
+    id_column: str
+    item_id: str
+    sql: str
+    params: list[Any]
+    kids: list[ChildRows] | None
+
+
+def prepare_detail(
+    scrub: Scrubber,
+    info: ListInfo,
+    item_id: str,
+    *,
+    request_date: Any,
+    seen_at: Any,
+    detail: Any,
+    flat: Mapping[str, Any] | None,
+    children: Mapping[str, Iterable[Mapping[str, Any]]] | None,
+    call_id: int | None,
+    parse_error: Any,
+    validation: Any,
+) -> PreparedDetail:
+    """Scrubbing, JSON and rows of one detail upsert; :func:`write_detail` writes it.
+
+    The XML is kept once: in the detail call's response body when ``call_id`` names it (the
+    ``documents`` view and ``Store.document`` read it from there), else in ``pescxml``.
+    """
+    table, id_column = info.table, info.id_column
+    seen = utc_text(seen_at) if seen_at is not None else now_text()
+    values: dict[str, Any] = {id_column: str(item_id), "first_seen_at": seen, "last_seen_at": seen}
+    if request_date is not None:
+        values["request_date"] = partner_time(request_date)
+    # Every text the row will hold, scanned at once below: clean (the usual case) means kept.
+    texts: dict[str, str | None] = {}
+    if detail is not None:
+        xml, rest = pescxml_of(detail)
+        texts["detail_json"] = dumps(rest) if rest is not None else None
+        texts["pescxml"] = xml if call_id is None else None
+        values.update(detail_fetched_at=seen, detail_call_id=call_id, detail_failed_at=None,
+                      detail_error=None)  # fmt: skip
+    if detail is not None or parse_error is not None:
+        texts["parse_error"] = None if parse_error is None else str(parse_error)
+    if detail is not None or validation is not None:
+        texts["validation"] = None if validation is None else dumps(validation)
+    if flat is not None:
+        texts["pesc_json"] = dumps(flat)
+    plain = None
+    if children is not None:
+        plain = {
+            str(name): [r if type(r) is dict else dict(r) for r in rows]
+            for name, rows in children.items()
+        }
+    fields = FLAT_FIELDS[table]
+    found = _flat_values(flat, fields) if flat is not None else []
+    kids = _children(table, id_column, str(item_id), plain) if plain is not None else None
+    if scrub.clean(_scanned(texts, found, kids)):  # the usual case: nothing to mask
+        values.update(texts)
+    else:
+        values.update({name: scrub.text(text) for name, text in texts.items()})
+        if flat is not None:
+            if values["pesc_json"] != texts["pesc_json"]:  # a field masked by name
+                found = _flat_values(json.loads(values["pesc_json"] or "{}"), fields)
+            found = [scrub.text(v) if type(v) is str else v for v in found]
+        if plain:
+            kids = _masked_children(scrub, table, id_column, str(item_id), plain)
+    if flat is not None:
+        values.update(zip(fields, found, strict=True))
+    elif detail is not None:  # a new document whose fields are unknown: drop the old ones
+        values["pesc_json"] = None
+        values.update(dict.fromkeys(fields))
+    sql = _upsert_sql(table, id_column, tuple(values))
+    return PreparedDetail(table, id_column, str(item_id), sql, list(values.values()), kids)
+
+
+def write_detail(c: Connection, conn: sqlite3.Connection, prepared: PreparedDetail) -> None:
+    """Write one prepared detail inside the caller's write transaction; a re-fetched document
+    replaces its child records."""
+    conn.execute(prepared.sql, prepared.params)
+    if prepared.kids is None:
+        return
+    parent_id = (prepared.item_id,)
+    for name in _OWN_TABLES[prepared.table]:
+        conn.execute(f"DELETE FROM {name} WHERE {prepared.id_column} = ?", parent_id)
+    conn.execute(
+        "DELETE FROM document_records WHERE entity = ? AND parent_id = ?",
+        (prepared.table, prepared.item_id),
+    )
+    for part in prepared.kids:
+        if part.names:
+            _ensure_columns(c, conn, part)
+        conn.executemany(part.sql, part.rows)
+
+
+@lru_cache(maxsize=64)
+def _upsert_sql(table: str, id_column: str, columns: tuple[str, ...]) -> str:
+    updates = ", ".join(
+        f"{col} = min({col}, excluded.{col})"
+        if col == "first_seen_at"
+        else f"{col} = max({col}, excluded.{col})"
+        if col == "last_seen_at"
+        else f"{col} = excluded.{col}"
+        for col in columns[1:]
+    )
+    return (
+        f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))}) "
+        f"ON CONFLICT({id_column}) DO UPDATE SET {updates}"
+    )
+
+
+def _flat_values(flat: Mapping[str, Any], fields: tuple[str, ...]) -> list[Any]:
+    """The values of the flat PESC fields kept as columns, as SQLite takes them."""
+    found = list(map(flat.get, fields))
+    if _SQL_TYPES.issuperset(map(type, found)):
+        return found
+    return [v if type(v) in _SQL_TYPES else scalar(v) for v in found]
+
+
+def _scanned(
+    texts: Mapping[str, str | None], found: list[Any], kids: list[ChildRows] | None
+) -> str:
+    """Everything a detail writes as text, in one string for one scan: the JSON and error
+    texts, the flat field values, the child rows' values and the column names they need."""
+    parts = [t for t in texts.values() if t]
+    parts.extend(map(str, found))  # str() of a number or None only risks a needless slow path
+    for part in kids or ():
+        parts.extend(part.names)
+        parts.extend(map(str, chain.from_iterable(part.rows)))
+    return "\x00".join(parts)
+
+
+def _children(
+    table: str, id_column: str, parent_id: str, children: Mapping[str, list[dict[str, Any]]]
+) -> list[ChildRows]:
+    """Child records as rows: a child table of this parent gets a column per field; records of
+    any other kind go to ``document_records`` as canonical JSON."""
+    own = _OWN_TABLES[table]
+    laid_out = []
+    others: list[tuple[Any, ...]] = []
+    for name, records in children.items():
+        if not records:
+            continue
+        if name not in own:
+            others.extend(
+                (table, parent_id, name, i, _RECORD.encode(r)) for i, r in enumerate(records)
+            )
+            continue
+        keys = tuple(dict.fromkeys(chain.from_iterable(records)))
+        names, extra, sql = _layout(name, id_column, keys)
+        if extra:
+            rows = [
+                (parent_id, i, dumps({k: r[k] for k in extra if k in r}), *map(r.get, names))
+                for i, r in enumerate(records)
+            ]
+        else:
+            rows = [(parent_id, i, None, *map(r.get, names)) for i, r in enumerate(records)]
+        if not _SQL_TYPES.issuperset(map(type, chain.from_iterable(rows))):
+            rows = [tuple(v if type(v) in _SQL_TYPES else scalar(v) for v in row) for row in rows]
+        laid_out.append(ChildRows(name, sql, names, records, rows))
+    if others:
+        laid_out.append(ChildRows("document_records", _RECORDS_SQL, (), [], others))
+    return laid_out
+
+
+def _masked_children(
+    scrub: Scrubber,
+    table: str,
+    id_column: str,
+    parent_id: str,
+    children: Mapping[str, list[dict[str, Any]]],
+) -> list[ChildRows]:
+    """Child rows with everything :meth:`Scrubber.text` masks, masked: a JSON round trip masks
+    fields by name, then each text on its own (a secret with a quote in it hides from a scan
+    of JSON, where it is escaped)."""
+    raw = dumps(children)
+    text = scrub.text(raw)
+    if text != raw:
+        children = json.loads(text or "{}")
+    return [
+        ChildRows(
+            part.table,
+            part.sql,
+            part.names,
+            part.records,
+            [tuple(scrub.text(v) if type(v) is str else v for v in row) for row in part.rows],
+        )
+        for part in _children(table, id_column, parent_id, children)
+    ]
+
+
+@lru_cache(maxsize=256)
+def _layout(
+    table: str, id_column: str, keys: tuple[Any, ...]
+) -> tuple[tuple[str, ...], tuple[Any, ...], str]:
+    """For the fields ``keys`` of a child table: the ones that are columns, the ones kept in
+    ``extra_json`` (names that cannot be columns), and the INSERT statement."""
+    names = tuple(
+        k
+        for k in keys
+        if isinstance(k, str) and _COLUMN_NAME.match(k) and k not in _RESERVED and k != id_column
+    )
+    named = set(names)
+    extra = tuple(k for k in keys if k not in named)
+    columns = [id_column, "position", "extra_json", *names]
+    sql = f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
+    return names, extra, sql
+
+
+def _ensure_columns(c: Connection, conn: sqlite3.Connection, part: ChildRows) -> None:
+    """Add the columns a child table lacks (types from the first non-null value); cached."""
+    known = c.known_columns.get(part.table)
+    if known is not None and known.issuperset(part.names):
+        return
+    known = {row[1] for row in conn.execute(f"PRAGMA table_info({part.table})")}
+    for name in part.names:
+        if name not in known:
+            sample = next((r[name] for r in part.records if r.get(name) is not None), None)
+            kind = (
+                "INTEGER"
+                if isinstance(sample, bool | int)
+                else "REAL"
+                if isinstance(sample, float)
+                else "TEXT"
+            )
+            conn.execute(f"ALTER TABLE {part.table} ADD COLUMN {name} {kind}")
+            known.add(name)
+    c.known_columns[part.table] = known
