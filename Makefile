@@ -15,11 +15,12 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)  ## the main job: sandbox -> tokens -> every list -> printed
 	$(BIN)/workbench demo
 
+# Two workers: much of the suite waits on sandboxes, kernels and browsers (7 min -> 4 min).
 test: $(STAMP)  ## the whole suite, slow tests included (what CI runs)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n 2
 
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -m "not slow"
+	$(BIN)/python -m pytest -n 2 -m "not slow"
 
 lint: $(STAMP)
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .
