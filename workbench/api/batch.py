@@ -2,8 +2,10 @@
 
 Threads, not asyncio: the public API is synchronous and must work inside Jupyter's running event
 loop, and one synchronous client shared by a few threads measured several times faster here than
-``httpx.AsyncClient`` with many tasks (encode/httpx#3215). A failure is reported in the ``error``
-column of its id's row and never stops the batch.
+``httpx.AsyncClient`` with many tasks (encode/httpx#3215). A failure the workbench reports (a
+:class:`~workbench.errors.WorkbenchError`: the partner refused the id, timed out, ...) becomes
+the ``error`` column of its id's row and the batch goes on; any other exception (a bug, Ctrl-C)
+stops the batch: ids not yet started are dropped and the exception is raised.
 """
 
 from __future__ import annotations

@@ -40,7 +40,9 @@ class Connection:
         self.path = Path(path)
         self.busy_timeout_s = busy_timeout_s
         self.lock = threading.RLock()
-        self.known_columns: dict[str, set[str]] = {}  # child tables grow columns; see entities
+        # Child tables grow columns (see details._ensure_columns); what each has, once read.
+        # Only committed columns: write() forgets them all when a transaction rolls back.
+        self.known_columns: dict[str, set[str]] = {}
         if str(path) == ":memory:" or str(path).startswith("file:"):
             raise StoreError("The store needs a database file path (WAL and locks need a file).")
         try:
@@ -94,6 +96,7 @@ class Connection:
                 try:
                     yield self.conn
                 except BaseException:
+                    self.known_columns.clear()  # an ALTER TABLE of this transaction is undone
                     if self.conn.in_transaction:
                         self.conn.execute("ROLLBACK")
                     raise

@@ -252,7 +252,7 @@ class Store:
         if source not in EVENT_SOURCES:
             raise StoreError(f"Unknown event source {source!r}; one of: placement, domestic.")
         events = list(events)
-        texts = [t or "null" for t in self._scrub.texts([dumps(e) for e in events])]
+        texts = self._scrub.dumps(events)
         keys = [record.item_key(e, None, t) for e, t in zip(events, texts, strict=True)]
         at = utc_text(seen_at) if seen_at is not None else now_text()
         assert at is not None

@@ -5,6 +5,11 @@ A pull stores thousands of these, from several threads, so the work is split in 
 :func:`write_detail` only runs the SQL, inside the caller's transaction. Preparing is built for
 the common case, a document with nothing to mask: one scan of every text the detail will write
 proves it clean, and the layout of a child table is worked out once per shape of record.
+
+When something is to be masked, values are masked one by one before they become JSON or rows
+(:meth:`Scrubber.data`), never the JSON text itself (a secret ``true`` would break its syntax),
+and never the ids: an item id is the key its child rows link to, and a secret that happens to
+occur inside it (``2024-0001`` in ``R-2024-0001``) must not cut that link.
 """
 
 # ruff: noqa: S608  (SQL identifiers here are our own constants, never data; values are bound)
@@ -33,6 +38,8 @@ _RESERVED = frozenset({"position", "extra_json", "request_id", "transcript_id", 
 _SQL_TYPES = frozenset({str, int, float, bool, type(None)})
 # dumps() for child records: plain data from a parsed document, with no cycles to guard against.
 _RECORD = json.JSONEncoder(ensure_ascii=False, sort_keys=True, default=str, check_circular=False)
+# The child records as one text for the scan: every key and value, in no particular order.
+_SCAN = json.JSONEncoder(ensure_ascii=False, default=str, check_circular=False)
 _OWN_TABLES = {
     parent: tuple(name for name, (owner, _) in CHILD_TABLES.items() if owner == parent)
     for parent in FLAT_FIELDS
@@ -92,9 +99,11 @@ def prepare_detail(
         values["request_date"] = partner_time(request_date)
     # Every text the row will hold, scanned at once below: clean (the usual case) means kept.
     texts: dict[str, str | None] = {}
+    decoded: dict[str, Any] = {}  # what the JSON texts were made from, masked value by value
     if detail is not None:
         xml, rest = pescxml_of(detail)
         texts["detail_json"] = dumps(rest) if rest is not None else None
+        decoded["detail_json"] = rest
         texts["pescxml"] = xml if call_id is None else None
         values.update(detail_fetched_at=seen, detail_call_id=call_id, detail_failed_at=None,
                       detail_error=None)  # fmt: skip
@@ -102,8 +111,10 @@ def prepare_detail(
         texts["parse_error"] = None if parse_error is None else str(parse_error)
     if detail is not None or validation is not None:
         texts["validation"] = None if validation is None else dumps(validation)
+        decoded["validation"] = validation
     if flat is not None:
         texts["pesc_json"] = dumps(flat)
+        decoded["pesc_json"] = flat
     plain = None
     if children is not None:
         plain = {
@@ -112,17 +123,21 @@ def prepare_detail(
         }
     fields = FLAT_FIELDS[table]
     found = _flat_values(flat, fields) if flat is not None else []
-    kids = _children(table, id_column, str(item_id), plain) if plain is not None else None
-    if scrub.clean(_scanned(texts, found, kids)):  # the usual case: nothing to mask
+    if scrub.clean(_scanned(texts, found, plain)):  # the usual case: nothing to mask
         values.update(texts)
     else:
-        values.update({name: scrub.text(text) for name, text in texts.items()})
+        for name, text in texts.items():
+            if text is not None and name in decoded:
+                decoded[name] = scrub.data(decoded[name])
+                values[name] = dumps(decoded[name])
+            else:
+                values[name] = scrub.text(text)
         if flat is not None:
-            if values["pesc_json"] != texts["pesc_json"]:  # a field masked by name
-                found = _flat_values(json.loads(values["pesc_json"] or "{}"), fields)
-            found = [scrub.text(v) if type(v) is str else v for v in found]
+            found = _flat_values(decoded["pesc_json"], fields)
         if plain:
-            kids = _masked_children(scrub, table, id_column, str(item_id), plain)
+            plain = {name: scrub.data(records) for name, records in plain.items()}
+    # The item id is a key (child rows and document_records link to it): never masked.
+    kids = _children(table, id_column, str(item_id), plain) if plain is not None else None
     if flat is not None:
         values.update(zip(fields, found, strict=True))
     elif detail is not None:  # a new document whose fields are unknown: drop the old ones
@@ -169,22 +184,29 @@ def _upsert_sql(table: str, id_column: str, columns: tuple[str, ...]) -> str:
 
 def _flat_values(flat: Mapping[str, Any], fields: tuple[str, ...]) -> list[Any]:
     """The values of the flat PESC fields kept as columns, as SQLite takes them."""
-    found = list(map(flat.get, fields))
-    if _SQL_TYPES.issuperset(map(type, found)):
-        return found
-    return [v if type(v) in _SQL_TYPES else scalar(v) for v in found]
+    return _for_sql(list(map(flat.get, fields)))
+
+
+def _for_sql(values: list[Any]) -> list[Any]:
+    """``values`` as SQLite takes them: as they are when it takes them all (the usual case),
+    else each one it does not take through :func:`scalar`."""
+    if _SQL_TYPES.issuperset(map(type, values)):
+        return values
+    return [v if type(v) in _SQL_TYPES else scalar(v) for v in values]
 
 
 def _scanned(
-    texts: Mapping[str, str | None], found: list[Any], kids: list[ChildRows] | None
+    texts: Mapping[str, str | None],
+    found: list[Any],
+    children: Mapping[str, list[dict[str, Any]]] | None,
 ) -> str:
     """Everything a detail writes as text, in one string for one scan: the JSON and error
-    texts, the flat field values, the child rows' values and the column names they need."""
+    texts, the flat field values, and the child records' keys (column names) and values as
+    JSON (the Scrubber looks for secrets as JSON escapes them too)."""
     parts = [t for t in texts.values() if t]
     parts.extend(map(str, found))  # str() of a number or None only risks a needless slow path
-    for part in kids or ():
-        parts.extend(part.names)
-        parts.extend(map(str, chain.from_iterable(part.rows)))
+    if children:
+        parts.append(_SCAN.encode(children))
     return "\x00".join(parts)
 
 
@@ -214,37 +236,11 @@ def _children(
         else:
             rows = [(parent_id, i, None, *map(r.get, names)) for i, r in enumerate(records)]
         if not _SQL_TYPES.issuperset(map(type, chain.from_iterable(rows))):
-            rows = [tuple(v if type(v) in _SQL_TYPES else scalar(v) for v in row) for row in rows]
+            rows = [tuple(_for_sql(list(row))) for row in rows]
         laid_out.append(ChildRows(name, sql, names, records, rows))
     if others:
         laid_out.append(ChildRows("document_records", _RECORDS_SQL, (), [], others))
     return laid_out
-
-
-def _masked_children(
-    scrub: Scrubber,
-    table: str,
-    id_column: str,
-    parent_id: str,
-    children: Mapping[str, list[dict[str, Any]]],
-) -> list[ChildRows]:
-    """Child rows with everything :meth:`Scrubber.text` masks, masked: a JSON round trip masks
-    fields by name, then each text on its own (a secret with a quote in it hides from a scan
-    of JSON, where it is escaped)."""
-    raw = dumps(children)
-    text = scrub.text(raw)
-    if text != raw:
-        children = json.loads(text or "{}")
-    return [
-        ChildRows(
-            part.table,
-            part.sql,
-            part.names,
-            part.records,
-            [tuple(scrub.text(v) if type(v) is str else v for v in row) for row in part.rows],
-        )
-        for part in _children(table, id_column, parent_id, children)
-    ]
 
 
 @lru_cache(maxsize=256)

@@ -23,7 +23,7 @@ from workbench.store.connection import Connection
 from workbench.store.events import events_seen
 from workbench.store.lists import EVENT_ID_FIELDS, list_info
 from workbench.store.scrub import Scrubber, headers_text
-from workbench.store.values import dumps, field, now_text, partner_time, sha256, utc_text
+from workbench.store.values import field, now_text, partner_time, sha256, utc_text
 
 RUN_STATUSES = ("ok", "partial", "failed")
 _ID_PATHS = ("transcriptrequests", "transcripts")
@@ -55,7 +55,7 @@ def finish_run(
 ) -> None:
     if status not in RUN_STATUSES:
         raise StoreError(f"Run status {status!r} is not one of {', '.join(RUN_STATUSES)}.")
-    text = scrub.text(dumps(summary)) if summary is not None else None
+    text = scrub.dumps([summary])[0] if summary is not None else None
     with c.write() as conn:
         cursor = conn.execute(
             "UPDATE runs SET finished_at = ?, status = ?, summary = coalesce(?, summary) "
@@ -187,7 +187,7 @@ def record_snapshot(
     taken = utc_text(taken_at) if taken_at is not None else now_text()
     assert taken is not None
     items = list(items)
-    texts = [t or "null" for t in scrub.texts([dumps(item) for item in items])]
+    texts = scrub.dumps(items)
     keys = [item_key(item, key, text) for item, text in zip(items, texts, strict=True)]
     current = dict(zip(keys, texts, strict=True))
     with c.write() as conn:

@@ -3,7 +3,8 @@
 The session redacts every exchange before recorders see it (:mod:`workbench.redact`); the store
 does it again, because a database is forever and one forgotten code path is enough. It masks:
 
-- every configured secret (and every value added later with :meth:`Scrubber.add`), anywhere;
+- every configured secret (and every value added later with :meth:`Scrubber.add`), anywhere,
+  as written and as JSON or XML escape it (``pa\\"ss`` in a JSON text, ``R&amp;D`` in XML);
 - JWTs and ``Bearer`` credentials, by shape;
 - sensitive JSON and form fields (``access_token``, ``client_secret``, ``password``, ...);
 - sensitive headers (``Authorization``, ``Subscription-Key``, cookies).
@@ -22,6 +23,7 @@ import json
 import re
 import threading
 from collections.abc import Iterable, Mapping, Sequence
+from itertools import product
 from typing import Any
 
 from workbench.redact import MASK, SENSITIVE_FIELDS, SENSITIVE_HEADERS
@@ -44,7 +46,8 @@ class Scrubber:
 
     def __init__(self, secrets: Iterable[str] = ()) -> None:
         self._lock = threading.Lock()
-        self._secrets: tuple[tuple[str, bytes], ...] = ()
+        self._secrets: frozenset[str] = frozenset()
+        self._forms: tuple[str, ...] = ()  # every secret as written and escaped, longest first
         self._needles: tuple[bytes, ...] = _SHAPES  # searched in the text's UTF-8 as it is
         for secret in secrets:
             self.add(secret)
@@ -54,18 +57,19 @@ class Scrubber:
         if not secret or len(secret) < _MIN_SECRET_LENGTH:
             return
         with self._lock:
-            known = {s for s, _ in self._secrets}
-            if secret not in known:
-                ordered = sorted({*known, secret}, key=len, reverse=True)  # longest masked first
-                self._secrets = tuple((s, s.encode("utf-8", "surrogatepass")) for s in ordered)
-                self._needles = _SHAPES + tuple(b for _, b in self._secrets)
+            if secret not in self._secrets:
+                self._secrets |= {secret}
+                forms = {*self._forms, *_escaped_forms(secret)}
+                self._forms = tuple(sorted(forms, key=len, reverse=True))  # longest masked first
+                # Swapped whole: clean() never sees a needle list without its forms.
+                self._needles = _SHAPES + tuple(f.encode("utf-8", "surrogatepass") for f in forms)
 
     def text(self, text: str | None) -> str | None:
         """``text`` with secrets, JWTs, bearer credentials and sensitive fields masked."""
         if not text or self.clean(text):
             return text
-        for secret, _ in self._secrets:  # longest first
-            text = text.replace(secret, MASK)
+        for form in self._forms:  # longest first
+            text = text.replace(form, MASK)
         if "eyJ" in text:
             text = _JWT.sub(MASK, text)
         if "earer" in text:
@@ -92,16 +96,42 @@ class Scrubber:
         return [self.text(t) for t in texts]
 
     def data(self, value: Any) -> Any:
-        """A copy of JSON-able ``value`` with sensitive fields and secret values masked."""
-        if value is None:
-            return None
-        text = json.dumps(value, ensure_ascii=False, default=str)
-        clean = self.text(text)
-        return value if clean == text else json.loads(clean or "null")
+        """JSON-able ``value`` with sensitive fields and secret values masked (a copy if any).
 
-    def headers_json(self, headers: Mapping[str, str] | Iterable[tuple[str, str]] | None) -> str:
-        """Headers as canonical JSON, sensitive ones masked (one scrub for all the values)."""
-        return self.text(headers_text(headers)) or "{}"
+        Masks value by value, never the JSON text: a secret such as ``true`` or ``1234`` must
+        not break the syntax around it.
+
+        >>> Scrubber(["1234"]).data({"pin": 1234, "ok": True, "password": "x"})
+        {'pin': '[REDACTED]', 'ok': True, 'password': '[REDACTED]'}
+        """
+        if value is None or self.clean(json.dumps(value, ensure_ascii=False, default=str)):
+            return value
+        return self._masked_value(value)
+
+    def dumps(self, values: Sequence[Any]) -> list[str]:
+        """Each of ``values`` as canonical JSON, masked as :meth:`data` masks it, with one scan
+        of them all when that proves them all clean (the usual case)."""
+        texts = [dumps(value) for value in values]
+        if self.clean("\x00".join(texts)):
+            return texts
+        return [dumps(self.data(value)) for value in values]
+
+    def _masked_value(self, value: Any) -> Any:
+        if isinstance(value, str):
+            return self.text(value)
+        if isinstance(value, Mapping):
+            return {
+                (self.text(k) if isinstance(k, str) else k): MASK
+                if v is not None and str(k).lower() in SENSITIVE_FIELDS
+                else self._masked_value(v)
+                for k, v in value.items()
+            }
+        if isinstance(value, list | tuple):
+            return [self._masked_value(v) for v in value]
+        if value is None or isinstance(value, bool):
+            return value
+        shown = str(value)  # a number, or a date or decimal the JSON holds as its str
+        return value if self.text(shown) == shown else MASK
 
     def headers(self, headers: Mapping[str, str] | Iterable[tuple[str, str]] | None) -> dict:
         """Headers as a dict, sensitive ones masked whatever their value."""
@@ -116,7 +146,7 @@ class Scrubber:
 
 def headers_text(headers: Mapping[str, str] | Iterable[tuple[str, str]] | None) -> str:
     """Headers as canonical JSON with the sensitive ones masked by name; their values are
-    still to be scrubbed (:meth:`Scrubber.headers_json` does both)."""
+    still to be scrubbed (:meth:`Scrubber.texts` does it with the other texts of a call)."""
     if not headers:
         return "{}"
     items = headers.items() if isinstance(headers, Mapping) else headers
@@ -126,6 +156,30 @@ def headers_text(headers: Mapping[str, str] | Iterable[tuple[str, str]] | None) 
             for name, value in items
         }
     )
+
+
+def _escaped_forms(secret: str) -> set[str]:
+    r"""``secret`` as written, as XML escapes it (``&`` and ``<`` always; ``>`` and quotes only
+    in some places) and as JSON escapes each of those (``ensure_ascii`` or not).
+
+    >>> sorted(_escaped_forms('R&D"1'))
+    ['R&D"1', 'R&D\\"1', 'R&amp;D"1', 'R&amp;D&quot;1', 'R&amp;D\\"1']
+    """
+    xml = {secret}
+    base = secret.replace("&", "&amp;").replace("<", "&lt;")
+    for optional in product(*[((c, c), (c, e)) for c, e in _XML_OPTIONAL if c in secret]):
+        form = base
+        for char, entity in optional:
+            form = form.replace(char, entity)
+        xml.add(form)
+    forms = set(xml)
+    for form in xml:
+        forms.add(json.dumps(form, ensure_ascii=True)[1:-1])
+        forms.add(json.dumps(form, ensure_ascii=False)[1:-1])
+    return forms
+
+
+_XML_OPTIONAL = ((">", "&gt;"), ('"', "&quot;"), ("'", "&apos;"))
 
 
 def _fields(text: str) -> str:
