@@ -39,6 +39,7 @@ import nbformat
 
 import workbench
 from workbench.errors import ConfigError, NotebookFailed
+from workbench.report.html import export_html
 from workbench.report.summary import SUMMARY_MIME, find_summary
 
 DEFAULT_OUTPUT_DIR = "data/reports"
@@ -46,27 +47,6 @@ NOTEBOOKS_ENV = "WORKBENCH_NOTEBOOKS"
 
 _TRUE, _FALSE = {"true", "yes", "1", "on"}, {"false", "no", "0", "off"}
 _INJECTED, _ERROR_MARK = "injected-parameters", "papermill-error-cell-tag"
-# The lab template minus everything it would fetch: require.js, MathJax, mermaid, widgets.
-# The Content-Security-Policy is the real guarantee (a browser fetches nothing, runs no script);
-# it comes right after <title>, before any style, so it governs everything that follows.
-_CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; font-src data:"
-_TEMPLATE = """{%- extends 'lab/index.html.j2' -%}
-{% block html_head_js %}<meta http-equiv="Content-Security-Policy" content="@CSP@">
-{% endblock html_head_js %}
-{% block jupyter_widgets %}{% endblock jupyter_widgets %}
-{% block html_head_js_mathjax %}{% endblock html_head_js_mathjax %}
-{% block html_head_js_mermaidjs %}{% endblock html_head_js_mermaidjs %}
-""".replace("@CSP@", _CSP)
-# Outputs may still carry their own remote scripts (plotly and the like): dropped too, a second
-# line of defence for viewers that ignore the policy (some mail clients, old browsers).
-_REMOTE_TAG = re.compile(
-    r"<script\b[^>]*\bsrc\s*=\s*[\"']?(?:https?:)?//[^>]*>.*?</script\s*>"
-    r"|<link\b[^>]*\bhref\s*=\s*[\"']?(?:https?:)?//[^>]*>",
-    re.I | re.S,
-)
-_REMOTE_IMG_SRC = re.compile(
-    r"(<img\b[^>]*?)\bsrc\s*=\s*[\"']?(?:https?:)?//[^\s\"'>]*[\"']?", re.I
-)
 
 
 @dataclass(frozen=True)
@@ -202,7 +182,7 @@ def run_notebook(
             error = {"ename": failure[1], "evalue": failure[2], "traceback": [failure[2]]}
             cell.setdefault("outputs", []).append(nbformat.v4.new_output("error", **error))
             nbformat.write(nb, ipynb_path)
-        _export_html(nb, html_path, title=f"{title} (failed)", base=source.parent)
+        export_html(nb, html_path, title=f"{title} (failed)", base=source.parent)
         where = (
             f"cell {index + 1} of {count}, line {number} ({line})"
             if index is not None
@@ -218,7 +198,7 @@ def run_notebook(
             ipynb_path=ipynb_path,
             html_path=html_path,
         )
-    _export_html(nb, html_path, title=title, base=source.parent)
+    export_html(nb, html_path, title=title, base=source.parent)
     return NotebookRun(ipynb_path, html_path, find_summary(nb), time.perf_counter() - started)
 
 
@@ -405,28 +385,3 @@ def exceptions_at_or_above(summary: dict[str, Any], severity: str) -> int:
     counts = summary.get("exceptions_by_severity") or {}
     worse = SEVERITIES[SEVERITIES.index(severity) :]
     return sum(int(counts.get(s, 0) or 0) for s in worse)
-
-
-def _export_html(nb: Any, path: Path, *, title: str, base: Path) -> Path:
-    """Input and prompts hidden, images embedded (markdown ones relative to ``base``), nothing
-    to fetch; ``<title>`` is ``title``."""
-    from jinja2 import DictLoader
-    from nbconvert import HTMLExporter
-
-    exporter = HTMLExporter(
-        template_name="lab",
-        template_file="workbench-report.html.j2",
-        extra_loaders=[DictLoader({"workbench-report.html.j2": _TEMPLATE})],
-        exclude_input=True,
-        exclude_input_prompt=True,
-        exclude_output_prompt=True,
-        embed_images=True,
-    )
-    nb = nbformat.from_dict(nb)  # a copy: the title is for the HTML only
-    nb.metadata["title"] = title
-    body, _ = exporter.from_notebook_node(
-        nb, resources={"metadata": {"name": title, "path": str(base)}}
-    )
-    body = _REMOTE_IMG_SRC.sub(r"\1", _REMOTE_TAG.sub("", body))
-    path.write_text(body, encoding="utf-8")
-    return path
