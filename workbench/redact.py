@@ -64,6 +64,7 @@ _MAX_REMEMBERED = 2048
 _MAX_PROBES = 16
 # Every name in SENSITIVE_FIELDS, lowercased, contains one of these.
 _FIELD_HINTS = ("token", "secret", "password", "assertion", "subscription")
+_FIELD_HINTS_BYTES = tuple(hint.encode() for hint in _FIELD_HINTS)
 
 
 class Redactor:
@@ -166,9 +167,15 @@ def _may_name_field(text: str) -> bool:
 
     Lowercasing is per character, so a key whose lowercase holds a hint leaves it in the
     lowercased text; a ``\\u`` escape could spell a key in disguise, so it always decodes.
+    The bytes are lowercased (ASCII only, ten times faster than ``str.lower`` on accented
+    text): only two characters outside ASCII lowercase to ASCII letters (KELVIN SIGN -> k,
+    LATIN CAPITAL LETTER I WITH DOT ABOVE -> i), and with either the text takes the slow path.
     """
-    low = text.lower()
-    return "\\u" in low or any(hint in low for hint in _FIELD_HINTS)
+    if "\u212a" in text or "\u0130" in text:
+        low = text.lower()
+        return "\\u" in low or any(hint in low for hint in _FIELD_HINTS)
+    data = text.encode("utf-8", "surrogatepass").lower()
+    return b"\\u" in data or any(hint in data for hint in _FIELD_HINTS_BYTES)
 
 
 def _has_sensitive_field(value: Any) -> bool:
