@@ -286,9 +286,19 @@ def test_troubleshoot_needs_its_notebook(folder, monkeypatch, db):
 # End to end: the project's notebooks, the installed command, a sandbox.
 
 
-def _subprocess_env(sandbox: Sandbox) -> dict[str, str]:
+def _workbench(
+    sandbox: Sandbox, cwd: Path, *args: str, timeout: float = 600
+) -> subprocess.CompletedProcess[str]:
+    """The installed ``workbench`` command, pointed at ``sandbox`` and nothing else of ours."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("WORKBENCH_")}
-    return {**env, **sandbox.env}
+    return subprocess.run(
+        [str(WORKBENCH), *args],
+        cwd=cwd,
+        env={**env, **sandbox.env},
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 @pytest.mark.slow
@@ -296,14 +306,7 @@ def test_workbench_report_end_to_end_on_a_sandbox(tmp_path, sandbox: Sandbox):
     if not (PROJECT / "notebooks" / "reconcile.ipynb").is_file():
         pytest.fail("notebooks/reconcile.ipynb is missing")
     db = tmp_path / "wb.db"
-    done = subprocess.run(
-        [str(WORKBENCH), "report", "--db", str(db), "--output-dir", "reports"],
-        cwd=tmp_path,
-        env=_subprocess_env(sandbox),
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    done = _workbench(sandbox, tmp_path, "report", "--db", str(db), "--output-dir", "reports")
     assert done.returncode == 0, done.stdout + done.stderr
     ipynb, html = (tmp_path / line for line in done.stdout.strip().splitlines()[-2:])
     assert ipynb.is_file() and ipynb.suffix == ".ipynb"
@@ -319,28 +322,14 @@ def test_workbench_troubleshoot_end_to_end_on_a_sandbox(tmp_path, sandbox: Sandb
     if not (PROJECT / "notebooks" / "troubleshoot.ipynb").is_file():
         pytest.fail("notebooks/troubleshoot.ipynb is missing")
     db = tmp_path / "wb.db"
-    pulled = subprocess.run(
-        [str(WORKBENCH), "pull", "--db", str(db)],
-        cwd=tmp_path,
-        env=_subprocess_env(sandbox),
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    pulled = _workbench(sandbox, tmp_path, "pull", "--db", str(db), timeout=300)
     assert pulled.returncode == 0, pulled.stdout + pulled.stderr
     (request_id,) = (
         sqlite3.connect(db)
         .execute("select request_id from transcript_requests order by request_id limit 1")
         .fetchone()
     )
-    done = subprocess.run(
-        [str(WORKBENCH), "troubleshoot", request_id, "--no-pull", "--db", str(db)],
-        cwd=tmp_path,
-        env=_subprocess_env(sandbox),
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    done = _workbench(sandbox, tmp_path, "troubleshoot", request_id, "--no-pull", "--db", str(db))
     assert done.returncode == 0, done.stdout + done.stderr
     zip_path, ipynb, html = (Path(line) for line in done.stdout.strip().splitlines()[-3:])
     assert ipynb.parent == tmp_path / "data" / "reports" and html.is_file()
