@@ -5,8 +5,9 @@ Two nets, because either alone misses something:
 - by *name*: headers (``Authorization``, ``Subscription-Key``, cookies) and form/JSON/query fields
   (``client_secret``, ``password``, ``access_token``, ...) are masked whatever their value;
 - by *value*: every secret of the profile and every token issued in this session is masked
-  wherever it shows up (a partner echoing a token in an error body, a URL, a message), and so is
-  anything shaped like a JWT or a ``Bearer`` credential.
+  wherever it shows up (a partner echoing a token in an error body, a URL, a message), as
+  written or escaped by a JSON or XML encoder (:mod:`workbench.escapes`), and so is anything
+  shaped like a JWT or a ``Bearer`` credential.
 
 Example::
 
@@ -24,6 +25,8 @@ from collections import deque
 from collections.abc import Iterable, Mapping
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+from workbench.escapes import escaped_forms, plain_core
 
 MASK = "[REDACTED]"
 
@@ -88,11 +91,17 @@ class Redactor:
             self._rebuild()
 
     def _rebuild(self) -> None:
-        values = sorted(self._fixed | set(self._learned), key=len, reverse=True)
+        secrets = self._fixed | set(self._learned)
+        # Every spelling JSON and XML encoders give a secret (a partner may echo it escaped).
+        values = sorted(set().union(*map(escaped_forms, secrets)), key=len, reverse=True)
         pattern = re.compile("|".join(map(re.escape, values))) if values else None
-        # A few values: plain substring tests prove most texts clean far faster than the regex.
-        probes = tuple(values) if len(values) <= _MAX_PROBES else None
-        self._matcher = (pattern, probes)  # swapped as one, so readers see a consistent pair
+        # A few secrets: plain substring tests prove most texts clean far faster than the regex.
+        # A secret's plain core is in all its spellings; a short core is no filter: all of them.
+        probes: set[str] = set()
+        for secret in secrets:
+            core = plain_core(secret)
+            probes |= {core} if len(core) >= _MIN_SECRET_LENGTH else escaped_forms(secret)
+        self._matcher = (pattern, tuple(probes) if len(probes) <= _MAX_PROBES else None)
 
     def text(self, text: str | None) -> str:
         """Mask every known secret, JWT and bearer credential in ``text``."""
@@ -174,8 +183,26 @@ def _may_name_field(text: str) -> bool:
     if "\u212a" in text or "\u0130" in text:
         low = text.lower()
         return "\\u" in low or any(hint in low for hint in _FIELD_HINTS)
-    data = text.encode("utf-8", "surrogatepass").lower()
+    data = searchable(text).lower()
     return b"\\u" in data or any(hint in data for hint in _FIELD_HINTS_BYTES)
+
+
+def searchable(text: str) -> bytes:
+    """``text`` as bytes for substring tests of ASCII needles: Latin-1 when every character
+    fits (a copy, ~20 times faster than UTF-8 for accented text), else UTF-8.
+
+    A needle is found in the bytes exactly when it is found in ``text``, as long as it is
+    encoded the same way (:func:`is_latin1` says which way it was).
+    """
+    try:
+        return text.encode("latin-1")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogatepass")
+
+
+def is_latin1(data: bytes, text: str) -> bool:
+    """Whether :func:`searchable` gave ``data`` for ``text`` in Latin-1 (same length)."""
+    return len(data) == len(text)
 
 
 def _has_sensitive_field(value: Any) -> bool:

@@ -4,7 +4,8 @@ The session redacts every exchange before recorders see it (:mod:`workbench.reda
 does it again, because a database is forever and one forgotten code path is enough. It masks:
 
 - every configured secret (and every value added later with :meth:`Scrubber.add`), anywhere,
-  as written and as JSON or XML escape it (``pa\\"ss`` in a JSON text, ``R&amp;D`` in XML);
+  in every spelling JSON and XML encoders give it (``pa\\"ss``, ``\\u002B``, ``R&amp;D``,
+  ``&#233;``: :mod:`workbench.escapes`);
 - JWTs and ``Bearer`` credentials, by shape;
 - sensitive JSON and form fields (``access_token``, ``client_secret``, ``password``, ...);
 - sensitive headers (``Authorization``, ``Subscription-Key``, cookies).
@@ -23,13 +24,14 @@ import json
 import re
 import threading
 from collections.abc import Iterable, Mapping, Sequence
-from itertools import product
 from typing import Any
 
-from workbench.redact import MASK, SENSITIVE_FIELDS, SENSITIVE_HEADERS
+from workbench.escapes import escaped_forms, plain_core
+from workbench.redact import MASK, SENSITIVE_FIELDS, SENSITIVE_HEADERS, is_latin1, searchable
 from workbench.store.values import dumps
 
 _MIN_SECRET_LENGTH = 4
+_MIN_CORE_LENGTH = 8  # shorter cores would match ordinary text too often
 # What clean() looks for besides the secrets: JWT and bearer shapes (case as written), and in
 # the lowercased text the hints of SENSITIVE_FIELDS (every name there contains one of them).
 _SHAPES = (b"eyJ", b"earer")
@@ -48,7 +50,9 @@ class Scrubber:
         self._lock = threading.Lock()
         self._secrets: frozenset[str] = frozenset()
         self._forms: tuple[str, ...] = ()  # every secret as written and escaped, longest first
-        self._needles: tuple[bytes, ...] = _SHAPES  # searched in the text's UTF-8 as it is
+        # Searched in the text's bytes (redact.searchable): its Latin-1 when it has one, else
+        # its UTF-8. Forms that Latin-1 cannot encode cannot occur in a Latin-1 text.
+        self._needles: tuple[tuple[bytes, ...], tuple[bytes, ...]] = (_SHAPES, _SHAPES)
         for secret in secrets:
             self.add(secret)
 
@@ -59,10 +63,19 @@ class Scrubber:
         with self._lock:
             if secret not in self._secrets:
                 self._secrets |= {secret}
-                forms = {*self._forms, *_escaped_forms(secret)}
+                spelled = escaped_forms(secret)
+                forms = {*self._forms, *spelled}
                 self._forms = tuple(sorted(forms, key=len, reverse=True))  # longest masked first
+                # One needle per secret when its plain core is long enough to be rare: every
+                # spelling contains the core. Else every spelling is a needle.
+                core = plain_core(secret)
+                found = {core} if len(core) >= _MIN_CORE_LENGTH else spelled
+                latin1, utf8 = self._needles
                 # Swapped whole: clean() never sees a needle list without its forms.
-                self._needles = _SHAPES + tuple(f.encode("utf-8", "surrogatepass") for f in forms)
+                self._needles = (
+                    latin1 + tuple(f.encode("latin-1") for f in found if _fits_latin1(f)),
+                    utf8 + tuple(f.encode("utf-8", "surrogatepass") for f in found),
+                )
 
     def text(self, text: str | None) -> str | None:
         """``text`` with secrets, JWTs, bearer credentials and sensitive fields masked."""
@@ -81,10 +94,16 @@ class Scrubber:
 
         False means "maybe": :meth:`text` then runs its full masking.
         """
-        data = text.encode("utf-8", "surrogatepass")
-        # self._needles is a tuple swapped whole by add(): never seen half-built.
-        if any(map(data.__contains__, self._needles)):
+        latin1, utf8 = self._needles  # swapped whole by add(): never seen half-built
+        data = searchable(text)
+        if not is_latin1(data, text):
+            if "\u212a" in text or "\u0130" in text:  # they lowercase to ASCII letters: k, i
+                return False
+            latin1 = utf8
+        if any(map(data.__contains__, latin1)):
             return False
+        # ASCII-only lowercasing: the hints are ASCII, and no other character than the two
+        # above lowercases to an ASCII letter.
         return not any(map(data.lower().__contains__, _FIELD_HINTS))
 
     def texts(self, texts: Sequence[str | None]) -> list[str | None]:
@@ -158,28 +177,12 @@ def headers_text(headers: Mapping[str, str] | Iterable[tuple[str, str]] | None) 
     )
 
 
-def _escaped_forms(secret: str) -> set[str]:
-    r"""``secret`` as written, as XML escapes it (``&`` and ``<`` always; ``>`` and quotes only
-    in some places) and as JSON escapes each of those (``ensure_ascii`` or not).
-
-    >>> sorted(_escaped_forms('R&D"1'))
-    ['R&D"1', 'R&D\\"1', 'R&amp;D"1', 'R&amp;D&quot;1', 'R&amp;D\\"1']
-    """
-    xml = {secret}
-    base = secret.replace("&", "&amp;").replace("<", "&lt;")
-    for optional in product(*[((c, c), (c, e)) for c, e in _XML_OPTIONAL if c in secret]):
-        form = base
-        for char, entity in optional:
-            form = form.replace(char, entity)
-        xml.add(form)
-    forms = set(xml)
-    for form in xml:
-        forms.add(json.dumps(form, ensure_ascii=True)[1:-1])
-        forms.add(json.dumps(form, ensure_ascii=False)[1:-1])
-    return forms
-
-
-_XML_OPTIONAL = ((">", "&gt;"), ('"', "&quot;"), ("'", "&apos;"))
+def _fits_latin1(text: str) -> bool:
+    try:
+        text.encode("latin-1")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _fields(text: str) -> str:

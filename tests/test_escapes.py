@@ -1,0 +1,85 @@
+"""A secret echoed by a partner in another encoder's spelling is masked all the same: by the
+session (errors, recorders) and by the store (nothing reaches the database file)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from lxml import etree
+
+from tests.store.helpers import exchange
+from workbench.escapes import escaped_forms, plain_core
+from workbench.redact import MASK, Redactor
+from workbench.store import Store
+from workbench.store.scrub import Scrubber
+
+SECRET = "Zq9+tR/w8é'x<y>&kLm\"N"  # base64-ish, with one of everything encoders treat apart
+
+
+def _dotnet(text: str) -> str:
+    """System.Text.Json's default spelling, written out by hand as an independent oracle."""
+    table = {c: f"\\u{ord(c):04X}" for c in "<>&'\"+`"}
+    table["\\"] = "\\\\"
+    return "".join(table.get(c, c if c.isascii() else f"\\u{ord(c):04X}") for c in text)
+
+
+def _spellings(secret: str) -> dict[str, str]:
+    """The secret as other encoders write it, each made without escapes.py."""
+    element = etree.Element("x")
+    element.text = secret
+    ascii_xml = etree.tostring(element, encoding="ascii").decode().split("?>")[-1]
+    ascii_xml = ascii_xml.strip().removeprefix("<x>").removesuffix("</x>")
+    return {
+        "python json, ascii": json.dumps(secret)[1:-1],
+        "python json, utf-8": json.dumps(secret, ensure_ascii=False)[1:-1],
+        "python json, upper-case hex": json.dumps(secret)[1:-1].replace("\\u00e9", "\\u00E9"),
+        ".NET System.Text.Json": _dotnet(secret),
+        "PHP json_encode": json.dumps(secret)[1:-1].replace("/", "\\/"),
+        "lxml, ASCII-encoded XML": ascii_xml,
+        "ASCII XML inside .NET JSON": _dotnet(ascii_xml),
+    }
+
+
+SPELLINGS = _spellings(SECRET)
+
+
+def test_the_oracle_spellings_differ_from_the_secret() -> None:
+    assert "&#233;" in SPELLINGS["lxml, ASCII-encoded XML"]
+    assert "\\u002B" in SPELLINGS[".NET System.Text.Json"]
+    assert SECRET not in SPELLINGS.values()
+
+
+@pytest.mark.parametrize("name", sorted(SPELLINGS))
+def test_every_spelling_is_known(name: str) -> None:
+    assert SPELLINGS[name] in escaped_forms(SECRET)
+    assert plain_core(SECRET) in SPELLINGS[name]  # the core filter never misses a spelling
+
+
+@pytest.mark.parametrize("name", sorted(SPELLINGS))
+def test_the_session_masks_every_spelling(name: str) -> None:
+    spelled = SPELLINGS[name]
+    redactor = Redactor([SECRET])
+    body = '{"Message": "The client secret \\"' + spelled + '\\" is not valid."}'
+    assert spelled not in redactor.body(body, "application/json")
+    assert redactor.text(f"error: {spelled}!") == f"error: {MASK}!"
+
+
+@pytest.mark.parametrize("name", sorted(SPELLINGS))
+def test_the_store_masks_every_spelling(name: str) -> None:
+    spelled = SPELLINGS[name]
+    assert Scrubber([SECRET]).text(f"<a>{spelled}</a>") == f"<a>{MASK}</a>"
+
+
+def test_no_spelling_reaches_the_database_file(tmp_path: Path) -> None:
+    store = Store(tmp_path / "wb.db", secrets=[SECRET])
+    for spelled in SPELLINGS.values():
+        body = '[{"RequestID": "R-1", "Note": "' + spelled + '"}]'
+        store.record_call(exchange(response_body=body, error=f"echo {spelled}"))
+        store.upsert_request("R-1", detail={"PESCXML": f"<X>{spelled}</X>"}, flat={}, children={})
+    store.close()
+    data = b"".join(f.read_bytes() for f in tmp_path.iterdir())
+    for name, spelled in SPELLINGS.items():
+        assert spelled.encode() not in data, name
+    assert plain_core(SECRET).encode() not in data
