@@ -100,7 +100,16 @@ class Connection:
                     if self.conn.in_transaction:
                         self.conn.execute("ROLLBACK")
                     raise
-                self.conn.execute("COMMIT")
+                try:
+                    self.conn.execute("COMMIT")
+                except BaseException:
+                    # A failed COMMIT (disk full, I/O error) may leave the transaction open; the
+                    # next write would join it and never commit. Undo it instead.
+                    self.known_columns.clear()
+                    if self.conn.in_transaction:
+                        with suppress(sqlite3.Error):
+                            self.conn.execute("ROLLBACK")
+                    raise
             finally:
                 if durable:
                     self.conn.execute("PRAGMA synchronous = NORMAL")
