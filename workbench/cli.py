@@ -18,6 +18,11 @@ import typer
 
 from workbench import __version__
 
+# What a pull that read nothing at all says (every list and event feed failed).
+PULL_FAILED = (
+    "no list or event feed could be read; check the partner's status and the credentials "
+    "(workbench doctor)"
+)
 app = typer.Typer(
     help="Pull, store, reconcile and troubleshoot partner data.",
     no_args_is_help=True,
@@ -190,7 +195,11 @@ def pull(
         str | None, typer.Option(help="Profiles file (default: WORKBENCH_CONFIG, workbench.toml).")
     ] = None,
     allow_partial: Annotated[
-        bool, typer.Option(help="Exit 0 even when some details failed (they retry next pull).")
+        bool,
+        typer.Option(
+            help="Exit 0 even when some lists or details failed (they retry next pull); a pull "
+            "that read nothing still exits 1."
+        ),
     ] = False,
     wait: Annotated[
         float, typer.Option(help="Seconds to wait for another pull on the same database.")
@@ -202,7 +211,8 @@ def pull(
     """Store every list, event feed and missing detail in the database; print a summary.
 
     Exit 0 when everything was stored, 1 when the run was partial (unless --allow-partial) or
-    failed, 2 on a configuration error.
+    failed (nothing could be read: --allow-partial does not accept that), 2 on a configuration
+    error.
     """
     from workbench.client import connect
 
@@ -210,10 +220,11 @@ def pull(
         summary = w.pull(progress=progress, lock_timeout_s=wait)
         typer.echo(str(summary))
         typer.echo(f"Stored in {w.db}")
-    if summary.status != "ok" and not (summary.status == "partial" and allow_partial):
-        typer.echo(
-            f"The pull was {summary.status}: failed items are retried by the next pull.", err=True
-        )
+    if summary.status == "failed":
+        typer.echo(f"The pull failed: {PULL_FAILED}.", err=True)
+        raise typer.Exit(1)
+    if summary.status == "partial" and not allow_partial:
+        typer.echo("The pull was partial: failed items are retried by the next pull.", err=True)
         raise typer.Exit(1)
 
 

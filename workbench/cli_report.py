@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from workbench.cli import app, clean_errors
+from workbench.cli import PULL_FAILED, app, clean_errors
 
 if TYPE_CHECKING:
     from workbench.report.runner import NotebookRun
@@ -243,8 +243,13 @@ def _pull_verdict(status: str | None, *, allow_partial: bool) -> int:
     """1 (saying why on stderr) when the pull before the report was not ok, else 0."""
     if status in (None, "ok") or (status == "partial" and allow_partial):
         return 0
-    accept = "; --allow-partial accepts a partial pull" if status == "partial" else ""
-    _warn(f"Exit 1: the pull was {status} (failed items are retried by the next pull){accept}.")
+    if status == "partial":
+        _warn(
+            "Exit 1: the pull was partial (failed items are retried by the next pull); "
+            "--allow-partial accepts a partial pull."
+        )
+    else:
+        _warn(f"Exit 1: the pull failed: {PULL_FAILED} (--allow-partial does not accept it).")
     return 1
 
 

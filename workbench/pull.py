@@ -164,8 +164,12 @@ def pull(
             store.finish_run(run_id, status="failed", summary={**summary.as_dict(),
                                                                "error": _short(exc)})  # fmt: skip
             raise
-        list_failed = any(r.error for r in summary.lists.values())
-        summary.status = "partial" if summary.failures or list_failed else "ok"
+        errors = [bool(r.error) for r in summary.lists.values()]
+        # Nothing read at all (every list and feed failed: an outage, a revoked credential) is
+        # a failed run, which --allow-partial does not accept; some of it is partial.
+        summary.status = (
+            "failed" if all(errors) else "partial" if summary.failures or any(errors) else "ok"
+        )
         summary.elapsed_s = time.perf_counter() - started
         store.finish_run(run_id, status=summary.status, summary=summary.as_dict())
     return summary

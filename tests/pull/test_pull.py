@@ -199,6 +199,32 @@ def test_cli_pull_exit_codes(sandbox_factory, tmp_path, monkeypatch):
     assert allowed.exit_code == 0, allowed.output
 
 
+def test_a_pull_that_reads_nothing_failed_even_with_allow_partial(
+    sandbox_factory, tmp_path, monkeypatch
+):
+    down = sandbox_factory()
+    down.stop()  # every call is refused at once
+    for name, value in down.env.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("WORKBENCH_MAX_ATTEMPTS", "1")
+    db = str(tmp_path / "down.db")
+    for extra in ([], ["--allow-partial"]):
+        result = CliRunner().invoke(app, ["pull", "--db", db, "--no-progress", *extra])
+        assert result.exit_code == 1, result.output
+        assert "The pull failed: no list or event feed could be read" in result.stderr
+    with wb.connect(env=down.env, db=db) as w:
+        assert list(w.store.table("runs")["status"]) == ["failed", "failed"]
+
+
+def test_one_list_failing_is_partial(connected):
+    sb, w = connected(initial_requests=3, initial_transcripts=3)
+    sb.set_faults(error_rate=1.0, path_pattern=r"/transcripts/no_response$")
+    summary = w.pull(progress=False)
+    assert summary.status == "partial"
+    assert summary.lists["consumer_transcripts"].error
+    assert summary.lists["supplier_requests"].details_fetched == 3
+
+
 def test_the_database_holds_no_secret_and_no_token(connected, tmp_path):
     sb, w = connected()
     w.pull(progress=False)

@@ -195,25 +195,22 @@ def test_troubleshoot_passes_the_request_id_and_prints_the_bundle(folder, db):
 
 @pytest.mark.slow
 def test_a_partner_outage_writes_the_report_and_exits_1(folder, partner_down):
-    # every list fails: the pull is partial, the report runs on an empty store, and the
-    # exceptions it holds (exit 3) do not hide the outage (exit 1)
+    # every list fails: the pull failed, the report runs on an empty store, and neither the
+    # exceptions it holds (exit 3) nor --allow-partial hide the outage (exit 1)
     soon = f"{datetime.now(UTC) + timedelta(minutes=2):%Y-%m-%dT%H:%MZ}"  # within tolerance
     args = ["report", "--db", "outage.db", "--output-dir", "out", "-p", "high=2", "--as-of", soon]
     result = invoke(*args, "--fail-on-exceptions")
     assert result.exit_code == 1, result.output
-    assert re.search(r"pull run \d+: partial", result.stdout)
+    assert re.search(r"pull run \d+: failed", result.stdout)
     ipynb, _ = printed_paths(result.stdout)  # written all the same
     assert f"ASOF={soon} " in outputs_text(ipynb)
     assert "2 exception(s) at or above high" in result.stderr
-    assert "Exit 1: the pull was partial (failed items are retried by the next pull); " in (
-        result.stderr
-    )
-    assert "--allow-partial accepts a partial pull." in result.stderr
+    assert "Exit 1: the pull failed: no list or event feed could be read" in result.stderr
+    assert "(--allow-partial does not accept it)" in result.stderr
 
-    accepted = invoke(*args, "--fail-on-exceptions", "--allow-partial")
-    assert accepted.exit_code == 3, accepted.output
-    assert "Exit 1" not in accepted.stderr
-    assert invoke(*args, "--allow-partial").exit_code == 0
+    refused = invoke(*args, "--fail-on-exceptions", "--allow-partial")
+    assert refused.exit_code == 1, refused.output
+    assert invoke(*args, "--allow-partial").exit_code == 1
 
 
 # Usage and configuration errors: exit 2 with a message, before anything runs or is pulled.
