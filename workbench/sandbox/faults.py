@@ -70,7 +70,7 @@ class FaultMiddleware:
         f = self.faults
         delay = f.latency_ms + (self.rng.uniform(0, f.jitter_ms) if f.jitter_ms else 0.0)
         if delay > 0:
-            await asyncio.sleep(delay / 1000)
+            send = _answer_after(send, asyncio.get_running_loop().time() + delay / 1000)
         if self.latency_only or (
             f.path_pattern and not re.search(f.path_pattern, scope.get("path", ""))
         ):
@@ -78,7 +78,7 @@ class FaultMiddleware:
             return
         roll = self.rng.random()
         if roll < f.drop_rate:
-            await _drop(scope)
+            await _drop(scope, send)
             return
         roll -= f.drop_rate
         if roll < f.error_rate:
@@ -103,12 +103,35 @@ class FaultMiddleware:
                 return None
 
             await self.app(scope, receive, swallow)
-            await _drop(scope)
+            await _drop(scope, send)
             return
         await self.app(scope, receive, send)
 
 
-async def _drop(scope: Scope) -> None:
+def _answer_after(send: Send, deadline: float) -> Send:
+    """``send`` that holds the answer until ``deadline`` (the loop's clock).
+
+    Latency counts from the request's arrival, as a partner's response time would: the
+    sandbox's own work (routing, generating a document) happens inside it, not on top of it.
+    """
+
+    async def delayed(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            wait = deadline - asyncio.get_running_loop().time()
+            if wait > 0:
+                await asyncio.sleep(wait)
+        await send(message)
+
+    delayed.deadline = deadline  # type: ignore[attr-defined]  # for _drop
+    return delayed
+
+
+async def _drop(scope: Scope, send: Send) -> None:
+    deadline = getattr(send, "deadline", None)
+    if deadline is not None:  # a dropped connection also takes the latency to notice
+        wait = deadline - asyncio.get_running_loop().time()
+        if wait > 0:
+            await asyncio.sleep(wait)
     transport = scope.get(TRANSPORT_KEY)
     if transport is None:  # not under uvicorn: the nearest thing is an exception
         raise ConnectionAbortedError("sandbox fault: connection dropped")

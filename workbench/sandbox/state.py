@@ -262,6 +262,18 @@ class PartnerState:
         )
         return html.escape(xml, quote=False) if item.escaped else xml
 
+    def warm(self) -> int:
+        with self.lock:
+            open_items = [
+                (kind, item)
+                for kind, items in (("request", self.requests), ("transcript", self.transcripts))
+                for item in items.values()
+                if item.open
+            ]
+        for kind, item in open_items:
+            self.document(kind, item)
+        return len(open_items)
+
     # -- writes ---------------------------------------------------------------------------
 
     def record_post(
