@@ -1,5 +1,6 @@
 """A secret echoed by a partner in another encoder's spelling is masked all the same: by the
-session (errors, recorders) and by the store (nothing reaches the database file)."""
+session (errors, recorders) and by the store (nothing reaches the database file); a JSON body
+that held one stays JSON."""
 
 from __future__ import annotations
 
@@ -83,3 +84,24 @@ def test_no_spelling_reaches_the_database_file(tmp_path: Path) -> None:
     for name, spelled in SPELLINGS.items():
         assert spelled.encode() not in data, name
     assert plain_core(SECRET).encode() not in data
+
+
+@pytest.mark.parametrize("secret", ["true", "null", "1234"])
+def test_a_body_holding_a_secret_that_is_json_syntax_stays_json(tmp_path: Path, secret: str):
+    body = json.dumps({"ok": True, "note": None, "count": 1234, "x": f"a {secret} b"})
+    redacted = Redactor([secret]).body(body, "application/json")
+    store = Store(tmp_path / "wb.db", secrets=[secret])
+    store.record_call(exchange(response_body=body, request_body=body))
+    stored = store.table("calls")[["request_body", "response_body"]].iloc[0].tolist()
+    store.close()
+    for text in (redacted, *stored):
+        decoded = json.loads(text)  # still JSON: masked value by value, not in the text
+        assert decoded["ok"] is True and decoded["note"] is None
+        assert decoded["x"] == f"a {MASK} b"
+        assert decoded["count"] == (MASK if secret == "1234" else 1234)
+
+
+def test_a_body_without_secrets_is_recorded_byte_for_byte() -> None:
+    body = '{"access_token":"[REDACTED]",  "expires_in":3600, "x": "caf\\u00e9"}'
+    assert Redactor(["zq-secret-1"]).body(body, "application/json") == body
+    assert Scrubber(["zq-secret-1"]).text(body) == body

@@ -21,6 +21,7 @@ per kind of character, not one per occurrence.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from itertools import product
 
 # Characters no XML or JSON encoder escapes: a run of them is in every spelling of a secret.
@@ -39,7 +40,8 @@ _JSON_SHORT = {
 }
 
 
-def escaped_forms(secret: str) -> set[str]:
+@lru_cache(maxsize=4096)  # the session rebuilds its matcher with every token it learns
+def escaped_forms(secret: str) -> frozenset[str]:
     """``secret`` as written and in every XML and JSON spelling listed in the module docs."""
     forms = _xml_forms(secret)  # as they are in an XML or plain text
     for xml in list(forms):
@@ -47,7 +49,7 @@ def escaped_forms(secret: str) -> set[str]:
             form = _json_string(xml, ascii_only=ascii_only, upper=upper, escaped=escaped)
             forms.add(form)
             forms.add(form.replace("/", "\\/"))
-    return forms
+    return frozenset(forms)
 
 
 def plain_core(secret: str) -> str:

@@ -147,28 +147,48 @@ class Redactor:
             text = urlencode(
                 [(k, MASK if k.lower() in SENSITIVE_FIELDS else v) for k, v in pairs], safe="[]"
             )
-        elif (kind.endswith("json") or text.lstrip().startswith(("{", "["))) and _may_name_field(
-            text
-        ):
-            # Re-serialise only when a field must go, so recorded bodies stay byte-faithful.
-            try:
-                decoded = json.loads(text)
-            except ValueError:
-                decoded = None
-            if decoded is not None and _has_sensitive_field(decoded):
-                text = json.dumps(self.data(decoded), ensure_ascii=False)
+        elif kind.endswith("json") or text.lstrip().startswith(("{", "[")):
+            secret = self._may_hold_secret(text)
+            if secret or _may_name_field(text):
+                # Re-serialise only when a field or a secret must go, so recorded bodies stay
+                # byte-faithful; value by value, so a secret "true" cannot break the syntax.
+                try:
+                    decoded = json.loads(text)
+                except ValueError:
+                    decoded = None
+                if decoded is not None and (secret or _has_sensitive_field(decoded)):
+                    masked = self.data(decoded)  # every string through text() already
+                    if masked != decoded:
+                        return json.dumps(masked, ensure_ascii=False)
         return self.text(text)
 
+    def _may_hold_secret(self, text: str) -> bool:
+        pattern, probes = self._matcher
+        if pattern is None:
+            return False
+        return probes is None or any(p in text for p in probes)
+
     def data(self, value: Any) -> Any:
-        """A copy of decoded JSON with sensitive fields masked (recursively)."""
+        """A copy of decoded JSON with sensitive fields and secret values masked (recursively).
+
+        >>> Redactor(["1234"]).data({"pin": 1234, "ok": True, "password": "x", "n": "a1234"})
+        {'pin': '[REDACTED]', 'ok': True, 'password': '[REDACTED]', 'n': 'a[REDACTED]'}
+        """
         if isinstance(value, dict):
             return {
-                k: MASK if str(k).lower() in SENSITIVE_FIELDS else self.data(v)
+                self.text(k) if isinstance(k, str) else k: MASK
+                if str(k).lower() in SENSITIVE_FIELDS
+                else self.data(v)
                 for k, v in value.items()
             }
         if isinstance(value, list):
             return [self.data(v) for v in value]
-        return value
+        if isinstance(value, str):
+            return self.text(value)
+        if value is None or isinstance(value, bool):
+            return value
+        shown = json.dumps(value)  # a number: masked whole when its digits spell a secret
+        return value if self.text(shown) == shown else MASK
 
 
 def _may_name_field(text: str) -> bool:

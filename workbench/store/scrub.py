@@ -81,13 +81,30 @@ class Scrubber:
         """``text`` with secrets, JWTs, bearer credentials and sensitive fields masked."""
         if not text or self.clean(text):
             return text
-        for form in self._forms:  # longest first
+        forms = self._forms
+        if any(form in text for form in forms):
+            masked = self._json_text(text)
+            if masked is not None:
+                return masked
+        for form in forms:  # longest first
             text = text.replace(form, MASK)
         if "eyJ" in text:
             text = _JWT.sub(MASK, text)
         if "earer" in text:
             text = _BEARER.sub(lambda m: m.group(1) + MASK, text)
         return _fields(text)
+
+    def _json_text(self, text: str) -> str | None:
+        """A JSON document holding a secret, masked value by value so that it stays JSON (a
+        secret ``true`` or ``1234`` must not break its syntax: JSON's own ``true`` is no
+        secret); None when ``text`` is no JSON document."""
+        if not text.lstrip().startswith(("{", "[")):
+            return None
+        try:
+            decoded = json.loads(text)
+        except ValueError:
+            return None
+        return json.dumps(self._masked_value(decoded), ensure_ascii=False)
 
     def clean(self, text: str) -> bool:
         """True when cheap byte searches prove ``text`` holds nothing :meth:`text` would mask.
