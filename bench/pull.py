@@ -1,13 +1,17 @@
 """`w.pull()` end to end: a first pull against its bound, an incremental one, the store's share,
 and the peak memory of a big pull.
 
-The sandbox runs in its own process, as a partner would; the client runs in fresh processes of
-its own (the first and second pulls in one, the big pull in another, so its peak memory is its
-own). Prints, as ratios:
+The sandbox runs in its own process, as a partner would, with its documents generated before
+the clock starts (``Sandbox.warm``) and its latency counted from each request's arrival, so that
+an answer takes the latency and not latency plus the sandbox's own work; the client runs in
+fresh processes of its own (the first and second pulls in one, the big pull in another, so its
+peak memory is its own). Prints, as ratios:
 
   1. first pull time / (calls x latency / concurrency), calls counted in the store's ``calls``
      table for that run, concurrency the client's setting (goal <= 1.15), with every document
-     parsed and stored;
+     parsed and stored; then the baseline, run in the same process against the same sandbox: a
+     bare thread pool over one httpx client per interface GETting the same details (the issue
+     measured 1.11 for it), and how many times slower than it the pull is;
   2. a second pull with no change / the first (goal <= 0.03), and its HTTP calls (goal <= 5;
      in the same process the tokens are cached, so none are fetched; a fresh process adds one
      token call per role, shown too);

@@ -82,7 +82,7 @@ class Faults:
     ``token_ttl``, so that fault tests measure the client's retries rather than its patience.
     """
 
-    latency_ms: float = 0.0
+    latency_ms: float = 0.0  # from a request's arrival to its answer, the sandbox's work inside
     jitter_ms: float = 0.0
     error_rate: float = 0.0  # 500 or 503 before the operation runs
     rate_limit_rate: float = 0.0  # 429 with Retry-After
