@@ -5,18 +5,20 @@ that held one stays JSON."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
+from xml.sax.saxutils import quoteattr
 
 import pytest
 from lxml import etree
 
 from tests.store.helpers import exchange
-from workbench.escapes import escaped_forms, plain_core
+from workbench.escapes import SecretMatcher, plain_core, spelling_pattern
 from workbench.redact import MASK, Redactor
 from workbench.store import Store
 from workbench.store.scrub import Scrubber
 
-SECRET = "Zq9+tR/w8é'x<y>&kLm\"N"  # base64-ish, with one of everything encoders treat apart
+SECRET = "Zq9+tR/w8é'x<y>&kLm\"N=\x7f\t"  # one of everything encoders treat apart
 
 
 def _dotnet(text: str) -> str:
@@ -32,6 +34,7 @@ def _spellings(secret: str) -> dict[str, str]:
     element.text = secret
     ascii_xml = etree.tostring(element, encoding="ascii").decode().split("?>")[-1]
     ascii_xml = ascii_xml.strip().removeprefix("<x>").removesuffix("</x>")
+    gson = {c: f"\\u{ord(c):04x}" for c in "<>&='"}
     return {
         "python json, ascii": json.dumps(secret)[1:-1],
         "python json, utf-8": json.dumps(secret, ensure_ascii=False)[1:-1],
@@ -40,6 +43,18 @@ def _spellings(secret: str) -> dict[str, str]:
         "PHP json_encode": json.dumps(secret)[1:-1].replace("/", "\\/"),
         "lxml, ASCII-encoded XML": ascii_xml,
         "ASCII XML inside .NET JSON": _dotnet(ascii_xml),
+        "Gson, HTML-safe": "".join(gson.get(c, c) for c in json.dumps(secret)[1:-1]),
+        "saxutils attribute (&#9;)": quoteattr(secret)[1:-1],
+        "Go encoding/xml (&#39; &#34;)": secret.replace("&", "&amp;")
+        .replace("<", "&lt;")
+        .replace(">", "&gt;")
+        .replace("'", "&#39;")
+        .replace('"', "&#34;"),
+        "html.escape (&#x27;)": __import__("html").escape(secret),
+        "JSON inside XML (\\&quot;)": json.dumps(secret)[1:-1]
+        .replace("&", "&amp;")
+        .replace("<", "&lt;")
+        .replace('"', "&quot;"),
     }
 
 
@@ -53,9 +68,18 @@ def test_the_oracle_spellings_differ_from_the_secret() -> None:
 
 
 @pytest.mark.parametrize("name", sorted(SPELLINGS))
-def test_every_spelling_is_known(name: str) -> None:
-    assert SPELLINGS[name] in escaped_forms(SECRET)
+def test_every_spelling_is_matched(name: str) -> None:
+    assert re.fullmatch(spelling_pattern(SECRET), SPELLINGS[name])
     assert plain_core(SECRET) in SPELLINGS[name]  # the core filter never misses a spelling
+    assert SecretMatcher.of([SECRET]).may_hold(f"... {SPELLINGS[name]} ...")
+
+
+def test_a_secret_with_no_core_to_search_is_still_found() -> None:
+    matcher = SecretMatcher.of(["+/=&"])
+    assert matcher.cores == ()  # searched for everywhere with its regular expression
+    text = 'x "\\u002B\\/\\u003d&amp;" y'
+    assert matcher.may_hold(text) and matcher.mask(text, MASK) == f'x "{MASK}" y'
+    assert not matcher.may_hold("x + / = & y")
 
 
 @pytest.mark.parametrize("name", sorted(SPELLINGS))

@@ -1,19 +1,21 @@
-r"""How a secret can be spelled in the texts we record: as written, and as XML and JSON
-encoders escape it, so that masking finds it in every spelling a partner may echo.
+r"""How a secret can be spelled in the texts we record, as a regular expression that finds it in
+every spelling JSON and XML encoders give it, so that masking finds what a partner echoes.
 
-- XML: ``&amp;`` and ``&lt;`` always; ``&gt;``, ``&quot;``, ``&apos;`` in some places;
-  characters outside ASCII as numeric references (``&#233;``, ``&#xE9;``) when a document is
-  written in ASCII;
-- JSON, each applied to every XML spelling (a PESC document travels inside a JSON string):
-  characters outside ASCII as they are or as ``\u00e9``/``\u00E9``; none, HTML's (``<>&``, as
-  Go writes them) or .NET's (``<>&'"+```, System.Text.Json) ASCII characters as ``\uXXXX``;
-  ``/`` as it is or as ``\/`` (PHP).
+Each character of a secret other than ``[A-Za-z0-9_.~-]`` (which no encoder escapes) may be:
 
-An encoder escapes every occurrence of a character the same way, so a spelling is one choice
-per kind of character, not one per occurrence.
+- written as it is;
+- a JSON escape: ``\uXXXX`` in either case (Python's ``ensure_ascii``, .NET's ``\u002B``,
+  Gson's ``\u003d``, surrogate pairs beyond U+FFFF), ``\"``, ``\\``, ``\/`` (PHP), ``\n``...;
+- an XML reference: ``&amp;`` ``&lt;`` ``&gt;`` ``&quot;`` ``&apos;``, or a numeric one
+  (``&#39;``, ``&#x27;``, ``&#233;``, ``&#10;``), its ``&`` itself JSON-escaped or not (XML
+  inside a JSON string), or behind a backslash (JSON inside XML: ``\&quot;``).
 
->>> sorted(escaped_forms("ab+c/d"))
-['ab+c/d', 'ab+c\\/d', 'ab\\u002Bc/d', 'ab\\u002Bc\\/d', 'ab\\u002bc/d', 'ab\\u002bc\\/d']
+Each character is matched on its own, so spellings that mix styles are found too.
+
+>>> import re
+>>> pattern = re.compile(spelling_pattern("ab+c/d"))
+>>> [bool(pattern.fullmatch(s)) for s in ("ab+c/d", "ab\\u002Bc\\/d", "ab&#43;c/d", "ab-c/d")]
+[True, True, True, False]
 >>> plain_core("ab+cd/ef-1234")
 'ef-1234'
 """
@@ -21,35 +23,31 @@ per kind of character, not one per occurrence.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
+from dataclasses import dataclass
 from functools import lru_cache
-from itertools import product
 
 # Characters no XML or JSON encoder escapes: a run of them is in every spelling of a secret.
 _PLAIN = re.compile(r"[A-Za-z0-9_.~-]+")
-_XML_OPTIONAL = ((">", "&gt;"), ('"', "&quot;"), ("'", "&apos;"))
-# ASCII characters some encoders write as \uXXXX: HTML-safe ones (Go), and .NET's default set.
-_ESCAPED_ASCII = (frozenset(), frozenset("<>&"), frozenset("<>&'\"+`\x7f"))
+_NAMED = {"&": "amp", "<": "lt", ">": "gt", '"': "quot", "'": "apos"}
 _JSON_SHORT = {
-    '"': '\\"',
-    "\\": "\\\\",
-    "\n": "\\n",
-    "\r": "\\r",
-    "\t": "\\t",
-    "\b": "\\b",
-    "\f": "\\f",
+    '"': '"',
+    "\\": "\\",
+    "/": "/",
+    "\b": "b",
+    "\f": "f",
+    "\n": "n",
+    "\r": "r",
+    "\t": "t",
 }
+_AMPERSAND = r"(?:&|\\u0026)"  # an XML reference's "&", as written or as JSON escapes it
 
 
-@lru_cache(maxsize=4096)  # the session rebuilds its matcher with every token it learns
-def escaped_forms(secret: str) -> frozenset[str]:
-    """``secret`` as written and in every XML and JSON spelling listed in the module docs."""
-    forms = _xml_forms(secret)  # as they are in an XML or plain text
-    for xml in list(forms):
-        for ascii_only, upper, escaped in product((False, True), (False, True), _ESCAPED_ASCII):
-            form = _json_string(xml, ascii_only=ascii_only, upper=upper, escaped=escaped)
-            forms.add(form)
-            forms.add(form.replace("/", "\\/"))
-    return frozenset(forms)
+def spelling_pattern(secret: str) -> str:
+    """A regular expression (text) matching ``secret`` in every spelling in the module docs."""
+    if _PLAIN.fullmatch(secret):
+        return re.escape(secret)
+    return "".join(_char_pattern(ch) for ch in secret)
 
 
 def plain_core(secret: str) -> str:
@@ -58,42 +56,87 @@ def plain_core(secret: str) -> str:
     return max(_PLAIN.findall(secret), key=len, default="")
 
 
-def _xml_forms(secret: str) -> set[str]:
-    base = secret.replace("&", "&amp;").replace("<", "&lt;")
-    forms = {secret}
-    for optional in product(*[((c, c), (c, e)) for c, e in _XML_OPTIONAL if c in secret]):
-        form = base
-        for char, entity in optional:
-            form = form.replace(char, entity)
-        forms.add(form)
-    if not secret.isascii():  # written by an ASCII-encoded serializer: numeric references
-        for pattern in ("&#{};", "&#x{:X};", "&#x{:x};"):
-            forms |= {_numeric(form, pattern) for form in list(forms)}
-    return forms
+@lru_cache(maxsize=1024)
+def _char_pattern(ch: str) -> str:
+    if _PLAIN.fullmatch(ch):
+        return re.escape(ch)
+    references = [f"#0*{ord(ch)};", f"#[xX]0*{_hex_digits(ord(ch))};"]
+    if ch in _NAMED:
+        references.append(_NAMED[ch] + ";")
+    reference = f"{_AMPERSAND}(?:{'|'.join(references)})"
+    # Longest first: a regular expression takes the first alternative that matches, and "&"
+    # alone must not win over "&amp;".
+    spellings = [reference, _json_hex(ch), re.escape(ch)]
+    if ch == '"':  # JSON inside XML: the backslash of \" before the XML reference
+        spellings.insert(0, r"\\" + reference)
+    if ch in _JSON_SHORT:
+        spellings.insert(-1, re.escape("\\" + _JSON_SHORT[ch]))
+    return f"(?:{'|'.join(spellings)})"
 
 
-def _numeric(text: str, pattern: str) -> str:
-    return "".join(ch if ch.isascii() else pattern.format(ord(ch)) for ch in text)
-
-
-def _json_string(text: str, *, ascii_only: bool, upper: bool, escaped: frozenset[str]) -> str:
-    """``text`` inside a JSON string, as one encoder writes it."""
-    out = []
-    for ch in text:
-        if ch in escaped or (ch < " " and ch not in _JSON_SHORT):
-            out.append(_hex(ch, upper))
-        elif ch in _JSON_SHORT:
-            out.append(_JSON_SHORT[ch])
-        elif ascii_only and not ch.isascii():
-            out.append(_hex(ch, upper))
-        else:
-            out.append(ch)
-    return "".join(out)
-
-
-def _hex(ch: str, upper: bool) -> str:
-    units = ch.encode("utf-16-be", "surrogatepass")  # two units for characters beyond U+FFFF
-    digits = "{:04X}" if upper else "{:04x}"
+def _json_hex(ch: str) -> str:
+    """``\\uXXXX`` for ``ch`` in either case (a surrogate pair beyond U+FFFF)."""
+    units = ch.encode("utf-16-be", "surrogatepass")
     return "".join(
-        "\\u" + digits.format(units[i] << 8 | units[i + 1]) for i in range(0, len(units), 2)
+        r"\\u" + _hex_digits(units[i] << 8 | units[i + 1], width=4) for i in range(0, len(units), 2)
     )
+
+
+def _hex_digits(value: int, *, width: int = 1) -> str:
+    return "".join(f"[{d}{d.upper()}]" if d.isalpha() else d for d in f"{value:0{width}x}")
+
+
+MIN_CORE_LENGTH = 4  # a shorter core would match ordinary text too often to be a filter
+
+
+@dataclass(frozen=True)
+class SecretMatcher:
+    """Finds and masks a set of secrets in every spelling; immutable, so threads share one.
+
+    Each secret is looked for with its own regular expression, and only in texts holding its
+    plain core (a substring test), so adding a secret costs the same however many there are.
+
+    >>> m = SecretMatcher.of(["s3cret+key"])
+    >>> m.may_hold("x s3cret\\u002Bkey"), m.mask("x s3cret\\u002Bkey", "***")
+    (True, 'x ***')
+    """
+
+    # (core, pattern) per secret, longest secret first; an empty core: searched everywhere
+    entries: tuple[tuple[str, re.Pattern[str]], ...]
+
+    @classmethod
+    def of(cls, secrets: Iterable[str]) -> SecretMatcher:
+        ordered = sorted(set(secrets), key=lambda s: (-len(s), s))
+        return cls(tuple((_filter(secret), _compiled(secret)) for secret in ordered))
+
+    @property
+    def cores(self) -> tuple[str, ...]:
+        """The substrings that filter texts: a text with none holds no filtered secret."""
+        return tuple(sorted({core for core, _ in self.entries if core}))
+
+    def may_hold(self, text: str) -> bool:
+        """False only when ``text`` surely holds none of the secrets."""
+        return any(core in text if core else pattern.search(text) for core, pattern in self.entries)
+
+    def holds(self, text: str) -> bool:
+        """Whether ``text`` holds one of the secrets, in any spelling."""
+        return any(
+            (not core or core in text) and pattern.search(text) for core, pattern in self.entries
+        )
+
+    def mask(self, text: str, mask: str) -> str:
+        """``text`` with every spelling of every secret replaced by ``mask``."""
+        for core, pattern in self.entries:
+            if not core or core in text:
+                text = pattern.sub(mask, text)
+        return text
+
+
+def _filter(secret: str) -> str:
+    core = plain_core(secret)
+    return core if len(core) >= MIN_CORE_LENGTH else ""
+
+
+@lru_cache(maxsize=4096)  # a session learns tokens one by one: each is compiled once
+def _compiled(secret: str) -> re.Pattern[str]:
+    return re.compile(spelling_pattern(secret))

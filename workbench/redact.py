@@ -26,7 +26,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from workbench.escapes import escaped_forms, plain_core
+from workbench.escapes import SecretMatcher
 
 MASK = "[REDACTED]"
 
@@ -64,7 +64,6 @@ _PATTERNS = re.compile(
 # Values shorter than this are not masked by value: masking "1" everywhere would garble bodies.
 _MIN_SECRET_LENGTH = 4
 _MAX_REMEMBERED = 2048
-_MAX_PROBES = 16
 # Every name in SENSITIVE_FIELDS, lowercased, contains one of these.
 _FIELD_HINTS = ("token", "secret", "password", "assertion", "subscription")
 _FIELD_HINTS_BYTES = tuple(hint.encode() for hint in _FIELD_HINTS)
@@ -77,8 +76,7 @@ class Redactor:
         self._lock = threading.Lock()
         self._fixed = {s for s in secrets if s and len(s) >= _MIN_SECRET_LENGTH}
         self._learned: deque[str] = deque(maxlen=_MAX_REMEMBERED)
-        self._matcher: tuple[re.Pattern[str] | None, tuple[str, ...] | None] = (None, None)
-        self._rebuild()
+        self._matcher: SecretMatcher | None = None  # built on first use after a change
 
     def add(self, value: str | None) -> None:
         """Remember one more value to mask (an access token just issued, say)."""
@@ -88,31 +86,24 @@ class Redactor:
             if value in self._fixed or value in self._learned:
                 return
             self._learned.append(value)
-            self._rebuild()
+            self._matcher = None
 
-    def _rebuild(self) -> None:
-        secrets = self._fixed | set(self._learned)
-        # Every spelling JSON and XML encoders give a secret (a partner may echo it escaped).
-        values = sorted(set().union(*map(escaped_forms, secrets)), key=len, reverse=True)
-        pattern = re.compile("|".join(map(re.escape, values))) if values else None
-        # A few secrets: plain substring tests prove most texts clean far faster than the regex.
-        # A secret's plain core is in all its spellings; a short core is no filter: all of them.
-        probes: set[str] = set()
-        for secret in secrets:
-            core = plain_core(secret)
-            probes |= {core} if len(core) >= _MIN_SECRET_LENGTH else escaped_forms(secret)
-        self._matcher = (pattern, tuple(probes) if len(probes) <= _MAX_PROBES else None)
+    def _secrets(self) -> SecretMatcher:
+        """Every secret in every spelling a JSON or XML encoder gives it (a partner may echo
+        one escaped); rebuilt once after tokens were learned, not once per token."""
+        matcher = self._matcher
+        if matcher is None:
+            with self._lock:
+                if self._matcher is None:
+                    self._matcher = SecretMatcher.of(self._fixed | set(self._learned))
+                matcher = self._matcher
+        return matcher
 
     def text(self, text: str | None) -> str:
         """Mask every known secret, JWT and bearer credential in ``text``."""
         if not text:
             return text or ""
-        pattern, probes = self._matcher
-        if pattern is not None and (probes is None or any(p in text for p in probes)):
-            text = pattern.sub(MASK, text)
-        if "eyJ" in text or "earer " in text:  # every _PATTERNS match holds one of these
-            text = _PATTERNS.sub(MASK, text)
-        return text
+        return _shapes(self._secrets().mask(text, MASK))
 
     def headers(self, headers: Mapping[str, str] | Iterable[tuple[str, str]]) -> dict[str, str]:
         """A plain dict of headers with sensitive ones masked."""
@@ -148,7 +139,7 @@ class Redactor:
                 [(k, MASK if k.lower() in SENSITIVE_FIELDS else v) for k, v in pairs], safe="[]"
             )
         elif kind.endswith("json") or text.lstrip().startswith(("{", "[")):
-            secret = self._may_hold_secret(text)
+            secret = self._secrets().holds(text)
             if secret or _may_name_field(text):
                 # Re-serialise only when a field or a secret must go, so recorded bodies stay
                 # byte-faithful; value by value, so a secret "true" cannot break the syntax.
@@ -160,13 +151,9 @@ class Redactor:
                     masked = self.data(decoded)  # every string through text() already
                     if masked != decoded:
                         return json.dumps(masked, ensure_ascii=False)
+            if not secret:
+                return _shapes(text)  # already proved free of secrets
         return self.text(text)
-
-    def _may_hold_secret(self, text: str) -> bool:
-        pattern, probes = self._matcher
-        if pattern is None:
-            return False
-        return probes is None or any(p in text for p in probes)
 
     def data(self, value: Any) -> Any:
         """A copy of decoded JSON with sensitive fields and secret values masked (recursively).
@@ -189,6 +176,13 @@ class Redactor:
             return value
         shown = json.dumps(value)  # a number: masked whole when its digits spell a secret
         return value if self.text(shown) == shown else MASK
+
+
+def _shapes(text: str) -> str:
+    """``text`` with JWTs and bearer credentials masked, by shape."""
+    if "eyJ" in text or "earer " in text:  # every _PATTERNS match holds one of these
+        return _PATTERNS.sub(MASK, text)
+    return text
 
 
 def _may_name_field(text: str) -> bool:
@@ -214,6 +208,8 @@ def searchable(text: str) -> bytes:
     A needle is found in the bytes exactly when it is found in ``text``, as long as it is
     encoded the same way (:func:`is_latin1` says which way it was).
     """
+    if text.isascii():  # known without a scan
+        return text.encode("ascii")
     try:
         return text.encode("latin-1")
     except UnicodeEncodeError:

@@ -26,12 +26,11 @@ import threading
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from workbench.escapes import escaped_forms, plain_core
+from workbench.escapes import SecretMatcher
 from workbench.redact import MASK, SENSITIVE_FIELDS, SENSITIVE_HEADERS, is_latin1, searchable
 from workbench.store.values import dumps
 
 _MIN_SECRET_LENGTH = 4
-_MIN_CORE_LENGTH = 8  # shorter cores would match ordinary text too often
 # What clean() looks for besides the secrets: JWT and bearer shapes (case as written), and in
 # the lowercased text the hints of SENSITIVE_FIELDS (every name there contains one of them).
 _SHAPES = (b"eyJ", b"earer")
@@ -43,18 +42,25 @@ _FORM_FIELD = re.compile(
 )
 
 
+def _state_of(secrets: Iterable[str]) -> tuple[SecretMatcher, tuple[bytes, ...]]:
+    """The secrets' matcher, and what clean() searches the text's bytes for: the JWT and
+    bearer shapes and each secret's plain core (ASCII: the same bytes in Latin-1 and UTF-8)."""
+    matcher = SecretMatcher.of(secrets)
+    return matcher, _SHAPES + tuple(core.encode("ascii") for core in matcher.cores)
+
+
+def _unfiltered(matcher: SecretMatcher, text: str) -> bool:
+    """Whether a secret with no core to search for (too short) is in ``text``."""
+    return any(not core and pattern.search(text) for core, pattern in matcher.entries)
+
+
 class Scrubber:
     """Masks secrets in text, JSON data, headers and URLs. Thread-safe."""
 
     def __init__(self, secrets: Iterable[str] = ()) -> None:
         self._lock = threading.Lock()
-        self._secrets: frozenset[str] = frozenset()
-        self._forms: tuple[str, ...] = ()  # every secret as written and escaped, longest first
-        # Searched in the text's bytes (redact.searchable): its Latin-1 when it has one, else
-        # its UTF-8. Forms that Latin-1 cannot encode cannot occur in a Latin-1 text.
-        self._needles: tuple[tuple[bytes, ...], tuple[bytes, ...]] = (_SHAPES, _SHAPES)
-        for secret in secrets:
-            self.add(secret)
+        self._secrets = frozenset(s for s in secrets if s and len(s) >= _MIN_SECRET_LENGTH)
+        self._state = _state_of(self._secrets)
 
     def add(self, secret: str | None) -> None:
         """Mask ``secret`` from now on (values shorter than 4 characters are ignored)."""
@@ -63,31 +69,18 @@ class Scrubber:
         with self._lock:
             if secret not in self._secrets:
                 self._secrets |= {secret}
-                spelled = escaped_forms(secret)
-                forms = {*self._forms, *spelled}
-                self._forms = tuple(sorted(forms, key=len, reverse=True))  # longest masked first
-                # One needle per secret when its plain core is long enough to be rare: every
-                # spelling contains the core. Else every spelling is a needle.
-                core = plain_core(secret)
-                found = {core} if len(core) >= _MIN_CORE_LENGTH else spelled
-                latin1, utf8 = self._needles
-                # Swapped whole: clean() never sees a needle list without its forms.
-                self._needles = (
-                    latin1 + tuple(f.encode("latin-1") for f in found if _fits_latin1(f)),
-                    utf8 + tuple(f.encode("utf-8", "surrogatepass") for f in found),
-                )
+                self._state = _state_of(self._secrets)  # swapped whole: readers see one state
 
     def text(self, text: str | None) -> str | None:
         """``text`` with secrets, JWTs, bearer credentials and sensitive fields masked."""
         if not text or self.clean(text):
             return text
-        forms = self._forms
-        if any(form in text for form in forms):
+        secrets = self._state[0]
+        if secrets.holds(text):
             masked = self._json_text(text)
             if masked is not None:
                 return masked
-        for form in forms:  # longest first
-            text = text.replace(form, MASK)
+            text = secrets.mask(text, MASK)
         if "eyJ" in text:
             text = _JWT.sub(MASK, text)
         if "earer" in text:
@@ -111,13 +104,13 @@ class Scrubber:
 
         False means "maybe": :meth:`text` then runs its full masking.
         """
-        latin1, utf8 = self._needles  # swapped whole by add(): never seen half-built
+        secrets, needles = self._state
         data = searchable(text)
-        if not is_latin1(data, text):
-            if "\u212a" in text or "\u0130" in text:  # they lowercase to ASCII letters: k, i
-                return False
-            latin1 = utf8
-        if any(map(data.__contains__, latin1)):
+        if not is_latin1(data, text) and ("\u212a" in text or "\u0130" in text):
+            return False  # they lowercase to ASCII letters (k, i): the hints below would miss
+        if any(map(data.__contains__, needles)):
+            return False
+        if _unfiltered(secrets, text):
             return False
         # ASCII-only lowercasing: the hints are ASCII, and no other character than the two
         # above lowercases to an ASCII letter.
@@ -192,14 +185,6 @@ def headers_text(headers: Mapping[str, str] | Iterable[tuple[str, str]] | None) 
             for name, value in items
         }
     )
-
-
-def _fits_latin1(text: str) -> bool:
-    try:
-        text.encode("latin-1")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def _fields(text: str) -> str:
