@@ -50,17 +50,20 @@ class Connection:
         except OSError as exc:
             raise StoreError(f"Cannot create the folder of {self.path}: {exc}.") from exc
         with self.translated():
-            self.conn = sqlite3.connect(
-                str(self.path),
-                timeout=busy_timeout_s,
-                isolation_level=None,  # we issue BEGIN/COMMIT ourselves
-                check_same_thread=False,  # threads share it under self.lock
-            )
-            self.conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_s * 1000)}")
-            self.conn.execute("PRAGMA foreign_keys = ON")
-            self._use_wal()
-            self.conn.execute("PRAGMA synchronous = NORMAL")
-            self.conn.execute(f"PRAGMA wal_autocheckpoint = {WAL_CHECKPOINT_PAGES}")
+            self._open()
+
+    def _open(self) -> None:
+        self.conn = sqlite3.connect(
+            str(self.path),
+            timeout=self.busy_timeout_s,
+            isolation_level=None,  # we issue BEGIN/COMMIT ourselves
+            check_same_thread=False,  # threads share it under self.lock
+        )
+        self.conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_s * 1000)}")
+        self.conn.execute("PRAGMA foreign_keys = ON")
+        self._use_wal()
+        self.conn.execute("PRAGMA synchronous = NORMAL")
+        self.conn.execute(f"PRAGMA wal_autocheckpoint = {WAL_CHECKPOINT_PAGES}")
 
     def _use_wal(self) -> None:
         # Two programs opening a brand-new file at once race to switch it to WAL, and SQLite
@@ -96,23 +99,30 @@ class Connection:
                 try:
                     yield self.conn
                 except BaseException:
-                    self.known_columns.clear()  # an ALTER TABLE of this transaction is undone
-                    if self.conn.in_transaction:
-                        self.conn.execute("ROLLBACK")
+                    self._abandon()  # an ALTER TABLE of this transaction is undone too
                     raise
                 try:
                     self.conn.execute("COMMIT")
                 except BaseException:
                     # A failed COMMIT (disk full, I/O error) may leave the transaction open; the
                     # next write would join it and never commit. Undo it instead.
-                    self.known_columns.clear()
-                    if self.conn.in_transaction:
-                        with suppress(sqlite3.Error):
-                            self.conn.execute("ROLLBACK")
+                    self._abandon()
                     raise
             finally:
-                if durable:
+                if durable and not self.conn.in_transaction:
                     self.conn.execute("PRAGMA synchronous = NORMAL")
+
+    def _abandon(self) -> None:
+        """Roll back the open transaction; when even that fails, close the connection (which
+        rolls it back) and open a new one, so that no later write joins it."""
+        self.known_columns.clear()
+        if self.conn.in_transaction:
+            with suppress(sqlite3.Error):
+                self.conn.execute("ROLLBACK")
+        if self.conn.in_transaction:
+            with suppress(sqlite3.Error):
+                self.conn.close()
+            self._open()
 
     def insert(self, sql: str, params: Sequence[Any]) -> int:
         """One INSERT, its own transaction (or part of the caller's); the new row's id.
