@@ -248,8 +248,10 @@ def _pull_verdict(status: str | None, *, allow_partial: bool) -> int:
             "Exit 1: the pull was partial (failed items are retried by the next pull); "
             "--allow-partial accepts a partial pull."
         )
-    else:
+    elif status == "failed":
         _warn(f"Exit 1: the pull failed: {PULL_FAILED} (--allow-partial does not accept it).")
+    else:  # it raised: its error is printed above
+        _warn("Exit 1: the pull stopped on the error above (--allow-partial does not accept it).")
     return 1
 
 
@@ -309,7 +311,7 @@ def _report_db(
     *, profile: str | None, db: str | None, config: str | None, no_pull: bool
 ) -> tuple[str, str | None]:
     """The database to report on, and the status of the pull into it first (None with
-    ``no_pull``; then the database must exist). A pull that raised is "failed": the report
+    ``no_pull``; then the database must exist). A pull that raised is "stopped": the report
     still runs on what was stored before."""
     from workbench.client import connect
     from workbench.config import load_profile
@@ -329,7 +331,7 @@ def _report_db(
             raise
         except WorkbenchError as exc:
             _warn(f"The pull failed ({type(exc).__name__}: {exc}).")
-            return w.db, "failed"
+            return w.db, "stopped"
         typer.echo(str(summary))
         if summary.status != "ok":
             _warn(f"The pull was {summary.status}: the report uses what is stored.")

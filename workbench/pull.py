@@ -6,7 +6,8 @@
 Incremental: details are fetched only for ids the store does not hold yet (or whose last fetch
 failed), so a pull with no partner change makes only the list and event calls. Each detail's
 document is parsed once, here, and lands in the entity tables with its child records. A detail
-that fails is recorded and retried by the next pull; the run is then ``partial``.
+that fails is recorded and retried by the next pull; the run is then ``partial``. A pull that
+could read no list and no event feed at all (an outage, a revoked credential) is ``failed``.
 """
 
 from __future__ import annotations
@@ -168,7 +169,11 @@ def pull(
         # Nothing read at all (every list and feed failed: an outage, a revoked credential) is
         # a failed run, which --allow-partial does not accept; some of it is partial.
         summary.status = (
-            "failed" if all(errors) else "partial" if summary.failures or any(errors) else "ok"
+            "failed"
+            if errors and all(errors)
+            else "partial"
+            if summary.failures or any(errors)
+            else "ok"
         )
         summary.elapsed_s = time.perf_counter() - started
         store.finish_run(run_id, status=summary.status, summary=summary.as_dict())

@@ -20,6 +20,7 @@ from typer.testing import CliRunner
 
 from tests.report.test_runner import SUMMARY_CELL, outputs_text, remote_references, write_notebook
 from workbench.cli import app
+from workbench.cli_report import _pull_verdict
 from workbench.sandbox import Sandbox
 from workbench.store import Store
 
@@ -333,3 +334,22 @@ def test_workbench_troubleshoot_end_to_end_on_a_sandbox(tmp_path, sandbox: Sandb
     assert request_id in html.read_text(encoding="utf-8")
     assert zip_path.parent == tmp_path / "data" / "bundles" and zip_path.suffix == ".zip"
     assert list((tmp_path / "data" / "bundles").glob("*.zip")) == [zip_path]
+
+
+@pytest.mark.parametrize(
+    ("status", "allow_partial", "code", "says"),
+    [
+        ("ok", False, 0, ""),
+        (None, False, 0, ""),
+        ("partial", True, 0, ""),
+        ("partial", False, 1, "--allow-partial accepts a partial pull"),
+        ("failed", True, 1, "no list or event feed could be read"),
+        ("stopped", True, 1, "the pull stopped on the error above"),
+    ],
+)
+def test_the_pull_verdict_names_what_happened(status, allow_partial, code, says, capsys):
+    assert _pull_verdict(status, allow_partial=allow_partial) == code
+    err = capsys.readouterr().err
+    assert (says in err) if says else err == ""
+    if status == "stopped":  # a pull that raised (a lock, a full disk) is not the partner's fault
+        assert "partner" not in err
