@@ -10,6 +10,8 @@ from pathlib import Path
 from xml.sax.saxutils import quoteattr
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from lxml import etree
 
 from tests.store.helpers import exchange
@@ -25,7 +27,12 @@ def _dotnet(text: str) -> str:
     """System.Text.Json's default spelling, written out by hand as an independent oracle."""
     table = {c: f"\\u{ord(c):04X}" for c in "<>&'\"+`"}
     table["\\"] = "\\\\"
-    return "".join(table.get(c, c if c.isascii() else f"\\u{ord(c):04X}") for c in text)
+    return "".join(table.get(c, c if " " <= c < "\x7f" else _utf16_escapes(c)) for c in text)
+
+
+def _utf16_escapes(c: str) -> str:
+    units = c.encode("utf-16-be", "surrogatepass")
+    return "".join(f"\\u{int.from_bytes(units[i : i + 2]):04X}" for i in range(0, len(units), 2))
 
 
 def _spellings(secret: str) -> dict[str, str]:
@@ -129,3 +136,28 @@ def test_a_body_without_secrets_is_recorded_byte_for_byte() -> None:
     body = '{"access_token":"[REDACTED]",  "expires_in":3600, "x": "caf\\u00e9"}'
     assert Redactor(["zq-secret-1"]).body(body, "application/json") == body
     assert Scrubber(["zq-secret-1"]).text(body) == body
+
+
+_ALPHABET = "aZ09_.~-\"'<>&+/=\\`\t\n\x7f\x01éÿ€😀 "
+_ENCODERS = {
+    "as written": lambda s: s,
+    "python ascii": lambda s: json.dumps(s)[1:-1],
+    "python utf-8": lambda s: json.dumps(s, ensure_ascii=False)[1:-1],
+    ".NET": _dotnet,
+    "PHP": lambda s: json.dumps(s)[1:-1].replace("/", "\\/"),
+    "html.escape": lambda s: __import__("html").escape(s),
+    "saxutils attribute": lambda s: quoteattr(s)[1:-1],
+    "XML in .NET JSON": lambda s: _dotnet(__import__("html").escape(s, quote=False)),
+}
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    secret=st.text(alphabet=_ALPHABET, min_size=4, max_size=16).filter(lambda s: s.strip()),
+    encoder=st.sampled_from(sorted(_ENCODERS)),
+)
+def test_any_secret_in_any_encoder_is_masked(secret: str, encoder: str) -> None:
+    spelled = _ENCODERS[encoder](secret)
+    text = f"[[ {spelled} ]]"
+    for masked in (Redactor([secret]).text(text), Scrubber([secret]).text(text)):
+        assert masked == f"[[ {MASK} ]]", (secret, encoder, masked)
