@@ -250,3 +250,32 @@ def test_documents_are_validated_when_schemas_are_configured(connected, xsd_dir,
     assert set(statuses) == {"valid", "invalid"}
     assert rows["parse_error"].notna().sum() >= 1  # the malformed ones, kept with the reason
     assert len(rows) == 30
+
+
+def test_a_detail_that_cannot_be_processed_fails_alone_and_is_retried(connected):
+    sb, w = connected(initial_requests=6, initial_transcripts=2)
+    broken = sb.pending_request_ids()[2]
+    prepare = w.store.prepare_detail
+
+    def failing_for_one(list_name, item_id, **values):  # a bug that hits one document only
+        if item_id == broken:
+            raise RuntimeError("cannot lay this one out")
+        return prepare(list_name, item_id, **values)
+
+    w.store.prepare_detail = failing_for_one
+    summary = w.pull(progress=False)
+    assert summary.status == "partial"
+    assert summary.failures == [
+        {
+            "list": "supplier_requests",
+            "id": broken,
+            "error": "RuntimeError: cannot lay this one out",
+        }
+    ]
+    assert summary.lists["supplier_requests"].details_fetched == 5
+    del w.store.prepare_detail
+    again = w.pull(progress=False)
+    assert again.status == "ok" and again.lists["supplier_requests"].details_fetched == 1
+    assert broken in _ids(
+        w, "transcript_requests", "request_id", where="detail_call_id IS NOT NULL"
+    )
