@@ -5,8 +5,8 @@
 
 Incremental: details are fetched only for ids the store does not hold yet (or whose last fetch
 failed), so a pull with no partner change makes only the list and event calls. Details are
-fetched on ``concurrency`` threads and parsed, once, on one more (``_Processor``), then land in
-the entity tables with their child records, a group per transaction (``_GroupWriter``). A detail
+fetched on ``concurrency`` threads and parsed, once, on one more, then land in the entity tables
+with their child records, a group per transaction (:mod:`workbench.pull_details`). A detail
 that fails is recorded and retried by the next pull; the run is then ``partial``. A pull that
 could read no list and no event feed at all (an outage, a revoked credential) is ``failed``.
 """
@@ -14,28 +14,23 @@ could read no list and no event feed at all (an outage, a revoked credential) is
 from __future__ import annotations
 
 import json
-import queue
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from workbench import spec
 from workbench.api.batch import fetch_all
-from workbench.api.documents import split_pescxml
 from workbench.api.frames import records_of
 from workbench.api.ids import request_path
-from workbench.errors import PescError, WorkbenchError
+from workbench.errors import WorkbenchError
+from workbench.pull_details import DetailProcessor, GroupWriter
 
 if TYPE_CHECKING:
     from workbench.client import Workbench
     from workbench.store import Store
 
 PEEK_COUNT = 100  # the most the domestic interface hands out at once (DESIGN §3)
-GROUP_SIZE = 50  # details written per transaction (see _GroupWriter)
-GROUP_S = 0.1  # ... or fewer, when this many seconds have passed since the last group
 
 
 @dataclass(frozen=True)
@@ -234,8 +229,10 @@ def _fetch_details(
 ) -> int:
     """Fetch details concurrently, parse and store them on one thread; the number stored."""
     session = w.session
-    writer = _GroupWriter(store)
-    processor = _Processor(store, source, dates, writer, backlog=2 * w.profile.concurrency)
+    writer = GroupWriter(store)
+    processor = DetailProcessor(
+        store, source.list_name, dates, writer, backlog=2 * w.profile.concurrency
+    )
     operation = f"{source.operation}.pull_detail"
 
     def one(request_id: str) -> list[dict[str, Any]]:
@@ -270,148 +267,6 @@ def _fetch_details(
         else:
             stored += 1
     return stored
-
-
-class _Processor:
-    """Parses and prepares fetched details on one thread of its own, while the fetching threads
-    only wait for the partner: parsing and preparing are CPU work, which threads cannot share
-    (the GIL), and one thread does them with fewer hand-overs than eight. A bounded backlog
-    holds fetchers back when the processing falls behind, so memory stays flat.
-
-    A detail it cannot process fails alone (in ``writer.failed``), like one the store refuses.
-    """
-
-    _DONE = None
-
-    def __init__(
-        self,
-        store: Store,
-        source: _Source,
-        dates: dict[str, Any],
-        writer: _GroupWriter,
-        *,
-        backlog: int,
-    ) -> None:
-        self._store, self._source, self._dates, self._writer = store, source, dates, writer
-        self._queue: queue.Queue[tuple[str, dict[str, Any], Any] | None] = queue.Queue(backlog)
-        self._thread = threading.Thread(target=self._run, name="wb-details", daemon=True)
-        self._thread.start()
-
-    def put(self, request_id: str, detail: dict[str, Any], call_id: Any) -> None:
-        self._queue.put((request_id, detail, call_id))
-
-    def close(self) -> None:
-        """Process what is queued, then stop."""
-        self._queue.put(self._DONE)
-        self._thread.join()
-
-    def _run(self) -> None:
-        while (job := self._queue.get()) is not self._DONE:
-            request_id, detail, call_id = job
-            try:
-                self._writer.add(request_id, self._prepare(request_id, detail, call_id))
-            except Exception as exc:  # one bad detail must not stop the others
-                self._writer.fail(request_id, exc)
-
-    def _prepare(self, request_id: str, detail: dict[str, Any], call_id: Any) -> Any:
-        value, fields = split_pescxml(detail)
-        flat, children, parse_error, validation = _parse(value)
-        return self._store.prepare_detail(
-            self._source.list_name,
-            request_id,
-            request_date=fields.get("RequestDate", self._dates.get(request_id)),
-            seen_at=datetime.now(UTC),
-            detail=detail,
-            flat=flat,
-            children=children,
-            call_id=call_id,
-            parse_error=parse_error,
-            validation=validation,
-        )
-
-
-class _GroupWriter:
-    """Writes the details of a pull in groups: one transaction per ``GROUP_SIZE`` details or
-    ``GROUP_S`` seconds, instead of one each.
-
-    Only the detail upserts are grouped; each call is still recorded in its own transaction as
-    it happens. A crash (``kill -9``) can then lose at most the last group's upserts, whose calls
-    are recorded: those ids have no stored detail, so the next pull fetches them again (the
-    same window exists between a call's record and its upsert anyway). A group the store
-    refuses is retried item by item, so one bad detail fails alone, as before.
-    """
-
-    def __init__(self, store: Store) -> None:
-        self._store = store
-        self._lock = threading.Lock()
-        self._pending: list[tuple[str, Any]] = []
-        self._since = time.monotonic()
-        self.failed: dict[str, str] = {}  # id -> error, for details the store refused
-
-    def add(self, item_id: str, prepared: Any) -> None:
-        with self._lock:
-            self._pending.append((item_id, prepared))
-            if len(self._pending) < GROUP_SIZE and time.monotonic() - self._since < GROUP_S:
-                return
-            group = self._take()
-        self._write(group)
-
-    def flush(self) -> None:
-        with self._lock:
-            group = self._take()
-        self._write(group)
-
-    def _take(self) -> list[tuple[str, Any]]:
-        group, self._pending = self._pending, []
-        self._since = time.monotonic()
-        return group
-
-    def _write(self, group: list[tuple[str, Any]]) -> None:
-        if not group:
-            return
-        if len(group) > 1:
-            try:
-                self._store.write_details([p for _, p in group])
-                return
-            except WorkbenchError:
-                pass  # retried one by one below
-        for item_id, prepared in group:  # find the one(s) the store refused
-            try:
-                self._store.write_details([prepared])
-            except WorkbenchError as exc:
-                self.fail(item_id, exc)
-
-    def fail(self, item_id: str, exc: BaseException) -> None:
-        with self._lock:
-            self.failed[item_id] = f"{type(exc).__name__}: {exc}"
-
-
-Parsed = tuple[dict[str, Any] | None, dict[str, Any] | None, str | None, dict[str, Any] | None]
-
-
-def _parse(value: str | None) -> Parsed:
-    """A document parsed once: its flat record, child records, parse error and validation.
-
-    Validation runs against ``WORKBENCH_PESC_SCHEMAS`` when set ("not validated" otherwise); it
-    reports, it never keeps a document out of the store.
-    """
-    if not value:
-        return None, None, "no PESCXML in the answer", None
-    from workbench import pesc
-
-    try:
-        document = pesc.parse(value)
-        flat, children = pesc.flatten(document), pesc.records(document)
-    except PescError as exc:
-        return None, None, f"{exc.reason}: {exc}", {"status": "invalid", "note": "not parsed"}
-    result = pesc.validate(document)
-    validation = {
-        "status": result.status,
-        "schema": result.schema,
-        "note": result.note,
-        "errors": [str(e) for e in result.errors[:20]],
-    }
-    return flat, children, None, validation
 
 
 def _pull_events(store: Store, run_id: int, list_name: str, fetch: Callable[[], Any]) -> ListResult:
