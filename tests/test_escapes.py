@@ -151,13 +151,13 @@ _ENCODERS = {
 }
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300, deadline=None, derandomize=True)  # the same 300 on every run
 @given(
     secret=st.text(alphabet=_ALPHABET, min_size=4, max_size=16).filter(lambda s: s.strip()),
     encoder=st.sampled_from(sorted(_ENCODERS)),
 )
 def test_any_secret_in_any_encoder_is_masked(secret: str, encoder: str) -> None:
     spelled = _ENCODERS[encoder](secret)
-    text = f"[[ {spelled} ]]"
+    text = f"<< {spelled} >>"  # not JSON: a JSON text is masked value by value instead
     for masked in (Redactor([secret]).text(text), Scrubber([secret]).text(text)):
-        assert masked == f"[[ {MASK} ]]", (secret, encoder, masked)
+        assert masked == f"<< {MASK} >>", (secret, encoder, masked)
