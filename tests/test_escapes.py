@@ -78,15 +78,15 @@ def test_the_oracle_spellings_differ_from_the_secret() -> None:
 def test_every_spelling_is_matched(name: str) -> None:
     assert re.fullmatch(spelling_pattern(SECRET), SPELLINGS[name])
     assert plain_core(SECRET) in SPELLINGS[name]  # the core filter never misses a spelling
-    assert SecretMatcher.of([SECRET]).may_hold(f"... {SPELLINGS[name]} ...")
+    assert SecretMatcher.of([SECRET]).holds(f"... {SPELLINGS[name]} ...")
 
 
 def test_a_secret_with_no_core_to_search_is_still_found() -> None:
     matcher = SecretMatcher.of(["+/=&"])
     assert matcher.cores == ()  # searched for everywhere with its regular expression
     text = 'x "\\u002B\\/\\u003d&amp;" y'
-    assert matcher.may_hold(text) and matcher.mask(text, MASK) == f'x "{MASK}" y'
-    assert not matcher.may_hold("x + / = & y")
+    assert matcher.unfiltered_in(text) and matcher.mask(text, MASK) == f'x "{MASK}" y'
+    assert not matcher.holds("x + / = & y")
 
 
 @pytest.mark.parametrize("name", sorted(SPELLINGS))

@@ -23,6 +23,7 @@ PULL_FAILED = (
     "no list or event feed could be read; check the partner's status and the credentials "
     "(workbench doctor)"
 )
+
 app = typer.Typer(
     help="Pull, store, reconcile and troubleshoot partner data.",
     no_args_is_help=True,

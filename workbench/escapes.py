@@ -97,7 +97,7 @@ class SecretMatcher:
     plain core (a substring test), so adding a secret costs the same however many there are.
 
     >>> m = SecretMatcher.of(["s3cret+key"])
-    >>> m.may_hold("x s3cret\\u002Bkey"), m.mask("x s3cret\\u002Bkey", "***")
+    >>> m.holds("x s3cret\\u002Bkey"), m.mask("x s3cret\\u002Bkey", "***")
     (True, 'x ***')
     """
 
@@ -114,9 +114,9 @@ class SecretMatcher:
         """The substrings that filter texts: a text with none holds no filtered secret."""
         return tuple(sorted({core for core, _ in self.entries if core}))
 
-    def may_hold(self, text: str) -> bool:
-        """False only when ``text`` surely holds none of the secrets."""
-        return any(core in text if core else pattern.search(text) for core, pattern in self.entries)
+    def unfiltered_in(self, text: str) -> bool:
+        """Whether a secret whose core is too short to filter by is in ``text``."""
+        return any(not core and pattern.search(text) for core, pattern in self.entries)
 
     def holds(self, text: str) -> bool:
         """Whether ``text`` holds one of the secrets, in any spelling."""

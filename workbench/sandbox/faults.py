@@ -117,21 +117,23 @@ def _answer_after(send: Send, deadline: float) -> Send:
 
     async def delayed(message: Message) -> None:
         if message["type"] == "http.response.start":
-            wait = deadline - asyncio.get_running_loop().time()
-            if wait > 0:
-                await asyncio.sleep(wait)
+            await _until(deadline)
         await send(message)
 
     delayed.deadline = deadline  # type: ignore[attr-defined]  # for _drop
     return delayed
 
 
+async def _until(deadline: float) -> None:
+    wait = deadline - asyncio.get_running_loop().time()
+    if wait > 0:
+        await asyncio.sleep(wait)
+
+
 async def _drop(scope: Scope, send: Send) -> None:
     deadline = getattr(send, "deadline", None)
     if deadline is not None:  # a dropped connection also takes the latency to notice
-        wait = deadline - asyncio.get_running_loop().time()
-        if wait > 0:
-            await asyncio.sleep(wait)
+        await _until(deadline)
     transport = scope.get(TRANSPORT_KEY)
     if transport is None:  # not under uvicorn: the nearest thing is an exception
         raise ConnectionAbortedError("sandbox fault: connection dropped")

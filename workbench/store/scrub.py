@@ -49,11 +49,6 @@ def _state_of(secrets: Iterable[str]) -> tuple[SecretMatcher, tuple[bytes, ...]]
     return matcher, _SHAPES + tuple(core.encode("ascii") for core in matcher.cores)
 
 
-def _unfiltered(matcher: SecretMatcher, text: str) -> bool:
-    """Whether a secret with no core to search for (too short) is in ``text``."""
-    return any(not core and pattern.search(text) for core, pattern in matcher.entries)
-
-
 class Scrubber:
     """Masks secrets in text, JSON data, headers and URLs. Thread-safe."""
 
@@ -110,7 +105,7 @@ class Scrubber:
             return False  # they lowercase to ASCII letters (k, i): the hints below would miss
         if any(map(data.__contains__, needles)):
             return False
-        if _unfiltered(secrets, text):
+        if secrets.unfiltered_in(text):
             return False
         # ASCII-only lowercasing: the hints are ASCII, and no other character than the two
         # above lowercases to an ASCII letter.
