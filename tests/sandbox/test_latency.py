@@ -80,7 +80,8 @@ def test_latency_is_a_lower_bound_over_http(sandbox):
     sandbox.set_faults(latency_ms=120)
     started = time.perf_counter()
     httpx.get(f"{sandbox.gateway_url}/nowhere")  # a 404 takes the latency too
-    assert time.perf_counter() - started >= 0.12  # a lower bound, never flaky
+    # A lower bound, never flaky: uvloop's timers may fire up to half a millisecond early.
+    assert time.perf_counter() - started >= 0.119
 
 
 def test_warm_generates_every_open_document_once(sandbox_factory):
