@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from workbench.api.documents import split_pescxml
-from workbench.errors import PescError, WorkbenchError
+from workbench.errors import PescError
 
 if TYPE_CHECKING:
     from workbench.store import Store
@@ -64,9 +64,11 @@ class DetailProcessor:
         while (job := self._queue.get()) is not self._DONE:
             request_id, detail, call_id = job
             try:
-                self._writer.add(request_id, self._prepare(request_id, detail, call_id))
+                prepared = self._prepare(request_id, detail, call_id)
             except Exception as exc:  # one bad detail must not stop the others
                 self._writer.fail(request_id, exc)
+            else:
+                self._writer.add(request_id, prepared)  # which records what it cannot write
 
     def _prepare(self, request_id: str, detail: dict[str, Any], call_id: Any) -> Any:
         value, fields = split_pescxml(detail)
@@ -90,10 +92,8 @@ class GroupWriter:
     ``GROUP_S`` seconds, instead of one each.
 
     Only the detail upserts are grouped; each call is still recorded in its own transaction as
-    it happens. A crash (``kill -9``) can then lose at most the last group's upserts, whose calls
-    are recorded: those ids have no stored detail, so the next pull fetches them again (the
-    same window exists between a call's record and its upsert anyway). A group the store
-    refuses is retried item by item, so one bad detail fails alone, as before.
+    it happens. A group that fails is retried item by item, so one bad detail fails alone, in
+    ``failed``, and is never counted as stored.
     """
 
     def __init__(self, store: Store) -> None:
@@ -101,7 +101,7 @@ class GroupWriter:
         self._lock = threading.Lock()
         self._pending: list[tuple[str, Any]] = []
         self._since = time.monotonic()
-        self.failed: dict[str, str] = {}  # id -> error, for details the store refused
+        self.failed: dict[str, str] = {}  # id -> error, for details not processed or written
 
     def add(self, item_id: str, prepared: Any) -> None:
         with self._lock:
@@ -128,12 +128,12 @@ class GroupWriter:
             try:
                 self._store.write_details([p for _, p in group])
                 return
-            except WorkbenchError:
-                pass  # retried one by one below
-        for item_id, prepared in group:  # find the one(s) the store refused
+            except Exception:  # noqa: S110  retried one by one below, failures recorded there
+                pass
+        for item_id, prepared in group:  # find the one(s) that cannot be written
             try:
                 self._store.write_details([prepared])
-            except WorkbenchError as exc:
+            except Exception as exc:
                 self.fail(item_id, exc)
 
     def fail(self, item_id: str, exc: BaseException) -> None:

@@ -279,3 +279,23 @@ def test_a_detail_that_cannot_be_processed_fails_alone_and_is_retried(connected)
     assert broken in _ids(
         w, "transcript_requests", "request_id", where="detail_call_id IS NOT NULL"
     )
+
+
+def test_a_detail_that_cannot_be_written_is_never_counted_as_stored(connected):
+    sb, w = connected(initial_requests=6, initial_transcripts=2)
+    broken = sb.pending_request_ids()[3]
+    write = w.store.write_details
+
+    def refusing_one(prepared):  # any failure of a write, not only the store's own errors
+        prepared = list(prepared)
+        if any(p.item_id == broken for p in prepared):
+            raise RuntimeError("the write failed")
+        return write(prepared)
+
+    w.store.write_details = refusing_one
+    summary = w.pull(progress=False)
+    assert summary.status == "partial"
+    assert [f["id"] for f in summary.failures] == [broken]
+    stored = _ids(w, "transcript_requests", "request_id", where="detail_call_id IS NOT NULL")
+    assert summary.lists["supplier_requests"].details_fetched == len(stored) == 5
+    assert broken not in stored
