@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from urllib.parse import quote, quote_plus, urlencode
 from xml.sax.saxutils import quoteattr
 
 import pytest
@@ -35,6 +36,10 @@ def _utf16_escapes(c: str) -> str:
     return "".join(f"\\u{int.from_bytes(units[i : i + 2]):04X}" for i in range(0, len(units), 2))
 
 
+def _lower_hex(text: str) -> str:
+    return re.sub("%[0-9A-F]{2}", lambda m: m[0].lower(), text)
+
+
 def _spellings(secret: str) -> dict[str, str]:
     """The secret as other encoders write it, each made without escapes.py."""
     element = etree.Element("x")
@@ -58,6 +63,9 @@ def _spellings(secret: str) -> dict[str, str]:
         .replace("'", "&#39;")
         .replace('"', "&#34;"),
         "html.escape (&#x27;)": __import__("html").escape(secret),
+        "urlencode (a form)": urlencode({"client_secret": secret}).split("=", 1)[1],
+        "quote, lower-case hex": _lower_hex(quote(secret, safe="")),
+        "a form inside .NET JSON": _dotnet(quote_plus(secret)),
         "JSON inside XML (\\&quot;)": json.dumps(secret)[1:-1]
         .replace("&", "&amp;")
         .replace("<", "&lt;")
@@ -148,6 +156,12 @@ _ENCODERS = {
     "html.escape": lambda s: __import__("html").escape(s),
     "saxutils attribute": lambda s: quoteattr(s)[1:-1],
     "XML in .NET JSON": lambda s: _dotnet(__import__("html").escape(s, quote=False)),
+    "quote": lambda s: quote(s, safe=""),
+    "quote, lower-case hex": lambda s: _lower_hex(quote(s)),
+    "quote_plus": quote_plus,
+    "urlencode": lambda s: urlencode({"client_secret": s}).split("=", 1)[1],
+    "form in .NET JSON": lambda s: _dotnet(quote_plus(s)),
+    "form in XML": lambda s: __import__("html").escape(urlencode({"k": s})[2:]),
 }
 
 
@@ -161,3 +175,17 @@ def test_any_secret_in_any_encoder_is_masked(secret: str, encoder: str) -> None:
     text = f"<< {spelled} >>"  # not JSON: a JSON text is masked value by value instead
     for masked in (Redactor([secret]).text(text), Scrubber([secret]).text(text)):
         assert masked == f"<< {MASK} >>", (secret, encoder, masked)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        f"https://partner.example/a?note={quote_plus(SECRET)}&id=1",
+        f"https://partner.example/a?note={_lower_hex(quote(SECRET, safe=''))}",
+        f"https://partner.example/a/{quote(SECRET, safe='')}/b",
+    ],
+)
+def test_a_url_holding_a_secret_percent_encoded_is_masked(url: str) -> None:
+    masked = Redactor([SECRET]).url(url)
+    assert plain_core(SECRET) not in masked and MASK in masked.replace("%5B", "[")
+    assert plain_core(SECRET) not in Scrubber([SECRET]).text(url)

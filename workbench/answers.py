@@ -1,4 +1,5 @@
-"""What a failed call means: each becomes one error of :mod:`workbench.errors`.
+"""What a call's answer means: its safe JSON (:func:`decoded`), or one error of
+:mod:`workbench.errors` for a failed call.
 
 Messages carry the operation, the partner's own words (redacted) and what to do. The spec's §7
 "nothing to list" messages are not errors: the caller names them as ``empty``.
@@ -10,11 +11,20 @@ True
 from __future__ import annotations
 
 from collections.abc import Collection
+from typing import Any
 
 import httpx
 
 from workbench.config import GATEWAY_ROLES, Profile, env_prefix
-from workbench.errors import AuthError, InvalidValue, NotFound, PartnerError, TransportError
+from workbench.errors import (
+    AuthError,
+    InvalidValue,
+    NotFound,
+    PartnerError,
+    TransportError,
+    UnreadableAnswer,
+)
+from workbench.partner_json import loads
 from workbench.redact import Redactor
 from workbench.retries import NOT_SENT, RETRY_STATUSES, SAFE_METHODS
 from workbench.spec import UNKNOWN_REQUEST_ID, UNKNOWN_TRANSCRIPT_ID
@@ -70,6 +80,29 @@ def empty_or_raise(
     )
 
 
+def decoded(response: httpx.Response, *, redactor: Redactor, role: str, operation: str) -> Any:
+    """The JSON of a successful answer, decoded safely (:mod:`workbench.partner_json`).
+
+    ``UnreadableAnswer`` (with ``status`` and the redacted ``body``) when it is not safe JSON,
+    or is ``null``: no partner operation answers nothing with a 2xx.
+    """
+    status = response.status_code
+    try:
+        data = loads(response.content)
+    except ValueError as exc:
+        problem = str(exc)
+    else:
+        if data is not None:
+            return data
+        problem = "null"
+    raise UnreadableAnswer(
+        f"{operation}: the {role} interface answered {status} with {problem}. Nothing was "
+        "read from it; try again later, and report it to the partner if it persists.",
+        status=status,
+        body=redacted_body(response, redactor),
+    )
+
+
 def unauthorized(profile: Profile, role: str, said: str) -> str:
     """What a 401 that survived a token renewal means, and what to check."""
     prefix = env_prefix(role)
@@ -119,7 +152,7 @@ def transport_failure(
 def message(response: httpx.Response, redactor: Redactor) -> str:
     """The partner's own words: ``Message`` (spec §7), an OAuth description, or the text."""
     try:
-        data = response.json()
+        data = loads(response.content)
     except ValueError:
         data = None
     if isinstance(data, dict):

@@ -3,6 +3,9 @@
 Exit codes: 0 ok, 1 failed, 2 usage or configuration error, 3 exceptions found (``report
 --fail-on-exceptions``). When more than one applies, the first of 2, 1, 3 wins: a report on a
 partial pull that holds exceptions exits 1.
+
+What may carry partner text (summaries, checks, error messages) is printed with :func:`say`,
+which escapes control characters: an id cannot retitle or repaint the terminal.
 """
 
 from __future__ import annotations
@@ -30,6 +33,13 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
+
+
+def say(text: str, *, err: bool = False) -> None:
+    """Print ``text`` (ours, maybe holding partner text) with its control characters escaped."""
+    from workbench.terminal import printable
+
+    typer.echo(printable(text, keep_newlines=True), err=err)
 
 
 def _version(value: bool) -> None:
@@ -85,10 +95,15 @@ def sandbox(
     hours_per_minute: Annotated[
         float, typer.Option(help="Move the partner's clock this many hours per real minute.")
     ] = 0.0,
+    fault: Annotated[
+        list[str] | None,
+        typer.Option(help="Any Faults setting as NAME=VALUE, repeatable: list_shape=null."),
+    ] = None,
 ) -> None:
     """Serve the partner simulation until Ctrl-C, printing its URLs and demo credentials."""
     from workbench.sandbox import Sandbox, SandboxSettings
     from workbench.sandbox.runner import with_overrides
+    from workbench.sandbox.settings import fault_changes
 
     if namespaces not in ("v1.0.0", "v1.1.0"):
         raise typer.BadParameter("use v1.0.0 or v1.1.0", param_hint="--namespaces")
@@ -112,6 +127,10 @@ def sandbox(
         pescxml_key=pescxml_key,
         state_path=state,
     )
+    try:
+        settings.faults.update(**fault_changes(fault or []))
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--fault") from exc
     try:
         sb = Sandbox(settings, host=host, port=port)
     except OSError as exc:
@@ -152,10 +171,10 @@ def clean_errors() -> Iterator[None]:
     try:
         yield
     except ConfigError as exc:
-        typer.echo(f"Configuration error: {exc}", err=True)
+        say(f"Configuration error: {exc}", err=True)
         raise typer.Exit(2) from None
     except WorkbenchError as exc:
-        typer.echo(f"Error ({type(exc).__name__}): {exc}", err=True)
+        say(f"Error ({type(exc).__name__}): {exc}", err=True)
         raise typer.Exit(1) from None
 
 
@@ -176,9 +195,9 @@ def doctor(
     from workbench.doctor import passed, render, run_checks
 
     with clean_errors(), connect(profile, config_path=config) as w:
-        typer.echo(f"Profile {w.profile.name!r} ({w.profile.origin})")
+        say(f"Profile {w.profile.name!r} ({w.profile.origin})")
         checks = run_checks(w)
-        typer.echo(render(checks))
+        say(render(checks))
     if not passed(checks):
         typer.echo("Some checks failed: see the fix column.", err=True)
         raise typer.Exit(1)
@@ -219,7 +238,7 @@ def pull(
 
     with clean_errors(), connect(profile, db=db, config_path=config) as w:
         summary = w.pull(progress=progress, lock_timeout_s=wait)
-        typer.echo(str(summary))
+        say(str(summary))
         typer.echo(f"Stored in {w.db}")
     if summary.status == "failed":
         typer.echo(f"The pull failed: {PULL_FAILED}.", err=True)
@@ -253,7 +272,7 @@ def demo(
 
         check_folder(output_dir, "--output-dir")
     with clean_errors():
-        result = run_demo(typer.echo, seed=seed, details=details, report=report,
+        result = run_demo(say, seed=seed, details=details, report=report,
                           reports_dir=output_dir)  # fmt: skip
     if not result.ok:
         raise typer.Exit(1)
@@ -289,7 +308,9 @@ def bundle(
     2 on a configuration error.
     """
     from workbench.bundle import make_bundle_from_profile
+    from workbench.cli_report import check_folder
 
+    check_folder(out, "--out")
     with clean_errors():
         zip_path = make_bundle_from_profile(
             request_id,

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from workbench.cli import PULL_FAILED, app, clean_errors
+from workbench.cli import PULL_FAILED, app, clean_errors, say
 
 if TYPE_CHECKING:
     from workbench.report.runner import NotebookRun
@@ -230,7 +230,7 @@ def _run_report(
 
 
 def _warn(text: str) -> None:
-    typer.echo(text, err=True)
+    say(text, err=True)
 
 
 def _print_paths(run: NotebookRun) -> None:
@@ -332,7 +332,7 @@ def _report_db(
         except WorkbenchError as exc:
             _warn(f"The pull failed ({type(exc).__name__}: {exc}).")
             return w.db, "stopped"
-        typer.echo(str(summary))
+        say(str(summary))
         if summary.status != "ok":
             _warn(f"The pull was {summary.status}: the report uses what is stored.")
         return w.db, summary.status

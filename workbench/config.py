@@ -31,6 +31,7 @@ folder, so ``make lab`` points ``WORKBENCH_HOME`` at the project.
 
 from __future__ import annotations
 
+import math
 import os
 import tomllib
 from collections.abc import Mapping
@@ -39,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.errors import ConfigError
+from workbench.redact import unsafe_to_mask
 from workbench.spec import DOMESTIC_SCOPE, EXCHANGE_SCOPE, INTL_SCOPE, TOKEN_PATH
 
 SANDBOX = "sandbox"
@@ -57,17 +59,22 @@ _ROLE_SECRETS = ("client_secret", "password", "token")
 _PROFILE_SECRETS = ("subscription_key", "exchange_subscription_key")
 _SECRET_KEYS = frozenset(_ROLE_SECRETS + _PROFILE_SECRETS)
 _URL_KEYS = ("auth_url", "gateway_url", "exchange_url", "exchange_auth_url")
-# name -> (type, default, minimum)
-_TUNING: dict[str, tuple[type, Any, float]] = {
-    "connect_timeout": (float, 5.0, 0.001),
-    "read_timeout": (float, 30.0, 0.001),
-    "concurrency": (int, 8, 1),
-    "max_attempts": (int, 5, 1),
-    "backoff_initial": (float, 0.5, 0.0),
-    "backoff_max": (float, 10.0, 0.0),
-    "retry_after_max": (float, 30.0, 0.0),
-    "token_margin": (float, 60.0, 0.0),
-    "read_only": (bool, False, 0),
+# name -> (type, default, minimum, maximum); every number is checked finite and in range at load
+_TUNING: dict[str, tuple[type, Any, float, float]] = {
+    "connect_timeout": (float, 5.0, 0.001, 600.0),
+    "read_timeout": (float, 30.0, 0.001, 3600.0),
+    "concurrency": (int, 8, 1, 64),
+    "max_attempts": (int, 5, 1, 100),
+    "backoff_initial": (float, 0.5, 0.0, 3600.0),
+    "backoff_max": (float, 10.0, 0.0, 3600.0),
+    "retry_after_max": (float, 30.0, 0.0, 3600.0),
+    "token_margin": (float, 60.0, 0.0, 86400.0),
+    "read_only": (bool, False, 0, 1),
+    # Limits on what a partner answer may cost (issue #10): seconds per call, retries included;
+    # bytes per decompressed answer; seconds per pull.
+    "call_deadline": (float, 120.0, 0.001, 86400.0),
+    "max_answer_bytes": (int, 64 * 1024 * 1024, 1, 1024 * 1024 * 1024),
+    "pull_deadline": (float, 3600.0, 0.001, 7 * 86400.0),
 }
 _PROFILE_KEYS = frozenset({*_URL_KEYS, *_TUNING, "db", *(f"{k}_env" for k in _PROFILE_SECRETS)})
 _ROLE_KEYS = frozenset({*_ROLE_PLAIN, *(f"{k}_env" for k in _ROLE_SECRETS)})
@@ -155,6 +162,9 @@ class Profile:
     retry_after_max: float = 30.0
     token_margin: float = 60.0
     read_only: bool = False
+    call_deadline: float = 120.0
+    max_answer_bytes: int = 64 * 1024 * 1024
+    pull_deadline: float = 3600.0
 
     def role(self, role: str) -> RoleSettings:
         """The settings of one role, checked complete (``ConfigError`` names what is missing)."""
@@ -194,7 +204,13 @@ def load_profile(
     profiles = document.get("profiles", {})
     if not isinstance(profiles, dict):
         raise ConfigError(f"'profiles' in {path} must be a table of [profiles.NAME] tables.")
-    name = name or env.get("WORKBENCH_PROFILE") or document.get("default_profile")
+    default = document.get("default_profile")
+    if default is not None and not isinstance(default, str):
+        raise ConfigError(
+            f"default_profile in {path} must be a profile name in quotes, such as "
+            f'default_profile = "prod"; got {type(default).__name__} {default!r}.'
+        )
+    name = name or env.get("WORKBENCH_PROFILE") or default
     if not name:
         name = ENV_ONLY if any(env.get(f"WORKBENCH_{k.upper()}") for k in _URL_KEYS) else SANDBOX
     table = profiles.get(name, {})
@@ -339,19 +355,20 @@ class _Source:
         """The secret from its env var, or from the variable the TOML file names for it."""
         value = self.env.get(_var(key, section))
         if value:
-            return Secret(value)
+            return _maskable(value, _var(key, section))
         name = self._table(section).get(f"{key}_env")
         if name is None:
             return None
         value = self.lookup_env.get(str(name))
-        if value:
-            return Secret(value)
         where = f"[profiles.{self.profile}{'.' + section if section else ''}]"
-        self.unresolved[(key, section)] = f"{name} (named by {key}_env in {where} of {self.path})"
+        named = f"{name} (named by {key}_env in {where} of {self.path})"
+        if value:
+            return _maskable(value, named)
+        self.unresolved[(key, section)] = named
         return None
 
     def tuning(self, key: str) -> Any:
-        kind, default, minimum = _TUNING[key]
+        kind, default, minimum, maximum = _TUNING[key]
         raw = self.env.get(_var(key))
         if raw is None:
             raw = self.table.get(key)
@@ -363,9 +380,25 @@ class _Source:
             raise ConfigError(
                 f"{self.describe(key)} must be {kind.__name__}, got {raw!r}."
             ) from None
-        if kind is not bool and value < minimum:
-            raise ConfigError(f"{self.describe(key)} must be at least {minimum}, got {value!r}.")
+        if kind is not bool and not (math.isfinite(value) and minimum <= value <= maximum):
+            raise ConfigError(
+                f"{self.describe(key)} must be at least {minimum:g} and at most {maximum:g}, "
+                f"got {raw!r}."
+            )
         return value
+
+
+def _maskable(value: str, setting: str) -> Secret:
+    """``value`` as a Secret, or a ConfigError when masking it would rewrite ordinary text."""
+    reason = unsafe_to_mask(value)
+    if reason is not None:
+        raise ConfigError(
+            f"{setting} is not safe to mask: {reason}. Secrets are masked wherever they show up "
+            "in what the workbench records, and one this short or common would rewrite partner "
+            "documents too (a key that is a year turns dates into [REDACTED]-02-20). Check "
+            "that it holds the whole credential the partner issued."
+        )
+    return Secret(value)
 
 
 def _var(key: str, section: str | None = None) -> str:
@@ -380,8 +413,8 @@ def _coerce(raw: Any, kind: type) -> Any:
         if text in _TRUE | _FALSE:
             return text in _TRUE
         raise ValueError(raw)
-    if isinstance(raw, bool):
-        raise ValueError(raw)
+    if isinstance(raw, bool) or (kind is int and isinstance(raw, float)):
+        raise ValueError(raw)  # True is not a number, 2.5 not a count
     return kind(raw)
 
 

@@ -19,6 +19,7 @@ import pandas as pd
 from workbench.client import Workbench
 from workbench.config import ROLES, env_prefix
 from workbench.errors import ConfigError, WorkbenchError
+from workbench.terminal import printable
 
 OK, FAILED, SKIPPED = "ok", "FAILED", "skipped"
 COLUMNS = ("interface", "check", "status", "detail", "fix")
@@ -61,16 +62,20 @@ def passed(checks: pd.DataFrame) -> bool:
 
 
 def render(checks: pd.DataFrame) -> str:
-    """The checks as a plain-text table, for terminals and logs."""
+    """The checks as a plain-text table, for terminals and logs (partner text in a cell is
+    made printable: one line, no control character)."""
     if checks.empty:
         return "(no checks)"
     shown = ["interface", "check", "status", "detail"]
-    widths = {c: max(len(c), *(len(str(v)) for v in checks[c])) for c in shown}
+    cells = checks[shown].map(lambda v: printable(str(v)))
+    widths = {c: max(len(c), *(len(v) for v in cells[c])) for c in shown}
     lines = ["  ".join(c.ljust(widths[c]) for c in shown).rstrip()]
-    for row in checks.itertuples(index=False):
-        lines.append("  ".join(str(getattr(row, c)).ljust(widths[c]) for c in shown).rstrip())
+    for row in cells.itertuples(index=False):
+        lines.append("  ".join(getattr(row, c).ljust(widths[c]) for c in shown).rstrip())
     fixes = [
-        f"- {row.interface} / {row.check}: {row.fix}" for row in checks.itertuples() if row.fix
+        f"- {row.interface} / {row.check}: {printable(str(row.fix))}"
+        for row in checks.itertuples()
+        if row.fix
     ]
     if fixes:
         lines += ["", "What to do:", *fixes]

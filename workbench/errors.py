@@ -7,8 +7,9 @@
     ├── AuthError               bad credentials, refused token, 401 after one renewal
     ├── PartnerError            an unexpected status; carries ``status`` and ``body``
     │   ├── NotFound            unknown transcript request / transcript id
-    │   └── InvalidValue        a value is invalid (the partner's 400), or we refused to send it
-    │       └── DuplicateSend   the outbox already holds this send: ``force=True`` to resend
+    │   ├── InvalidValue        a value is invalid (the partner's 400), or we refused to send it
+    │   │   └── DuplicateSend   the outbox already holds this send: ``force=True`` to resend
+    │   └── UnreadableAnswer    a 2xx answer that is not safe JSON, or not of the expected shape
     ├── TransportError          the network failed (connect, read, TLS) after retries
     ├── PescError               XML that is malformed, hostile, too big or not PESC
     ├── StoreError              the local database refused (locked, newer schema, ...)
@@ -61,6 +62,11 @@ class NotFound(PartnerError):
 
 class InvalidValue(PartnerError):
     """A value was refused as invalid, by the partner (400) or by us before sending."""
+
+
+class UnreadableAnswer(PartnerError):
+    """The partner answered (``status``, a 2xx) with a body we cannot use: not JSON, hostile
+    JSON (NaN, lone surrogates, absurd nesting), or not the shape the operation expects."""
 
 
 class DuplicateSend(InvalidValue):

@@ -1,5 +1,5 @@
 r"""How a secret can be spelled in the texts we record, as a regular expression that finds it in
-every spelling JSON and XML encoders give it, so that masking finds what a partner echoes.
+every spelling JSON, XML and URL encoders give it, so that masking finds what a partner echoes.
 
 Each character of a secret other than ``[A-Za-z0-9_.~-]`` (which no encoder escapes) may be:
 
@@ -8,14 +8,17 @@ Each character of a secret other than ``[A-Za-z0-9_.~-]`` (which no encoder esca
   Gson's ``\u003d``, surrogate pairs beyond U+FFFF), ``\"``, ``\\``, ``\/`` (PHP), ``\n``...;
 - an XML reference: ``&amp;`` ``&lt;`` ``&gt;`` ``&quot;`` ``&apos;``, or a numeric one
   (``&#39;``, ``&#x27;``, ``&#233;``, ``&#10;``), its ``&`` itself JSON-escaped or not (XML
-  inside a JSON string), or behind a backslash (JSON inside XML: ``\&quot;``).
+  inside a JSON string), or behind a backslash (JSON inside XML: ``\&quot;``);
+- percent-encoded, as a form body or a query string carries it (an identity server echoing
+  the form it got): ``%XX`` per UTF-8 byte, hex in either case, and ``+`` for a space.
 
 Each character is matched on its own, so spellings that mix styles are found too.
 
 >>> import re
 >>> pattern = re.compile(spelling_pattern("ab+c/d"))
->>> [bool(pattern.fullmatch(s)) for s in ("ab+c/d", "ab\\u002Bc\\/d", "ab&#43;c/d", "ab-c/d")]
-[True, True, True, False]
+>>> spellings = ("ab+c/d", "ab\\u002Bc\\/d", "ab&#43;c/d", "ab%2bc%2Fd", "ab-c/d")
+>>> [bool(pattern.fullmatch(s)) for s in spellings]
+[True, True, True, True, False]
 >>> plain_core("ab+cd/ef-1234")
 'ef-1234'
 """
@@ -60,18 +63,25 @@ def plain_core(secret: str) -> str:
 def _char_pattern(ch: str) -> str:
     if _PLAIN.fullmatch(ch):
         return re.escape(ch)
+    spellings = [_percent(ch), *_escapes(ch)]
+    if ch == " ":  # a form's or a query's "+", itself escaped or not (JSON echoing a form)
+        spellings.insert(1, f"(?:{'|'.join(_escapes('+'))})")
+    return f"(?:{'|'.join(spellings)})"
+
+
+def _escapes(ch: str) -> list[str]:
+    """The JSON and XML spellings of ``ch``, longest first: a regular expression takes the
+    first alternative that matches, and "&" alone must not win over "&amp;"."""
     references = [f"#0*{ord(ch)};", f"#[xX]0*{_hex_digits(ord(ch))};"]
     if ch in _NAMED:
         references.append(_NAMED[ch] + ";")
     reference = f"{_AMPERSAND}(?:{'|'.join(references)})"
-    # Longest first: a regular expression takes the first alternative that matches, and "&"
-    # alone must not win over "&amp;".
     spellings = [reference, _json_hex(ch), re.escape(ch)]
     if ch == '"':  # JSON inside XML: the backslash of \" before the XML reference
         spellings.insert(0, r"\\" + reference)
     if ch in _JSON_SHORT:
         spellings.insert(-1, re.escape("\\" + _JSON_SHORT[ch]))
-    return f"(?:{'|'.join(spellings)})"
+    return spellings
 
 
 def _json_hex(ch: str) -> str:
@@ -80,6 +90,11 @@ def _json_hex(ch: str) -> str:
     return "".join(
         r"\\u" + _hex_digits(units[i] << 8 | units[i + 1], width=4) for i in range(0, len(units), 2)
     )
+
+
+def _percent(ch: str) -> str:
+    """``%XX`` per UTF-8 byte of ``ch``, hex in either case (``quote``, ``urlencode``)."""
+    return "".join("%" + _hex_digits(byte, width=2) for byte in ch.encode("utf-8", "surrogatepass"))
 
 
 def _hex_digits(value: int, *, width: int = 1) -> str:

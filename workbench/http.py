@@ -6,6 +6,11 @@
 - Failures become :mod:`workbench.errors` through :mod:`workbench.answers`.
 - Every HTTP exchange, token requests and retries included, goes to the recorders as an
   :class:`Exchange` with headers and bodies already redacted (:mod:`workbench.redact`).
+- Every call has a deadline, retries and their waits included (``call_deadline``), enforced on
+  every socket read and write, so an answer trickled byte by byte or header lines sent forever
+  end at it; :meth:`Session.time_limit` bounds a whole pull (``pull_deadline``) the same way.
+  Every answer is read decompressed up to ``max_answer_bytes``, never further. Both fail the
+  call with a :class:`~workbench.errors.TransportError` that names the setting to raise.
 
 Example::
 
@@ -16,23 +21,27 @@ Example::
 from __future__ import annotations
 
 import logging
+import math
 import threading
 import time
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+import httpcore
 import httpx
 from tenacity import Retrying
 
-from workbench.answers import empty_or_raise, redacted_body, transport_failure
+from workbench.answers import decoded, empty_or_raise, transport_failure
 from workbench.auth import BearerAuth, ClientCredentials, PasswordGrant, StaticToken, TokenCache
 from workbench.config import Profile, RoleSettings, env_prefix
-from workbench.errors import PartnerError
+from workbench.errors import TransportError
 from workbench.redact import Redactor
-from workbench.retries import RETRY_STATUSES, SAFE_METHODS, RetryableStatus, retrying
+from workbench.retries import NOT_SENT, RETRY_STATUSES, SAFE_METHODS, RetryableStatus, retrying
 from workbench.spec import SUBSCRIPTION_KEY_HEADER
+from workbench.terminal import printable
 
 logger = logging.getLogger(__name__)
 
@@ -63,6 +72,18 @@ class Exchange:
 Recorder = Callable[[Exchange], Any]
 
 
+@dataclass(frozen=True)
+class _Deadline:
+    """When a call must be over, and the setting that says so."""
+
+    at: float  # time.monotonic()
+    seconds: float
+    setting: str
+
+    def remaining(self) -> float:
+        return self.at - time.monotonic()
+
+
 class Session:
     """HTTP for every interface of one profile. Thread-safe; close it when done."""
 
@@ -82,11 +103,16 @@ class Session:
         self._transport = transport
         self._user_agent = f"workbench/{__version__}"
         self._lock = threading.Lock()
+        # Exchanges a recorder could not store (disk full, ...), and the last reason; a pull
+        # that lost any is partial.
+        self.unrecorded = 0
+        self.unrecorded_error: str | None = None
         self._local = threading.local()  # last_call_id, per thread
         self._clients: dict[str, httpx.Client] = {}
         self._auths: dict[str, BearerAuth] = {}
         self._bases: dict[str, str] = {}  # role -> its base URL as text, ending in "/"
         self._policies: dict[tuple[bool, str], Retrying] = {}
+        self._limit: _Deadline | None = None  # time_limit(): bounds every call, on any thread
         self._identity = self._new_client("identity", base_url="", headers={})
 
     # -- clients and credentials ------------------------------------------------------------
@@ -133,8 +159,11 @@ class Session:
             base_url=base_url,
             headers={"User-Agent": self._user_agent, **headers},
             timeout=httpx.Timeout(p.read_timeout, connect=p.connect_timeout),
-            limits=httpx.Limits(max_connections=size, max_keepalive_connections=size),
-            transport=self._transport or httpx.HTTPTransport(),
+            transport=self._transport
+            or _DeadlineTransport(
+                limits=httpx.Limits(max_connections=size, max_keepalive_connections=size),
+                deadline=self._deadline,
+            ),
             event_hooks={"request": [_stamp], "response": [self._on_response]},
         )
 
@@ -189,15 +218,7 @@ class Session:
             client, role, method, path, operation=operation, params=params, json=json
         )
         if response.is_success:
-            try:
-                return response.json()
-            except ValueError:
-                raise PartnerError(
-                    f"{operation}: the {role} interface answered {response.status_code} with a "
-                    "body that is not JSON.",
-                    status=response.status_code,
-                    body=redacted_body(response, self.redactor),
-                ) from None
+            return decoded(response, redactor=self.redactor, role=role, operation=operation)
         return empty_or_raise(
             response,
             profile=self.profile,
@@ -217,6 +238,18 @@ class Session:
         return self._send(
             self._identity, "identity", "POST", url, operation="token", data=form, retry_unsafe=True
         )
+
+    @contextmanager
+    def time_limit(self, seconds: float, *, setting: str) -> Iterator[None]:
+        """Every call inside the block, on any thread, ends ``seconds`` from now at the latest;
+        one that cannot fails with a ``TransportError`` naming ``setting``."""
+        previous = self._limit
+        limit = _Deadline(time.monotonic() + seconds, seconds, setting)
+        self._limit = limit if previous is None or limit.at < previous.at else previous
+        try:
+            yield
+        finally:
+            self._limit = previous
 
     def close(self) -> None:
         with self._lock:
@@ -247,9 +280,21 @@ class Session:
         # (auth) is the operation "token", whose client has no auth.
         policy = self._policies.get((idempotent, operation))
         if policy is None:
-            policy = retrying(self.profile, idempotent=idempotent, operation=operation)
+            policy = retrying(
+                self.profile, idempotent=idempotent, operation=operation, remaining=self._remaining
+            )
             if len(self._policies) < _MAX_POLICIES:
                 self._policies[(idempotent, operation)] = policy
+        # This call's deadline; a call made inside it (a token fetch) keeps the earlier one.
+        outer = self._deadline()
+        seconds = self.profile.call_deadline
+        deadline = _Deadline(time.monotonic() + seconds, seconds, "WORKBENCH_CALL_DEADLINE")
+        for other in (outer, self._limit):
+            if other is not None and other.at < deadline.at:
+                deadline = other
+        if deadline.remaining() <= 0:
+            raise self._past_deadline(deadline, interface, operation, method, url, sent=False)
+        self._local.deadline = deadline
         try:
             for attempt in policy:
                 with attempt:
@@ -263,7 +308,8 @@ class Session:
                         method, url, params=params, json=json, data=data, extensions={_EXT: meta}
                     )
                     try:
-                        response = client.send(request)
+                        # Streamed: _on_response reads the body, under the size cap.
+                        response = client.send(request, stream=True)
                     except httpx.TransportError as exc:
                         self._record(request, None, error=f"{type(exc).__name__}: {exc}")
                         raise
@@ -273,6 +319,11 @@ class Session:
         except RetryableStatus as exc:
             return exc.response
         except httpx.TransportError as exc:
+            if deadline.remaining() <= 0:
+                sent = not isinstance(exc, NOT_SENT)
+                raise self._past_deadline(
+                    deadline, interface, operation, method, url, sent=sent
+                ) from exc
             raise transport_failure(
                 exc,
                 redactor=self.redactor,
@@ -281,18 +332,83 @@ class Session:
                 attempts=attempt_number,
                 retry_unsafe=retry_unsafe,
             ) from exc
+        finally:
+            self._local.deadline = outer
         raise AssertionError("unreachable: tenacity either returns or raises")  # pragma: no cover
+
+    # -- limits -------------------------------------------------------------------------
+
+    def _deadline(self) -> _Deadline | None:
+        """The deadline of the call running on this thread, if any."""
+        return getattr(self._local, "deadline", None)
+
+    def _remaining(self) -> float:
+        """Seconds left to the call running on this thread (infinite outside a call)."""
+        deadline = self._deadline()
+        return math.inf if deadline is None else deadline.remaining()
+
+    def _past_deadline(
+        self,
+        deadline: _Deadline,
+        interface: str,
+        operation: str,
+        method: str,
+        url: str,
+        *,
+        sent: bool,
+    ) -> TransportError:
+        what = "this call" if deadline.setting == "WORKBENCH_CALL_DEADLINE" else "the pull"
+        message = (
+            f"{operation}: no complete answer from the {interface} interface at "
+            f"{self.redactor.url(url)} within the {deadline.seconds:g} s allowed for {what} "
+            f"({deadline.setting}), retries included; it was given up."
+        )
+        if method not in SAFE_METHODS and sent:
+            message += (
+                " The partner may or may not have processed the send: it was not resent. "
+                "Check the pending list before sending again."
+            )
+        else:
+            message += f" Try again later, or raise {deadline.setting} if the partner is slow."
+        return TransportError(message, may_have_reached=method not in SAFE_METHODS and sent)
+
+    def _too_large(self, request: httpx.Request) -> TransportError:
+        meta = request.extensions.get(_EXT, {})
+        limit = self.profile.max_answer_bytes
+        message = (
+            f"{meta.get('operation', '?')}: the answer of the {meta.get('interface', '?')} "
+            f"interface at {self.redactor.url(str(request.url))} is larger than {limit} bytes "
+            "once decompressed (WORKBENCH_MAX_ANSWER_BYTES); it was not read further. Raise "
+            "WORKBENCH_MAX_ANSWER_BYTES if answers that large are expected."
+        )
+        unsafe = request.method not in SAFE_METHODS
+        if unsafe:
+            message += " The send reached the partner: check the pending list before resending."
+        return TransportError(message, may_have_reached=unsafe)
 
     # -- recording ------------------------------------------------------------------
 
     def _on_response(self, response: httpx.Response) -> None:
-        if not self.recorders:
-            return
-        response.read()
+        """Read the answer, decompressed, up to ``max_answer_bytes``; then record it."""
+        limit, size, chunks = self.profile.max_answer_bytes, 0, []
+        for chunk in response.iter_bytes():
+            size += len(chunk)
+            if size > limit:
+                error = self._too_large(response.request)
+                self._record(response.request, response, error=str(error), body=b"")
+                raise error
+            chunks.append(chunk)
+        # What Response.read() does, from the chunks read under the cap.
+        response._content = b"".join(chunks)
         self._record(response.request, response)
 
     def _record(
-        self, request: httpx.Request, response: httpx.Response | None, *, error: str | None = None
+        self,
+        request: httpx.Request,
+        response: httpx.Response | None,
+        *,
+        error: str | None = None,
+        body: bytes | None = None,
     ) -> None:
         if not self.recorders:
             return
@@ -312,7 +428,9 @@ class Session:
             response_headers=r.headers(response.headers.multi_items())
             if response is not None
             else {},
-            response_body=r.body(response.content, response.headers.get("content-type"))
+            response_body=r.body(
+                response.content if body is None else body, response.headers.get("content-type")
+            )
             if response is not None
             else "",
             error=r.text(error) if error else None,
@@ -322,11 +440,92 @@ class Session:
                 call_id = recorder(exchange)
                 if call_id is not None:
                     self._local.call_id = call_id
-            except Exception:
-                logger.exception("a recorder failed on %s %s", exchange.method, exchange.url)
+            except Exception as exc:
+                # One line per lost record, no traceback: a full disk fails every call alike.
+                reason = printable(r.text(f"{type(exc).__name__}: {exc}"))
+                with self._lock:
+                    self.unrecorded += 1
+                    self.unrecorded_error = reason
+                logger.error(
+                    "%s %s was not recorded: %s", exchange.method, printable(exchange.url), reason
+                )
 
 
 def _stamp(request: httpx.Request) -> None:
     meta = request.extensions.setdefault(_EXT, {})
     meta["t0"] = time.perf_counter()
     meta["started_at"] = datetime.now(UTC)
+
+
+class _DeadlineTransport(httpx.HTTPTransport):
+    """httpx's own transport, over sockets whose every wait ends at the call's deadline.
+
+    The read timeout bounds one read; only this bounds a whole answer, headers included.
+    """
+
+    def __init__(self, *, limits: httpx.Limits, deadline: Callable[[], _Deadline | None]) -> None:
+        super().__init__(limits=limits)
+        # httpx takes no network backend; its pool (httpcore's public API) does.
+        self._pool = httpcore.ConnectionPool(
+            ssl_context=httpx.create_ssl_context(),
+            max_connections=limits.max_connections,
+            max_keepalive_connections=limits.max_keepalive_connections,
+            keepalive_expiry=limits.keepalive_expiry,
+            network_backend=_DeadlineBackend(deadline),
+        )
+
+
+class _DeadlineBackend(httpcore.SyncBackend):
+    def __init__(self, deadline: Callable[[], _Deadline | None]) -> None:
+        self._deadline = deadline
+
+    def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Any = None,
+    ) -> httpcore.NetworkStream:
+        timeout = _clamp(self._deadline(), timeout, httpcore.ConnectTimeout)
+        stream = super().connect_tcp(host, port, timeout, local_address, socket_options)
+        return _DeadlineStream(stream, self._deadline)
+
+
+class _DeadlineStream(httpcore.NetworkStream):
+    def __init__(
+        self, stream: httpcore.NetworkStream, deadline: Callable[[], _Deadline | None]
+    ) -> None:
+        self._stream, self._deadline = stream, deadline
+
+    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        return self._stream.read(max_bytes, _clamp(self._deadline(), timeout, httpcore.ReadTimeout))
+
+    def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        self._stream.write(buffer, _clamp(self._deadline(), timeout, httpcore.WriteTimeout))
+
+    def close(self) -> None:
+        self._stream.close()
+
+    def start_tls(
+        self, ssl_context: Any, server_hostname: str | None = None, timeout: float | None = None
+    ) -> httpcore.NetworkStream:
+        timeout = _clamp(self._deadline(), timeout, httpcore.ConnectTimeout)
+        return _DeadlineStream(
+            self._stream.start_tls(ssl_context, server_hostname, timeout), self._deadline
+        )
+
+    def get_extra_info(self, info: str) -> Any:
+        return self._stream.get_extra_info(info)
+
+
+def _clamp(
+    deadline: _Deadline | None, timeout: float | None, timed_out: type[Exception]
+) -> float | None:
+    """``timeout`` shortened to what is left of ``deadline``; ``timed_out`` when nothing is."""
+    if deadline is None:
+        return timeout
+    left = deadline.remaining()
+    if left <= 0:
+        raise timed_out(f"past the call's deadline ({deadline.setting})")
+    return left if timeout is None else min(timeout, left)

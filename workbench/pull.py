@@ -21,10 +21,11 @@ from typing import TYPE_CHECKING, Any
 
 from workbench import spec
 from workbench.api.batch import fetch_all
-from workbench.api.frames import records_of
 from workbench.api.ids import request_path
 from workbench.errors import WorkbenchError
+from workbench.partner_json import Listed, detail_items, listed_requests
 from workbench.pull_details import DetailProcessor, GroupWriter
+from workbench.terminal import printable
 
 if TYPE_CHECKING:
     from workbench.client import Workbench
@@ -77,6 +78,7 @@ class ListResult:
     closed_elsewhere: int = 0  # left the list with no send of ours behind it
     details_fetched: int = 0
     details_failed: int = 0
+    refused: int = 0  # listed items without a usable RequestID (each one is a failure)
     error: str | None = None
 
 
@@ -118,14 +120,15 @@ class PullSummary:
                        f"{'changed':>7s} {'details':>7s} {'failed':>6s}"]  # fmt: skip
         for name, r in self.lists.items():
             if r.error:
-                lines.append(f"  {name:22s} FAILED: {r.error}")
+                lines.append(f"  {name:22s} FAILED: {printable(r.error)}")
                 continue
             lines.append(
                 f"  {name:22s} {r.listed:7d} {r.new:5d} {r.vanished:5d} {r.changed:7d} "
                 f"{r.details_fetched:7d} {r.details_failed:6d}"
             )
-        for failure in self.failures[:10]:
-            lines.append(f"  failed: {failure['list']} {failure['id']}: {failure['error']}")
+        for failure in self.failures[:10]:  # ids and errors come from the partner: one line each
+            list_name, item, error = (printable(failure[k]) for k in ("list", "id", "error"))
+            lines.append(f"  failed: {list_name} {item}: {error}")
         if len(self.failures) > 10:
             lines.append(f"  ... and {len(self.failures) - 10} more failures (see the runs table)")
         return "\n".join(lines)
@@ -144,8 +147,11 @@ def pull(
     with store.run_lock(timeout_s=lock_timeout_s):
         run_id = store.begin_run(kind="pull", profile=w.profile.name)
         summary = PullSummary(run_id=run_id)
+        unrecorded = w.session.unrecorded
         try:
-            with w.run(run_id):
+            # After pull_deadline no call starts, and one under way ends: the run is partial.
+            limit = w.session.time_limit(w.profile.pull_deadline, setting="WORKBENCH_PULL_DEADLINE")
+            with w.run(run_id), limit:
                 for source in SOURCES:
                     summary.lists[source.list_name] = _pull_list(
                         w, store, source, summary, progress=progress
@@ -162,6 +168,10 @@ def pull(
             store.finish_run(run_id, status="failed", summary={**summary.as_dict(),
                                                                "error": _short(exc)})  # fmt: skip
             raise
+        lost = w.session.unrecorded - unrecorded
+        if lost:  # the store no longer holds what the partner answered: not an ok run
+            error = f"{lost} call records could not be written: {w.session.unrecorded_error}"
+            summary.failures.append({"list": "(calls)", "id": "(record)", "error": error})
         errors = [bool(r.error) for r in summary.lists.values()]
         # Nothing read at all (every list and feed failed: an outage, a revoked credential) is
         # a failed run, which --allow-partial does not accept; some of it is partial.
@@ -182,34 +192,39 @@ def _pull_list(
 ) -> ListResult:
     result = ListResult()
     session = w.session
+    operation = f"{source.operation}.pull_list"
     try:
         payload = session.call(
             source.role,
             "GET",
             source.list_path,
-            operation=f"{source.operation}.pull_list",
+            operation=operation,
             empty=(source.empty_message,),
         )
+        listed = Listed() if payload is None else listed_requests(payload, operation=operation)
     except WorkbenchError as exc:
-        # One list failing must not hide the others; the run is partial and says why.
+        # One list failing must not hide the others; the run is partial and says why. No
+        # snapshot: nothing departs and no uncertain send is settled from a list not read.
         result.error = _short(exc)
         summary.failures.append({"list": source.list_name, "id": "(list)", "error": result.error})
         return result
-    items = records_of(payload) if payload is not None else []
-    diff = store.record_snapshot(
-        summary.run_id, source.list_name, items, call_id=session.last_call_id()
-    )
-    result.listed = len(items)
-    result.new, result.vanished = len(diff.appeared), len(diff.vanished)
-    result.changed = len(diff.changed)
-    reasons = list(diff.left.values())
-    result.closed_by_us, result.closed_elsewhere = (
-        reasons.count("outbox"),
-        reasons.count("elsewhere"),
-    )
-    listed_ids = [str(i.get("RequestID")) for i in items if isinstance(i, dict)]
-    dates = {str(i.get("RequestID")): i.get("RequestDate") for i in items if isinstance(i, dict)}
-    missing = store.missing_details(source.list_name, listed_ids)
+    for shown, error in listed.refused:
+        summary.failures.append({"list": source.list_name, "id": shown, "error": error})
+    result.listed, result.refused = len(listed.items), len(listed.refused)
+    # An item we could not read may be any id, so only a complete list says who left it.
+    if not listed.refused:
+        diff = store.record_snapshot(
+            summary.run_id, source.list_name, listed.items, call_id=session.last_call_id()
+        )
+        result.new, result.vanished = len(diff.appeared), len(diff.vanished)
+        result.changed = len(diff.changed)
+        reasons = list(diff.left.values())
+        result.closed_by_us, result.closed_elsewhere = (
+            reasons.count("outbox"),
+            reasons.count("elsewhere"),
+        )
+    dates = {i: item.get("RequestDate") for i, item in zip(listed.ids, listed.items, strict=True)}
+    missing = store.missing_details(source.list_name, listed.ids)
     if not missing:
         return result
     stored = _fetch_details(w, store, source, missing, dates, summary, progress=progress)
@@ -237,12 +252,10 @@ def _fetch_details(
 
     def one(request_id: str) -> list[dict[str, Any]]:
         path = request_path(source.detail_path, request_id)
-        payload = session.call(source.role, "GET", path, operation=operation,
-                               subject=f"{source.list_name} item {request_id!r}")  # fmt: skip
+        subject = f"{source.list_name} item {request_id!r}"
+        payload = session.call(source.role, "GET", path, operation=operation, subject=subject)
         call_id = session.last_call_id()
-        items = [i for i in records_of(payload) if isinstance(i, dict)]
-        if not items:
-            raise WorkbenchError(f"the partner answered no detail for {request_id!r}")
+        items = detail_items(payload, request_id, operation=operation, subject=subject)
         processor.put(request_id, items[0], call_id)
         return [{"request_id": request_id, "error": None}]
 

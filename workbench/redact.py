@@ -6,8 +6,13 @@ Two nets, because either alone misses something:
   (``client_secret``, ``password``, ``access_token``, ...) are masked whatever their value;
 - by *value*: every secret of the profile and every token issued in this session is masked
   wherever it shows up (a partner echoing a token in an error body, a URL, a message), as
-  written or escaped by a JSON or XML encoder (:mod:`workbench.escapes`), and so is anything
+  written or escaped by a JSON, XML or URL encoder (:mod:`workbench.escapes`), and so is anything
   shaped like a JWT or a ``Bearer`` credential.
+
+Masking by value is safe only for a value that ordinary text does not spell: a subscription key
+``2026`` would turn every date of every partner document into ``[REDACTED]-02-20``. So a profile
+refuses a secret that :func:`unsafe_to_mask` finds too short or too common, naming its setting;
+a configured secret found in a partner document is then a real echo, masked like any other.
 
 Example::
 
@@ -63,10 +68,29 @@ _PATTERNS = re.compile(
 )
 # Values shorter than this are not masked by value: masking "1" everywhere would garble bodies.
 _MIN_SECRET_LENGTH = 4
+# What a configured secret must be to be masked by value without rewriting ordinary text.
+MIN_MASKABLE_LENGTH = 8
+_MIN_WORD_LENGTH = 16
 _MAX_REMEMBERED = 2048
 # Every name in SENSITIVE_FIELDS, lowercased, contains one of these.
 _FIELD_HINTS = ("token", "secret", "password", "assertion", "subscription")
 _FIELD_HINTS_BYTES = tuple(hint.encode() for hint in _FIELD_HINTS)
+
+
+def unsafe_to_mask(secret: str) -> str | None:
+    """Why masking ``secret`` wherever it shows up would also rewrite ordinary text (a date, an
+    amount, an id, a word of a partner document), or None when it is safe to mask.
+
+    >>> unsafe_to_mask("2026"), unsafe_to_mask("sandbox-key-0c9b")
+    ('it has fewer than 8 characters', None)
+    """
+    if len(secret) < MIN_MASKABLE_LENGTH:
+        return f"it has fewer than {MIN_MASKABLE_LENGTH} characters"
+    if not any(c.isalpha() for c in secret):
+        return "it has no letter, so a number, a date or an id can spell it"
+    if secret.isalpha() and len(secret) < _MIN_WORD_LENGTH:
+        return f"it is letters only and shorter than {_MIN_WORD_LENGTH} characters: a word"
+    return None
 
 
 class Redactor:

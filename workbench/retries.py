@@ -3,7 +3,8 @@
 Reads (GET) are retried on 429, 5xx and network errors, with exponential backoff and jitter, or
 after the ``Retry-After`` the partner asked for (capped). A POST is retried only when the
 connection could not even be opened (nothing was sent): once its bytes may have reached the
-partner, it may have been processed, and sending it again could duplicate it.
+partner, it may have been processed, and sending it again could duplicate it. No retry, and no
+wait before one, goes past the call's deadline (``call_deadline``): the policy stops instead.
 
 >>> retry_after("3")
 3.0
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import email.utils
 import logging
+from collections.abc import Callable
 from datetime import UTC, datetime
 from functools import partial
 
@@ -24,6 +26,7 @@ from tenacity import (
     stop_after_attempt,
     wait_exponential_jitter,
 )
+from tenacity.stop import stop_base
 
 from workbench.config import Profile
 
@@ -43,10 +46,16 @@ class RetryableStatus(Exception):
         self.response = response
 
 
-def retrying(profile: Profile, *, idempotent: bool, operation: str) -> Retrying:
-    """The tenacity policy for one call; ``idempotent`` calls retry more than a POST does."""
+def retrying(
+    profile: Profile, *, idempotent: bool, operation: str, remaining: Callable[[], float]
+) -> Retrying:
+    """The tenacity policy for one call; ``idempotent`` calls retry more than a POST does.
+
+    ``remaining()`` gives the seconds left to the current call: the policy stops rather than
+    wait past them.
+    """
     return Retrying(
-        stop=stop_after_attempt(profile.max_attempts),
+        stop=stop_after_attempt(profile.max_attempts) | _StopAtDeadline(remaining),
         wait=partial(_wait, fallback=_backoff(profile), cap=profile.retry_after_max),
         retry=retry_if_exception(partial(_retryable, idempotent=idempotent)),
         before_sleep=partial(_log_retry, operation=operation),
@@ -76,6 +85,16 @@ def _backoff(profile: Profile) -> wait_exponential_jitter:
         max=profile.backoff_max,
         jitter=profile.backoff_initial,
     )
+
+
+class _StopAtDeadline(stop_base):
+    """Stop when the wait before the next attempt would end at or past the call's deadline."""
+
+    def __init__(self, remaining: Callable[[], float]) -> None:
+        self.remaining = remaining
+
+    def __call__(self, retry_state: RetryCallState) -> bool:
+        return retry_state.upcoming_sleep >= self.remaining()
 
 
 def _retryable(exc: BaseException, *, idempotent: bool) -> bool:

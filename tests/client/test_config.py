@@ -58,7 +58,7 @@ def test_urls_in_env_without_profile_use_env(sandbox: Sandbox) -> None:
 
 
 def test_toml_profile_resolves_secrets_by_env_name(profiles_file: Path) -> None:
-    env = {"PROD_SUPPLIER_SECRET": "s3cret-supplier", "PROD_KEY": "key-123"}
+    env = {"PROD_SUPPLIER_SECRET": "s3cret-supplier", "PROD_KEY": "key-123-prod"}
     profile = load_profile(env=env)  # default_profile = "prod"
     supplier = profile.role("supplier")
     assert profile.name == "prod"
@@ -87,7 +87,7 @@ def test_env_wins_over_toml(profiles_file: Path) -> None:
 
 
 def test_missing_secret_variable_named_by_toml(profiles_file: Path) -> None:
-    profile = load_profile(env={"PROD_KEY": "k"})  # fine until the supplier role is used
+    profile = load_profile(env={"PROD_KEY": "key-123-prod"})  # fine until the supplier role is used
     assert profile.roles["supplier"].configured
     with pytest.raises(wb.ConfigError, match=r"PROD_SUPPLIER_SECRET \(named by client_secret_env"):
         profile.role("supplier")
@@ -210,10 +210,54 @@ def test_workbench_home_anchors_relative_paths(
     notebooks.mkdir()
     monkeypatch.chdir(notebooks)
     assert load_profile(env={}).name == "sandbox"  # no workbench.toml in this folder
-    home = {"WORKBENCH_HOME": str(tmp_path), "PROD_KEY": "k", "PROD_SUPPLIER_SECRET": "s"}
+    home = {
+        "WORKBENCH_HOME": str(tmp_path),
+        "PROD_KEY": "key-123-prod",
+        "PROD_SUPPLIER_SECRET": "s3cret-supplier",
+    }
     profile = load_profile(env=home)
     assert profile.name == "prod"  # the project's workbench.toml, found through the home
     assert profile.db == str(tmp_path / "data" / "workbench.db")
     assert load_profile(env={**home, "WORKBENCH_DB": "other.db"}).db == str(tmp_path / "other.db")
     absolute = str(tmp_path / "elsewhere" / "x.db")
     assert load_profile(env={**home, "WORKBENCH_DB": absolute}).db == absolute
+
+
+@pytest.mark.parametrize(
+    ("name", "raw"),
+    [
+        ("WORKBENCH_READ_TIMEOUT", "nan"),
+        ("WORKBENCH_CONNECT_TIMEOUT", "inf"),
+        ("WORKBENCH_BACKOFF_INITIAL", "inf"),
+        ("WORKBENCH_BACKOFF_MAX", "1e308"),
+        ("WORKBENCH_RETRY_AFTER_MAX", "-inf"),
+        ("WORKBENCH_CONCURRENCY", "100000"),
+        ("WORKBENCH_MAX_ATTEMPTS", "1000000"),
+    ],
+)
+def test_numbers_out_of_range_are_refused_at_load(name: str, raw: str) -> None:
+    with pytest.raises(wb.ConfigError, match=rf"{name} must be at least .* and at most .*, got"):
+        load_profile(env={name: raw})
+
+
+def test_every_number_setting_has_a_finite_range() -> None:
+    from workbench.config import _TUNING
+
+    for key, (kind, default, minimum, maximum) in _TUNING.items():
+        if kind is not bool:
+            assert minimum <= default <= maximum < 1e12, key
+
+
+def test_toml_numbers_are_checked_like_env_numbers(tmp_path: Path) -> None:
+    (tmp_path / "workbench.toml").write_text("[profiles.x]\nread_timeout = nan\n")
+    with pytest.raises(wb.ConfigError, match=r"read_timeout in \[profiles.x\].*at most"):
+        load_profile("x", env={"WORKBENCH_HOME": str(tmp_path)})
+
+
+@pytest.mark.parametrize("value", ["['prod', 'test']", "{ name = 'prod' }"])
+def test_default_profile_of_the_wrong_type_names_the_file_and_key(
+    tmp_path: Path, value: str
+) -> None:
+    (tmp_path / "workbench.toml").write_text(f"default_profile = {value}\n")
+    with pytest.raises(wb.ConfigError, match=r"default_profile in .*workbench.toml must be"):
+        load_profile(env={"WORKBENCH_HOME": str(tmp_path)})

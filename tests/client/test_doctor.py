@@ -31,7 +31,7 @@ def test_every_interface_passes_on_the_sandbox(sandbox: Sandbox, w: wb.Workbench
 def test_failures_say_what_to_fix(sandbox: Sandbox, connect_to) -> None:
     w = connect_to(
         sandbox,
-        WORKBENCH_CONSUMER_CLIENT_SECRET="wrong",
+        WORKBENCH_CONSUMER_CLIENT_SECRET="wrong-secret",
         WORKBENCH_SUBSCRIPTION_KEY="wrong-key",
         WORKBENCH_DOMESTIC_CLIENT_ID="",
         WORKBENCH_DOMESTIC_CLIENT_SECRET="",

@@ -10,6 +10,7 @@ import pytest
 import workbench as wb
 from workbench.api.frames import events_frame, snake
 from workbench.api.international import EVENT_COLUMNS
+from workbench.errors import UnreadableAnswer
 from workbench.sandbox import Sandbox
 
 from .conftest import exchange_hits
@@ -97,7 +98,8 @@ def test_events_of_any_shape(payload) -> None:
 
 
 def test_events_single_object_and_scalars() -> None:
-    assert len(events_frame({"eventId": "9"}, operation="x", columns=EVENT_COLUMNS)) == 1
+    with pytest.raises(UnreadableAnswer):  # a feed is an array, or an object holding one
+        events_frame({"eventId": "9"}, operation="x", columns=EVENT_COLUMNS)
     df = events_frame(["a", 2], operation="x", columns=EVENT_COLUMNS)
     assert list(df["value"]) == ["a", 2]
 

@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
+import json
 import logging
+import re
+import threading
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import astuple
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+from urllib.parse import parse_qsl, quote, quote_plus
 
 import pytest
 
+import workbench as wb
+from workbench.config import load_profile
 from workbench.doctor import render, run_checks
 from workbench.http import Exchange
 
@@ -104,3 +111,104 @@ def _token(sb) -> str:
         },
     )
     return answer.json()["access_token"]
+
+
+# Every character a form encoder treats apart: "+" "/" "=" "&" and a space.
+ECHOED_SECRET = "s3cr+t/val=ue&x y"
+ECHOED_PASSWORD = "pa ss+w/o=rd&Q7"
+
+
+@pytest.fixture
+def echoing_identity() -> Iterator[str]:
+    """An identity server on loopback that refuses every token request, echoing the form it
+    got in its error: as received, and each value percent-encoded (lower-case hex, ``%20``)."""
+
+    class Echo(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            form = self.rfile.read(int(self.headers["Content-Length"])).decode()
+            values = [v for _, v in parse_qsl(form)]
+            lowered = [re.sub("%[0-9A-F]{2}", lambda m: m[0].lower(), quote(v)) for v in values]
+            body = json.dumps(
+                {
+                    "error": "invalid_client",
+                    "error_description": f"Could not read {form} (values: {' '.join(lowered)})",
+                }
+            ).encode()
+            self.send_response(400)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Echo)
+    server.timeout = 5
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+    thread.join(timeout=5)
+
+
+def test_secrets_echoed_percent_encoded_are_masked(
+    sandbox, connect_to, echoing_identity, tmp_path, capsys, caplog
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    w = connect_to(
+        sandbox,
+        WORKBENCH_AUTH_URL=echoing_identity,
+        WORKBENCH_INTL_CLIENT_SECRET=ECHOED_SECRET,
+        WORKBENCH_INTL_PASSWORD=ECHOED_PASSWORD,
+        WORKBENCH_DB=str(tmp_path / "wb.db"),
+    )
+    w.store  # noqa: B018 - opened, so the token call is recorded in it
+    with pytest.raises(wb.AuthError) as info:
+        w.diagnostics()
+    print(info.value, "".join(traceback.format_exception(info.value)))
+    w.close()
+    seen = capsys.readouterr().out + caplog.text
+    data = b"".join(f.read_bytes() for f in tmp_path.glob("wb.db*")).decode("utf-8", "replace")
+    assert "invalid_client" in seen and "/auth/connect/token" in data  # the error was recorded
+    for secret in (ECHOED_SECRET, ECHOED_PASSWORD):
+        for spelled in _url_spellings(secret):
+            assert spelled not in seen, spelled
+            assert spelled not in data, spelled
+
+
+def _url_spellings(secret: str) -> set[str]:
+    """The secret as written and as URL encoders write it, hex in either case."""
+    spellings = {secret, quote(secret, safe=""), quote_plus(secret), quote(secret)}
+    return spellings | {re.sub("%[0-9A-F]{2}", lambda m: m[0].lower(), s) for s in spellings}
+
+
+@pytest.mark.parametrize(
+    ("value", "why"),
+    [
+        ("2026", "fewer than 8 characters"),
+        ("20260220", "no letter"),
+        ("2026-02-20", "no letter"),
+        ("password", "letters only"),
+    ],
+)
+def test_a_secret_too_short_or_common_to_mask_is_refused_at_load(
+    tmp_path, value: str, why: str
+) -> None:
+    # Masked wherever it shows up, "2026" would turn every date into "[REDACTED]-02-20".
+    env = {"WORKBENCH_GATEWAY_URL": "http://127.0.0.1:9", "WORKBENCH_SUBSCRIPTION_KEY": value}
+    with pytest.raises(wb.ConfigError, match=f"WORKBENCH_SUBSCRIPTION_KEY .*{why}") as info:
+        load_profile(env=env)
+    assert value not in str(info.value)
+    toml = tmp_path / "workbench.toml"
+    toml.write_text('[profiles.prod.supplier]\nclient_secret_env = "PROD_SUPPLIER_SECRET"\n')
+    with pytest.raises(wb.ConfigError, match=f"PROD_SUPPLIER_SECRET .*named by.*{why}"):
+        load_profile("prod", env={"PROD_SUPPLIER_SECRET": value}, config_path=toml)
+
+
+@pytest.mark.parametrize("value", ["sandbox-key-0c9b", "s3cr+t/val=ue&x y", "Kq" * 8])
+def test_a_secret_safe_to_mask_is_accepted(value: str) -> None:
+    env = {"WORKBENCH_GATEWAY_URL": "http://127.0.0.1:9", "WORKBENCH_SUBSCRIPTION_KEY": value}
+    profile = load_profile(env=env)
+    assert value in profile.secrets()

@@ -10,14 +10,16 @@ from __future__ import annotations
 import codecs
 import socket
 import time
+from collections.abc import Callable
 from functools import lru_cache
 from html import escape
 from typing import NamedTuple
 
 import pytest
+from lxml import etree
 
 from tests.pesc.conftest import Recorder
-from tests.pesc.factories import XSD_DIR
+from tests.pesc.factories import XSD_DIR, needs_samples, sample
 from workbench import pesc
 from workbench.errors import PescError
 from workbench.pesc.document import DEFAULT_MAX_BYTES
@@ -203,8 +205,60 @@ def corpus(url: str) -> list[Case]:
         Case("unclosed-comment", "<!-- never closed <CollegeTranscript/>", "malformed"),
         Case("cdata-at-top-level", "<![CDATA[<CollegeTranscript/>]]>", "malformed"),
         Case("bad-character-reference", "<CollegeTranscript>&#0;</CollegeTranscript>", "malformed"),
+        # A DTD is refused whatever hides it: an encoding the parser would honour and we would
+        # not, a declaration padded long, whitespace, a long comment or processing instruction.
+        Case(
+            "utf7-dtd-padded-declaration",
+            f'<?xml version="1.0"{" " * 250}encoding="UTF-7"?>'.encode()
+            + _utf7_markup(f'<!DOCTYPE x [<!ENTITY xxe SYSTEM "{url}/utf7">]>')
+            + ROOT.replace(
+                "<TransmissionData/>", "<TransmissionData>&xxe;</TransmissionData>"
+            ).encode(),
+            "encoding",
+        ),
+        Case(
+            "utf16-dtd-after-300-spaces",
+            codecs.BOM_UTF16_BE
+            + f'<?xml version="1.0" encoding="UTF-16"?>{" " * 300}<!DOCTYPE x SYSTEM "{url}/x.dtd">'
+            f"{ROOT}".encode("utf-16-be"),
+            "dtd",
+        ),
+        Case(
+            "dtd-after-long-comment",
+            f'<!--{"-x" * 5_000}--><!DOCTYPE x SYSTEM "{url}/x.dtd">{ROOT}'.encode(),
+            "dtd",
+        ),
+        Case(
+            "dtd-after-long-pi",
+            f'<?pad {"x" * 5_000}?><!DOCTYPE x SYSTEM "{url}/x.dtd">{ROOT}',
+            "pi",
+        ),
+        Case("utf32-bom", codecs.BOM_UTF32_LE + ROOT.encode("utf-32-le"), "encoding"),
+        Case(
+            "utf32-declared-no-bom",
+            f'<?xml version="1.0" encoding="UTF-32"?><!DOCTYPE x SYSTEM "{url}/x">{ROOT}'.encode(
+                "utf-32-le"
+            ),
+            "encoding",
+        ),
+        Case(
+            "ebcdic-cp037",
+            f'<?xml version="1.0" encoding="IBM037"?>{ROOT}'.encode("cp037"),
+            "encoding",
+        ),
     ]
     return cases
+
+
+def _utf7_markup(text: str) -> bytes:
+    """``text`` in UTF-7 with every markup character base64-encoded, as a hostile sender would."""
+    return "".join(
+        char if char.isalnum() or char == " " else _utf7_shifted(char) for char in text
+    ).encode()
+
+
+def _utf7_shifted(char: str) -> str:
+    return "+" + codecs.encode(char.encode("utf-16-be"), "base64").decode().rstrip("=\n") + "-"
 
 
 NAMES = [case.name for case in corpus("http://127.0.0.1:1")]
@@ -243,6 +297,78 @@ def test_no_network_access_while_parsing_validating_and_answering(
                 pesc.flatten(case.data)
     assert recorder.connections == []
     assert no_sockets == []
+
+
+SAMPLE = "canpesc/Ontario_College_CollegeTranscript.xml"
+DECLARED = '<?xml version="1.0" encoding="{}"?>\n'
+
+
+@pytest.mark.parametrize(
+    ("data", "named"),
+    [
+        (f'<?xml version="1.0"{" " * 250}encoding="UTF-7"?>{ROOT}'.encode(), "UTF-7"),
+        (b"+/v8-" + ROOT.encode(), "UTF-7"),  # UTF-7's signature
+        (DECLARED.format("UTF-7") + ROOT, "UTF-7"),  # text declaring it
+        (escape(DECLARED.format("utf-7") + ROOT, quote=False), "utf-7"),  # escaped once
+        (codecs.BOM_UTF16_LE + (DECLARED.format("UTF-7") + ROOT).encode("utf-16-le"), "UTF-7"),
+        (codecs.BOM_UTF32_BE + ROOT.encode("utf-32-be"), "UTF-32"),
+        (ROOT.encode("utf-32-le"), "UTF-32"),
+        ((DECLARED.format("cp037") + ROOT).encode("cp037"), "EBCDIC"),
+        ((DECLARED.format("Shift_JIS") + ROOT).encode(), "Shift_JIS"),
+    ],
+    ids=[
+        "utf7",
+        "utf7-signature",
+        "utf7-str",
+        "utf7-escaped",
+        "utf7-in-utf16",
+        "utf32-bom",
+        "utf32",
+        "ebcdic",
+        "shift-jis",
+    ],
+)
+def test_encodings_pesc_never_uses_are_refused_by_name(data: str | bytes, named: str) -> None:
+    with pytest.raises(PescError) as refused:
+        pesc.parse(data)
+    assert refused.value.reason == "encoding"
+    assert named in str(refused.value)
+
+
+@needs_samples
+@pytest.mark.parametrize(
+    "encode",
+    [
+        lambda text: text.encode(),
+        lambda text: codecs.BOM_UTF8 + (DECLARED.format("UTF-8") + text).encode(),
+        lambda text: (DECLARED.format("US-ASCII") + text).encode("ascii", "xmlcharrefreplace"),
+        lambda text: (DECLARED.format("ISO-8859-1") + text).encode("latin-1"),
+        lambda text: (DECLARED.format("windows-1252") + text).encode("cp1252"),
+        lambda text: codecs.BOM_UTF16_LE + (DECLARED.format("UTF-16") + text).encode("utf-16-le"),
+        lambda text: codecs.BOM_UTF16_BE + (DECLARED.format("UTF-16") + text).encode("utf-16-be"),
+        lambda text: text.encode("utf-16-le"),
+        lambda text: DECLARED.format("utf-16") + text,
+        lambda text: escape(DECLARED.format("UTF-8") + text, quote=False),
+    ],
+    ids=[
+        "utf8",
+        "utf8-bom",
+        "ascii",
+        "latin1",
+        "cp1252",
+        "utf16le-bom",
+        "utf16be-bom",
+        "utf16le",
+        "str",
+        "escaped",
+    ],
+)
+def test_documents_in_the_encodings_pesc_uses_are_read(
+    encode: Callable[[str], str | bytes],
+) -> None:
+    text = sample(SAMPLE).decode("utf-8")
+    expected = etree.tostring(pesc.parse(text).root)
+    assert etree.tostring(pesc.parse(encode(text)).root) == expected
 
 
 def test_the_recorder_would_see_a_connection(fresh_recorder: Recorder) -> None:

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import base64
+from urllib.parse import urlencode
+
+import httpx
 import jwt
 import pytest
 
 from tests.sandbox.wire import request_token, token_form
 from workbench import spec
+from workbench.sandbox.settings import Credentials
 
 ROLES = ["international", "domestic", "supplier", "consumer"]
 
@@ -61,6 +66,11 @@ BAD_FORMS = [
     ("missing scope", "supplier", {"scope": ""}, 400, "invalid_scope"),
     ("missing grant type", "supplier", {"grant_type": ""}, 400, "invalid_request"),
     ("missing password", "international", {"password": ""}, 400, "invalid_request"),
+    ("non-ASCII secret", "domestic", {"client_secret": "sécret"}, 401, "invalid_client"),
+    ("emoji secret", "supplier", {"client_secret": "\U0001f511"}, 401, "invalid_client"),
+    ("non-ASCII client id", "consumer", {"client_id": "clïent"}, 401, "invalid_client"),
+    ("non-ASCII password", "international", {"password": "pässwörd"}, 400, "invalid_grant"),
+    ("emoji user", "international", {"username": "\U0001f600@x"}, 400, "invalid_grant"),
 ]
 
 
@@ -80,8 +90,6 @@ def test_refusals_carry_the_oauth_error_body(sandbox, role, change, status, erro
 
 
 def test_json_body_is_refused(sandbox):
-    import httpx
-
     response = httpx.post(sandbox.auth_url + spec.TOKEN_PATH, json=token_form(sandbox, "supplier"))
     assert response.status_code == 400
     assert response.json()["error"] == "invalid_request"
@@ -93,3 +101,43 @@ def test_token_requests_are_counted_per_client(sandbox):
     request_token(sandbox, {**token_form(sandbox, "consumer"), "client_secret": "x"})
     assert sandbox.token_requests == {sandbox.credentials.supplier_client_id: 3}
     assert len(sandbox.issued_tokens) == 3
+
+
+def _post_token(sb, body: bytes, **headers: str) -> httpx.Response:
+    headers = {"Content-Type": "application/x-www-form-urlencoded", **headers}
+    return httpx.post(sb.auth_url + spec.TOKEN_PATH, content=body, headers=headers)
+
+
+def test_non_ascii_credentials_configured_at_the_partner_are_accepted(sandbox_factory):
+    credentials = Credentials(domestic_client_secret="sécret-\U0001f511")
+    sb = sandbox_factory(credentials=credentials)
+    response = request_token(sb, token_form(sb, "domestic"))
+    assert response.status_code == 200
+    assert response.json()["token_type"] == "Bearer"
+
+
+@pytest.mark.parametrize(
+    ("role", "field", "raw", "status", "error"),
+    [
+        ("domestic", "client_secret", b"\xff\xfe", 400, "invalid_request"),
+        ("domestic", "client_secret", b"%FF%FE", 401, "invalid_client"),
+        ("international", "password", b"%C3%28", 400, "invalid_grant"),
+    ],
+    ids=["raw-invalid-utf8", "percent-encoded-invalid-secret", "percent-encoded-invalid-password"],
+)
+def test_undecodable_credentials_get_the_oauth_error(sandbox, role, field, raw, status, error):
+    form = {name: value for name, value in token_form(sandbox, role).items() if name != field}
+    response = _post_token(sandbox, urlencode(form).encode() + f"&{field}=".encode() + raw)
+    assert response.status_code == status
+    assert response.json()["error"] == error
+
+
+def test_non_ascii_basic_credentials_get_the_oauth_error(sandbox):
+    basic = base64.b64encode("dod-demo:sécret-\U0001f511".encode()).decode()
+    body = "grant_type=client_credentials&scope=dod_api&client_id=dod-demo&client_secret=sécret"
+    response = _post_token(sandbox, body.encode(), Authorization=f"Basic {basic}")
+    assert response.status_code == 401
+    assert response.json()["error"] == "invalid_client"
+    bare = _post_token(sandbox, b"grant_type=client_credentials", Authorization=f"Basic {basic}")
+    assert bare.status_code == 400
+    assert bare.json()["error"] == "invalid_request"

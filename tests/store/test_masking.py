@@ -4,13 +4,20 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
+import workbench as wb
+from tests.pull.hostile import HostilePartner, body
 from tests.store.helpers import exchange
+from workbench import spec
+from workbench.api.ids import request_path
 from workbench.errors import StoreError
 from workbench.redact import MASK
+from workbench.sandbox.generator import transcript_request_xml
 from workbench.store import Store
 from workbench.store.scrub import Scrubber
 
@@ -154,3 +161,30 @@ def test_data_masks_value_by_value() -> None:
     }
     clean = {"n": 1}
     assert scrub.data(clean) is clean
+
+
+def test_a_document_is_stored_as_received_but_for_a_secret_the_partner_echoed_in_it(
+    tmp_path: Path,
+) -> None:
+    # Secrets too short or common to mask are refused at load, so a configured secret found in
+    # a document is a real echo: masked there too, and every other byte (ids, dates) is kept.
+    request_id = "R-2026-0001"
+    xml = transcript_request_xml(
+        7, 1, request_id=request_id, created=datetime(2026, 2, 20, 9, tzinfo=UTC)
+    )
+    with HostilePartner() as partner:
+        secret = partner.env["WORKBENCH_SUBSCRIPTION_KEY"]
+        echoed = re.sub(r"</[\w:]*TranscriptRequest>\s*$", f"<!-- {secret} -->\\g<0>", xml)
+        assert echoed != xml
+        item = {"RequestID": request_id, "RequestDate": "2026-02-20T09:00:00Z"}
+        partner.answer("GET", spec.SUPPLIER_PENDING_PATH, body([item]))
+        detail = request_path(spec.SUPPLIER_REQUEST_PATH, request_id)
+        partner.answer("GET", detail, body([{**item, "PESCXML": echoed}]))
+        with wb.connect(env=partner.env, db=tmp_path / "wb.db") as w:
+            w.pull(progress=False)
+            stored = w.store.document(request_id)
+            row = w.store.table("transcript_requests").iloc[0]
+    assert stored == echoed.replace(secret, MASK) and "2026-02-20" in stored
+    assert row["request_id"] == request_id and "2026-02-20" in str(row["request_date"])
+    data = b"".join(f.read_bytes() for f in tmp_path.glob("wb.db*"))
+    assert secret.encode() not in data

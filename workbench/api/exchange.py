@@ -7,8 +7,10 @@
 
 from __future__ import annotations
 
+import json
+import logging
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, TypeGuard
 
 import pandas as pd
 
@@ -21,16 +23,17 @@ from workbench.errors import (
     AuthError,
     ConfigError,
     InvalidValue,
-    NotFound,
     PartnerError,
     TransportError,
 )
 from workbench.http import Session
+from workbench.partner_json import answer_items, detail_items, list_items, unexpected
 
 SUMMARY_COLUMNS = ("request_id", "request_date")
 TAIL = (PESCXML, PARSE_ERROR)
 Ids: TypeAlias = Iterable[Any] | pd.DataFrame | pd.Series
 Expects: TypeAlias = tuple[str, ...]
+logger = logging.getLogger(__name__)
 
 
 class _Role:
@@ -49,7 +52,8 @@ class _Role:
 
     def _list(self, path: str, *, operation: str, empty: str) -> pd.DataFrame:
         payload = self._session.call(self.role, "GET", path, operation=operation, empty=(empty,))
-        items = _items(payload, operation)
+        listed = [] if payload is None else list_items(payload, operation=operation)
+        items = _items(listed, operation)  # every item an object
         call_id = self._session.last_call_id()
         return frame(items, columns=SUMMARY_COLUMNS, operation=operation, call_id=call_id)
 
@@ -57,9 +61,7 @@ class _Role:
         path = request_path(self.detail_path, request_id)
         subject = f"{self.noun} {request_id!r}"
         payload = self._session.call(self.role, "GET", path, operation=operation, subject=subject)
-        items = _items(payload, operation)
-        if not items:
-            raise NotFound(f"{operation}: the partner answered no {subject}.", status=200)
+        items = detail_items(payload, request_id, operation=operation, subject=subject)
         return [_document_row(item) for item in items]
 
     def _detail(self, request_id: Any, *, operation: str) -> pd.DataFrame:
@@ -112,6 +114,7 @@ class _Role:
             entry = outbox.begin(
                 operation.split(".")[-1], str(request_id), xml, force=force, flat=flat
             )
+        unread: PartnerError | None = None
         try:
             payload = self._session.call(
                 self.role,
@@ -122,31 +125,27 @@ class _Role:
                 subject=f"{self.noun} {request_id!r}",
             )
         except BaseException as exc:
-            if entry is not None:
-                _settle_failure(outbox, entry, exc, call_id=self._session.last_call_id())
-            raise
+            if not _accepted(exc):
+                if entry is not None:
+                    _settle_failure(outbox, entry, exc, call_id=self._session.last_call_id())
+                raise
+            payload, unread = None, exc
         call_id = self._session.last_call_id()
-        try:
-            items = _items(payload, operation)
-            if not items:
-                raise _shape(operation, payload)
-        except PartnerError:
-            if entry is not None:  # it was accepted (2xx); only its echo is odd
-                outbox.mark_sent(entry, status=200, response_body=str(payload)[:100_000],
-                                 call_id=call_id)  # fmt: skip
-            raise
-        rows = [_document_row(item) for item in items]
-        if entry is not None:
-            reply_flat = {k: v for k, v in rows[0].items() if k not in (PESCXML, PARSE_ERROR)}
+        rows, note = _reply_rows(payload, unread, operation)
+        if outbox is not None:  # a 2xx: the partner took it, whatever its answer says
+            reply = {k: v for k, v in rows[0].items() if k not in TAIL} if rows else None
             outbox.mark_sent(
                 entry,
-                status=200,
-                response_body=_json_text(payload),
+                status=unread.status if unread is not None else 200,
+                response_body=unread.body if unread is not None else _json_text(payload),
                 call_id=call_id,
-                reply_flat=reply_flat,
+                reply_flat=reply,
             )
         df = frame(rows, columns=("request_id",), tail=TAIL, operation=operation, call_id=call_id)
         df.attrs["outbox_id"] = entry
+        if note:
+            df.attrs["reply_note"] = note
+            logger.warning("%s", note)
         return df
 
 
@@ -297,10 +296,33 @@ def _check_document(
 
 def _items(payload: Any, operation: str) -> list[dict[str, Any]]:
     """The items of an exchange answer: an array of objects, or one object."""
-    items = payload if isinstance(payload, list) else [payload] if payload is not None else []
-    if not all(isinstance(i, dict) for i in items):
-        raise _shape(operation, payload)
-    return items
+    return answer_items(payload, operation=operation)
+
+
+def _accepted(exc: BaseException) -> TypeGuard[PartnerError]:
+    """A 2xx answer that raised (its body is not the JSON expected): the partner took it."""
+    return isinstance(exc, PartnerError) and exc.status is not None and 200 <= exc.status < 300
+
+
+def _reply_rows(
+    payload: Any, unread: PartnerError | None, operation: str
+) -> tuple[list[dict[str, Any]], str | None]:
+    """The rows of an accepted send's answer, and a note when it is not the echoed document."""
+    status = unread.status if unread is not None else 200
+    if unread is None:
+        try:
+            items = _items(payload, operation)
+        except PartnerError:
+            items = []
+        if items:
+            return [_document_row(item) for item in items], None
+    what = "a body that cannot be read as JSON" if unread else _json_text(payload)[:80]
+    return [], (
+        f"{operation}: the partner answered {status}, so it took the send, but its answer is "
+        f"not the document it echoes ({what}); nothing was parsed from it. The send is "
+        "recorded as sent and the answer kept in the outbox (response_body): do not send it "
+        "again."
+    )
 
 
 def _settle_failure(outbox: Any, entry: int, exc: BaseException, *, call_id: Any) -> None:
@@ -313,21 +335,15 @@ def _settle_failure(outbox: Any, entry: int, exc: BaseException, *, call_id: Any
             outbox.mark_failed(entry, error=str(exc), call_id=call_id)
     elif isinstance(exc, AuthError):  # refused at the door: a 401 is never processed
         outbox.mark_failed(entry, error=str(exc), status=401, call_id=call_id)
-    elif isinstance(exc, PartnerError) and exc.status is not None and exc.status < 500:
+    elif isinstance(exc, PartnerError) and exc.status is not None and 300 <= exc.status < 500:
         outbox.mark_failed(entry, error=str(exc), status=exc.status, call_id=call_id)
-    else:  # a 5xx, or an interruption (Ctrl-C) mid-send: it may have been processed
+    else:  # a 5xx, an unexpected 2xx, or an interruption (Ctrl-C): it may have been processed
         outbox.mark_uncertain(entry, error=f"{type(exc).__name__}: {exc}")
 
 
 def _json_text(payload: Any) -> str:
-    import json
-
     return json.dumps(payload, ensure_ascii=False)
 
 
 def _shape(operation: str, payload: Any) -> PartnerError:
-    return PartnerError(
-        f"{operation}: the answer has an unexpected shape ({type(payload).__name__}).",
-        status=200,
-        body=str(payload)[:2000],
-    )
+    return unexpected(operation, payload, "where an answer item was expected")

@@ -21,6 +21,8 @@ from typing import Any
 
 import pandas as pd
 
+from workbench.partner_json import list_items
+
 logger = logging.getLogger(__name__)
 
 _CAMEL_1 = re.compile(r"([A-Z]+)([A-Z][a-z])")
@@ -90,9 +92,11 @@ def events_frame(
 ) -> pd.DataFrame:
     """Events of any shape, flattened with ``pandas.json_normalize``; ``raw`` keeps each as JSON.
 
-    Accepts an array, an object holding one array, or a single object (one event).
+    Accepts an array, or an object holding one array (DESIGN §3); anything else is an
+    ``UnreadableAnswer``. An event that is not an object becomes ``{"value": event}``.
     """
-    events = [e if isinstance(e, dict) else {"value": e} for e in records_of(payload)]
+    items = list_items(payload, operation=operation)
+    events = [e if isinstance(e, dict) else {"value": e} for e in items]
     flat = pd.json_normalize(events, sep="_") if events else pd.DataFrame()
     flat = flat.rename(columns=snake)
     flat = flat.loc[:, ~flat.columns.duplicated()]
@@ -105,20 +109,6 @@ def events_frame(
         [json.dumps(e, ensure_ascii=False, sort_keys=True) for e in events], dtype="string"
     )
     return finish(flat.reset_index(drop=True), operation=operation, call_id=call_id)
-
-
-def records_of(payload: Any) -> list[Any]:
-    """The list in a payload: the array itself, the one array an object holds, or ``[object]``."""
-    if payload is None:
-        return []
-    if isinstance(payload, list):
-        return payload
-    if isinstance(payload, dict):
-        arrays = [v for v in payload.values() if isinstance(v, list)]
-        if len(arrays) == 1:
-            return arrays[0]
-        return [payload]
-    return [payload]
 
 
 def _as_string(series: pd.Series) -> pd.Series:

@@ -19,7 +19,7 @@ from workbench.bundle.documents import find_documents, validations
 from workbench.bundle.har import calls_about, har_log
 from workbench.bundle.redaction import DEFAULT_OUT_DIR, PERSONAL_ELEMENTS, Personal, Redaction
 from workbench.bundle.values import iso
-from workbench.errors import StoreError
+from workbench.errors import ConfigError, StoreError
 from workbench.redact import SENSITIVE_FIELDS, SENSITIVE_HEADERS
 from workbench.store import Store
 
@@ -35,8 +35,9 @@ def make_bundle(
 ) -> Path:
     """Write ``<out_dir>/<request_id>-<UTC timestamp>.zip`` for ``request_id``; its path.
 
-    ``StoreError`` when the store knows nothing about the id. ``schemas_dir``: the PESC XSDs to
-    validate against (default: ``WORKBENCH_PESC_SCHEMAS``).
+    ``StoreError`` when the store knows nothing about the id; ``ConfigError`` when ``out_dir``
+    cannot be written in. ``schemas_dir``: the PESC XSDs to validate against (default:
+    ``WORKBENCH_PESC_SCHEMAS``).
     """
     rid = str(request_id)
     timeline = store.timeline(rid)
@@ -99,7 +100,7 @@ def make_bundle_from_profile(
         from workbench.sandbox import SandboxSettings
 
         secrets += SandboxSettings().credentials.secrets()
-    with Store(path, secrets=secrets) as store:
+    with Store(path, secrets=secrets, read_only=True) as store:
         return make_bundle(
             store,
             request_id,
@@ -171,6 +172,16 @@ Redactions applied
 
 
 def _write_zip(out_dir: Path, rid: str, made: datetime, members: dict[str, str]) -> Path:
+    try:
+        return _write_zip_in(out_dir, rid, made, members)
+    except OSError as exc:
+        raise ConfigError(
+            f"Cannot write the bundle in {out_dir} ({exc.strerror or exc}): pick a folder you "
+            "can write in (--out, or out_dir=)."
+        ) from None
+
+
+def _write_zip_in(out_dir: Path, rid: str, made: datetime, members: dict[str, str]) -> Path:
     out_dir.mkdir(parents=True, exist_ok=True)
     stem = f"{re.sub(r'[^A-Za-z0-9._-]+', '_', rid)[:100]}-{made:%Y%m%dT%H%M%SZ}"
     path, n = out_dir / f"{stem}.zip", 1

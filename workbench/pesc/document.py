@@ -11,7 +11,9 @@ reason          refused input
 ``empty``       nothing, or only whitespace / a byte order mark
 ``too-large``   more bytes than the cap (``max_bytes``, else ``WORKBENCH_PESC_MAX_BYTES``,
                 else 10 MiB): checked before anything is decoded or parsed
-``encoding``    bytes that are not in the declared (or detected) encoding
+``encoding``    bytes that are not in the declared (or detected) encoding, or an encoding PESC
+                documents never use (UTF-7, UTF-32, EBCDIC...: all but UTF-8, UTF-16,
+                ISO-8859-1 and windows-1252)
 ``entity``      a DTD that declares entities (XXE, parameter entities, billion laughs,
                 quadratic blow-up), or a reference to an undeclared entity
 ``dtd``         any other document type declaration (an external DTD, an internal subset)
@@ -23,8 +25,10 @@ reason          refused input
 ==============  ================================================================================
 
 DTDs are refused by reading the prolog *before* the parser sees the document (``intake``), so
-no entity is ever declared, expanded or fetched; the parser itself is configured without DTD
-loading, entity resolution, network access or huge-tree mode, as a second line of defence.
+no entity is ever declared, expanded or fetched. The parser reads the very UTF-8 bytes that
+were checked (it ignores the encoding declaration) and is configured without DTD loading,
+entity resolution, network access or huge-tree mode; a tree that still has a document type
+declaration is refused all the same: second lines of defence.
 """
 
 from __future__ import annotations
@@ -104,6 +108,7 @@ def _parser() -> etree.XMLParser:
     parser = getattr(_local, "parser", None)
     if parser is None:
         parser = etree.XMLParser(
+            encoding="utf-8",  # what ``admit`` hands over, whatever the declaration says
             resolve_entities=False,
             load_dtd=False,
             dtd_validation=False,

@@ -6,6 +6,12 @@ the UTF-8 bytes the parser reads, after refusing a document type declaration or 
 instruction in the prolog, so that no DTD ever reaches the parser. UTF-8 bytes, the common
 case, go to the parser as they are (no decoding, no copy beyond stripping leading whitespace);
 their text is decoded only when asked for.
+
+Only the encodings PESC documents use are read: UTF-8 (and its subset US-ASCII), UTF-16 and the
+Western single-byte ISO-8859-1 and windows-1252. Any other (UTF-7, UTF-32, EBCDIC...), whether
+declared or detected from the first bytes, is refused by name: in an encoding the workbench
+does not decode, markup could hide from the prolog check. The parser is told the payload is
+UTF-8, so it never decodes differently from what was checked.
 """
 
 from __future__ import annotations
@@ -23,10 +29,34 @@ XINCLUDE_NAMESPACES = ("http://www.w3.org/2001/XInclude", "http://www.w3.org/200
 
 _TEXT_WHITESPACE = " \t\r\n\ufeff"
 _BYTE_WHITESPACE = b" \t\r\n"
-_DECLARATION = re.compile(rb"""^<\?xml[^>]{0,200}?encoding\s*=\s*["']([A-Za-z0-9._:-]{1,40})["']""")
-_UTF8_NAMES = frozenset({"utf-8", "utf8", "us-ascii", "ascii"})
-_WIDE_ENCODINGS = ("utf16", "utf32", "ucs2", "ucs4")
-_UTF32_BOMS = (codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)
+# The whole declaration, however long: it ends at the first '>'.
+_DECLARATION = re.compile(r"""^<\?xml\s[^>]*?\bencoding\s*=\s*["']([^"'>]*)["']""")
+_DECLARATION_BYTES = re.compile(_DECLARATION.pattern.encode())
+# Encodings PESC documents use, by name without case, '-' or '_': the codec each is read with.
+_ENCODINGS = {
+    "utf8": "utf-8",
+    "usascii": "utf-8",
+    "ascii": "utf-8",
+    "utf16": "utf-16",
+    "utf16le": "utf-16-le",
+    "utf16be": "utf-16-be",
+    "iso88591": "latin-1",
+    "latin1": "latin-1",
+    "windows1252": "cp1252",
+    "cp1252": "cp1252",
+}
+# First bytes of documents in encodings PESC never uses (XML 1.0 appendix F), checked before
+# UTF-16's: UTF-32-LE's byte order mark starts like UTF-16-LE's.
+_REFUSED_SIGNATURES = (
+    (codecs.BOM_UTF32_LE, "UTF-32"),
+    (codecs.BOM_UTF32_BE, "UTF-32"),
+    (b"<\x00\x00\x00", "UTF-32"),
+    (b"\x00\x00\x00<", "UTF-32"),
+    (b"\x00<\x00\x00", "UCS-4"),
+    (b"\x00\x00<\x00", "UCS-4"),
+    (b"\x4c\x6f\xa7\x94", "EBCDIC"),  # '<?xm' in EBCDIC
+    (b"+/v", "UTF-7"),
+)
 _UTF16_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
 _ESCAPE = re.compile(r"&(lt|gt|amp|quot|apos|#[0-9]{1,7}|#x[0-9A-Fa-f]{1,6});")
 _NAMED = {"lt": "<", "gt": ">", "amp": "&", "quot": '"', "apos": "'"}
@@ -58,13 +88,16 @@ def admit(data: str | bytes) -> Admitted:
 
 
 def check_tree(root: etree._Element, admitted: Admitted) -> None:
-    """Refuse processing instructions and XInclude elements anywhere in the tree.
+    """Refuse a document type declaration, and processing instructions and XInclude elements
+    anywhere in the tree.
 
     A byte search decides whether the tree needs walking: without a ``?`` after the prolog
     there can be no processing instruction, and without the word ``XInclude`` no XInclude
     namespace. A marker inside a comment or CDATA section only costs a walk, never a refusal.
     (Searching the bytes for ``<?`` would be slower than walking the tree: ``<`` is everywhere.)
     """
+    if root.getroottree().docinfo.internalDTD is not None:
+        raise _dtd_error()  # the prolog check missed it: refused all the same
     payload = admitted.payload
     if payload.find(b"?", admitted.body_start) != -1 and (
         next(root.iter(etree.ProcessingInstruction), None) is not None
@@ -84,17 +117,34 @@ def check_tree(root: etree._Element, admitted: Admitted) -> None:
 def _is_utf8(raw: bytes) -> bool:
     """Whether bytes starting with '<' declare UTF-8 (or ASCII), or no encoding at all."""
     if raw.startswith(b"<?xml"):
-        match = _DECLARATION.match(raw[:300])
-        return match is None or match.group(1).decode("ascii").lower() in _UTF8_NAMES
-    return not raw.startswith(b"<\x00")  # UTF-16 without a byte order mark
+        return _declared_codec(raw) in (None, "utf-8")
+    return not raw.startswith(b"<\x00")  # UTF-16 (or UTF-32) without a byte order mark
+
+
+def _declared_codec(prolog: str | bytes) -> str | None:
+    """The codec named by the XML declaration at the start of ``prolog`` (None without one);
+    ``PescError`` naming the encoding when it is not one PESC documents use."""
+    if isinstance(prolog, bytes):
+        found = _DECLARATION_BYTES.match(prolog)
+        declared = found.group(1).decode("ascii", "replace") if found else None
+    else:
+        match = _DECLARATION.match(prolog)
+        declared = match.group(1) if match else None
+    if declared is None:
+        return None
+    codec = _ENCODINGS.get(declared.lower().replace("-", "").replace("_", ""))
+    if codec is None:
+        raise _encoding_error(repr(declared), "declares")
+    return codec
 
 
 def _decode(data: bytes) -> str:
     """Bytes to str: a byte order mark wins, then the encoding declaration, then UTF-8."""
+    for signature, name in _REFUSED_SIGNATURES:
+        if data.startswith(signature):
+            raise _encoding_error(name, "is in")
     if data.startswith(codecs.BOM_UTF8):
         encoding, data = "utf-8", data[3:]
-    elif data.startswith(_UTF32_BOMS):  # before UTF-16: UTF-32-LE's mark starts like UTF-16-LE's
-        encoding = "utf-32"
     elif data.startswith(_UTF16_BOMS):
         encoding = "utf-16"
     elif data[:2] == b"<\x00":  # UTF-16 without a byte order mark
@@ -102,18 +152,11 @@ def _decode(data: bytes) -> str:
     elif data[:2] == b"\x00<":
         encoding = "utf-16-be"
     else:
-        match = _DECLARATION.match(data[:300].lstrip(_BYTE_WHITESPACE))
-        encoding = match.group(1).decode("ascii") if match else "utf-8"
-        if encoding.lower().replace("-", "").replace("_", "").startswith(_WIDE_ENCODINGS):
+        encoding = _declared_codec(data.lstrip(_BYTE_WHITESPACE)) or "utf-8"
+        if encoding.startswith("utf-16"):
             encoding = "utf-8"  # the declaration was readable as ASCII, so the bytes are not wide
     try:
         return data.decode(encoding)
-    except LookupError:
-        raise PescError(
-            f"The XML declares the encoding {encoding!r}, which is unknown. "
-            "Ask the sender for UTF-8.",
-            reason="encoding",
-        ) from None
     except UnicodeDecodeError as exc:
         raise PescError(
             f"The XML is not valid {encoding} (byte {exc.start}: {exc.reason}). "
@@ -211,6 +254,7 @@ def _check_prolog(text: Any, markup: _Markup) -> int:
         end = text.find(markup.declaration_end)
         if end < 0:
             raise PescError("The XML declaration is never closed ('?>').", reason="malformed")
+        _declared_codec(text[: end + 2])
         position = end + 2
     length = len(text)
     while True:
@@ -230,11 +274,7 @@ def _check_prolog(text: Any, markup: _Markup) -> int:
                     "or a badly made document). PESC messages never need a DTD; refused.",
                     reason="entity",
                 )
-            raise PescError(
-                "The XML has a document type declaration (DTD). PESC messages never need one, "
-                "and an external DTD could be fetched from anywhere; refused.",
-                reason="dtd",
-            )
+            raise _dtd_error()
         else:
             return position
 
@@ -252,6 +292,23 @@ def _encode(text: str, body_start: int) -> bytes:
             f"The XML holds a character that cannot be encoded (position {exc.start}).",
             reason="encoding",
         ) from None
+
+
+def _encoding_error(name: str, verb: str) -> PescError:
+    return PescError(
+        f"The XML {verb} the encoding {name}, which PESC documents never use (they are in "
+        "UTF-8, UTF-16 or ISO-8859-1); refused, since markup could hide in it. Ask the sender "
+        "for UTF-8.",
+        reason="encoding",
+    )
+
+
+def _dtd_error() -> PescError:
+    return PescError(
+        "The XML has a document type declaration (DTD). PESC messages never need one, "
+        "and an external DTD could be fetched from anywhere; refused.",
+        reason="dtd",
+    )
 
 
 def _pi_error() -> PescError:

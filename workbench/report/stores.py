@@ -16,6 +16,7 @@ def open_store(db: str | os.PathLike[str] | None = None, *, profile: str | None 
 
     ``StoreError`` when there is no database there: opening a ``Store`` would silently create
     an empty one, and a report on it would say that nothing is wrong.
+    It is opened read-only: a report only reads.
 
     >>> store = open_store("data/workbench.db")  # doctest: +SKIP
     """
@@ -24,4 +25,4 @@ def open_store(db: str | os.PathLike[str] | None = None, *, profile: str | None 
         raise StoreError(
             f"No workbench database at {path}; run `workbench pull` first (or pass db=...)."
         )
-    return Store(path)
+    return Store(path, read_only=True)  # creates nothing next to it; works in any folder

@@ -13,6 +13,14 @@ Start it from Python::
 
 or from the shell: ``workbench sandbox --port 8765 --seed 7``.
 
+Faults (``Faults``; set at start or with ``set_faults``, each scoped by ``path_pattern``):
+latency and jitter; 500/503, 429 with Retry-After; connections dropped before or after the
+operation runs; and hostile answers (issue #10): bodies that trickle (``trickle_rate``, or
+forever), headers that never end (``header_flood_rate``), a send's answer that is empty, a
+204, text or HTML (``success_body``), lists that are not arrays (``list_shape``), padded JSON
+(``pad_bytes``), gzip bombs (``gzip_bomb_bytes``), hostile JSON (``hostile_json``: deep
+nesting, lone surrogates, NaN) and error messages that echo the request (``echo_errors``).
+
 One process serves three base URLs, so a client that mixes them up gets 404s as it would in
 production: ``{root}/identity`` (identity server), ``{root}/gateway`` (international and domestic
 interfaces) and ``{root}/exchange`` (transcript exchange).

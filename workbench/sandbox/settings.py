@@ -74,12 +74,21 @@ class Credentials:
         }
 
 
+# The kinds of the hostile-answer faults; "" is off.
+FAULT_KINDS: dict[str, tuple[str, ...]] = {
+    "success_body": ("", "empty", "no_content", "text", "html"),
+    "list_shape": ("", "null", "object", "scalar", "string", "two_arrays"),
+    "hostile_json": ("", "deep", "surrogate_id", "surrogate_event", "nan"),
+}
+
+
 @dataclass
 class Faults:
     """Trouble on demand. Rates are shares of calls, 0..1; all zero means a well-behaved partner.
 
-    Faults apply to the gateway and the exchange; the identity server only gets latency and
-    ``token_ttl``, so that fault tests measure the client's retries rather than its patience.
+    Faults apply to the gateway and the exchange; the identity server only gets latency,
+    ``token_ttl`` and ``echo_errors``, so that fault tests measure the client's retries rather
+    than its patience. Every fault is scoped by ``path_pattern``; kinds are checked when set.
     """
 
     latency_ms: float = 0.0  # from a request's arrival to its answer, the sandbox's work inside
@@ -95,14 +104,74 @@ class Faults:
     # Share of acknowledgments (returned for a transcript we send) whose CourseTotal the
     # partner miscounts by one; decided per request id, so the same request always miscounts.
     ack_miscount_rate: float = 0.0
+    # Hostile answers (issue #10). The operation runs first (a POST takes effect), then its
+    # status and headers are sent and its body trickles one byte per interval; with
+    # trickle_forever only whitespace trickles and the body never comes.
+    trickle_rate: float = 0.0
+    trickle_interval_s: float = 2.0
+    trickle_forever: bool = False
+    header_flood_rate: float = 0.0  # the operation runs, then header lines trickle, never ending
+    success_body: str = ""  # a send's 2xx answer becomes: empty, no_content, text or html
+    list_shape: str = ""  # lists and event feeds answer: null, object, scalar, string, two_arrays
+    pad_bytes: int = 0  # JSON answers padded with whitespace to at least this many bytes
+    gzip_bomb_bytes: int = 0  # answers sent gzip-encoded, inflating to more than this many bytes
+    hostile_json: str = ""  # array answers: deep, surrogate_id, surrogate_event or nan
+    echo_errors: bool = False  # error messages echo the raw query and body (identity too)
+
+    def __post_init__(self) -> None:
+        for name, kinds in FAULT_KINDS.items():
+            if getattr(self, name) not in kinds:
+                raise ValueError(
+                    f"Unknown {name} {getattr(self, name)!r}: use one of {list(kinds[1:])}, "
+                    "or '' for none."
+                )
+        for name in ("trickle_rate", "header_flood_rate"):
+            if not 0 <= getattr(self, name) <= 1:
+                raise ValueError(f"{name} is a share of calls: use a number from 0 to 1.")
+        if self.trickle_interval_s <= 0:
+            raise ValueError("trickle_interval_s must be a positive number of seconds.")
+        for name in ("pad_bytes", "gzip_bomb_bytes"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} must be 0 (off) or a positive number of bytes.")
 
     def update(self, **changes: Any) -> None:
         names = {f.name for f in dataclasses.fields(self)}
         unknown = sorted(set(changes) - names)
         if unknown:
             raise TypeError(f"unknown fault setting(s) {unknown}; known: {sorted(names)}")
+        dataclasses.replace(self, **changes)  # checks the result before anything changes
         for name, value in changes.items():
             setattr(self, name, value)
+
+
+def fault_changes(assignments: list[str]) -> dict[str, Any]:
+    """``["list_shape=null", "trickle_rate=0.5"]`` as typed ``Faults`` changes.
+
+    Values take the type of the field's default; an unknown name or a bad value is a
+    ValueError that says what to write instead.
+    """
+    defaults: dict[str, Any] = {f.name: f.default for f in dataclasses.fields(Faults)}
+    changes: dict[str, Any] = {}
+    for assignment in assignments:
+        name, sep, text = assignment.partition("=")
+        name = name.strip()
+        if not sep or name not in defaults:
+            raise ValueError(
+                f"Cannot read the fault {assignment!r}: write NAME=VALUE, NAME one of "
+                f"{sorted(defaults)}."
+            )
+        kind = type(defaults[name]) if defaults[name] is not None else int
+        try:
+            if kind is bool:
+                if text.lower() not in ("1", "true", "yes", "on", "0", "false", "no", "off"):
+                    raise ValueError(text)
+                changes[name] = text.lower() in ("1", "true", "yes", "on")
+            else:
+                changes[name] = kind(text)
+        except ValueError:
+            raise ValueError(f"The fault {name} takes a {kind.__name__}, not {text!r}.") from None
+    Faults(**changes)  # the kinds and ranges are checked there
+    return changes
 
 
 @dataclass

@@ -59,7 +59,7 @@ class IdentityServer:
             if not form.get(name):
                 raise OAuthError("invalid_request", f"The '{name}' parameter is missing.")
         client = self._clients.get(form["client_id"])
-        if client is None or not secrets.compare_digest(client["secret"], form["client_secret"]):
+        if client is None or not _same(form["client_secret"], client["secret"]):
             raise OAuthError("invalid_client", "Client authentication failed.", status=401)
         grant_type = form["grant_type"]
         if grant_type not in ("password", "client_credentials"):
@@ -104,8 +104,8 @@ class IdentityServer:
         username, password = form.get("username", ""), form.get("password", "")
         if not username or not password:
             raise OAuthError("invalid_request", "The password grant needs username and password.")
-        ok_user = secrets.compare_digest(username, self.credentials.intl_username)
-        ok_password = secrets.compare_digest(password, self.credentials.intl_password)
+        ok_user = _same(username, self.credentials.intl_username)
+        ok_password = _same(password, self.credentials.intl_password)
         if not (ok_user and ok_password):
             raise OAuthError("invalid_grant", "The user name or password is incorrect.")
 
@@ -132,3 +132,11 @@ class IdentityServer:
         if client is None:
             raise TokenRejected("Authorization has been denied for this request.")
         return Grant(client_id=claims["client_id"], scope=claims["scope"], role=client["role"])
+
+
+def _same(given: str, expected: str) -> bool:
+    """A constant-time comparison of credentials, whatever characters they hold
+    (``secrets.compare_digest`` refuses non-ASCII text, so both are compared as UTF-8)."""
+    return secrets.compare_digest(
+        given.encode("utf-8", "surrogatepass"), expected.encode("utf-8", "surrogatepass")
+    )

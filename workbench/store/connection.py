@@ -16,6 +16,11 @@
   same for it: the statement takes the write lock as it starts, and waits the same way.
 - SQLite errors become :class:`~workbench.errors.StoreError` with a message that says what to do;
   "database is locked" never escapes as a ``sqlite3`` traceback.
+- ``read_only=True`` (bundles, reports on stored data) creates nothing next to the database
+  (no folder, no lock file, no migration) and refuses writes (``query_only``). It opens the
+  database as usual when it can, so it sees a running pull's commits, and SQLite removes the
+  ``-wal``/``-shm`` files when the last connection closes. In a folder one cannot write in,
+  it reads the file as it is (``immutable=1``): no writer can work there either.
 """
 
 from __future__ import annotations
@@ -31,20 +36,29 @@ from typing import Any
 from workbench.errors import StoreError
 
 WAL_CHECKPOINT_PAGES = 2000  # see the module docstring
+# How a read-only store opens, first that works: as usual but refusing writes (SQLite removes
+# the -wal and -shm it made when the last connection closes); read-only (a folder one cannot
+# write in, a writer's -wal and -shm there); the file as it is (no writer can exist there).
+_READ_ONLY_MODES = ("mode=rw", "mode=ro", "mode=ro&immutable=1")
 
 
 class Connection:
     """A thread-safe SQLite connection with translated errors; build one per ``Store``."""
 
-    def __init__(self, path: str | Path, *, busy_timeout_s: float) -> None:
+    def __init__(self, path: str | Path, *, busy_timeout_s: float, read_only: bool = False) -> None:
         self.path = Path(path)
         self.busy_timeout_s = busy_timeout_s
+        self.read_only = read_only
         self.lock = threading.RLock()
         # Child tables grow columns (see details._ensure_columns); what each has, once read.
         # Only committed columns: write() forgets them all when a transaction rolls back.
         self.known_columns: dict[str, set[str]] = {}
         if str(path) == ":memory:" or str(path).startswith("file:"):
             raise StoreError("The store needs a database file path (WAL and locks need a file).")
+        if read_only:
+            with self.translated():
+                self._open_read_only()
+            return
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -64,6 +78,28 @@ class Connection:
         self._use_wal()
         self.conn.execute("PRAGMA synchronous = NORMAL")
         self.conn.execute(f"PRAGMA wal_autocheckpoint = {WAL_CHECKPOINT_PAGES}")
+
+    def _open_read_only(self) -> None:
+        """Open for reading only, creating no file: see the module docstring."""
+        if not self.path.is_file():
+            raise StoreError(f"No workbench database at {self.path}; run `workbench pull` first.")
+        uri = self.path.resolve().as_uri()
+        for mode in _READ_ONLY_MODES:
+            conn = sqlite3.connect(
+                f"{uri}?{mode}", uri=True, timeout=self.busy_timeout_s, isolation_level=None,
+                check_same_thread=False,
+            )  # fmt: skip
+            try:
+                conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_s * 1000)}")
+                conn.execute("PRAGMA query_only = ON")
+                conn.execute("SELECT count(*) FROM sqlite_master").fetchone()  # opens the WAL
+            except sqlite3.OperationalError:
+                conn.close()
+                if mode == _READ_ONLY_MODES[-1]:
+                    raise
+                continue
+            self.conn = conn
+            return
 
     def _use_wal(self) -> None:
         # Two programs opening a brand-new file at once race to switch it to WAL, and SQLite
@@ -122,7 +158,10 @@ class Connection:
         if self.conn.in_transaction:
             with suppress(sqlite3.Error):
                 self.conn.close()
-            self._open()
+            if self.read_only:
+                self._open_read_only()
+            else:
+                self._open()
 
     def insert(self, sql: str, params: Sequence[Any]) -> int:
         """One INSERT, its own transaction (or part of the caller's); the new row's id.

@@ -29,7 +29,9 @@ class Store:
     """Runs, calls, list snapshots, entities and the outbox, in one SQLite file.
 
     Opening creates the database, or migrates an older one in place. Thread-safe: the threads
-    of a pull share one store. Every write is its own transaction.
+    of a pull share one store. Every write is its own transaction. ``read_only=True`` opens an
+    existing database for reading only (bundles, reports): it creates, migrates and settles
+    nothing, and writes raise ``StoreError``.
 
     >>> store = Store("data/workbench.db", secrets=["s3cret"])  # doctest: +SKIP
     >>> run = store.begin_run(kind="pull", profile="sandbox")  # doctest: +SKIP
@@ -44,15 +46,18 @@ class Store:
         secrets: Iterable[str] = (),
         busy_timeout_s: float = 30.0,
         stale_pending_s: float = 900.0,
+        read_only: bool = False,
     ) -> None:
         self.path = Path(path)
+        self.read_only = read_only
         self._scrub = Scrubber(secrets)
-        self._c = Connection(self.path, busy_timeout_s=busy_timeout_s)
+        self._c = Connection(self.path, busy_timeout_s=busy_timeout_s, read_only=read_only)
         self._db: sqlite_utils.Database | None = None
         try:
             self.schema_version = self._open_schema()
             self.outbox = Outbox(self._c, self._scrub, stale_after_s=stale_pending_s)
-            self.recover()
+            if not read_only:
+                self.recover()
         except BaseException:
             self._c.close()
             raise
@@ -62,6 +67,11 @@ class Store:
             found = read_version(conn)
         if found == SCHEMA_VERSION:  # the usual case: no write lock needed
             return found
+        if self.read_only:
+            raise StoreError(
+                f"The database {self.path} has schema version {found}, this workbench reads "
+                f"{SCHEMA_VERSION}: run `workbench pull` on it once (it migrates), or upgrade."
+            )
         with self._c.write() as conn:
             return ensure_schema(conn, path=str(self.path), version=record.workbench_version())
 
@@ -169,7 +179,10 @@ class Store:
         In the same transaction it keeps the entity tables in step: listed ids get
         ``on_list``/``last_seen_at``; ids no longer listed get ``left_at`` and ``left_reason``
         (``outbox`` when a send of ours explains it, else ``elsewhere``); uncertain sends of
-        this list are settled. Only call it with a complete list from a successful call.
+        this list are settled, if the list was requested after they became uncertain: it was
+        requested when its call ``call_id`` started, else at ``taken_at`` if given, else at an
+        unknown time (nothing is settled). Only call it with a complete list from a successful
+        call.
         ``key``: the item field naming an item (default ``RequestID``; events: their id, else
         a content hash).
         """

@@ -46,9 +46,15 @@ def list_seen(
 
 
 def mark_unlisted(
-    conn: sqlite3.Connection, info: ListInfo, snapshot_id: int, *, at: str
+    conn: sqlite3.Connection,
+    info: ListInfo,
+    snapshot_id: int,
+    *,
+    at: str,
+    requested: str | None = None,
 ) -> dict[str, str]:
-    """Mark every row that is on the list but not in ``snapshot_id`` as left; id -> reason."""
+    """Mark every row that is on the list but not in ``snapshot_id`` as left; id -> reason.
+    ``requested``: when that list was requested (default ``at``)."""
     source = "AND source = ?" if info.source else ""
     params: tuple[Any, ...] = (info.source, snapshot_id) if info.source else (snapshot_id,)
     gone = [
@@ -60,7 +66,9 @@ def mark_unlisted(
             params,
         )
     ]
-    return mark_left(conn, info, gone, at=at, reason=None, snapshot_id=snapshot_id)
+    return mark_left(
+        conn, info, gone, at=at, reason=None, snapshot_id=snapshot_id, requested=requested
+    )
 
 
 def mark_left(
@@ -71,9 +79,11 @@ def mark_left(
     at: str,
     reason: str | None,
     snapshot_id: int | None = None,
+    requested: str | None = None,
 ) -> dict[str, str]:
-    """Set ``left_at`` (the first one stays) and ``left_reason`` (None: ask the outbox), and
-    log the departure in ``departures``. Ids not in the table are ignored."""
+    """Set ``left_at`` (the first one stays) and ``left_reason`` (None: ask the outbox about
+    the sends begun before the list was ``requested``, default ``at``), and log the departure
+    in ``departures``. Ids not in the table are ignored."""
     if reason is not None and reason not in LEFT_REASONS:
         raise StoreError(f"left reason {reason!r} is not one of {', '.join(LEFT_REASONS)}.")
     source = "AND source = ?" if info.source else ""
@@ -85,7 +95,9 @@ def mark_left(
         (at, wanted, *scope),
     ).fetchall()
     explained = (
-        settle.explaining(conn, info.name, [r[0] for r in rows]) if reason is None else set()
+        settle.explaining(conn, info.name, [r[0] for r in rows], requested=requested or at)
+        if reason is None
+        else set()
     )
     reasons = {i: reason or ("outbox" if i in explained else "elsewhere") for i, _ in rows}
     conn.executemany(

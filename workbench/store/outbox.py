@@ -14,7 +14,9 @@ effect; sending again is allowed) | ``uncertain`` (it may have reached the partn
   (:func:`resolve`): still listed -> ``failed`` (it did not take effect, since every send takes
   its item off the list); gone -> ``sent`` (inferred), but only if the item was listed in the
   last snapshot taken before the send and no other send of ours explains its departure;
-  otherwise it stays ``uncertain`` and ``resolution`` says why the lists cannot tell.
+  otherwise it stays ``uncertain`` and ``resolution`` says why the lists cannot tell. Only
+  lists requested after the entry became uncertain count: one requested earlier may show the
+  partner before the send was processed, however late its answer arrives.
 - Outbox writes are ``durable``: ``synchronous=FULL``, so they survive a power cut.
 """
 
@@ -175,15 +177,18 @@ class Outbox:
     def resolve_uncertain(
         self, list_name: str, listed_ids: Iterable[str], *, at: Any
     ) -> pd.DataFrame:
-        """Settle uncertain sends from a list the partner showed at ``at``; the decisions.
+        """Settle uncertain sends from a list the partner showed when asked at ``at``; the
+        decisions. Entries that became uncertain after ``at`` are left alone.
 
-        Pass the complete list from a successful call (an empty list counts: nothing listed).
-        ``record_snapshot`` does this by itself for the lists it records.
+        Pass the complete list from a successful call (an empty list counts: nothing listed)
+        and the time that call was started. ``record_snapshot`` does this by itself for the
+        lists it records.
         """
         list_info(list_name)
         when = utc_text(at) or now_text()
+        listed = {str(i) for i in listed_ids}
         with self._c.write(durable=True) as conn:
-            decisions = resolve(conn, list_name, {str(i) for i in listed_ids}, at=when)
+            decisions = resolve(conn, list_name, listed, at=when, requested=when)
         columns = ["entry_id", "operation", "request_id", "state", "resolution"]
         frame = pd.DataFrame.from_records(decisions, columns=columns)
         frame["entry_id"] = frame["entry_id"].astype("Int64")
@@ -194,7 +199,7 @@ class Outbox:
         """Did we send (or may we have sent) something that takes ``request_id`` off the list?"""
         list_info(list_name)
         with self._c.read() as conn:
-            return request_id in explaining(conn, list_name, [request_id])
+            return request_id in explaining(conn, list_name, [request_id], requested=now_text())
 
     def sweep_stale(self) -> list[int]:
         """Pending entries whose process is gone, whose run has ended, or older than

@@ -236,8 +236,10 @@ def record_snapshot(
             entities.list_seen(conn, info, items, keys, at=taken)
         else:
             events_seen(conn, info.source, items, keys, texts, at=taken, listed=True)
-        resolved = settle.resolve(conn, list_name, set(keys), at=taken)
-        left = entities.mark_unlisted(conn, info, snapshot_id, at=taken)
+        # A list speaks only of the sends begun before it was requested (see settle.py).
+        requested = settle.requested_at(conn, call_id) or (taken if taken_at is not None else None)
+        resolved = settle.resolve(conn, list_name, set(keys), at=taken, requested=requested)
+        left = entities.mark_unlisted(conn, info, snapshot_id, at=taken, requested=requested)
     return SnapshotDiff(
         snapshot_id=snapshot_id,
         list_name=list_name,

@@ -4,8 +4,8 @@ The session redacts every exchange before recorders see it (:mod:`workbench.reda
 does it again, because a database is forever and one forgotten code path is enough. It masks:
 
 - every configured secret (and every value added later with :meth:`Scrubber.add`), anywhere,
-  in every spelling JSON and XML encoders give it (``pa\\"ss``, ``\\u002B``, ``R&amp;D``,
-  ``&#233;``: :mod:`workbench.escapes`);
+  in every spelling JSON, XML and URL encoders give it (``pa\\"ss``, ``\\u002B``,
+  ``R&amp;D``, ``&#233;``, ``%2B``: :mod:`workbench.escapes`);
 - JWTs and ``Bearer`` credentials, by shape;
 - sensitive JSON and form fields (``access_token``, ``client_secret``, ``password``, ...);
 - sensitive headers (``Authorization``, ``Subscription-Key``, cookies).

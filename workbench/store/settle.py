@@ -1,5 +1,13 @@
 """Settling uncertain sends from the partner's lists, and filing what was sent.
 
+One rule of time, by when each list was *requested* (its call's ``started_at``; a snapshot
+recorded without a call gives that time as its ``taken_at``, or leaves it unknown): a list
+speaks only of the sends that were begun before it was requested. Hence an uncertain send is
+judged only by lists requested after it became uncertain (a list requested earlier may have
+been read by the partner before the send was processed, however late its answer arrives), and
+a departure is explained by a send of ours only when that send was begun before the list was
+requested. When the time is unknown, nothing is settled.
+
 An uncertain send is judged by the list its success would have taken the item off:
 
 - still listed -> ``failed``: it did not take effect (every send takes its item off the list);
@@ -26,8 +34,19 @@ from workbench.store.values import dumps, pescxml_of, scalar
 BLOCKING = ("pending", "sent", "uncertain")  # states that refuse a second send
 
 
-def explaining(conn: sqlite3.Connection, list_name: str, ids: Iterable[str]) -> set[str]:
-    """The ids among ``ids`` whose departure from ``list_name`` a send of ours explains."""
+def requested_at(conn: sqlite3.Connection, call_id: int | None) -> str | None:
+    """When the list call ``call_id`` was started (``calls.started_at``); None if unknown."""
+    if call_id is None:
+        return None
+    row = conn.execute("SELECT started_at FROM calls WHERE id = ?", (call_id,)).fetchone()
+    return row[0] if row else None
+
+
+def explaining(
+    conn: sqlite3.Connection, list_name: str, ids: Iterable[str], *, requested: str
+) -> set[str]:
+    """The ids among ``ids`` whose departure from ``list_name``, in a list requested at
+    ``requested``, a send of ours explains: one begun before, and pending, sent or uncertain."""
     operations = LISTS[list_name].operations
     ids = list(ids)
     if not operations or not ids:
@@ -37,30 +56,32 @@ def explaining(conn: sqlite3.Connection, list_name: str, ids: Iterable[str]) -> 
         row[0]
         for row in conn.execute(
             f"SELECT DISTINCT request_id FROM outbox WHERE operation IN ({marks}) "
-            f"AND state IN (?, ?, ?) AND request_id IN (SELECT value FROM json_each(?))",
-            (*operations, *BLOCKING, dumps(ids)),
+            "AND state IN (?, ?, ?) AND created_at < ? "
+            "AND request_id IN (SELECT value FROM json_each(?))",
+            (*operations, *BLOCKING, requested, dumps(ids)),
         )
     }
 
 
 def resolve(
-    conn: sqlite3.Connection, list_name: str, listed: set[str], *, at: str
+    conn: sqlite3.Connection, list_name: str, listed: set[str], *, at: str, requested: str | None
 ) -> list[dict[str, Any]]:
-    """Settle the uncertain entries of ``list_name``'s operations (see the module docstring)."""
+    """Settle the uncertain entries of ``list_name``'s operations from a list requested at
+    ``requested`` and answered by ``at`` (see the module docstring); None: settle nothing."""
     operations = LISTS[list_name].operations
-    if not operations:
+    if not operations or requested is None:
         return []
     marks = ", ".join("?" * len(operations))
     cursor = conn.execute(
         "SELECT id, operation, request_id, state, payload, payload_flat, created_at "
         f"FROM outbox WHERE state = 'uncertain' AND operation IN ({marks}) "
-        "AND updated_at <= ? ORDER BY id",
-        (*operations, at),
+        "AND updated_at < ? ORDER BY id",
+        (*operations, requested),
     )
     columns = [d[0] for d in cursor.description]
     decisions = []
     for entry in [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]:
-        state, note = _decide(conn, list_name, entry, listed, at)
+        state, note = _decide(conn, list_name, entry, listed, at, requested)
         if state == "uncertain":
             conn.execute("UPDATE outbox SET resolution = ? WHERE id = ?", (note, entry["id"]))
         else:
@@ -84,7 +105,12 @@ def resolve(
 
 
 def _decide(
-    conn: sqlite3.Connection, list_name: str, entry: dict[str, Any], listed: set[str], at: str
+    conn: sqlite3.Connection,
+    list_name: str,
+    entry: dict[str, Any],
+    listed: set[str],
+    at: str,
+    requested: str,
 ) -> tuple[str, str]:
     request_id = entry["request_id"]
     if request_id in listed:
@@ -98,8 +124,8 @@ def _decide(
     operations = LISTS[list_name].operations
     other = conn.execute(
         f"SELECT id FROM outbox WHERE request_id = ? AND id != ? AND state = 'sent' "
-        f"AND operation IN ({', '.join('?' * len(operations))}) LIMIT 1",
-        (request_id, entry["id"], *operations),
+        f"AND created_at < ? AND operation IN ({', '.join('?' * len(operations))}) LIMIT 1",
+        (request_id, entry["id"], requested, *operations),
     ).fetchone()
     if before and before[1] and not other:
         return "sent", (
