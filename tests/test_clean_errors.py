@@ -149,6 +149,35 @@ def test_printable_escapes_control_characters() -> None:
     assert printable("a\nb\tc\x1b", keep_newlines=True) == "a\nb\tc\\x1b"
 
 
+@pytest.mark.parametrize(
+    "control", ["\u202e", "\u200e", "\u200f", "\u202a", "\u202d", "\u2066", "\u2069", "\u061c"]
+)
+def test_printable_escapes_bidi_controls(control: str) -> None:
+    from workbench.terminal import printable
+
+    # U+202E shows "R-1<RLO>txt.exe" as "R-1exe.txt": the id printed must be the id stored.
+    assert (
+        printable(f"R-1{control}txt.exe")
+        == "R-1" + control.encode("unicode_escape").decode() + "txt.exe"
+    )
+    assert printable("Zoë, 東京 – ok") == "Zoë, 東京 – ok"
+
+
+def test_an_issued_token_unsafe_to_mask_is_masked_by_name_never_by_value() -> None:
+    from workbench.redact import MASK, Redactor
+
+    r = Redactor()
+    r.add("2026")  # an identity server may issue anything
+    assert r.text("RequestDate 2026-02-20") == "RequestDate 2026-02-20"
+    assert r.body(b'{"RequestDate": "2026-02-20"}', "application/json") == (
+        '{"RequestDate": "2026-02-20"}'
+    )
+    assert r.headers({"Authorization": "Bearer 2026"}) == {"Authorization": MASK}
+    assert MASK in r.body(b'{"access_token": "2026"}', "application/json")
+    r.add("tok-8f3a9c2e71")  # safe to mask: masked wherever it shows up
+    assert r.text("echo tok-8f3a9c2e71") == f"echo {MASK}"
+
+
 def test_a_hostile_id_on_the_list_prints_no_escape(sandbox: Sandbox, tmp_path: Path) -> None:
     state = sandbox.state
     with state.lock:

@@ -21,6 +21,7 @@ from workbench.errors import (
     PescError,
     StoreError,
     TransportError,
+    UnreadableAnswer,
     WorkbenchError,
 )
 
@@ -40,6 +41,7 @@ __all__ = [
     "PescError",
     "StoreError",
     "TransportError",
+    "UnreadableAnswer",
     "Workbench",
     "WorkbenchError",
     "__version__",

@@ -92,6 +92,19 @@ def sandbox(
     state: Annotated[
         str | None, typer.Option(help="Keep the partner's state in this file across restarts.")
     ] = None,
+    id_scheme: Annotated[
+        str,
+        typer.Option(help="API RequestIDs: tracking (the tracking ID) or guid (a GUID apart)."),
+    ] = "tracking",
+    max_peek_count: Annotated[
+        int, typer.Option(help="The largest Count the domestic peek accepts.")
+    ] = 100,
+    detail_shape: Annotated[
+        str, typer.Option(help="Detail bodies: array (one item) or object.")
+    ] = "array",
+    id_key: Annotated[
+        str, typer.Option(help="Spelling of the id key in items: RequestID or RequestId.")
+    ] = "RequestID",
     hours_per_minute: Annotated[
         float, typer.Option(help="Move the partner's clock this many hours per real minute.")
     ] = 0.0,
@@ -109,24 +122,31 @@ def sandbox(
         raise typer.BadParameter("use v1.0.0 or v1.1.0", param_hint="--namespaces")
     if hours_per_minute < 0:
         raise typer.BadParameter("the clock only moves forward", param_hint="--hours-per-minute")
-    settings = with_overrides(
-        SandboxSettings(),
-        seed=seed,
-        start=_parse_start(start),
-        initial_requests=requests,
-        initial_transcripts=transcripts,
-        namespaces=namespaces,
-        token_ttl=token_ttl,
-        latency_ms=latency_ms,
-        jitter_ms=jitter_ms,
-        error_rate=error_rate,
-        rate_limit_rate=rate_limit_rate,
-        drop_rate=drop_rate,
-        malformed_share=malformed_share,
-        invalid_share=invalid_share,
-        pescxml_key=pescxml_key,
-        state_path=state,
-    )
+    try:
+        settings = with_overrides(
+            SandboxSettings(),
+            seed=seed,
+            start=_parse_start(start),
+            initial_requests=requests,
+            initial_transcripts=transcripts,
+            namespaces=namespaces,
+            token_ttl=token_ttl,
+            latency_ms=latency_ms,
+            jitter_ms=jitter_ms,
+            error_rate=error_rate,
+            rate_limit_rate=rate_limit_rate,
+            drop_rate=drop_rate,
+            malformed_share=malformed_share,
+            invalid_share=invalid_share,
+            pescxml_key=pescxml_key,
+            state_path=state,
+            id_scheme=id_scheme,
+            max_peek_count=max_peek_count,
+            detail_shape=detail_shape,
+            id_key=id_key,
+        )
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from exc
     try:
         settings.faults.update(**fault_changes(fault or []))
     except ValueError as exc:
@@ -189,7 +209,8 @@ def doctor(
 ) -> None:
     """Check every configured credential and interface; print what works and what to fix.
 
-    Exit 0 when every check passes, 1 when one fails, 2 on a configuration error.
+    Exit 0 when every check passes, 1 when one fails, 2 on a configuration error (an interface
+    the profile uses and cannot authenticate for lack of a setting, a secret say).
     """
     from workbench.client import connect
     from workbench.doctor import passed, render, run_checks
@@ -198,6 +219,7 @@ def doctor(
         say(f"Profile {w.profile.name!r} ({w.profile.origin})")
         checks = run_checks(w)
         say(render(checks))
+        w.profile.check_interfaces()  # the same ConfigError as pull and report: exit 2
     if not passed(checks):
         typer.echo("Some checks failed: see the fix column.", err=True)
         raise typer.Exit(1)

@@ -23,6 +23,7 @@ import pandas as pd
 from workbench.api import domestic, international
 from workbench.api.exchange import Consumer, Supplier
 from workbench.config import Profile, load_profile, with_overrides
+from workbench.errors import ConfigError
 from workbench.http import Recorder, Session
 
 if TYPE_CHECKING:
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
 
     from workbench.pull import PullSummary
     from workbench.sandbox import Sandbox, SandboxSettings
-    from workbench.store import Outbox, Store
+    from workbench.store import Store
 
 
 class Workbench:
@@ -46,8 +47,8 @@ class Workbench:
         self.session = session
         self.sandbox = sandbox
         self._recording = _Recording()
-        self.supplier = Supplier(session, outbox=self._outbox)
-        self.consumer = Consumer(session, outbox=self._outbox)
+        self.supplier = Supplier(session, store=self._sending_store)
+        self.consumer = Consumer(session, store=self._sending_store)
         # Closes the clients and the store, and stops an embedded sandbox, even if close() is
         # never called (a notebook cell re-run replaces `w`).
         self._finalizer = weakref.finalize(self, _shutdown, session, sandbox, self._recording)
@@ -61,18 +62,44 @@ class Workbench:
     def store(self) -> Store:
         """The snapshot store at ``w.db``, created or migrated on first use.
 
-        From then on every call of this workbench is recorded in it, and DataFrames name their
-        call in ``df.attrs["call_id"]``. Every send goes through its outbox.
+        Opening it records whom it holds (the profile's partner, :mod:`workbench.store.identity`)
+        before anything else is written. From then on every call of this workbench is recorded
+        in it, and DataFrames name their call in ``df.attrs["call_id"]``. Every send goes through
+        its outbox. A store holding another partner's data is opened for reading only: no call
+        is recorded in it, and a pull or a send raises ``ConfigError`` (:meth:`writable_store`).
         """
         recording = self._recording
         with recording.lock:
             if recording.store is None:
                 from workbench.store import Store
+                from workbench.store.identity import check_partner, stored_partner
 
+                wanted = self.profile.identity()
+                secrets = self.profile.secrets()
+                try:
+                    check_partner(self.db, stored_partner(self.db), wanted)
+                except ConfigError as exc:
+                    recording.store = Store(self.db, secrets=secrets, read_only=True)
+                    recording.refusal = str(exc)
+                    return recording.store
                 Path(self.db).parent.mkdir(parents=True, exist_ok=True)
-                recording.store = Store(self.db, secrets=self.profile.secrets())
+                store = Store(self.db, secrets=secrets)
+                try:
+                    store.claim_partner(wanted)  # re-checked in its write: another may claim it
+                except BaseException:
+                    store.close()
+                    raise
+                recording.store = store
                 self.session.recorders.append(recording.record)
             return recording.store
+
+    def writable_store(self) -> Store:
+        """The store, for a pull or a send: ``ConfigError`` when it holds another partner's
+        data (it may still be read through :attr:`store`)."""
+        store = self.store
+        if self._recording.refusal is not None:
+            raise ConfigError(self._recording.refusal)
+        return store
 
     def pull(self, *, progress: bool | None = None, lock_timeout_s: float = 60.0) -> PullSummary:
         """Store every list and every missing detail; see :func:`workbench.pull.pull`.
@@ -93,10 +120,10 @@ class Workbench:
         finally:
             self._recording.run_id = previous
 
-    def _outbox(self) -> Outbox:
+    def _sending_store(self) -> Store:
         # Sends check read_only before asking (exchange._require_writable), so a read-only
         # profile never creates a database just to refuse a send.
-        return self.store.outbox
+        return self.writable_store()
 
     def diagnostics(self) -> pd.DataFrame:
         """Who the partner thinks we are: name, customer_code, roles (one row)."""
@@ -175,6 +202,7 @@ class _Recording:
         self.lock = threading.Lock()
         self.store: Store | None = None
         self.run_id: int | None = None
+        self.refusal: str | None = None  # why the store may only be read (another partner's)
 
     def record(self, exchange: Any) -> int | None:
         store = self.store

@@ -16,6 +16,7 @@ Example ``workbench.toml``::
     exchange_url = "https://exchange.partner.example"
     subscription_key_env = "PROD_SUBSCRIPTION_KEY"
     read_only = true
+    interfaces = ["supplier"]   # default: the interfaces it has credentials for
 
     [profiles.prod.supplier]
     client_id = "college-supplier"
@@ -38,6 +39,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from workbench.errors import ConfigError
 from workbench.redact import unsafe_to_mask
@@ -73,15 +75,23 @@ _TUNING: dict[str, tuple[type, Any, float, float]] = {
     # Limits on what a partner answer may cost (issue #10): seconds per call, retries included;
     # bytes per decompressed answer; seconds per pull.
     "call_deadline": (float, 120.0, 0.001, 86400.0),
-    "max_answer_bytes": (int, 64 * 1024 * 1024, 1, 1024 * 1024 * 1024),
+    "max_answer_bytes": (int, 32 * 1024 * 1024, 1, 1024 * 1024 * 1024),
     "pull_deadline": (float, 3600.0, 0.001, 7 * 86400.0),
+    # The domestic peek's Count (issue #11): the partner does not announce its largest; a pull
+    # that is refused learns it and keeps it in the store (meta peek_count_learned).
+    "peek_count": (int, 100, 1, 100_000),
 }
-_PROFILE_KEYS = frozenset({*_URL_KEYS, *_TUNING, "db", *(f"{k}_env" for k in _PROFILE_SECRETS)})
+_PROFILE_KEYS = frozenset(
+    {*_URL_KEYS, *_TUNING, "db", "interfaces", *(f"{k}_env" for k in _PROFILE_SECRETS)}
+)
 _ROLE_KEYS = frozenset({*_ROLE_PLAIN, *(f"{k}_env" for k in _ROLE_SECRETS)})
 _TRUE = frozenset({"1", "true", "yes", "on"})
 _FALSE = frozenset({"0", "false", "no", "off", ""})
 DEFAULT_DB = "data/workbench.db"
 DEFAULT_CONFIG = "workbench.toml"
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+# What a store records of the embedded sandbox's URLs: they change port every run.
+EMBEDDED_SANDBOX = "embedded-sandbox"
 
 
 class Secret:
@@ -163,8 +173,13 @@ class Profile:
     token_margin: float = 60.0
     read_only: bool = False
     call_deadline: float = 120.0
-    max_answer_bytes: int = 64 * 1024 * 1024
+    max_answer_bytes: int = 32 * 1024 * 1024  # 8 answers in flight at the cap stay < 400 MB
     pull_deadline: float = 3600.0
+    peek_count: int = 100
+    # The interfaces this profile uses: those it names (``interfaces = [...]``,
+    # WORKBENCH_INTERFACES), else those it has credentials for; in ROLES order.
+    interfaces: tuple[str, ...] = ()
+    interfaces_named: bool = False
 
     def role(self, role: str) -> RoleSettings:
         """The settings of one role, checked complete (``ConfigError`` names what is missing)."""
@@ -176,6 +191,68 @@ class Profile:
 
     def secrets(self) -> list[str]:
         return [s for r in self.roles.values() for s in r.secrets()]
+
+    def skipped(self) -> dict[str, str]:
+        """The interfaces this profile does not use, and why: ``{"domestic": "no credentials"}``."""
+        why = "not in the profile's interfaces" if self.interfaces_named else "no credentials"
+        return {role: why for role in ROLES if role not in self.interfaces}
+
+    def check_interfaces(self) -> None:
+        """``ConfigError`` naming every setting still missing for the interfaces it uses (or
+        saying it uses none): what a pull checks before it creates or writes anything."""
+        if not self.interfaces:
+            raise ConfigError(
+                f"Profile {self.name!r} has credentials for no interface: set the variables of "
+                "at least one (WORKBENCH_SUPPLIER_CLIENT_ID and _CLIENT_SECRET, say)."
+            )
+        problems = []
+        for role in self.interfaces:
+            try:
+                self.role(role)
+            except ConfigError as exc:
+                problems.append(str(exc))
+        if problems:
+            raise ConfigError(" ".join(problems))
+
+    def identity(self) -> dict[str, str]:
+        """Whom this profile talks to, as a store records it (:mod:`workbench.store.identity`):
+        its name, and per side it uses (gateway, exchange) the base and auth URLs, normalised;
+        the embedded sandbox's are ``embedded-sandbox``, whatever its port."""
+        found = {"partner_profile": self.name}
+        for side, gateway in (("gateway", True), ("exchange", False)):
+            used = [
+                self.roles[r]
+                for r in self.interfaces
+                if r in self.roles and (r in GATEWAY_ROLES) == gateway
+            ]
+            if self.is_sandbox:
+                base = auth = EMBEDDED_SANDBOX
+            else:
+                base = next((r.base_url for r in used if r.base_url), "")
+                auth = next((r.auth_url for r in used if r.auth_url), "")
+            found[f"partner_{side}_url"] = normal_url(base)
+            found[f"partner_{side}_auth_url"] = normal_url(auth)
+        return found
+
+
+def normal_url(url: str) -> str:
+    """``url`` as stores compare it: scheme and host lower-cased, a default port and a trailing
+    slash dropped (``HTTPS://Etms.OCAS.ca:443/`` is ``https://etms.ocas.ca``); others as given.
+
+    >>> normal_url("HTTPS://Etms.OCAS.ca:443/api/")
+    'https://etms.ocas.ca/api'
+    """
+    parts = urlsplit(url.strip())
+    scheme = parts.scheme.lower()
+    if scheme not in _DEFAULT_PORTS or not parts.hostname:
+        return url
+    try:
+        port = parts.port
+    except ValueError:
+        return url
+    host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
+    netloc = host if port in (None, _DEFAULT_PORTS[scheme]) else f"{host}:{port}"
+    return urlunsplit((scheme, netloc, parts.path.rstrip("/"), parts.query, ""))
 
 
 def env_prefix(role: str) -> str:
@@ -233,14 +310,42 @@ def load_profile(
         origin = "environment" if name == ENV_ONLY else f"[profiles.{name}] of {path} + environment"
     tuning_values = {key: source.tuning(key) for key in _TUNING}
     roles = {} if name == SANDBOX and sandbox_env is None else _roles(source)
+    named = None if name == SANDBOX else _named_interfaces(source)
     return Profile(
         name=name,
         origin=origin,
         roles=roles,
         db=_under(home, source.plain("db") or DEFAULT_DB, env),
         is_sandbox=name == SANDBOX,
+        interfaces=named or tuple(r for r in ROLES if r in roles and roles[r].configured),
+        interfaces_named=named is not None,
         **tuning_values,
     )
+
+
+def _named_interfaces(source: _Source) -> tuple[str, ...] | None:
+    """The interfaces a profile names (WORKBENCH_INTERFACES=supplier,consumer, or
+    ``interfaces = ["supplier", "consumer"]``) in ROLES order; None when it names none."""
+    raw = source.env.get(_var("interfaces"))
+    if raw:  # set and not empty (an empty variable is unset, as for every setting)
+        names = [n.strip() for n in raw.split(",") if n.strip()]
+    else:
+        raw = source.table.get("interfaces")
+        if raw is None:
+            return None
+        if not isinstance(raw, list) or not all(isinstance(n, str) for n in raw):
+            raise ConfigError(
+                f"{source.describe('interfaces')} must be a list of names, such as "
+                f'interfaces = ["supplier", "consumer"]; got {raw!r}.'
+            )
+        names = [n.strip() for n in raw]
+    unknown = [n for n in names if n not in ROLES]
+    if unknown or not names:
+        raise ConfigError(
+            f"{source.describe('interfaces')} names {', '.join(map(repr, unknown)) or 'nothing'}"
+            f"; use some of: {', '.join(ROLES)}."
+        )
+    return tuple(r for r in ROLES if r in names)
 
 
 def with_overrides(profile: Profile, **changes: Any) -> Profile:

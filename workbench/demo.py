@@ -90,6 +90,7 @@ def run_demo(
 
     started = time.perf_counter()
     db = Path(db)
+    refuse_real_partner(db)
     remove_database(db)
     settings = with_overrides(
         SandboxSettings(seed=seed, start=datetime.now(UTC).replace(microsecond=0)),
@@ -125,6 +126,21 @@ def run_demo(
     elapsed = time.perf_counter() - started
     echo(f"\nDemo {'done' if ok else 'FAILED'} in {elapsed:.0f} s.")
     return DemoResult(ok=ok, db=db, report=done, sandbox=sandbox, elapsed_s=elapsed)
+
+
+def refuse_real_partner(db: Path) -> None:
+    """``ConfigError`` when ``db`` holds a partner's data other than the embedded sandbox's:
+    the demo starts its database afresh, and never at the cost of a real store."""
+    from workbench.config import SANDBOX, Profile
+    from workbench.errors import StoreError
+    from workbench.store.identity import check_partner, stored_partner
+
+    try:
+        recorded = stored_partner(db)
+    except StoreError:
+        return  # not a store we can read: what the demo replaced before, it replaces now
+    sandbox = Profile(SANDBOX, "embedded sandbox", is_sandbox=True).identity()
+    check_partner(db, recorded, sandbox, fix=f"Move {db} away: the demo starts it afresh.")
 
 
 def remove_database(db: Path) -> None:

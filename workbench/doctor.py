@@ -1,6 +1,7 @@
 """``workbench doctor``: check every configured interface and role, and say what to fix.
 
-For each of international, domestic, supplier and consumer that the profile configures: obtain
+For each of international, domestic, supplier and consumer that the profile uses (those it has
+credentials for, or those its ``interfaces`` setting names; the others are skipped): obtain
 a fresh token (grant, granted scope, lifetime), then make one read (diagnostics and pending
 events for the international interface). The result is a DataFrame, one row per check.
 
@@ -84,8 +85,13 @@ def render(checks: pd.DataFrame) -> str:
 
 def _checks_of(w: Workbench, role: str) -> list[Check]:
     settings = w.profile.roles.get(role)
-    if settings is None or not settings.configured:
-        detail = f"not configured (set {env_prefix(role)}* to use it)"
+    skipped = w.profile.skipped().get(role)
+    if settings is None or skipped is not None:
+        detail = (
+            f"not configured (set {env_prefix(role)}* to use it)"
+            if settings is None or not settings.configured
+            else f"skipped: {skipped}"
+        )
         return [Check(role, "configuration", SKIPPED, detail)]
     try:
         settings.require()

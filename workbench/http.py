@@ -9,7 +9,8 @@
 - Every call has a deadline, retries and their waits included (``call_deadline``), enforced on
   every socket read and write, so an answer trickled byte by byte or header lines sent forever
   end at it; :meth:`Session.time_limit` bounds a whole pull (``pull_deadline``) the same way.
-  Every answer is read decompressed up to ``max_answer_bytes``, never further. Both fail the
+  Every answer is read decompressed up to ``max_answer_bytes``, never further, a layer at a
+  time (:mod:`workbench.codings`), whatever the compression ratio. Both fail the
   call with a :class:`~workbench.errors.TransportError` that names the setting to raise.
 
 Example::
@@ -36,8 +37,9 @@ from tenacity import Retrying
 
 from workbench.answers import decoded, empty_or_raise, transport_failure
 from workbench.auth import BearerAuth, ClientCredentials, PasswordGrant, StaticToken, TokenCache
+from workbench.codings import ACCEPT_ENCODING, AnswerTooLarge, Undecodable, read_capped
 from workbench.config import Profile, RoleSettings, env_prefix
-from workbench.errors import TransportError
+from workbench.errors import TransportError, UnreadableAnswer
 from workbench.redact import Redactor
 from workbench.retries import NOT_SENT, RETRY_STATUSES, SAFE_METHODS, RetryableStatus, retrying
 from workbench.spec import SUBSCRIPTION_KEY_HEADER
@@ -157,7 +159,8 @@ class Session:
         return httpx.Client(
             auth=auth,
             base_url=base_url,
-            headers={"User-Agent": self._user_agent, **headers},
+            # Only what read_capped decodes under the cap (httpx adds br, zstd when installed).
+            headers={"User-Agent": self._user_agent, "Accept-Encoding": ACCEPT_ENCODING, **headers},
             timeout=httpx.Timeout(p.read_timeout, connect=p.connect_timeout),
             transport=self._transport
             or _DeadlineTransport(
@@ -389,18 +392,40 @@ class Session:
     # -- recording ------------------------------------------------------------------
 
     def _on_response(self, response: httpx.Response) -> None:
-        """Read the answer, decompressed, up to ``max_answer_bytes``; then record it."""
-        limit, size, chunks = self.profile.max_answer_bytes, 0, []
-        for chunk in response.iter_bytes():
-            size += len(chunk)
-            if size > limit:
-                error = self._too_large(response.request)
-                self._record(response.request, response, error=str(error), body=b"")
-                raise error
-            chunks.append(chunk)
-        # What Response.read() does, from the chunks read under the cap.
-        response._content = b"".join(chunks)
-        self._record(response.request, response)
+        """Read the answer, decompressed layer by layer up to ``max_answer_bytes``
+        (:mod:`workbench.codings`); then record it.
+
+        A body that does not match its ``Content-Encoding`` reads as empty: a 2xx then fails
+        with ``UnreadableAnswer`` (for a send: taken), any other status speaks for itself.
+        """
+        codings = response.headers.get_list("content-encoding", split_commas=True)
+        undecodable: UnreadableAnswer | None = None
+        try:
+            body = read_capped(response.iter_raw(), codings, limit=self.profile.max_answer_bytes)
+        except AnswerTooLarge:
+            error = self._too_large(response.request)
+            self._record(response.request, response, error=str(error), body=b"")
+            raise error from None
+        except Undecodable as exc:
+            body, undecodable = b"", self._undecodable(response, exc)
+        # What Response.read() does (the hook cannot hand back another response: the auth
+        # flow reads this one), from the body read under the cap.
+        response._content = body
+        self._record(response.request, response, error=str(undecodable) if undecodable else None)
+        if undecodable is not None and response.is_success:
+            raise undecodable
+
+    def _undecodable(self, response: httpx.Response, exc: Undecodable) -> UnreadableAnswer:
+        meta = response.request.extensions.get(_EXT, {})
+        status = response.status_code
+        return UnreadableAnswer(
+            f"{meta.get('operation', '?')}: the {meta.get('interface', '?')} interface answered "
+            f"{status} with a body that cannot be decoded as its Content-Encoding says "
+            f"({self.redactor.text(str(exc))}). Nothing was read from it; report it to the "
+            "partner if it persists.",
+            status=status,
+            body="",
+        )
 
     def _record(
         self,

@@ -107,13 +107,26 @@ def listed_requests(payload: Any, *, operation: str) -> Listed:
     return listed
 
 
+def keys_named(item: Mapping[Any, Any], name: str) -> list[Any]:
+    """The keys of ``item`` that are ``name`` in any case.
+
+    The one way to find a field: JSON lets an object hold ``requestid`` and ``RequestID``
+    both, and which one counts must not depend on who reads it, so readers take a field only
+    when exactly one key names it (the store's ``field`` too).
+    """
+    folded = name.lower()
+    return [k for k in item if str(k).lower() == folded]
+
+
 def request_id_of(item: Any) -> str:
     """The ``RequestID`` (any case) of an answer item; ``InvalidValue`` when it is not usable."""
     if not isinstance(item, dict):
         raise InvalidValue(f"the item is a {_kind(item)}, not an object with a RequestID.")
-    keys = [k for k in item if isinstance(k, str) and k.lower() == REQUEST_ID.lower()]
+    keys = keys_named(item, REQUEST_ID)
     if not keys:
         raise InvalidValue("the item has no RequestID.")
+    if len(keys) > 1:
+        raise InvalidValue(_ambiguous(keys))
     try:
         return check_request_id(item[keys[0]])
     except InvalidValue as exc:
@@ -135,16 +148,23 @@ def detail_items(
 
 def _check_echo(item: Mapping[str, Any], request_id: str, *, operation: str) -> None:
     """Refuse an answer item whose ``RequestID`` is present and not ``request_id``."""
-    keys = [k for k in item if isinstance(k, str) and k.lower() == REQUEST_ID.lower()]
-    if keys and item[keys[0]] is not None and str(item[keys[0]]) != str(request_id):
-        said = str(item[keys[0]])[:80]
+    keys = keys_named(item, REQUEST_ID)
+    if len(keys) > 1 or (
+        keys and item[keys[0]] is not None and str(item[keys[0]]) != str(request_id)
+    ):
+        said = _ambiguous(keys) if len(keys) > 1 else f"it is about {str(item[keys[0]])[:80]!r}."
         raise UnreadableAnswer(
-            f"{operation}: asked for {request_id!r}, the partner answered about {said!r}. "
-            "Nothing was stored for it; the next pull asks again (report it to the partner "
-            "if it persists).",
+            f"{operation}: asked for {request_id!r}, the partner answered an item that is not "
+            f"of it: {said} Nothing was stored for it; the next pull asks again (report it to "
+            "the partner if it persists).",
             status=200,
             body=_shown(item),
         )
+
+
+def _ambiguous(keys: list[Any]) -> str:
+    shown = ", ".join(repr(str(k)[:20]) for k in keys[:4])
+    return f"the item holds {len(keys)} RequestID keys differing only in case ({shown})."
 
 
 def unexpected(operation: str, payload: Any, where: str) -> UnreadableAnswer:

@@ -3,17 +3,29 @@
 >>> summary = w.pull()          # doctest: +SKIP
 >>> print(summary)              # new, changed, vanished, failed per list
 
-Incremental: details are fetched only for ids the store does not hold yet (or whose last fetch
-failed), so a pull with no partner change makes only the list and event calls. Details are
+Incremental: a detail is fetched when its id is new, listed with another ``RequestDate`` than
+when it was fetched, back on the list after leaving it, or when its last fetch failed, so a
+pull with no partner change makes only the list and event calls. Each distinct document an id
+brings is kept as a version (``store.versions(id)``). Details are
 fetched on ``concurrency`` threads and parsed, once, on one more, then land in the entity tables
 with their child records, a group per transaction (:mod:`workbench.pull_details`). A detail
 that fails is recorded and retried by the next pull; the run is then ``partial``. A pull that
 could read no list and no event feed at all (an outage, a revoked credential) is ``failed``.
+
+Before it creates or writes anything, a pull checks the profile (every interface it uses is
+fully configured: ``ConfigError`` otherwise) and the store (it holds this partner, or nobody
+yet: ``ConfigError`` otherwise, see :mod:`workbench.store.identity`). Interfaces the profile
+does not use are skipped, and said so. The domestic peek asks the profile's ``peek_count``, or
+the partner's largest ``Count`` once a refusal (any 400 to a peek) taught it (meta
+``peek_count_learned``). A feed answered at exactly a learned cap asks the profile's count once
+more in the same pull, and forgets the cap when the partner now accepts it. A feed answered with
+exactly the count asked for may hide events past it: the run is then ``partial``.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -22,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 from workbench import spec
 from workbench.api.batch import fetch_all
 from workbench.api.ids import request_path
-from workbench.errors import WorkbenchError
+from workbench.errors import PartnerError, WorkbenchError
 from workbench.partner_json import Listed, detail_items, listed_requests
 from workbench.pull_details import DetailProcessor, GroupWriter
 from workbench.terminal import printable
@@ -31,7 +43,15 @@ if TYPE_CHECKING:
     from workbench.client import Workbench
     from workbench.store import Store
 
-PEEK_COUNT = 100  # the most the domestic interface hands out at once (DESIGN §3)
+PEEK_LEARNED = "peek_count_learned"  # meta key: the largest Count the partner accepts
+# How a refusal names the largest Count: "1..30", "between 1 and 30", "max 30", "maximum of
+# 30", "at most 30", "no more than 30", "less than or equal to 30".
+_NAMED_CAP = re.compile(
+    r"\b\d+\s*\.\.\s*(\d+)\b|\bbetween\s+\d+\s+and\s+(\d+)\b"
+    r"|\bmax(?:imum)?\b[\s:=]*(?:(?:is|of)\s+)?(\d+)\b"
+    r"|\b(?:at\s+most|no\s+more\s+than|less\s+than\s+or\s+equal\s+to)\s+(\d+)\b",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True)
@@ -79,6 +99,7 @@ class ListResult:
     details_fetched: int = 0
     details_failed: int = 0
     refused: int = 0  # listed items without a usable RequestID (each one is a failure)
+    cut_off_at: int = 0  # a feed answered at exactly the count asked: events past it unseen?
     error: str | None = None
 
 
@@ -91,6 +112,7 @@ class PullSummary:
     lists: dict[str, ListResult] = field(default_factory=dict)
     failures: list[dict[str, str]] = field(default_factory=list)
     elapsed_s: float = 0.0
+    skipped: dict[str, str] = field(default_factory=dict)  # interface -> why the profile skips it
 
     @property
     def failed(self) -> int:
@@ -103,6 +125,7 @@ class PullSummary:
             "elapsed_s": round(self.elapsed_s, 3),
             "lists": {name: vars(result) for name, result in self.lists.items()},
             "failures": self.failures,
+            "skipped": self.skipped,
         }
 
     def to_frame(self) -> Any:
@@ -126,6 +149,11 @@ class PullSummary:
                 f"  {name:22s} {r.listed:7d} {r.new:5d} {r.vanished:5d} {r.changed:7d} "
                 f"{r.details_fetched:7d} {r.details_failed:6d}"
             )
+        reasons: dict[str, list[str]] = {}
+        for interface, why in self.skipped.items():
+            reasons.setdefault(why, []).append(interface)
+        for why, interfaces in reasons.items():
+            lines.append(f"  skipped: {', '.join(interfaces)} ({why})")
         for failure in self.failures[:10]:  # ids and errors come from the partner: one line each
             list_name, item, error = (printable(failure[k]) for k in ("list", "id", "error"))
             lines.append(f"  failed: {list_name} {item}: {error}")
@@ -142,26 +170,29 @@ def pull(
     One pull at a time per database: a second waits up to ``lock_timeout_s``, then raises
     ``StoreError`` saying who holds it.
     """
-    store = w.store
+    profile = w.profile
+    profile.check_interfaces()  # before any file is created
+    store = w.writable_store()  # refuses a store holding another partner, writing nothing
     started = time.perf_counter()
     with store.run_lock(timeout_s=lock_timeout_s):
-        run_id = store.begin_run(kind="pull", profile=w.profile.name)
-        summary = PullSummary(run_id=run_id)
+        run_id = store.begin_run(kind="pull", profile=profile.name)
+        summary = PullSummary(run_id=run_id, skipped=profile.skipped())
         unrecorded = w.session.unrecorded
         try:
             # After pull_deadline no call starts, and one under way ends: the run is partial.
             limit = w.session.time_limit(w.profile.pull_deadline, setting="WORKBENCH_PULL_DEADLINE")
             with w.run(run_id), limit:
                 for source in SOURCES:
-                    summary.lists[source.list_name] = _pull_list(
-                        w, store, source, summary, progress=progress
+                    if source.role in profile.interfaces:
+                        summary.lists[source.list_name] = _pull_list(
+                            w, store, source, summary, progress=progress
+                        )
+                if "international" in profile.interfaces:
+                    summary.lists["placement_events"] = _pull_events(
+                        store, run_id, "placement_events", w.pending_placement_events
                     )
-                summary.lists["placement_events"] = _pull_events(
-                    store, run_id, "placement_events", w.pending_placement_events
-                )
-                summary.lists["domestic_events"] = _pull_events(
-                    store, run_id, "domestic_events", lambda: w.peek_events(count=PEEK_COUNT)
-                )
+                if "domestic" in profile.interfaces:
+                    summary.lists["domestic_events"] = _pull_domestic(w, store, summary)
         except BaseException as exc:
             summary.status = "failed"
             summary.elapsed_s = time.perf_counter() - started
@@ -224,7 +255,7 @@ def _pull_list(
             reasons.count("elsewhere"),
         )
     dates = {i: item.get("RequestDate") for i, item in zip(listed.ids, listed.items, strict=True)}
-    missing = store.missing_details(source.list_name, listed.ids)
+    missing = store.missing_details(source.list_name, listed.ids, dates)
     if not missing:
         return result
     stored = _fetch_details(w, store, source, missing, dates, summary, progress=progress)
@@ -294,6 +325,115 @@ def _pull_events(store: Store, run_id: int, list_name: str, fetch: Callable[[], 
     result.listed = len(events)
     result.new, result.vanished = len(diff.appeared), len(diff.vanished)
     return result
+
+
+def _pull_domestic(w: Workbench, store: Store, summary: PullSummary) -> ListResult:
+    """The domestic feed, at the largest count the partner accepts; a feed answered with exactly
+    the count asked may hide events past it (peek does not remove them): a failure entry says
+    so. More events than asked is what the partner chose to answer, not a cut-off."""
+    asked: list[int] = []
+
+    def fetch() -> Any:
+        frame, count = _peek_within_cap(w, store)
+        asked.append(count)
+        return frame
+
+    result = _pull_events(store, summary.run_id, "domestic_events", fetch)
+    if asked and result.error is None and result.listed == asked[0]:
+        result.cut_off_at = count = asked[0]
+        if str(count) == store.meta(PEEK_LEARNED) and count < w.profile.peek_count:
+            what = (
+                f"the most this partner hands out at once (it refused more): peek does not "
+                f"remove events, so those past the first {count} may be unseen until earlier "
+                "ones leave the feed; ask the partner how to read them all"
+            )
+        else:
+            what = (
+                f"the most the pull asked for: events past the first {count} may be unseen; "
+                "raise WORKBENCH_PEEK_COUNT (peek_count in the profile) if the partner hands "
+                "out more at once"
+            )
+        error = f"the feed answered {result.listed} events (Count={count}), {what}."
+        summary.failures.append({"list": "domestic_events", "id": "(feed)", "error": error})
+    return result
+
+
+def _peek_within_cap(w: Workbench, store: Store) -> tuple[Any, int]:
+    """Peek at the profile's count, or at the partner's learned cap when lower: (frame, count).
+
+    Any 400 to a peek is a refusal of the count: the pull then finds the largest count the
+    partner accepts (the number its refusal names, then halving, then a binary search up) and
+    remembers it. A feed answered at exactly a learned cap asks the profile's count once more:
+    when the partner now accepts it, the learned cap is forgotten. When every count down to 1 is
+    refused, the refusal is about something else: the partner's first answer is raised.
+    """
+    wanted = w.profile.peek_count
+    learned = store.meta(PEEK_LEARNED)
+    count = min(wanted, int(learned)) if learned is not None and learned.isdigit() else wanted
+    try:
+        frame = w.peek_events(count=count)
+    except PartnerError as exc:
+        if exc.status != 400:
+            raise
+        return _search_cap(w, store, count, exc)
+    if count < wanted and len(frame) == count:  # at the learned cap: has the partner grown?
+        try:
+            more = _peek_or_none(w, wanted)
+        except WorkbenchError:  # the feed was read: a failed extra look does not undo that
+            more = None
+        if more is not None:
+            store.set_meta(PEEK_LEARNED, None)
+            return more, wanted
+    return frame, count
+
+
+def _search_cap(w: Workbench, store: Store, refused: int, refusal: PartnerError) -> tuple[Any, int]:
+    """The largest count below ``refused`` the partner accepts, learned: (frame, count)."""
+    named = _named_cap(f"{refusal} {refusal.body or ''}", below=refused)
+    if named is not None:
+        frame = _peek_or_none(w, named)
+        if frame is not None:  # the partner named its cap: take its word
+            store.set_meta(PEEK_LEARNED, str(named))
+            return frame, named
+        refused = named
+    accepted, frame, probe = 0, None, refused // 2
+    while frame is None and probe >= 1:
+        frame = _peek_or_none(w, probe)
+        if frame is None:
+            refused, probe = probe, probe // 2
+        else:
+            accepted = probe
+    if frame is None:
+        raise refusal  # even Count=1 is refused: the refusal is not about the count
+    while refused - accepted > 1:
+        middle = (accepted + refused) // 2
+        found = _peek_or_none(w, middle)
+        if found is None:
+            refused = middle
+        else:
+            accepted, frame = middle, found
+    store.set_meta(PEEK_LEARNED, str(accepted))
+    return frame, accepted
+
+
+def _peek_or_none(w: Workbench, count: int) -> Any:
+    """The peek at ``count``, or ``None`` when the partner refuses it (a 400)."""
+    try:
+        return w.peek_events(count=count)
+    except PartnerError as exc:
+        if exc.status != 400:
+            raise
+        return None
+
+
+def _named_cap(text: str, *, below: int) -> int | None:
+    """The largest count a refusal names ("1..N", "between 1 and N", "max N", "at most N",
+    "less than or equal to N", a ProblemDetails ``errors.Count`` entry), if below ``below``."""
+    for match in _NAMED_CAP.finditer(text):
+        value = int(next(g for g in match.groups() if g is not None))
+        if 1 <= value < below:
+            return value
+    return None
 
 
 def _raw(value: Any) -> Any:

@@ -72,11 +72,14 @@ class DetailProcessor:
 
     def _prepare(self, request_id: str, detail: dict[str, Any], call_id: Any) -> Any:
         value, fields = split_pescxml(detail)
-        flat, children, parse_error, validation = parse_document(value)
+        flat, children, parse_error, validation, text = parse_document(value)
+        listed = self._dates.get(request_id)
         return self._store.prepare_detail(
             self._list_name,
             request_id,
-            request_date=fields.get("RequestDate", self._dates.get(request_id)),
+            request_date=fields.get("RequestDate", listed),
+            listed_date=listed,
+            pescxml=text,
             seen_at=datetime.now(UTC),
             detail=detail,
             flat=flat,
@@ -141,24 +144,28 @@ class GroupWriter:
             self.failed[item_id] = f"{type(exc).__name__}: {exc}"
 
 
-Parsed = tuple[dict[str, Any] | None, dict[str, Any] | None, str | None, dict[str, Any] | None]
+Parsed = tuple[
+    dict[str, Any] | None, dict[str, Any] | None, str | None, dict[str, Any] | None, str | None
+]
 
 
 def parse_document(value: str | None) -> Parsed:
-    """A document parsed once: its flat record, child records, parse error and validation.
+    """A document parsed once: its flat record, child records, parse error, validation and
+    text (unescaped once; None when it could not be parsed).
 
     Validation runs against ``WORKBENCH_PESC_SCHEMAS`` when set ("not validated" otherwise); it
     reports, it never keeps a document out of the store.
     """
     if not value:
-        return None, None, "no PESCXML in the answer", None
+        return None, None, "no PESCXML in the answer", None, None
     from workbench import pesc
 
     try:
         document = pesc.parse(value)
         flat, children = pesc.flatten(document), pesc.records(document)
     except PescError as exc:
-        return None, None, f"{exc.reason}: {exc}", {"status": "invalid", "note": "not parsed"}
+        invalid = {"status": "invalid", "note": "not parsed"}
+        return None, None, f"{exc.reason}: {exc}", invalid, None
     result = pesc.validate(document)
     validation = {
         "status": result.status,
@@ -166,4 +173,4 @@ def parse_document(value: str | None) -> Parsed:
         "note": result.note,
         "errors": [str(e) for e in result.errors[:20]],
     }
-    return flat, children, None, validation
+    return flat, children, None, validation, document.text

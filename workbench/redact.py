@@ -12,7 +12,8 @@ Two nets, because either alone misses something:
 Masking by value is safe only for a value that ordinary text does not spell: a subscription key
 ``2026`` would turn every date of every partner document into ``[REDACTED]-02-20``. So a profile
 refuses a secret that :func:`unsafe_to_mask` finds too short or too common, naming its setting;
-a configured secret found in a partner document is then a real echo, masked like any other.
+a configured secret found in a partner document is then a real echo, masked like any other. An
+issued token that is unsafe to mask is not learned (:meth:`Redactor.add`): it is masked by name.
 
 Example::
 
@@ -103,8 +104,13 @@ class Redactor:
         self._matcher: SecretMatcher | None = None  # built on first use after a change
 
     def add(self, value: str | None) -> None:
-        """Remember one more value to mask (an access token just issued, say)."""
-        if not value or len(value) < _MIN_SECRET_LENGTH:
+        """Remember one more value to mask (an access token just issued, say).
+
+        Not one :func:`unsafe_to_mask` refuses: the identity server may issue ``2026``. Such a
+        token is masked only where it stands by name (the ``Authorization`` header, the token
+        answer's ``access_token``), never by value, so partner documents keep their dates.
+        """
+        if not value or unsafe_to_mask(value):
             return
         with self._lock:
             if value in self._fixed or value in self._learned:

@@ -19,6 +19,7 @@ from workbench.partner_json import (
     loads,
     request_id_of,
 )
+from workbench.store import Store
 
 from ..pull.hostile import HostilePartner, body
 
@@ -110,6 +111,8 @@ def test_request_id_of_a_usable_item(item, expected) -> None:
         {"RequestID": "a/b"},
         {"RequestID": "\ud800"},
         {"RequestDate": "2026-03-02"},
+        {"requestid": "A1", "RequestID": "B2"},  # which one counts cannot be told
+        {"RequestID": "A1", "requestID": "A1"},
         "A1",
         None,
     ],
@@ -140,6 +143,29 @@ def test_a_detail_must_be_of_the_request_asked_for() -> None:
         detail_items([{"RequestID": "B2"}], "A1", operation="x", subject="s")
     with pytest.raises(NotFound):
         detail_items([], "A1", operation="x", subject="s")
+    with pytest.raises(UnreadableAnswer, match="differing only in case"):
+        detail_items([{"RequestID": "A1", "requestid": "B2"}], "A1", operation="x", subject="s")
+
+
+def test_the_store_keys_an_item_by_its_one_request_id_or_by_its_content(tmp_path: Path) -> None:
+    store = Store(tmp_path / "keys.sqlite")
+    items = [{"RequestID": "A1"}, {"requestid": "A2", "RequestID": "../\x1b]0;x"}]
+    diff = store.record_snapshot(None, "supplier_requests", items)
+    assert diff.appeared[0] == "A1"
+    assert diff.appeared[1].startswith("sha256:")  # never the key the pull did not check
+    store.close()
+
+
+def test_a_pull_refuses_an_item_with_two_request_ids(hostile) -> None:
+    partner, w = hostile
+    evil = "../\x1b]0;pwned\x07"
+    item = {"requestid": "A1", "RequestID": evil, "RequestDate": "2026-01-01"}
+    partner.answer("GET", spec.SUPPLIER_PENDING_PATH, body([item]))
+    summary = w.pull(progress=False)
+    assert summary.status == "partial"
+    assert any("differing only in case" in f["error"] for f in summary.failures)
+    ids = set(w.store.table("transcript_requests")["request_id"])
+    assert evil not in ids and "A1" not in ids
 
 
 # -- through the HTTP stack -------------------------------------------------------------------

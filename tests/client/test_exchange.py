@@ -1,6 +1,12 @@
-"""Transcript exchange (spec §4.4, §7), supplier and consumer, as DataFrames."""
+"""Transcript exchange (spec §4.4, §7), supplier and consumer, as DataFrames.
+
+Every test runs under both of the sandbox's id schemes: the API id is the document's
+RequestTrackingID (``tracking``), or a GUID distinct from it (``guid``).
+"""
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import pytest
 
@@ -10,6 +16,28 @@ from workbench.sandbox import Sandbox
 
 from .conftest import exchange_hits
 from .documents import acknowledgment_xml, response_xml, retarget
+
+
+@pytest.fixture(params=["tracking", "guid"])
+def id_scheme(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture
+def sandbox(sandbox_factory: Callable[..., Sandbox], id_scheme: str) -> Sandbox:
+    """A fresh sandbox with default settings, under each id scheme."""
+    return sandbox_factory(id_scheme=id_scheme)
+
+
+def tracking_of(w: wb.Workbench, request_id: str, *, role: str = "supplier") -> str:
+    """The RequestTrackingID of a request's (or a transcript's) document."""
+    detail = (
+        w.supplier.request(request_id) if role == "supplier" else w.consumer.transcript(request_id)
+    )
+    tracking = str(detail["request_tracking_id"].iloc[0])
+    assert (tracking == request_id) == (len(request_id) != 36)  # a GUID is no tracking id
+    return tracking
+
 
 # -- supplier -------------------------------------------------------------------------------
 
@@ -23,8 +51,8 @@ def test_pending_requests(sandbox: Sandbox, w: wb.Workbench) -> None:
     assert df.attrs["operation"] == "supplier.pending_requests"
 
 
-def test_no_requests_found_is_an_empty_frame(sandbox_factory, connect_to) -> None:
-    sb = sandbox_factory(initial_requests=0)
+def test_no_requests_found_is_an_empty_frame(sandbox_factory, connect_to, id_scheme) -> None:
+    sb = sandbox_factory(initial_requests=0, id_scheme=id_scheme)
     df = connect_to(sb).supplier.pending_requests()
     assert df.empty
     assert list(df.columns) == ["request_id", "request_date"]
@@ -33,8 +61,8 @@ def test_no_requests_found_is_an_empty_frame(sandbox_factory, connect_to) -> Non
 
 
 @pytest.mark.parametrize("escaped_share", [0.0, 1.0])
-def test_request_detail(sandbox_factory, connect_to, escaped_share: float) -> None:
-    sb = sandbox_factory(escaped_share=escaped_share)
+def test_request_detail(sandbox_factory, connect_to, id_scheme, escaped_share: float) -> None:
+    sb = sandbox_factory(escaped_share=escaped_share, id_scheme=id_scheme)
     request_id = sb.pending_request_ids()[0]
     df = connect_to(sb).supplier.request(request_id)
     row = df.iloc[0]
@@ -44,7 +72,8 @@ def test_request_detail(sandbox_factory, connect_to, escaped_share: float) -> No
     assert row["request_id"] == request_id
     assert row["pescxml"].lstrip().startswith("<")  # unescaped once, whatever was sent
     assert row["message_type"] == "TranscriptRequest"
-    assert row["request_tracking_id"] == request_id
+    assert (row["request_tracking_id"] == request_id) == (id_scheme == "tracking")
+    assert 0 < len(row["request_tracking_id"]) <= 35
     assert row["student_last_name"]
     assert row["parse_error"] is None
     assert str(df["request_date"].dt.tz) == "UTC"
@@ -59,8 +88,8 @@ def test_pescxml_key_is_matched_whatever_its_case(sandbox: Sandbox, w: wb.Workbe
     assert "pesc_xml" not in row.index
 
 
-def test_escaped_xml_is_unescaped_exactly_once(sandbox_factory, connect_to) -> None:
-    sb = sandbox_factory(escaped_share=1.0)
+def test_escaped_xml_is_unescaped_exactly_once(sandbox_factory, connect_to, id_scheme) -> None:
+    sb = sandbox_factory(escaped_share=1.0, id_scheme=id_scheme)
     w = connect_to(sb)
     xml = w.supplier.request(sb.pending_request_ids()[0])["pescxml"].iloc[0]
     assert "&lt;" not in xml
@@ -69,8 +98,8 @@ def test_escaped_xml_is_unescaped_exactly_once(sandbox_factory, connect_to) -> N
     assert names["parse_error"].isna().all()
 
 
-def test_malformed_document_keeps_its_row(sandbox_factory, connect_to) -> None:
-    sb = sandbox_factory(malformed_share=1.0)
+def test_malformed_document_keeps_its_row(sandbox_factory, connect_to, id_scheme) -> None:
+    sb = sandbox_factory(malformed_share=1.0, id_scheme=id_scheme)
     request_id = sb.pending_request_ids()[0]
     row = connect_to(sb).supplier.request(request_id).iloc[0]
     assert row["request_id"] == request_id
@@ -100,9 +129,11 @@ def test_invalid_value_carries_the_partners_message(w: wb.Workbench) -> None:
 
 def test_send_response(sandbox: Sandbox, w: wb.Workbench) -> None:
     request_id = sandbox.pending_request_ids()[0]
-    df = w.supplier.send_response(request_id, response_xml(request_id))
+    tracking = tracking_of(w, request_id)
+    df = w.supplier.send_response(request_id, response_xml(tracking))
     row = df.iloc[0]
     assert row["request_id"] == request_id
+    assert row["request_tracking_id"] == tracking
     assert row["message_type"] == "TranscriptResponse"
     assert df.attrs["operation"] == "supplier.send_response"
     assert [(r["operation"], r["request_id"]) for r in sandbox.received] == [
@@ -121,11 +152,12 @@ def test_send_response_built_from_the_request(sandbox: Sandbox, w: wb.Workbench)
 
 def test_send_transcript_returns_the_acknowledgment(sandbox: Sandbox, w: wb.Workbench) -> None:
     request_id = sandbox.pending_request_ids()[0]
-    transcript = _transcript(w, request_id)
+    tracking = tracking_of(w, request_id)
+    transcript = _transcript(w, tracking)
     df = w.supplier.send_transcript(request_id, transcript.encode())  # bytes are fine too
     row = df.iloc[0]
     assert row["message_type"] == "Acknowledgment"
-    assert row["request_tracking_id"] == request_id
+    assert row["request_tracking_id"] == tracking
     assert row["parse_error"] is None
     assert [r["operation"] for r in sandbox.received] == ["send_transcript"]
 
@@ -141,9 +173,15 @@ def test_send_transcript_returns_the_acknowledgment(sandbox: Sandbox, w: wb.Work
 )
 def test_sends_refuse_bad_documents_before_sending(sandbox: Sandbox, w, document, match):
     request_id = sandbox.pending_request_ids()[0]
+    tracking = tracking_of(w, request_id)
+    sandbox.hits.clear()
     with pytest.raises(wb.WorkbenchError, match=match):
-        w.supplier.send_response(request_id, document(request_id))
-    assert exchange_hits(sandbox) == {}
+        w.supplier.send_response(request_id, document(tracking))
+    hits = [
+        (method, path.rsplit("/", 1)[-1], n) for (method, path), n in exchange_hits(sandbox).items()
+    ]
+    # Another request's document is told by the request's own document, fetched: no POST.
+    assert hits == ([("GET", request_id, 1)] if "another" in match else [])
     assert sandbox.received == []
 
 
@@ -152,7 +190,7 @@ def test_read_only_profile_refuses_sends(sandbox: Sandbox, connect_to) -> None:
     request_id = sandbox.pending_request_ids()[0]
     transcript_id = sandbox.pending_transcript_ids()[0]
     with pytest.raises(wb.ConfigError, match="read-only"):
-        w.supplier.send_response(request_id, response_xml(request_id))
+        w.supplier.send_response(request_id, response_xml("any"))
     with pytest.raises(wb.ConfigError, match="read-only"):
         w.consumer.send_acknowledgment(transcript_id)
     assert exchange_hits(sandbox) == {}
@@ -169,8 +207,8 @@ def test_pending_transcripts(sandbox: Sandbox, w: wb.Workbench) -> None:
     assert df.attrs["operation"] == "consumer.pending_transcripts"
 
 
-def test_no_transcripts_found_is_an_empty_frame(sandbox_factory, connect_to) -> None:
-    sb = sandbox_factory(initial_transcripts=0)
+def test_no_transcripts_found_is_an_empty_frame(sandbox_factory, connect_to, id_scheme) -> None:
+    sb = sandbox_factory(initial_transcripts=0, id_scheme=id_scheme)
     df = connect_to(sb).consumer.pending_transcripts()
     assert df.empty
     assert list(df.columns) == ["request_id", "request_date"]
@@ -202,8 +240,10 @@ def test_unknown_transcript_id_is_not_found(w: wb.Workbench, operation: str) -> 
 
 def test_send_acknowledgment_given(sandbox: Sandbox, w: wb.Workbench) -> None:
     transcript_id = sandbox.pending_transcript_ids()[0]
-    df = w.consumer.send_acknowledgment(transcript_id, acknowledgment_xml(transcript_id))
+    tracking = tracking_of(w, transcript_id, role="consumer")
+    df = w.consumer.send_acknowledgment(transcript_id, acknowledgment_xml(tracking))
     assert df.iloc[0]["message_type"] == "Acknowledgment"
+    assert df.iloc[0]["request_tracking_id"] == tracking
     assert [(r["operation"], r["request_id"]) for r in sandbox.received] == [
         ("send_acknowledgment", transcript_id)
     ]
@@ -215,7 +255,7 @@ def test_send_acknowledgment_built_from_the_transcript(sandbox: Sandbox, w: wb.W
     transcript = w.consumer.transcript(transcript_id).iloc[0]
     row = w.consumer.send_acknowledgment(transcript_id).iloc[0]
     assert row["message_type"] == "Acknowledgment"
-    assert row["request_tracking_id"] == transcript_id
+    assert row["request_tracking_id"] == tracking_of(w, transcript_id, role="consumer")
     assert row["course_total"] == transcript["course_count"]
     assert [r["operation"] for r in sandbox.received] == ["send_acknowledgment"]
 
@@ -232,7 +272,8 @@ def test_roles_do_not_mix(sandbox: Sandbox, connect_to) -> None:
     assert info.value.status == 403
 
 
-def _transcript(w: wb.Workbench, request_id: str) -> str:
-    """A CollegeTranscript for ``request_id``: one the consumer side holds, retargeted."""
+def _transcript(w: wb.Workbench, tracking_id: str) -> str:
+    """A CollegeTranscript for the request tracked as ``tracking_id``: one the consumer side
+    holds, retargeted."""
     served = w.consumer.transcript(w.consumer.pending_transcripts()["request_id"].iloc[0])
-    return retarget(served["pescxml"].iloc[0], request_id)
+    return retarget(served["pescxml"].iloc[0], tracking_id)

@@ -10,18 +10,23 @@ from __future__ import annotations
 
 import contextlib
 import gzip
+import re
 import threading
 import time
+import tracemalloc
+import zlib
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+import httpcore
 import httpx
 import pytest
 
 import workbench as wb
 from workbench import spec
 from workbench.api.ids import request_path
+from workbench.codings import AnswerTooLarge, read_capped
 from workbench.config import load_profile
 from workbench.http import Exchange
 from workbench.pull import PullSummary
@@ -117,6 +122,23 @@ class Proxy:
         handler.wfile.write(b"Content-Encoding: gzip\r\nContent-Length: %d\r\n\r\n" % len(bomb))
         handler.wfile.write(bomb)
 
+    def _bomb_in_a_bomb(self, handler: BaseHTTPRequestHandler) -> None:
+        inner = zlib.compressobj(9, zlib.DEFLATED, 31)
+        zeros = b"0" * (1 << 20)
+        parts = [inner.compress(zeros) for _ in range(self.options["inflated"] >> 20)]
+        bomb = gzip.compress(b"".join([*parts, inner.flush()]), compresslevel=9)
+        handler.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n")
+        handler.wfile.write(b"Content-Encoding: gzip, gzip\r\n")
+        handler.wfile.write(b"Content-Length: %d\r\n\r\n" % len(bomb))
+        handler.wfile.write(bomb)
+
+    def _encoded(self, handler: BaseHTTPRequestHandler) -> None:
+        status, coding, body = self.options["status"], self.options["coding"], b"not gzip at all"
+        handler.wfile.write(b"HTTP/1.1 %d X\r\nContent-Type: application/json\r\n" % status)
+        handler.wfile.write(b"Content-Encoding: %s\r\n" % coding.encode())
+        handler.wfile.write(b"Content-Length: %d\r\n\r\n" % len(body))
+        handler.wfile.write(body)
+
     def _retry_later(self, handler: BaseHTTPRequestHandler) -> None:
         handler.send_response(503)
         handler.send_header("Retry-After", "1")
@@ -203,6 +225,114 @@ def test_an_answer_over_the_cap_fails_that_call_with_a_clear_error(
     assert len(bomb.response_body) <= cap
 
 
+@pytest.mark.slow
+def test_a_bomb_inside_a_bomb_is_never_inflated_past_the_cap(
+    sandbox: Sandbox,
+    connect_to: Callable[..., wb.Workbench],
+    misbehaving: Any,
+    exchanges: list[Exchange],
+) -> None:
+    cap = 1024 * 1024
+    tracemalloc.start()
+    try:
+        _, summary, request_id = _pull_with_one_bad_detail(
+            sandbox,
+            connect_to,
+            misbehaving,
+            "bomb_in_a_bomb",
+            WORKBENCH_MAX_ANSWER_BYTES=str(cap),
+            options={"inflated": 64 * cap},
+        )
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    [failure] = summary.failures
+    assert failure["id"] == request_id
+    assert "WORKBENCH_MAX_ANSWER_BYTES" in failure["error"]
+    assert peak < 16 * cap  # the 64 MiB inside were never all in memory
+
+
+def _one_bad_body(
+    sandbox: Sandbox, connect_to: Callable[..., wb.Workbench], misbehaving: Any, **options: Any
+) -> tuple[wb.Workbench, PullSummary, str]:
+    return _pull_with_one_bad_detail(sandbox, connect_to, misbehaving, "encoded", options=options)
+
+
+@pytest.mark.parametrize("coding", ["gzip", "br", "gzip, gzip, gzip"])
+def test_a_body_that_cannot_be_decoded_fails_its_call_alone_and_typed(
+    sandbox: Sandbox,
+    connect_to: Callable[..., wb.Workbench],
+    misbehaving: Any,
+    exchanges: list[Exchange],
+    coding: str,
+) -> None:
+    w, summary, request_id = _one_bad_body(
+        sandbox, connect_to, misbehaving, status=200, coding=coding
+    )
+    assert summary.status == "partial"
+    [failure] = summary.failures
+    assert failure["id"] == request_id
+    assert "Content-Encoding" in failure["error"]
+    [bad] = [e for e in exchanges if e.url.endswith(_detail(request_id))]
+    assert bad.status == 200 and bad.error is not None
+    assert bad.response_headers["content-encoding"] == coding  # what the partner sent
+    request = request_path(spec.SUPPLIER_REQUEST_PATH, request_id)
+    with pytest.raises(wb.UnreadableAnswer) as info:
+        w.session.call("supplier", "GET", request, operation="supplier.request")
+    assert info.value.status == 200
+
+
+def test_a_detail_mislabelled_gzip_by_the_sandbox_fails_alone(
+    sandbox_factory: Callable[..., Sandbox], connect_to: Callable[..., wb.Workbench]
+) -> None:
+    sb = sandbox_factory(initial_requests=3, requests_per_hour=0, closed_elsewhere_per_hour=0)
+    request_id = sb.pending_request_ids()[0]
+    sb.set_faults(bad_encoding=True, path_pattern=re.escape(request_id) + "$")
+    summary = connect_to(sb).pull(progress=False)
+    assert summary.status == "partial"
+    assert [f["id"] for f in summary.failures] == [request_id]
+    assert "Content-Encoding" in summary.failures[0]["error"]
+
+
+def test_an_error_status_with_an_undecodable_body_is_still_that_status(
+    sandbox: Sandbox, connect_to: Callable[..., wb.Workbench], misbehaving: Any
+) -> None:
+    request_id = sandbox.pending_request_ids()[0]
+    proxy = misbehaving("GET", _detail(request_id), "encoded", status=404, coding="gzip")
+    w = connect_to(sandbox, WORKBENCH_EXCHANGE_URL=proxy.url)
+    with pytest.raises(wb.PartnerError) as info:
+        w.session.call("supplier", "GET", _detail(request_id), operation="supplier.request")
+    assert info.value.status == 404
+
+
+def test_an_undecodable_2xx_answer_to_a_send_means_sent(
+    sandbox: Sandbox, connect_to: Callable[..., wb.Workbench], misbehaving: Any
+) -> None:
+    request_id = sandbox.pending_request_ids()[0]
+    path = request_path(spec.SUPPLIER_RESPONSES_PATH, request_id)
+    proxy = misbehaving("POST", path, "encoded", status=200, coding="gzip")
+    w = connect_to(sandbox, WORKBENCH_EXCHANGE_URL=proxy.url)
+    df = w.supplier.send_response(request_id, response_xml(request_id))
+    assert "took the send" in df.attrs["reply_note"]
+    outbox_id = df.attrs["outbox_id"]
+    assert w.store.outbox.get(outbox_id)["state"] == "sent"
+
+
+def test_we_ask_only_for_encodings_we_decode_under_the_cap(
+    sandbox: Sandbox, connect_to: Callable[..., wb.Workbench], exchanges: list[Exchange]
+) -> None:
+    connect_to(sandbox).supplier.pending_requests()
+    assert {e.request_headers.get("accept-encoding") for e in exchanges} == {"gzip, deflate"}
+
+
+def test_the_deadline_transport_still_finds_the_pool_it_replaces() -> None:
+    # httpx 0.28 has no public way to choose the network backend: we replace the transport's
+    # _pool (pyproject pins httpx below 0.29). Fail loudly if that attribute goes away.
+    transport = httpx.HTTPTransport()
+    assert isinstance(transport._pool, httpcore.ConnectionPool)
+    transport.close()
+
+
 def test_a_send_past_its_deadline_may_have_reached_the_partner(
     sandbox: Sandbox, connect_to: Callable[..., wb.Workbench], misbehaving: Any
 ) -> None:
@@ -261,3 +391,30 @@ def test_the_pull_stops_fetching_at_its_deadline(
 def test_limits_must_be_positive_and_finite(name: str, value: str) -> None:
     with pytest.raises(wb.ConfigError, match=f"WORKBENCH_{name}"):
         load_profile(env={f"WORKBENCH_{name}": value})
+
+
+def _raw_deflate(data: bytes) -> bytes:
+    packer = zlib.compressobj(9, zlib.DEFLATED, -zlib.MAX_WBITS)
+    return packer.compress(data) + packer.flush()
+
+
+@pytest.mark.parametrize(
+    ("codings", "encode"),
+    [
+        ([], lambda d: d),
+        (["identity"], lambda d: d),
+        (["gzip"], gzip.compress),
+        (["x-gzip"], gzip.compress),
+        (["deflate"], zlib.compress),  # zlib-wrapped, as the RFC says
+        (["deflate"], _raw_deflate),  # raw, as some servers send it
+        (["deflate", "gzip"], lambda d: gzip.compress(zlib.compress(d))),
+        (["GZIP", " identity"], gzip.compress),
+    ],
+)
+def test_every_encoding_we_ask_for_is_read_whole(codings: list[str], encode: Any) -> None:
+    body = b'[{"RequestID": "A1"}]' * 20_000
+    wire = encode(body)
+    chunks = [wire[i : i + 1000] for i in range(0, len(wire), 1000)]
+    assert read_capped(chunks, codings, limit=len(body)) == body
+    with pytest.raises(AnswerTooLarge):
+        read_capped(chunks, codings, limit=len(body) - 1)

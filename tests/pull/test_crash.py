@@ -155,6 +155,11 @@ def test_kill_minus_nine_at_ten_random_moments(tmp_path: Path) -> None:
         requests_per_hour=40,
         transcripts_per_hour=40,
         closed_elsewhere_per_hour=6,
+        # No new documents for listed ids: "missing" below is then exactly what a pull fetches
+        # (re-fetched versions: tests/pull/test_versions.py).
+        reissue_per_hour=0,
+        resubmission_per_hour=0,
+        cancellation_per_hour=0,
     ) as sb:
         server = PullServer(tmp_path, sb.env)
         try:

@@ -1,4 +1,8 @@
-"""`w.pull()` against the sandbox: incremental, history, departures, the outbox, partial runs."""
+"""`w.pull()` against the sandbox: incremental, history, departures, the outbox, partial runs.
+
+Every test on ``connected`` runs under both of the sandbox's id schemes (the API id is the
+tracking id, or a GUID distinct from it).
+"""
 
 from __future__ import annotations
 
@@ -14,13 +18,18 @@ from workbench.cli import app
 from workbench.sandbox import generator
 
 
+@pytest.fixture(params=["tracking", "guid"])
+def id_scheme(request) -> str:
+    return str(request.param)
+
+
 @pytest.fixture
-def connected(sandbox_factory, tmp_path: Path):
+def connected(sandbox_factory, tmp_path: Path, id_scheme: str):
     """(sandbox, workbench on a fresh database), closed at teardown."""
     opened = []
 
     def make(**overrides):
-        sb = sandbox_factory(**overrides)
+        sb = sandbox_factory(**{"id_scheme": id_scheme, **overrides})
         w = wb.connect(env=sb.env, db=tmp_path / f"db{len(opened)}.sqlite")
         opened.append(w)
         return sb, w
@@ -94,8 +103,11 @@ def test_departures_say_who_closed_them(connected):
 
 
 def _transcript_for(sb, request_id: str) -> str:
+    """A CollegeTranscript answering the request ``request_id`` (its tracking id, not its API
+    id)."""
+    tracking = sb.state.requests[request_id].tracking
     return generator.college_transcript_xml(
-        5, 1, request_id=request_id, created=sb.state.now, namespaces=sb.settings.namespaces
+        5, 1, request_id=tracking, created=sb.state.now, namespaces=sb.settings.namespaces
     )
 
 
@@ -126,9 +138,11 @@ def test_outbox_failed_send_can_be_sent_again(connected):
     with pytest.raises(wb.InvalidValue):  # refused locally: the wrong message type
         w.supplier.send_transcript(request_id, wrong_root)
     assert w.store.table("outbox").empty  # nothing was even attempted
+    transcript = _transcript_for(sb, request_id)
+    w.pull(progress=False)  # the store holds the request it answers (under either id scheme)
     sb.state.requests.pop(request_id)  # the partner forgets it: its 400 is a failed send
     with pytest.raises(wb.NotFound):
-        w.supplier.send_transcript(request_id, _transcript_for(sb, request_id))
+        w.supplier.send_transcript(request_id, transcript)
     assert list(w.store.table("outbox")["state"]) == ["failed"]
 
 
@@ -157,7 +171,7 @@ def test_read_only_profile_refuses_sends_and_stays_read_only(sandbox, tmp_path):
     assert not (tmp_path / "ro.db").exists()
 
 
-DETAILS = r"/api/transcriptrequests/[0-9a-f]{32}"
+DETAILS = r"/api/transcriptrequests/[0-9a-f-]{32,36}$"  # either id scheme
 
 
 def test_failed_details_make_a_partial_run_and_are_retried(connected):
@@ -180,8 +194,8 @@ def test_failed_details_make_a_partial_run_and_are_retried(connected):
     assert list(runs["status"]) == ["partial", "ok"]
 
 
-def test_cli_pull_exit_codes(sandbox_factory, tmp_path, monkeypatch):
-    sb = sandbox_factory()
+def test_cli_pull_exit_codes(sandbox_factory, tmp_path, monkeypatch, id_scheme):
+    sb = sandbox_factory(id_scheme=id_scheme)
     for name, value in sb.env.items():
         monkeypatch.setenv(name, value)
     runner = CliRunner()

@@ -11,6 +11,8 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import pandas as pd
+
 from workbench.store import Store
 
 NOW = datetime(2026, 3, 10, 9, 0, tzinfo=UTC)
@@ -82,10 +84,14 @@ class Partner:
         self.store = store
         self.minute = 0
         self.dates: dict[str, datetime] = {}  # each item's RequestDate, as the lists show it
+        self.last_send: datetime | None = None  # just after the latest send, by the real clock
 
     def _tick(self) -> datetime:
         self.minute += 1
-        return days_ago(1) + timedelta(minutes=self.minute)  # snapshot times, in order
+        tick = days_ago(1) + timedelta(minutes=self.minute)  # snapshot times, in order
+        # Sends are stamped by the real clock: a list taken after one is requested after it,
+        # or it could not speak of it (workbench/store/settle.py).
+        return max(tick, self.last_send) if self.last_send else tick
 
     # -- what the partner shows us --------------------------------------------------------
 
@@ -137,6 +143,45 @@ class Partner:
             **kw,
         )
 
+    def new_version(
+        self,
+        item_id: str,
+        transmission_type: str,
+        *,
+        days: float = 0.5,
+        seen_at: datetime | None = None,
+        **changes: Any,
+    ) -> str:
+        """A new document for a request or transcript already stored (Resubmission, Reissue,
+        Cancellation): a new DocumentID and RequestDate, the same tracking id. Its DocumentID."""
+        request = not self.store.table(
+            "transcript_requests", where="request_id = ?", params=[item_id]
+        ).empty
+        table = "transcript_requests" if request else "transcripts_received"
+        column = "request_id" if request else "transcript_id"
+        current = self.store.table(table, where=f"{column} = ?", params=[item_id]).iloc[0]
+        document_id = f"{current['document_id']}-{transmission_type}"
+        kept = {k: current[k] for k in STUDENT if pd.notna(current[k])}  # the same student
+        fields = {**kept, "document_id": document_id, "transmission_type": transmission_type,
+                  "request_tracking_id": current["request_tracking_id"], **changes}  # fmt: skip
+        if request:
+            flat = request_flat(item_id, **fields)
+        else:
+            source = {k: current[k] for k in ("source_org_id", "source_org_name")}
+            flat = transcript_flat(item_id, **source, **fields)
+        self.dates[item_id] = days_ago(days)
+        upsert = self.store.upsert_request if request else self.store.upsert_transcript
+        root = "TranscriptRequest" if request else "CollegeTranscript"
+        upsert(
+            item_id,
+            request_date=days_ago(days),
+            seen_at=seen_at or days_ago(days),
+            detail={"RequestID": item_id, "PESCXML": f'<{root} id="{document_id}"/>'},
+            flat=flat,
+            validation={"status": "valid", "errors": []},
+        )
+        return document_id
+
     # -- what we send -----------------------------------------------------------------------
 
     def respond(
@@ -147,11 +192,13 @@ class Partner:
         hold_reason: str | None = None,
         planned: str | None = None,
         state: str = "sent",
+        tracking: str | None = None,
     ) -> int:
+        """Send a TranscriptResponse; ``tracking``: its RequestTrackingID (default the id)."""
         flat = {
             "message_type": "TranscriptResponse",
             "document_id": f"resp-{request_id}",
-            "request_tracking_id": request_id,
+            "request_tracking_id": tracking or request_id,
             "response_status": status,
             "hold_reason": hold_reason,
             "planned_release_date": planned,
@@ -166,20 +213,32 @@ class Partner:
         courses: int = 12,
         ack: tuple[int | None, int | None] | None = (2, 12),
         state: str = "sent",
+        ack_changes: dict[str, Any] | None = None,
         **changes: Any,
     ) -> int:
-        """Send a transcript; ``ack``: the totals the partner's acknowledgment reports."""
+        """Send a transcript; ``ack``: the totals the partner's acknowledgment reports
+        (``ack_changes``: its other fields)."""
         flat = transcript_flat(request_id, awards=awards, courses=courses, **changes)
         reply = None
         if ack is not None:
-            reply = ack_flat(request_id, awards=ack[0], courses=ack[1],
-                             document_id=flat["document_id"])  # fmt: skip
+            fields = {"document_id": flat["document_id"], **(ack_changes or {})}
+            reply = ack_flat(request_id, awards=ack[0], courses=ack[1], **fields)
         return self._send("send_transcript", request_id, flat, state=state, reply=reply)
 
     def acknowledge(
-        self, transcript_id: str, *, awards: int = 2, courses: int = 12, state: str = "sent"
+        self,
+        transcript_id: str,
+        *,
+        awards: int = 2,
+        courses: int = 12,
+        state: str = "sent",
+        **changes: Any,
     ) -> int:
-        flat = ack_flat(transcript_id, awards=awards, courses=courses)
+        """Send our acknowledgment of a transcript; ``changes``: its fields (``tracking``:
+        its RequestTrackingID, default the id)."""
+        if "tracking" in changes:
+            changes["request_tracking_id"] = changes.pop("tracking")
+        flat = ack_flat(transcript_id, awards=awards, courses=courses, **changes)
         return self._send("send_acknowledgment", transcript_id, flat, state=state)
 
     def _send(
@@ -201,4 +260,5 @@ class Partner:
             outbox.mark_failed(entry, error="HTTP 400: refused", status=400)
         else:
             assert state == "pending", state
+        self.last_send = datetime.now(UTC) + timedelta(milliseconds=1)
         return entry

@@ -11,16 +11,29 @@ from tests.reconcile.builders import NOW, Partner, ack_flat, request_flat, trans
 from workbench import reconcile
 
 COLUMNS = ["check", "side", "id", "subject", "field", "expected", "found"]
+GUID_R, GUID_WRONG = "6f1c2a3e-0000-4000-8000-000000000001", "6f1c2a3e-0000-4000-8000-000000000002"
+GUID_T, GUID_T2 = "6f1c2a3e-0000-4000-8000-000000000003", "6f1c2a3e-0000-4000-8000-000000000004"
 
 
 @pytest.fixture(scope="module")
 def checks(module_partner: Callable[[], Partner]) -> pd.DataFrame:
     p = module_partner()
-    # tracking ids of the partner's documents
+    # the partner's documents under their API ids: never compared (either id scheme)
     p.request("R-TRK", flat=request_flat("R-TRK", request_tracking_id="C20150729002337"))
     p.request("R-NOTRK", flat=request_flat("R-NOTRK", request_tracking_id=None))
     p.transcript("T-TRK", flat=transcript_flat("T-TRK", request_tracking_id="T-OTHER"))
     p.transcript("T-UNSOLICITED", flat=transcript_flat("T-UNSOLICITED", request_tracking_id=None))
+    # GUID-keyed items (the spec's scheme): ours agree with their documents, or contradict them
+    p.request(GUID_R, flat=request_flat(GUID_R, request_tracking_id="C2026030200001"))
+    p.respond(GUID_R, tracking="C2026030200001")
+    p.send_transcript(GUID_R, request_tracking_id="C2026030200001",
+                      ack_changes={"request_tracking_id": "C2026030200001"})  # fmt: skip
+    p.request(GUID_WRONG, flat=request_flat(GUID_WRONG, request_tracking_id="C2026030200002"))
+    p.respond(GUID_WRONG, tracking=GUID_WRONG)  # the API id is no tracking id
+    p.transcript(GUID_T, flat=transcript_flat(GUID_T, request_tracking_id="C2026030200003"))
+    p.acknowledge(GUID_T, tracking="C2026030200003")
+    p.transcript(GUID_T2, flat=transcript_flat(GUID_T2, request_tracking_id="C2026030200004"))
+    p.acknowledge(GUID_T2, tracking="C2026030200003")  # built from another transcript
     # tracking ids of our documents, and of the partner's acknowledgment of one
     p.request("R-OURS")
     wrong = {"request_tracking_id": "R-SOMEONE", "response_status": "Hold"}
@@ -61,12 +74,10 @@ def test_every_cross_check_with_its_rows(checks: pd.DataFrame) -> None:
                   checks[COLUMNS].itertuples(index=False))  # fmt: skip
     assert rows == sorted(
         [
-            ("tracking_id", "supplier", "R-TRK", "request", "request_tracking_id", "R-TRK",
-             "C20150729002337"),
-            ("tracking_id", "supplier", "R-NOTRK", "request", "request_tracking_id", "R-NOTRK",
-             None),
-            ("tracking_id", "consumer", "T-TRK", "transcript received", "request_tracking_id",
-             "T-TRK", "T-OTHER"),
+            ("tracking_id", "supplier", GUID_WRONG, "response sent", "request_tracking_id",
+             "C2026030200002", GUID_WRONG),
+            ("tracking_id", "consumer", GUID_T2, "acknowledgment sent", "request_tracking_id",
+             "C2026030200004", "C2026030200003"),
             ("tracking_id", "supplier", "R-OURS", "response sent", "request_tracking_id",
              "R-OURS", "R-SOMEONE"),
             ("tracking_id", "supplier", "R-ECHO", "acknowledgment received",

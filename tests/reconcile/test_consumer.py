@@ -42,8 +42,8 @@ def received(module_partner: Callable[[], Partner]) -> pd.DataFrame:
     p.list_transcripts(*p.dates)
     p.acknowledge("T-ACK")
     p.acknowledge("T-AGAIN")
-    p.acknowledge("T-UNSURE", state="uncertain")
     p.list_transcripts("T-WAIT", "T-FRESH", "T-UNSURE", "T-BROKEN", "T-INVALID")
+    p.acknowledge("T-UNSURE", state="uncertain")  # no list requested since
     frame = reconcile.consumer_status(reconcile.load(p.store), now=NOW, sla_days=5)
     return frame.set_index("transcript_id")
 

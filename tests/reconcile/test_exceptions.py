@@ -27,6 +27,7 @@ EXPECTED = {
     ("hold_overdue", "R-HOLD", "supplier", "medium"),
     ("transcript_unacknowledged", "R-NOACK", "supplier", "medium"),
     ("duplicate_transcript", "T-AGAIN", "consumer", "medium"),
+    ("reissued_after_ack", "T-REISSUED", "consumer", "medium"),
     ("detail_missing", "R-FAIL", "supplier", "medium"),
     ("closed_elsewhere", "R-GONE", "supplier", "low"),
     ("closed_elsewhere", "T-GONE", "consumer", "low"),
@@ -46,7 +47,9 @@ def rec(module_partner: Callable[[], Partner]) -> reconcile.Reconciliation:
     p.send_transcript("R-WHO", student_oen="000000000")
     p.request("R-NAME")
     p.send_transcript("R-NAME", student_last_name="Smith")
+    # The API id is not the tracking id (fine); the partner's acknowledgment names another one.
     p.request("R-TRK", flat=request_flat("R-TRK", request_tracking_id="C1"))
+    p.send_transcript("R-TRK", request_tracking_id="C1", ack_changes={"request_tracking_id": "C2"})
     p.request("R-OURS")
     ours = p.store.outbox.begin("send_response", "R-OURS", "<TranscriptResponse/>",
                                 flat={"request_tracking_id": "R-SOMEONE"})  # fmt: skip
@@ -55,10 +58,11 @@ def rec(module_partner: Callable[[], Partner]) -> reconcile.Reconciliation:
     p.send_transcript("R-TOTALS", awards=2, courses=12, ack=(1, 12))
     p.transcript("T-TOTALS", flat=transcript_flat("T-TOTALS", awards=1, courses=12, **student()))
     p.acknowledge("T-TOTALS", awards=1, courses=10)
+    p.transcript("T-REISSUED", flat=transcript_flat("T-REISSUED", **student()))
+    p.acknowledge("T-REISSUED")
+    p.new_version("T-REISSUED", "Reissue")
     p.request("R-UNSURE")
-    p.respond("R-UNSURE", state="uncertain")
     p.transcript("T-UNSURE", flat=transcript_flat("T-UNSURE", **student()))
-    p.acknowledge("T-UNSURE", state="uncertain")
     p.request("R-BROKEN", flat={}, parse_error="malformed: not well-formed (line 1)",
               validation={"status": "invalid", "note": "not parsed"})  # fmt: skip
     p.transcript("T-BROKEN", flat={}, parse_error="malformed: a raw &",
@@ -83,6 +87,8 @@ def rec(module_partner: Callable[[], Partner]) -> reconcile.Reconciliation:
     p.list_transcripts("T-TOTALS", "T-UNSURE", "T-BROKEN", "T-LATE", "T-GONE", "T-INVALID")
     p.list_requests("R-TRK", "R-BROKEN", "R-LATE", "R-VERY-LATE")
     p.list_transcripts("T-UNSURE", "T-BROKEN", "T-LATE", "T-INVALID")
+    p.respond("R-UNSURE", state="uncertain")  # no list requested since either
+    p.acknowledge("T-UNSURE", state="uncertain")
     return reconcile.reconcile(reconcile.load(p.store), now=NOW, sla_days=5)
 
 
@@ -120,7 +126,7 @@ def _row(rec: reconcile.Reconciliation, kind: str, item: str) -> pd.Series:
          "w.consumer.send_acknowledgment('T-LATE') — waiting 6 days, SLA 5"),
         ("identity_mismatch", "R-WHO", "OEN 123456789 vs 000000000", "withdraw it"),
         ("identity_mismatch", "R-NAME", "last name Tremblay vs Smith", "registrar"),
-        ("tracking_id_mismatch", "R-TRK", "request: RequestTrackingID C1, not R-TRK",
+        ("tracking_id_mismatch", "R-TRK", "acknowledgment received: RequestTrackingID C2, not C1",
          "`workbench bundle R-TRK`"),
         ("tracking_id_mismatch", "R-OURS", "response sent: RequestTrackingID R-SOMEONE, not "
          "R-OURS", "A document we sent names another request: check outbox entry"),
@@ -134,6 +140,8 @@ def _row(rec: reconcile.Reconciliation, kind: str, item: str) -> pd.Series:
          "2026-03-05, 5 days ago", "new PlannedReleaseDate"),
         ("transcript_unacknowledged", "R-NOACK", "no acknowledgment of it is recorded",
          "we sent 2 awards, 12 courses"),
+        ("reissued_after_ack", "T-REISSUED", "Version 2 (Reissue) arrived after our "
+         "acknowledgment of version 1", "w.consumer.send_acknowledgment('T-REISSUED')."),
         ("duplicate_transcript", "T-AGAIN", "Same student (oen: Tremblay, Emma) and source "
          "(St. Brendan's College) as transcript T-FIRST", "acknowledge both"),
         ("detail_missing", "R-FAIL", "could not be fetched: HTTP 503 from the partner",

@@ -38,10 +38,10 @@ def every_state(module_partner: Callable[[], Partner]) -> pd.DataFrame:
     p.respond("R-ACK")
     p.send_transcript("R-ACK", awards=2, courses=12, ack=(2, 12))
     p.send_transcript("R-MISMATCH", awards=3, courses=12, ack=(2, 12))
-    p.send_transcript("R-UNCERTAIN", state="uncertain")
     p.send_transcript("R-PENDING", state="pending")
     p.respond("R-FAILED", state="failed")
     p.list_requests("R-OPEN", "R-FRESH", "R-FAILED")
+    p.send_transcript("R-UNCERTAIN", state="uncertain")  # no list requested since
     return reconcile.supplier_lifecycle(reconcile.load(p.store), now=NOW, sla_days=5)
 
 

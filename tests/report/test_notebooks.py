@@ -69,7 +69,8 @@ def test_reconcile_shows_the_figures_and_publishes_the_summary(
     assert "Comparing run 2 (ok" in html
     assert find_summary(nb) == summary_payload(rec)
     assert [c.source for c in nb.cells if c.cell_type == "markdown"][1:] == [
-        "## Headline", "## Lifecycle", "## Exceptions by severity", "## By organisation",
+        "## Headline", "## Lifecycle", "## Exceptions by severity",
+        "## Resubmitted, re-issued and cancelled", "## By organisation",
         "## Changes since the previous run",
     ]  # fmt: skip
 

@@ -40,7 +40,7 @@ def test_upsert_request_stores_detail_pesc_fields_and_the_whole_record(store: St
     row = store.table("transcript_requests").iloc[0]
     assert row["detail_call_id"] == call and str(row["detail_fetched_at"]) == str(at(0))
     assert pd.isna(row["pescxml"])  # kept once: in the call's raw body
-    assert store.document("R-1") == "<TranscriptRequest/>"
+    assert store.document("R-1") == "<TR/>"  # the detail's document: its version 1
     assert json.loads(row["detail_json"]) == {
         "RequestDate": "2026-03-01T08:00:00.000Z",
         "RequestID": "R-1",
@@ -180,4 +180,4 @@ def test_the_xml_is_kept_once_and_read_back_either_way(store: Store) -> None:
     documents = store.table("documents").set_index("item_id")
     assert documents.loc["T-1", "pescxml"] == "<CollegeTranscript/>"
     assert documents.loc["R-9", "pescxml"] == "<TR/>"
-    assert documents.loc["T-1", "list_name"] == "consumer_transcripts"
+    assert documents.loc["T-1", "entity"] == "transcripts_received"

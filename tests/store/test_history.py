@@ -85,8 +85,8 @@ def test_timeline_tells_the_story_of_one_request(store: Store) -> None:
     store.record_snapshot(run, "supplier_requests", listed("R-1", "R-2"), taken_at=soon(2))
     frame = store.timeline("R-1")
     assert frame["kind"].tolist() == [
-        "appeared", "call", "detail", "detail_failed", "outbox", "outbox", "response",
-        "vanished", "left", "appeared",
+        "appeared", "call", "detail", "document", "detail_failed", "outbox", "outbox",
+        "response", "vanished", "left", "appeared",
     ]  # fmt: skip
     assert frame["at"].is_monotonic_increasing
     assert str(frame["at"].dtype) == "datetime64[us, UTC]"

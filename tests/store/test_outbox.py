@@ -140,7 +140,7 @@ def test_uncertain_still_listed_becomes_failed(store: Store) -> None:
     store.record_snapshot(None, "supplier_requests", listed("R-1"), taken_at=ago(1))
     entry = store.outbox.begin("send_response", "R-1", "<TResp/>")
     store.outbox.mark_uncertain(entry, error="ReadTimeout")
-    decided = store.outbox.resolve_uncertain("supplier_requests", ["R-1", "R-2"], at=soon(1))
+    decided = store.outbox.resolve_uncertain("supplier_requests", ["R-1", "R-2"], at=soon(16))
     assert decided.to_dict("records")[0]["state"] == "failed"
     row = store.outbox.get(entry)
     assert row["state"] == "failed" and "did not take effect" in row["resolution"]

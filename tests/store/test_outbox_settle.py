@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -13,17 +15,19 @@ import pytest
 
 import workbench as wb
 from tests.client.documents import response_xml
-from tests.store.helpers import ago, exchange, listed
+from tests.store.helpers import ago, exchange, listed, soon
 from workbench import spec
 from workbench.store import Store
 
 LIST_URL = "http://127.0.0.1:8765/exchange" + spec.SUPPLIER_PENDING_PATH
 
 
-def list_call(store: Store) -> int:
-    """Record a supplier list call started now; its call id (what a pull hands the snapshot)."""
+def list_call(store: Store, at: datetime | None = None) -> int:
+    """Record a supplier list call started ``at`` (now); its call id (what a pull hands the
+    snapshot)."""
+    started = at or datetime.now(UTC)
     return store.record_call(
-        exchange(operation="supplier.pending_requests", url=LIST_URL, started_at=datetime.now(UTC))
+        exchange(operation="supplier.pending_requests", url=LIST_URL, started_at=started)
     )
 
 
@@ -57,10 +61,21 @@ def test_a_list_requested_before_the_send_not_showing_it_infers_nothing(store: S
 def test_a_list_requested_after_the_send_turned_uncertain_settles_it(store: Store) -> None:
     store.record_snapshot(None, "supplier_requests", listed("R-1", "R-2"), taken_at=ago(1))
     failed, gone = uncertain(store, "R-1"), uncertain(store, "R-2")
-    call = list_call(store)
+    call = list_call(store, soon(16))  # past SETTLE_MARGIN: still listed can mean failed
     diff = store.record_snapshot(None, "supplier_requests", listed("R-1"), call_id=call)
     assert {d["entry_id"]: d["state"] for d in diff.resolved} == {failed: "failed", gone: "sent"}
     assert diff.left == {"R-2": "outbox"}
+
+
+def test_still_listed_soon_after_the_send_is_too_soon_to_fail_it(store: Store) -> None:
+    entry = uncertain(store)
+    diff = store.record_snapshot(None, "supplier_requests", listed("R-1"), taken_at=soon(5))
+    assert [d["state"] for d in diff.resolved] == ["uncertain"]
+    assert "too soon to tell" in store.outbox.get(entry)["resolution"]
+    with pytest.raises(wb.DuplicateSend):
+        store.outbox.begin("send_response", "R-1", "<TResp/>")
+    decided = store.outbox.resolve_uncertain("supplier_requests", ["R-1"], at=soon(16))
+    assert list(decided["state"]) == ["failed"]
 
 
 def test_a_list_of_unknown_request_time_settles_nothing(store: Store) -> None:
@@ -118,3 +133,86 @@ def _run(pull: Callable[..., Any], errors: list[BaseException]) -> None:
         pull(progress=False)
     except BaseException as exc:  # reported by the test, not lost in the thread
         errors.append(exc)
+
+
+class _SlowPartner(ThreadingHTTPServer):
+    """One pending request, R-1, on 127.0.0.1; a send takes it off the list only ``process_s``
+    after it arrived, long after the client gave up on the answer. Counts the POSTs."""
+
+    def __init__(self, process_s: float) -> None:
+        self.pending, self.posts, self.process_s = {"R-1"}, 0, process_s
+        partner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            timeout = 10
+
+            def _json(self, status: int, payload: Any) -> None:
+                body = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def do_GET(self) -> None:
+                if self.path.endswith(spec.SUPPLIER_PENDING_PATH) and partner.pending:
+                    self._json(200, [{"RequestID": r} for r in sorted(partner.pending)])
+                elif self.path.endswith(spec.SUPPLIER_PENDING_PATH):
+                    self._json(400, {"Message": spec.NO_REQUESTS_FOUND})
+                elif self.path.endswith("/no_response"):
+                    self._json(400, {"Message": spec.NO_TRANSCRIPTS_FOUND})
+                elif "transcriptrequests/" in self.path:
+                    self._json(200, {"RequestID": "R-1", "PESCXML": None})
+                else:
+                    self._json(200, [])
+
+            def do_POST(self) -> None:
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                partner.posts += 1
+                time.sleep(partner.process_s)  # a slow backend: still working when we give up
+                partner.pending.discard("R-1")
+                self._json(200, {"RequestID": "R-1"})
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        super().__init__(("127.0.0.1", 0), Handler)
+        self.daemon_threads = True
+        threading.Thread(target=self.serve_forever, daemon=True).start()
+
+    @property
+    def env(self) -> dict[str, str]:
+        url = f"http://127.0.0.1:{self.server_address[1]}"
+        return {
+            "WORKBENCH_GATEWAY_URL": url,
+            "WORKBENCH_EXCHANGE_URL": url,
+            "WORKBENCH_SUBSCRIPTION_KEY": "key-0123456789",
+            **{f"WORKBENCH_{r}_TOKEN": f"token-{r.lower()}-0123" for r in _ROLES},
+            "WORKBENCH_MAX_ATTEMPTS": "1",
+            "WORKBENCH_READ_TIMEOUT": "1",
+        }
+
+
+_ROLES = ("INTL", "DOMESTIC", "SUPPLIER", "CONSUMER")
+
+
+@pytest.mark.slow
+def test_a_send_the_partner_is_still_processing_is_not_failed_by_the_next_list(
+    tmp_path: Path,
+) -> None:
+    partner = _SlowPartner(process_s=2.0)
+    try:
+        with wb.connect(env=partner.env, db=tmp_path / "db.sqlite") as w:
+            w.pull(progress=False)  # R-1 is listed before the send
+            with pytest.raises(wb.TransportError):  # read timeout: the answer is given up
+                w.supplier.send_response("R-1", response_xml("R-1"))
+            w.pull(progress=False)  # at once: the partner still lists R-1, still processing
+            [entry] = w.store.table("outbox")[["state", "resolution"]].to_dict("records")
+            assert entry["state"] == "uncertain" and "too soon" in entry["resolution"]
+            with pytest.raises(wb.DuplicateSend):
+                w.supplier.send_response("R-1", response_xml("R-1"))
+        time.sleep(partner.process_s)
+        assert partner.posts == 1
+    finally:
+        partner.shutdown()
+        partner.server_close()

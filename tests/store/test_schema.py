@@ -147,7 +147,7 @@ def test_a_fresh_store_has_every_table_view_key_and_pragma(store: Store) -> None
         "meta", "runs", "calls", "snapshots", "snapshot_items", "transcript_requests",
         "recipients", "transcripts_received", "courses", "awards", "document_records",
         "responses", "acknowledgments", "events", "outbox", "detail_failures", "departures",
-        "locks",
+        "locks", "documents",
     }  # fmt: skip
     assert set(db.table_names()) == expected
     assert {

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, TypeAlias, TypeGuard
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeGuard
 
 import pandas as pd
 
@@ -18,7 +18,7 @@ from workbench import pesc, spec
 from workbench.api.batch import ERROR, Rows, fetch_all, ids_of
 from workbench.api.documents import PARSE_ERROR, PESCXML, parse_pescxml, split_pescxml, text_of
 from workbench.api.frames import frame, snake_keys
-from workbench.api.ids import request_path
+from workbench.api.ids import check_request_id, request_path
 from workbench.errors import (
     AuthError,
     ConfigError,
@@ -28,6 +28,10 @@ from workbench.errors import (
 )
 from workbench.http import Session
 from workbench.partner_json import answer_items, detail_items, list_items, unexpected
+from workbench.pesc.builders import ID_LENGTH
+
+if TYPE_CHECKING:
+    from workbench.store import Store
 
 SUMMARY_COLUMNS = ("request_id", "request_date")
 TAIL = (PESCXML, PARSE_ERROR)
@@ -41,11 +45,14 @@ class _Role:
     noun = ""  # what one id names, in messages: "transcript request", "transcript"
     detail_path = ""
     detail_columns: Sequence[str] = SUMMARY_COLUMNS
+    # What this role's sends answer, in the store: its list, entity table and id column.
+    list_name = table = id_column = ""
 
-    def __init__(self, session: Session, *, outbox: Callable[[], Any] | None = None) -> None:
+    def __init__(self, session: Session, *, store: Callable[[], Store] | None = None) -> None:
         self._session = session
-        # Gives the store's outbox (opening the store on first use); None: sends unrecorded.
-        self._outbox = outbox
+        # Gives the store (opening it on first use): sends go through its outbox and are
+        # checked against its documents. None: sends unrecorded, checked against the partner.
+        self._store = store
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} of profile {self._session.profile.name!r}>"
@@ -89,6 +96,19 @@ class _Role:
                 "Use a profile without read_only (or set WORKBENCH_READ_ONLY=0) to send."
             )
 
+    def _answered(self, request_id: Any, *, operation: str) -> dict[str, Any]:
+        """What a send to ``request_id`` answers (the request, or the transcript): the fields
+        and ``pescxml`` of its current version in the store, else of its detail, fetched."""
+        check_request_id(request_id)  # a hostile id goes neither to the store nor the partner
+        if self._store is not None:
+            store = self._store()
+            xml = store.document(str(request_id), list_name=self.list_name)
+            found = store.table(self.table, where=f"{self.id_column} = ?", params=[str(request_id)])
+            if xml is not None and not found.empty:
+                row = {k: None if _missing(v) else v for k, v in found.iloc[0].items()}
+                return {**row, PESCXML: xml}
+        return self._detail_rows(request_id, operation=operation)[0]
+
     def _send(
         self,
         template: str,
@@ -98,17 +118,28 @@ class _Role:
         operation: str,
         expects: Expects,
         force: bool = False,
+        check: bool = True,
+        answered: dict[str, Any] | None = None,
     ) -> pd.DataFrame:
         """POST a document through the outbox: recorded before it leaves, marked after.
 
-        Never resent: a failure after the bytes may have left is ``uncertain`` in the outbox,
-        and the next pull settles it from the partner's lists.
+        The document is first checked against what it answers (``answered``: given, else
+        :meth:`_answered`), unless ``check=False``. Never resent: a failure after the bytes
+        may have left is ``uncertain`` in the outbox, and the next pull settles it from the
+        partner's lists.
         """
         self._require_writable(operation)
         path = request_path(template, request_id)
         xml = text_of(pescxml)
-        flat = _check_document(xml, request_id, operation=operation, expects=expects)
-        outbox = self._outbox() if self._outbox is not None else None
+        flat = _check_document(xml, operation=operation, expects=expects)
+        tracking = flat.get("request_tracking_id")
+        # A tracking id equal to the API id names this very item under either id scheme (a
+        # GUID is no tracking id), so only another one needs what the send answers.
+        if check and tracking and tracking != str(request_id):
+            if answered is None:
+                answered = self._answered(request_id, operation=operation)
+            _check_answers(tracking, answered, request_id, operation=operation, noun=self.noun)
+        outbox = self._store().outbox if self._store is not None else None
         entry = None
         if outbox is not None:
             entry = outbox.begin(
@@ -132,7 +163,7 @@ class _Role:
             payload, unread = None, exc
         call_id = self._session.last_call_id()
         rows, note = _reply_rows(payload, unread, operation)
-        if outbox is not None:  # a 2xx: the partner took it, whatever its answer says
+        if outbox is not None and entry is not None:  # a 2xx: the partner took it
             reply = {k: v for k, v in rows[0].items() if k not in TAIL} if rows else None
             outbox.mark_sent(
                 entry,
@@ -155,6 +186,7 @@ class Supplier(_Role):
     role = "supplier"
     noun = "transcript request"
     detail_path = spec.SUPPLIER_REQUEST_PATH
+    list_name, table, id_column = "supplier_requests", "transcript_requests", "request_id"
 
     def pending_requests(self) -> pd.DataFrame:
         """Transcript requests without a response: request_id, request_date."""
@@ -175,11 +207,15 @@ class Supplier(_Role):
         """
         return self._details(ids, operation="supplier.requests", progress=progress)
 
-    def send_response(self, request_id: str, pescxml: Any, *, force: bool = False) -> pd.DataFrame:
+    def send_response(
+        self, request_id: str, pescxml: Any, *, force: bool = False, check: bool = True
+    ) -> pd.DataFrame:
         """Send a TranscriptResponse; returns the echoed response, parsed.
 
         Goes through the outbox: a second response to the same request is refused
-        (``DuplicateSend``) unless ``force=True``.
+        (``DuplicateSend``) unless ``force=True``. Its RequestTrackingID is checked against
+        the request's (``InvalidValue``); ``check=False`` skips that, for a request whose own
+        document cannot be read, once you have checked it by hand.
         """
         return self._send(
             spec.SUPPLIER_RESPONSES_PATH,
@@ -188,15 +224,16 @@ class Supplier(_Role):
             operation="supplier.send_response",
             expects=("TranscriptResponse",),
             force=force,
+            check=check,
         )
 
     def send_transcript(
-        self, request_id: str, pescxml: Any, *, force: bool = False
+        self, request_id: str, pescxml: Any, *, force: bool = False, check: bool = True
     ) -> pd.DataFrame:
         """Send the transcript for a request; returns the partner's acknowledgment, parsed.
 
         Goes through the outbox: a second transcript for the same request is refused
-        (``DuplicateSend``) unless ``force=True``.
+        (``DuplicateSend``) unless ``force=True``. ``check``: as in :meth:`send_response`.
         """
         return self._send(
             spec.SUPPLIER_TRANSCRIPTS_PATH,
@@ -205,6 +242,7 @@ class Supplier(_Role):
             operation="supplier.send_transcript",
             expects=("CollegeTranscript", "HighSchoolTranscript"),
             force=force,
+            check=check,
         )
 
 
@@ -215,6 +253,7 @@ class Consumer(_Role):
     noun = "transcript"
     detail_path = spec.CONSUMER_TRANSCRIPT_PATH
     detail_columns = ("request_id",)  # spec §4.4: the transcript detail has no RequestDate
+    list_name, table, id_column = "consumer_transcripts", "transcripts_received", "transcript_id"
 
     def pending_transcripts(self) -> pd.DataFrame:
         """Transcripts without a response: request_id, request_date."""
@@ -233,16 +272,22 @@ class Consumer(_Role):
         return self._details(ids, operation="consumer.transcripts", progress=progress)
 
     def send_acknowledgment(
-        self, request_id: str, pescxml: Any = None, *, force: bool = False
+        self, request_id: str, pescxml: Any = None, *, force: bool = False, check: bool = True
     ) -> pd.DataFrame:
-        """Acknowledge a transcript; with ``pescxml=None`` the acknowledgment is built from it.
+        """Acknowledge a transcript; with ``pescxml=None`` the acknowledgment is built from
+        its current version (the store's, else fetched), and so acknowledges that version.
+        Goes through the outbox: a second acknowledgment of the same version is refused
+        (``DuplicateSend``) unless ``force=True``; one of a version re-issued since is not.
+        ``check``: as in :meth:`Supplier.send_response`.
 
         >>> w.consumer.send_acknowledgment("6f1c...")  # doctest: +SKIP
         """
         operation = "consumer.send_acknowledgment"
         self._require_writable(operation)
+        answered = None
         if pescxml is None:
-            pescxml = self._build_acknowledgment(request_id, operation=operation)
+            answered = self._answered(request_id, operation=operation)
+            pescxml = _build_acknowledgment(answered, request_id, operation=operation)
         return self._send(
             spec.CONSUMER_ACKNOWLEDGMENT_PATH,
             request_id,
@@ -250,16 +295,19 @@ class Consumer(_Role):
             operation=operation,
             expects=("Acknowledgment", "TranscriptAcknowledgment"),
             force=force,
+            check=check,
+            answered=answered,
         )
 
-    def _build_acknowledgment(self, request_id: Any, *, operation: str) -> str:
-        row = self._detail_rows(request_id, operation=operation)[0]
-        if row[PARSE_ERROR]:
-            raise InvalidValue(
-                f"{operation}: cannot build an acknowledgment, the transcript {request_id!r} "
-                f"does not parse ({row[PARSE_ERROR]}); pass pescxml= explicitly."
-            )
-        return pesc.build_acknowledgment(row[PESCXML])
+
+def _build_acknowledgment(transcript: dict[str, Any], request_id: Any, *, operation: str) -> str:
+    if transcript.get(PARSE_ERROR) or not transcript.get(PESCXML):
+        raise InvalidValue(
+            f"{operation}: cannot build an acknowledgment, the transcript {request_id!r} "
+            f"does not parse ({transcript.get(PARSE_ERROR) or 'no document'}); pass pescxml= "
+            "explicitly."
+        )
+    return pesc.build_acknowledgment(transcript[PESCXML])
 
 
 def _document_row(item: dict[str, Any]) -> dict[str, Any]:
@@ -273,10 +321,8 @@ def _document_row(item: dict[str, Any]) -> dict[str, Any]:
     return row
 
 
-def _check_document(
-    xml: str, request_id: str, *, operation: str, expects: Expects
-) -> dict[str, Any]:
-    """Refuse, before sending, XML that is malformed, of the wrong type, or for another request."""
+def _check_document(xml: str, *, operation: str, expects: Expects) -> dict[str, Any]:
+    """Refuse, before sending, XML that is malformed or of the wrong type; its fields."""
     if not xml.strip():
         raise InvalidValue(f"{operation}: pescxml is empty.")
     document = pesc.parse(xml)
@@ -284,14 +330,44 @@ def _check_document(
         raise InvalidValue(
             f"{operation}: expected a {' or '.join(expects)} document, got {document.message_type}."
         )
-    flat = pesc.flatten(document)
-    tracking = flat.get("request_tracking_id")
-    if tracking and tracking != request_id:
-        raise InvalidValue(
-            f"{operation}: the document's RequestTrackingID {tracking!r} is not the "
-            f"request_id {request_id!r}; it belongs to another request."
-        )
-    return flat
+    return pesc.flatten(document)
+
+
+def _check_answers(
+    tracking: str, answered: dict[str, Any], request_id: Any, *, operation: str, noun: str
+) -> None:
+    """Refuse a document for another request: its RequestTrackingID ``tracking`` (not the API
+    id) must be the one of the document it answers (a partner may key its API by a GUID, not
+    the tracking id). When that one is unknown (its document did not parse), the API id stands
+    for it if it could be a tracking id; else the document cannot be checked, and is refused."""
+    expected = answered.get("request_tracking_id")
+    unchecked = "; if you have checked by hand that the document answers it, pass check=False."
+    if expected:
+        if tracking != expected:
+            raise InvalidValue(
+                f"{operation}: the document's RequestTrackingID {tracking!r} is not the one of "
+                f"the {noun} {request_id!r} ({expected!r}); it belongs to another request. "
+                f"Build the document from that {noun}, or send it to the id it answers."
+            )
+        return
+    unread = f"the {noun}'s own document gives none (it could not be read, or lacks one)"
+    if len(str(request_id)) <= ID_LENGTH:  # a dashed GUID (36 characters) never fits
+        if tracking != str(request_id):
+            raise InvalidValue(
+                f"{operation}: the document's RequestTrackingID {tracking!r} is not the "
+                f"{noun}'s API id {request_id!r}, and {unread}: it may belong to another "
+                f"request{unchecked}"
+            )
+        return
+    raise InvalidValue(
+        f"{operation}: the document (RequestTrackingID {tracking!r}) cannot be checked "
+        f"against the {noun} {request_id!r}: its API id is no tracking id, and {unread}. "
+        f"Nothing was sent{unchecked}"
+    )
+
+
+def _missing(value: Any) -> bool:
+    return value is None or (not isinstance(value, str | bytes) and bool(pd.isna(value)))
 
 
 def _items(payload: Any, operation: str) -> list[dict[str, Any]]:

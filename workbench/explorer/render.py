@@ -15,7 +15,7 @@ from typing import Any
 
 import pandas as pd
 
-from workbench.report.markup import plain
+from workbench.report.markup import heading, plain
 from workbench.report.troubleshoot import RequestDocument, documents_section
 
 MAX_CELL = 120  # characters of a cell shown in a table; the rest is cut with an ellipsis
@@ -55,15 +55,17 @@ def message_html(text: str, *, error: bool = False) -> str:
     return f'<p class="{kind}">{escape(text)}</p>'
 
 
-def documents_html(item_id: str, found: list[RequestDocument]) -> str:
+def documents_html(item_id: str, found: list[RequestDocument], *, versions: str = "") -> str:
     """Every document about ``item_id`` as the troubleshooting report shows them (each cut at
-    :data:`MAX_DOCUMENT` characters), or a note that there is none."""
+    :data:`MAX_DOCUMENT` characters), after ``versions`` (the HTML of its versions and their
+    diffs, ``report.versions_section``), or a note that there is none."""
     if not found:
         return message_html(
             f"No stored document for {item_id!r}: is the id right, and has a pull fetched its "
             "detail?"
         )
-    return documents_section(found, max_chars=MAX_DOCUMENT).data
+    shown = heading("Versions of the document received", 4) + versions if versions else ""
+    return shown + documents_section(found, max_chars=MAX_DOCUMENT).data
 
 
 def diff_html(frame: pd.DataFrame, *, limit: int, max_chars: int = 80) -> str:

@@ -28,7 +28,7 @@ from workbench.explorer import query, render
 from workbench.report.changes import pull_runs
 from workbench.report.markup import STYLE
 from workbench.report.stores import open_store
-from workbench.report.troubleshoot import request_documents
+from workbench.report.troubleshoot import request_documents, versions_section
 from workbench.store import Store
 
 ANY_COLUMN = "(any column)"
@@ -205,23 +205,31 @@ class Explorer:
         self.status.value = render.status_html(label, len(found.frame), found.total)
         self.rows.value = render.rows_html(found.frame)
 
-    def show_document(self, item_id: str | None = None) -> None:
+    def show_document(
+        self, item_id: str | None = None, *, compare: tuple[int, int] | None = None
+    ) -> None:
         """Show every stored document about ``item_id`` (default: the id in the id box): the
+        versions of the document received with the diffs between them (``compare``: two
+        versions to diff, e.g. ``(1, 3)``; default each against the one before), then the
         detail we received, what we sent, the partner's acknowledgments, each with its
         validation (``report.request_documents``)."""
         if item_id is not None and item_id != self.document_id.value:
             self.document_id.value = item_id  # its observer shows it
-            return
+            if compare is None:
+                return
         wanted = (self.document_id.value or "").strip()
         if not wanted:
             self.document.value = render.message_html("Pick or type an id.")
             return
         try:
             found = request_documents(self.store, wanted)
+            versions = versions_section(
+                self.store, wanted, compare=compare, max_chars=render.MAX_DOCUMENT
+            ).data
         except WorkbenchError as exc:
             self.document.value = render.message_html(str(exc), error=True)
             return
-        self.document.value = render.documents_html(wanted, found)
+        self.document.value = render.documents_html(wanted, found, versions=versions)
 
     def compare(self) -> None:
         """Show what changed in each list between the two chosen pull runs."""

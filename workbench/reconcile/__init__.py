@@ -15,8 +15,10 @@
     reconcile.cross_checks(tables)
     reconcile.exceptions(requests, transcripts, checks)
 
-The input tables (``TABLES``: requests, transcripts, outbox, responses, acknowledgments) are
-described in ``inputs``; a hand-built dict may leave out tables and columns.
+The input tables (``TABLES``: requests, transcripts, outbox, responses, acknowledgments,
+versions) are described in ``inputs``; a hand-built dict may leave out tables and columns.
+The API level joins by ``RequestID`` (any string: a tracking id, or a GUID), the documents by
+their ``RequestTrackingID``; the two are never required to be equal.
 
 **Supplier lifecycle** (``requests.state``). The first that holds, in this order, wins:
 
@@ -24,24 +26,30 @@ described in ``inputs``; a hand-built dict may leave out tables and columns.
    ``AcademicAwardTotal``/``CourseTotal`` differ from the counts of what we sent (a total it
    left out counts as different; when our counts are unknown, no mismatch can be told);
 2. ``acknowledged``: the newest transcript we sent was acknowledged;
-3. ``uncertain_send``: the latest send of a response or of a transcript is ``uncertain`` or
+3. ``cancelled``: the request's current version is a Cancellation (``cancelled_at``): it is
+   closed, nothing is owed and no SLA runs;
+4. ``uncertain_send``: the latest send of a response or of a transcript is ``uncertain`` or
    ``pending`` in the outbox (it may or may not have reached the partner). An older uncertain
    entry that a newer send of the same operation superseded does not count;
-4. ``transcript_sent``: a transcript of ours was sent (or inferred sent from the lists) and no
+5. ``transcript_sent``: a transcript of ours was sent (or inferred sent from the lists) and no
    acknowledgment of it is recorded;
-5. ``responded``: a TranscriptResponse of ours was sent; ``response_status``, ``hold_reason``
+6. ``responded``: a TranscriptResponse of ours was sent; ``response_status``, ``hold_reason``
    and ``planned_release_date`` say which (the newest);
-6. ``closed_elsewhere``: the request left the partner's list, ``left_reason`` ``elsewhere``,
+7. ``closed_elsewhere``: the request left the partner's list, ``left_reason`` ``elsewhere``,
    and no send of ours took effect (failed sends do not count);
-7. ``awaiting_response``: anything else: listed, nothing of ours sent yet (``age_days``
+8. ``awaiting_response``: anything else: listed, nothing of ours sent yet (``age_days``
    counts from ``request_date``).
 
 Furthest along wins because it is the most the partner can have seen; an unsettled send ranks
 above a plain sent or responded one because it is what the analyst must act on first.
 
-**Consumer side** (``transcripts.state``): ``acknowledged`` (an acknowledgment of ours was
-sent) > ``ack_uncertain`` (our latest one is uncertain or pending) > ``closed_elsewhere`` >
-``awaiting_ack``. Beside the state: ``duplicate`` / ``duplicate_of`` / ``duplicate_key`` (same
+**Consumer side** (``transcripts.state``): ``acknowledged`` (an acknowledgment of ours of
+the current version was sent) > ``ack_uncertain`` (our latest one is uncertain or pending) >
+``closed_elsewhere`` > ``awaiting_ack``. An acknowledgment is matched to the version it
+acknowledges (its ``DocumentID``, else the latest version received before it:
+``acknowledged_version``); a transcript re-issued since awaits ours again (``awaiting_ack``
+with ``reissued_after_ack``).
+Beside the state: ``duplicate`` / ``duplicate_of`` / ``duplicate_key`` (same
 student, by OEN, OCAS account, OCAS application, or name and birth date, compared exactly, and
 same source organisation; a weaker key does not match where a stronger one differs) and
 ``document_problem`` (``parse_error`` or ``schema_invalid``).
@@ -57,6 +65,7 @@ Layout::
     inputs.py    the input tables' columns and dtypes, shared helpers
     load.py      reading them from a store (the only I/O), as of a moment
     links.py     row positions between the tables, worked out once
+    versions.py  which version of a transcript an acknowledgment acknowledges
     supplier.py  requests' lifecycle          consumer.py  transcripts received
     checks.py    cross-checks                 triage.py    the exceptions table
     summary.py   headline and per-organisation figures

@@ -2,11 +2,11 @@
 
 ``check`` is one of:
 
-- ``tracking_id``: the API ``RequestID`` against the XML's ``RequestTrackingID``: of each request
-  (missing counts: a request must carry one), each transcript received (when it has one: an
-  unsolicited transcript has none), each document we sent, and each acknowledgment the partner
-  returned; and that acknowledgment's ``DocumentID`` against the transcript we sent
-  (``field`` = ``document_id``);
+- ``tracking_id``: a document against the one it answers, by ``RequestTrackingID`` (never by
+  the API ``RequestID``, which may be a GUID): each document we sent against the request (or
+  the transcript) it answers, and each acknowledgment the partner returned against the
+  request; and that acknowledgment's ``DocumentID`` against the transcript we sent (``field``
+  = ``document_id``). Only values present on both sides are compared;
 - ``student_identity``: the student of a request against the transcript we sent for it
   (pending and uncertain sends included: they may have reached the partner), field by field:
   first and last name, birth date, OEN, OCAS account and application numbers, school-assigned
@@ -18,7 +18,7 @@
   transcript's counts: the partner's (``side`` supplier) against what we sent, a total it left
   out counting as a mismatch; ours (``side`` consumer) against the transcript we received.
 
-``expected`` is what our side holds (the API id, the request's student, the counts we sent),
+``expected`` is what our side holds (the request's tracking id and student, the counts we sent),
 ``found`` what the other document says; both as text.
 """
 
@@ -41,7 +41,7 @@ from workbench.reconcile.inputs import (
     resolve_now,
     text,
 )
-from workbench.reconcile.links import Links, last_per, link, pick
+from workbench.reconcile.links import ACK_OPERATION, Links, last_per, link, pick
 from workbench.reconcile.supplier import lifecycle
 
 CHECKS = ("tracking_id", "student_identity", "sla", "ack_totals")
@@ -152,65 +152,45 @@ def _differ(ours: pd.Series, theirs: pd.Series, *, both: bool = True) -> np.ndar
 
 
 def _tracking(links: Links) -> list[pd.DataFrame]:
+    """Documents that contradict what they answer: each of ours, and each acknowledgment the
+    partner returned, against the RequestTrackingID of the request (or transcript) it answers,
+    and that acknowledgment's DocumentID against the transcript we sent. The API id is never
+    compared: a partner may key its API by a GUID, distinct from any tracking id."""
     parts = []
-    r = links.requests
-    wrong = _differ(r["request_id"], r["request_tracking_id"], both=False)
-    wrong &= r["document_id"].notna().to_numpy(dtype=bool)
-    r = r[wrong]
-    parts.append(
-        _rows(
-            "tracking_id",
-            "supplier",
-            r["request_id"],
-            "request",
-            "request_tracking_id",
-            r["request_id"],
-            r["request_tracking_id"],
-        )
-    )
-    tr = links.transcripts
-    tr = tr[_differ(tr["transcript_id"], tr["request_tracking_id"])]
-    parts.append(
-        _rows(
-            "tracking_id",
-            "consumer",
-            tr["transcript_id"],
-            "transcript received",
-            "request_tracking_id",
-            tr["transcript_id"],
-            tr["request_tracking_id"],
-        )
-    )
     ob = links.outbox
+    answered = _answered_tracking(
+        links, ob["target"].to_numpy(), links.operation.mask(ACK_OPERATION)
+    )
     reached = links.state.mask(*_MAY_HAVE_REACHED)
-    wrong = ob[reached & _differ(ob["request_id"], ob["sent_request_tracking_id"])]
-    if len(wrong):
-        side_subject = wrong["operation"].map(lambda op: SENT_SUBJECT.get(op, ("supplier", op)))
+    wrong = reached & _differ(answered, ob["sent_request_tracking_id"])
+    if wrong.any():
+        side_subject = ob["operation"][wrong].map(lambda op: SENT_SUBJECT.get(op, ("supplier", op)))
         parts.append(
             _rows(
                 "tracking_id",
                 side_subject.str[0],
-                wrong["request_id"],
+                ob["request_id"][wrong],
                 side_subject.str[1],
                 "request_tracking_id",
-                wrong["request_id"],
-                wrong["sent_request_tracking_id"],
-                wrong["outbox_id"],
+                answered[wrong],
+                ob["sent_request_tracking_id"][wrong],
+                ob["outbox_id"][wrong],
             )
         )
     acks = links.acknowledgments
     received = links.direction.mask("received")
-    bad = acks[received & _differ(acks["request_id"], acks["request_tracking_id"])]
+    of_request = pick(links.requests["request_tracking_id"], np.where(received, acks["target"], -1))
+    bad = _differ(of_request, acks["request_tracking_id"])
     parts.append(
         _rows(
             "tracking_id",
             "supplier",
-            bad["request_id"],
+            acks["request_id"][bad],
             "acknowledgment received",
             "request_tracking_id",
-            bad["request_id"],
-            bad["request_tracking_id"],
-            bad["outbox_id"],
+            of_request[bad],
+            acks["request_tracking_id"][bad],
+            acks["outbox_id"][bad],
         )
     )
     entry = np.where(received, acks["entry"].to_numpy(), -1)
@@ -230,6 +210,14 @@ def _tracking(links: Links) -> list[pd.DataFrame]:
         )
     )
     return parts
+
+
+def _answered_tracking(links: Links, target: np.ndarray, of_transcript: np.ndarray) -> pd.Series:
+    """The RequestTrackingID of what each row answers: the request at ``target``, or the
+    transcript there where ``of_transcript`` (missing where we hold no document for it)."""
+    request = pick(links.requests["request_tracking_id"], np.where(of_transcript, -1, target))
+    transcript = pick(links.transcripts["request_tracking_id"], np.where(of_transcript, target, -1))
+    return request.fillna(transcript)
 
 
 def _identity(links: Links) -> list[pd.DataFrame]:

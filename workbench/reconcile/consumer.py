@@ -2,6 +2,8 @@
 
 See the package docstring for the states and their precedence. ``duplicate`` and
 ``document_problem`` are flags beside the state: a duplicate still needs its acknowledgment.
+Our acknowledgment counts for the version it acknowledges (``versions``): a transcript
+re-issued after it awaits our acknowledgment again (``reissued_after_ack``).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from workbench.reconcile.inputs import (
 )
 from workbench.reconcile.links import ACK_OPERATION, Links, last_per, link, pick, scatter
 from workbench.reconcile.supplier import acknowledgment_of_entry
+from workbench.reconcile.versions import acknowledged_versions
 
 CONSUMER_STATES = ("awaiting_ack", "ack_uncertain", "acknowledged", "closed_elsewhere")
 DOCUMENT_PROBLEMS = ("parse_error", "schema_invalid")
@@ -47,6 +50,8 @@ TRANSCRIPT_COLUMNS: dict[str, str | None] = {
     "document_id": TEXT,
     "request_tracking_id": TEXT,
     "transmission_type": TEXT,
+    "current_version": COUNT,
+    "version_count": COUNT,
     "source_org_id": TEXT,
     "source_org_name": TEXT,
     "student_first_name": TEXT,
@@ -61,6 +66,8 @@ TRANSCRIPT_COLUMNS: dict[str, str | None] = {
     "ack_course_total": COUNT,
     "ack_send_state": TEXT,
     "ack_note": TEXT,
+    "acknowledged_version": COUNT,
+    "reissued_after_ack": FLAG,
     "duplicate": FLAG,
     "duplicate_of": TEXT,
     "duplicate_key": TEXT,
@@ -111,8 +118,14 @@ def status(links: Links, *, now: pd.Timestamp, sla_days: float) -> pd.DataFrame:
     columns["acknowledged_at"] = pick(acks["recorded_at"], row).fillna(sent_at)
     columns["ack_award_total"] = pick(acks["academic_award_total"], row)
     columns["ack_course_total"] = pick(acks["course_total"], row)
+    version = acknowledged_versions(outbox.iloc[sent], links.versions)
+    columns["acknowledged_version"] = scatter(n, at, version)
+    # Our newest acknowledgment is of an older version than the current one: re-issued since.
+    older = (columns["acknowledged_version"] < transcripts["current_version"]).fillna(False)
     acknowledged = np.zeros(n, dtype=bool)
     acknowledged[at] = True
+    columns["reissued_after_ack"] = pd.Series(acknowledged) & older
+    acknowledged &= ~older.to_numpy(dtype=bool)
 
     frame = pd.DataFrame(columns, copy=False)
     frame["age_days"] = days_between(

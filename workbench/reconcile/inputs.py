@@ -53,19 +53,39 @@ _LISTED = {
     "left_at": TIME,
     "left_reason": TEXT,
 }
+# Which of an id's documents the row's fields are from (``versions``), and whether the current
+# one is a Cancellation (the item is closed).
+_VERSIONED = {
+    "transmission_type": TEXT,
+    "current_version": COUNT,
+    "version_count": COUNT,
+    "cancelled_at": TIME,
+}
 
 # table -> column -> dtype: what ``load`` returns and what the pure functions read.
 TABLES: dict[str, dict[str, str]] = {
     # transcript requests of the supplier's no-response list (one row per RequestID)
-    "requests": {"request_id": TEXT, **_LISTED, **_DOCUMENT},
+    "requests": {"request_id": TEXT, **_LISTED, **_DOCUMENT, **_VERSIONED},
     # transcripts of the consumer's list (one row per RequestID)
     "transcripts": {
         "transcript_id": TEXT,
         **_LISTED,
         **_DOCUMENT,
-        "transmission_type": TEXT,
+        **_VERSIONED,
         "award_count": COUNT,
         "course_count": COUNT,
+    },
+    # every distinct document received for an id (the store's ``documents``), oldest first;
+    # ``entity``: transcript_requests or transcripts_received, ``item_id``: the API RequestID
+    "versions": {
+        "entity": TEXT,
+        "item_id": TEXT,
+        "version": COUNT,
+        "document_id": TEXT,
+        "transmission_type": TEXT,
+        "request_tracking_id": TEXT,
+        "request_date": TIME,
+        "first_seen_at": TIME,
     },
     # every POST of ours; ``sent_*``: fields of the document we sent (``outbox.payload_flat``)
     "outbox": {

@@ -60,6 +60,7 @@ class Links:
     direction: Labels  # the acknowledgments' direction
     ack_order: np.ndarray  # acknowledgment rows by recorded_at, oldest first
     ack_readable: np.ndarray  # acknowledgments with any field filled (see supplier)
+    versions: pd.DataFrame  # every document received for an id (joined by id, not position)
 
 
 def link(t: Mapping[str, pd.DataFrame]) -> Links:
@@ -94,7 +95,7 @@ def link(t: Mapping[str, pd.DataFrame]) -> Links:
     ).to_numpy(dtype=bool)
     return Links(requests, transcripts, outbox, responses, acknowledgments, request_index,
                  transcript_index, operation, Labels.of(outbox["state"]), direction, order,
-                 readable)  # fmt: skip
+                 readable, t["versions"])  # fmt: skip
 
 
 class _Entries:

@@ -32,9 +32,10 @@ def load(store: Store, *, as_of: Any = None) -> dict[str, pd.DataFrame]:
     ``as_of`` (a time; None: now) gives what the store knew then: rows first seen, sent or
     recorded by that moment; list membership and departures from the snapshots taken by then;
     an outbox entry settled later counts as it stood (``uncertain`` if it was settled from the
-    lists later, ``pending`` if it was marked later). A document fetched later is kept, since a
-    document does not change. Each frame's ``attrs`` carry ``as_of``, which ``reconcile`` uses
-    as its ``now`` by default.
+    lists later, ``pending`` if it was marked later); the versions received by then (which one
+    is current, how many, whether it is a Cancellation). A row's other document fields are
+    its current version's. Each frame's ``attrs`` carry ``as_of``, which ``reconcile`` uses as
+    its ``now`` by default.
 
     >>> from workbench import reconcile
     >>> tables = reconcile.load(w.store, as_of="2026-03-09T08:00Z")  # doctest: +SKIP
@@ -42,6 +43,7 @@ def load(store: Store, *, as_of: Any = None) -> dict[str, pd.DataFrame]:
     """
     at = None if as_of is None else timestamp(as_of)
     cut = None if at is None else utc_text(at.to_pydatetime())
+    versions = _versions(store, cut)
     raw = {
         "requests": _entity(store, "transcript_requests", "request_id", "supplier_requests", cut),
         "transcripts": _entity(
@@ -50,7 +52,14 @@ def load(store: Store, *, as_of: Any = None) -> dict[str, pd.DataFrame]:
         "outbox": _outbox(store, cut),
         "responses": _read(store, "responses", "sent_at", cut),
         "acknowledgments": _read(store, "acknowledgments", "recorded_at", cut),
+        "versions": versions,
     }
+    if cut is not None:
+        for name, table, id_column in (
+            ("requests", "transcript_requests", "request_id"),
+            ("transcripts", "transcripts_received", "transcript_id"),
+        ):
+            raw[name] = _current_as_of(raw[name], versions, table, id_column, cut)  # fmt: skip
     tables = conform(raw)
     for frame in tables.values():
         frame.attrs.update(operation="reconcile.load", as_of=at, db=str(store.path))
@@ -61,6 +70,39 @@ def _read(store: Store, table: str, time_column: str, cut: str | None) -> pd.Dat
     if cut is None:
         return store.table(table)
     return store.table(table, where=f"{time_column} <= ?", params=[cut])
+
+
+def _versions(store: Store, cut: str | None) -> pd.DataFrame:
+    """Every document received for an id (without its XML), as received by ``cut``."""
+    columns = ", ".join(TABLES["versions"])
+    where = "" if cut is None else " WHERE first_seen_at <= :cut"
+    rows = store.db.query(
+        f"SELECT {columns} FROM documents{where} ORDER BY entity, item_id, version",  # noqa: S608
+        {"cut": cut},
+    )
+    return pd.DataFrame(list(rows), columns=list(TABLES["versions"]))
+
+
+def _current_as_of(
+    frame: pd.DataFrame, versions: pd.DataFrame, entity: str, id_column: str, cut: str
+) -> pd.DataFrame:
+    """The entity rows' version columns as the versions received by ``cut`` give them: a
+    version that came later (a Reissue, a Cancellation) is not current yet."""
+    mine = versions[versions["entity"] == entity].sort_values("version")
+    latest = mine.drop_duplicates("item_id", keep="last").set_index("item_id")
+    ids = frame[id_column]
+    has = ids.isin(latest.index)
+    current = ids.map(latest["version"]).where(has, frame["current_version"])
+    cancelled_by_then = frame["cancelled_at"] <= timestamp(cut)
+    still = (current == frame["current_version"]) & cancelled_by_then
+    return frame.assign(
+        current_version=current,
+        version_count=ids.map(mine.groupby("item_id").size()).where(has, frame["version_count"]),
+        transmission_type=ids.map(latest["transmission_type"]).where(
+            has, frame["transmission_type"]
+        ),
+        cancelled_at=frame["cancelled_at"].where(still.fillna(False)),
+    )
 
 
 def _entity(store: Store, table: str, id_column: str, list_name: str, cut: str | None) -> Any:

@@ -35,6 +35,7 @@ SUPPLIER_STATES = (
     "acknowledged",
     "ack_mismatch",
     "closed_elsewhere",
+    "cancelled",
     "uncertain_send",
 )
 # ResponseStatus values that promise a transcript later (a planned release date can pass).
@@ -50,6 +51,10 @@ REQUEST_COLUMNS: dict[str, str | None] = {
     "on_list": FLAG,
     "left_at": TIME,
     "left_reason": TEXT,
+    "transmission_type": TEXT,
+    "current_version": COUNT,
+    "version_count": COUNT,
+    "cancelled_at": TIME,
     "source_org_id": TEXT,
     "source_org_name": TEXT,
     "student_first_name": TEXT,
@@ -162,10 +167,12 @@ def lifecycle(links: Links, *, now: pd.Timestamp, sla_days: float) -> pd.DataFra
         frame["ack_course_total"], frame["sent_course_count"]
     )
     left_elsewhere = ~frame["on_list"].fillna(False) & (frame["left_reason"] == "elsewhere")
+    cancelled = frame["cancelled_at"].notna() | (frame["transmission_type"] == "Cancellation")
     frame["state"] = states(
         [
             ("ack_mismatch", acked & known & differs),
             ("acknowledged", acked),
+            ("cancelled", cancelled),
             ("uncertain_send", frame["unsettled_outbox_id"].notna()),
             ("transcript_sent", has_transcript),
             ("responded", pd.Series(responded)),

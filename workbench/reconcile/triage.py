@@ -27,7 +27,8 @@ EXCEPTION_KINDS: dict[str, tuple[str, str]] = {
     ),
     "tracking_id_mismatch": (
         "high",
-        "a document's RequestTrackingID (or an acknowledgment's DocumentID) is not the request's",
+        "a document's RequestTrackingID is not the one of the request it answers (or an "
+        "acknowledgment's DocumentID not the transcript's)",
     ),
     "ack_mismatch": (
         "high",
@@ -52,6 +53,10 @@ EXCEPTION_KINDS: dict[str, tuple[str, str]] = {
     "transcript_unacknowledged": (
         "medium",
         "a transcript of ours was sent but no acknowledgment of it is recorded",
+    ),
+    "reissued_after_ack": (
+        "medium",
+        "a transcript was re-issued (a new version) after we acknowledged an earlier one",
     ),
     "duplicate_transcript": (
         "medium",
@@ -176,12 +181,20 @@ def _consumer(t: pd.DataFrame) -> list[pd.DataFrame]:
     later = t["duplicate"].fillna(False) & (t["duplicate_of"] != t["id"]).fillna(False)
     d = t[later]
     d = d.assign(source=d["source_org_name"].fillna(d["source_org_id"]))
+    r = t[t["reissued_after_ack"].fillna(False) & (t["state"] == "awaiting_ack")]
+    r = r.assign(kind_of=r["transmission_type"].fillna("no TransmissionType"))
     return [
         _part("uncertain_send", u, "consumer", "high",
               "send_acknowledgment is {ack_send_state}: {note}", _DO_NOT_RESEND),
         _part("closed_elsewhere", c, "consumer", "low",
               "Left the consumer list at {left_at} with no acknowledgment of ours",
               "Someone else acknowledged it (another system?): check who; nothing to send."),
+        _part("reissued_after_ack", r, "consumer", "medium",
+              "Version {current_version} ({kind_of}) arrived after our acknowledgment of "
+              "version {acknowledged_version} (outbox {ack_outbox_id})",
+              "Compare the versions (`workbench troubleshoot {id}`), then acknowledge the "
+              "current one (an acknowledgment of a new version is a new send): "
+              "w.consumer.send_acknowledgment('{id}')."),
         _part("duplicate_transcript", d, "consumer", "medium",
               "Same student ({duplicate_key}: {student_last_name}, {student_first_name}) and "
               "source ({source}) as transcript {duplicate_of}",

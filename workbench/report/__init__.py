@@ -39,6 +39,8 @@ from workbench.report.sections import (
     figure_html,
     headline_section,
     organisations_section,
+    versions_overview,
+    versions_overview_section,
 )
 from workbench.report.stores import open_store
 from workbench.report.summary import (
@@ -57,6 +59,8 @@ from workbench.report.troubleshoot import (
     require_known,
     require_request_id,
     timeline_section,
+    version_diff,
+    versions_section,
     write_bundle,
 )
 from workbench.report.volumes import daily_volumes
@@ -94,5 +98,9 @@ __all__ = [
     "require_request_id",
     "summary_payload",
     "timeline_section",
+    "version_diff",
+    "versions_overview",
+    "versions_overview_section",
+    "versions_section",
     "write_bundle",
 ]

@@ -7,6 +7,7 @@ international interface) and domestic on-demand events.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Sequence
 from typing import Any
@@ -108,6 +109,33 @@ def latest_events(store: Store, n: int = 50) -> pd.DataFrame:
     )
 
 
+def cut_off_warning(store: Store) -> str | None:
+    """What the last pull that read the domestic feed says of it when the feed answered at
+    exactly the count asked for (peek does not remove events: those past it may be unseen)."""
+    runs = _query(
+        store,
+        "SELECT id, summary FROM runs WHERE kind = 'pull' AND summary LIKE ? "
+        "ORDER BY id DESC LIMIT 50",
+        ['%"domestic_events"%'],
+    )
+    for run_id, text in zip(runs["id"], runs["summary"], strict=True):
+        try:
+            feed = json.loads(str(text))["lists"]["domestic_events"]
+            if feed.get("error"):
+                continue  # that pull did not read the feed: an earlier one says what it saw
+            count = int(feed.get("cut_off_at") or 0)
+        except (ValueError, KeyError, TypeError, AttributeError):
+            continue
+        if count <= 0:
+            return None
+        return (
+            f"Pull run {run_id}: the domestic feed answered {count} events, the most it asked "
+            f"for; peek does not remove events, so any past the first {count} may be unseen "
+            "(that run's failures say what to do)."
+        )
+    return None
+
+
 def events_chart(store: Store) -> Figure:
     """Per feed, over the pull runs: events listed (line) and events that appeared (bars)."""
     runs = event_runs(store)
@@ -146,7 +174,9 @@ def events_section(store: Store, *, max_rows: int = 200) -> HTML:
     summary = feed_summary(store)
     if runs.empty and not summary["events"].any():
         return page(paragraph("No events stored yet: run `workbench pull`.", "wb-empty"))
+    warning = cut_off_warning(store)
     return page(
+        *([paragraph(warning, "wb-alert")] if warning else []),
         heading("Feeds", 4),
         table(summary),
         heading("Per pull run", 4),

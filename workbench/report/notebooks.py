@@ -41,6 +41,8 @@ RECONCILE = [
              "    report.figure_html(report.daily_volumes_chart(tables)),\n)"),
     ("md", "## Exceptions by severity"),
     ("code", "report.exceptions_section(rec)"),
+    ("md", "## Resubmitted, re-issued and cancelled"),
+    ("code", "report.versions_overview_section(rec)"),
     ("md", "## By organisation"),
     ("code", "report.organisations_section(rec)"),
     ("md", "## Changes since the previous run"),
@@ -62,6 +64,10 @@ TROUBLESHOOT = [
     ("code", "report.request_section(rec, rid)"),
     ("md", "## Timeline"),
     ("code", "report.timeline_section(store, rid)"),
+    ("md", "## Versions\n\nEvery document received for this id (Original, Resubmission, "
+           "Reissue, Cancellation), and what changed between them. Compare any two with "
+           "`report.versions_section(store, rid, compare=(1, 3))`."),
+    ("code", "report.versions_section(store, rid)"),
     ("md", "## Documents and their validation"),
     ("code", "documents = report.request_documents(store, rid)\n"
              "report.documents_section(documents)"),

@@ -140,6 +140,40 @@ def exceptions_section(rec: Reconciliation, *, max_rows: int = MAX_ROWS) -> HTML
     return page(*parts)
 
 
+VERSIONS_TABLE = {
+    "id": "id", "side": "side", "state": "state", "current_version": "current version",
+    "version_count": "versions", "transmission_type": "TransmissionType",
+    "acknowledged_version": "version we acknowledged",
+}  # fmt: skip
+
+
+def versions_overview(rec: Reconciliation) -> pd.DataFrame:
+    """Requests and transcripts received with more than one document (resubmitted, re-issued
+    or cancelled), newest version first: what each is now and where it stands."""
+    parts = [
+        rec.requests.rename(columns={"request_id": "id"}).assign(side="supplier"),
+        rec.transcripts.rename(columns={"transcript_id": "id"}).assign(side="consumer"),
+    ]
+    frame = pd.concat([p[p["version_count"] > 1] for p in parts], ignore_index=True)
+    columns = [c for c in VERSIONS_TABLE if c in frame.columns]
+    frame = frame.reindex(columns=columns).astype({"state": "string"})
+    return frame.sort_values(["side", "id"], ascending=[False, True]).reset_index(drop=True)
+
+
+def versions_overview_section(rec: Reconciliation, *, max_rows: int = MAX_ROWS) -> HTML:
+    """The ids that got a new document since the first (``versions_overview``): see each
+    one's versions and their diffs with ``workbench troubleshoot ID``."""
+    frame = versions_overview(rec)
+    if frame.empty:
+        return page(paragraph("Every id has one document: nothing resubmitted, re-issued or "
+                              "cancelled.", "wb-empty"))  # fmt: skip
+    return page(
+        paragraph(f"{len(frame)} ids have more than one document; `workbench troubleshoot ID` "
+                  "shows their versions and what changed."),
+        table(frame, VERSIONS_TABLE, max_rows=max_rows),
+    )  # fmt: skip
+
+
 def organisations_section(rec: Reconciliation, *, max_rows: int = MAX_ROWS) -> HTML:
     """Counts per counterpart organisation (``rec.by_organisation``): who sent us requests,
     and which schools sent us transcripts."""

@@ -1,9 +1,12 @@
 """One request's whole story, for ``notebooks/troubleshoot.ipynb``: its reconciliation rows and
-exceptions, its timeline, every document about it with its validation, diffs between
-successive versions, and a support bundle.
+exceptions, its timeline, the versions of its document (Original, Resubmission, Reissue,
+Cancellation) with a diff between any two, every document about it with its validation, diffs
+between successive versions, and a support bundle.
 
 >>> rid = require_known(store, require_request_id(request_id))  # doctest: +SKIP
 >>> display(request_section(rec, rid), timeline_section(store, rid))  # doctest: +SKIP
+>>> display(versions_section(store, rid))  # doctest: +SKIP
+>>> print(version_diff(store, rid, 1, 3))  # doctest: +SKIP
 >>> display(documents_section(request_documents(store, rid)))  # doctest: +SKIP
 """
 
@@ -12,6 +15,7 @@ from __future__ import annotations
 import difflib
 import os
 from dataclasses import dataclass, field
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +24,7 @@ from IPython.display import HTML
 
 from workbench import pesc
 from workbench.bundle import DEFAULT_OUT_DIR, make_bundle
-from workbench.bundle.documents import find_documents
+from workbench.bundle.documents import _pretty, find_documents
 from workbench.bundle.har import calls_about
 from workbench.errors import StoreError
 from workbench.pesc.schemas import NOT_VALIDATED, SCHEMAS_VARIABLE
@@ -29,6 +33,12 @@ from workbench.report.markup import heading, page, paragraph, table, text
 from workbench.store import Store
 
 MAX_ERRORS_SHOWN = 20
+VERSION_COLUMNS = {
+    "list_name": "list", "version": "version", "transmission_type": "TransmissionType",
+    "document_id": "DocumentID", "request_tracking_id": "RequestTrackingID",
+    "request_date": "RequestDate", "created_at": "created", "first_seen_at": "first seen",
+    "call_id": "call", "parse_error": "parse error",
+}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -146,15 +156,74 @@ def document_diffs(documents: list[RequestDocument]) -> list[tuple[str, str]]:
         key = (d.kind, d.message_type)
         before = last.get(key)
         if before is not None:
-            diff = difflib.unified_diff(
-                before.text.splitlines(keepends=True),
-                d.text.splitlines(keepends=True),
-                fromfile=before.title,
-                tofile=d.title,
-            )
-            out.append((f"{before.title} → {d.title}", "".join(diff)))
+            diff = _unified(before.text, d.text, before.title, d.title)
+            out.append((f"{before.title} → {d.title}", diff))
         last[key] = d
     return out
+
+
+def _unified(before: str, after: str, from_title: str, to_title: str) -> str:
+    """A unified diff of two texts ('' when they are the same)."""
+    lines = difflib.unified_diff(before.splitlines(keepends=True),
+                                 after.splitlines(keepends=True),
+                                 fromfile=from_title, tofile=to_title)  # fmt: skip
+    return "".join(lines)
+
+
+def request_versions(store: Store, request_id: str) -> pd.DataFrame:
+    """Every version of the document received for ``request_id`` (a request, or a transcript
+    received), oldest first: ``store.versions`` without the XML."""
+    return store.versions(request_id).drop(columns=["pescxml"], errors="ignore")
+
+
+def version_diff(
+    store: Store, request_id: str, a: int, b: int, *, list_name: str | None = None
+) -> str:
+    """A unified diff between versions ``a`` and ``b`` of ``request_id``'s document, both
+    pretty-printed ('' when they are the same); ``StoreError`` naming the versions held when
+    either is not.
+
+    >>> print(version_diff(store, "7c1d0b52...", 1, 2))  # doctest: +SKIP
+    """
+    versions = store.versions(request_id, list_name=list_name)
+    texts = {}
+    for number in (a, b):
+        found = versions[versions["version"] == number]
+        if found.empty:
+            held = ", ".join(str(v) for v in versions["version"]) or "none"
+            raise StoreError(
+                f"{request_id!r} has no version {number} in the store (versions held: {held}); "
+                "see store.versions(id), or pull to fetch newer ones."
+            )
+        texts[number] = _pretty(str(found["pescxml"].iloc[0] or ""))[0]
+    name = f"{request_id} version"
+    return _unified(texts[a], texts[b], f"{name} {a}", f"{name} {b}")
+
+
+def versions_section(
+    store: Store,
+    request_id: str,
+    *,
+    compare: tuple[int, int] | None = None,
+    max_chars: int | None = None,
+) -> HTML:
+    """A table of the versions of ``request_id``'s document, then the diff between two of
+    them (``compare``; default: each version against the one before)."""
+    versions = store.versions(request_id)
+    parts = [table(versions, VERSION_COLUMNS, empty="No document of this id is stored.")]
+    numbers = [int(v) for v in versions["version"]]
+    pairs = [compare] if compare else list(pairwise(numbers))
+    if not compare and len(numbers) <= 1:
+        parts.append(paragraph("One version only: nothing to compare.", "wb-empty"))
+    for a, b in pairs:
+        diff = version_diff(store, request_id, a, b)
+        if max_chars is not None and len(diff) > max_chars:
+            diff = diff[:max_chars] + "\n…"
+        parts += [
+            paragraph(f"Version {a} → version {b}"),
+            f"<pre>{text(diff or 'no difference')}</pre>",
+        ]
+    return page(*parts)
 
 
 def _seen(document: RequestDocument) -> str:

@@ -29,7 +29,8 @@ Choices for what the spec leaves open (DESIGN §3):
 
 - event records are small JSON objects (``eventId``, ``eventType``, ``occurredAt``, plus a
   ``payload`` object); both event endpoints answer a JSON array;
-- ``Count`` on peek is an integer 1..100, default 10; anything else is a 400 with a ``Message``;
+- ``Count`` on peek is an integer 1..``max_peek_count`` (100 by default), default 10; anything
+  else is a 400 with a ``Message`` naming the range;
   peeking does not remove events; pending placement events stay until the clock moves;
 - the exchange authenticates with bearer tokens from the sandbox identity server (client
   credentials, scope ``transcript_api``), one client per role; it needs no subscription key;
@@ -38,16 +39,30 @@ Choices for what the spec leaves open (DESIGN §3):
   gateway tokens are checked for the interface's scope (403 otherwise);
 - error bodies are ``{"Message": "..."}`` everywhere; 401 for a missing, malformed, expired or
   wrongly signed token;
-- ``RequestID``s are GUIDs written without dashes (32 hex digits): the ID is also the XML's
-  ``RequestTrackingID``, which the schemas cap at 35 characters (real partners strip dashes
-  too, NOTES §1); a by-id value outside ``[A-Za-z0-9-]{1,64}`` is a 400 whose
+- ``id_scheme="tracking"`` (the default): ``RequestID``s are GUIDs written without dashes (32
+  hex digits) and the ID is also the XML's ``RequestTrackingID``, as in OCAS' examples (the
+  schemas cap it at 35 characters). ``id_scheme="guid"``: the ``RequestID`` is a dashed
+  36-character GUID, as in the spec's transcript detail, and the documents carry a distinct
+  C-number (``C2026030200001``). Either way a send is checked against the item's tracking ID,
+  never against the API id. A by-id value outside ``[A-Za-z0-9-]{1,64}`` is a 400 whose
   message says the value is invalid; a trailing slash after ``:id`` is accepted;
+- one id, many documents (NOTES §0): as the clock moves, transcripts are re-issued
+  (``reissue_per_hour``; TransmissionType ``Reissue``, back on the list if they had left it),
+  listed requests resubmitted (``Resubmission``) or cancelled (``cancellation_per_hour``), each
+  time with a new DocumentID and RequestDate. PESC's TransmissionType has no Cancellation, so
+  a cancellation is TransmissionType ``MutuallyDefined`` with a TransmissionData
+  ``NoteMessage`` ``Cancellation`` (``cancellation_as="transmission_type"`` writes
+  TransmissionType ``Cancellation``, as OCAS names it); the request stays listed with it until
+  the clock next moves, then leaves the list;
+- a detail body is a one-item array, or a bare object with ``detail_shape="object"``; list and
+  detail items spell the key ``RequestID``, or ``RequestId`` with ``id_key="RequestId"``;
 - a share of ``PESCXML`` strings is XML-escaped; the key can be renamed ``PESCXml`` (a fault);
 - sending a response or a transcript takes a request off the no-response list; sending an
   acknowledgment takes a transcript off the consumer's list. A second send is accepted and
   recorded (the partner does not deduplicate: that is the client's job);
 - a transcript sent for a request is answered with an Acknowledgment whose
-  ``AcademicAwardTotal`` and ``CourseTotal`` are counted from that transcript.
+  ``AcademicAwardTotal`` and ``CourseTotal`` are counted from that transcript, whose DocumentID
+  echoes the transcript's and whose ``RequestTrackingID`` is the request's tracking ID.
 """
 
 from __future__ import annotations

@@ -182,12 +182,12 @@ def gateway_routes(core: Core) -> list[Route]:
     async def peek_events(request: Request) -> Response:
         _gateway_grant(core, request, spec.DOMESTIC_SCOPE)
         raw = request.query_params.get("Count")
-        count = 10
+        count, most = 10, core.settings.max_peek_count
         if raw is not None:
-            if not raw.isdigit() or not 1 <= int(raw) <= 100:
+            if not raw.isdigit() or not 1 <= int(raw) <= most:
                 shown = raw[:40]
                 raise Refusal(
-                    400, f"The value '{shown}' is not valid for Count: use an integer 1..100."
+                    400, f"The value '{shown}' is not valid for Count: use an integer 1..{most}."
                 )
             count = int(raw)
         with core.state.lock:
@@ -263,11 +263,11 @@ def exchange_routes(core: Core) -> list[Route]:
             item = find(items, request.path_params["id"])
             kind = "request" if items == "requests" else "transcript"
             key = settings.faults.pescxml_key
-            row: dict[str, Any] = {"RequestID": item.id}
+            row: dict[str, Any] = {settings.id_key: item.id}
             if items == "requests":  # §4.4: the transcript detail carries no RequestDate
                 row["RequestDate"] = iso_ms(item.date)
             row[key] = state.document(kind, item)
-            return JSONResponse([row])
+            return JSONResponse(row if settings.detail_shape == "object" else [row])
 
         return handler
 
@@ -289,11 +289,11 @@ def exchange_routes(core: Core) -> list[Route]:
                     f" document, got {root_name[:64]}.",
                 )
             tracked = tracking_id(root)
-            if tracked is not None and tracked != item.id:
+            if tracked is not None and tracked != item.tracking:
                 raise Refusal(
                     400,
                     "The PESCXML value is invalid: its RequestTrackingID does not match the"
-                    " RequestID in the path.",
+                    " tracking ID of the request in the path.",
                 )
             reply = payload
             if op is SEND_TRANSCRIPT:

@@ -239,6 +239,7 @@ def _reshapes(faults: Faults) -> bool:
         or faults.list_shape
         or faults.pad_bytes
         or faults.gzip_bomb_bytes
+        or faults.bad_encoding
         or faults.hostile_json
         or faults.echo_errors
     )
@@ -284,6 +285,9 @@ def reshape(answer: Answer, scope: Scope, faults: Faults, received: bytes) -> An
         answer = replace(answer, body=answer.body.ljust(faults.pad_bytes))
     if faults.gzip_bomb_bytes and answer.status != 204:
         answer = _gzip_bomb(answer, faults.gzip_bomb_bytes)
+    if faults.bad_encoding and answer.status != 204:
+        headers = [(k, v) for k, v in answer.headers if k.lower() != b"content-encoding"]
+        answer = replace(answer, headers=[*headers, (b"content-encoding", b"gzip")])
     return answer
 
 

@@ -18,10 +18,14 @@ names or the v1.1.0 family real traffic uses (``workbench.spec.NAMESPACE_FAMILIE
 
 Choices worth knowing:
 
-- IDs are GUIDs written as 32 hex digits without dashes. ``RequestTrackingID`` must equal the
-  API's RequestID, and the schemas cap it at 35 characters, so the dashed 36-character form
-  would make every document invalid. ``defect="invalid"`` uses that form for DocumentID on
-  purpose, the way OCAS does (NOTES §1, §9).
+- IDs are GUIDs written as 32 hex digits without dashes, so that they can serve as
+  ``RequestTrackingID`` (1..35 characters); ``tracking_number`` makes OCAS-style C-numbers and
+  ``dashed_id`` the 36-character API ids of the sandbox's ``guid`` scheme, which no document
+  carries. ``defect="invalid"`` uses the dashed form for DocumentID on purpose, the way OCAS
+  does (NOTES §1, §9).
+- Later documents for an id (``version`` 2, 3, ...) get a new DocumentID and the given
+  TransmissionType; a Cancellation, which PESC's enumeration lacks, is TransmissionType
+  ``MutuallyDefined`` with a TransmissionData ``NoteMessage`` ``Cancellation`` (``CANCELLATION``).
 - ``defect="malformed"`` gives text that is not well-formed XML: truncated, a closing tag lost,
   or a raw ``&``. ``defect="invalid"`` gives a well-formed document that fails its schema in a
   way seen in real data: a 36-character DocumentID, ``Birthday`` ``1210`` (requests; invalid
@@ -53,6 +57,12 @@ from workbench.sandbox.gen_transcript import transcript_parts
 from workbench.spec import NAMESPACE_FAMILIES
 
 DEFECTS = ("malformed", "invalid")
+TRANSMISSION_TYPES = ("Original", "Resubmission", "Reissue", "Cancellation")
+# PESC's TransmissionType has no Cancellation (CoreMain 1.10-1.14: Duplicate, MutuallyDefined,
+# Original, Reissue, Replace, Resubmission), so a cancellation is written validly as
+# TransmissionType MutuallyDefined plus a TransmissionData NoteMessage "Cancellation"
+# (``cancellation_as="note"``); ``"transmission_type"`` writes OCAS' name as it is.
+CANCELLATION = ("MutuallyDefined", "Cancellation")
 _TRACKING_ID_MAX = 35  # core:RequestTrackingIDType
 
 _PLACEMENT_EVENTS = {
@@ -100,6 +110,21 @@ def transcript_id(seed: int, index: int) -> str:
     return _guid(seed, "transcript-id", index).hex
 
 
+def dashed_id(plain: str) -> str:
+    """``request_id()``/``transcript_id()`` as a dashed 36-character GUID: the ``guid`` scheme's
+    API RequestID, which cannot be a RequestTrackingID (35 characters at most)."""
+    return str(uuid.UUID(hex=plain))
+
+
+def tracking_number(stream: str, index: int, created: datetime) -> str:
+    """An OCAS-style tracking id (``C2026030200001``): C, the date, a serial in the stream.
+
+    ``stream`` is "request" or "transcript"; transcripts count from 50,001 so the two differ.
+    """
+    serial = index + 1 if stream == "request" else 50_001 + index
+    return f"C{_utc(created, 'created'):%Y%m%d}{serial:05d}"
+
+
 # -- documents ------------------------------------------------------------------------------
 
 
@@ -111,17 +136,26 @@ def transcript_request_xml(
     created: datetime,
     namespaces: str = "v1.0.0",
     defect: str | None = None,
+    version: int = 1,
+    transmission_type: str = "Original",
+    cancellation_as: str = "note",
 ) -> str:
-    """An OCAS-like TranscriptRequest asking the home college for a student's transcript."""
+    """An OCAS-like TranscriptRequest asking the home college for a student's transcript.
+
+    ``version`` 2, 3, ... is a later document for the same request (a new DocumentID) of the
+    given ``transmission_type`` (see ``TRANSMISSION_TYPES``); a Cancellation is written as
+    ``cancellation_as`` says (``CANCELLATION``).
+    """
     family, created_text = _check(namespaces, defect, request_id, created)
     parts = request_parts(
         _rng(seed, "transcript-request", index),
         request_id=request_id,
         created=created,
         created_text=created_text,
-        document_id=_guid(seed, "transcript-request-document", index).hex,
+        document_id=_guid(seed, _versioned("transcript-request-document", version), index).hex,
     )
     root = _message(family, "TranscriptRequest", "TrnReq", parts, qualify_children=True)
+    _set_transmission_type(root, transmission_type, cancellation_as)
     defects = _rng(seed, "transcript-request-defect", index)
     if defect == "invalid":
         defects.choice((_dashed_document_id, _digits_birthday))(root)
@@ -136,10 +170,18 @@ def college_transcript_xml(
     created: datetime,
     namespaces: str = "v1.0.0",
     defect: str | None = None,
+    version: int = 1,
+    transmission_type: str = "Original",
+    cancellation_as: str = "note",
 ) -> str:
-    """A CollegeTranscript (DocumentTypeCode RequestedRecord) filling request ``request_id``."""
+    """A CollegeTranscript (DocumentTypeCode RequestedRecord) filling request ``request_id``.
+
+    ``version``, ``transmission_type`` and ``cancellation_as`` as for
+    ``transcript_request_xml``.
+    """
     family, created_text = _check(namespaces, defect, request_id, created)
-    digits = int.from_bytes(_digest(seed, "college-transcript-document", index)[:8], "big")
+    document = _versioned("college-transcript-document", version)
+    digits = int.from_bytes(_digest(seed, document, index)[:8], "big")
     parts = transcript_parts(
         _rng(seed, "college-transcript", index),
         request_id=request_id,
@@ -149,6 +191,7 @@ def college_transcript_xml(
         document_id=f"{created.astimezone(UTC):%Y%m%d%H%M%S}{digits % 10**6:06d}",
     )
     root = _message(family, "CollegeTranscript", "ColTrn", parts, qualify_children=False)
+    _set_transmission_type(root, transmission_type, cancellation_as)
     defects = _rng(seed, "college-transcript-defect", index)
     if defect == "invalid":
         defects.choice((_dashed_document_id, _foreign_element))(root)
@@ -174,6 +217,34 @@ def acknowledgment_xml(
     )
     root = _message(family, "Acknowledgment", "TrnAck", parts, qualify_children=False)
     return _serialize(root)
+
+
+def _versioned(kind: str, version: int) -> str:
+    """The draw name of a document's id: version 1 keeps the name it always had."""
+    return kind if version == 1 else f"{kind}-v{version}"
+
+
+def _set_transmission_type(
+    root: etree._Element, transmission_type: str, cancellation_as: str
+) -> None:
+    """Write TransmissionType; a Cancellation the valid way (``CANCELLATION``) unless
+    ``cancellation_as`` is "transmission_type" (OCAS' name, outside PESC's enumeration)."""
+    if transmission_type not in TRANSMISSION_TYPES:
+        raise ValueError(
+            f"transmission_type must be one of {TRANSMISSION_TYPES}, not {transmission_type!r}"
+        )
+    if cancellation_as not in ("note", "transmission_type"):
+        raise ValueError(
+            f"cancellation_as must be note or transmission_type, not {cancellation_as!r}"
+        )
+    element = _first(root, "TransmissionData/TransmissionType")
+    if transmission_type == "Cancellation" and cancellation_as == "note":
+        element.text = CANCELLATION[0]
+        leaf_note = leaf("NoteMessage", CANCELLATION[1])
+        assert leaf_note is not None
+        _first(root, "TransmissionData").append(leaf_note)  # NoteMessage comes last
+    else:
+        element.text = transmission_type
 
 
 def miscount_courses(acknowledgment: str) -> str:

@@ -116,10 +116,10 @@ class Sandbox:
         return self.core.hits
 
     def pending_request_ids(self) -> list[str]:
-        return [r["RequestID"] for r in self.state.pending(self.state.requests)]
+        return [i.id for i in self.state.listed(self.state.requests)]
 
     def pending_transcript_ids(self) -> list[str]:
-        return [r["RequestID"] for r in self.state.pending(self.state.transcripts)]
+        return [i.id for i in self.state.listed(self.state.transcripts)]
 
     def warm(self) -> int:
         """Generate every open item's document now rather than at its first GET; how many.

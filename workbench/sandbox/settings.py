@@ -115,6 +115,7 @@ class Faults:
     list_shape: str = ""  # lists and event feeds answer: null, object, scalar, string, two_arrays
     pad_bytes: int = 0  # JSON answers padded with whitespace to at least this many bytes
     gzip_bomb_bytes: int = 0  # answers sent gzip-encoded, inflating to more than this many bytes
+    bad_encoding: bool = False  # answers say Content-Encoding: gzip, but their body is not gzip
     hostile_json: str = ""  # array answers: deep, surrogate_id, surrogate_event or nan
     echo_errors: bool = False  # error messages echo the raw query and body (identity too)
 
@@ -176,7 +177,11 @@ def fault_changes(assignments: list[str]) -> dict[str, Any]:
 
 @dataclass
 class SandboxSettings:
-    """Data knobs of a sandbox. Same settings, same seed: same data."""
+    """Data knobs of a sandbox. Same settings, same seed: same data.
+
+    ``id_scheme`` defaults to "tracking" (the API id is the tracking id, 32 hex digits), the
+    scheme the sandbox always used; "guid" keys the API by a GUID distinct from it.
+    """
 
     seed: int = 1
     start: datetime = DEFAULT_START
@@ -192,10 +197,44 @@ class SandboxSettings:
     placement_events_per_hour: float = 1.0
     domestic_events_per_hour: float = 3.0
     closed_elsewhere_per_hour: float = 0.1  # requests someone else answers
+    # New documents for existing ids (issue #11). At 0.15 an hour, the demo's 8 hours show
+    # each kind once, and a test that moves the clock 6 hours sees none.
+    reissue_per_hour: float = 0.15  # a transcript comes again (back on the list if it left)
+    resubmission_per_hour: float = 0.15  # a listed request comes again, corrected
+    cancellation_per_hour: float = 0.15  # a listed request is cancelled, then leaves the list
+    # How a Cancellation is written: "note" (valid PESC: TransmissionType MutuallyDefined and a
+    # TransmissionData NoteMessage "Cancellation") or "transmission_type" (TransmissionType
+    # "Cancellation", as OCAS names it, outside PESC's enumeration).
+    cancellation_as: str = "note"
     escaped_share: float = 0.25  # PESCXML strings sent XML-escaped
     malformed_share: float = 0.0  # documents that are not well-formed XML
     invalid_share: float = 0.0  # well-formed documents that fail the schema
     max_body_bytes: int = 5_000_000
+    # "tracking": the API RequestID is the document's RequestTrackingID (OCAS' examples; 32 hex
+    # digits, as the sandbox always did). "guid": the RequestID is a dashed 36-character GUID
+    # (the spec's transcript detail) and the tracking id a distinct C-number.
+    id_scheme: str = "tracking"
+    max_peek_count: int = 100  # the largest Count the domestic peek accepts
+    detail_shape: str = "array"  # or "object": the detail body as a bare object
+    id_key: str = "RequestID"  # or "RequestId", in list and detail items
     state_path: str | None = None  # persist state here, so restarts keep continuity
     credentials: Credentials = field(default_factory=Credentials)
     faults: Faults = field(default_factory=Faults)
+
+    def __post_init__(self) -> None:
+        for name, kinds in SETTING_KINDS.items():
+            if getattr(self, name) not in kinds:
+                raise ValueError(
+                    f"Unknown {name} {getattr(self, name)!r}: use one of {list(kinds)}."
+                )
+        if self.max_peek_count < 1:
+            raise ValueError("max_peek_count must be a positive integer.")
+
+
+# The choices of the SandboxSettings that take one of a few values; the first is the default.
+SETTING_KINDS: dict[str, tuple[str, ...]] = {
+    "id_scheme": ("tracking", "guid"),
+    "detail_shape": ("array", "object"),
+    "id_key": ("RequestID", "RequestId"),
+    "cancellation_as": ("note", "transmission_type"),
+}

@@ -25,7 +25,14 @@ from lxml import etree
 from workbench.sandbox import generator
 from workbench.sandbox.settings import SandboxSettings
 
-STATE_VERSION = 1
+STATE_VERSION = 2  # 2: items carry a tracking id and their document's version (issue #11)
+LOADABLE_VERSIONS = (1, 2)
+# The clock's new documents for existing ids: what each is called, and the TransmissionType.
+NEW_DOCUMENTS = {
+    "reissue": "Reissue",
+    "resubmission": "Resubmission",
+    "cancellation": "Cancellation",
+}
 
 
 def iso_ms(when: datetime) -> str:
@@ -40,7 +47,12 @@ def _draw(seed: int, kind: str, index: int) -> random.Random:
 
 @dataclass
 class Item:
-    """A transcript request (supplier side) or a transcript (consumer side)."""
+    """A transcript request (supplier side) or a transcript (consumer side).
+
+    ``id`` is the API's RequestID, ``tracking`` the documents' RequestTrackingID (the same
+    value under the "tracking" id scheme). ``date`` is the RequestDate of the current document,
+    ``version`` its number (1 for the Original) and ``transmission_type`` its kind.
+    """
 
     id: str
     index: int
@@ -48,8 +60,16 @@ class Item:
     escaped: bool
     defect: str | None
     open: bool = True
-    closed_by: str | None = None  # "response", "transcript", "acknowledgment", "elsewhere"
+    # "response", "transcript", "acknowledgment", "elsewhere" or "cancellation"
+    closed_by: str | None = None
     closed_at: datetime | None = None
+    tracking: str = ""
+    version: int = 1
+    transmission_type: str = "Original"
+    cancelling: bool = False  # listed with its Cancellation until the clock next moves
+
+    def __post_init__(self) -> None:
+        self.tracking = self.tracking or self.id  # state files of version 1 had no tracking id
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -111,7 +131,7 @@ class PartnerState:
         assert settings.state_path
         with open(settings.state_path, encoding="utf-8") as f:
             data = json.load(f)
-        if data.get("version") != STATE_VERSION or data.get("seed") != settings.seed:
+        if data.get("version") not in LOADABLE_VERSIONS or data.get("seed") != settings.seed:
             raise ValueError(
                 f"{settings.state_path} was written by another sandbox (seed or version differ);"
                 " delete it or pick another --state file."
@@ -177,19 +197,25 @@ class PartnerState:
             elif roll < self.settings.malformed_share + self.settings.invalid_share:
                 defect = "invalid"
             escaped = rng.random() < self.settings.escaped_share
-            if kind == "request":
-                item_id = generator.request_id(seed, index)
-                self.requests[item_id] = Item(item_id, index, when, escaped, defect)
-            else:
-                item_id = generator.transcript_id(seed, index)
-                self.transcripts[item_id] = Item(item_id, index, when, escaped, defect)
+            make_id = generator.request_id if kind == "request" else generator.transcript_id
+            item_id = tracking = make_id(seed, index)
+            if self.settings.id_scheme == "guid":
+                item_id = generator.dashed_id(item_id)
+                tracking = generator.tracking_number(kind, index, when)
+            table = self.requests if kind == "request" else self.transcripts
+            table[item_id] = Item(item_id, index, when, escaped, defect, tracking=tracking)
         elif kind == "placement":
             self.placement_events.append(generator.placement_event(seed, index, occurred_at=when))
         elif kind == "domestic":
             self.domestic_events.append(generator.domestic_event(seed, index, occurred_at=when))
 
     def advance(self, hours: float) -> dict[str, int]:
-        """Move the clock: new items arrive at the configured rates, old events drain away."""
+        """Move the clock: new items arrive at the configured rates, old events drain away.
+
+        Existing ids get new documents too: transcripts are re-issued (back on the list if
+        they had left it), listed requests resubmitted or cancelled. A cancelled request stays
+        listed with its Cancellation until the next ``advance``, then leaves the list.
+        """
         if hours < 0:
             raise ValueError("the sandbox clock only moves forward")
         s = self.settings
@@ -199,11 +225,17 @@ class PartnerState:
             "placement": s.placement_events_per_hour,
             "domestic": s.domestic_events_per_hour,
             "closed_elsewhere": s.closed_elsewhere_per_hour,
+            "reissue": s.reissue_per_hour,
+            "resubmission": s.resubmission_per_hour,
+            "cancellation": s.cancellation_per_hour,
         }
         added: dict[str, int] = {}
         with self.lock:
             start = self.now
             span = timedelta(hours=hours)
+            for item in self.requests.values():
+                if item.cancelling:
+                    self._close(item, "cancellation", start)
             for kind, rate in rates.items():
                 due = self.accumulators.get(kind, 0.0) + rate * hours
                 count = math.floor(due)
@@ -211,6 +243,8 @@ class PartnerState:
                 added[kind] = count
                 if kind == "closed_elsewhere":
                     self._close_elsewhere(count, start + span)
+                elif kind in NEW_DOCUMENTS:
+                    added[kind] = self._new_documents(kind, count, start, span)
                 else:
                     self._add_many(kind, count, start, span)
             self.now = start + span
@@ -237,6 +271,30 @@ class PartnerState:
             pick = open_ids.pop(_draw(self.settings.seed, "close", n).randrange(len(open_ids)))
             self._close(self.requests[pick], "elsewhere", when)
 
+    def _new_documents(self, kind: str, count: int, since: datetime, span: timedelta) -> int:
+        """Give ``count`` existing items a new document of ``kind``; how many got one."""
+        table = self.transcripts if kind == "reissue" else self.requests
+        made = 0
+        for k in range(count):
+            candidates = sorted(
+                i.id for i in table.values() if kind == "reissue" or (i.open and not i.cancelling)
+            )
+            if not candidates:
+                break
+            n = self.counters.get(kind, 0)
+            self.counters[kind] = n + 1
+            rng = _draw(self.settings.seed, kind, n)
+            item = table[candidates[rng.randrange(len(candidates))]]
+            when = since + span * ((k + rng.random()) / count)
+            item.date = max(when, item.date + timedelta(seconds=1))
+            item.version += 1
+            item.transmission_type = NEW_DOCUMENTS[kind]
+            item.cancelling = kind == "cancellation"
+            if kind == "reissue":  # a transcript we acknowledged awaits acknowledgment again
+                item.open, item.closed_by, item.closed_at = True, None, None
+            made += 1
+        return made
+
     @staticmethod
     def _close(item: Item, by: str, when: datetime) -> None:
         if item.open:
@@ -244,10 +302,15 @@ class PartnerState:
 
     # -- reads ----------------------------------------------------------------------------
 
-    def pending(self, items: dict[str, Item]) -> list[dict[str, str]]:
+    def listed(self, items: dict[str, Item]) -> list[Item]:
+        """The open items, in the order the pending list shows them."""
         with self.lock:
-            rows = sorted((i for i in items.values() if i.open), key=lambda i: (i.date, i.id))
-            return [{"RequestID": i.id, "RequestDate": iso_ms(i.date)} for i in rows]
+            return sorted((i for i in items.values() if i.open), key=lambda i: (i.date, i.id))
+
+    def pending(self, items: dict[str, Item]) -> list[dict[str, str]]:
+        """The pending list's body, the id under the configured key."""
+        key = self.settings.id_key
+        return [{key: i.id, "RequestDate": iso_ms(i.date)} for i in self.listed(items)]
 
     def document(self, kind: str, item: Item) -> str:
         """The PESCXML string of an item, escaped once when the item says so."""
@@ -255,10 +318,13 @@ class PartnerState:
             kind,
             self.settings.seed,
             item.index,
-            item.id,
+            item.tracking,
             item.date,
             self.settings.namespaces,
             item.defect,
+            item.version,
+            item.transmission_type,
+            self.settings.cancellation_as,
         )
         return html.escape(xml, quote=False) if item.escaped else xml
 
@@ -297,7 +363,7 @@ class PartnerState:
     def acknowledgment_for(self, item: Item, transcript_root: etree._Element) -> str:
         xml = generator.acknowledgment_xml(
             transcript_root,
-            request_id=item.id,
+            request_id=item.tracking,
             created=self.now,
             namespaces=self.settings.namespaces,
         )
@@ -321,14 +387,25 @@ def _document(
     kind: str,
     seed: int,
     index: int,
-    item_id: str,
+    tracking: str,
     date: datetime,
     namespaces: str,
     defect: str | None,
+    version: int,
+    transmission_type: str,
+    cancellation_as: str,
 ) -> str:
     build = (
         generator.transcript_request_xml if kind == "request" else generator.college_transcript_xml
     )
     return build(
-        seed, index, request_id=item_id, created=date, namespaces=namespaces, defect=defect
+        seed,
+        index,
+        request_id=tracking,
+        created=date,
+        namespaces=namespaces,
+        defect=defect,
+        version=version,
+        transmission_type=transmission_type,
+        cancellation_as=cancellation_as,
     )

@@ -11,7 +11,7 @@ import pandas as pd
 import sqlite_utils
 
 from workbench.errors import StoreError
-from workbench.store import details, entities, history, lock, record
+from workbench.store import details, entities, history, identity, lock, record
 from workbench.store.connection import Connection
 from workbench.store.events import events_seen
 from workbench.store.lists import DETAIL_LISTS, EVENT_SOURCES, LISTS, list_info
@@ -87,6 +87,25 @@ class Store:
     def add_secret(self, value: str | None) -> None:
         """Mask ``value`` in everything written from now on (e.g. a token just issued)."""
         self._scrub.add(value)
+
+    def meta(self, key: str) -> str | None:
+        """A value of the ``meta`` table (``schema_version``, ``peek_count_learned``...)."""
+        rows = self._c.rows("SELECT value FROM meta WHERE key = ?", [key])
+        return str(rows[0][0]) if rows and rows[0][0] is not None else None
+
+    def set_meta(self, key: str, value: str | None) -> None:
+        """Set a value of the ``meta`` table (``None`` removes it)."""
+        with self._c.write() as conn:
+            if value is None:
+                conn.execute("DELETE FROM meta WHERE key = ?", (key,))
+            else:
+                conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
+
+    def claim_partner(self, wanted: Mapping[str, str]) -> None:
+        """Record whom the store holds (``identity.PARTNER_KEYS``) where it records nothing yet;
+        ``ConfigError``, writing nothing, when it holds another partner."""
+        with self._c.write() as conn:
+            identity.claim_partner(conn, self.path, wanted)
 
     def recover(self) -> dict[str, list[int]]:
         """Settle what a crash left behind: stale pending sends become uncertain, runs whose
@@ -284,9 +303,13 @@ class Store:
         with self._c.write() as conn:
             return entities.mark_left(conn, info, ids, at=when, reason=reason)
 
-    def missing_details(self, list_name: str, ids: Iterable[str]) -> list[str]:
-        """The ids (in order) whose detail is not stored, or whose last fetch failed."""
-        return entities.missing_details(self._c, list_info(list_name, details=True), ids)
+    def missing_details(
+        self, list_name: str, ids: Iterable[str], dates: Mapping[str, Any] | None = None
+    ) -> list[str]:
+        """The ids (in order) whose detail is to be fetched: not stored, last fetch failed,
+        back on the list since it was fetched, or (``dates``: id -> RequestDate as listed) a
+        RequestDate other than when it was fetched."""
+        return entities.missing_details(self._c, list_info(list_name, details=True), ids, dates)
 
     def record_detail_failure(
         self, list_name: str, request_id: str, error: Any, *, run_id: int | None = None
@@ -299,18 +322,33 @@ class Store:
 
     # -- reading ------------------------------------------------------------------------------
 
-    def document(self, item_id: str, *, list_name: str | None = None) -> str | None:
-        """The stored PESC XML of a request's (or a received transcript's) detail, or None.
+    def document(
+        self, item_id: str, *, list_name: str | None = None, version: int | None = None
+    ) -> str | None:
+        """The PESC XML of a request's (or a received transcript's) document, unescaped once:
+        its current version, or ``version`` (see :meth:`versions`); None when not stored.
 
         >>> store.document("7c1d0b52...")  # doctest: +SKIP
         '<?xml version="1.0" ...'
         """
         names = [list_name] if list_name else list(DETAIL_LISTS)
         for name in names:
-            xml = entities.document(self._c, list_info(name, details=True), item_id)
+            info = list_info(name, details=True)
+            xml = entities.document(self._c, info, item_id, version=row_id(version))
             if xml is not None:
                 return xml
         return None
+
+    def versions(self, item_id: str, *, list_name: str | None = None) -> pd.DataFrame:
+        """Every distinct document received for ``item_id``, oldest first: its ``version``,
+        ``document_id``, ``transmission_type`` (Original, Reissue, Cancellation ...), when it
+        was ``first_seen_at``, the ``call_id`` that brought it and its ``pescxml``.
+
+        >>> store.versions("7c1d0b52...")[["version", "transmission_type"]]  # doctest: +SKIP
+        """
+        names = [list_name] if list_name else list(DETAIL_LISTS)
+        tables = [list_info(name, details=True).table for name in names]
+        return history.versions(self._c, str(item_id), tables)
 
     def table(self, name: str, *, where: str | None = None, params: Any = ()) -> pd.DataFrame:
         """A table or view as a DataFrame: ``store.table("calls", where="status >= ?",

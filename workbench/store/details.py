@@ -29,7 +29,16 @@ from workbench.store.connection import Connection
 from workbench.store.lists import ListInfo
 from workbench.store.schema import CHILD_TABLES, REQUEST_FIELDS, TRANSCRIPT_FIELDS
 from workbench.store.scrub import Scrubber
-from workbench.store.values import dumps, now_text, partner_time, pescxml_of, scalar, utc_text
+from workbench.store.values import (
+    dumps,
+    now_text,
+    partner_time,
+    pescxml_of,
+    scalar,
+    sha256,
+    unescaped_once,
+    utc_text,
+)
 
 FLAT_FIELDS = {"transcript_requests": REQUEST_FIELDS, "transcripts_received": TRANSCRIPT_FIELDS}
 _COLUMN_NAME = re.compile(r"^[a-z][a-z0-9_]{0,62}$")
@@ -47,6 +56,14 @@ _OWN_TABLES = {
 _RECORDS_SQL = (
     "INSERT INTO document_records (entity, parent_id, record_type, position, record_json) "
     "VALUES (?, ?, ?, ?, ?)"
+)
+# A document already kept for the id (same content) is ignored: one INSERT per detail.
+_DOCUMENT_SQL = (
+    "INSERT OR IGNORE INTO documents (entity, item_id, version, document_id, transmission_type, "
+    "request_tracking_id, request_date, created_at, first_seen_at, call_id, content_sha256, "
+    "pescxml, parse_error, validation, pesc_json) "
+    "SELECT ?1, ?2, coalesce(max(version), 0) + 1, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, "
+    "?13, ?14 FROM documents WHERE entity = ?1 AND item_id = ?2"
 )
 
 
@@ -71,6 +88,10 @@ class PreparedDetail:
     sql: str
     params: list[Any]
     kids: list[ChildRows] | None
+    document: tuple[Any, ...] | None = None  # its documents row (_DOCUMENT_SQL's parameters)
+    content_sha256: str | None = None  # of that document's pescxml
+    listed_date: str | None = None  # the RequestDate listed when it was fetched
+    seen_at: str | None = None
 
 
 def prepare_detail(
@@ -86,17 +107,22 @@ def prepare_detail(
     call_id: int | None,
     parse_error: Any,
     validation: Any,
+    listed_date: Any = None,
+    pescxml: str | None = None,
 ) -> PreparedDetail:
     """Scrubbing, JSON and rows of one detail upsert; :func:`write_detail` writes it.
 
-    The XML is kept once: in the detail call's response body when ``call_id`` names it (the
-    ``documents`` view and ``Store.document`` read it from there), else in ``pescxml``.
+    The row's own ``pescxml`` holds the XML only when no call ``call_id`` holds it; every
+    distinct document also goes to ``documents`` (unescaped once: ``pescxml`` when the caller
+    parsed it, else the detail's as sent). ``listed_date``: the RequestDate the list showed
+    (default ``request_date``); a later pull fetches the detail again when it changes.
     """
     table, id_column = info.table, info.id_column
     seen = utc_text(seen_at) if seen_at is not None else now_text()
     values: dict[str, Any] = {id_column: str(item_id), "first_seen_at": seen, "last_seen_at": seen}
     if request_date is not None:
         values["request_date"] = partner_time(request_date)
+    document_xml = None
     # Every text the row will hold, scanned at once below: clean (the usual case) means kept.
     texts: dict[str, str | None] = {}
     decoded: dict[str, Any] = {}  # what the JSON texts were made from, masked value by value
@@ -105,8 +131,10 @@ def prepare_detail(
         texts["detail_json"] = dumps(rest) if rest is not None else None
         decoded["detail_json"] = rest
         texts["pescxml"] = xml if call_id is None else None
+        document_xml = scrub.text(pescxml if pescxml is not None else unescaped_once(xml))
         values.update(detail_fetched_at=seen, detail_call_id=call_id, detail_failed_at=None,
-                      detail_error=None)  # fmt: skip
+                      detail_error=None, detail_request_date=partner_time(
+                          listed_date if listed_date is not None else request_date))  # fmt: skip
     if detail is not None or parse_error is not None:
         texts["parse_error"] = None if parse_error is None else str(parse_error)
     if detail is not None or validation is not None:
@@ -144,13 +172,34 @@ def prepare_detail(
         values["pesc_json"] = None
         values.update(dict.fromkeys(fields))
     sql = _upsert_sql(table, id_column, tuple(values))
-    return PreparedDetail(table, id_column, str(item_id), sql, list(values.values()), kids)
+    document = digest = None
+    if document_xml is not None:
+        digest = sha256(document_xml)
+        document = (
+            table, str(item_id), values.get("document_id"), _transmission_type(values, plain),
+            values.get("request_tracking_id"), values.get("detail_request_date"),
+            values.get("created_at"), seen, call_id, digest, document_xml,
+            values.get("parse_error"), values.get("validation"), values.get("pesc_json"),
+        )  # fmt: skip
+    return PreparedDetail(
+        table, id_column, str(item_id), sql, list(values.values()), kids, document, digest,
+        values.get("detail_request_date"), seen,
+    )  # fmt: skip
 
 
 def write_detail(c: Connection, conn: sqlite3.Connection, prepared: PreparedDetail) -> None:
     """Write one prepared detail inside the caller's write transaction; a re-fetched document
-    replaces its child records."""
+    replaces its child records. A document kept as an earlier version than the current one
+    changes nothing but its fetch (see :func:`_served_older`)."""
+    if prepared.document is not None and _served_older(conn, prepared):
+        return
     conn.execute(prepared.sql, prepared.params)
+    if prepared.document is not None:
+        conn.execute(_DOCUMENT_SQL, prepared.document)
+        conn.execute(
+            _current_sql(prepared.table, prepared.id_column),
+            (prepared.table, prepared.item_id, prepared.content_sha256),
+        )
     if prepared.kids is None:
         return
     parent_id = (prepared.item_id,)
@@ -164,6 +213,59 @@ def write_detail(c: Connection, conn: sqlite3.Connection, prepared: PreparedDeta
         if part.names:
             _ensure_columns(c, conn, part)
         conn.executemany(part.sql, part.rows)
+
+
+def _served_older(conn: sqlite3.Connection, prepared: PreparedDetail) -> bool:
+    """Whether the document is one already kept as an earlier version than the current one
+    (a partner answering from a lagging copy): if so, record only the fetch.
+
+    The current version is the latest received: an older one coming back is nothing new, so
+    neither the row, its child records nor ``documents`` change. ``detail_error`` says what
+    happened, and the detail is fetched once more by the next pull (a failed fetch, for the
+    listed RequestDate); served again for that date, it is not fetched again until the list
+    shows another RequestDate.
+    """
+    table, id_column = prepared.table, prepared.id_column
+    found = conn.execute(
+        f"SELECT d.version, e.current_version, e.detail_request_date IS ?3 "
+        "AND e.detail_failed_at > e.detail_fetched_at FROM documents d "
+        f"JOIN {table} e ON e.{id_column} = d.item_id WHERE d.entity = ?1 AND d.item_id = ?2 "
+        "AND d.content_sha256 = ?4 AND d.version < e.current_version",
+        (table, prepared.item_id, prepared.listed_date, prepared.content_sha256),
+    ).fetchone()
+    if found is None:
+        return False
+    version, current, retried = found
+    then = (
+        "it is not fetched again until its RequestDate changes"
+        if retried
+        else "the next pull fetches it again"
+    )
+    note = (
+        f"the partner answered with version {version} again, older than the current version "
+        f"{current}, which is kept; {then}"
+    )
+    fetched = "detail_fetched_at" if retried else "detail_failed_at"
+    conn.execute(
+        f"UPDATE {table} SET last_seen_at = max(last_seen_at, ?1), {fetched} = ?1, "
+        f"detail_request_date = ?2, detail_error = ?3 WHERE {id_column} = ?4",
+        (prepared.seen_at, prepared.listed_date, note, prepared.item_id),
+    )
+    return True
+
+
+@lru_cache(maxsize=4)
+def _current_sql(table: str, id_column: str) -> str:
+    """The entity row's version columns (parameters: entity, item id, content sha256): the
+    current version is the document just received, new or seen before; a Cancellation closes
+    the item from when it was first seen."""
+    return (
+        f"UPDATE {table} SET (current_version, version_count, cancelled_at) = ("
+        "SELECT d.version, (SELECT count(*) FROM documents n WHERE n.entity = ?1 "
+        "AND n.item_id = ?2), CASE WHEN lower(d.transmission_type) = 'cancellation' "
+        "THEN d.first_seen_at END FROM documents d WHERE d.entity = ?1 AND d.item_id = ?2 "
+        f"AND d.content_sha256 = ?3) WHERE {id_column} = ?2"
+    )
 
 
 @lru_cache(maxsize=64)
@@ -180,6 +282,25 @@ def _upsert_sql(table: str, id_column: str, columns: tuple[str, ...]) -> str:
         f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))}) "
         f"ON CONFLICT({id_column}) DO UPDATE SET {updates}"
     )
+
+
+def _transmission_type(
+    values: Mapping[str, Any], children: Mapping[str, list[dict[str, Any]]] | None
+) -> Any:
+    """A version's ``transmission_type``: the document's TransmissionType, except that a
+    cancellation is ``Cancellation`` however the document says it. PESC's TransmissionType has
+    no Cancellation, so it may also come as DocumentTypeCode ``Cancel`` (CoreMain 1.14), or as
+    ``MutuallyDefined`` with a TransmissionData NoteMessage ``Cancellation`` (the sandbox)."""
+    kind = values.get("transmission_type")
+    if str(values.get("document_type_code") or "").lower() == "cancel":
+        return "Cancellation"
+    if str(kind or "").lower() == "mutuallydefined" and any(
+        str(note.get("note") or "").strip().lower() == "cancellation"
+        and "transmissiondata" in str(note.get("context") or "").lower()
+        for note in (children or {}).get("notes", ())
+    ):
+        return "Cancellation"
+    return kind
 
 
 def _flat_values(flat: Mapping[str, Any], fields: tuple[str, ...]) -> list[Any]:

@@ -20,7 +20,14 @@ from workbench.store import settle
 from workbench.store.connection import Connection
 from workbench.store.lists import LEFT_REASONS, ListInfo
 from workbench.store.scrub import Scrubber
-from workbench.store.values import dumps, field, now_text, partner_time, pescxml_of
+from workbench.store.values import (
+    dumps,
+    field,
+    now_text,
+    partner_time,
+    pescxml_of,
+    unescaped_once,
+)
 
 # -- list membership ----------------------------------------------------------------------------
 
@@ -116,19 +123,31 @@ def mark_left(
 # -- details (their upserts: details.py) -------------------------------------------------------
 
 
-def missing_details(c: Connection, info: ListInfo, ids: Iterable[str]) -> list[str]:
+def missing_details(
+    c: Connection, info: ListInfo, ids: Iterable[str], dates: Mapping[str, Any] | None = None
+) -> list[str]:
+    """The ids (in order) whose detail is to be fetched: not stored, last fetch failed, back on
+    the list since it was fetched, or listed (``dates``: id -> RequestDate as listed) with
+    another RequestDate than when it was fetched."""
     wanted = list(dict.fromkeys(str(i) for i in ids))
     with c.read() as conn:
-        have = {
-            row[0]
-            for row in conn.execute(
-                f"SELECT {info.id_column} FROM {info.table} WHERE {info.id_column} IN "
-                "(SELECT value FROM json_each(?)) AND detail_fetched_at IS NOT NULL "
-                "AND (detail_failed_at IS NULL OR detail_failed_at <= detail_fetched_at)",
-                (dumps(wanted),),
-            )
-        }
-    return [i for i in wanted if i not in have]
+        have = dict(
+            conn.execute(
+                f"SELECT e.{info.id_column}, e.detail_request_date FROM {info.table} e "
+                f"WHERE e.{info.id_column} IN (SELECT value FROM json_each(?)) "
+                "AND e.detail_fetched_at IS NOT NULL "
+                "AND (e.detail_failed_at IS NULL OR e.detail_failed_at <= e.detail_fetched_at) "
+                "AND NOT EXISTS (SELECT 1 FROM departures d WHERE d.item_id = "
+                f"e.{info.id_column} AND d.list_name = ? AND d.left_at >= e.detail_fetched_at)",
+                (dumps(wanted), info.name),
+            ).fetchall()
+        )
+    dates = dates or {}
+    return [
+        i
+        for i in wanted
+        if i not in have or (dates.get(i) is not None and partner_time(dates[i]) != have[i])
+    ]
 
 
 def record_detail_failure(
@@ -151,8 +170,18 @@ def record_detail_failure(
         )
 
 
-def document(c: Connection, info: ListInfo, item_id: str) -> str | None:
-    """The stored XML of an item's detail: its ``pescxml``, else from the detail call's body."""
+def document(
+    c: Connection, info: ListInfo, item_id: str, *, version: int | None = None
+) -> str | None:
+    """The XML of an item's document, unescaped once: ``version`` (default: the current one)
+    from ``documents``; a detail stored without one (no XML) from its row or call body."""
+    rows = c.rows(
+        "SELECT pescxml FROM documents WHERE entity = ? AND item_id = ? AND version = "
+        f"coalesce(?, (SELECT current_version FROM {info.table} WHERE {info.id_column} = ?))",
+        (info.table, str(item_id), version, str(item_id)),
+    )
+    if rows or version is not None:
+        return rows[0][0] if rows else None
     rows = c.rows(
         f"SELECT e.pescxml, c.response_body FROM {info.table} e "
         f"LEFT JOIN calls c ON c.id = e.detail_call_id WHERE e.{info.id_column} = ?",
@@ -161,4 +190,4 @@ def document(c: Connection, info: ListInfo, item_id: str) -> str | None:
     if not rows:
         return None
     xml, body = rows[0]
-    return xml if xml is not None or body is None else pescxml_of(body)[0]
+    return unescaped_once(xml if xml is not None or body is None else pescxml_of(body)[0])

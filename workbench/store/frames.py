@@ -27,7 +27,8 @@ INTEGERS = frozenset(
         "attempt", "status", "item_count", "appeared", "vanished", "changed", "position",
         "request_count", "recipient_count", "academic_record_count", "session_count",
         "award_count", "course_count", "academic_award_total", "course_total",
-        "transcript_awards", "transcript_courses", "schema_version",
+        "transcript_awards", "transcript_courses", "schema_version", "current_version",
+        "version_count",
     }
 )  # fmt: skip
 FLAGS = frozenset(

@@ -18,7 +18,7 @@ import pandas as pd
 from workbench.errors import StoreError
 from workbench.store.connection import Connection
 from workbench.store.frames import query_frame, typed
-from workbench.store.lists import LIST_NAMES, LISTS
+from workbench.store.lists import DETAIL_LISTS, LIST_NAMES, LISTS
 from workbench.store.values import now_text, utc_text
 
 _CAMEL_1 = re.compile(r"([A-Z]+)([A-Z][a-z])")
@@ -31,6 +31,12 @@ ITEM_COLUMNS = {
     "domestic_events": ["event_id", "event_type", "occurred_at"],
 }
 DIFF_COLUMNS = ["list", "key", "change", "before", "after", "snapshot_a", "snapshot_b"]
+# The list whose items a ``documents`` row's entity holds (SQL, for ``documents d``).
+_LIST_OF_ENTITY = (
+    "CASE d.entity "
+    + " ".join(f"WHEN '{i.table}' THEN '{i.name}'" for i in (LISTS[n] for n in DETAIL_LISTS))
+    + " END"
+)
 TIMELINE_COLUMNS = [
     "at", "kind", "list", "description", "run_id", "call_id", "snapshot_id", "outbox_id",
 ]  # fmt: skip
@@ -203,6 +209,14 @@ def timeline(c: Connection, request_id: str) -> pd.DataFrame:
                 (info.name, rid, info.name, rid, rid, info.name),
             ).fetchall()
         rows += conn.execute(
+            f"SELECT d.first_seen_at, 'document', {_LIST_OF_ENTITY}, "  # noqa: S608
+            "'version ' || d.version || "
+            "' received: ' || coalesce(d.transmission_type, '?') || ', document ' || "
+            "coalesce(d.document_id, '?'), c.run_id, d.call_id, NULL, NULL FROM documents d "
+            "LEFT JOIN calls c ON c.id = d.call_id WHERE d.item_id = ?",
+            (rid,),
+        ).fetchall()
+        rows += conn.execute(
             "SELECT left_at, 'left', list_name, 'left the list: ' || left_reason || "
             "CASE left_reason WHEN 'outbox' THEN ' (a send of ours explains it)' "
             "ELSE ' (someone else closed it)' END, NULL, NULL, snapshot_id, NULL "
@@ -237,6 +251,22 @@ def timeline(c: Connection, request_id: str) -> pd.DataFrame:
     frame = pd.DataFrame.from_records(rows, columns=TIMELINE_COLUMNS)
     frame = typed(frame, operation="store.timeline", request_id=rid)
     return frame.sort_values("at", kind="stable").reset_index(drop=True)
+
+
+def versions(c: Connection, item_id: str, tables: list[str]) -> pd.DataFrame:
+    """The rows of ``documents`` for ``item_id`` in ``tables``, oldest first, with the list."""
+    with c.read() as conn:
+        frame = query_frame(
+            conn,
+            f"SELECT {_LIST_OF_ENTITY} AS list_name, d.* FROM documents d "  # noqa: S608
+            "WHERE d.item_id = ? AND d.entity IN (SELECT value FROM json_each(?)) "
+            "ORDER BY d.entity, d.version",
+            (item_id, json.dumps(tables)),
+            operation="store.versions",
+            request_id=item_id,
+        )
+    frame["version"] = frame["version"].astype("Int64")
+    return frame
 
 
 def _appearances(conn: sqlite3.Connection, rid: str) -> list[tuple[Any, ...]]:

@@ -17,6 +17,7 @@ from workbench.errors import StoreError
 from workbench.store.schema import (
     CHILDREN,
     CURRENT,
+    DOCUMENTS,
     OPERATIONS,
     REQUEST_FIELDS,
     SCHEMA_VERSION,
@@ -25,7 +26,7 @@ from workbench.store.schema import (
     column_type,
     statements,
 )
-from workbench.store.values import now_text
+from workbench.store.values import now_text, pescxml_of, sha256, unescaped_once
 from workbench.store.views import VIEWS
 
 # The v1 entity tables had these PESC columns; v2 added the rest of REQUEST/TRANSCRIPT_FIELDS.
@@ -75,7 +76,54 @@ def _v1_to_v2(conn: sqlite3.Connection) -> None:
         conn.execute(statement)
 
 
-MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {2: _v1_to_v2}
+def _v2_to_v3(conn: sqlite3.Connection) -> None:
+    """v3: ``documents`` (every version of a document), each entity's stored document as its
+    version 1, and the entity's version columns."""
+    conn.execute("DROP VIEW IF EXISTS documents")  # v2's view of the same name: now a table
+    for statement in statements(DOCUMENTS):
+        conn.execute(statement)
+    for table, id_column in (
+        ("transcript_requests", "request_id"),
+        ("transcripts_received", "transcript_id"),
+    ):
+        for column in (
+            "current_version INTEGER",
+            "version_count INTEGER",
+            "cancelled_at TEXT",
+            "detail_request_date TEXT",
+        ):
+            conn.execute(f"ALTER TABLE {table} ADD COLUMN {column}")
+        conn.execute(f"UPDATE {table} SET detail_request_date = request_date")
+        found = conn.execute(
+            f"SELECT e.{id_column}, e.document_id, e.transmission_type, e.request_tracking_id, "
+            "e.request_date, e.created_at, coalesce(e.detail_fetched_at, e.first_seen_at), "
+            "e.detail_call_id, e.pescxml, c.response_body, e.parse_error, e.validation, "
+            f"e.pesc_json FROM {table} e LEFT JOIN calls c ON c.id = e.detail_call_id "
+            "WHERE e.detail_fetched_at IS NOT NULL"
+        ).fetchall()
+        rows = []
+        for item_id, *fields, own, body, parse_error, validation, pesc_json in found:
+            xml = unescaped_once(own if own is not None or body is None else pescxml_of(body)[0])
+            if xml is not None:
+                rows.append((table, item_id, *fields, sha256(xml), xml, parse_error, validation,
+                             pesc_json))  # fmt: skip
+        conn.executemany(
+            "INSERT INTO documents (entity, item_id, version, document_id, transmission_type, "
+            "request_tracking_id, request_date, created_at, first_seen_at, call_id, "
+            "content_sha256, pescxml, parse_error, validation, pesc_json) "
+            "VALUES (?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            rows,
+        )
+        conn.execute(
+            f"UPDATE {table} SET current_version = 1, version_count = 1, cancelled_at = "
+            "CASE WHEN lower(transmission_type) = 'cancellation' THEN coalesce("
+            "detail_fetched_at, first_seen_at) END WHERE EXISTS (SELECT 1 FROM documents d "
+            f"WHERE d.entity = ? AND d.item_id = {id_column})",
+            (table,),
+        )
+
+
+MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {2: _v1_to_v2, 3: _v2_to_v3}
 
 
 def read_version(conn: sqlite3.Connection) -> int:

@@ -4,7 +4,9 @@ States: ``pending`` (recorded, being sent) -> ``sent`` | ``failed`` (known not t
 effect; sending again is allowed) | ``uncertain`` (it may have reached the partner).
 
 - The same operation for the same request is refused (:class:`DuplicateSend`) while an entry is
-  pending, sent or uncertain, unless ``force=True``. The check and the insert are one
+  pending, sent or uncertain, unless ``force=True``. An acknowledgment is refused per version:
+  one of a transcript re-issued since (another DocumentID) is a new send; one whose DocumentID
+  is unknown is refused by, and refuses, every other. The check and the insert are one
   transaction, so two processes cannot both pass it.
 - A crash between ``begin`` and ``mark_*`` leaves ``pending``. :meth:`Outbox.sweep_stale` (run
   when a store opens and when a pull takes the lock) turns a pending entry into ``uncertain``
@@ -12,11 +14,13 @@ effect; sending again is allowed) | ``uncertain`` (it may have reached the partn
   ``stale_after_s``.
 - Uncertain entries are settled from the partner's lists, never by resending
   (:func:`resolve`): still listed -> ``failed`` (it did not take effect, since every send takes
-  its item off the list); gone -> ``sent`` (inferred), but only if the item was listed in the
-  last snapshot taken before the send and no other send of ours explains its departure;
-  otherwise it stays ``uncertain`` and ``resolution`` says why the lists cannot tell. Only
-  lists requested after the entry became uncertain count: one requested earlier may show the
-  partner before the send was processed, however late its answer arrives.
+  its item off the list), but only in a list requested ``SETTLE_MARGIN`` (15 minutes) or more
+  after the entry became uncertain, since the partner may still be processing it; gone ->
+  ``sent`` (inferred), but only if the item was listed in the last snapshot taken before the
+  send and no other send of ours explains its departure; otherwise it stays ``uncertain`` and
+  ``resolution`` says why the lists cannot tell. Only lists requested after the entry became
+  uncertain count: one requested earlier may show the partner before the send was processed,
+  however late its answer arrives.
 - Outbox writes are ``durable``: ``synchronous=FULL``, so they survive a power cut.
 """
 
@@ -63,7 +67,8 @@ class Outbox:
 
         ``flat`` is the flattened PESC record of the document being sent (it fills
         ``responses``/``acknowledgments`` once sent). Raises ``DuplicateSend`` when the same
-        operation for the same request is pending, sent or uncertain, unless ``force``.
+        operation for the same request is pending, sent or uncertain (for an acknowledgment:
+        of the same version, its ``document_id``), unless ``force``.
 
         >>> entry = store.outbox.begin("send_response", "R1", {"PESCXML": xml})  # doctest: +SKIP
         """
@@ -77,14 +82,18 @@ class Outbox:
         text = payload if isinstance(payload, str) else dumps(payload)
         digest = sha256(text)
         clean = self._scrub.text(text)
-        flat_text = dumps(self._scrub.data(dict(flat))) if flat is not None else None
+        clean_flat = self._scrub.data(dict(flat)) if flat is not None else None
+        flat_text = dumps(clean_flat) if clean_flat is not None else None
+        version = acknowledged_document(operation, clean_flat)
         at = now_text()
         with self._c.write(durable=True) as conn:
             found = conn.execute(
-                "SELECT id, state, updated_at, payload_sha256, pid FROM outbox "
-                "WHERE operation = ? AND request_id = ? AND state IN (?, ?, ?) "
+                "SELECT id, state, updated_at, payload_sha256, pid, document_id FROM "
+                "(SELECT *, json_extract(payload_flat, '$.document_id') AS document_id "
+                " FROM outbox WHERE operation = ? AND request_id = ? AND state IN (?, ?, ?)) "
+                "WHERE ? IS NULL OR document_id IS NULL OR document_id = ? "
                 "ORDER BY id DESC LIMIT 1",
-                (operation, request_id, *BLOCKING),
+                (operation, request_id, *BLOCKING, version, version),
             ).fetchone()
             if found and not force:
                 raise _duplicate(operation, request_id, found, digest)
@@ -237,11 +246,24 @@ class Outbox:
         return [entry_id for entry_id, _ in stale]
 
 
+def acknowledged_document(operation: str, flat: Mapping[str, Any] | None) -> str | None:
+    """The DocumentID an acknowledgment acknowledges (it copies the transcript's; None: not
+    an acknowledgment, or unknown): its duplicates are those of the same version."""
+    if operation != "send_acknowledgment" or not flat:
+        return None
+    value = flat.get("document_id")
+    return str(value) if value not in (None, "") else None
+
+
 def _duplicate(
     operation: str, request_id: str, found: tuple[Any, ...], digest: str
 ) -> DuplicateSend:
-    entry_id, state, since, sent_digest, pid = found
+    entry_id, state, since, sent_digest, pid, document_id = found
     same = "the same payload" if sent_digest == digest else "a different payload"
+    subject = repr(request_id)
+    if operation == "send_acknowledgment":  # refused per version (see acknowledged_document)
+        version = f"DocumentID {document_id!r}" if document_id else "a version not recorded"
+        subject += f" that acknowledges {version}"
     what = {
         "sent": f"was already sent at {since}",
         "uncertain": (
@@ -254,7 +276,7 @@ def _duplicate(
         ),
     }[state]
     return DuplicateSend(
-        f"{operation} for {request_id!r} {what} (outbox entry {entry_id}, {same}). Sending it "
+        f"{operation} for {subject} {what} (outbox entry {entry_id}, {same}). Sending it "
         "again could duplicate it at the partner; pass force=True to send it anyway.",
         entry_id=entry_id,
         state=state,

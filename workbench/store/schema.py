@@ -1,6 +1,8 @@
 """The store's schema (version :data:`SCHEMA_VERSION`): tables, keys and indexes.
 
 :data:`CURRENT` creates a fresh database; :mod:`workbench.store.migrations` upgrades old ones.
+``documents`` keeps every distinct document received for an id (its versions: Original,
+Resubmission, Reissue, Cancellation ...); the entity rows show the current one.
 
 Times are ISO 8601 UTC text (``2026-03-02T09:00:00.000000Z``); JSON columns hold canonical JSON.
 Columns named after PESC fields (``document_id``, ``student_last_name`` ...) come from
@@ -9,7 +11,7 @@ Columns named after PESC fields (``document_id``, ``student_last_name`` ...) com
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 # PESC fields kept as columns (types: TEXT unless listed in INTEGER_FIELDS).
 ENVELOPE_FIELDS = (
@@ -83,6 +85,10 @@ CREATE TABLE {table} (
   parse_error TEXT,
   validation TEXT,                   -- JSON
   pesc_json TEXT,                    -- JSON: every flattened PESC field
+  current_version INTEGER,           -- the documents.version these fields are from
+  version_count INTEGER,             -- how many distinct documents were received for it
+  cancelled_at TEXT,                 -- its current document is a Cancellation: it is closed
+  detail_request_date TEXT,          -- RequestDate as listed when its detail was last fetched
   {_columns(fields)}
 );
 CREATE INDEX {table}_on_list ON {table}(on_list, request_date);
@@ -182,6 +188,28 @@ CREATE TABLE document_records (       -- child records of other kinds (sessions,
 );
 """
 )
+DOCUMENTS = """
+CREATE TABLE documents (              -- every distinct document received for an id
+  id INTEGER PRIMARY KEY,
+  entity TEXT NOT NULL,              -- transcript_requests or transcripts_received
+  item_id TEXT NOT NULL,             -- the API RequestID
+  version INTEGER NOT NULL,          -- 1, 2, ... in the order received
+  document_id TEXT,                  -- TransmissionData/DocumentID
+  transmission_type TEXT,            -- Original, Resubmission, Reissue, Cancellation, ...
+  request_tracking_id TEXT,
+  request_date TEXT,                 -- RequestDate as listed when it was fetched
+  created_at TEXT,                   -- TransmissionData/CreatedDateTime
+  first_seen_at TEXT NOT NULL,
+  call_id INTEGER REFERENCES calls(id),
+  content_sha256 TEXT NOT NULL,      -- of pescxml
+  pescxml TEXT,                      -- unescaped once
+  parse_error TEXT,
+  validation TEXT,                   -- JSON
+  pesc_json TEXT,                    -- JSON: every flattened PESC field
+  UNIQUE (entity, item_id, version),
+  UNIQUE (entity, item_id, content_sha256)
+);
+"""
 EVENTS = """
 CREATE TABLE events (
   source TEXT NOT NULL,              -- placement or domestic
@@ -281,7 +309,7 @@ CREATE TABLE locks (                  -- who holds the pull lock (the lock itsel
   run_id INTEGER
 );
 """
-CURRENT = CORE + ENTITIES + CHILDREN + EVENTS + OUTBOX + SENT + OPERATIONS
+CURRENT = CORE + ENTITIES + DOCUMENTS + CHILDREN + EVENTS + OUTBOX + SENT + OPERATIONS
 
 
 def statements(script: str) -> list[str]:

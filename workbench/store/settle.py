@@ -10,10 +10,21 @@ requested. When the time is unknown, nothing is settled.
 
 An uncertain send is judged by the list its success would have taken the item off:
 
-- still listed -> ``failed``: it did not take effect (every send takes its item off the list);
+- still listed -> ``failed``: it did not take effect (every send takes its item off the list),
+  but only from a list requested :data:`SETTLE_MARGIN` or more after the send became uncertain:
+  the client gives up on an answer (a read timeout) while the partner may still be processing
+  the send, and lists the item until it finishes. An earlier list leaves it ``uncertain``, its
+  ``resolution`` saying it is too soon to tell and from when a list can. So does an item listed
+  with another RequestDate than before the send: a new document (a re-issued transcript) is
+  back on the list, which says nothing of the send;
 - gone, and listed in the last snapshot taken before the send, and no other send of ours
   explains the departure -> ``sent`` (inferred; its document is filed with ``inferred = 1``);
 - otherwise it stays ``uncertain``, and ``resolution`` says why the lists cannot tell.
+
+One id may see several sends (an acknowledgment of each version of a transcript). A send
+explains a departure only if no list requested :data:`SETTLE_MARGIN` or more after it began
+still showed the item: such a list shows the send did not take that item off, or that the item
+came back since (:func:`_can_explain`).
 
 Never by resending: the partner does not deduplicate.
 """
@@ -24,14 +35,19 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from datetime import datetime, timedelta
 from typing import Any
 
 from workbench.store.lists import LISTS
 from workbench.store.schema import ACKNOWLEDGMENT_FIELDS, RESPONSE_FIELDS
-from workbench.store.values import dumps, pescxml_of, scalar
+from workbench.store.values import dumps, field, partner_time, pescxml_of, scalar, utc_text
 
 BLOCKING = ("pending", "sent", "uncertain")  # states that refuse a second send
+# How long after a send became uncertain a list must be requested before "still listed" means
+# "failed": far longer than any partner plausibly takes to finish a send a client gave up on.
+# Being "gone" needs no margin: inferring "sent" never allows a resend.
+SETTLE_MARGIN = timedelta(minutes=15)
 
 
 def requested_at(conn: sqlite3.Connection, call_id: int | None) -> str | None:
@@ -46,21 +62,45 @@ def explaining(
     conn: sqlite3.Connection, list_name: str, ids: Iterable[str], *, requested: str
 ) -> set[str]:
     """The ids among ``ids`` whose departure from ``list_name``, in a list requested at
-    ``requested``, a send of ours explains: one begun before, and pending, sent or uncertain."""
+    ``requested``, a send of ours explains: one begun before, pending, sent or uncertain, and
+    not shown still listed since (:func:`_can_explain`)."""
     operations = LISTS[list_name].operations
     ids = list(ids)
     if not operations or not ids:
         return set()
     marks = ", ".join("?" * len(operations))
-    return {
-        row[0]
-        for row in conn.execute(
-            f"SELECT DISTINCT request_id FROM outbox WHERE operation IN ({marks}) "
-            "AND state IN (?, ?, ?) AND created_at < ? "
-            "AND request_id IN (SELECT value FROM json_each(?))",
-            (*operations, *BLOCKING, requested, dumps(ids)),
-        )
-    }
+    sends = conn.execute(
+        f"SELECT request_id, created_at FROM outbox WHERE operation IN ({marks}) "
+        "AND state IN (?, ?, ?) AND created_at < ? "
+        "AND request_id IN (SELECT value FROM json_each(?))",
+        (*operations, *BLOCKING, requested, dumps(ids)),
+    ).fetchall()
+    last = _last_listed(conn, list_name, {i for i, _ in sends}, before=requested)
+    return {i for i, created in sends if _can_explain(created, last.get(i))}
+
+
+def _last_listed(
+    conn: sqlite3.Connection, list_name: str, ids: Iterable[str], *, before: str
+) -> dict[str, str]:
+    """When each of ``ids`` was last listed in a snapshot of ``list_name`` taken before
+    ``before`` (ids never listed are absent)."""
+    return dict(
+        conn.execute(
+            "SELECT i.item_key, max(s.taken_at) FROM snapshot_items i "
+            "JOIN snapshots s ON s.id = i.snapshot_id WHERE s.list_name = ? "
+            "AND s.taken_at < ? AND i.item_key IN (SELECT value FROM json_each(?)) "
+            "GROUP BY i.item_key",
+            (list_name, before, dumps(list(ids))),
+        ).fetchall()
+    )
+
+
+def _can_explain(created_at: str, last_listed: str | None) -> bool:
+    """Can a send begun at ``created_at`` explain its item's departure? Not when a list taken
+    :data:`SETTLE_MARGIN` or more after it began (``last_listed``) still showed the item."""
+    if last_listed is None:
+        return True
+    return datetime.fromisoformat(last_listed) - SETTLE_MARGIN < datetime.fromisoformat(created_at)
 
 
 def resolve(
@@ -73,7 +113,7 @@ def resolve(
         return []
     marks = ", ".join("?" * len(operations))
     cursor = conn.execute(
-        "SELECT id, operation, request_id, state, payload, payload_flat, created_at "
+        "SELECT id, operation, request_id, state, payload, payload_flat, created_at, updated_at "
         f"FROM outbox WHERE state = 'uncertain' AND operation IN ({marks}) "
         "AND updated_at < ? ORDER BY id",
         (*operations, requested),
@@ -113,21 +153,39 @@ def _decide(
     requested: str,
 ) -> tuple[str, str]:
     request_id = entry["request_id"]
-    if request_id in listed:
-        return "failed", f"still on {list_name} at {at}: the send did not take effect"
     before = conn.execute(
-        "SELECT s.taken_at, EXISTS (SELECT 1 FROM snapshot_items i WHERE i.snapshot_id = s.id "
-        "AND i.item_key = ?) FROM snapshots s WHERE s.list_name = ? AND s.taken_at < ? "
+        "SELECT s.taken_at, (SELECT i.item_json FROM snapshot_items i WHERE i.snapshot_id = s.id "
+        "AND i.item_key = ? LIMIT 1) FROM snapshots s WHERE s.list_name = ? AND s.taken_at < ? "
         "ORDER BY s.taken_at DESC, s.id DESC LIMIT 1",
         (request_id, list_name, entry["created_at"]),
     ).fetchone()
+    if request_id in listed:
+        was = _listed_date(before[1] if before else None)  # a new RequestDate: a new document
+        shown = _listed_date(_item_json(conn, list_name, request_id, at))
+        if was and shown and was != shown:
+            return "uncertain", (
+                f"on {list_name} at {at}, but with a new document (RequestDate {shown}, "
+                f"{was} before the send), which says nothing of this send; the "
+                "lists cannot tell whether it took effect: ask the partner, and do not send it "
+                "again unless it did not"
+            )
+        decidable = utc_text(datetime.fromisoformat(entry["updated_at"]) + SETTLE_MARGIN) or ""
+        if requested < decidable:
+            return "uncertain", (
+                f"still on {list_name} at {at}, but too soon to tell: the partner may still be "
+                f"processing the send (uncertain since {entry['updated_at']}). A list requested "
+                f"from {decidable} on can tell; until then, do not send it again"
+            )
+        return "failed", f"still on {list_name} at {at}: the send did not take effect"
     operations = LISTS[list_name].operations
-    other = conn.execute(
-        f"SELECT id FROM outbox WHERE request_id = ? AND id != ? AND state = 'sent' "
-        f"AND created_at < ? AND operation IN ({', '.join('?' * len(operations))}) LIMIT 1",
+    others = conn.execute(
+        f"SELECT id, created_at FROM outbox WHERE request_id = ? AND id != ? AND state = 'sent' "
+        f"AND created_at < ? AND operation IN ({', '.join('?' * len(operations))}) ORDER BY id",
         (request_id, entry["id"], requested, *operations),
-    ).fetchone()
-    if before and before[1] and not other:
+    ).fetchall()
+    last = _last_listed(conn, list_name, [request_id], before=requested).get(request_id)
+    other = next((o for o in others if _can_explain(o[1], last)), None)
+    if before and before[1] is not None and not other:
         return "sent", (
             f"gone from {list_name} at {at} after being listed at {before[0]}, before the send: "
             "inferred sent"
@@ -141,6 +199,22 @@ def _decide(
         f"gone from {list_name} at {at}, but {why}, so the lists cannot tell whether this send "
         "took effect; ask the partner, or send again with force=True"
     )
+
+
+def _item_json(conn: sqlite3.Connection, list_name: str, item_id: str, at: str) -> str | None:
+    """The item ``item_id`` as the snapshot of ``list_name`` taken at ``at`` lists it."""
+    row = conn.execute(
+        "SELECT i.item_json FROM snapshots s JOIN snapshot_items i ON i.snapshot_id = s.id "
+        "WHERE s.list_name = ? AND s.taken_at = ? AND i.item_key = ? ORDER BY s.id DESC LIMIT 1",
+        (list_name, at, item_id),
+    ).fetchone()
+    return row[0] if row else None
+
+
+def _listed_date(item_json: str | None) -> str | None:
+    """The RequestDate of a listed item (a snapshot's ``item_json``); None if unknown."""
+    item = json.loads(item_json) if item_json else None
+    return partner_time(field(item, "RequestDate")) if isinstance(item, Mapping) else None
 
 
 def record_document(

@@ -15,7 +15,8 @@ from collections.abc import Mapping
 from datetime import UTC, date, datetime
 from typing import Any
 
-from workbench.errors import StoreError
+from workbench.errors import PescError, StoreError
+from workbench.partner_json import keys_named
 
 
 def now() -> datetime:
@@ -81,10 +82,15 @@ def scalar(value: Any) -> Any:
 
 
 def field(record: Mapping[str, Any], *names: str) -> Any:
-    """The first of ``names`` present in ``record``, matched case-insensitively (None if none)."""
-    lowered = {str(k).lower(): v for k, v in record.items()}
+    """The first of ``names`` present in ``record``, matched case-insensitively (None if none).
+
+    A name that two keys match (``requestid`` and ``RequestID``) counts as absent: the pull
+    refuses such an item (:func:`workbench.partner_json.keys_named`), so no unchecked value of
+    it may key a row.
+    """
     for name in names:
-        value = lowered.get(name.lower())
+        keys = keys_named(record, name)
+        value = record[keys[0]] if len(keys) == 1 else None
         if value is not None and value != "":
             return value
     return None
@@ -113,6 +119,19 @@ def pescxml_of(document: Any) -> tuple[str | None, Any]:
         else:
             rest[key] = value
     return xml, rest
+
+
+def unescaped_once(xml: str | None) -> str | None:
+    """A document's XML unescaped once when it came XML-escaped (``&lt;...``), as the PESC
+    parser reads it; as it is otherwise, or when it cannot be read (escaped twice, say)."""
+    if not xml or not xml.lstrip().startswith("&lt;"):
+        return xml
+    from workbench.pesc.intake import admit  # lxml: imported when first needed
+
+    try:
+        return admit(xml).text
+    except PescError:
+        return xml
 
 
 def row_id(value: Any) -> int | None:

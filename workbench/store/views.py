@@ -1,37 +1,19 @@
 """Views an analyst wants first; recreated by every migration (they hold no data).
 
-- ``open_requests``: transcript requests on the supplier's no-response list, oldest first, with
-  their age in days, the student, and what we last tried to send for them.
-- ``transcripts_awaiting_ack``: transcripts on the consumer's list that we have not acknowledged
-  (no acknowledgment sent or being sent).
+- ``open_requests``: transcript requests on the supplier's no-response list and not cancelled,
+  oldest first, with their age in days, the student, and what we last tried to send for them.
+- ``transcripts_awaiting_ack``: transcripts on the consumer's list whose current version we
+  have not acknowledged (no acknowledgment sent or being sent since that version arrived: a
+  transcript re-issued after our acknowledgment awaits one again).
 - ``outbox_unresolved``: sends that are pending or uncertain: do not resend these blindly.
 - ``ack_totals_check``: every acknowledgment's ``AcademicAwardTotal``/``CourseTotal`` against the
   counts of the transcript it acknowledges (sent by us, or received by us).
 - ``latest_snapshots``: each list's last snapshot with its counts.
-- ``documents``: the XML of every stored detail (kept once, in the detail call's raw body).
+
+(Every version of every document is in the ``documents`` table, a table since schema v3.)
 """
 
-# ruff: noqa: S608  (SQL built from our own constants, never from data)
-
 from __future__ import annotations
-
-
-def _xml(body: str) -> str:
-    """The ``PESCXML`` of a detail body (an array of one item, or an object), any key case."""
-    paths = [
-        f"'{p}.{k}'" for p in ("$[0]", "$") for k in ("PESCXML", "PESCXml", "PescXml", "pescxml")
-    ]
-    found = ", ".join(f"json_extract({body}, {path})" for path in paths)
-    return f"CASE WHEN json_valid({body}) THEN coalesce({found}) END"
-
-
-def _documents(table: str, id_column: str, list_name: str) -> str:
-    return f"""
-SELECT '{list_name}' AS list_name, e.{id_column} AS item_id, e.detail_call_id AS call_id,
-  e.detail_fetched_at, coalesce(e.pescxml, {_xml("c.response_body")}) AS pescxml
-FROM {table} e LEFT JOIN calls c ON c.id = e.detail_call_id
-WHERE e.detail_fetched_at IS NOT NULL"""
-
 
 VIEWS: dict[str, str] = {
     "open_requests": """
@@ -44,7 +26,7 @@ SELECT r.request_id, r.request_date,
   (SELECT o.operation || ': ' || o.state FROM outbox o
     WHERE o.request_id = r.request_id ORDER BY o.id DESC LIMIT 1) AS last_send
 FROM transcript_requests r
-WHERE r.on_list = 1
+WHERE r.on_list = 1 AND r.cancelled_at IS NULL
 ORDER BY r.request_date
 """,
     "transcripts_awaiting_ack": """
@@ -58,7 +40,10 @@ SELECT t.transcript_id, t.request_date,
 FROM transcripts_received t
 WHERE t.on_list = 1 AND NOT EXISTS (
   SELECT 1 FROM outbox o WHERE o.request_id = t.transcript_id
-    AND o.operation = 'send_acknowledgment' AND o.state IN ('pending', 'sent'))
+    AND o.operation = 'send_acknowledgment' AND o.state IN ('pending', 'sent')
+    AND o.created_at >= coalesce((SELECT d.first_seen_at FROM documents d
+      WHERE d.entity = 'transcripts_received' AND d.item_id = t.transcript_id
+        AND d.version = t.current_version), ''))
 ORDER BY t.request_date
 """,
     "outbox_unresolved": """
@@ -94,7 +79,4 @@ WHERE s.id = (SELECT s2.id FROM snapshots s2 WHERE s2.list_name = s.list_name
   ORDER BY s2.taken_at DESC, s2.id DESC LIMIT 1)
 ORDER BY s.list_name
 """,
-    "documents": _documents("transcript_requests", "request_id", "supplier_requests")
-    + "\nUNION ALL"
-    + _documents("transcripts_received", "transcript_id", "consumer_transcripts"),
 }
