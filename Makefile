@@ -22,8 +22,8 @@ test: $(STAMP)  ## the whole suite, slow tests included (what CI runs)
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -n 2 -m "not slow"
 
-lint: $(STAMP)
-	$(BIN)/ruff check . && $(BIN)/ruff format --check .
+lint: $(STAMP)  ## ruff (lint and format) and mypy: what CI runs before the tests
+	$(BIN)/ruff check . && $(BIN)/ruff format --check . && $(BIN)/mypy workbench
 
 format: $(STAMP)
 	$(BIN)/ruff format . && $(BIN)/ruff check --fix .

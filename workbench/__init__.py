@@ -7,8 +7,7 @@
 
 from __future__ import annotations
 
-from importlib.metadata import PackageNotFoundError, version
-
+from workbench._version import __version__
 from workbench.client import Workbench, connect
 from workbench.errors import (
     AuthError,
@@ -24,11 +23,6 @@ from workbench.errors import (
     UnreadableAnswer,
     WorkbenchError,
 )
-
-try:
-    __version__ = version("workbench")
-except PackageNotFoundError:  # running from a source tree that was never installed
-    __version__ = "0.0.0"
 
 __all__ = [
     "AuthError",

@@ -108,7 +108,11 @@ class Workbench:
         """
         from workbench.pull import pull
 
-        return pull(self, progress=progress, lock_timeout_s=lock_timeout_s)
+        self.profile.check_interfaces()  # before any file is created
+        store = self.writable_store()  # refuses a store holding another partner, writing nothing
+        return pull(
+            self.session, store, run=self.run, progress=progress, lock_timeout_s=lock_timeout_s
+        )
 
     @contextmanager
     def run(self, run_id: int) -> Iterator[None]:

@@ -3,8 +3,9 @@
 Settings come from ``WORKBENCH_*`` environment variables (DESIGN §5) and from a TOML profiles file
 (``WORKBENCH_CONFIG``, default ``./workbench.toml``); the environment wins. Secrets are never
 stored: they are values of environment variables, or the TOML file names the variable that holds
-them (``client_secret_env = "PROD_SUPPLIER_SECRET"``). With nothing configured the profile is
-``sandbox``: the embedded partner simulation, started by :func:`workbench.connect`.
+them (``client_secret_env = "PROD_SUPPLIER_SECRET"``). An empty variable or value is unset. With
+nothing configured the profile is ``sandbox``: the embedded partner simulation, started by
+:func:`workbench.connect`.
 
 Example ``workbench.toml``::
 
@@ -36,7 +37,7 @@ import math
 import os
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -61,32 +62,29 @@ _ROLE_SECRETS = ("client_secret", "password", "token")
 _PROFILE_SECRETS = ("subscription_key", "exchange_subscription_key")
 _SECRET_KEYS = frozenset(_ROLE_SECRETS + _PROFILE_SECRETS)
 _URL_KEYS = ("auth_url", "gateway_url", "exchange_url", "exchange_auth_url")
-# name -> (type, default, minimum, maximum); every number is checked finite and in range at load
-_TUNING: dict[str, tuple[type, Any, float, float]] = {
-    "connect_timeout": (float, 5.0, 0.001, 600.0),
-    "read_timeout": (float, 30.0, 0.001, 3600.0),
-    "concurrency": (int, 8, 1, 64),
-    "max_attempts": (int, 5, 1, 100),
-    "backoff_initial": (float, 0.5, 0.0, 3600.0),
-    "backoff_max": (float, 10.0, 0.0, 3600.0),
-    "retry_after_max": (float, 30.0, 0.0, 3600.0),
-    "token_margin": (float, 60.0, 0.0, 86400.0),
-    "read_only": (bool, False, 0, 1),
-    # Limits on what a partner answer may cost (issue #10): seconds per call, retries included;
-    # bytes per decompressed answer; seconds per pull.
-    "call_deadline": (float, 120.0, 0.001, 86400.0),
-    "max_answer_bytes": (int, 32 * 1024 * 1024, 1, 1024 * 1024 * 1024),
-    "pull_deadline": (float, 3600.0, 0.001, 7 * 86400.0),
-    # The domestic peek's Count (issue #11): the partner does not announce its largest; a pull
-    # that is refused learns it and keeps it in the store (meta peek_count_learned).
-    "peek_count": (int, 100, 1, 100_000),
+# The least and the most of each tuning setting (its default is in Profile): every number is
+# checked finite and in range at load.
+TUNING_LIMITS: dict[str, tuple[float, float]] = {
+    "connect_timeout": (0.001, 600.0),
+    "read_timeout": (0.001, 3600.0),
+    "concurrency": (1, 64),
+    "max_attempts": (1, 100),
+    "backoff_initial": (0.0, 3600.0),
+    "backoff_max": (0.0, 3600.0),
+    "retry_after_max": (0.0, 3600.0),
+    "token_margin": (0.0, 86400.0),
+    "read_only": (0, 1),
+    "call_deadline": (0.001, 86400.0),
+    "max_answer_bytes": (1, 1024 * 1024 * 1024),
+    "pull_deadline": (0.001, 7 * 86400.0),
+    "peek_count": (1, 100_000),
 }
 _PROFILE_KEYS = frozenset(
-    {*_URL_KEYS, *_TUNING, "db", "interfaces", *(f"{k}_env" for k in _PROFILE_SECRETS)}
+    {*_URL_KEYS, *TUNING_LIMITS, "db", "interfaces", *(f"{k}_env" for k in _PROFILE_SECRETS)}
 )
 _ROLE_KEYS = frozenset({*_ROLE_PLAIN, *(f"{k}_env" for k in _ROLE_SECRETS)})
 _TRUE = frozenset({"1", "true", "yes", "on"})
-_FALSE = frozenset({"0", "false", "no", "off", ""})
+_FALSE = frozenset({"0", "false", "no", "off"})
 DEFAULT_DB = "data/workbench.db"
 DEFAULT_CONFIG = "workbench.toml"
 _DEFAULT_PORTS = {"http": 80, "https": 443}
@@ -172,9 +170,14 @@ class Profile:
     retry_after_max: float = 30.0
     token_margin: float = 60.0
     read_only: bool = False
+    # Limits on what a partner answer may cost (issue #10): seconds per call, retries included;
+    # bytes per decompressed answer (8 answers in flight at the cap stay < 400 MB); seconds per
+    # pull.
     call_deadline: float = 120.0
-    max_answer_bytes: int = 32 * 1024 * 1024  # 8 answers in flight at the cap stay < 400 MB
+    max_answer_bytes: int = 32 * 1024 * 1024
     pull_deadline: float = 3600.0
+    # The domestic peek's Count (issue #11): the partner does not announce its largest; a pull
+    # that is refused learns it and keeps it in the store (meta peek_count_learned).
     peek_count: int = 100
     # The interfaces this profile uses: those it names (``interfaces = [...]``,
     # WORKBENCH_INTERFACES), else those it has credentials for; in ROLES order.
@@ -233,6 +236,9 @@ class Profile:
             found[f"partner_{side}_url"] = normal_url(base)
             found[f"partner_{side}_auth_url"] = normal_url(auth)
         return found
+
+
+_TUNING_DEFAULTS = {f.name: f.default for f in fields(Profile) if f.name in TUNING_LIMITS}
 
 
 def normal_url(url: str) -> str:
@@ -301,48 +307,50 @@ def load_profile(
     if name == SANDBOX:
         # The sandbox's own URLs and credentials; only tuning comes from the caller's environment.
         tuning = {
-            k: v for k, v in env.items() if k.removeprefix("WORKBENCH_").lower() in {*_TUNING, "db"}
+            k: v
+            for k, v in env.items()
+            if k.removeprefix("WORKBENCH_").lower() in {*TUNING_LIMITS, "db"}
         }
-        source = _Source({**tuning, **(sandbox_env or {})}, env, table, name, path)
+        settings = _Settings({**tuning, **(sandbox_env or {})}, env, table, name, path)
         origin = "embedded sandbox"
     else:
-        source = _Source(env, env, table, name, path)
+        settings = _Settings(env, env, table, name, path)
         origin = "environment" if name == ENV_ONLY else f"[profiles.{name}] of {path} + environment"
-    tuning_values = {key: source.tuning(key) for key in _TUNING}
-    roles = {} if name == SANDBOX and sandbox_env is None else _roles(source)
-    named = None if name == SANDBOX else _named_interfaces(source)
+    no_roles = name == SANDBOX and sandbox_env is None  # until connect() starts the sandbox
+    roles = {} if no_roles else {role: _role(settings, role) for role in ROLES}
+    named = None if name == SANDBOX else _named_interfaces(settings)
+    db = settings.lookup("db")[0]
     return Profile(
         name=name,
         origin=origin,
         roles=roles,
-        db=_under(home, source.plain("db") or DEFAULT_DB, env),
+        db=_under(home, str(db or DEFAULT_DB), env),
         is_sandbox=name == SANDBOX,
         interfaces=named or tuple(r for r in ROLES if r in roles and roles[r].configured),
         interfaces_named=named is not None,
-        **tuning_values,
+        **{key: _tuning(key, *settings.lookup(key)) for key in TUNING_LIMITS},
     )
 
 
-def _named_interfaces(source: _Source) -> tuple[str, ...] | None:
+def _named_interfaces(settings: _Settings) -> tuple[str, ...] | None:
     """The interfaces a profile names (WORKBENCH_INTERFACES=supplier,consumer, or
     ``interfaces = ["supplier", "consumer"]``) in ROLES order; None when it names none."""
-    raw = source.env.get(_var("interfaces"))
-    if raw:  # set and not empty (an empty variable is unset, as for every setting)
+    raw, where = settings.lookup("interfaces")
+    if raw is None:
+        return None
+    if where == _var("interfaces"):  # a variable: names separated by commas
         names = [n.strip() for n in raw.split(",") if n.strip()]
-    else:
-        raw = source.table.get("interfaces")
-        if raw is None:
-            return None
-        if not isinstance(raw, list) or not all(isinstance(n, str) for n in raw):
-            raise ConfigError(
-                f"{source.describe('interfaces')} must be a list of names, such as "
-                f'interfaces = ["supplier", "consumer"]; got {raw!r}.'
-            )
+    elif isinstance(raw, list) and all(isinstance(n, str) for n in raw):
         names = [n.strip() for n in raw]
+    else:
+        raise ConfigError(
+            f"{where} must be a list of names, such as "
+            f'interfaces = ["supplier", "consumer"]; got {raw!r}.'
+        )
     unknown = [n for n in names if n not in ROLES]
     if unknown or not names:
         raise ConfigError(
-            f"{source.describe('interfaces')} names {', '.join(map(repr, unknown)) or 'nothing'}"
+            f"{where} names {', '.join(map(repr, unknown)) or 'nothing'}"
             f"; use some of: {', '.join(ROLES)}."
         )
     return tuple(r for r in ROLES if r in names)
@@ -350,11 +358,10 @@ def _named_interfaces(source: _Source) -> tuple[str, ...] | None:
 
 def with_overrides(profile: Profile, **changes: Any) -> Profile:
     """A copy of ``profile`` with tuning settings changed: ``with_overrides(p, concurrency=4)``."""
-    unknown = sorted(set(changes) - set(_TUNING) - {"db"})
+    unknown = sorted(set(changes) - set(TUNING_LIMITS) - {"db"})
     if unknown:
-        raise ConfigError(f"Unknown setting(s) {unknown}; known: {sorted(_TUNING)}.")
-    source = _Source({}, {}, {k: v for k, v in changes.items() if k in _TUNING}, "", Path())
-    checked = {key: source.tuning(key) for key in changes if key in _TUNING}
+        raise ConfigError(f"Unknown setting(s) {unknown}; known: {sorted(TUNING_LIMITS)}.")
+    checked = {key: _tuning(key, value, key) for key, value in changes.items() if key != "db"}
     if "db" in changes:
         checked["db"] = os.fspath(changes["db"])
     return replace(profile, **checked)
@@ -406,91 +413,70 @@ def _check_key(key: str, allowed: frozenset[str], where: str) -> None:
         )
 
 
-class _Source:
-    """Looks settings up: environment variable first, then the profile's TOML table."""
+@dataclass(frozen=True)
+class _Settings:
+    """A profile's settings as they are set: its ``WORKBENCH_*`` variables, then its TOML table."""
 
-    def __init__(
-        self,
-        env: Mapping[str, str],
-        lookup_env: Mapping[str, str],
-        table: dict[str, Any],
-        profile: str,
-        path: Path,
-    ) -> None:
-        self.env, self.lookup_env, self.table = env, lookup_env, table
-        self.profile, self.path = profile, path
-        # Secrets the file names a variable for, where that variable is not set.
-        self.unresolved: dict[tuple[str, str | None], str] = {}
+    variables: Mapping[str, str]  # the WORKBENCH_* variables it reads
+    env: Mapping[str, str]  # where it reads a variable the file names for a secret
+    table: dict[str, Any]  # [profiles.NAME]
+    profile: str
+    path: Path
 
-    def describe(self, key: str, section: str | None = None) -> str:
-        """How to set ``key``: the env variable, and the TOML key when a file profile is used."""
-        if (key, section) in self.unresolved:
-            return self.unresolved[(key, section)]
+    def lookup(self, key: str, section: str | None = None) -> tuple[Any, str]:
+        """``key``'s value (None when unset or empty; a secret is a :class:`Secret`) and where it
+        came from: its variable, its TOML key, the variable the file names, or how to set it."""
         var = _var(key, section)
-        if not self.profile:  # an argument of connect()
-            return key
-        if self.profile in (SANDBOX, ENV_ONLY):
-            return var
-        toml_key = f"{key}_env" if key in _SECRET_KEYS else key
+        value = self.variables.get(var)
+        if value:
+            return (_maskable(value, var) if key in _SECRET_KEYS else value), var
         where = f"[profiles.{self.profile}{'.' + section if section else ''}]"
-        return f"{var} (or {toml_key} in {where} of {self.path})"
-
-    def _table(self, section: str | None) -> dict[str, Any]:
-        return self.table.get(section, {}) if section else self.table
-
-    def plain(self, key: str, section: str | None = None) -> str | None:
-        value = self.env.get(_var(key, section))
-        if value is None:
-            value = self._table(section).get(key)
-        if value is None or value == "":
-            return None
-        return str(value)
+        table = self.table.get(section, {}) if section else self.table
+        name = table.get(f"{key}_env") if key in _SECRET_KEYS else None
+        if name is not None:
+            named = f"{name} (named by {key}_env in {where} of {self.path})"
+            secret = self.env.get(str(name))
+            return (_maskable(secret, named) if secret else None), named
+        if table.get(key) not in (None, ""):
+            return table[key], f"{key} in {where} of {self.path}"
+        if self.profile in (SANDBOX, ENV_ONLY):
+            return None, var
+        toml_key = f"{key}_env" if key in _SECRET_KEYS else key
+        return None, f"{var} (or {toml_key} in {where} of {self.path})"
 
     def url(self, key: str, section: str | None = None) -> str | None:
-        value = self.plain(key, section)
+        """A URL setting without its trailing slash; ``ConfigError`` unless it is http(s)."""
+        value, where = self.lookup(key, section)
         if value is None:
             return None
-        if not value.startswith(("http://", "https://")):
-            raise ConfigError(
-                f"{self.describe(key, section)} must be an http(s) URL, got {value!r}."
-            )
-        return value.rstrip("/")
+        if not str(value).startswith(("http://", "https://")):
+            raise ConfigError(f"{where} must be an http(s) URL, got {value!r}.")
+        return str(value).rstrip("/")
 
-    def secret(self, key: str, section: str | None = None) -> Secret | None:
-        """The secret from its env var, or from the variable the TOML file names for it."""
-        value = self.env.get(_var(key, section))
-        if value:
-            return _maskable(value, _var(key, section))
-        name = self._table(section).get(f"{key}_env")
-        if name is None:
-            return None
-        value = self.lookup_env.get(str(name))
-        where = f"[profiles.{self.profile}{'.' + section if section else ''}]"
-        named = f"{name} (named by {key}_env in {where} of {self.path})"
-        if value:
-            return _maskable(value, named)
-        self.unresolved[(key, section)] = named
-        return None
 
-    def tuning(self, key: str) -> Any:
-        kind, default, minimum, maximum = _TUNING[key]
-        raw = self.env.get(_var(key))
-        if raw is None:
-            raw = self.table.get(key)
-        if raw is None:
-            return default
-        try:
-            value = _coerce(raw, kind)
-        except ValueError:
-            raise ConfigError(
-                f"{self.describe(key)} must be {kind.__name__}, got {raw!r}."
-            ) from None
-        if kind is not bool and not (math.isfinite(value) and minimum <= value <= maximum):
-            raise ConfigError(
-                f"{self.describe(key)} must be at least {minimum:g} and at most {maximum:g}, "
-                f"got {raw!r}."
-            )
-        return value
+def _tuning(key: str, raw: Any, where: str) -> Any:
+    """``raw`` as the tuning setting ``key`` takes it (None is its default), checked in range."""
+    default = _TUNING_DEFAULTS[key]
+    if raw is None:
+        return default
+    kind, (minimum, maximum) = type(default), TUNING_LIMITS[key]
+    try:
+        value = _coerce(raw, kind)
+    except (TypeError, ValueError):
+        raise ConfigError(f"{where} must be {kind.__name__}, got {raw!r}.") from None
+    if not (math.isfinite(value) and minimum <= value <= maximum):
+        raise ConfigError(
+            f"{where} must be at least {minimum:g} and at most {maximum:g}, got {raw!r}."
+        )
+    return value
+
+
+def parse_bool(text: str) -> bool:
+    """A yes/no word: 1, true, yes, on or 0, false, no, off, in any case; else ``ValueError``."""
+    word = text.strip().lower()
+    if word not in _TRUE | _FALSE:
+        raise ValueError(f"{text!r} is not one of {sorted(_TRUE | _FALSE)}")
+    return word in _TRUE
 
 
 def _maskable(value: str, setting: str) -> Secret:
@@ -512,56 +498,48 @@ def _var(key: str, section: str | None = None) -> str:
 
 def _coerce(raw: Any, kind: type) -> Any:
     if kind is bool:
-        if isinstance(raw, bool):
-            return raw
-        text = str(raw).strip().lower()
-        if text in _TRUE | _FALSE:
-            return text in _TRUE
-        raise ValueError(raw)
+        return raw if isinstance(raw, bool) else parse_bool(str(raw))
     if isinstance(raw, bool) or (kind is int and isinstance(raw, float)):
         raise ValueError(raw)  # True is not a number, 2.5 not a count
     return kind(raw)
 
 
-def _roles(source: _Source) -> dict[str, RoleSettings]:
-    return {role: _role(source, role) for role in ROLES}
-
-
-def _role(source: _Source, role: str) -> RoleSettings:
+def _role(settings: _Settings, role: str) -> RoleSettings:
     section, default_grant, default_scope = _ROLE_DEFAULTS[role]
     gateway = role in GATEWAY_ROLES
-    client_id, username = source.plain("client_id", section), source.plain("username", section)
-    client_secret = source.secret("client_secret", section)
-    password, token = source.secret("password", section), source.secret("token", section)
-    configured = any(
-        v is not None for v in (client_id, client_secret, username, password, token)
-    ) or any(sec == section for _, sec in source.unresolved)
-    if token is not None:
+    credentials = ("client_id", "username", *_ROLE_SECRETS)
+    found = {key: settings.lookup(key, section)[0] for key in (*credentials, "scope")}
+    # A role is configured when it has a credential, or the file names a variable for one.
+    named = settings.table.get(section, {})
+    configured = any(found[k] is not None for k in credentials) or any(
+        f"{k}_env" in named for k in _ROLE_SECRETS
+    )
+    if found["token"] is not None:
         grant = "static"
-    elif default_grant == "password" or username is not None:
+    elif default_grant == "password" or found["username"] is not None:
         grant = "password"
     else:
         grant = "client_credentials"
     base_key = "gateway_url" if gateway else "exchange_url"
-    auth_url = source.url("auth_url", section) or (
-        source.url("auth_url")
+    auth_url = settings.url("auth_url", section) or (
+        settings.url("auth_url")
         if gateway
-        else source.url("exchange_auth_url") or source.url("auth_url")
+        else settings.url("exchange_auth_url") or settings.url("auth_url")
     )
     key_name = "subscription_key" if gateway else "exchange_subscription_key"
-    settings = RoleSettings(
+    role_settings = RoleSettings(
         role=role,
         grant=grant,
-        base_url=source.url(base_key),
+        base_url=settings.url(base_key),
         auth_url=auth_url,
-        scope=source.plain("scope", section) or default_scope,
-        subscription_key=source.secret(key_name),
+        scope=str(found["scope"] or default_scope),
+        subscription_key=settings.lookup(key_name)[0],
         configured=configured,
-        client_id=client_id,
-        client_secret=client_secret,
-        username=username,
-        password=password,
-        token=token,
+        client_id=_text(found["client_id"]),
+        client_secret=found["client_secret"],
+        username=_text(found["username"]),
+        password=found["password"],
+        token=found["token"],
     )
     # (attribute, setting key, section) of what this grant cannot do without
     needed: list[tuple[str, str, str | None]] = [("base_url", base_key, None)]
@@ -573,6 +551,12 @@ def _role(source: _Source, role: str) -> RoleSettings:
     if grant == "password":
         needed += [(key, key, section) for key in ("username", "password")]
     missing = tuple(
-        source.describe(key, sec) for attr, key, sec in needed if getattr(settings, attr) is None
+        settings.lookup(key, sec)[1]
+        for attr, key, sec in needed
+        if getattr(role_settings, attr) is None
     )
-    return replace(settings, missing=missing)
+    return replace(role_settings, missing=missing)
+
+
+def _text(value: Any) -> str | None:
+    return None if value is None else str(value)

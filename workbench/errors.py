@@ -4,6 +4,7 @@
 
     WorkbenchError              catch this to catch everything we raise
     ├── ConfigError             a setting is missing or wrong (names the variable to set)
+    │   └── InvalidParameter    a job's parameter is unusable (names it: ``as_of``, ...)
     ├── AuthError               bad credentials, refused token, 401 after one renewal
     ├── PartnerError            an unexpected status; carries ``status`` and ``body``
     │   ├── NotFound            unknown transcript request / transcript id
@@ -27,9 +28,19 @@ from pathlib import Path
 class WorkbenchError(Exception):
     """Base of every error the workbench raises on purpose."""
 
+    call_id: int | None = None  # the recorded call that failed (set by Session.call)
+
 
 class ConfigError(WorkbenchError):
     """A setting is missing or malformed; the message names the variable to set."""
+
+
+class InvalidParameter(ConfigError):
+    """A job's parameter cannot be used; ``parameter`` names it (``as_of``, ``output_dir``...)."""
+
+    def __init__(self, message: str, *, parameter: str) -> None:
+        super().__init__(message)
+        self.parameter = parameter
 
 
 class AuthError(WorkbenchError):

@@ -16,7 +16,8 @@
 Example::
 
     session = Session(load_profile())
-    session.call("supplier", "GET", SUPPLIER_PENDING_PATH, operation="supplier.pending_requests")
+    answer = session.call("supplier", "GET", SUPPLIER_PENDING_PATH, operation="supplier.pending")
+    answer.value, answer.call_id  # the decoded JSON, and its id in the store (if recorded)
 """
 
 from __future__ import annotations
@@ -35,11 +36,12 @@ import httpcore
 import httpx
 from tenacity import Retrying
 
+from workbench._version import __version__
 from workbench.answers import decoded, empty_or_raise, transport_failure
 from workbench.auth import BearerAuth, ClientCredentials, PasswordGrant, StaticToken, TokenCache
 from workbench.codings import ACCEPT_ENCODING, AnswerTooLarge, Undecodable, read_capped
 from workbench.config import Profile, RoleSettings, env_prefix
-from workbench.errors import TransportError, UnreadableAnswer
+from workbench.errors import TransportError, UnreadableAnswer, WorkbenchError
 from workbench.redact import Redactor
 from workbench.retries import NOT_SENT, RETRY_STATUSES, SAFE_METHODS, RetryableStatus, retrying
 from workbench.spec import SUBSCRIPTION_KEY_HEADER
@@ -70,8 +72,17 @@ class Exchange:
     error: str | None = None
 
 
-# A recorder may return an id for what it stored (the store's call id); see last_call_id().
+# A recorder may return an id for what it stored (the store's call id); see Answer.call_id.
 Recorder = Callable[[Exchange], Any]
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One call's decoded JSON (``None`` for an ``empty`` 400) and ``call_id``, what the
+    recorders returned for its last exchange (``None`` if none did; a failure carries it)."""
+
+    value: Any
+    call_id: Any
 
 
 @dataclass(frozen=True)
@@ -96,8 +107,6 @@ class Session:
         recorder: Recorder | None = None,
         transport: httpx.BaseTransport | None = None,
     ) -> None:
-        from workbench import __version__
-
         self.profile = profile
         self.redactor = Redactor(profile.secrets())
         self.recorders: list[Recorder] = [recorder] if recorder else []
@@ -109,7 +118,7 @@ class Session:
         # that lost any is partial.
         self.unrecorded = 0
         self.unrecorded_error: str | None = None
-        self._local = threading.local()  # last_call_id, per thread
+        self._local = threading.local()  # the deadline and call ids of this thread's call
         self._clients: dict[str, httpx.Client] = {}
         self._auths: dict[str, BearerAuth] = {}
         self._bases: dict[str, str] = {}  # role -> its base URL as text, ending in "/"
@@ -209,32 +218,40 @@ class Session:
         json: Any = None,
         empty: Collection[str] = (),
         subject: str | None = None,
-    ) -> Any:
-        """Send one partner operation; its decoded JSON, or ``None`` for an ``empty`` 400.
+    ) -> Answer:
+        """Send one partner operation: its :class:`Answer`. A failure raises, its ``call_id``
+        set as the answer's would be.
 
         ``empty`` lists the 400 messages that mean "nothing to list" (spec §7); ``subject``
         names what the call is about in error messages ("transcript request 'X'").
         """
-        self._local.call_id = None
-        client = self.client(role)
-        response = self._send(
-            client, role, method, path, operation=operation, params=params, json=json
-        )
-        if response.is_success:
-            return decoded(response, redactor=self.redactor, role=role, operation=operation)
-        return empty_or_raise(
-            response,
-            profile=self.profile,
-            redactor=self.redactor,
-            role=role,
-            operation=operation,
-            empty=empty,
-            subject=subject,
-        )
-
-    def last_call_id(self) -> Any:
-        """What the recorders returned for the last exchange of this thread's last ``call``."""
-        return getattr(self._local, "call_id", None)
+        # What the recorders return for this call's exchanges, its token requests included.
+        call_ids: list[Any] = [None]
+        self._local.call_ids = call_ids
+        try:
+            client = self.client(role)
+            response = self._send(
+                client, role, method, path, operation=operation, params=params, json=json
+            )
+            value = None  # what an ``empty`` 400 answers
+            if response.is_success:
+                value = decoded(response, redactor=self.redactor, role=role, operation=operation)
+            else:
+                empty_or_raise(
+                    response,
+                    profile=self.profile,
+                    redactor=self.redactor,
+                    role=role,
+                    operation=operation,
+                    empty=empty,
+                    subject=subject,
+                )
+        except WorkbenchError as exc:
+            exc.call_id = call_ids[-1]
+            raise
+        finally:
+            self._local.call_ids = None
+        return Answer(value, call_ids[-1])
 
     def post_form(self, url: str, form: dict[str, str]) -> httpx.Response:
         """POST a form to the identity server (token requests; safe to retry: nothing changes)."""
@@ -460,11 +477,12 @@ class Session:
             else "",
             error=r.text(error) if error else None,
         )
+        call_ids = getattr(self._local, "call_ids", None)
         for recorder in self.recorders:
             try:
                 call_id = recorder(exchange)
-                if call_id is not None:
-                    self._local.call_id = call_id
+                if call_id is not None and call_ids is not None:
+                    call_ids.append(call_id)
             except Exception as exc:
                 # One line per lost record, no traceback: a full disk fails every call alike.
                 reason = printable(r.text(f"{type(exc).__name__}: {exc}"))

@@ -28,19 +28,22 @@ import json
 import re
 import time
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from workbench import spec
 from workbench.api.batch import fetch_all
+from workbench.api.domestic import peek_events
 from workbench.api.ids import request_path
+from workbench.api.international import pending_placement_events
 from workbench.errors import PartnerError, WorkbenchError
 from workbench.partner_json import Listed, detail_items, listed_requests
 from workbench.pull_details import DetailProcessor, GroupWriter
 from workbench.terminal import printable
 
 if TYPE_CHECKING:
-    from workbench.client import Workbench
+    from workbench.http import Session
     from workbench.store import Store
 
 PEEK_LEARNED = "peek_count_learned"  # meta key: the largest Count the partner accepts
@@ -103,6 +106,13 @@ class ListResult:
     error: str | None = None
 
 
+# What a pull that read nothing at all says (every list and event feed failed).
+PULL_FAILED = (
+    "no list or event feed could be read; check the partner's status and the credentials "
+    "(workbench doctor)"
+)
+
+
 @dataclass
 class PullSummary:
     """The outcome of a pull: per list, what appeared, vanished, was fetched or failed."""
@@ -163,45 +173,49 @@ class PullSummary:
 
 
 def pull(
-    w: Workbench, *, progress: bool | None = None, lock_timeout_s: float = 60.0
+    session: Session,
+    store: Store,
+    *,
+    run: Callable[[int], AbstractContextManager[object]],
+    progress: bool | None,
+    lock_timeout_s: float,
 ) -> PullSummary:
-    """Pull every list and every missing detail of ``w`` into its store (``w.store``).
+    """Pull every list and every missing detail of the session's profile into ``store``;
+    ``run(run_id)`` attributes the calls made inside it to the store's run.
 
     One pull at a time per database: a second waits up to ``lock_timeout_s``, then raises
     ``StoreError`` saying who holds it.
     """
-    profile = w.profile
-    profile.check_interfaces()  # before any file is created
-    store = w.writable_store()  # refuses a store holding another partner, writing nothing
+    profile = session.profile
     started = time.perf_counter()
     with store.run_lock(timeout_s=lock_timeout_s):
         run_id = store.begin_run(kind="pull", profile=profile.name)
         summary = PullSummary(run_id=run_id, skipped=profile.skipped())
-        unrecorded = w.session.unrecorded
+        unrecorded = session.unrecorded
         try:
             # After pull_deadline no call starts, and one under way ends: the run is partial.
-            limit = w.session.time_limit(w.profile.pull_deadline, setting="WORKBENCH_PULL_DEADLINE")
-            with w.run(run_id), limit:
+            limit = session.time_limit(profile.pull_deadline, setting="WORKBENCH_PULL_DEADLINE")
+            with run(run_id), limit:
                 for source in SOURCES:
                     if source.role in profile.interfaces:
                         summary.lists[source.list_name] = _pull_list(
-                            w, store, source, summary, progress=progress
+                            session, store, source, summary, progress=progress
                         )
                 if "international" in profile.interfaces:
                     summary.lists["placement_events"] = _pull_events(
-                        store, run_id, "placement_events", w.pending_placement_events
+                        store, run_id, "placement_events", lambda: pending_placement_events(session)
                     )
                 if "domestic" in profile.interfaces:
-                    summary.lists["domestic_events"] = _pull_domestic(w, store, summary)
+                    summary.lists["domestic_events"] = _pull_domestic(session, store, summary)
         except BaseException as exc:
             summary.status = "failed"
             summary.elapsed_s = time.perf_counter() - started
             store.finish_run(run_id, status="failed", summary={**summary.as_dict(),
                                                                "error": _short(exc)})  # fmt: skip
             raise
-        lost = w.session.unrecorded - unrecorded
+        lost = session.unrecorded - unrecorded
         if lost:  # the store no longer holds what the partner answered: not an ok run
-            error = f"{lost} call records could not be written: {w.session.unrecorded_error}"
+            error = f"{lost} call records could not be written: {session.unrecorded_error}"
             summary.failures.append({"list": "(calls)", "id": "(record)", "error": error})
         errors = [bool(r.error) for r in summary.lists.values()]
         # Nothing read at all (every list and feed failed: an outage, a revoked credential) is
@@ -219,19 +233,19 @@ def pull(
 
 
 def _pull_list(
-    w: Workbench, store: Store, source: _Source, summary: PullSummary, *, progress: bool | None
+    session: Session, store: Store, source: _Source, summary: PullSummary, *, progress: bool | None
 ) -> ListResult:
     result = ListResult()
-    session = w.session
     operation = f"{source.operation}.pull_list"
     try:
-        payload = session.call(
+        answer = session.call(
             source.role,
             "GET",
             source.list_path,
             operation=operation,
             empty=(source.empty_message,),
         )
+        payload = answer.value
         listed = Listed() if payload is None else listed_requests(payload, operation=operation)
     except WorkbenchError as exc:
         # One list failing must not hide the others; the run is partial and says why. No
@@ -245,7 +259,7 @@ def _pull_list(
     # An item we could not read may be any id, so only a complete list says who left it.
     if not listed.refused:
         diff = store.record_snapshot(
-            summary.run_id, source.list_name, listed.items, call_id=session.last_call_id()
+            summary.run_id, source.list_name, listed.items, call_id=answer.call_id
         )
         result.new, result.vanished = len(diff.appeared), len(diff.vanished)
         result.changed = len(diff.changed)
@@ -258,13 +272,13 @@ def _pull_list(
     missing = store.missing_details(source.list_name, listed.ids, dates)
     if not missing:
         return result
-    stored = _fetch_details(w, store, source, missing, dates, summary, progress=progress)
+    stored = _fetch_details(session, store, source, missing, dates, summary, progress=progress)
     result.details_fetched, result.details_failed = stored, len(missing) - stored
     return result
 
 
 def _fetch_details(
-    w: Workbench,
+    session: Session,
     store: Store,
     source: _Source,
     ids: list[str],
@@ -274,26 +288,21 @@ def _fetch_details(
     progress: bool | None,
 ) -> int:
     """Fetch details concurrently, parse and store them on one thread; the number stored."""
-    session = w.session
+    concurrency = session.profile.concurrency
     writer = GroupWriter(store)
-    processor = DetailProcessor(
-        store, source.list_name, dates, writer, backlog=2 * w.profile.concurrency
-    )
+    processor = DetailProcessor(store, source.list_name, dates, writer, backlog=2 * concurrency)
     operation = f"{source.operation}.pull_detail"
 
     def one(request_id: str) -> list[dict[str, Any]]:
         path = request_path(source.detail_path, request_id)
         subject = f"{source.list_name} item {request_id!r}"
-        payload = session.call(source.role, "GET", path, operation=operation, subject=subject)
-        call_id = session.last_call_id()
-        items = detail_items(payload, request_id, operation=operation, subject=subject)
-        processor.put(request_id, items[0], call_id)
+        answer = session.call(source.role, "GET", path, operation=operation, subject=subject)
+        items = detail_items(answer.value, request_id, operation=operation, subject=subject)
+        processor.put(request_id, items[0], answer.call_id)
         return [{"request_id": request_id, "error": None}]
 
     try:
-        rows = fetch_all(
-            ids, one, concurrency=w.profile.concurrency, progress=progress, desc=operation
-        )
+        rows = fetch_all(ids, one, concurrency=concurrency, progress=progress, desc=operation)
     finally:
         processor.close()  # also on the way out of a failing pull: what was fetched is kept
         writer.flush()
@@ -327,21 +336,21 @@ def _pull_events(store: Store, run_id: int, list_name: str, fetch: Callable[[], 
     return result
 
 
-def _pull_domestic(w: Workbench, store: Store, summary: PullSummary) -> ListResult:
+def _pull_domestic(session: Session, store: Store, summary: PullSummary) -> ListResult:
     """The domestic feed, at the largest count the partner accepts; a feed answered with exactly
     the count asked may hide events past it (peek does not remove them): a failure entry says
     so. More events than asked is what the partner chose to answer, not a cut-off."""
     asked: list[int] = []
 
     def fetch() -> Any:
-        frame, count = _peek_within_cap(w, store)
+        frame, count = _peek_within_cap(session, store)
         asked.append(count)
         return frame
 
     result = _pull_events(store, summary.run_id, "domestic_events", fetch)
     if asked and result.error is None and result.listed == asked[0]:
         result.cut_off_at = count = asked[0]
-        if str(count) == store.meta(PEEK_LEARNED) and count < w.profile.peek_count:
+        if str(count) == store.meta(PEEK_LEARNED) and count < session.profile.peek_count:
             what = (
                 f"the most this partner hands out at once (it refused more): peek does not "
                 f"remove events, so those past the first {count} may be unseen until earlier "
@@ -358,7 +367,7 @@ def _pull_domestic(w: Workbench, store: Store, summary: PullSummary) -> ListResu
     return result
 
 
-def _peek_within_cap(w: Workbench, store: Store) -> tuple[Any, int]:
+def _peek_within_cap(session: Session, store: Store) -> tuple[Any, int]:
     """Peek at the profile's count, or at the partner's learned cap when lower: (frame, count).
 
     Any 400 to a peek is a refusal of the count: the pull then finds the largest count the
@@ -367,18 +376,18 @@ def _peek_within_cap(w: Workbench, store: Store) -> tuple[Any, int]:
     when the partner now accepts it, the learned cap is forgotten. When every count down to 1 is
     refused, the refusal is about something else: the partner's first answer is raised.
     """
-    wanted = w.profile.peek_count
+    wanted = session.profile.peek_count
     learned = store.meta(PEEK_LEARNED)
     count = min(wanted, int(learned)) if learned is not None and learned.isdigit() else wanted
     try:
-        frame = w.peek_events(count=count)
+        frame = peek_events(session, count)
     except PartnerError as exc:
         if exc.status != 400:
             raise
-        return _search_cap(w, store, count, exc)
+        return _search_cap(session, store, count, exc)
     if count < wanted and len(frame) == count:  # at the learned cap: has the partner grown?
         try:
-            more = _peek_or_none(w, wanted)
+            more = _peek_or_none(session, wanted)
         except WorkbenchError:  # the feed was read: a failed extra look does not undo that
             more = None
         if more is not None:
@@ -387,18 +396,20 @@ def _peek_within_cap(w: Workbench, store: Store) -> tuple[Any, int]:
     return frame, count
 
 
-def _search_cap(w: Workbench, store: Store, refused: int, refusal: PartnerError) -> tuple[Any, int]:
+def _search_cap(
+    session: Session, store: Store, refused: int, refusal: PartnerError
+) -> tuple[Any, int]:
     """The largest count below ``refused`` the partner accepts, learned: (frame, count)."""
     named = _named_cap(f"{refusal} {refusal.body or ''}", below=refused)
     if named is not None:
-        frame = _peek_or_none(w, named)
+        frame = _peek_or_none(session, named)
         if frame is not None:  # the partner named its cap: take its word
             store.set_meta(PEEK_LEARNED, str(named))
             return frame, named
         refused = named
     accepted, frame, probe = 0, None, refused // 2
     while frame is None and probe >= 1:
-        frame = _peek_or_none(w, probe)
+        frame = _peek_or_none(session, probe)
         if frame is None:
             refused, probe = probe, probe // 2
         else:
@@ -407,7 +418,7 @@ def _search_cap(w: Workbench, store: Store, refused: int, refusal: PartnerError)
         raise refusal  # even Count=1 is refused: the refusal is not about the count
     while refused - accepted > 1:
         middle = (accepted + refused) // 2
-        found = _peek_or_none(w, middle)
+        found = _peek_or_none(session, middle)
         if found is None:
             refused = middle
         else:
@@ -416,10 +427,10 @@ def _search_cap(w: Workbench, store: Store, refused: int, refusal: PartnerError)
     return frame, accepted
 
 
-def _peek_or_none(w: Workbench, count: int) -> Any:
+def _peek_or_none(session: Session, count: int) -> Any:
     """The peek at ``count``, or ``None`` when the partner refuses it (a 400)."""
     try:
-        return w.peek_events(count=count)
+        return peek_events(session, count)
     except PartnerError as exc:
         if exc.status != 400:
             raise

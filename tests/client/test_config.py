@@ -8,7 +8,7 @@ import httpx
 import pytest
 
 import workbench as wb
-from workbench.config import Secret, load_profile, with_overrides
+from workbench.config import TUNING_LIMITS, Secret, load_profile, with_overrides
 from workbench.sandbox import Sandbox
 
 from .conftest import exchange_hits
@@ -241,10 +241,10 @@ def test_numbers_out_of_range_are_refused_at_load(name: str, raw: str) -> None:
 
 
 def test_every_number_setting_has_a_finite_range() -> None:
-    from workbench.config import _TUNING
-
-    for key, (kind, default, minimum, maximum) in _TUNING.items():
-        if kind is not bool:
+    defaults = load_profile(env={})
+    for key, (minimum, maximum) in TUNING_LIMITS.items():
+        default = getattr(defaults, key)
+        if not isinstance(default, bool):
             assert minimum <= default <= maximum < 1e12, key
 
 
@@ -261,3 +261,47 @@ def test_default_profile_of_the_wrong_type_names_the_file_and_key(
     (tmp_path / "workbench.toml").write_text(f"default_profile = {value}\n")
     with pytest.raises(wb.ConfigError, match=r"default_profile in .*workbench.toml must be"):
         load_profile(env={"WORKBENCH_HOME": str(tmp_path)})
+
+
+def test_an_empty_variable_is_unset(profiles_file: Path) -> None:
+    """An empty WORKBENCH_* variable leaves the file's value, and a secret's named variable."""
+    env = {
+        "PROD_SUPPLIER_SECRET": "from-the-named-variable",
+        "PROD_KEY": "key-123-prod",
+        "WORKBENCH_CONCURRENCY": "",
+        "WORKBENCH_READ_ONLY": "",
+        "WORKBENCH_GATEWAY_URL": "",
+        "WORKBENCH_SUPPLIER_CLIENT_SECRET": "",
+    }
+    profile = load_profile(env=env)
+    assert (profile.concurrency, profile.read_only) == (4, True)
+    assert profile.roles["international"].base_url == "https://gateway.example.test"
+    secret = profile.role("supplier").client_secret
+    assert secret is not None and secret.reveal() == "from-the-named-variable"
+
+
+@pytest.mark.parametrize(
+    ("env", "match"),
+    [
+        ({"WORKBENCH_CONCURRENCY": "many"}, r"^WORKBENCH_CONCURRENCY must be int, got 'many'"),
+        ({}, r"^concurrency in \[profiles.x\] of .*workbench.toml must be int, got 'lots'"),
+    ],
+)
+def test_a_bad_value_names_where_it_came_from(
+    tmp_path: Path, env: dict[str, str], match: str
+) -> None:
+    (tmp_path / "workbench.toml").write_text("[profiles.x]\nconcurrency = 'lots'\n")
+    with pytest.raises(wb.ConfigError, match=match):
+        load_profile("x", env={"WORKBENCH_HOME": str(tmp_path), **env})
+
+
+@pytest.mark.parametrize(
+    ("word", "value"),
+    [
+        ("1", True), (" On ", True), ("YES", True), ("true", True),
+        ("0", False), ("off", False), ("No", False), ("FALSE", False),
+    ],
+)  # fmt: skip
+def test_yes_no_words(word: str, value: bool) -> None:
+    assert load_profile(env={"WORKBENCH_READ_ONLY": word}).read_only is value
+    assert with_overrides(load_profile(env={}), read_only=word).read_only is value

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import socket
+import threading
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 
@@ -14,6 +16,7 @@ from workbench.http import Exchange
 from workbench.redact import MASK, Redactor
 from workbench.retries import retry_after
 from workbench.sandbox import Sandbox
+from workbench.spec import DIAGNOSTICS_PATH, SUPPLIER_REQUEST_PATH
 
 from .documents import response_xml
 
@@ -247,6 +250,36 @@ def test_frames_carry_the_call_id_a_recorder_returns(sandbox: Sandbox) -> None:
         first = w.supplier.pending_requests()  # token request = 1, the list = 2
         second = w.diagnostics()  # token = 3, diagnostics = 4
         assert (first.attrs["call_id"], second.attrs["call_id"]) == (2, 4)
-        assert w.session.last_call_id() == 4
+        answer = w.session.call("international", "GET", DIAGNOSTICS_PATH, operation="diag")
+        assert answer.call_id == 5 and answer.value["customerCode"]
     with wb.connect(env=sandbox.env) as w:
         assert w.supplier.pending_requests().attrs["call_id"] is None
+
+
+def test_a_failed_call_carries_its_call_id(sandbox: Sandbox) -> None:
+    ids = iter(range(1, 1000))
+    with wb.connect(env=sandbox.env, recorder=lambda exchange: next(ids)) as w:
+        with pytest.raises(wb.NotFound) as info:
+            w.supplier.request("NO-SUCH-REQUEST")  # token request = 1, the detail = 2
+        assert info.value.call_id == 2
+
+
+def test_concurrent_calls_each_get_their_own_call_id(sandbox: Sandbox) -> None:
+    recorded: dict[int, str] = {}
+    lock = threading.Lock()
+
+    def store(exchange: Exchange) -> int:
+        with lock:
+            recorded[len(recorded) + 1] = exchange.url
+            return len(recorded)
+
+    request_ids = sandbox.pending_request_ids()[:6]
+    with wb.connect(env=sandbox.env, recorder=store) as w:
+        w.supplier.pending_requests()  # the token, before the threads
+        paths = [SUPPLIER_REQUEST_PATH.format(id=rid) for rid in request_ids]
+        with ThreadPoolExecutor(max_workers=6) as pool:
+            answers = list(
+                pool.map(lambda p: w.session.call("supplier", "GET", p, operation="d"), paths)
+            )
+    urls = [recorded[answer.call_id] for answer in answers]  # each call's own exchange
+    assert all(url.endswith(path) for url, path in zip(urls, paths, strict=True)), urls

@@ -59,3 +59,23 @@ def test_a_json_answer_of_another_shape_is_parsed_as_far_as_it_goes(
         df = w.supplier.send_response("R-1", response_xml("R-1"))
         assert (df.loc[0, "request_id"], df.loc[0, "note"]) == ("R-1", "queued")
         assert w.store.outbox.get(df.attrs["outbox_id"])["state"] == "sent"
+
+
+@pytest.mark.parametrize(
+    ("status", "content", "state"),
+    [(409, b'{"message": "no"}', "failed"), (200, b"<html>Thank you</html>", "sent")],
+    ids=["refused", "unreadable-2xx"],
+)
+def test_the_outbox_names_the_call_that_answered_a_send(
+    partner: HostilePartner, tmp_path: Path, status: int, content: bytes, state: str
+) -> None:
+    partner.answer("POST", RESPONSES, content, status=status)
+    with wb.connect(env=partner.env, db=tmp_path / "db.sqlite") as w:
+        try:
+            w.supplier.send_response("R-1", response_xml("R-1"))
+        except wb.PartnerError as exc:
+            assert exc.call_id is not None
+        [entry] = w.store.table("outbox").to_dict("records")
+        calls = w.store.table("calls")
+        [post] = calls.loc[calls["url"].str.endswith(RESPONSES), "id"]
+    assert (entry["state"], entry["call_id"]) == (state, post)

@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 
 from tests.report.test_runner import SUMMARY_CELL, outputs_text, remote_references, write_notebook
 from workbench.cli import app
-from workbench.cli_report import _pull_verdict
+from workbench.report.job import pull_verdict
 from workbench.sandbox import Sandbox
 from workbench.store import Store
 
@@ -28,8 +28,10 @@ PROJECT = Path(__file__).resolve().parents[2]
 WORKBENCH = Path(sys.executable).parent / "workbench"
 ECHO = "print(f'DB={db} PULL={pull} SLA={sla_days!r} ASOF={as_of} PROFILE={profile} HIGH={high!r}')"
 BUNDLE_CELL = (
-    "from pathlib import Path\nPath(bundle_dir).mkdir(parents=True, exist_ok=True)\n"
-    "(Path(bundle_dir) / f'{request_id}-test.zip').write_bytes(b'PK')"
+    "from pathlib import Path\nfrom workbench.report import publish_bundle\n"
+    "Path(bundle_dir).mkdir(parents=True, exist_ok=True)\n"
+    "zip_path = Path(bundle_dir) / f'{request_id}-test.zip'\n"
+    "zip_path.write_bytes(b'PK')\npublish_bundle(zip_path)"
 )
 
 
@@ -347,9 +349,10 @@ def test_workbench_troubleshoot_end_to_end_on_a_sandbox(tmp_path, sandbox: Sandb
         ("stopped", True, 1, "the pull stopped on the error above"),
     ],
 )
-def test_the_pull_verdict_names_what_happened(status, allow_partial, code, says, capsys):
-    assert _pull_verdict(status, allow_partial=allow_partial) == code
-    err = capsys.readouterr().err
+def test_the_pull_verdict_names_what_happened(status, allow_partial, code, says):
+    verdict, reason = pull_verdict(status, allow_partial=allow_partial)
+    assert verdict == code
+    err = reason or ""
     assert (says in err) if says else err == ""
     if status == "stopped":  # a pull that raised (a lock, a full disk) is not the partner's fault
         assert "partner" not in err

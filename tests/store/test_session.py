@@ -26,14 +26,14 @@ def test_a_recorded_session_leaves_no_secret_in_the_file(sandbox: Sandbox, tmp_p
     try:
         listed = session.call(
             "supplier", "GET", SUPPLIER_PENDING_PATH, operation="supplier.pending_requests"
-        )
+        ).value
         first = listed[0]["RequestID"]
         detail = session.call(
             "supplier",
             "GET",
             SUPPLIER_REQUEST_PATH.format(id=first),
             operation="supplier.request",
-        )
+        ).value
         session.call(
             "international", "GET", PENDING_PLACEMENT_EVENTS_PATH, operation="intl.pending"
         )

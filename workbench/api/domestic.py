@@ -24,6 +24,7 @@ def peek_events(session: Session, count: int | None = 10) -> pd.DataFrame:
         if isinstance(count, bool) or not isinstance(count, int) or count < 1:
             raise InvalidValue(f"{operation}: count must be a positive integer, got {count!r}.")
         params = {"Count": count}
-    payload = session.call(ROLE, "GET", PEEK_EVENTS_PATH, operation=operation, params=params)
-    call_id = session.last_call_id()
-    return events_frame(payload, operation=operation, columns=EVENT_COLUMNS, call_id=call_id)
+    answer = session.call(ROLE, "GET", PEEK_EVENTS_PATH, operation=operation, params=params)
+    return events_frame(
+        answer.value, operation=operation, columns=EVENT_COLUMNS, call_id=answer.call_id
+    )

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeAlias, TypeGuard
 
 import pandas as pd
@@ -29,9 +30,11 @@ from workbench.errors import (
 from workbench.http import Session
 from workbench.partner_json import answer_items, detail_items, list_items, unexpected
 from workbench.pesc.builders import ID_LENGTH
+from workbench.store.frames import is_missing
 
 if TYPE_CHECKING:
     from workbench.store import Store
+    from workbench.store.outbox import Outbox
 
 SUMMARY_COLUMNS = ("request_id", "request_date")
 TAIL = (PESCXML, PARSE_ERROR)
@@ -58,22 +61,21 @@ class _Role:
         return f"<{type(self).__name__} of profile {self._session.profile.name!r}>"
 
     def _list(self, path: str, *, operation: str, empty: str) -> pd.DataFrame:
-        payload = self._session.call(self.role, "GET", path, operation=operation, empty=(empty,))
-        listed = [] if payload is None else list_items(payload, operation=operation)
+        answer = self._session.call(self.role, "GET", path, operation=operation, empty=(empty,))
+        listed = [] if answer.value is None else list_items(answer.value, operation=operation)
         items = _items(listed, operation)  # every item an object
-        call_id = self._session.last_call_id()
-        return frame(items, columns=SUMMARY_COLUMNS, operation=operation, call_id=call_id)
+        return frame(items, columns=SUMMARY_COLUMNS, operation=operation, call_id=answer.call_id)
 
-    def _detail_rows(self, request_id: Any, *, operation: str) -> Rows:
+    def _detail_rows(self, request_id: Any, *, operation: str) -> tuple[Rows, Any]:
+        """The rows of one detail, and its call id."""
         path = request_path(self.detail_path, request_id)
         subject = f"{self.noun} {request_id!r}"
-        payload = self._session.call(self.role, "GET", path, operation=operation, subject=subject)
-        items = detail_items(payload, request_id, operation=operation, subject=subject)
-        return [_document_row(item) for item in items]
+        answer = self._session.call(self.role, "GET", path, operation=operation, subject=subject)
+        items = detail_items(answer.value, request_id, operation=operation, subject=subject)
+        return [_document_row(item) for item in items], answer.call_id
 
     def _detail(self, request_id: Any, *, operation: str) -> pd.DataFrame:
-        rows = self._detail_rows(request_id, operation=operation)
-        call_id = self._session.last_call_id()
+        rows, call_id = self._detail_rows(request_id, operation=operation)
         return frame(
             rows, columns=self.detail_columns, tail=TAIL, operation=operation, call_id=call_id
         )
@@ -81,7 +83,7 @@ class _Role:
     def _details(self, ids: Ids, *, operation: str, progress: bool | None) -> pd.DataFrame:
         rows = fetch_all(
             ids_of(ids),
-            lambda request_id: self._detail_rows(request_id, operation=operation),
+            lambda request_id: self._detail_rows(request_id, operation=operation)[0],
             concurrency=self._session.profile.concurrency,
             progress=progress,
             desc=operation,
@@ -105,9 +107,10 @@ class _Role:
             xml = store.document(str(request_id), list_name=self.list_name)
             found = store.table(self.table, where=f"{self.id_column} = ?", params=[str(request_id)])
             if xml is not None and not found.empty:
-                row = {k: None if _missing(v) else v for k, v in found.iloc[0].items()}
+                row = {k: None if is_missing(v) else v for k, v in found.iloc[0].items()}
                 return {**row, PESCXML: xml}
-        return self._detail_rows(request_id, operation=operation)[0]
+        rows, _ = self._detail_rows(request_id, operation=operation)
+        return rows[0]
 
     def _send(
         self,
@@ -139,15 +142,14 @@ class _Role:
             if answered is None:
                 answered = self._answered(request_id, operation=operation)
             _check_answers(tracking, answered, request_id, operation=operation, noun=self.noun)
-        outbox = self._store().outbox if self._store is not None else None
         entry = None
-        if outbox is not None:
-            entry = outbox.begin(
-                operation.split(".")[-1], str(request_id), xml, force=force, flat=flat
-            )
+        if self._store is not None:
+            outbox = self._store().outbox
+            kind = operation.split(".")[-1]
+            entry = _Entry(outbox, outbox.begin(kind, str(request_id), xml, force=force, flat=flat))
         unread: PartnerError | None = None
         try:
-            payload = self._session.call(
+            answer = self._session.call(
                 self.role,
                 "POST",
                 path,
@@ -155,25 +157,25 @@ class _Role:
                 json={spec.PESCXML_FIELD: xml},
                 subject=f"{self.noun} {request_id!r}",
             )
+            payload, call_id = answer.value, answer.call_id
         except BaseException as exc:
             if not _accepted(exc):
                 if entry is not None:
-                    _settle_failure(outbox, entry, exc, call_id=self._session.last_call_id())
+                    _settle_failure(entry, exc)
                 raise
-            payload, unread = None, exc
-        call_id = self._session.last_call_id()
+            payload, call_id, unread = None, exc.call_id, exc
         rows, note = _reply_rows(payload, unread, operation)
-        if outbox is not None and entry is not None:  # a 2xx: the partner took it
+        if entry is not None:  # a 2xx: the partner took it
             reply = {k: v for k, v in rows[0].items() if k not in TAIL} if rows else None
-            outbox.mark_sent(
-                entry,
+            entry.outbox.mark_sent(
+                entry.id,
                 status=unread.status if unread is not None else 200,
                 response_body=unread.body if unread is not None else _json_text(payload),
                 call_id=call_id,
                 reply_flat=reply,
             )
         df = frame(rows, columns=("request_id",), tail=TAIL, operation=operation, call_id=call_id)
-        df.attrs["outbox_id"] = entry
+        df.attrs["outbox_id"] = entry.id if entry is not None else None
         if note:
             df.attrs["reply_note"] = note
             logger.warning("%s", note)
@@ -366,10 +368,6 @@ def _check_answers(
     )
 
 
-def _missing(value: Any) -> bool:
-    return value is None or (not isinstance(value, str | bytes) and bool(pd.isna(value)))
-
-
 def _items(payload: Any, operation: str) -> list[dict[str, Any]]:
     """The items of an exchange answer: an array of objects, or one object."""
     return answer_items(payload, operation=operation)
@@ -401,20 +399,29 @@ def _reply_rows(
     )
 
 
-def _settle_failure(outbox: Any, entry: int, exc: BaseException, *, call_id: Any) -> None:
+@dataclass(frozen=True)
+class _Entry:
+    """A send's outbox entry: the outbox and the entry's id."""
+
+    outbox: Outbox
+    id: int
+
+
+def _settle_failure(entry: _Entry, exc: BaseException) -> None:
     """Mark a send that raised: ``failed`` when it provably did not take effect, else
     ``uncertain`` (for the next pull to settle from the lists, never by resending)."""
+    outbox, error = entry.outbox, str(exc)
     if isinstance(exc, TransportError):
         if exc.may_have_reached:
-            outbox.mark_uncertain(entry, error=str(exc))
+            outbox.mark_uncertain(entry.id, error=error)
         else:
-            outbox.mark_failed(entry, error=str(exc), call_id=call_id)
+            outbox.mark_failed(entry.id, error=error, call_id=exc.call_id)
     elif isinstance(exc, AuthError):  # refused at the door: a 401 is never processed
-        outbox.mark_failed(entry, error=str(exc), status=401, call_id=call_id)
+        outbox.mark_failed(entry.id, error=error, status=401, call_id=exc.call_id)
     elif isinstance(exc, PartnerError) and exc.status is not None and 300 <= exc.status < 500:
-        outbox.mark_failed(entry, error=str(exc), status=exc.status, call_id=call_id)
+        outbox.mark_failed(entry.id, error=error, status=exc.status, call_id=exc.call_id)
     else:  # a 5xx, an unexpected 2xx, or an interruption (Ctrl-C): it may have been processed
-        outbox.mark_uncertain(entry, error=f"{type(exc).__name__}: {exc}")
+        outbox.mark_uncertain(entry.id, error=f"{type(exc).__name__}: {exc}")
 
 
 def _json_text(payload: Any) -> str:

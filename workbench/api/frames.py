@@ -12,7 +12,6 @@ dtype: object
 
 from __future__ import annotations
 
-import functools
 import json
 import logging
 import re
@@ -22,23 +21,14 @@ from typing import Any
 import pandas as pd
 
 from workbench.partner_json import list_items
+from workbench.store.frames import is_missing, snake
 
 logger = logging.getLogger(__name__)
 
-_CAMEL_1 = re.compile(r"([A-Z]+)([A-Z][a-z])")
-_CAMEL_2 = re.compile(r"([a-z0-9])([A-Z])")
-_NON_WORD = re.compile(r"[^0-9a-zA-Z]+")
 # Points in time. Calendar dates (``student_birth_date``) stay text: they have no time zone.
 _TIME_NAME = re.compile(r"(^|_)(at|time|timestamp|datetime)$|^request_date$")
 _ID_NAME = re.compile(r"(^|_)id$")
 RAW = "raw"
-
-
-@functools.lru_cache(maxsize=4096)  # the same few dozen names, on every row of every frame
-def snake(name: str) -> str:
-    """snake_case: ``customerCode`` -> ``customer_code``, ``RequestID`` -> ``request_id``."""
-    name = _CAMEL_2.sub(r"\1_\2", _CAMEL_1.sub(r"\1_\2", str(name)))
-    return _NON_WORD.sub("_", name).strip("_").lower() or "field"
 
 
 def snake_keys(record: Mapping[str, Any]) -> dict[str, Any]:
@@ -112,7 +102,9 @@ def events_frame(
 
 
 def _as_string(series: pd.Series) -> pd.Series:
-    return series.map(lambda v: v if _missing(v) or isinstance(v, str) else str(v)).astype("string")
+    return series.map(lambda v: v if is_missing(v) or isinstance(v, str) else str(v)).astype(
+        "string"
+    )
 
 
 def _as_utc(series: pd.Series, name: str) -> pd.Series:
@@ -126,10 +118,3 @@ def _as_utc(series: pd.Series, name: str) -> pd.Series:
     except (ValueError, TypeError):
         logger.warning("column %s holds values that are not ISO 8601 times; kept as text", name)
         return series.astype("string")
-
-
-def _missing(value: Any) -> bool:
-    try:
-        return bool(pd.isna(value))
-    except (TypeError, ValueError):
-        return False

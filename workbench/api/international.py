@@ -23,20 +23,23 @@ EVENT_COLUMNS = ("event_id", "event_type", "occurred_at")
 def diagnostics(session: Session) -> pd.DataFrame:
     """Who the partner thinks we are: one row of name, customer_code, roles (and any extras)."""
     operation = "diagnostics"
-    payload = session.call(ROLE, "GET", DIAGNOSTICS_PATH, operation=operation)
+    answer = session.call(ROLE, "GET", DIAGNOSTICS_PATH, operation=operation)
+    payload = answer.value
     if not isinstance(payload, dict):
         raise PartnerError(
             f"{operation}: expected a JSON object, got {type(payload).__name__}.",
             status=200,
             body=str(payload)[:2000],
         )
-    call_id = session.last_call_id()
-    return frame([payload], columns=DIAGNOSTICS_COLUMNS, operation=operation, call_id=call_id)
+    return frame(
+        [payload], columns=DIAGNOSTICS_COLUMNS, operation=operation, call_id=answer.call_id
+    )
 
 
 def pending_placement_events(session: Session) -> pd.DataFrame:
     """Pending placement events, flattened; ``raw`` keeps each event's JSON."""
     operation = "pending_placement_events"
-    payload = session.call(ROLE, "GET", PENDING_PLACEMENT_EVENTS_PATH, operation=operation)
-    call_id = session.last_call_id()
-    return events_frame(payload, operation=operation, columns=EVENT_COLUMNS, call_id=call_id)
+    answer = session.call(ROLE, "GET", PENDING_PLACEMENT_EVENTS_PATH, operation=operation)
+    return events_frame(
+        answer.value, operation=operation, columns=EVENT_COLUMNS, call_id=answer.call_id
+    )

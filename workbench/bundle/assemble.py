@@ -15,6 +15,7 @@ from typing import Any
 
 import pandas as pd
 
+from workbench._version import __version__
 from workbench.bundle.documents import find_documents, validations
 from workbench.bundle.har import calls_about, har_log
 from workbench.bundle.redaction import DEFAULT_OUT_DIR, PERSONAL_ELEMENTS, Personal, Redaction
@@ -124,8 +125,6 @@ def _readme(
     files: list[tuple[str, str]],
     red: Redaction,
 ) -> str:
-    from workbench import __version__
-
     listed = sum(1 for c in calls if c["_listing"])
     secrets = (
         "Secrets: access tokens, client secrets, passwords and subscription keys are replaced "

@@ -10,6 +10,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 import pandas as pd
 
+from workbench._version import __version__
 from workbench.bundle.redaction import Redaction
 from workbench.bundle.values import iso, records
 from workbench.store import Store
@@ -38,8 +39,6 @@ def calls_about(store: Store, rid: str, timeline: pd.DataFrame) -> list[dict[str
 
 
 def har_log(calls: list[dict[str, Any]], rid: str, red: Redaction) -> dict[str, Any]:
-    from workbench import __version__
-
     return {
         "log": {
             "version": "1.2",

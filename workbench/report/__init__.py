@@ -48,6 +48,7 @@ from workbench.report.summary import (
     SUMMARY_MIME,
     SUMMARY_VERSION,
     find_summary,
+    publish_bundle,
     publish_summary,
     summary_payload,
 )
@@ -90,6 +91,7 @@ __all__ = [
     "latest_events_section",
     "open_store",
     "organisations_section",
+    "publish_bundle",
     "publish_summary",
     "pull_runs",
     "request_documents",

@@ -73,7 +73,7 @@ TROUBLESHOOT = [
              "report.documents_section(documents)"),
     ("md", "## Support bundle"),
     ("code", "bundle = report.write_bundle(store, rid, out_dir=bundle_dir)\n"
-             'print(f"Support bundle: {bundle}")'),
+             "report.publish_bundle(bundle)"),
 ]  # fmt: skip
 
 EVENTS = [

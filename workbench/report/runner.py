@@ -37,7 +37,7 @@ from typing import Any
 
 import nbformat
 
-import workbench
+from workbench.config import parse_bool
 from workbench.errors import ConfigError, NotebookFailed
 from workbench.report.html import export_html
 from workbench.report.summary import SUMMARY_MIME, find_summary
@@ -45,7 +45,6 @@ from workbench.report.summary import SUMMARY_MIME, find_summary
 DEFAULT_OUTPUT_DIR = "data/reports"
 NOTEBOOKS_ENV = "WORKBENCH_NOTEBOOKS"
 
-_TRUE, _FALSE = {"true", "yes", "1", "on"}, {"false", "no", "0", "off"}
 _INJECTED, _ERROR_MARK = "injected-parameters", "papermill-error-cell-tag"
 
 
@@ -65,7 +64,7 @@ def notebooks_folder(notebooks_dir: str | os.PathLike[str] | None = None) -> Pat
     chosen = notebooks_dir or os.environ.get(NOTEBOOKS_ENV)
     if chosen:
         return Path(chosen)
-    package = Path(workbench.__file__).resolve().parent
+    package = Path(__file__).resolve().parents[1]  # workbench/
     project = package.parent / "notebooks"  # a checkout (editable install)
     return project if project.is_dir() else package / "notebooks"  # a wheel carries a copy
 
@@ -126,9 +125,7 @@ def _coerce(key: str, text: str, declared: dict[str, str]) -> Any:
     kind = _declared_type(declared)
     try:
         if kind is bool:
-            if text.strip().lower() in _TRUE | _FALSE:
-                return text.strip().lower() in _TRUE
-            raise ValueError(text)
+            return parse_bool(text)
         if kind in (int, float):
             return kind(text)
     except ValueError:

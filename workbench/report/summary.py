@@ -14,8 +14,10 @@
       "headline": {...}                         # rec.headline, JSON-safe (times as ISO text)
     }
 
-``find_summary(notebook)`` reads it back from an executed notebook (the last one wins), which is
-how ``workbench report --fail-on-exceptions`` decides its exit code.
+``publish_bundle(path)`` publishes a support bundle's path the same way, as ``{"bundle": path}``.
+``find_summary(notebook)`` reads them back from an executed notebook, merged (on a key published
+twice, the last one wins): how ``workbench report --fail-on-exceptions`` decides its exit code,
+and how ``workbench troubleshoot`` learns where its bundle is.
 """
 
 from __future__ import annotations
@@ -95,8 +97,14 @@ def publish_summary(rec: Reconciliation) -> None:
     display({SUMMARY_MIME: payload, "text/plain": line}, raw=True)
 
 
+def publish_bundle(path: str | os.PathLike[str]) -> None:
+    """Print ``Support bundle: <path>`` and publish the path as the summary's ``bundle``."""
+    print(f"Support bundle: {path}")
+    display({SUMMARY_MIME: {"bundle": os.fspath(path)}, "text/plain": ""}, raw=True)
+
+
 def find_summary(notebook: Any) -> dict[str, Any] | None:
-    """The summary payload in an executed notebook (a path or an ``nbformat`` node), or None.
+    """The summary published in an executed notebook (a path or an ``nbformat`` node), or None.
 
     >>> find_summary("data/reports/reconcile-20260302T090000Z.ipynb")  # doctest: +SKIP
     {'version': 1, 'as_of': '2026-03-02T09:00:00+00:00', ...}
@@ -110,5 +118,6 @@ def find_summary(notebook: Any) -> dict[str, Any] | None:
             data = output.get("data", {})
             if SUMMARY_MIME in data:
                 value = data[SUMMARY_MIME]
-                found = json.loads(value) if isinstance(value, str) else dict(value)
+                published = json.loads(value) if isinstance(value, str) else dict(value)
+                found = {**(found or {}), **published}
     return found

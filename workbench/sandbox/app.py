@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 from urllib.parse import parse_qsl
 
@@ -18,11 +18,12 @@ from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from workbench import spec
-from workbench.sandbox.faults import CaptureTransport, FaultMiddleware
+from workbench.sandbox.faults import FaultMiddleware, with_transport
 from workbench.sandbox.intake import (
-    BadPayload,
+    Refusal,
     local_name,
     parse_document,
     pescxml_from_body,
@@ -48,15 +49,6 @@ def message(status: int, text: str, headers: dict[str, str] | None = None) -> JS
     return JSONResponse({"Message": text}, status_code=status, headers=headers)
 
 
-class Refusal(Exception):
-    """Stops a handler with a ``{"Message": ...}`` answer."""
-
-    def __init__(self, status: int, text: str) -> None:
-        super().__init__(text)
-        self.status = status
-        self.text = text
-
-
 @dataclass
 class Core:
     """Everything the handlers share."""
@@ -72,35 +64,20 @@ class Core:
         return override if override is not None else self.settings.token_ttl
 
 
-Handler = Callable[[Request], Awaitable[Response]]
-
-
-def _refusals(handler: Handler) -> Handler:
-    async def wrapped(request: Request) -> Response:
-        try:
-            return await handler(request)
-        except Refusal as exc:
-            return message(exc.status, exc.text)
-        except BadPayload as exc:
-            return message(exc.status, str(exc))
-
-    return wrapped
-
-
 async def _read_body(request: Request, limit: int) -> bytes:
     declared = request.headers.get("content-length")
     if declared and declared.isdigit() and int(declared) > limit:
-        raise Refusal(413, f"The request body is larger than {limit} bytes.")
+        raise Refusal(f"The request body is larger than {limit} bytes.", 413)
     chunks, size = [], 0
     try:
         async for chunk in request.stream():
             size += len(chunk)
             if size > limit:
-                raise Refusal(413, f"The request body is larger than {limit} bytes.")
+                raise Refusal(f"The request body is larger than {limit} bytes.", 413)
             chunks.append(chunk)
     except ClientDisconnect:
         # The client hung up mid-body: nobody is left to answer, and it is no server error.
-        raise Refusal(400, "The client disconnected before sending the whole body.") from None
+        raise Refusal("The client disconnected before sending the whole body.") from None
     return b"".join(chunks)
 
 
@@ -122,7 +99,7 @@ def identity_routes(core: Core) -> list[Route]:
             body = await _read_body(request, 64_000)
             form = dict(parse_qsl(body.decode("utf-8"), keep_blank_values=True))
         except Refusal as exc:
-            return JSONResponse({"error": "invalid_request", "error_description": exc.text}, 413)
+            return JSONResponse({"error": "invalid_request", "error_description": str(exc)}, 413)
         except UnicodeDecodeError:
             err = OAuthError("invalid_request", "The body is not UTF-8.")
             return JSONResponse(err.body(), status_code=400)
@@ -141,12 +118,12 @@ def identity_routes(core: Core) -> list[Route]:
 def _gateway_grant(core: Core, request: Request, scope: str) -> Grant:
     key = request.headers.get(spec.SUBSCRIPTION_KEY_HEADER)
     if not key:
-        raise Refusal(401, MISSING_KEY)
+        raise Refusal(MISSING_KEY, 401)
     if key != core.settings.credentials.subscription_key:
-        raise Refusal(401, WRONG_KEY)
+        raise Refusal(WRONG_KEY, 401)
     grant = _bearer(core, request)
     if grant.scope != scope:
-        raise Refusal(403, f"This token does not grant the '{scope}' scope this API needs.")
+        raise Refusal(f"This token does not grant the '{scope}' scope this API needs.", 403)
     return grant
 
 
@@ -154,13 +131,12 @@ def _bearer(core: Core, request: Request) -> Grant:
     try:
         return core.identity.verify(request.headers.get("authorization"))
     except TokenRejected as exc:
-        raise Refusal(401, str(exc)) from exc
+        raise Refusal(str(exc), 401) from exc
 
 
 def gateway_routes(core: Core) -> list[Route]:
     creds = core.settings.credentials
 
-    @_refusals
     async def diagnostics(request: Request) -> Response:
         _gateway_grant(core, request, spec.INTL_SCOPE)
         return JSONResponse(
@@ -171,14 +147,12 @@ def gateway_routes(core: Core) -> list[Route]:
             }
         )
 
-    @_refusals
     async def pending_placement_events(request: Request) -> Response:
         _gateway_grant(core, request, spec.INTL_SCOPE)
         with core.state.lock:
             events = list(core.state.placement_events)
         return JSONResponse(events)
 
-    @_refusals
     async def peek_events(request: Request) -> Response:
         _gateway_grant(core, request, spec.DOMESTIC_SCOPE)
         raw = request.query_params.get("Count")
@@ -187,7 +161,7 @@ def gateway_routes(core: Core) -> list[Route]:
             if not raw.isdigit() or not 1 <= int(raw) <= most:
                 shown = raw[:40]
                 raise Refusal(
-                    400, f"The value '{shown}' is not valid for Count: use an integer 1..{most}."
+                    f"The value '{shown}' is not valid for Count: use an integer 1..{most}."
                 )
             count = int(raw)
         with core.state.lock:
@@ -205,128 +179,113 @@ def gateway_routes(core: Core) -> list[Route]:
 
 
 @dataclass(frozen=True)
-class Operation:
-    name: str
+class Side:
+    """One side of the exchange: the role it needs and the items it lists."""
+
     role: str
-    items: str  # "requests" or "transcripts"
-    expects: tuple[str, ...]  # root local names accepted in the POST body
+    kind: str  # "request" or "transcript"
+    empty: str  # the listing's answer when nothing is pending
+    unknown: str  # the answer for an id the partner does not know
+
+    def table(self, state: PartnerState) -> dict[str, Item]:
+        return state.requests if self.kind == "request" else state.transcripts
+
+
+SUPPLIER = Side("supplier", "request", spec.NO_REQUESTS_FOUND, spec.UNKNOWN_REQUEST_ID)
+CONSUMER = Side("consumer", "transcript", spec.NO_TRANSCRIPTS_FOUND, spec.UNKNOWN_TRANSCRIPT_ID)
+
+
+@dataclass(frozen=True)
+class Operation:
+    """A POST on one item: the document it accepts and how it closes the item."""
+
+    name: str
+    side: Side
+    expects: str  # the root local name accepted in the POST body
     closes_by: str
 
 
-SEND_RESPONSE = Operation(
-    "send_response", "supplier", "requests", ("TranscriptResponse",), "response"
-)
-SEND_TRANSCRIPT = Operation(
-    "send_transcript", "supplier", "requests", ("CollegeTranscript",), "transcript"
-)
-SEND_ACKNOWLEDGMENT = Operation(
-    "send_acknowledgment", "consumer", "transcripts", ("Acknowledgment",), "acknowledgment"
-)
+SEND_RESPONSE = Operation("send_response", SUPPLIER, "TranscriptResponse", "response")
+SEND_TRANSCRIPT = Operation("send_transcript", SUPPLIER, "CollegeTranscript", "transcript")
+SEND_ACKNOWLEDGMENT = Operation("send_acknowledgment", CONSUMER, "Acknowledgment", "acknowledgment")
+
+
+def _require_role(core: Core, request: Request, role: str) -> None:
+    if _bearer(core, request).role != role:
+        raise Refusal(f"This client is not authorised for the {role} role.", 403)
+
+
+def _find(core: Core, side: Side, raw_id: str) -> Item:
+    if not VALID_ID.fullmatch(raw_id):
+        shown = raw_id[:64].encode("unicode_escape").decode("ascii")
+        raise Refusal(f"The value '{shown}' is not valid for RequestID.")
+    with core.state.lock:
+        item = side.table(core.state).get(raw_id)
+    if item is None:
+        raise Refusal(side.unknown)
+    return item
+
+
+async def _listing(core: Core, side: Side, request: Request) -> Response:
+    _require_role(core, request, side.role)
+    rows = core.state.pending(side.table(core.state))
+    if not rows:
+        raise Refusal(side.empty)
+    return JSONResponse(rows)
+
+
+async def _detail(core: Core, side: Side, request: Request) -> Response:
+    _require_role(core, request, side.role)
+    item = _find(core, side, request.path_params["id"])
+    settings = core.settings
+    row: dict[str, Any] = {settings.id_key: item.id}
+    if side is SUPPLIER:  # §4.4: the transcript detail carries no RequestDate
+        row["RequestDate"] = iso_ms(item.date)
+    row[settings.faults.pescxml_key] = core.state.document(side.kind, item)
+    return JSONResponse(row if settings.detail_shape == "object" else [row])
+
+
+async def _send(core: Core, op: Operation, request: Request) -> Response:
+    _require_role(core, request, op.side.role)
+    item = _find(core, op.side, request.path_params["id"])
+    if _media_type(request) != "application/json":
+        raise Refusal("The request body must be sent as application/json.", 415)
+    payload = pescxml_from_body(await _read_body(request, core.settings.max_body_bytes))
+    root = parse_document(payload)
+    if (name := local_name(root)) != op.expects:
+        raise Refusal(
+            f"The PESCXML value is invalid: expected a {op.expects} document, got {name[:64]}."
+        )
+    tracked = tracking_id(root)
+    if tracked is not None and tracked != item.tracking:
+        raise Refusal(
+            "The PESCXML value is invalid: its RequestTrackingID does not match the"
+            " tracking ID of the request in the path."
+        )
+    reply = payload
+    if op is SEND_TRANSCRIPT:
+        try:
+            reply = core.state.acknowledgment_for(item, root)
+        except ValueError as exc:
+            raise Refusal(f"The PESCXML value is invalid: {exc}") from exc
+    core.state.record_post(op.name, item, payload, reply, op.closes_by)
+    return JSONResponse({"RequestID": item.id, "PESCXML": reply})
 
 
 def exchange_routes(core: Core) -> list[Route]:
-    state, settings = core.state, core.settings
-
-    def require_role(request: Request, role: str) -> None:
-        grant = _bearer(core, request)
-        if grant.role != role:
-            raise Refusal(403, f"This client is not authorised for the {role} role.")
-
-    def find(items: str, raw_id: str) -> Item:
-        if not VALID_ID.fullmatch(raw_id):
-            shown = raw_id[:64].encode("unicode_escape").decode("ascii")
-            raise Refusal(400, f"The value '{shown}' is not valid for RequestID.")
-        table = state.requests if items == "requests" else state.transcripts
-        with state.lock:
-            item = table.get(raw_id)
-        if item is None:
-            text = spec.UNKNOWN_REQUEST_ID if items == "requests" else spec.UNKNOWN_TRANSCRIPT_ID
-            raise Refusal(400, text)
-        return item
-
-    def listing(role: str, items: str, empty: str) -> Handler:
-        @_refusals
-        async def handler(request: Request) -> Response:
-            require_role(request, role)
-            table = state.requests if items == "requests" else state.transcripts
-            rows = state.pending(table)
-            if not rows:
-                raise Refusal(400, empty)
-            return JSONResponse(rows)
-
-        return handler
-
-    def detail(role: str, items: str) -> Handler:
-        @_refusals
-        async def handler(request: Request) -> Response:
-            require_role(request, role)
-            item = find(items, request.path_params["id"])
-            kind = "request" if items == "requests" else "transcript"
-            key = settings.faults.pescxml_key
-            row: dict[str, Any] = {settings.id_key: item.id}
-            if items == "requests":  # §4.4: the transcript detail carries no RequestDate
-                row["RequestDate"] = iso_ms(item.date)
-            row[key] = state.document(kind, item)
-            return JSONResponse(row if settings.detail_shape == "object" else [row])
-
-        return handler
-
-    def send(op: Operation) -> Handler:
-        @_refusals
-        async def handler(request: Request) -> Response:
-            require_role(request, op.role)
-            item = find(op.items, request.path_params["id"])
-            if _media_type(request) != "application/json":
-                raise Refusal(415, "The request body must be sent as application/json.")
-            body = await _read_body(request, settings.max_body_bytes)
-            payload = pescxml_from_body(body)
-            root = parse_document(payload)
-            root_name = local_name(root)
-            if root_name not in op.expects:
-                raise Refusal(
-                    400,
-                    f"The PESCXML value is invalid: expected a {' or '.join(op.expects)}"
-                    f" document, got {root_name[:64]}.",
-                )
-            tracked = tracking_id(root)
-            if tracked is not None and tracked != item.tracking:
-                raise Refusal(
-                    400,
-                    "The PESCXML value is invalid: its RequestTrackingID does not match the"
-                    " tracking ID of the request in the path.",
-                )
-            reply = payload
-            if op is SEND_TRANSCRIPT:
-                try:
-                    reply = state.acknowledgment_for(item, root)
-                except ValueError as exc:
-                    raise Refusal(400, f"The PESCXML value is invalid: {exc}") from exc
-            state.record_post(op.name, item, payload, reply, op.closes_by)
-            return JSONResponse({"RequestID": item.id, "PESCXML": reply})
-
-        return handler
-
     routes = [
-        (
-            spec.SUPPLIER_PENDING_PATH,
-            listing("supplier", "requests", spec.NO_REQUESTS_FOUND),
-            "GET",
-        ),
-        (spec.SUPPLIER_REQUEST_PATH, detail("supplier", "requests"), "GET"),
-        (spec.SUPPLIER_RESPONSES_PATH, send(SEND_RESPONSE), "POST"),
-        (spec.SUPPLIER_TRANSCRIPTS_PATH, send(SEND_TRANSCRIPT), "POST"),
-        (
-            spec.CONSUMER_PENDING_PATH,
-            listing("consumer", "transcripts", spec.NO_TRANSCRIPTS_FOUND),
-            "GET",
-        ),
-        (spec.CONSUMER_TRANSCRIPT_PATH, detail("consumer", "transcripts"), "GET"),
-        (spec.CONSUMER_ACKNOWLEDGMENT_PATH, send(SEND_ACKNOWLEDGMENT), "POST"),
+        (spec.SUPPLIER_PENDING_PATH, "GET", partial(_listing, core, SUPPLIER)),
+        (spec.SUPPLIER_REQUEST_PATH, "GET", partial(_detail, core, SUPPLIER)),
+        (spec.SUPPLIER_RESPONSES_PATH, "POST", partial(_send, core, SEND_RESPONSE)),
+        (spec.SUPPLIER_TRANSCRIPTS_PATH, "POST", partial(_send, core, SEND_TRANSCRIPT)),
+        (spec.CONSUMER_PENDING_PATH, "GET", partial(_listing, core, CONSUMER)),
+        (spec.CONSUMER_TRANSCRIPT_PATH, "GET", partial(_detail, core, CONSUMER)),
+        (spec.CONSUMER_ACKNOWLEDGMENT_PATH, "POST", partial(_send, core, SEND_ACKNOWLEDGMENT)),
     ]
     # §4.4: "a trailing slash may be present"; answered in place, never redirected.
     return [
         Route(path + slash, handler, methods=[method])
-        for path, handler, method in routes
+        for path, method, handler in routes
         for slash in ("", "/")
     ]
 
@@ -377,14 +336,18 @@ async def _not_found(request: Request, exc: Exception) -> Response:
     return message(404, NOT_FOUND_MESSAGE)
 
 
+async def _refused(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, Refusal)
+    return message(exc.status, str(exc))
+
+
 async def _server_error(request: Request, exc: Exception) -> Response:
     return message(500, "An error has occurred.")
 
 
 def _interface(routes: list[Route]) -> Starlette:
     app = Starlette(
-        routes=routes,
-        exception_handlers={HTTPException: _not_found, 404: _not_found, 405: _not_found},
+        routes=routes, exception_handlers={Refusal: _refused, HTTPException: _not_found}
     )
     app.router.redirect_slashes = False
     return app
@@ -393,10 +356,10 @@ def _interface(routes: list[Route]) -> Starlette:
 class _Hits:
     """Counts (method, path below the interface's base) for every request that arrives."""
 
-    def __init__(self, app: Any, hits: Counter[tuple[str, str]]) -> None:
+    def __init__(self, app: ASGIApp, hits: Counter[tuple[str, str]]) -> None:
         self.app, self.hits = app, hits
 
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
             path = scope["path"]
             for prefix in ("/identity", "/gateway", "/exchange"):
@@ -407,7 +370,7 @@ class _Hits:
         await self.app(scope, receive, send)
 
 
-def build_app(core: Core) -> Any:
+def build_app(core: Core) -> ASGIApp:
     """The ASGI app serving all three interfaces of one sandbox."""
     faults = core.settings.faults
     identity = FaultMiddleware(_interface(identity_routes(core)), faults, latency_only=True)
@@ -420,12 +383,7 @@ def build_app(core: Core) -> Any:
             Mount("/exchange", app=exchange),
             Mount("/_sandbox", app=_interface(control_routes(core))),
         ],
-        exception_handlers={
-            HTTPException: _not_found,
-            404: _not_found,
-            405: _not_found,
-            Exception: _server_error,
-        },
+        exception_handlers={HTTPException: _not_found, Exception: _server_error},
     )
     root.router.redirect_slashes = False
-    return CaptureTransport(_Hits(root, core.hits))
+    return with_transport(_Hits(root, core.hits))

@@ -13,53 +13,33 @@ import random
 import re
 import struct
 import zlib
-from collections.abc import Awaitable, Callable, Iterable, MutableMapping
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from typing import Any
+
+from starlette.responses import JSONResponse
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from workbench import spec
 from workbench.sandbox.settings import Faults
 
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
-
 TRANSPORT_KEY = "workbench.sandbox.transport"
 
 
-class CaptureTransport:
-    """Outermost middleware: remembers the server's transport so a fault can cut it.
+def with_transport(app: ASGIApp) -> ASGIApp:
+    """``app``, given the connection in ``scope[TRANSPORT_KEY]``: the one reach past ASGI.
 
-    uvicorn hands the app the bound ``send`` of its request cycle, which holds the transport;
-    ASGI itself has no way to drop a connection without answering.
+    ASGI has no way to drop a connection without answering, nor to send headers a line at a
+    time, and uvicorn offers no public one. Its ``send`` is a method of the request cycle, whose
+    ``transport`` is the connection; only the outermost app gets that ``send`` (Starlette wraps
+    it), hence the scope key. Under another server it holds None and those faults raise.
     """
 
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+    async def app_with_transport(scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
-            cycle = getattr(send, "__self__", None)
-            scope[TRANSPORT_KEY] = getattr(cycle, "transport", None)
-        await self.app(scope, receive, send)
+            scope[TRANSPORT_KEY] = getattr(getattr(send, "__self__", None), "transport", None)
+        await app(scope, receive, send)
 
-
-async def _json(send: Send, status: int, body: dict[str, str], headers: list[tuple[bytes, bytes]]):
-    payload = json.dumps(body).encode()
-    await send(
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": [
-                (b"content-type", b"application/json; charset=utf-8"),
-                (b"content-length", str(len(payload)).encode()),
-                *headers,
-            ],
-        }
-    )
-    await send({"type": "http.response.body", "body": payload})
+    return app_with_transport
 
 
 class FaultMiddleware:
@@ -93,17 +73,13 @@ class FaultMiddleware:
         if roll < f.error_rate:
             status = self.rng.choice((500, 503))
             text = "An error has occurred." if status == 500 else "The service is unavailable."
-            await _json(send, status, {"Message": text}, [])
+            await JSONResponse({"Message": text}, status)(scope, receive, send)
             return
         roll -= f.error_rate
         if roll < f.rate_limit_rate:
-            wait = str(max(0, math.ceil(f.retry_after_s))).encode()
-            await _json(
-                send,
-                429,
-                {"Message": "Rate limit is exceeded. Try again later."},
-                [(b"retry-after", wait)],
-            )
+            text = "Rate limit is exceeded. Try again later."
+            wait = {"Retry-After": str(max(0, math.ceil(f.retry_after_s)))}
+            await JSONResponse({"Message": text}, 429, wait)(scope, receive, send)
             return
         roll -= f.rate_limit_rate
         if roll < f.drop_after_rate:
@@ -419,5 +395,5 @@ async def _flood_headers(scope: Scope, send: Send, interval: float) -> None:
     await asyncio.sleep(0.01)
 
 
-def _hung_up(transport: Any) -> bool:
+def _hung_up(transport: asyncio.BaseTransport | None) -> bool:
     return transport is not None and transport.is_closing()

@@ -18,8 +18,8 @@ _PARSER = etree.XMLParser(
 )
 
 
-class BadPayload(Exception):
-    """The body cannot be used; ``status`` and the message become the 4xx answer."""
+class Refusal(Exception):
+    """A request the sandbox refuses: ``status`` and the message become its 4xx answer."""
 
     def __init__(self, message: str, status: int = 400) -> None:
         super().__init__(message)
@@ -27,34 +27,34 @@ class BadPayload(Exception):
 
 
 def pescxml_from_body(body: bytes) -> str:
-    """The ``PESCXML`` string of a JSON body (spec §2.5), or BadPayload."""
+    """The ``PESCXML`` string of a JSON body (spec §2.5), or Refusal."""
     try:
         data: Any = json.loads(body)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise BadPayload("The request body is not valid JSON.") from exc
+        raise Refusal("The request body is not valid JSON.") from exc
     if not isinstance(data, dict):
-        raise BadPayload("The request body must be a JSON object with a PESCXML field.")
+        raise Refusal("The request body must be a JSON object with a PESCXML field.")
     value = next((v for k, v in data.items() if k.lower() == "pescxml"), None)
     if value is None:
-        raise BadPayload("The PESCXML field is required.")
+        raise Refusal("The PESCXML field is required.")
     if not isinstance(value, str) or not value.strip():
-        raise BadPayload("The PESCXML value is invalid: it must be a non-empty string.")
+        raise Refusal("The PESCXML value is invalid: it must be a non-empty string.")
     return value
 
 
 def parse_document(text: str) -> etree._Element:
-    """The root of a PESCXML string (raw, or XML-escaped once); BadPayload if it is not XML."""
+    """The root of a PESCXML string (raw, or XML-escaped once); Refusal if it is not XML."""
     stripped = text.lstrip("\ufeff \t\r\n")
     if stripped.startswith("&lt;"):
         stripped = html.unescape(stripped)
     if "<!DOCTYPE" in stripped[:2048].upper() or "<!ENTITY" in stripped.upper():
-        raise BadPayload("The PESCXML value is invalid: DTDs and entities are not accepted.")
+        raise Refusal("The PESCXML value is invalid: DTDs and entities are not accepted.")
     try:
         root = etree.fromstring(stripped.encode("utf-8"), _PARSER)
     except (etree.XMLSyntaxError, ValueError) as exc:
-        raise BadPayload(f"The PESCXML value is invalid: not well-formed XML ({exc}).") from exc
+        raise Refusal(f"The PESCXML value is invalid: not well-formed XML ({exc}).") from exc
     if root is None:
-        raise BadPayload("The PESCXML value is invalid: no document element.")
+        raise Refusal("The PESCXML value is invalid: no document element.")
     return root
 
 

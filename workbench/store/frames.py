@@ -9,6 +9,7 @@ keeps its columns and dtypes.
 
 from __future__ import annotations
 
+import functools
 import re
 import sqlite3
 from collections.abc import Sequence
@@ -36,6 +37,9 @@ FLAGS = frozenset(
 )
 _TIME = re.compile(r"(^|_)at$|^request_date$")
 _TEXT_ID = re.compile(r"(^|_)(id|key)$")
+_CAMEL_1 = re.compile(r"([A-Z]+)([A-Z][a-z])")
+_CAMEL_2 = re.compile(r"([a-z0-9])([A-Z])")
+_NON_WORD = re.compile(r"[^0-9a-zA-Z]+")
 
 
 def query_frame(
@@ -65,7 +69,7 @@ def _convert(name: str, series: pd.Series) -> pd.Series:
     if _TIME.search(name):
         return utc(series)
     if _TEXT_ID.search(name):
-        return series.map(lambda v: None if _missing(v) else str(v)).astype("string")
+        return series.map(lambda v: None if is_missing(v) else str(v)).astype("string")
     return series
 
 
@@ -88,7 +92,16 @@ def _integers(series: pd.Series) -> pd.Series:
         return series
 
 
-def _missing(value: Any) -> bool:
+@functools.lru_cache(maxsize=4096)  # the same few dozen names, on every row of every frame
+def snake(name: str) -> str:
+    """snake_case: ``customerCode`` -> ``customer_code``, ``payload.placementId`` ->
+    ``payload_placement_id``, ``RequestID`` -> ``request_id``."""
+    name = _CAMEL_2.sub(r"\1_\2", _CAMEL_1.sub(r"\1_\2", str(name)))
+    return _NON_WORD.sub("_", name).strip("_").lower() or "field"
+
+
+def is_missing(value: Any) -> bool:
+    """Whether ``value`` is None, NaN, NaT or NA (a list or other container is not)."""
     try:
         return bool(pd.isna(value))
     except (TypeError, ValueError):

@@ -9,7 +9,6 @@
 from __future__ import annotations
 
 import json
-import re
 import sqlite3
 from typing import Any
 
@@ -17,13 +16,10 @@ import pandas as pd
 
 from workbench.errors import StoreError
 from workbench.store.connection import Connection
-from workbench.store.frames import query_frame, typed
+from workbench.store.frames import query_frame, snake, typed
 from workbench.store.lists import DETAIL_LISTS, LIST_NAMES, LISTS
 from workbench.store.values import now_text, utc_text
 
-_CAMEL_1 = re.compile(r"([A-Z]+)([A-Z][a-z])")
-_CAMEL_2 = re.compile(r"([a-z0-9])([A-Z])")
-_NON_WORD = re.compile(r"[^0-9a-zA-Z]+")
 ITEM_COLUMNS = {
     "supplier_requests": ["request_id", "request_date"],
     "consumer_transcripts": ["request_id", "request_date"],
@@ -40,12 +36,6 @@ _LIST_OF_ENTITY = (
 TIMELINE_COLUMNS = [
     "at", "kind", "list", "description", "run_id", "call_id", "snapshot_id", "outbox_id",
 ]  # fmt: skip
-
-
-def snake(name: str) -> str:
-    """``RequestID`` -> ``request_id``, ``payload.placementId`` -> ``payload_placement_id``."""
-    name = _CAMEL_2.sub(r"\1_\2", _CAMEL_1.sub(r"\1_\2", str(name)))
-    return _NON_WORD.sub("_", name).strip("_").lower() or "field"
 
 
 def table(c: Connection, name: str, *, where: str | None, params: Any) -> pd.DataFrame:

@@ -1,0 +1,62 @@
+"""The ``workbench`` command: thin commands, each calling one library function.
+
+Exit codes: 0 ok, 1 failed, 2 usage or configuration error, 3 exceptions found (``report
+--fail-on-exceptions``). When more than one applies, the first of 2, 1, 3 wins: a report on a
+partial pull that holds exceptions exits 1.
+
+What may carry partner text (summaries, checks, error messages) is printed with
+:func:`~workbench.cli.output.say`, which escapes control characters: an id cannot retitle or
+repaint the terminal.
+
+Layout: ``options.py`` (the options commands share), ``output.py`` (printing, errors to exit
+codes), ``data.py`` (doctor, pull), ``reports.py`` (report, troubleshoot, bundle),
+``simulate.py`` (sandbox, demo).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from workbench._version import __version__
+from workbench.cli import data, reports, simulate
+
+app = typer.Typer(
+    help="Pull, store, reconcile and troubleshoot partner data.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"workbench {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print version.")
+    ] = False,
+) -> None:
+    """Pull, store, reconcile and troubleshoot partner data."""
+
+
+for command in (
+    simulate.sandbox,
+    data.doctor,
+    data.pull,
+    simulate.demo,
+    reports.bundle,
+    reports.report,
+    reports.troubleshoot,
+):
+    app.command()(command)
+
+
+def main() -> None:
+    """Entry point of the console script."""
+    app()

@@ -1,0 +1,5 @@
+"""``python -m workbench.cli``: the ``workbench`` command."""
+
+from workbench.cli import main
+
+main()

@@ -1,0 +1,182 @@
+"""``workbench report``, ``troubleshoot`` and ``bundle``: what the database holds, written up.
+
+Exit codes as in :mod:`workbench.cli`: 2 usage (before anything is pulled), 1 a failed notebook
+or a partial or failed pull, 3 exceptions at or above ``--severity`` with
+``--fail-on-exceptions``, else 0. The jobs are :mod:`workbench.report.job`'s.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from workbench.cli.options import Config, Db, OutputDir, Profile, RequestId
+from workbench.cli.output import clean_errors, say, warn
+
+if TYPE_CHECKING:
+    from workbench.report.job import ReportJob
+
+NoPull = Annotated[
+    bool,
+    typer.Option(
+        "--no-pull", help="Report on what the database holds; do not contact the partner."
+    ),
+]
+AllowPartial = Annotated[
+    bool,
+    typer.Option(
+        help="Exit 0 (or 3) even when the pull was partial: the report uses what is stored."
+    ),
+]
+Timeout = Annotated[
+    int, typer.Option(min=1, help="Seconds any one cell may run before the run fails.")
+]
+
+
+def report(
+    notebook: Annotated[str, typer.Option(help="Notebook of notebooks/ to run.")] = "reconcile",
+    profile: Profile = None,
+    db: Db = None,
+    config: Config = None,
+    no_pull: NoPull = False,
+    allow_partial: AllowPartial = False,
+    as_of: Annotated[
+        str | None,
+        typer.Option(help="Reconcile the store as it was then (ISO 8601 time, not in the future)."),
+    ] = None,
+    sla_days: Annotated[
+        float | None, typer.Option(help="Days after which an open item breaches the SLA (>= 0).")
+    ] = None,
+    param: Annotated[
+        list[str] | None,
+        typer.Option("--param", "-p", help="Another notebook parameter, key=value (repeatable)."),
+    ] = None,
+    output_dir: OutputDir = "data/reports",
+    timeout: Timeout = 600,
+    fail_on_exceptions: Annotated[
+        bool,
+        typer.Option(
+            "--fail-on-exceptions", help="Exit 3 when the report holds exceptions at --severity+."
+        ),
+    ] = False,
+    severity: Annotated[
+        str, typer.Option(help="Lowest severity --fail-on-exceptions counts: low ... critical.")
+    ] = "high",
+) -> None:
+    """Pull, run a notebook with papermill, write its executed copy and HTML; print both paths.
+
+    The HTML hides the code, embeds its charts and fetches nothing from the network.
+
+    Exit codes, the first that applies: 2 on a usage or configuration error (nothing pulled
+    or run); 1 when the notebook failed (naming the cell; the partial outputs are kept), or
+    the pull was partial or failed (the report is still written; --allow-partial accepts a
+    partial pull); 3 with --fail-on-exceptions when the report holds exceptions at or above
+    --severity; else 0. The reason for 1 or 3 is printed on stderr.
+    """
+    from workbench.report.job import run_report_job
+
+    parameters = _key_values(param)
+    with clean_errors():
+        job = run_report_job(
+            notebook, {"as_of": as_of, "sla_days": sla_days}, parameters, profile=profile,
+            db=db, config_path=config, no_pull=no_pull, output_dir=output_dir, timeout_s=timeout,
+            fail_on_exceptions=fail_on_exceptions, severity=severity, say=say, warn=warn,
+        )  # fmt: skip
+    _finish(job, allow_partial=allow_partial)
+
+
+def troubleshoot(
+    request_id: RequestId,
+    profile: Profile = None,
+    db: Db = None,
+    config: Config = None,
+    no_pull: NoPull = False,
+    allow_partial: AllowPartial = False,
+    output_dir: OutputDir = "data/reports",
+    bundle_dir: Annotated[str, typer.Option(help="Folder for the support bundle.")] = (
+        "data/bundles"
+    ),
+    timeout: Timeout = 600,
+) -> None:
+    """Pull, then run the troubleshoot notebook on one request; print the support bundle's
+    path, then the report's two paths.
+
+    The report tells the request's story from the database: its reconciliation, its timeline,
+    every document with its validation, and a support bundle for the partner (a zip in
+    --bundle-dir). Exit codes, the first that applies: 2 on a usage or configuration error
+    (an id that cannot be a RequestID included; nothing pulled or run); 1 when the database
+    knows nothing about REQUEST_ID, the notebook failed (naming the cell), or the pull was
+    partial or failed (the report is still written; --allow-partial accepts a partial pull);
+    else 0.
+    """
+    from workbench.report.job import run_troubleshoot_job
+
+    with clean_errors():
+        job = run_troubleshoot_job(
+            request_id, bundle_dir=bundle_dir, profile=profile, db=db, config_path=config,
+            no_pull=no_pull, output_dir=output_dir, timeout_s=timeout, say=say, warn=warn,
+        )  # fmt: skip
+    if job.bundle is not None:
+        typer.echo(str(job.bundle))
+    _finish(job, allow_partial=allow_partial)
+
+
+def bundle(
+    request_id: RequestId,
+    profile: Profile = None,
+    db: Db = None,
+    config: Config = None,
+    out: Annotated[str, typer.Option(help="Folder to write the zip in.")] = "data/bundles",
+    redact_personal: Annotated[
+        bool,
+        typer.Option(
+            "--redact-personal",
+            help="Also mask student names, birth dates, agency ids, addresses, emails, phones.",
+        ),
+    ] = False,
+) -> None:
+    """Zip what the database holds about one request for a partner ticket; print its path.
+
+    The zip holds a redacted HAR of its calls (it opens in a browser's developer tools), its
+    PESC documents with their validation, and its timeline. Reads the database only: the
+    partner is not contacted. Exit 0 ok, 1 when the database knows nothing about REQUEST_ID,
+    2 on a configuration error.
+    """
+    from workbench.bundle import make_bundle_from_profile
+    from workbench.folders import check_folder
+
+    with clean_errors():
+        check_folder(out, parameter="out")
+        zip_path = make_bundle_from_profile(
+            request_id,
+            profile=profile,
+            db=db,
+            config_path=config,
+            out_dir=out,
+            redact_personal=redact_personal,
+        )
+    typer.echo(str(zip_path))
+
+
+def _key_values(pairs: list[str] | None) -> dict[str, str]:
+    """``-p key=value`` options as a dict; a usage error for one without ``=`` or a key."""
+    out = {}
+    for pair in pairs or []:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise typer.BadParameter(f"{pair!r} is not key=value", param_hint="--param")
+        out[key.strip()] = value
+    return out
+
+
+def _finish(job: ReportJob, *, allow_partial: bool) -> None:
+    """Print the report's two absolute paths (the last two lines of stdout), say why the exit
+    code is not 0 on stderr, and exit with it."""
+    if job.run is not None:
+        typer.echo(str(job.run.ipynb_path.resolve()))
+        typer.echo(str(job.run.html_path.resolve()))
+    code, reasons = job.verdict(allow_partial=allow_partial)
+    for reason in reasons:
+        warn(reason)
+    raise typer.Exit(code)

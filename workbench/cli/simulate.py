@@ -1,0 +1,167 @@
+"""``workbench sandbox`` and ``workbench demo``: the embedded partner simulation."""
+
+from __future__ import annotations
+
+import signal
+import threading
+from datetime import UTC, datetime
+from typing import Annotated
+
+import typer
+
+from workbench.cli.options import OutputDir
+from workbench.cli.output import clean_errors, say
+
+
+def _parse_start(text: str) -> datetime:
+    if text == "now":
+        return datetime.now(UTC).replace(microsecond=0)
+    try:
+        when = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError as exc:
+        raise typer.BadParameter("use 'now' or an ISO 8601 time such as 2026-03-02T09:00Z") from exc
+    return when if when.tzinfo else when.replace(tzinfo=UTC)
+
+
+def sandbox(
+    port: Annotated[int, typer.Option(help="Port to listen on (0: any free port).")] = 8765,
+    host: Annotated[str, typer.Option(help="Address to bind.")] = "127.0.0.1",
+    seed: Annotated[int, typer.Option(help="Same seed, same data.")] = 1,
+    start: Annotated[str, typer.Option(help="Partner clock start: 'now' or ISO time.")] = "now",
+    requests: Annotated[int, typer.Option(help="Transcript requests at start.")] = 25,
+    transcripts: Annotated[int, typer.Option(help="Transcripts at start.")] = 15,
+    namespaces: Annotated[
+        str, typer.Option(help="PESC namespaces: v1.0.0 (the spec's) or v1.1.0 (real traffic).")
+    ] = "v1.0.0",
+    token_ttl: Annotated[int, typer.Option(help="Access-token lifetime, seconds.")] = 3600,
+    latency_ms: Annotated[float, typer.Option(help="Added latency per call.")] = 0.0,
+    jitter_ms: Annotated[float, typer.Option(help="Random extra latency, up to this.")] = 0.0,
+    error_rate: Annotated[float, typer.Option(help="Share of calls answered 500/503.")] = 0.0,
+    rate_limit_rate: Annotated[float, typer.Option(help="Share answered 429.")] = 0.0,
+    drop_rate: Annotated[float, typer.Option(help="Share of connections dropped.")] = 0.0,
+    malformed_share: Annotated[float, typer.Option(help="Share of malformed XML.")] = 0.0,
+    invalid_share: Annotated[float, typer.Option(help="Share of schema-invalid XML.")] = 0.0,
+    pescxml_key: Annotated[
+        str, typer.Option(help="JSON key of the XML in GET bodies.")
+    ] = "PESCXML",
+    state: Annotated[
+        str | None, typer.Option(help="Keep the partner's state in this file across restarts.")
+    ] = None,
+    id_scheme: Annotated[
+        str,
+        typer.Option(help="API RequestIDs: tracking (the tracking ID) or guid (a GUID apart)."),
+    ] = "tracking",
+    max_peek_count: Annotated[
+        int, typer.Option(help="The largest Count the domestic peek accepts.")
+    ] = 100,
+    detail_shape: Annotated[
+        str, typer.Option(help="Detail bodies: array (one item) or object.")
+    ] = "array",
+    id_key: Annotated[
+        str, typer.Option(help="Spelling of the id key in items: RequestID or RequestId.")
+    ] = "RequestID",
+    hours_per_minute: Annotated[
+        float, typer.Option(help="Move the partner's clock this many hours per real minute.")
+    ] = 0.0,
+    fault: Annotated[
+        list[str] | None,
+        typer.Option(help="Any Faults setting as NAME=VALUE, repeatable: list_shape=null."),
+    ] = None,
+) -> None:
+    """Serve the partner simulation until Ctrl-C, printing its URLs and demo credentials."""
+    from workbench.sandbox import Sandbox, SandboxSettings
+    from workbench.sandbox.runner import with_overrides
+    from workbench.sandbox.settings import fault_changes
+
+    if namespaces not in ("v1.0.0", "v1.1.0"):
+        raise typer.BadParameter("use v1.0.0 or v1.1.0", param_hint="--namespaces")
+    if hours_per_minute < 0:
+        raise typer.BadParameter("the clock only moves forward", param_hint="--hours-per-minute")
+    try:
+        settings = with_overrides(
+            SandboxSettings(),
+            seed=seed,
+            start=_parse_start(start),
+            initial_requests=requests,
+            initial_transcripts=transcripts,
+            namespaces=namespaces,
+            token_ttl=token_ttl,
+            latency_ms=latency_ms,
+            jitter_ms=jitter_ms,
+            error_rate=error_rate,
+            rate_limit_rate=rate_limit_rate,
+            drop_rate=drop_rate,
+            malformed_share=malformed_share,
+            invalid_share=invalid_share,
+            pescxml_key=pescxml_key,
+            state_path=state,
+            id_scheme=id_scheme,
+            max_peek_count=max_peek_count,
+            detail_shape=detail_shape,
+            id_key=id_key,
+        )
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from exc
+    try:
+        settings.faults.update(**fault_changes(fault or []))
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--fault") from exc
+    try:
+        sb = Sandbox(settings, host=host, port=port)
+    except OSError as exc:
+        typer.echo(f"Cannot listen on {host}:{port}: {exc.strerror}. Try --port 0.", err=True)
+        raise typer.Exit(2) from exc
+    except ValueError as exc:
+        typer.echo(str(exc), err=True)
+        raise typer.Exit(2) from exc
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    with sb:
+        typer.echo(f"Sandbox (seed {seed}) serving on {sb.root_url}")
+        typer.echo(f"  identity server   {sb.auth_url}")
+        typer.echo(f"  gateway           {sb.gateway_url}")
+        typer.echo(f"  transcript exch.  {sb.exchange_url}")
+        typer.echo("Point a client here (demo credentials, valid only for this sandbox):")
+        for name, value in sb.env.items():
+            typer.echo(f"  export {name}='{value}'")
+        if hours_per_minute:
+            typer.echo(f"The partner's clock moves {hours_per_minute} h per minute.")
+        typer.echo(f"Move it by hand: curl -X POST '{sb.root_url}/_sandbox/advance?hours=6'")
+        typer.echo("Ctrl-C to stop.")
+        tick = 5.0
+        try:
+            while not stop.wait(tick):
+                if hours_per_minute:
+                    sb.advance(hours_per_minute * tick / 60)
+        except KeyboardInterrupt:
+            pass
+        typer.echo("Stopping the sandbox.")
+
+
+def demo(
+    seed: Annotated[int, typer.Option(help="Sandbox seed: same seed, same data.")] = 1,
+    details: Annotated[int, typer.Option(help="How many details of each kind to show.")] = 3,
+    report: Annotated[
+        bool, typer.Option("--report/--no-report", help="Finish with the HTML report.")
+    ] = True,
+    output_dir: OutputDir = "data/reports",
+) -> None:
+    """The main job on the embedded sandbox, from tokens to the HTML reconciliation report.
+
+    Tokens, every list, a pull into data/demo.db, a morning's sends through the outbox, eight
+    hours at the partner, a second pull, and the report.
+
+    Prints where the database and the HTML report are. Exit 0 when every step passed, 1 when
+    one failed (a failed report notebook prints its partial outputs' paths), 2 on a usage error.
+    """
+    from workbench.demo import run_demo
+
+    with clean_errors():
+        if report:
+            from workbench.folders import check_folder
+
+            check_folder(output_dir, parameter="output_dir")
+        result = run_demo(say, seed=seed, details=details, report=report,
+                          reports_dir=output_dir)  # fmt: skip
+    if not result.ok:
+        raise typer.Exit(1)
