@@ -30,6 +30,7 @@ peak memory is its own). Prints, as ratios:
 from __future__ import annotations
 
 import argparse
+import inspect
 import multiprocessing as mp
 import resource
 import sys
@@ -89,8 +90,8 @@ class StoreClock:
         self._inside = threading.local()
         # Private methods too (the pull's grouped detail writes go through them); nested calls
         # are counted once, by the outermost timed method.
-        for name, value in vars(type(store)).items():
-            if callable(value) and not name.startswith("__") and name not in UNTIMED:
+        for name, _ in inspect.getmembers(type(store), callable):  # History's too
+            if not name.startswith("__") and name not in UNTIMED:
                 setattr(store, name, self._timed(name, getattr(store, name)))
 
     def _timed(self, name: str, method: Callable[..., Any]) -> Callable[..., Any]:
@@ -152,7 +153,7 @@ def bare_pool(w: Any, store: Any, concurrency: int) -> dict:
     import httpx
 
     from workbench import spec
-    from workbench.api.ids import request_path
+    from workbench.ids import request_path
 
     jobs = []
     clients = {}

@@ -1,4 +1,5 @@
-"""Fixtures shared by every test: real sandboxes on loopback ports, the shared PESC folder."""
+"""Fixtures shared by every test: real sandboxes on loopback ports, a workbench on one, the
+shared PESC folder."""
 
 from __future__ import annotations
 
@@ -8,11 +9,21 @@ from typing import Any
 
 import pytest
 
+import workbench as wb
 from workbench.sandbox import Sandbox, SandboxSettings
 from workbench.sandbox.runner import with_overrides
+from workbench.session import Exchange
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 PESC_DIR = SHARED / "pesc"
+
+# Retries fast enough for tests, patient enough for the fault rates they inject.
+FAST = {
+    "WORKBENCH_BACKOFF_INITIAL": "0.01",
+    "WORKBENCH_BACKOFF_MAX": "0.05",
+    "WORKBENCH_RETRY_AFTER_MAX": "0.05",
+    "WORKBENCH_MAX_ATTEMPTS": "10",
+}
 
 
 @pytest.fixture
@@ -34,6 +45,32 @@ def sandbox_factory() -> Iterator[Callable[..., Sandbox]]:
 def sandbox(sandbox_factory: Callable[..., Sandbox]) -> Sandbox:
     """A fresh sandbox with default settings."""
     return sandbox_factory()
+
+
+@pytest.fixture
+def exchanges() -> list[Exchange]:
+    """Every exchange the workbenches of ``connect_to`` record, in order."""
+    return []
+
+
+@pytest.fixture
+def connect_to(exchanges: list[Exchange]) -> Iterator[Callable[..., wb.Workbench]]:
+    """``connect_to(sb, db=None, settings=None, **env)``: a Workbench on sandbox ``sb`` with
+    ``FAST`` retries, ``env`` overriding its variables and ``settings`` its tuning; all are
+    closed at teardown."""
+    opened: list[wb.Workbench] = []
+
+    def make(
+        sb: Sandbox, *, db: Path | None = None, settings: dict[str, Any] | None = None, **env: str
+    ) -> wb.Workbench:
+        environ = {**sb.env, **FAST, **env}
+        w = wb.connect(env=environ, db=db, recorder=exchanges.append, **(settings or {}))
+        opened.append(w)
+        return w
+
+    yield make
+    for w in opened:
+        w.close()
 
 
 @pytest.fixture(scope="session")

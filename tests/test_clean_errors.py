@@ -125,9 +125,9 @@ def test_calls_that_cannot_be_recorded_make_the_pull_partial(
             "CREATE TEMP TRIGGER calls_full BEFORE INSERT ON calls "
             "BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END"
         )
-        with caplog.at_level(logging.WARNING, logger="workbench.http"):
+        with caplog.at_level(logging.WARNING, logger="workbench.session"):
             summary = w.pull(progress=False)
-    lost = [r for r in caplog.records if r.name == "workbench.http"]
+    lost = [r for r in caplog.records if r.name == "workbench.session"]
     assert lost and all(r.exc_info is None for r in lost)
     assert all("\n" not in r.getMessage() for r in lost)
     assert summary.status == "partial"

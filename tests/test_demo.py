@@ -11,7 +11,13 @@ from __future__ import annotations
 import base64
 import html
 import json
+import os
+import shlex
+import shutil
+import sqlite3
+import subprocess
 import zipfile
+from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import quote, quote_plus
 
@@ -20,7 +26,7 @@ import pytest
 from workbench import reconcile
 from workbench.bundle import make_bundle
 from workbench.demo import run_demo
-from workbench.report.runner import run_notebook
+from workbench.report.runner import notebook_path, run_notebook
 from workbench.store import Store
 
 
@@ -126,6 +132,11 @@ def test_the_demo_pulls_sends_reports_and_leaves_no_secret_behind(
 
     sandbox = result.sandbox
     assert sandbox is not None and len(sandbox.issued_tokens) >= 4
+    # One clock: the partner's ends at about now, so nothing is dated in the future.
+    assert sandbox.state.now <= datetime.now(UTC)
+    assert max(i.date for i in sandbox.state.requests.values()) <= sandbox.state.now
+
+    text += "\n" + _run_the_next_steps(text, db, tmp_path, monkeypatch)
     secrets = sandbox.settings.credentials.secrets() + sandbox.issued_tokens
     written = _files(tmp_path)
     names = list(written)
@@ -135,3 +146,50 @@ def test_the_demo_pulls_sends_reports_and_leaves_no_secret_behind(
         assert any(n.startswith(f"data/reports/{name}") and n.endswith(".html") for n in names)
     written["(the demo's output)"] = text.encode()
     assert leaks(written, secrets) == {}
+
+
+def _runs(db: Path) -> int:
+    with sqlite3.connect(f"{db.as_uri()}?mode=ro", uri=True) as conn:
+        found = conn.execute("SELECT count(*) FROM runs").fetchone()[0]
+    conn.close()
+    return int(found)
+
+
+def _run_the_next_steps(printed: str, db: Path, here: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Run each command the demo printed last, as printed, from its folder; their output.
+
+    The troubleshoot and the report read the demo's database and pull nothing (no new run, no
+    data/workbench.db); the explorer's command points it at the same database (its notebook,
+    run here with that environment, opens it: it fails on a missing one).
+    """
+    steps = [line.strip()[2:] for line in printed.splitlines() if line.startswith("  $ ")]
+    assert len(steps) == 3, printed
+    troubleshoot, explore, report = steps
+    env = {k: v for k, v in os.environ.items() if not k.startswith("WORKBENCH_")}
+    runs, out = _runs(db), []
+    for command in (troubleshoot, report):
+        done = subprocess.run(  # noqa: S602 - run as printed, so through a shell
+            command, shell=True, cwd=here, env=env, capture_output=True, text=True, timeout=600
+        )
+        assert done.returncode == 0, (command, done.stdout, done.stderr)
+        out.append(done.stdout + done.stderr)
+        html_path = Path(done.stdout.strip().splitlines()[-1])
+        assert html_path.is_file() and html_path.suffix == ".html"
+        if command is troubleshoot:
+            critical = shlex.split(command)[2]
+            assert critical in html_path.read_text(encoding="utf-8")
+            with Store(db, read_only=True) as store:
+                rec = reconcile.reconcile(reconcile.load(store))
+            assert rec.exceptions["id"].iloc[0] == critical  # the most severe exception's id
+            assert rec.exceptions["severity"].iloc[0] == "critical"
+    assert _runs(db) == runs  # nothing was pulled into the demo's database
+    assert not (here / "data" / "workbench.db").exists()  # nor into the default one
+
+    assignment, jupyter, lab, notebook = shlex.split(explore)[:4]
+    name, _, value = assignment.partition("=")
+    assert (name, Path(value)) == ("WORKBENCH_DB", db.resolve())
+    assert Path(jupyter).name == "jupyter" and shutil.which(jupyter) and lab == "lab"
+    assert Path(notebook) == notebook_path("explore").resolve()
+    monkeypatch.setenv("WORKBENCH_DB", value)
+    run_notebook("explore", {}, output_dir=here / "explored")  # db=None: WORKBENCH_DB
+    return "\n".join(out)

@@ -10,10 +10,11 @@ def test_all_is_sorted() -> None:
 
 
 def test_all_matches_the_public_names() -> None:
-    public = {
+    public = {  # dir(): connect and Workbench load on first use (PEP 562), not at import
         name
-        for name, value in vars(workbench).items()
-        if not name.startswith("_") and getattr(value, "__module__", "").startswith("workbench")
+        for name in dir(workbench)
+        if not name.startswith("_")
+        and getattr(getattr(workbench, name), "__module__", "").startswith("workbench")
     }
     assert set(workbench.__all__) - {"__version__"} == public
     for name in workbench.__all__:

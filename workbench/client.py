@@ -24,7 +24,7 @@ from workbench.api import domestic, international
 from workbench.api.exchange import Consumer, Supplier
 from workbench.config import Profile, load_profile, with_overrides
 from workbench.errors import ConfigError
-from workbench.http import Recorder, Session
+from workbench.session import Recorder, Session
 
 if TYPE_CHECKING:
     from collections.abc import Mapping

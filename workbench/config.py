@@ -33,6 +33,8 @@ folder, so ``make lab`` points ``WORKBENCH_HOME`` at the project.
 
 from __future__ import annotations
 
+import functools
+import ipaddress
 import math
 import os
 import tomllib
@@ -41,6 +43,7 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
 from workbench.errors import ConfigError
 from workbench.redact import unsafe_to_mask
@@ -80,8 +83,19 @@ TUNING_LIMITS: dict[str, tuple[float, float]] = {
     "peek_count": (1, 100_000),
 }
 _PROFILE_KEYS = frozenset(
-    {*_URL_KEYS, *TUNING_LIMITS, "db", "interfaces", *(f"{k}_env" for k in _PROFILE_SECRETS)}
+    {
+        *_URL_KEYS,
+        *TUNING_LIMITS,
+        "db",
+        "interfaces",
+        "timezone",
+        *(f"{k}_env" for k in _PROFILE_SECRETS),
+    }
 )
+# [profiles.NAME.smtp] / WORKBENCH_SMTP_*: how ``workbench report --mail-to`` sends (SmtpSettings)
+SMTP_TLS = ("starttls", "ssl", "none")
+_SMTP_PORTS = {"starttls": 587, "ssl": 465, "none": 25}
+_SMTP_KEYS = frozenset({"host", "port", "tls", "username", "from", "timeout", "password_env"})
 _ROLE_KEYS = frozenset({*_ROLE_PLAIN, *(f"{k}_env" for k in _ROLE_SECRETS)})
 _TRUE = frozenset({"1", "true", "yes", "on"})
 _FALSE = frozenset({"0", "false", "no", "off"})
@@ -153,6 +167,20 @@ class RoleSettings:
 
 
 @dataclass(frozen=True)
+class SmtpSettings:
+    """The mail server a report is sent through; ``password`` a :class:`Secret` by reference."""
+
+    host: str | None = None
+    port: int = 587
+    tls: str = "starttls"  # one of SMTP_TLS
+    username: str | None = None
+    password: Secret | None = None
+    sender: str | None = None  # the From address ("from" in the file, WORKBENCH_SMTP_FROM)
+    timeout: float = 30.0
+    where: str = "WORKBENCH_SMTP_HOST"  # how to set the host, for messages
+
+
+@dataclass(frozen=True)
 class Profile:
     """Everything a session needs. Its ``repr`` shows no secret."""
 
@@ -183,6 +211,9 @@ class Profile:
     # WORKBENCH_INTERFACES), else those it has credentials for; in ROLES order.
     interfaces: tuple[str, ...] = ()
     interfaces_named: bool = False
+    smtp: SmtpSettings = field(default_factory=SmtpSettings)
+    # The zone reports show times in (``timezone``, WORKBENCH_TIMEZONE); the store stays UTC.
+    timezone: str = "UTC"
 
     def role(self, role: str) -> RoleSettings:
         """The settings of one role, checked complete (``ConfigError`` names what is missing)."""
@@ -193,7 +224,8 @@ class Profile:
         return self.roles[role].require()
 
     def secrets(self) -> list[str]:
-        return [s for r in self.roles.values() for s in r.secrets()]
+        mail = [self.smtp.password.reveal()] if self.smtp.password else []
+        return [s for r in self.roles.values() for s in r.secrets()] + mail
 
     def skipped(self) -> dict[str, str]:
         """The interfaces this profile does not use, and why: ``{"domestic": "no credentials"}``."""
@@ -309,7 +341,8 @@ def load_profile(
         tuning = {
             k: v
             for k, v in env.items()
-            if k.removeprefix("WORKBENCH_").lower() in {*TUNING_LIMITS, "db"}
+            if k.removeprefix("WORKBENCH_").lower() in {*TUNING_LIMITS, "db", "timezone"}
+            or k.startswith("WORKBENCH_SMTP_")
         }
         settings = _Settings({**tuning, **(sandbox_env or {})}, env, table, name, path)
         origin = "embedded sandbox"
@@ -328,6 +361,8 @@ def load_profile(
         is_sandbox=name == SANDBOX,
         interfaces=named or tuple(r for r in ROLES if r in roles and roles[r].configured),
         interfaces_named=named is not None,
+        smtp=_smtp(settings),
+        timezone=check_timezone(*settings.lookup("timezone")),
         **{key: _tuning(key, *settings.lookup(key)) for key in TUNING_LIMITS},
     )
 
@@ -392,7 +427,12 @@ def _check_table(table: Any, where: str) -> None:
         raise ConfigError(f"{where} must be a table.")
     sections = {section for section, _, _ in _ROLE_DEFAULTS.values()}
     for key, value in table.items():
-        if key in sections:
+        if key == "smtp":
+            if not isinstance(value, dict):
+                raise ConfigError(f"smtp in {where} must be a table ([...smtp]).")
+            for sub in value:
+                _check_key(sub, _SMTP_KEYS, f"[...smtp] of {where}")
+        elif key in sections:
             if not isinstance(value, dict):
                 raise ConfigError(f"{key} in {where} must be a table ([...{key}]).")
             for sub in value:
@@ -457,18 +497,7 @@ class _Settings:
 def _tuning(key: str, raw: Any, where: str) -> Any:
     """``raw`` as the tuning setting ``key`` takes it (None is its default), checked in range."""
     default = _TUNING_DEFAULTS[key]
-    if raw is None:
-        return default
-    kind, (minimum, maximum) = type(default), TUNING_LIMITS[key]
-    try:
-        value = _coerce(raw, kind)
-    except (TypeError, ValueError):
-        raise ConfigError(f"{where} must be {kind.__name__}, got {raw!r}.") from None
-    if not (math.isfinite(value) and minimum <= value <= maximum):
-        raise ConfigError(
-            f"{where} must be at least {minimum:g} and at most {maximum:g}, got {raw!r}."
-        )
-    return value
+    return _number(raw, where, type(default), TUNING_LIMITS[key], default)
 
 
 def parse_bool(text: str) -> bool:
@@ -556,6 +585,97 @@ def _role(settings: _Settings, role: str) -> RoleSettings:
         if getattr(role_settings, attr) is None
     )
     return replace(role_settings, missing=missing)
+
+
+def _smtp(settings: _Settings) -> SmtpSettings:
+    """The profile's mail server, checked: ``tls`` one of SMTP_TLS, ``port`` 1-65535, a
+    ``password`` only with a ``username`` (and the reverse)."""
+    value = {key: settings.lookup(key, "smtp") for key in ("host", "tls", "username", "from")}
+    tls = str(value["tls"][0] or "starttls").strip().lower()
+    if tls not in SMTP_TLS:
+        raise ConfigError(f"{value['tls'][1]} must be one of {', '.join(SMTP_TLS)}, got {tls!r}.")
+    port = _number(*settings.lookup("port", "smtp"), int, (1, 65535), _SMTP_PORTS[tls])
+    timeout = _number(*settings.lookup("timeout", "smtp"), float, (0.001, 600.0), 30.0)
+    password, password_where = settings.lookup("password", "smtp")
+    username = _text(value["username"][0])
+    if (password is None) != (username is None):
+        missing = password_where if password is None else value["username"][1]
+        raise ConfigError(
+            f"The mail server's login needs a username and a password: set {missing}."
+        )
+    host = _text(value["host"][0])
+    if tls == "none" and username is not None and host is not None and not is_loopback(host):
+        raise ConfigError(
+            f"{value['tls'][1]} is none, so the mail password would cross the network to {host} "
+            "in clear: set tls to starttls or ssl (or send without a login, or through a relay "
+            "on this machine, such as localhost)."
+        )
+    return SmtpSettings(
+        host=host,
+        port=port,
+        tls=tls,
+        username=username,
+        password=password,
+        sender=_text(value["from"][0]),
+        timeout=timeout,
+        where=value["host"][1],
+    )
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` is this machine (``localhost``, 127.0.0.0/8, ``::1``), which a
+    password sent in clear never leaves."""
+    name = host.strip().strip("[]").rstrip(".").lower()
+    if name == "localhost" or name.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
+def _number(raw: Any, where: str, kind: type, limits: tuple[float, float], default: Any) -> Any:
+    """``raw`` as a finite ``kind`` within ``limits`` (None: ``default``), else a ConfigError."""
+    if raw is None:
+        return default
+    try:
+        value = _coerce(raw, kind)
+    except (TypeError, ValueError):
+        raise ConfigError(f"{where} must be {kind.__name__}, got {raw!r}.") from None
+    if not (math.isfinite(value) and limits[0] <= value <= limits[1]):
+        raise ConfigError(
+            f"{where} must be at least {limits[0]:g} and at most {limits[1]:g}, got {raw!r}."
+        )
+    return value
+
+
+def check_timezone(name: Any, where: str = "--tz") -> str:
+    """``name`` as an IANA time zone reports can show times in (None: ``UTC``), else a
+    ``ConfigError`` naming it and ``where`` it was set.
+
+    >>> check_timezone("America/Toronto")
+    'America/Toronto'
+    """
+    if name is None:
+        return "UTC"
+    zone = str(name).strip()
+    try:
+        if zone != "UTC" and zone not in _zone_names():  # not localtime, posixrules, right/...
+            raise ValueError(zone)
+        ZoneInfo(zone)
+    except (ZoneInfoNotFoundError, ValueError, OSError):
+        raise ConfigError(
+            f"{where}: {name!r} is not a time zone; use an IANA name such as America/Toronto "
+            "or UTC."
+        ) from None
+    return zone
+
+
+@functools.cache
+def _zone_names() -> frozenset[str]:
+    """The IANA zones this machine knows (``zoneinfo.available_timezones``, read once), less
+    the files of the zone database that are not zones a place keeps."""
+    return frozenset(available_timezones()) - {"localtime", "Factory", "posixrules"}
 
 
 def _text(value: Any) -> str | None:

@@ -2,7 +2,11 @@
 
 Sandbox -> a token per interface -> every list and a few details -> pull into ``data/demo.db``
 -> a morning's sends through the outbox (:mod:`workbench.scenario`) -> the partner's clock moves
-eight hours -> pull again -> the reconciliation report (HTML), whose path it prints.
+eight hours -> pull again -> the reconciliation report (HTML), whose path it prints -> the next
+commands, on ``data/demo.db`` (:func:`next_steps`).
+
+The partner's clock starts eight hours ago, so that it ends at about now: the report (as of now)
+shows no item dated in the future.
 
 >>> result = run_demo(print)  # doctest: +SKIP
 >>> result.report.html_path  # doctest: +SKIP
@@ -11,10 +15,14 @@ PosixPath('data/reports/reconcile-20261121T080102Z.html')
 
 from __future__ import annotations
 
+import os
+import shlex
+import shutil
+import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
-from datetime import UTC, datetime
+from dataclasses import dataclass, field
+from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -67,6 +75,7 @@ class DemoResult:
     report: NotebookRun | None  # None with report=False, or when the notebook failed
     sandbox: Sandbox | None
     elapsed_s: float
+    next_steps: list[str] = field(default_factory=list)  # the commands printed last
 
 
 def run_demo(
@@ -86,6 +95,7 @@ def run_demo(
     """
     from workbench.sandbox import SandboxSettings
     from workbench.sandbox.runner import with_overrides
+    from workbench.sandbox.settings import default_start
     from workbench.scenario import act_out
 
     started = time.perf_counter()
@@ -93,7 +103,7 @@ def run_demo(
     refuse_real_partner(db)
     remove_database(db)
     settings = with_overrides(
-        SandboxSettings(seed=seed, start=datetime.now(UTC).replace(microsecond=0)),
+        SandboxSettings(seed=seed, start=default_start() - timedelta(hours=HOURS_LATER)),
         ack_miscount_rate=ACK_MISCOUNT_RATE,
     )
     with connect("sandbox", db=db, sandbox=settings) as w:
@@ -118,14 +128,67 @@ def run_demo(
         echo(f"== {HOURS_LATER} hours later at the partner, pull again (incremental)\n{second}\n")
     ok = bool((checks["status"] != "FAILED").all()) and second.status == "ok"
     echo(f"The snapshot store is {db.resolve()}")
-    echo(f"  try: .venv/bin/sqlite-utils tables {db} --counts")
+    echo(f"  try: {_command('sqlite-utils')} tables {shlex.quote(str(db))} --counts")
     done = None
     if report:
         done = _report(echo, db, reports_dir, timeout_s)
         ok = ok and done is not None
+    steps = next_steps(db, critical_id(db))
+    echo("\nNext, on the demo's database (as printed, from this folder; --no-pull: reading it")
+    echo("does not pull another sandbox into it):")
+    for step in steps:
+        echo(f"  $ {step}")
     elapsed = time.perf_counter() - started
     echo(f"\nDemo {'done' if ok else 'FAILED'} in {elapsed:.0f} s.")
-    return DemoResult(ok=ok, db=db, report=done, sandbox=sandbox, elapsed_s=elapsed)
+    return DemoResult(ok, db, done, sandbox, elapsed, steps)
+
+
+def critical_id(db: Path) -> str | None:
+    """The id of the most severe exception in the store at ``db`` (None when there is none, or
+    the store cannot be read: a failed demo says why before)."""
+    from workbench import reconcile
+    from workbench.errors import WorkbenchError
+    from workbench.report import open_store
+
+    try:
+        with open_store(db) as store:
+            found = reconcile.reconcile(reconcile.load(store)).exceptions
+    except WorkbenchError:
+        return None
+    return str(found["id"].iloc[0]) if len(found) else None  # most severe first
+
+
+def next_steps(db: Path, request_id: str | None) -> list[str]:
+    """Shell commands that go on from the demo on ``db`` without pulling: troubleshoot
+    ``request_id`` (when there is one), open the explorer in JupyterLab, write the report
+    again. Paths are as given (relative to this folder) or absolute; ``workbench`` is named as
+    the shell finds it."""
+    from workbench.report.runner import notebook_path
+
+    where, workbench = shlex.quote(str(db)), _command("workbench")
+    steps = []
+    if request_id is not None:
+        steps.append(f"{workbench} troubleshoot {shlex.quote(request_id)} --db {where} --no-pull")
+    explore = shlex.quote(str(notebook_path("explore").resolve()))
+    root = " --allow-root" if hasattr(os, "geteuid") and os.geteuid() == 0 else ""
+    steps.append(
+        f"WORKBENCH_DB={shlex.quote(str(db.resolve()))} {_command('jupyter')} lab {explore}{root}"
+    )
+    steps.append(f"{workbench} report --db {where} --no-pull")
+    return steps
+
+
+def _command(name: str) -> str:
+    """How to run the script ``name`` of this environment from this folder: its bare name when
+    the shell finds that one, else its path (relative to this folder when it is inside it)."""
+    script = Path(sys.executable).parent / name
+    found = shutil.which(name)
+    if found is not None and Path(found).resolve() == script.resolve():
+        return name
+    try:
+        return shlex.quote(str(script.relative_to(Path.cwd())))
+    except ValueError:
+        return shlex.quote(str(script))
 
 
 def refuse_real_partner(db: Path) -> None:

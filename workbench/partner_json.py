@@ -12,7 +12,7 @@ The shapes (DESIGN §3):
   holding exactly one array: :func:`list_items`. Anything else (``null``, ``{}``, a scalar, an
   object with no or several arrays) is a failed list, never an empty one.
 - a **listed request** is an object whose ``RequestID`` (any case) can be sent back in a path
-  (:func:`workbench.api.ids.check_request_id`): :func:`listed_requests`.
+  (:func:`workbench.ids.check_request_id`): :func:`listed_requests`.
 - a **detail** or a send's **echo** is an object, or an array of objects: :func:`answer_items`;
   a detail names the request it was asked for, or none: :func:`detail_items`.
 
@@ -36,8 +36,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from workbench.api.ids import check_request_id
 from workbench.errors import InvalidValue, NotFound, UnreadableAnswer
+from workbench.ids import check_request_id
 
 MAX_DEPTH = 64  # partner answers are three or four levels deep
 REQUEST_ID = "RequestID"

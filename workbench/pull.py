@@ -32,18 +32,19 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from workbench import spec
 from workbench.api.batch import fetch_all
 from workbench.api.domestic import peek_events
-from workbench.api.ids import request_path
+from workbench.api.exchange import Consumer, Role, Supplier
+from workbench.api.frames import RAW
 from workbench.api.international import pending_placement_events
 from workbench.errors import PartnerError, WorkbenchError
+from workbench.ids import request_path
 from workbench.partner_json import Listed, detail_items, listed_requests
 from workbench.pull_details import DetailProcessor, GroupWriter
 from workbench.terminal import printable
 
 if TYPE_CHECKING:
-    from workbench.http import Session
+    from workbench.session import Session
     from workbench.store import Store
 
 PEEK_LEARNED = "peek_count_learned"  # meta key: the largest Count the partner accepts
@@ -57,36 +58,8 @@ _NAMED_CAP = re.compile(
 )
 
 
-@dataclass(frozen=True)
-class _Source:
-    """One list the pull reads, and how its details are fetched and stored."""
-
-    list_name: str
-    role: str
-    list_path: str
-    empty_message: str
-    detail_path: str
-    operation: str
-
-
-SOURCES = (
-    _Source(
-        "supplier_requests",
-        "supplier",
-        spec.SUPPLIER_PENDING_PATH,
-        spec.NO_REQUESTS_FOUND,
-        spec.SUPPLIER_REQUEST_PATH,
-        "supplier",
-    ),
-    _Source(
-        "consumer_transcripts",
-        "consumer",
-        spec.CONSUMER_PENDING_PATH,
-        spec.NO_TRANSCRIPTS_FOUND,
-        spec.CONSUMER_TRANSCRIPT_PATH,
-        "consumer",
-    ),
-)
+# The lists the pull reads: each role's pending list, and its details.
+SOURCES: tuple[type[Role], ...] = (Supplier, Consumer)
 
 
 @dataclass
@@ -233,17 +206,22 @@ def pull(
 
 
 def _pull_list(
-    session: Session, store: Store, source: _Source, summary: PullSummary, *, progress: bool | None
+    session: Session,
+    store: Store,
+    source: type[Role],
+    summary: PullSummary,
+    *,
+    progress: bool | None,
 ) -> ListResult:
     result = ListResult()
-    operation = f"{source.operation}.pull_list"
+    operation = f"{source.role}.pull_list"
     try:
         answer = session.call(
             source.role,
             "GET",
             source.list_path,
             operation=operation,
-            empty=(source.empty_message,),
+            empty=(source.empty,),
         )
         payload = answer.value
         listed = Listed() if payload is None else listed_requests(payload, operation=operation)
@@ -280,7 +258,7 @@ def _pull_list(
 def _fetch_details(
     session: Session,
     store: Store,
-    source: _Source,
+    source: type[Role],
     ids: list[str],
     dates: dict[str, Any],
     summary: PullSummary,
@@ -291,7 +269,7 @@ def _fetch_details(
     concurrency = session.profile.concurrency
     writer = GroupWriter(store)
     processor = DetailProcessor(store, source.list_name, dates, writer, backlog=2 * concurrency)
-    operation = f"{source.operation}.pull_detail"
+    operation = f"{source.role}.pull_detail"
 
     def one(request_id: str) -> list[dict[str, Any]]:
         path = request_path(source.detail_path, request_id)
@@ -329,7 +307,7 @@ def _pull_events(store: Store, run_id: int, list_name: str, fetch: Callable[[], 
     except WorkbenchError as exc:
         result.error = _short(exc)
         return result
-    events = [_raw(value) for value in frame["raw"]] if "raw" in frame else []
+    events = [json.loads(value) for value in frame[RAW]] if RAW in frame else []  # each as JSON
     diff = store.record_snapshot(run_id, list_name, events, call_id=frame.attrs.get("call_id"))
     result.listed = len(events)
     result.new, result.vanished = len(diff.appeared), len(diff.vanished)
@@ -445,15 +423,6 @@ def _named_cap(text: str, *, below: int) -> int | None:
         if 1 <= value < below:
             return value
     return None
-
-
-def _raw(value: Any) -> Any:
-    if isinstance(value, str):
-        try:
-            return json.loads(value)
-        except ValueError:
-            return value
-    return value
 
 
 def _short(exc: BaseException) -> str:

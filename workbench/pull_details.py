@@ -16,8 +16,8 @@ import time
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from workbench.api.documents import split_pescxml
-from workbench.errors import PescError
+from workbench import pesc
+from workbench.api.documents import parse_pescxml, split_pescxml
 
 if TYPE_CHECKING:
     from workbench.store import Store
@@ -72,21 +72,21 @@ class DetailProcessor:
 
     def _prepare(self, request_id: str, detail: dict[str, Any], call_id: Any) -> Any:
         value, fields = split_pescxml(detail)
-        flat, children, parse_error, validation, text = parse_document(value)
+        _, document, parse_error = parse_pescxml(value)
         listed = self._dates.get(request_id)
         return self._store.prepare_detail(
             self._list_name,
             request_id,
             request_date=fields.get("RequestDate", listed),
             listed_date=listed,
-            pescxml=text,
+            pescxml=document.text if document else None,
             seen_at=datetime.now(UTC),
             detail=detail,
-            flat=flat,
-            children=children,
+            flat=pesc.flatten(document) if document else None,
+            children=pesc.records(document) if document else None,
             call_id=call_id,
             parse_error=parse_error,
-            validation=validation,
+            validation=_validation(document) if value else None,
         )
 
 
@@ -144,33 +144,15 @@ class GroupWriter:
             self.failed[item_id] = f"{type(exc).__name__}: {exc}"
 
 
-Parsed = tuple[
-    dict[str, Any] | None, dict[str, Any] | None, str | None, dict[str, Any] | None, str | None
-]
-
-
-def parse_document(value: str | None) -> Parsed:
-    """A document parsed once: its flat record, child records, parse error, validation and
-    text (unescaped once; None when it could not be parsed).
-
-    Validation runs against ``WORKBENCH_PESC_SCHEMAS`` when set ("not validated" otherwise); it
-    reports, it never keeps a document out of the store.
-    """
-    if not value:
-        return None, None, "no PESCXML in the answer", None, None
-    from workbench import pesc
-
-    try:
-        document = pesc.parse(value)
-        flat, children = pesc.flatten(document), pesc.records(document)
-    except PescError as exc:
-        invalid = {"status": "invalid", "note": "not parsed"}
-        return None, None, f"{exc.reason}: {exc}", invalid, None
+def _validation(document: pesc.PescDocument | None) -> dict[str, Any]:
+    """A document's validation against ``WORKBENCH_PESC_SCHEMAS`` when set ("not validated"
+    otherwise): it reports, it never keeps a document out of the store."""
+    if document is None:
+        return {"status": "invalid", "note": "not parsed"}
     result = pesc.validate(document)
-    validation = {
+    return {
         "status": result.status,
         "schema": result.schema,
         "note": result.note,
         "errors": [str(e) for e in result.errors[:20]],
     }
-    return flat, children, None, validation, document.text

@@ -14,8 +14,8 @@ import pytest
 
 import workbench as wb
 from workbench import pesc
-from workbench.http import Exchange
 from workbench.sandbox import Sandbox, generator
+from workbench.session import Exchange
 
 
 @dataclass

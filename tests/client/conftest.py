@@ -2,22 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
 import workbench as wb
-from workbench.http import Exchange
 from workbench.sandbox import Sandbox
-
-# Retries fast enough for tests, patient enough for the fault rates they inject.
-FAST = {
-    "WORKBENCH_BACKOFF_INITIAL": "0.01",
-    "WORKBENCH_BACKOFF_MAX": "0.05",
-    "WORKBENCH_RETRY_AFTER_MAX": "0.05",
-    "WORKBENCH_MAX_ATTEMPTS": "10",
-}
 
 
 @pytest.fixture(autouse=True)
@@ -29,27 +20,6 @@ def _isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
         if name.startswith("WORKBENCH_"):
             monkeypatch.delenv(name)
     monkeypatch.chdir(tmp_path)
-
-
-@pytest.fixture
-def exchanges() -> list[Exchange]:
-    """Every exchange the workbench records, in order."""
-    return []
-
-
-@pytest.fixture
-def connect_to(exchanges: list[Exchange]) -> Iterator[Callable[..., wb.Workbench]]:
-    """``connect_to(sb, **env_overrides)``: a Workbench on ``sb``; closed at teardown."""
-    opened: list[wb.Workbench] = []
-
-    def make(sb: Sandbox, *, settings: dict[str, Any] | None = None, **env: str) -> wb.Workbench:
-        w = wb.connect(env={**sb.env, **FAST, **env}, recorder=exchanges.append, **(settings or {}))
-        opened.append(w)
-        return w
-
-    yield make
-    for w in opened:
-        w.close()
 
 
 @pytest.fixture

@@ -8,8 +8,8 @@ import pytest
 
 import workbench as wb
 from workbench import spec
-from workbench.api.ids import request_path
 from workbench.errors import InvalidValue, NotFound, PartnerError, UnreadableAnswer
+from workbench.ids import request_path
 from workbench.partner_json import (
     MAX_DEPTH,
     answer_items,

@@ -305,3 +305,14 @@ def test_a_bad_value_names_where_it_came_from(
 def test_yes_no_words(word: str, value: bool) -> None:
     assert load_profile(env={"WORKBENCH_READ_ONLY": word}).read_only is value
     assert with_overrides(load_profile(env={}), read_only=word).read_only is value
+
+
+@pytest.mark.parametrize("zone", ["localtime", "Factory", "posixrules", "right/UTC",
+                                  "posix/America/Toronto"])  # fmt: skip
+def test_a_file_of_the_zone_database_that_is_no_place_s_zone_is_refused(zone: str) -> None:
+    """They load with ZoneInfo, yet name no place: the machine's own zone, a placeholder, a
+    zone counting leap seconds or a copy. Reports show times in an IANA zone or UTC."""
+    with pytest.raises(wb.ConfigError, match=rf"WORKBENCH_TIMEZONE: '{zone}' is not a time zone"):
+        load_profile(env={"WORKBENCH_TIMEZONE": zone})
+    for name in ("UTC", "Etc/UTC", "America/Toronto"):
+        assert load_profile(env={"WORKBENCH_TIMEZONE": name}).timezone == name

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from workbench import pesc
 from workbench.api.documents import parse_pescxml, split_pescxml
 from workbench.api.frames import frame
 
@@ -44,15 +45,15 @@ def test_unescape_exactly_once() -> None:
     once = CT.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     twice = once.replace("&", "&amp;")
     assert split_pescxml({"PESCXML": once})[0] == once  # the value as sent: parse unescapes
-    assert parse_pescxml(CT)[0] == CT
-    xml, fields = parse_pescxml(once)
-    assert (xml, fields["parse_error"]) == (CT, None)
-    assert fields["message_type"] == "CollegeTranscript"
-    xml, fields = parse_pescxml(twice)  # never repaired by unescaping a second time
+    assert parse_pescxml(CT).xml == CT
+    xml, document, error = parse_pescxml(once)
+    assert (xml, error) == (CT, None)
+    assert pesc.flatten(document)["message_type"] == "CollegeTranscript"
+    xml, document, error = parse_pescxml(twice)  # never repaired by unescaping a second time
     assert xml == twice
-    assert fields["parse_error"]
+    assert error
 
 
 def test_parse_pescxml_never_raises() -> None:
-    assert parse_pescxml("<not xml")[1]["parse_error"]
-    assert parse_pescxml(None)[1]["parse_error"] == "no PESCXML in the answer"
+    assert parse_pescxml("<not xml").error
+    assert parse_pescxml(None).error == "no PESCXML in the answer"

@@ -11,12 +11,11 @@ from __future__ import annotations
 import contextlib
 import gzip
 import re
-import threading
 import time
 import tracemalloc
 import zlib
 from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import httpcore
@@ -24,74 +23,42 @@ import httpx
 import pytest
 
 import workbench as wb
+from tests.pull.hostile import LoopbackServer, forward
 from workbench import spec
-from workbench.api.ids import request_path
 from workbench.codings import AnswerTooLarge, read_capped
 from workbench.config import load_profile
-from workbench.http import Exchange
+from workbench.ids import request_path
 from workbench.pull import PullSummary
 from workbench.sandbox import Sandbox
+from workbench.session import Exchange
 
 from .documents import response_xml
 
 BUDGET_S = 8.0  # how long the proxy misbehaves in all, before it gives in
-_HOP = {"connection", "content-encoding", "content-length", "keep-alive", "transfer-encoding"}
 
 
 class Proxy:
     """The sandbox's exchange on 127.0.0.1, except ``(method, path)`` answered as ``mode``."""
 
     def __init__(self, upstream: str, method: str, path: str, mode: str, **options: Any) -> None:
-        self.upstream, self.target, self.mode, self.options = (
-            upstream,
-            (method, path),
-            mode,
-            options,
-        )
+        self.upstream, self.target = upstream, (method, path)
+        self.mode, self.options = mode, options
         self.stop_at: float | None = None  # the end of the misbehaviour budget
         self.hits = 0
-        proxy = self
+        self._server = LoopbackServer(self._respond)
 
-        class Handler(BaseHTTPRequestHandler):
-            timeout = 30  # a stuck client cannot hold a thread for ever
-
-            def _answer(self) -> None:
-                length = int(self.headers.get("Content-Length") or 0)
-                content = self.rfile.read(length) if length else b""
-                if (self.command, self.path.split("?")[0]) == proxy.target and proxy.misbehaving():
-                    proxy.hits += 1
-                    with contextlib.suppress(OSError):  # the client gave up: as it should
-                        getattr(proxy, f"_{proxy.mode}")(self)
-                    self.close_connection = True
-                    return
-                self._forward(content)
-
-            def _forward(self, content: bytes) -> None:
-                headers = {k: v for k, v in self.headers.items() if k.lower() != "host"}
-                answer = httpx.request(
-                    self.command, proxy.upstream + self.path, headers=headers, content=content
-                )
-                self.send_response(answer.status_code)
-                for key, value in answer.headers.items():
-                    if key.lower() not in _HOP:
-                        self.send_header(key, value)
-                self.send_header("Content-Length", str(len(answer.content)))
-                self.end_headers()
-                self.wfile.write(answer.content)
-
-            do_GET = do_POST = _answer
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+    def _respond(self, handler: BaseHTTPRequestHandler, body: bytes) -> None:
+        if (handler.command, handler.path.split("?")[0]) == self.target and self.misbehaving():
+            self.hits += 1
+            with contextlib.suppress(OSError):  # the client gave up: as it should
+                getattr(self, f"_{self.mode}")(handler)
+            handler.close_connection = True
+            return
+        forward(handler, self.upstream, body)
 
     @property
     def url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}"
+        return self._server.url
 
     def misbehaving(self) -> bool:
         if self.stop_at is None:
@@ -146,8 +113,7 @@ class Proxy:
         handler.end_headers()
 
     def close(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        self._server.close()
 
 
 @pytest.fixture
@@ -344,6 +310,7 @@ def test_a_send_past_its_deadline_may_have_reached_the_partner(
         w.supplier.send_response(request_id, response_xml(request_id))
     assert info.value.may_have_reached
     assert "WORKBENCH_CALL_DEADLINE" in str(info.value)
+    assert f"at {proxy.url.rstrip('/')}{path} within" in str(info.value)  # the whole URL
     assert proxy.hits == 1  # never resent
     assert list(w.store.outbox.pending_or_uncertain()["state"]) == ["uncertain"]
 

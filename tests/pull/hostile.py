@@ -1,4 +1,6 @@
-"""A tiny hostile partner on 127.0.0.1: every interface answers what the test sets, byte for byte.
+"""Hostile partners on 127.0.0.1: ``LoopbackServer`` answers every request as the test writes
+it, byte for byte, or ``forward``s it to a real sandbox; ``HostilePartner`` answers each interface
+with what the test sets.
 
 >>> with HostilePartner() as partner:  # doctest: +SKIP
 ...     partner.answer("GET", SUPPLIER_PENDING_PATH, b"null")
@@ -9,14 +11,66 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import unquote, urlsplit
+
+import httpx
 
 from workbench import spec
 
 EMPTY_REQUESTS = json.dumps({"Message": spec.NO_REQUESTS_FOUND}).encode()
 EMPTY_TRANSCRIPTS = json.dumps({"Message": spec.NO_TRANSCRIPTS_FOUND}).encode()
+_HOP = {"connection", "content-encoding", "content-length", "keep-alive", "transfer-encoding"}
+
+
+class LoopbackServer:
+    """A threading HTTP server on 127.0.0.1 where ``respond(handler, body)`` writes every
+    answer; a stuck client holds a thread ``timeout`` seconds at most. Serves until ``close``."""
+
+    def __init__(
+        self, respond: Callable[[BaseHTTPRequestHandler, bytes], None], *, timeout: float = 30
+    ) -> None:
+        class Handler(BaseHTTPRequestHandler):
+            def _answer(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                respond(self, self.rfile.read(length) if length else b"")
+
+            do_GET = do_POST = _answer
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        Handler.timeout = timeout
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread.start()
+
+    @property
+    def url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    def close(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=10)
+
+
+def forward(handler: BaseHTTPRequestHandler, upstream: str, body: bytes) -> None:
+    """Pass ``handler``'s request on to ``upstream`` and its answer back (hop-by-hop headers
+    and encodings left out: the answer goes back as decoded)."""
+    headers = {k: v for k, v in handler.headers.items() if k.lower() != "host"}
+    answer = httpx.request(handler.command, upstream + handler.path, headers=headers, content=body)
+    handler.send_response(answer.status_code)
+    for key, value in answer.headers.items():
+        if key.lower() not in _HOP:
+            handler.send_header(key, value)
+    handler.send_header("Content-Length", str(len(answer.content)))
+    handler.end_headers()
+    handler.wfile.write(answer.content)
 
 
 def body(value: Any) -> bytes:
@@ -31,32 +85,17 @@ class HostilePartner:
         self.answers: dict[tuple[str, str], tuple[int, bytes]] = {}
         self.requests: list[tuple[str, str]] = []
         self.quiet()
-        partner = self
+        self._server = LoopbackServer(self._respond, timeout=10)
 
-        class Handler(BaseHTTPRequestHandler):
-            timeout = 10  # a stuck client cannot hold a thread for ever
-
-            def _answer(self) -> None:
-                path = unquote(urlsplit(self.path).path)
-                length = int(self.headers.get("Content-Length") or 0)
-                if length:
-                    self.rfile.read(length)
-                partner.requests.append((self.command, path))
-                status, content = partner.answer_for(self.command, path)
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(content)))
-                self.end_headers()
-                self.wfile.write(content)
-
-            do_GET = do_POST = _answer
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+    def _respond(self, handler: BaseHTTPRequestHandler, body: bytes) -> None:
+        path = unquote(urlsplit(handler.path).path)
+        self.requests.append((handler.command, path))
+        status, content = self.answer_for(handler.command, path)
+        handler.send_response(status)
+        handler.send_header("Content-Type", "application/json")
+        handler.send_header("Content-Length", str(len(content)))
+        handler.end_headers()
+        handler.wfile.write(content)
 
     def quiet(self) -> None:
         """Every list and feed empty, the way the spec says it."""
@@ -81,8 +120,7 @@ class HostilePartner:
 
     @property
     def url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}"
+        return self._server.url
 
     @property
     def env(self) -> dict[str, str]:
@@ -98,10 +136,7 @@ class HostilePartner:
         }
 
     def __enter__(self) -> HostilePartner:
-        self._thread.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=10)
+        self._server.close()

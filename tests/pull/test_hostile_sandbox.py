@@ -13,34 +13,25 @@ import pytest
 from typer.testing import CliRunner
 
 import workbench as wb
+from tests.conftest import FAST
 from workbench import pesc
 from workbench.cli import app
 
-FAST = {
-    "WORKBENCH_BACKOFF_INITIAL": "0.01",
-    "WORKBENCH_BACKOFF_MAX": "0.05",
-    "WORKBENCH_RETRY_AFTER_MAX": "0.05",
-    "WORKBENCH_MAX_ATTEMPTS": "1",
-}
 SUPPLIER_LIST = r"/transcriptrequests/no_response"
 SUPPLIER_DETAILS = r"/api/transcriptrequests/[0-9a-f]{32}$"
+ONE_ATTEMPT = {**FAST, "WORKBENCH_MAX_ATTEMPTS": "1"}
 
 
 @pytest.fixture
-def connected(sandbox_factory, tmp_path: Path):
-    """``connect(env_overrides, **sandbox_overrides)``: (sandbox, workbench on a fresh db)."""
-    opened: list[wb.Workbench] = []
+def connected(sandbox_factory, connect_to, tmp_path: Path):
+    """``connected(env_overrides, **sandbox_overrides)``: (sandbox, workbench on a fresh db)."""
 
     def make(env: dict[str, str] | None = None, **overrides):
         sb = sandbox_factory(**{"initial_requests": 3, "initial_transcripts": 3, **overrides})
-        db = tmp_path / f"db{len(opened)}.sqlite"
-        w = wb.connect(env={**sb.env, **FAST, **(env or {})}, db=db)
-        opened.append(w)
-        return sb, w
+        db = tmp_path / f"{sb.port}.sqlite"
+        return sb, connect_to(sb, db=db, **{**ONE_ATTEMPT, **(env or {})})
 
-    yield make
-    for w in opened:
-        w.close()
+    return make
 
 
 def _one_detail(sb) -> str:
@@ -94,7 +85,7 @@ def test_a_list_that_is_not_an_array_fails_and_nothing_departs(
     sandbox_factory, tmp_path, monkeypatch, shape
 ):
     sb = sandbox_factory(initial_requests=3, initial_transcripts=3)
-    for name, value in {**sb.env, **FAST}.items():
+    for name, value in {**sb.env, **ONE_ATTEMPT}.items():
         monkeypatch.setenv(name, value)
     db = str(tmp_path / "shape.db")
     runner = CliRunner()

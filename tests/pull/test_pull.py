@@ -24,19 +24,14 @@ def id_scheme(request) -> str:
 
 
 @pytest.fixture
-def connected(sandbox_factory, tmp_path: Path, id_scheme: str):
-    """(sandbox, workbench on a fresh database), closed at teardown."""
-    opened = []
+def connected(sandbox_factory, connect_to, tmp_path: Path, id_scheme: str):
+    """``connected(**sandbox_overrides)``: (sandbox, workbench on a fresh database)."""
 
     def make(**overrides):
         sb = sandbox_factory(**{"id_scheme": id_scheme, **overrides})
-        w = wb.connect(env=sb.env, db=tmp_path / f"db{len(opened)}.sqlite")
-        opened.append(w)
-        return sb, w
+        return sb, connect_to(sb, db=tmp_path / f"{sb.port}.sqlite")
 
-    yield make
-    for w in opened:
-        w.close()
+    return make
 
 
 def _calls(w, run_id: int) -> list[str]:

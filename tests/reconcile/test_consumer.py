@@ -63,7 +63,7 @@ def test_every_consumer_state(received: pd.DataFrame) -> None:
 
 def test_awaiting_ack_has_its_age_and_sla(received: pd.DataFrame) -> None:
     assert received.loc["T-WAIT", "age_days"] == 7
-    assert received.loc["T-WAIT", "age_bucket"] == "6-10"
+    assert received.loc["T-WAIT", "age_bucket"] == "5-10"
     assert received["sla_breached"].to_dict() == {i: i == "T-WAIT" for i in received.index}
 
 

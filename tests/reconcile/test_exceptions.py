@@ -120,10 +120,10 @@ def _row(rec: reconcile.Reconciliation, kind: str, item: str) -> pd.Series:
 @pytest.mark.parametrize(
     ("kind", "item", "detail", "action"),
     [
-        ("response_overdue", "R-LATE", "has had no response for 8 days (SLA 5)",
-         "Send a TranscriptResponse (Hold or TranscriptRequestReceived) — open 8 days, SLA 5"),
-        ("ack_overdue", "T-LATE", "awaited our acknowledgment for 6 days (SLA 5)",
-         "w.consumer.send_acknowledgment('T-LATE') — waiting 6 days, SLA 5"),
+        ("response_overdue", "R-LATE", "has had no response for 8.0 days (SLA 5)",
+         "Send a TranscriptResponse (Hold or TranscriptRequestReceived) — open 8.0 days, SLA 5"),
+        ("ack_overdue", "T-LATE", "awaited our acknowledgment for 6.0 days (SLA 5)",
+         "w.consumer.send_acknowledgment('T-LATE') — waiting 6.0 days, SLA 5"),
         ("identity_mismatch", "R-WHO", "OEN 123456789 vs 000000000", "withdraw it"),
         ("identity_mismatch", "R-NAME", "last name Tremblay vs Smith", "registrar"),
         ("tracking_id_mismatch", "R-TRK", "acknowledgment received: RequestTrackingID C2, not C1",
@@ -137,7 +137,7 @@ def _row(rec: reconcile.Reconciliation, kind: str, item: str) -> pd.Series:
         ("uncertain_send", "T-UNSURE", "send_acknowledgment is uncertain", "run a pull"),
         ("parse_error", "T-BROKEN", "does not parse: malformed: a raw &", "well-formed"),
         ("hold_overdue", "R-HOLD", "Response Hold (reason: TranscriptFee) planned release "
-         "2026-03-05, 5 days ago", "new PlannedReleaseDate"),
+         "2026-03-05, 5.4 days ago", "new PlannedReleaseDate"),
         ("transcript_unacknowledged", "R-NOACK", "no acknowledgment of it is recorded",
          "we sent 2 awards, 12 courses"),
         ("reissued_after_ack", "T-REISSUED", "Version 2 (Reissue) arrived after our "

@@ -30,7 +30,7 @@ def test_empty_store_gives_empty_frames_with_every_column(store: Store) -> None:
     for frame in (rec.requests, rec.transcripts, rec.checks, rec.exceptions, rec.by_organisation):
         assert frame.empty
     assert rec.headline["requests"] == 0
-    assert rec.headline["open_by_age"] == dict.fromkeys(reconcile.AGE_BUCKETS, 0)
+    assert rec.headline["open_by_age"] == dict.fromkeys(reconcile.age_labels(5), 0)
     assert rec.headline["exceptions_by_severity"] == {
         "critical": 0, "high": 0, "medium": 0, "low": 0,
     }  # fmt: skip

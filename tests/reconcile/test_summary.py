@@ -58,7 +58,8 @@ def test_headline_figures(rec: reconcile.Reconciliation) -> None:
     h = rec.headline
     assert h["requests"] == 13
     assert h["open_requests"] == 8
-    assert h["open_by_age"] == {"0-2": 2, "3-5": 2, "6-10": 2, ">10": 2}
+    # each bucket holds ages above its lower edge, up to its upper one (the SLA, 5, is one)
+    assert h["open_by_age"] == {"0-2": 1, "2-5": 2, "5-10": 2, ">10": 3}
     assert h["open_over_sla"] == 5
     assert h["requests_by_state"] == {
         "awaiting_response": 8, "responded": 2, "transcript_sent": 1, "acknowledged": 1,
@@ -67,7 +68,7 @@ def test_headline_figures(rec: reconcile.Reconciliation) -> None:
     assert h["responses_by_status"] == {"Hold": 2, "TranscriptRequestReceived": 1}
     assert (h["transcripts_sent"], h["ack_mismatches"], h["uncertain_sends"]) == (3, 1, 1)
     assert (h["transcripts_received"], h["transcripts_awaiting_ack"]) == (3, 2)
-    assert h["awaiting_ack_by_age"] == {"0-2": 1, "3-5": 0, "6-10": 1, ">10": 0}
+    assert h["awaiting_ack_by_age"] == {"0-2": 1, "2-5": 0, "5-10": 1, ">10": 0}
     assert h["duplicate_transcripts"] == 1
     assert h["exceptions"] == len(rec.exceptions)
     assert sum(h["exceptions_by_severity"].values()) == len(rec.exceptions)

@@ -66,7 +66,7 @@ def test_every_state_from_a_crafted_store(every_state: pd.DataFrame) -> None:
 def test_awaiting_response_has_its_age_and_sla(every_state: pd.DataFrame) -> None:
     rows = _by_id(every_state)
     assert rows.loc["R-OPEN", "age_days"] == pytest.approx(9.2, abs=0.05)
-    assert rows.loc["R-OPEN", "age_bucket"] == "6-10"
+    assert rows.loc["R-OPEN", "age_bucket"] == "5-10"
     assert rows.loc["R-FRESH", "age_bucket"] == "0-2"
     assert rows["sla_breached"].to_dict() == {
         i: i in ("R-OPEN", "R-FAILED") for i in rows.index
@@ -186,7 +186,7 @@ def test_age_counts_from_first_sighting_without_a_request_date() -> None:
         {"request_id": ["R1"], "first_seen_at": [NOW - pd.Timedelta(days=4)], "on_list": [True]}
     )
     row = reconcile.supplier_lifecycle(tables, now=NOW).iloc[0]
-    assert (row["state"], row["age_days"], row["age_bucket"]) == ("awaiting_response", 4, "3-5")
+    assert (row["state"], row["age_days"], row["age_bucket"]) == ("awaiting_response", 4, "2-5")
 
 
 def test_planned_release_passed_without_a_transcript() -> None:

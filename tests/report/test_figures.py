@@ -12,9 +12,15 @@ import pytest
 from matplotlib.figure import Figure
 
 from workbench import reconcile
-from workbench.reconcile.inputs import age_bucket
-from workbench.report import ageing_chart, daily_volumes, daily_volumes_chart, funnel_chart
-from workbench.report.figures import _sla_position, bucket_days
+from workbench.reconcile import age_buckets
+from workbench.report import (
+    age_labels,
+    ageing,
+    ageing_chart,
+    daily_volumes,
+    daily_volumes_chart,
+    funnel_chart,
+)
 from workbench.store import Store
 
 from .conftest import NOW, crafted_tables
@@ -38,33 +44,43 @@ def test_the_funnel_counts_the_lifecycle(crafted: reconcile.Reconciliation) -> N
     assert "no data" in _texts(fig)  # no transcript received in the crafted state
 
 
-def test_ageing_bars_are_the_headline_buckets(crafted: reconcile.Reconciliation) -> None:
+def _sla_x(ax) -> float:
+    (line,) = [line for line in ax.get_lines() if line.get_linestyle() == "--"]
+    return float(line.get_xdata()[0])
+
+
+def test_ageing_bars_are_the_report_buckets(crafted: reconcile.Reconciliation) -> None:
     fig = ageing_chart(crafted)
     (ax,) = fig.axes
     heights = [int(p.get_height()) for p in ax.patches]
-    h = crafted.headline
-    assert heights == [*h["open_by_age"].values(), *h["awaiting_ack_by_age"].values()]
-    sla_lines = [line for line in ax.get_lines() if line.get_linestyle() == "--"]
-    assert len(sla_lines) == 1
-    assert sla_lines[0].get_xdata()[0] == pytest.approx(_sla_position(5))
+    counts = ageing(crafted)
+    assert heights == [*counts["open"].values(), *counts["awaiting"].values()]
+    assert sum(counts["open"].values()) == crafted.headline["open_requests"]
     assert ax.get_title() == "Ageing (SLA 5 days)"
     assert "open requests (1 over SLA)" in [t.get_text() for t in ax.get_legend().get_texts()]
+    labels = [t.get_text() for t in ax.get_xticklabels()]
+    assert labels == list(age_labels(5)) == ["0-2", "2-5", "5-10", ">10"]
+    # the SLA line is the edge between the buckets within it and those over it
+    assert _sla_x(ax) == pytest.approx(labels.index("2-5") + 0.5)
 
 
 @pytest.mark.parametrize(
-    ("sla", "position"), [(0, -0.5), (3, 0.5), (5, 1 + 1 / 6), (10, 2.3), (40, 3.5)]
+    ("sla", "labels"),
+    [
+        (0, ["0", "0-2", "2-5", "5-10", ">10"]),
+        (5, ["0-2", "2-5", "5-10", ">10"]),
+        (7, ["0-2", "2-5", "5-7", "7-10", ">10"]),
+        (4.5, ["0-2", "2-4.5", "4.5-5", "5-10", ">10"]),
+        (40, ["0-2", "2-5", "5-10", "10-40", ">40"]),
+    ],
 )
-def test_the_sla_line_sits_where_its_days_fall(sla: float, position: float) -> None:
-    assert _sla_position(sla) == pytest.approx(position)
-
-
-def test_the_bucket_days_are_the_reconciliation_buckets() -> None:
-    spans = bucket_days()
-    assert spans == ((0, 3), (3, 6), (6, 11), (11, 21))
-    ages = pd.Series(np.arange(0, 30, 0.5), dtype="Float64")
-    for age, bucket in zip(ages, age_bucket(ages), strict=True):
-        start, end = spans[reconcile.AGE_BUCKETS.index(bucket)]
-        assert start <= age and (age < end or bucket == reconcile.AGE_BUCKETS[-1]), (age, bucket)
+def test_the_sla_is_always_a_bucket_edge(sla: float, labels: list[str]) -> None:
+    assert list(age_labels(sla)) == labels
+    ages = pd.Series(np.arange(-1, 60, 0.1).round(1), dtype="Float64")
+    buckets = age_buckets(ages, sla).astype(str)
+    within = next(x for x in labels if x.split("-")[-1] == f"{sla:g}")  # the bucket up to it
+    over = [labels.index(b) > labels.index(within) for b in buckets]
+    assert over == (ages > sla).tolist()  # no bucket holds ages on both sides of the SLA
 
 
 def test_every_chart_copes_with_no_data(empty_rec: reconcile.Reconciliation) -> None:

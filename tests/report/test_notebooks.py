@@ -63,7 +63,8 @@ def test_reconcile_shows_the_figures_and_publishes_the_summary(
         assert found[key] == str(rec.headline[key]), key
     assert int(found["responses"]) == 4  # act_out's four responses
     charts = re.findall(r'<img class="wb-chart" alt="([^"]*)" src="data:image/png;base64,', html)
-    assert len(charts) == 3 and charts[1] == "Ageing (SLA 5 days)"
+    assert len(charts) == 4 and charts[1] == "Ageing (SLA 5 days)"
+    assert charts[3].startswith("Trends over the pulls of the last 14 days")
     assert "Critical (" in html and "identity_mismatch" in html
     assert "Requests, by the organisation that sent them" in html
     assert "Comparing run 2 (ok" in html
@@ -72,6 +73,7 @@ def test_reconcile_shows_the_figures_and_publishes_the_summary(
         "## Headline", "## Lifecycle", "## Exceptions by severity",
         "## Resubmitted, re-issued and cancelled", "## By organisation",
         "## Changes since the previous run",
+        "## Trends\n\nThe figures as of each pull run: the store keeps every pull.",
     ]  # fmt: skip
 
 
@@ -113,6 +115,6 @@ def test_troubleshoot_without_a_request_id_fails_clearly(report_copy: Path, tmp_
 def test_events_shows_both_feeds(report_copy: Path, tmp_path: Path) -> None:
     nb = _run("events", tmp_path / "out", db=str(report_copy))
     html = _html(nb)
-    assert html.count("data:image/png;base64,") == 1
+    assert html.count("data:image/png;base64,") == 3  # per day, per pull, breakdowns
     assert "Per pull run" in html and "placement" in html and "domestic" in html
-    assert "raw_json" in html
+    assert "raw_json" not in html  # events as readable tables (tests/report/test_events*.py)

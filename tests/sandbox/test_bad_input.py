@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.sandbox.test_exchange import _response_for, _transcript_for
+from tests.sandbox.helpers import response_for, transcript_for
 from tests.sandbox.wire import exchange, path
 from workbench import spec
 
@@ -87,7 +87,7 @@ def test_huge_body_without_content_length_is_413(sandbox_factory):
 def test_tracking_id_must_match_the_path(sandbox):
     other = sandbox.pending_request_ids()[1]
     response, _ = _post(
-        sandbox, spec.SUPPLIER_RESPONSES_PATH, json={"PESCXML": _response_for(other)}
+        sandbox, spec.SUPPLIER_RESPONSES_PATH, json={"PESCXML": response_for(other)}
     )
     assert response.status_code == 400
     assert "does not match" in response.json()["Message"]
@@ -98,7 +98,7 @@ def test_a_transcript_is_not_a_response(sandbox):
     with exchange(sandbox, "supplier") as client:
         response = client.post(
             path(spec.SUPPLIER_RESPONSES_PATH, request_id),
-            json={"PESCXML": _transcript_for(request_id, courses=1, awards=0)},
+            json={"PESCXML": transcript_for(request_id, courses=1, awards=0)},
         )
     assert response.status_code == 400
     assert "expected a TranscriptResponse" in response.json()["Message"]

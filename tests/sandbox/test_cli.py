@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import re
 import signal
 import subprocess
 import sys
@@ -12,31 +10,14 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.sandbox.helpers import start_cli
 from workbench import spec
 
 pytestmark = pytest.mark.slow
 
 
-def _start(*args: str) -> tuple[subprocess.Popen[str], dict[str, str]]:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "workbench.cli", "sandbox", "--port", "0", *args],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
-    assert proc.stdout is not None
-    exported: dict[str, str] = {}
-    for line in proc.stdout:
-        if match := re.match(r"\s*export (\w+)='(.*)'", line):
-            exported[match[1]] = match[2]
-        if line.startswith("Ctrl-C"):
-            break
-    return proc, exported
-
-
 def test_serves_until_ctrl_c_and_prints_what_a_client_needs(tmp_path: Path):
-    proc, env = _start("--seed", "3", "--requests", "4")
+    proc, env = start_cli("--seed", "3", "--requests", "4")
     try:
         for name in (
             "WORKBENCH_AUTH_URL",
@@ -68,7 +49,7 @@ def test_serves_until_ctrl_c_and_prints_what_a_client_needs(tmp_path: Path):
 
 def test_sigterm_stops_cleanly_and_keeps_state(tmp_path: Path):
     state = tmp_path / "state.json"
-    proc, _ = _start("--state", str(state))
+    proc, _ = start_cli("--state", str(state))
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=20)
     assert proc.returncode == 0, err

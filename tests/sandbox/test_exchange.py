@@ -8,6 +8,7 @@ import httpx
 import pytest
 from lxml import etree
 
+from tests.sandbox.helpers import ack_for, response_for, transcript_for, xpath_text
 from tests.sandbox.wire import exchange, path, pescxml, token
 from workbench import spec
 
@@ -22,11 +23,6 @@ def _first_transcript(sb) -> str:
 
 def _local(xml: str) -> str:
     return etree.QName(etree.fromstring(xml.encode())).localname
-
-
-def _xpath_text(xml: str, name: str) -> str:
-    root = etree.fromstring(xml.encode())
-    return root.xpath(f"string(//*[local-name()='{name}'])")
 
 
 # -- supplier ----------------------------------------------------------------------------------
@@ -53,12 +49,12 @@ def test_request_detail_is_an_array_of_one(sandbox, slash):
     assert item["RequestID"] == request_id
     xml = pescxml(item)
     assert _local(xml) == "TranscriptRequest"
-    assert _xpath_text(xml, "RequestTrackingID") == request_id
+    assert xpath_text(xml, "RequestTrackingID") == request_id
 
 
 def test_send_response_echoes_it_and_closes_the_request(sandbox):
     request_id = _first_request(sandbox)
-    document = _response_for(request_id)
+    document = response_for(request_id)
     with exchange(sandbox, "supplier") as client:
         response = client.post(
             path(spec.SUPPLIER_RESPONSES_PATH, request_id), json={"PESCXML": document}
@@ -76,7 +72,7 @@ def test_send_response_echoes_it_and_closes_the_request(sandbox):
 
 def test_send_transcript_is_answered_with_a_counted_acknowledgment(sandbox):
     request_id = _first_request(sandbox)
-    transcript = _transcript_for(request_id, courses=7, awards=2)
+    transcript = transcript_for(request_id, courses=7, awards=2)
     with exchange(sandbox, "supplier") as client:
         response = client.post(
             path(spec.SUPPLIER_TRANSCRIPTS_PATH, request_id), json={"PESCXML": transcript}
@@ -86,33 +82,33 @@ def test_send_transcript_is_answered_with_a_counted_acknowledgment(sandbox):
     assert body["RequestID"] == request_id
     ack = body["PESCXML"]
     assert _local(ack) == "Acknowledgment"
-    assert _xpath_text(ack, "CourseTotal") == "7"
-    assert _xpath_text(ack, "AcademicAwardTotal") == "2"
-    assert _xpath_text(ack, "RequestTrackingID") == request_id
-    assert _xpath_text(ack, "DocumentID") == "CT-DOC-1"
+    assert xpath_text(ack, "CourseTotal") == "7"
+    assert xpath_text(ack, "AcademicAwardTotal") == "2"
+    assert xpath_text(ack, "RequestTrackingID") == request_id
+    assert xpath_text(ack, "DocumentID") == "CT-DOC-1"
     assert request_id not in sandbox.pending_request_ids()
 
 
 def test_the_ack_miscount_fault_counts_one_course_short_for_the_same_requests(sandbox_factory):
     sb = sandbox_factory(ack_miscount_rate=1.0)
     request_id = _first_request(sb)
-    transcript = _transcript_for(request_id, courses=7, awards=2)
+    transcript = transcript_for(request_id, courses=7, awards=2)
     with exchange(sb, "supplier") as client:
         response = client.post(
             path(spec.SUPPLIER_TRANSCRIPTS_PATH, request_id), json={"PESCXML": transcript}
         )
     assert response.status_code == 200
     ack = response.json()["PESCXML"]
-    assert _xpath_text(ack, "CourseTotal") == "6"
-    assert _xpath_text(ack, "AcademicAwardTotal") == "2"
-    assert _xpath_text(ack, "RequestTrackingID") == request_id
+    assert xpath_text(ack, "CourseTotal") == "6"
+    assert xpath_text(ack, "AcademicAwardTotal") == "2"
+    assert xpath_text(ack, "RequestTrackingID") == request_id
 
 
 def test_escaped_payloads_are_accepted(sandbox):
     import html
 
     request_id = _first_request(sandbox)
-    document = html.escape(_response_for(request_id), quote=False)
+    document = html.escape(response_for(request_id), quote=False)
     with exchange(sandbox, "supplier") as client:
         response = client.post(
             path(spec.SUPPLIER_RESPONSES_PATH, request_id), json={"PESCXML": document}
@@ -141,7 +137,7 @@ def test_consumer_list_and_detail(sandbox):
 
 def test_acknowledgment_is_echoed_and_takes_the_transcript_off_the_list(sandbox):
     transcript_id = _first_transcript(sandbox)
-    ack = _ack_for(transcript_id)
+    ack = ack_for(transcript_id)
     with exchange(sandbox, "consumer") as client:
         response = client.post(
             path(spec.CONSUMER_ACKNOWLEDGMENT_PATH, transcript_id), json={"PESCXML": ack}
@@ -240,42 +236,3 @@ def test_no_subscription_key_is_needed_on_the_exchange(sandbox):
 
 
 # -- documents for sends -----------------------------------------------------------------------
-
-
-def _response_for(request_id: str) -> str:
-    ns = spec.NS_V1_0_0["TranscriptResponse"]
-    return (
-        f'<TrnResp:TranscriptResponse xmlns:TrnResp="{ns}"><TrnResp:TransmissionData>'
-        f"<DocumentID>R-1</DocumentID><RequestTrackingID>{request_id}</RequestTrackingID>"
-        "</TrnResp:TransmissionData><TrnResp:Response><ResponseStatus>TranscriptSent"
-        "</ResponseStatus></TrnResp:Response></TrnResp:TranscriptResponse>"
-    )
-
-
-def _transcript_for(request_id: str, *, courses: int, awards: int) -> str:
-    ns = spec.NS_V1_0_0["CollegeTranscript"]
-    course_xml = "".join(
-        f"<Course><CourseNumber>{n}</CourseNumber></Course>" for n in range(courses)
-    )
-    award_xml = "<AcademicAward><AcademicAwardTitle>Diploma</AcademicAwardTitle></AcademicAward>"
-    return (
-        f'<CT:CollegeTranscript xmlns:CT="{ns}"><TransmissionData><DocumentID>CT-DOC-1</DocumentID>'
-        f"<RequestTrackingID>{request_id}</RequestTrackingID>"
-        "<Source><Organization><CSIS>353900</CSIS><OrganizationName>Demo College</OrganizationName>"
-        "</Organization></Source><Destination><Organization><MutuallyDefined>OCAS</MutuallyDefined>"
-        "<OrganizationName>OCAS Application Services Inc.</OrganizationName></Organization>"
-        "</Destination></TransmissionData><Student><Person><Name><FirstName>Zoë</FirstName>"
-        "<LastName>O'Brien</LastName></Name></Person><AcademicRecord>"
-        f"{award_xml * awards}<AcademicSession>{course_xml}</AcademicSession>"
-        "</AcademicRecord></Student></CT:CollegeTranscript>"
-    )
-
-
-def _ack_for(transcript_id: str) -> str:
-    ns = spec.NS_V1_0_0["Acknowledgment"]
-    return (
-        f'<Ack:Acknowledgment xmlns:Ack="{ns}"><TransmissionData><DocumentID>A-1</DocumentID>'
-        f"<RequestTrackingID>{transcript_id}</RequestTrackingID></TransmissionData>"
-        "<Person><Name><FirstName>A</FirstName><LastName>B</LastName></Name></Person>"
-        "<AcademicAwardTotal>1</AcademicAwardTotal><CourseTotal>3</CourseTotal></Ack:Acknowledgment>"
-    )

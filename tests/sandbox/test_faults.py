@@ -8,7 +8,7 @@ import httpx
 import pytest
 from lxml import etree
 
-from tests.sandbox.test_exchange import _response_for
+from tests.sandbox.helpers import response_for
 from tests.sandbox.wire import exchange, path, token
 from workbench import spec
 
@@ -61,7 +61,7 @@ def test_drop_after_runs_the_post_then_drops(sandbox):
         with pytest.raises(httpx.RemoteProtocolError):
             client.post(
                 path(spec.SUPPLIER_RESPONSES_PATH, request_id),
-                json={"PESCXML": _response_for(request_id)},
+                json={"PESCXML": response_for(request_id)},
             )
     assert [r["request_id"] for r in sandbox.received] == [request_id]
     assert request_id not in sandbox.pending_request_ids()

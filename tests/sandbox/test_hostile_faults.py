@@ -13,8 +13,7 @@ import httpx
 import pytest
 from typer.testing import CliRunner
 
-from tests.sandbox.test_cli import _start
-from tests.sandbox.test_exchange import _response_for
+from tests.sandbox.helpers import response_for, start_cli
 from tests.sandbox.wire import exchange, gateway, path, request_token, token_form
 from workbench import spec
 from workbench.cli import app
@@ -114,7 +113,7 @@ def test_success_body_replaces_a_send_answer_after_the_send_took_effect(
     with exchange(sb, "supplier") as client:
         response = client.post(
             path(spec.SUPPLIER_RESPONSES_PATH, request_id),
-            json={"PESCXML": _response_for(request_id)},
+            json={"PESCXML": response_for(request_id)},
         )
         unchanged_list = client.get(LIST)
     assert response.status_code == status
@@ -283,7 +282,7 @@ def test_cli_refuses_an_unknown_fault_kind():
 
 @pytest.mark.slow
 def test_cli_serves_with_the_faults_it_is_given():
-    proc, env = _start("--requests", "2", "--fault", "list_shape=null", "--fault", "pad_bytes=9")
+    proc, env = start_cli("--requests", "2", "--fault", "list_shape=null", "--fault", "pad_bytes=9")
     try:
         form = {
             "client_id": env["WORKBENCH_SUPPLIER_CLIENT_ID"],

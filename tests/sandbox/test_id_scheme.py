@@ -7,7 +7,7 @@ import re
 import pytest
 from lxml import etree
 
-from tests.sandbox.test_exchange import _ack_for, _response_for, _transcript_for, _xpath_text
+from tests.sandbox.helpers import ack_for, response_for, start_cli, transcript_for, xpath_text
 from tests.sandbox.wire import exchange, gateway, path, pescxml
 from workbench import spec
 from workbench.sandbox import SandboxSettings
@@ -26,7 +26,7 @@ def test_tracking_scheme_keys_the_api_by_the_tracking_id(sandbox_factory):
     with exchange(sb, "supplier") as client:
         for item in client.get(spec.SUPPLIER_PENDING_PATH).json()[:5]:
             xml = pescxml(_detail(client, spec.SUPPLIER_REQUEST_PATH, item["RequestID"])[0])
-            assert _xpath_text(xml, "RequestTrackingID") == item["RequestID"]
+            assert xpath_text(xml, "RequestTrackingID") == item["RequestID"]
             assert 1 <= len(item["RequestID"]) <= 35
 
 
@@ -43,7 +43,7 @@ def test_guid_scheme_keys_the_api_by_a_guid_distinct_from_the_tracking_id(sandbo
                 assert re.fullmatch(GUID, item["RequestID"]), item
                 body = _detail(client, detail, item["RequestID"])
                 assert body[0]["RequestID"] == item["RequestID"]
-                tracked = _xpath_text(pescxml(body[0]), "RequestTrackingID")
+                tracked = xpath_text(pescxml(body[0]), "RequestTrackingID")
                 assert re.fullmatch(r"C\d{13,}", tracked) and len(tracked) <= 35, tracked
                 trackings.add(tracked)
             assert len(trackings) == len(items)
@@ -56,29 +56,29 @@ def test_guid_scheme_sends_are_checked_against_the_tracking_id(sandbox_factory):
     with exchange(sb, "supplier") as client:
         refused = client.post(
             path(spec.SUPPLIER_RESPONSES_PATH, request_id),
-            json={"PESCXML": _response_for(request_id)},
+            json={"PESCXML": response_for(request_id)},
         )
         assert refused.status_code == 400
         assert "invalid" in refused.json()["Message"]
-        transcript = _transcript_for(tracking, courses=3, awards=1)
+        transcript = transcript_for(tracking, courses=3, awards=1)
         sent = client.post(
             path(spec.SUPPLIER_TRANSCRIPTS_PATH, request_id), json={"PESCXML": transcript}
         )
         assert sent.status_code == 200, sent.text
     ack = sent.json()["PESCXML"]
-    assert _xpath_text(ack, "RequestTrackingID") == tracking
-    assert _xpath_text(ack, "DocumentID") == "CT-DOC-1"  # echoes the transcript's DocumentID
+    assert xpath_text(ack, "RequestTrackingID") == tracking
+    assert xpath_text(ack, "DocumentID") == "CT-DOC-1"  # echoes the transcript's DocumentID
     transcript_id = sb.pending_transcript_ids()[0]
     transcript_tracking = sb.state.transcripts[transcript_id].tracking
     with exchange(sb, "consumer") as client:
         wrong = client.post(
             path(spec.CONSUMER_ACKNOWLEDGMENT_PATH, transcript_id),
-            json={"PESCXML": _ack_for(transcript_id)},
+            json={"PESCXML": ack_for(transcript_id)},
         )
         assert wrong.status_code == 400 and "invalid" in wrong.json()["Message"]
         right = client.post(
             path(spec.CONSUMER_ACKNOWLEDGMENT_PATH, transcript_id),
-            json={"PESCXML": _ack_for(transcript_tracking)},
+            json={"PESCXML": ack_for(transcript_tracking)},
         )
         assert right.status_code == 200, right.text
     assert transcript_id not in sb.pending_transcript_ids()
@@ -130,9 +130,7 @@ def test_the_sandbox_command_serves_the_guid_scheme():
 
     import httpx
 
-    from tests.sandbox.test_cli import _start
-
-    proc, env = _start("--requests", "3", "--id-scheme", "guid", "--max-peek-count", "5")
+    proc, env = start_cli("--requests", "3", "--id-scheme", "guid", "--max-peek-count", "5")
     try:
         form = {
             "client_id": env["WORKBENCH_SUPPLIER_CLIENT_ID"],

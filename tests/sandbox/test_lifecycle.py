@@ -73,7 +73,8 @@ def test_events_drain_as_the_clock_moves(sandbox_factory):
     sb = sandbox_factory(placement_events_per_hour=0, domestic_events_per_hour=0)
     with gateway(sb) as client:
         assert len(client.get(spec.PENDING_PLACEMENT_EVENTS_PATH).json()) == 6
-        sb.advance(25)
+    sb.advance(25)
+    with gateway(sb) as client:  # a new token: the first expired as the clock moved a day
         assert client.get(spec.PENDING_PLACEMENT_EVENTS_PATH).json() == []
 
 

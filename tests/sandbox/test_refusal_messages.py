@@ -5,7 +5,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from tests.sandbox.test_exchange import _response_for, _transcript_for
+from tests.sandbox.helpers import response_for, transcript_for
 from tests.sandbox.wire import exchange, gateway, path
 from workbench import spec
 
@@ -30,7 +30,7 @@ def test_exchange_refusals_are_word_for_word(sandbox_factory):
             413,
             {"Message": "The request body is larger than 1000 bytes."},
         )
-        other = {"PESCXML": _response_for(second)}
+        other = {"PESCXML": response_for(second)}
         assert _refusal(post(path(spec.SUPPLIER_RESPONSES_PATH, first), json=other)) == (
             400,
             {
@@ -38,7 +38,7 @@ def test_exchange_refusals_are_word_for_word(sandbox_factory):
                 " the tracking ID of the request in the path."
             },
         )
-        transcript = {"PESCXML": _transcript_for(first, courses=1, awards=0)}
+        transcript = {"PESCXML": transcript_for(first, courses=1, awards=0)}
         assert _refusal(post(path(spec.SUPPLIER_RESPONSES_PATH, first), json=transcript)) == (
             400,
             {

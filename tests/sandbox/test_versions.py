@@ -6,8 +6,8 @@ import json
 
 from lxml import etree
 
+from tests.sandbox.helpers import ack_for
 from tests.sandbox.schemas import schema_errors
-from tests.sandbox.test_exchange import _ack_for
 from tests.sandbox.wire import exchange, path, pescxml
 from workbench import spec
 from workbench.sandbox import SandboxSettings
@@ -20,6 +20,7 @@ QUIET = {  # nothing moves but what a test turns on
     "reissue_per_hour": 0,
     "resubmission_per_hour": 0,
     "cancellation_per_hour": 0,
+    "token_ttl": 24 * 3600,  # and tokens outlive the clock's moves
 }
 
 
@@ -47,7 +48,7 @@ def test_a_transcript_reissued_after_its_acknowledgment_is_back_on_the_list(
         tracking = _text(first, "RequestTrackingID")
         sent = client.post(
             path(spec.CONSUMER_ACKNOWLEDGMENT_PATH, transcript_id),
-            json={"PESCXML": _ack_for(tracking)},
+            json={"PESCXML": ack_for(tracking)},
         )
         assert sent.status_code == 200, sent.text
         assert _listed(client, spec.CONSUMER_PENDING_PATH) == {}

@@ -14,12 +14,11 @@ import workbench as wb
 from tests.pull.hostile import HostilePartner, body
 from tests.store.helpers import exchange
 from workbench import spec
-from workbench.api.ids import request_path
 from workbench.errors import StoreError
-from workbench.redact import MASK
+from workbench.ids import request_path
+from workbench.redact import MASK, Redactor
 from workbench.sandbox.generator import transcript_request_xml
 from workbench.store import Store
-from workbench.store.scrub import Scrubber
 
 DETAIL = {"PESCXML": "<CollegeTranscript/>"}
 
@@ -150,7 +149,7 @@ def test_a_rolled_back_column_is_added_again(tmp_path: Path) -> None:
 
 
 def test_data_masks_value_by_value() -> None:
-    scrub = Scrubber(["1234", "true"])
+    scrub = Redactor(["1234", "true"])
     value = {"pin": 1234, "ok": True, "password": "x", "n": [1, "a true b"], "e": None}
     assert scrub.data(value) == {
         "pin": MASK,

@@ -12,7 +12,7 @@ import pytest
 import workbench as wb
 from tests.store.helpers import listed
 from workbench.store import Store
-from workbench.store.values import now, utc_text
+from workbench.store.cells import now, utc_text
 
 LIST = "consumer_transcripts"
 ACK = "send_acknowledgment"

@@ -7,9 +7,8 @@ from pathlib import Path
 import pytest
 
 from tests.store.helpers import SECRETS, exchange, listed
-from workbench.redact import MASK
+from workbench.redact import MASK, Redactor
 from workbench.store import Store
-from workbench.store.scrub import Scrubber
 
 JWT = "eyJhbGciOiJSUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJ3b3JrYmVuY2gifQ.c2lnbmF0dXJlLWJ5dGVz"
 OPAQUE = "opaque-token-7f3a9c2e1b"  # not JWT-shaped: caught by field name, or once learned
@@ -98,11 +97,11 @@ def test_the_database_file_holds_none_of_the_secrets(tmp_path: Path) -> None:
     ],
 )
 def test_the_scrubber(text: str, expected: str) -> None:
-    assert Scrubber(SECRETS).text(text) == expected
+    assert Redactor(SECRETS).text(text) == expected
 
 
 def test_the_scrubber_masks_sensitive_headers_whatever_their_value() -> None:
-    headers = Scrubber().headers({"Cookie": "a=1", "X-Api-Key": "k", "Accept": "*/*"})
+    headers = Redactor().headers({"Cookie": "a=1", "X-Api-Key": "k", "Accept": "*/*"})
     assert headers == {"Cookie": "[REDACTED]", "X-Api-Key": "[REDACTED]", "Accept": "*/*"}
 
 
@@ -110,7 +109,7 @@ def test_the_fast_path_hints_cover_every_sensitive_field_name() -> None:
     from workbench.redact import SENSITIVE_FIELDS
 
     for name in SENSITIVE_FIELDS:
-        assert Scrubber().text(f'{{"{name}": "value-1234"}}') != f'{{"{name}": "value-1234"}}'
+        assert Redactor().text(f'{{"{name}": "value-1234"}}') != f'{{"{name}": "value-1234"}}'
 
 
 def test_a_detail_masks_secrets_wherever_its_rows_hold_them(tmp_path: Path) -> None:
@@ -145,7 +144,7 @@ def test_a_detail_masks_secrets_wherever_its_rows_hold_them(tmp_path: Path) -> N
 
 
 def test_texts_are_scanned_together_and_masked_one_by_one() -> None:
-    scrub = Scrubber(SECRETS)
+    scrub = Redactor(SECRETS)
     clean = ["<Course>Calculus</Course>", None, "", '{"n": 1}']
     kept = scrub.texts(clean)
     assert kept == clean and all(a is b for a, b in zip(kept, clean, strict=True))

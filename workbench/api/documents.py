@@ -6,15 +6,17 @@ happens exactly once and a document escaped twice is refused rather than silentl
 document that fails to parse still yields its row: the value as sent stays, and
 ``parse_error`` says what is wrong.
 
->>> xml, fields = parse_pescxml("&lt;CollegeTranscript/&gt;")  # doctest: +SKIP
+>>> xml, document, error = parse_pescxml("&lt;CollegeTranscript/&gt;")  # doctest: +SKIP
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
+from workbench import pesc
 from workbench.errors import PescError
+from workbench.pesc import PescDocument
 
 PESCXML = "pescxml"
 PARSE_ERROR = "parse_error"
@@ -32,20 +34,23 @@ def split_pescxml(record: Mapping[str, Any]) -> tuple[str | None, dict[str, Any]
     return xml, rest
 
 
-def parse_pescxml(value: str | None) -> tuple[str | None, dict[str, Any]]:
-    """The document's XML (unescaped once) and its flat PESC fields plus ``parse_error``.
+class Parsed(NamedTuple):
+    """A ``PESCXML`` value parsed once (:func:`parse_pescxml`)."""
 
-    Never raises for a bad document: the value comes back as sent, with the reason.
-    """
+    xml: str | None  # unescaped once; the value as sent when it could not be parsed
+    document: PescDocument | None  # None when it could not be parsed: ``error`` says why
+    error: str | None
+
+
+def parse_pescxml(value: str | None) -> Parsed:
+    """The document of a ``PESCXML`` value, parsed once; never raises for a bad document."""
     if not value:
-        return value, {PARSE_ERROR: "no PESCXML in the answer"}
-    from workbench import pesc
-
+        return Parsed(value, None, "no PESCXML in the answer")
     try:
         document = pesc.parse(value)
-        return document.text, {**pesc.flatten(document), PARSE_ERROR: None}
     except PescError as exc:
-        return value, {PARSE_ERROR: f"{exc.reason}: {exc}"}
+        return Parsed(value, None, f"{exc.reason}: {exc}")
+    return Parsed(document.text, document, None)
 
 
 def text_of(document: Any) -> str:

@@ -10,7 +10,7 @@ import pandas as pd
 from workbench.api.frames import events_frame
 from workbench.api.international import EVENT_COLUMNS
 from workbench.errors import InvalidValue
-from workbench.http import Session
+from workbench.session import Session
 from workbench.spec import PEEK_EVENTS_PATH
 
 ROLE = "domestic"

@@ -19,7 +19,6 @@ from workbench import pesc, spec
 from workbench.api.batch import ERROR, Rows, fetch_all, ids_of
 from workbench.api.documents import PARSE_ERROR, PESCXML, parse_pescxml, split_pescxml, text_of
 from workbench.api.frames import frame, snake_keys
-from workbench.api.ids import check_request_id, request_path
 from workbench.errors import (
     AuthError,
     ConfigError,
@@ -27,9 +26,10 @@ from workbench.errors import (
     PartnerError,
     TransportError,
 )
-from workbench.http import Session
+from workbench.ids import check_request_id, request_path
 from workbench.partner_json import answer_items, detail_items, list_items, unexpected
 from workbench.pesc.builders import ID_LENGTH
+from workbench.session import Session
 from workbench.store.frames import is_missing
 
 if TYPE_CHECKING:
@@ -43,9 +43,12 @@ Expects: TypeAlias = tuple[str, ...]
 logger = logging.getLogger(__name__)
 
 
-class _Role:
+class Role:
+    """One role's operations, and where its pending list and details are (the pull reads them)."""
+
     role = ""
     noun = ""  # what one id names, in messages: "transcript request", "transcript"
+    list_path = empty = ""  # the pending list, and what the partner says when it is empty
     detail_path = ""
     detail_columns: Sequence[str] = SUMMARY_COLUMNS
     # What this role's sends answer, in the store: its list, entity table and id column.
@@ -60,8 +63,10 @@ class _Role:
     def __repr__(self) -> str:
         return f"<{type(self).__name__} of profile {self._session.profile.name!r}>"
 
-    def _list(self, path: str, *, operation: str, empty: str) -> pd.DataFrame:
-        answer = self._session.call(self.role, "GET", path, operation=operation, empty=(empty,))
+    def _list(self, *, operation: str) -> pd.DataFrame:
+        answer = self._session.call(
+            self.role, "GET", self.list_path, operation=operation, empty=(self.empty,)
+        )
         listed = [] if answer.value is None else list_items(answer.value, operation=operation)
         items = _items(listed, operation)  # every item an object
         return frame(items, columns=SUMMARY_COLUMNS, operation=operation, call_id=answer.call_id)
@@ -182,21 +187,18 @@ class _Role:
         return df
 
 
-class Supplier(_Role):
+class Supplier(Role):
     """Supplier role: requests in; responses and transcripts out; acknowledgments back."""
 
     role = "supplier"
     noun = "transcript request"
+    list_path, empty = spec.SUPPLIER_PENDING_PATH, spec.NO_REQUESTS_FOUND
     detail_path = spec.SUPPLIER_REQUEST_PATH
     list_name, table, id_column = "supplier_requests", "transcript_requests", "request_id"
 
     def pending_requests(self) -> pd.DataFrame:
         """Transcript requests without a response: request_id, request_date."""
-        return self._list(
-            spec.SUPPLIER_PENDING_PATH,
-            operation="supplier.pending_requests",
-            empty=spec.NO_REQUESTS_FOUND,
-        )
+        return self._list(operation="supplier.pending_requests")
 
     def request(self, request_id: str) -> pd.DataFrame:
         """One request: its fields, the parsed TranscriptRequest fields, and ``pescxml``."""
@@ -248,22 +250,19 @@ class Supplier(_Role):
         )
 
 
-class Consumer(_Role):
+class Consumer(Role):
     """Consumer role: transcripts in; acknowledgments out."""
 
     role = "consumer"
     noun = "transcript"
+    list_path, empty = spec.CONSUMER_PENDING_PATH, spec.NO_TRANSCRIPTS_FOUND
     detail_path = spec.CONSUMER_TRANSCRIPT_PATH
     detail_columns = ("request_id",)  # spec §4.4: the transcript detail has no RequestDate
     list_name, table, id_column = "consumer_transcripts", "transcripts_received", "transcript_id"
 
     def pending_transcripts(self) -> pd.DataFrame:
         """Transcripts without a response: request_id, request_date."""
-        return self._list(
-            spec.CONSUMER_PENDING_PATH,
-            operation="consumer.pending_transcripts",
-            empty=spec.NO_TRANSCRIPTS_FOUND,
-        )
+        return self._list(operation="consumer.pending_transcripts")
 
     def transcript(self, request_id: str) -> pd.DataFrame:
         """One transcript: the parsed CollegeTranscript fields and ``pescxml``."""
@@ -315,9 +314,10 @@ def _build_acknowledgment(transcript: dict[str, Any], request_id: Any, *, operat
 def _document_row(item: dict[str, Any]) -> dict[str, Any]:
     """An answer item as a row: its fields, the parsed document's fields, ``pescxml`` last."""
     value, rest = split_pescxml(item)
-    xml, fields = parse_pescxml(value)
+    xml, document, error = parse_pescxml(value)
     row = snake_keys(rest)
-    for key, value in fields.items():
+    fields = pesc.flatten(document) if document is not None else {}
+    for key, value in {**fields, PARSE_ERROR: error}.items():
         row[key if key not in row else f"pesc_{key}"] = value
     row[PESCXML] = xml
     return row

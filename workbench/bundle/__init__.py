@@ -20,17 +20,16 @@ The zip holds:
   in the bundled file) and where it was seen;
 - ``timeline.csv``: ``Store.timeline(id)``.
 
-Secrets never leave: every text passes :class:`workbench.redact.Redactor` and the store's
-:class:`~workbench.store.scrub.Scrubber` with the given ``secrets``, so sensitive headers and
-fields are masked by name, the secrets by value, JWTs and bearer credentials by shape, even if
-the store somehow held one. ``redact_personal=True`` also masks student personal data
-(:data:`PERSONAL_ELEMENTS`) in every member, with stable placeholders such as
-``[LastName-1]``: the same value gets the same placeholder throughout the bundle, so the partner
-can still see that two documents name the same student.
+Secrets never leave: every text passes :class:`workbench.redact.Redactor` with the given
+``secrets``, so sensitive headers and fields are masked by name, the secrets by value, JWTs and
+bearer credentials by shape, even if the store somehow held one. ``redact_personal=True`` also
+masks student personal data (:data:`PERSONAL_ELEMENTS`) in every member, with stable
+placeholders such as ``[LastName-1]``: the same value gets the same placeholder throughout the
+bundle, so the partner can still see that two documents name the same student.
 
 Layout: ``assemble.py`` (make_bundle, README, zip), ``har.py`` (calls -> HAR 1.2),
 ``documents.py`` (documents and their validation), ``redaction.py`` (secrets, personal data),
-``values.py`` (shared conversions).
+``plain.py`` (values made plain for JSON).
 """
 
 from __future__ import annotations

@@ -18,8 +18,8 @@ import pandas as pd
 from workbench._version import __version__
 from workbench.bundle.documents import find_documents, validations
 from workbench.bundle.har import calls_about, har_log
+from workbench.bundle.plain import iso
 from workbench.bundle.redaction import DEFAULT_OUT_DIR, PERSONAL_ELEMENTS, Personal, Redaction
-from workbench.bundle.values import iso
 from workbench.errors import ConfigError, StoreError
 from workbench.redact import SENSITIVE_FIELDS, SENSITIVE_HEADERS
 from workbench.store import Store

@@ -13,7 +13,7 @@ from typing import Any
 from lxml import etree
 
 from workbench import pesc
-from workbench.bundle.values import iso, records
+from workbench.bundle.plain import iso, records
 from workbench.errors import PescError
 from workbench.store import Store
 
@@ -63,7 +63,7 @@ def find_documents(
     unique: dict[str, _Document] = {}
     # Oldest first; sorted() is stable, so a call's request body comes before its answer.
     for xml, _at, kind, source in sorted(seen, key=lambda s: s[1]):
-        text, parsed = _pretty(xml)
+        text, parsed = pretty(xml)
         document = unique.setdefault(
             text, _Document(text, kind, parsed.message_type if parsed else "unparsed", parsed)
         )
@@ -106,7 +106,7 @@ def _pescxml_values(value: Any) -> list[str]:
     return found
 
 
-def _pretty(xml: str) -> tuple[str, pesc.PescDocument | None]:
+def pretty(xml: str) -> tuple[str, pesc.PescDocument | None]:
     """The document unescaped and indented, with an XML declaration; as stored (unescaped once)
     when it does not parse."""
     try:

@@ -11,8 +11,8 @@ from urllib.parse import parse_qsl, urlsplit
 import pandas as pd
 
 from workbench._version import __version__
+from workbench.bundle.plain import iso, records
 from workbench.bundle.redaction import Redaction
-from workbench.bundle.values import iso, records
 from workbench.store import Store
 
 LIST_KINDS = ("appeared", "vanished")

@@ -9,7 +9,6 @@ import re
 from collections.abc import Iterable, Mapping
 
 from workbench.redact import Redactor
-from workbench.store.scrub import Scrubber
 
 DEFAULT_OUT_DIR = "data/bundles"
 # Leaf elements masked by ``redact_personal``, wherever they appear (organisation contacts
@@ -32,10 +31,9 @@ class Redaction:
         self.secret_count = len({s for s in secrets if s})
         self.personal = personal
         self._redactor = Redactor(secrets)
-        self._scrubber = Scrubber(secrets)
 
     def text(self, text: str | None) -> str:
-        clean = self._redactor.text(self._scrubber.text(text) or "")
+        clean = self._redactor.text(text or "")
         return self.personal.text(clean) if self.personal is not None else clean
 
     def body(self, text: str | None, content_type: str | None) -> str:

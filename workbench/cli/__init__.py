@@ -9,8 +9,12 @@ What may carry partner text (summaries, checks, error messages) is printed with
 repaint the terminal.
 
 Layout: ``options.py`` (the options commands share), ``output.py`` (printing, errors to exit
-codes), ``data.py`` (doctor, pull), ``reports.py`` (report, troubleshoot, bundle),
-``simulate.py`` (sandbox, demo).
+codes), ``data.py`` (doctor, pull, export), ``reports.py`` (report, troubleshoot, bundle),
+``simulate.py`` (sandbox, demo), ``browse.py`` (browse), ``send.py`` (the ``send`` group).
+
+Starting is cheap: ``--help`` and ``--version`` load neither pandas, matplotlib, httpx nor Rich;
+each command imports what it uses inside its function (``tests/test_fast_start.py``,
+``bench/cli.py``).
 """
 
 from __future__ import annotations
@@ -19,19 +23,21 @@ from typing import Annotated
 
 import typer
 
-from workbench._version import __version__
-from workbench.cli import data, reports, simulate
+from workbench.cli import browse, data, reports, send, simulate
 
 app = typer.Typer(
     help="Pull, store, reconcile and troubleshoot partner data.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # plain help: Rich and its Markdown stack cost most of a start
 )
 
 
 def _version(value: bool) -> None:
     if value:
+        from workbench._version import __version__
+
         typer.echo(f"workbench {__version__}")
         raise typer.Exit()
 
@@ -49,12 +55,17 @@ for command in (
     simulate.sandbox,
     data.doctor,
     data.pull,
+    data.export,
     simulate.demo,
     reports.bundle,
     reports.report,
     reports.troubleshoot,
+    browse.browse,
 ):
-    app.command()(command)
+    # The whole first paragraph in the command list, wrapped, where Click would cut it short.
+    summary = " ".join((command.__doc__ or "").split("\n\n")[0].split())
+    app.command(short_help=summary)(command)
+app.add_typer(send.app, name="send")
 
 
 def main() -> None:

@@ -1,4 +1,4 @@
-"""``workbench doctor`` and ``workbench pull``: the partner's interfaces and the database."""
+"""``workbench doctor``, ``pull`` and ``export``: the partner's interfaces and the database."""
 
 from __future__ import annotations
 
@@ -66,3 +66,70 @@ def pull(
     if summary.status == "partial" and not allow_partial:
         typer.echo("The pull was partial: failed items are retried by the next pull.", err=True)
         raise typer.Exit(1)
+
+
+def export(
+    name: Annotated[
+        str,
+        typer.Argument(
+            metavar="NAME",
+            help="A table or view of the database, or a partner list (supplier_requests, "
+            "consumer_transcripts, placement_events, domestic_events).",
+        ),
+    ],
+    profile: Profile = None,
+    db: Db = None,
+    config: Config = None,
+    fmt: Annotated[
+        str | None,
+        typer.Option(
+            "--format",
+            metavar="csv|xlsx|parquet",
+            help="File format (default: --out's suffix, else csv). parquet needs the "
+            "parquet extra.",
+        ),
+    ] = None,
+    out: Annotated[
+        str | None,
+        typer.Option(
+            metavar="PATH",
+            help="File to write (default: exports/NAME-<UTC time>.<format> beside the database).",
+        ),
+    ] = None,
+    as_of: Annotated[
+        str | None,
+        typer.Option(
+            "--as-of",
+            metavar="RUN",
+            help="A partner list as that pull run left it (a run id; or an ISO 8601 time).",
+        ),
+    ] = None,
+    force: Annotated[bool, typer.Option("--force", help="Replace --out if it exists.")] = False,
+) -> None:
+    """Write one table, view or partner list of the database to a csv, xlsx or parquet file;
+    print its absolute path.
+
+    The file holds student data and is readable by you only (mode 0600); no row is printed.
+    Reads the database only: the partner is not contacted. Exit 0 ok, 2 on a usage or
+    configuration error (an unknown NAME lists the known ones; an existing file without
+    --force; parquet without pyarrow says how to install it), 1 when the database cannot be
+    read.
+    """
+    from workbench.errors import InvalidParameter
+    from workbench.export import export_from_profile
+
+    with clean_errors():
+        try:
+            done = export_from_profile(
+                name, fmt, out, profile=profile, db=db, config_path=config, as_of=as_of,
+                force=force,
+            )  # fmt: skip
+        except InvalidParameter as exc:
+            if exc.parameter != "name":
+                raise
+            raise typer.BadParameter(str(exc), param_hint="NAME") from None
+    source = f"{done.kind} {done.name}" + (f", {done.snapshot}" if done.snapshot else "")
+    say(f"Wrote {done.rows} rows and {done.columns} columns of {source} as {done.fmt}.", err=True)
+    for note in done.notes:
+        say(f"Note: {note}", err=True)
+    typer.echo(str(done.path))

@@ -48,6 +48,21 @@ def report(
     sla_days: Annotated[
         float | None, typer.Option(help="Days after which an open item breaches the SLA (>= 0).")
     ] = None,
+    grace_hours: Annotated[
+        float | None,
+        typer.Option(
+            metavar="HOURS",
+            help="Hours past the SLA an item may wait before it is overdue (>= 0; default 0).",
+        ),
+    ] = None,
+    tz: Annotated[
+        str | None,
+        typer.Option(
+            "--tz",
+            help="Show times in this zone, e.g. America/Toronto (default: the "
+            "profile's timezone, else UTC); the database stays in UTC.",
+        ),
+    ] = None,
     param: Annotated[
         list[str] | None,
         typer.Option("--param", "-p", help="Another notebook parameter, key=value (repeatable)."),
@@ -63,27 +78,76 @@ def report(
     severity: Annotated[
         str, typer.Option(help="Lowest severity --fail-on-exceptions counts: low ... critical.")
     ] = "high",
+    notify: Annotated[
+        str | None,
+        typer.Option(help="Post a summary (figures, no student data) to this webhook URL."),
+    ] = None,
+    mail_to: Annotated[
+        list[str] | None,
+        typer.Option(help="Mail the summary to this address through the profile's SMTP server."),
+    ] = None,
+    attach: Annotated[
+        bool, typer.Option("--attach", help="Attach the HTML (it holds student data) to the mail.")
+    ] = False,
+    export: Annotated[
+        str | None,
+        typer.Option(help="Also write the exceptions and open items beside the HTML: csv,xlsx."),
+    ] = None,
+    max_age: Annotated[
+        float | None,
+        typer.Option(
+            "--max-age",
+            metavar="HOURS",
+            help="Exit 1 when a list or feed was last read more "
+            "than HOURS before the report (it says so at its top; default limit there: 24).",
+        ),
+    ] = None,
+    trend_days: Annotated[
+        int | None,
+        typer.Option(
+            "--trend-days",
+            min=1,
+            metavar="DAYS",
+            help="The trends section covers the pull runs of the last DAYS days (default 14).",
+        ),
+    ] = None,
 ) -> None:
     """Pull, run a notebook with papermill, write its executed copy and HTML; print both paths.
 
     The HTML hides the code, embeds its charts and fetches nothing from the network.
 
     Exit codes, the first that applies: 2 on a usage or configuration error (nothing pulled
-    or run); 1 when the notebook failed (naming the cell; the partial outputs are kept), or
-    the pull was partial or failed (the report is still written; --allow-partial accepts a
-    partial pull); 3 with --fail-on-exceptions when the report holds exceptions at or above
+    or run); 1 when the notebook failed (naming the cell; the partial outputs are kept), the
+    pull was partial or failed (the report is still written; --allow-partial accepts a
+    partial pull), or, with --max-age, the data is older than HOURS (the report is written and
+    says so at its top); 3 with --fail-on-exceptions when the report holds exceptions at or above
     --severity; else 0. The reason for 1 or 3 is printed on stderr.
+
+    --export writes spreadsheets next to the HTML (their paths are printed before the
+    report's); --notify and --mail-to send a summary without student data once the report is
+    written: when one fails, the report is kept and the exit code is 1.
     """
+    from workbench.report.deliver import plan_delivery
     from workbench.report.job import run_report_job
 
     parameters = _key_values(param)
     with clean_errors():
-        job = run_report_job(
-            notebook, {"as_of": as_of, "sla_days": sla_days}, parameters, profile=profile,
-            db=db, config_path=config, no_pull=no_pull, output_dir=output_dir, timeout_s=timeout,
-            fail_on_exceptions=fail_on_exceptions, severity=severity, say=say, warn=warn,
+        delivery = plan_delivery(
+            notify=notify, mail_to=mail_to, attach=attach, export=export, profile=profile,
+            db=db, config_path=config,
         )  # fmt: skip
-    _finish(job, allow_partial=allow_partial)
+        job = run_report_job(
+            notebook, {"as_of": as_of, "sla_days": sla_days, "grace_hours": grace_hours, "tz": tz,
+                       "trend_days": trend_days},
+            parameters,
+            profile=profile, db=db, config_path=config, no_pull=no_pull, output_dir=output_dir,
+            timeout_s=timeout, fail_on_exceptions=fail_on_exceptions, severity=severity, say=say,
+            warn=warn, max_age_hours=max_age,
+        )  # fmt: skip
+        done = delivery.deliver(job, say=warn)
+    for path in done.exports:
+        typer.echo(str(path.resolve()))
+    _finish(job, allow_partial=allow_partial, failures=done.failures)
 
 
 def troubleshoot(
@@ -170,13 +234,15 @@ def _key_values(pairs: list[str] | None) -> dict[str, str]:
     return out
 
 
-def _finish(job: ReportJob, *, allow_partial: bool) -> None:
+def _finish(job: ReportJob, *, allow_partial: bool, failures: list[str] | None = None) -> None:
     """Print the report's two absolute paths (the last two lines of stdout), say why the exit
     code is not 0 on stderr, and exit with it."""
     if job.run is not None:
         typer.echo(str(job.run.ipynb_path.resolve()))
         typer.echo(str(job.run.html_path.resolve()))
     code, reasons = job.verdict(allow_partial=allow_partial)
+    if failures:  # a delivery failed: the report is written, the job is not done (exit 1)
+        code, reasons = (code if code in (1, 2) else 1), [*reasons, *failures]
     for reason in reasons:
         warn(reason)
     raise typer.Exit(code)

@@ -14,8 +14,11 @@ from workbench.cli.output import clean_errors, say
 
 
 def _parse_start(text: str) -> datetime:
+    """``now`` (the default clock of every sandbox, :func:`default_start`) or an ISO time."""
+    from workbench.sandbox.settings import default_start
+
     if text == "now":
-        return datetime.now(UTC).replace(microsecond=0)
+        return default_start()
     try:
         when = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError as exc:
@@ -27,7 +30,9 @@ def sandbox(
     port: Annotated[int, typer.Option(help="Port to listen on (0: any free port).")] = 8765,
     host: Annotated[str, typer.Option(help="Address to bind.")] = "127.0.0.1",
     seed: Annotated[int, typer.Option(help="Same seed, same data.")] = 1,
-    start: Annotated[str, typer.Option(help="Partner clock start: 'now' or ISO time.")] = "now",
+    start: Annotated[
+        str, typer.Option(help="Partner clock start: 'now' (to the minute) or an ISO time.")
+    ] = "now",
     requests: Annotated[int, typer.Option(help="Transcript requests at start.")] = 25,
     transcripts: Annotated[int, typer.Option(help="Transcripts at start.")] = 15,
     namespaces: Annotated[
@@ -151,8 +156,10 @@ def demo(
     Tokens, every list, a pull into data/demo.db, a morning's sends through the outbox, eight
     hours at the partner, a second pull, and the report.
 
-    Prints where the database and the HTML report are. Exit 0 when every step passed, 1 when
-    one failed (a failed report notebook prints its partial outputs' paths), 2 on a usage error.
+    Prints where the database and the HTML report are, then the next commands on
+    data/demo.db (troubleshoot its most severe exception, the explorer, the report again), to
+    run as printed. Exit 0 when every step passed, 1 when one failed (a failed report notebook
+    prints its partial outputs' paths), 2 on a usage error.
     """
     from workbench.demo import run_demo
 

@@ -65,6 +65,15 @@ class Validation:
     def valid(self) -> bool:
         return self.status == VALID
 
+    def as_record(self, *, max_errors: int = 20) -> dict[str, object]:
+        """As the store keeps it (JSON): status, schema, note and the first errors as text."""
+        return {
+            "status": self.status,
+            "schema": self.schema,
+            "note": self.note,
+            "errors": [str(e) for e in self.errors[:max_errors]],
+        }
+
 
 @dataclass(frozen=True, slots=True)
 class _Schema:

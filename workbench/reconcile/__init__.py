@@ -54,17 +54,21 @@ student, by OEN, OCAS account, OCAS application, or name and birth date, compare
 same source organisation; a weaker key does not match where a stronger one differs) and
 ``document_problem`` (``parse_error`` or ``schema_invalid``).
 
+**Ageing** (``age_bucket``, the headline's ``*_by_age``): days since the item was dated, in
+buckets ending at 2, 5 and 10 days and at the SLA (``age_labels``); each holds ages above its
+lower edge, up to and including its upper one, so an item at exactly the SLA is within it.
+``OPEN_STATES`` / ``open_items``: what is open (awaiting our response or our acknowledgment).
+
 **Cross-checks** (``checks``): ``tracking_id``, ``student_identity``, ``sla``, ``ack_totals``;
 see ``checks``. **Exceptions**: the kinds in ``EXCEPTION_KINDS``; see ``triage``.
 
-Everything is vectorised: each id is hashed once (``links``), then tables join by position
-and states come from masks; a million requests take seconds (``bench/reconcile.py``).
+Each rule is a pandas ``merge``/``drop_duplicates``/``groupby`` over whole tables, and states
+come from masks; a million requests take seconds (``bench/reconcile.py``).
 
 Layout::
 
     inputs.py    the input tables' columns and dtypes, shared helpers
     load.py      reading them from a store (the only I/O), as of a moment
-    links.py     row positions between the tables, worked out once
     versions.py  which version of a transcript an acknowledgment acknowledges
     supplier.py  requests' lifecycle          consumer.py  transcripts received
     checks.py    cross-checks                 triage.py    the exceptions table
@@ -77,19 +81,19 @@ from __future__ import annotations
 from workbench.reconcile.checks import CHECK_COLUMNS, CHECKS, cross_checks
 from workbench.reconcile.consumer import CONSUMER_STATES, TRANSCRIPT_COLUMNS, consumer_status
 from workbench.reconcile.core import Reconciliation, reconcile
-from workbench.reconcile.inputs import AGE_BUCKETS, TABLES, empty_tables
+from workbench.reconcile.inputs import TABLES, age_buckets, age_edges, age_labels, empty_tables
 from workbench.reconcile.load import load
-from workbench.reconcile.summary import ORGANISATION_COLUMNS
+from workbench.reconcile.summary import OPEN_STATES, ORGANISATION_COLUMNS, open_items
 from workbench.reconcile.supplier import REQUEST_COLUMNS, SUPPLIER_STATES, supplier_lifecycle
 from workbench.reconcile.triage import EXCEPTION_COLUMNS, EXCEPTION_KINDS, SEVERITIES, exceptions
 
 __all__ = [
-    "AGE_BUCKETS",
     "CHECKS",
     "CHECK_COLUMNS",
     "CONSUMER_STATES",
     "EXCEPTION_COLUMNS",
     "EXCEPTION_KINDS",
+    "OPEN_STATES",
     "ORGANISATION_COLUMNS",
     "REQUEST_COLUMNS",
     "SEVERITIES",
@@ -97,11 +101,15 @@ __all__ = [
     "TABLES",
     "TRANSCRIPT_COLUMNS",
     "Reconciliation",
+    "age_buckets",
+    "age_edges",
+    "age_labels",
     "consumer_status",
     "cross_checks",
     "empty_tables",
     "exceptions",
     "load",
+    "open_items",
     "reconcile",
     "supplier_lifecycle",
 ]

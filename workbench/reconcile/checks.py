@@ -27,21 +27,21 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from workbench.reconcile.consumer import status
 from workbench.reconcile.inputs import (
+    ACK_OPERATION,
     COUNT,
     IDENTITY,
+    SUPPLIER_OPERATIONS,
     TEXT,
     UNSETTLED,
-    conform,
     normalised,
+    prepared,
     resolve_now,
     text,
 )
-from workbench.reconcile.links import ACK_OPERATION, Links, last_per, link, pick
 from workbench.reconcile.supplier import lifecycle
 
 CHECKS = ("tracking_id", "student_identity", "sla", "ack_totals")
@@ -79,20 +79,24 @@ def cross_checks(
     >>> checks = cross_checks(tables)  # doctest: +SKIP
     >>> checks[checks.check == "student_identity"]  # doctest: +SKIP
     """
-    links = link(conform(tables))
+    t = prepared(tables)
     when = resolve_now(now, tables)
-    requests = lifecycle(links, now=when, sla_days=sla_days)
-    transcripts = status(links, now=when, sla_days=sla_days)
-    return checks(links, requests, transcripts, sla_days=sla_days)
+    requests = lifecycle(t, now=when, sla_days=sla_days)
+    transcripts = status(t, now=when, sla_days=sla_days)
+    return checks(t, requests, transcripts, sla_days=sla_days)
 
 
 def checks(
-    links: Links, requests: pd.DataFrame, transcripts: pd.DataFrame, *, sla_days: float
+    t: Mapping[str, pd.DataFrame],
+    requests: pd.DataFrame,
+    transcripts: pd.DataFrame,
+    *,
+    sla_days: float,
 ) -> pd.DataFrame:
-    """``cross_checks`` on linked tables and their lifecycle frames."""
+    """``cross_checks`` on ``prepared`` tables and their lifecycle frames."""
     parts = [
-        *_tracking(links),
-        *_identity(links),
+        *_tracking(t),
+        *_identity(t),
         *_sla(requests, transcripts, sla_days),
         *_ack_totals(requests, transcripts),
     ]
@@ -139,30 +143,26 @@ def _values(value: Any) -> Any:
     return value.to_numpy(dtype=object, na_value=None) if isinstance(value, pd.Series) else value
 
 
-def _differ(ours: pd.Series, theirs: pd.Series, *, both: bool = True) -> np.ndarray:
-    """Rows where the two columns differ; ``both``: only where both have a value (else also
-    where ``theirs`` is missing and ``ours`` is not). Only present values are compared, so the
-    arrays are used as they are stored, missing markers and all."""
-    a, b = np.asarray(ours.array, dtype=object), np.asarray(theirs.array, dtype=object)
-    has_a, has_b = ours.notna().to_numpy(dtype=bool), theirs.notna().to_numpy(dtype=bool)
-    present = np.flatnonzero(has_a & has_b)
-    differ = np.zeros(len(a), dtype=bool)
-    differ[present] = a[present] != b[present]
-    return differ | (has_a & ~has_b) if not both else differ
+def _differ(ours: pd.Series, theirs: pd.Series) -> pd.Series:
+    """Rows where both columns have a value and the values differ."""
+    return (ours != theirs).fillna(False).astype(bool)
 
 
-def _tracking(links: Links) -> list[pd.DataFrame]:
+def _tracking(t: Mapping[str, pd.DataFrame]) -> list[pd.DataFrame]:
     """Documents that contradict what they answer: each of ours, and each acknowledgment the
     partner returned, against the RequestTrackingID of the request (or transcript) it answers,
     and that acknowledgment's DocumentID against the transcript we sent. The API id is never
     compared: a partner may key its API by a GUID, distinct from any tracking id."""
     parts = []
-    ob = links.outbox
-    answered = _answered_tracking(
-        links, ob["target"].to_numpy(), links.operation.mask(ACK_OPERATION)
+    ob = t["outbox"]
+    of_request = t["requests"].set_index("request_id")["request_tracking_id"]
+    of_transcript = t["transcripts"].set_index("transcript_id")["request_tracking_id"]
+    of_supplier = ob["request_id"].map(of_request).astype(TEXT)
+    of_ack = ob["request_id"].map(of_transcript).astype(TEXT)
+    answered = of_supplier.where(ob["operation"].isin(SUPPLIER_OPERATIONS)).fillna(
+        of_ack.where(ob["operation"] == ACK_OPERATION)
     )
-    reached = links.state.mask(*_MAY_HAVE_REACHED)
-    wrong = reached & _differ(answered, ob["sent_request_tracking_id"])
+    wrong = ob["state"].isin(_MAY_HAVE_REACHED) & _differ(answered, ob["sent_request_tracking_id"])
     if wrong.any():
         side_subject = ob["operation"][wrong].map(lambda op: SENT_SUBJECT.get(op, ("supplier", op)))
         parts.append(
@@ -177,10 +177,10 @@ def _tracking(links: Links) -> list[pd.DataFrame]:
                 ob["outbox_id"][wrong],
             )
         )
-    acks = links.acknowledgments
-    received = links.direction.mask("received")
-    of_request = pick(links.requests["request_tracking_id"], np.where(received, acks["target"], -1))
-    bad = _differ(of_request, acks["request_tracking_id"])
+    acks = t["acknowledgments"]
+    received = (acks["direction"] == "received").fillna(False)
+    expected = acks["answers"].map(of_request).astype(TEXT).where(received)
+    bad = _differ(expected, acks["request_tracking_id"])
     parts.append(
         _rows(
             "tracking_id",
@@ -188,13 +188,14 @@ def _tracking(links: Links) -> list[pd.DataFrame]:
             acks["request_id"][bad],
             "acknowledgment received",
             "request_tracking_id",
-            of_request[bad],
+            expected[bad],
             acks["request_tracking_id"][bad],
             acks["outbox_id"][bad],
         )
     )
-    entry = np.where(received, acks["entry"].to_numpy(), -1)
-    sent_document = pick(ob["sent_document_id"], entry)
+    entries = ob.dropna(subset=["outbox_id"]).drop_duplicates("outbox_id", keep="last")
+    sent_document = acks["outbox_id"].map(entries.set_index("outbox_id")["sent_document_id"])
+    sent_document = sent_document.astype(TEXT).where(received)
     echo = _differ(sent_document, acks["document_id"])
     echoed = acks[echo]
     parts.append(
@@ -212,54 +213,44 @@ def _tracking(links: Links) -> list[pd.DataFrame]:
     return parts
 
 
-def _answered_tracking(links: Links, target: np.ndarray, of_transcript: np.ndarray) -> pd.Series:
-    """The RequestTrackingID of what each row answers: the request at ``target``, or the
-    transcript there where ``of_transcript`` (missing where we hold no document for it)."""
-    request = pick(links.requests["request_tracking_id"], np.where(of_transcript, -1, target))
-    transcript = pick(links.transcripts["request_tracking_id"], np.where(of_transcript, target, -1))
-    return request.fillna(transcript)
-
-
-def _identity(links: Links) -> list[pd.DataFrame]:
-    ob = links.outbox
-    target = ob["target"].to_numpy()
-    sent = np.flatnonzero(
-        links.operation.mask("send_transcript")
-        & links.state.mask(*_MAY_HAVE_REACHED)
-        & (target >= 0)
-    )
-    sent = sent[last_per(target[sent])]
-    at = target[sent]
-    requests = links.requests
-    ids = requests["request_id"].iloc[at]
+def _identity(t: Mapping[str, pd.DataFrame]) -> list[pd.DataFrame]:
+    """The student of each request against the newest transcript we sent for it."""
+    ob = t["outbox"]
+    sent = ob[(ob["operation"] == "send_transcript") & ob["state"].isin(_MAY_HAVE_REACHED)]
+    sent = sent.drop_duplicates("request_id", keep="last")
+    pairs = sent.merge(t["requests"], how="inner", on="request_id", sort=False)
     parts = []
     for column in IDENTITY:
-        ours = requests[column].take(at)
-        theirs = ob[f"sent_{column}"].take(sent)
-        differ = np.flatnonzero(_differ(ours, theirs))
-        if not len(differ):
-            continue
-        a, b = ours.iloc[differ].reset_index(drop=True), theirs.iloc[differ].reset_index(drop=True)
-        if column in _IDS:
-            a, b = a.str.replace(r"[\s-]", "", regex=True), b.str.replace(r"[\s-]", "", regex=True)
-        elif column == "student_birth_date":
-            a, b = a.str.slice(0, 10), b.str.slice(0, 10)
-        else:
-            a, b = normalised(a), normalised(b)
-        rows = differ[(a != b).fillna(False).to_numpy(dtype=bool)]
+        # Only the rows that differ as stored can differ once normalised: normalise those.
+        rows = pairs[_differ(pairs[column], pairs[f"sent_{column}"])]
+        ours, theirs = (
+            _comparable(rows[column], column),
+            _comparable(rows[f"sent_{column}"], column),
+        )
+        rows = rows[(ours != theirs).fillna(False)]
         parts.append(
             _rows(
                 "student_identity",
                 "supplier",
-                ids.iloc[rows],
+                rows["request_id"],
                 "transcript sent",
                 column,
-                ours.iloc[rows],
-                theirs.iloc[rows],
-                ob["outbox_id"].iloc[sent[rows]],
+                rows[column],
+                rows[f"sent_{column}"],
+                rows["outbox_id"],
             )
         )
     return parts
+
+
+def _comparable(values: pd.Series, column: str) -> pd.Series:
+    """Identity values as compared: ids without spaces and dashes, birth dates to the day,
+    names ``normalised``."""
+    if column in _IDS:
+        return values.str.replace(r"[\s-]", "", regex=True)
+    if column == "student_birth_date":
+        return values.str.slice(0, 10)
+    return normalised(values)
 
 
 def _sla(requests: pd.DataFrame, transcripts: pd.DataFrame, sla_days: float) -> list[pd.DataFrame]:

@@ -15,20 +15,21 @@ import numpy as np
 import pandas as pd
 
 from workbench.reconcile.inputs import (
+    ACK_OPERATION,
     COUNT,
     FLAG,
     TEXT,
     TIME,
     UNSETTLED,
-    age_bucket,
-    conform,
+    age_buckets,
     days_between,
+    newest_acknowledgments,
+    overdue,
+    prepared,
     resolve_now,
     states,
     typed,
 )
-from workbench.reconcile.links import ACK_OPERATION, Links, last_per, link, pick, scatter
-from workbench.reconcile.supplier import acknowledgment_of_entry
 from workbench.reconcile.versions import acknowledged_versions
 
 CONSUMER_STATES = ("awaiting_ack", "ack_uncertain", "acknowledged", "closed_elsewhere")
@@ -36,6 +37,12 @@ DOCUMENT_PROBLEMS = ("parse_error", "schema_invalid")
 # Student keys, strongest first: a transcript is a duplicate when one of them, and the source
 # organisation, match an earlier transcript's.
 DUPLICATE_KEYS = ("oen", "ocas_account", "ocas_application", "name_birth_date")
+_KEY_COLUMNS = {
+    "oen": ("student_oen",),
+    "ocas_account": ("student_ocas_account",),
+    "ocas_application": ("student_ocas_application",),
+    "name_birth_date": ("student_last_name", "student_first_name", "student_birth_date"),
+}
 
 TRANSCRIPT_COLUMNS: dict[str, str | None] = {
     "transcript_id": TEXT,
@@ -88,54 +95,55 @@ def consumer_status(
     >>> transcripts = consumer_status(tables, now="2026-03-10")  # doctest: +SKIP
     >>> transcripts[transcripts.duplicate]  # doctest: +SKIP
     """
-    return status(link(conform(tables)), now=resolve_now(now, tables), sla_days=sla_days)
+    return status(prepared(tables), now=resolve_now(now, tables), sla_days=sla_days)
 
 
-def status(links: Links, *, now: pd.Timestamp, sla_days: float) -> pd.DataFrame:
-    """``consumer_status`` on linked tables."""
-    transcripts, outbox = links.transcripts, links.outbox
-    n = len(transcripts)
-    columns = {c: transcripts[c] for c in TRANSCRIPT_COLUMNS if c in transcripts.columns}
-    operation, state = links.operation, links.state
-    target = outbox["target"].to_numpy()
-    ours = operation.mask(ACK_OPERATION) & (target >= 0)
+def status(
+    t: Mapping[str, pd.DataFrame], *, now: pd.Timestamp, sla_days: float, grace_days: float = 0
+) -> pd.DataFrame:
+    """``consumer_status`` on ``prepared`` tables; overdue past ``sla_days + grace_days``."""
+    ours = t["outbox"][t["outbox"]["operation"] == ACK_OPERATION]
 
-    tried = np.flatnonzero(ours)
-    tried = tried[last_per(target[tried])]
-    at = target[tried]
-    columns["ack_send_state"] = scatter(n, at, outbox["state"].iloc[tried])
-    note = outbox["resolution"].iloc[tried].fillna(outbox["error"].iloc[tried])
-    columns["ack_note"] = scatter(n, at, note)
-
-    sent = np.flatnonzero(ours & state.mask("sent"))
-    sent = sent[last_per(target[sent])]
-    at = target[sent]
-    columns["ack_outbox_id"] = scatter(n, at, outbox["outbox_id"].iloc[sent])
-    acks = links.acknowledgments
-    row = np.full(n, -1, dtype=np.intp)
-    row[at] = acknowledgment_of_entry(links, "sent")[sent]
-    sent_at = scatter(n, at, outbox["updated_at"].iloc[sent])
-    columns["acknowledged_at"] = pick(acks["recorded_at"], row).fillna(sent_at)
-    columns["ack_award_total"] = pick(acks["academic_award_total"], row)
-    columns["ack_course_total"] = pick(acks["course_total"], row)
-    version = acknowledged_versions(outbox.iloc[sent], links.versions)
-    columns["acknowledged_version"] = scatter(n, at, version)
-    # Our newest acknowledgment is of an older version than the current one: re-issued since.
-    older = (columns["acknowledged_version"] < transcripts["current_version"]).fillna(False)
-    acknowledged = np.zeros(n, dtype=bool)
-    acknowledged[at] = True
-    columns["reissued_after_ack"] = pd.Series(acknowledged) & older
-    acknowledged &= ~older.to_numpy(dtype=bool)
-
-    frame = pd.DataFrame(columns, copy=False)
-    frame["age_days"] = days_between(
-        transcripts["request_date"].fillna(transcripts["first_seen_at"]), now
+    # Our latest acknowledgment of each transcript, whatever became of it.
+    tried = ours.drop_duplicates("request_id", keep="last")
+    tried = pd.DataFrame(
+        {
+            "transcript_id": tried["request_id"],
+            "ack_send_state": tried["state"],
+            "ack_note": tried["resolution"].fillna(tried["error"]),
+        }
     )
-    frame["age_bucket"] = age_bucket(frame["age_days"])
+
+    # Our newest acknowledgment that was sent, what it said, and the version it acknowledges.
+    sent = ours[ours["state"] == "sent"].drop_duplicates("request_id", keep="last")
+    version = acknowledged_versions(sent, t["versions"])
+    sent = sent.merge(newest_acknowledgments(t["acknowledgments"], "sent"), how="left",
+                      on="outbox_id", suffixes=("", "_ack"))  # fmt: skip
+    sent = pd.DataFrame(
+        {
+            "transcript_id": sent["request_id"],
+            "ack_outbox_id": sent["outbox_id"],
+            "acknowledged_at": sent["recorded_at"].fillna(sent["updated_at"]),
+            "ack_award_total": sent["academic_award_total"],
+            "ack_course_total": sent["course_total"],
+            "acknowledged_version": version.array,
+            "acked": pd.Series(True, index=sent.index, dtype=FLAG),
+        }
+    )
+
+    frame = t["transcripts"].merge(tried, how="left", on="transcript_id")
+    frame = frame.merge(sent, how="left", on="transcript_id")
+    # Our newest acknowledgment is of an older version than the current one: re-issued since.
+    acked = frame["acked"].fillna(False)
+    older = (frame["acknowledged_version"] < frame["current_version"]).fillna(False)
+    frame["reissued_after_ack"] = acked & older
+    acknowledged = acked & ~older
+    frame["age_days"] = days_between(frame["request_date"].fillna(frame["first_seen_at"]), now)
+    frame["age_bucket"] = age_buckets(frame["age_days"], sla_days)
     left_elsewhere = ~frame["on_list"].fillna(False) & (frame["left_reason"] == "elsewhere")
     frame["state"] = states(
         [
-            ("acknowledged", pd.Series(acknowledged)),
+            ("acknowledged", acknowledged),
             ("ack_uncertain", frame["ack_send_state"].isin(UNSETTLED)),
             ("closed_elsewhere", left_elsewhere),
         ],
@@ -143,8 +151,10 @@ def status(links: Links, *, now: pd.Timestamp, sla_days: float) -> pd.DataFrame:
         order=CONSUMER_STATES,
     )
     awaiting = frame["state"] == "awaiting_ack"
-    frame["sla_breached"] = awaiting & (frame["age_days"] > sla_days).fillna(False)
-    first, matched = duplicates(transcripts)
+    since = frame["request_date"].fillna(frame["first_seen_at"])
+    late = overdue(frame["age_days"], since, now, sla_days=sla_days, grace_days=grace_days)
+    frame["sla_breached"] = awaiting & late
+    first, matched = duplicates(frame)
     frame["duplicate"] = first.notna()
     frame["duplicate_of"] = first
     frame["duplicate_key"] = matched
@@ -171,54 +181,22 @@ def duplicates(frame: pd.DataFrame) -> tuple[pd.Series, pd.Series]:
     birth date, different OENs: two students). Values compare exactly: one source writes one
     student the same way each time.
     """
-    n = len(frame)
-    first = np.full(n, -1, dtype=np.intp)
-    matched = np.full(n, None, dtype=object)
-    if n == 0:
-        return _as_ids(frame, first), pd.Series(matched, dtype=TEXT)
-    order = np.argsort(frame["request_date"].to_numpy(dtype="datetime64[us]"), kind="stable")
-    organisation = _codes(frame["source_org_id"].fillna(frame["source_org_name"]))
-    keys = {
-        "oen": _codes(frame["student_oen"]),
-        "ocas_account": _codes(frame["student_ocas_account"]),
-        "ocas_application": _codes(frame["student_ocas_application"]),
-        "name_birth_date": _combined(
-            _combined(_codes(frame["student_last_name"]), _codes(frame["student_first_name"])),
-            _codes(frame["student_birth_date"]),
-        ),
-    }
+    first = pd.Series(pd.NA, index=frame.index, dtype=TEXT)
+    matched = pd.Series(pd.NA, index=frame.index, dtype=TEXT)
+    ordered = frame.assign(organisation=frame["source_org_id"].fillna(frame["source_org_name"]))
+    ordered = ordered.sort_values("request_date", kind="stable")
     for strength, name in enumerate(DUPLICATE_KEYS):
-        key = _combined(organisation, keys[name])[order]
-        twins = pd.Series(key).duplicated(keep=False).to_numpy() & (key >= 0)
-        if not twins.any():
+        key = ["organisation", *_KEY_COLUMNS[name]]
+        twins = ordered.dropna(subset=key)
+        twins = twins[twins.duplicated(key, keep=False)]
+        if twins.empty:
             continue
-        rows = order[twins]
-        groups = pd.DataFrame({"key": key[twins], "row": rows})
+        groups = twins.groupby(key, sort=False)
+        alike = pd.Series(True, index=twins.index)
         for stronger in DUPLICATE_KEYS[:strength]:
-            codes = keys[stronger][rows]
-            groups[stronger] = np.where(codes >= 0, codes, np.nan)
-        grouped = groups.groupby("key", sort=False)
-        earliest = grouped["row"].transform("first").to_numpy()
-        alike = np.ones(len(rows), dtype=bool)
-        for stronger in DUPLICATE_KEYS[:strength]:
-            alike &= grouped[stronger].transform("nunique").to_numpy() <= 1
-        fresh = alike & (first[rows] < 0)
-        first[rows[fresh]] = earliest[fresh]
-        matched[rows[fresh]] = name
-    return _as_ids(frame, first), pd.Series(matched, dtype=TEXT)
-
-
-def _as_ids(frame: pd.DataFrame, rows: np.ndarray) -> pd.Series:
-    return pick(frame["transcript_id"], rows).astype(TEXT)
-
-
-def _codes(series: pd.Series) -> np.ndarray:
-    """Integer codes of the values (-1: missing)."""
-    return pd.factorize(series)[0]
-
-
-def _combined(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """One code per pair of codes (-1 when either is missing)."""
-    both = (a >= 0) & (b >= 0)
-    pairs = np.where(both, a.astype(np.int64) * (int(b.max(initial=0)) + 1) + b, -1)
-    return np.where(both, pd.factorize(pairs)[0], -1)
+            (column,) = _KEY_COLUMNS[stronger]
+            alike &= groups[column].transform("nunique") <= 1
+        fresh = alike & first[twins.index].isna()
+        first[fresh[fresh].index] = groups["transcript_id"].transform("first")[fresh]
+        matched[fresh[fresh].index] = name
+    return first, matched

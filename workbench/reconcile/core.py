@@ -11,8 +11,7 @@ import pandas as pd
 
 from workbench.reconcile.checks import checks as run_checks
 from workbench.reconcile.consumer import status
-from workbench.reconcile.inputs import conform, resolve_now
-from workbench.reconcile.links import link
+from workbench.reconcile.inputs import prepared, resolve_now
 from workbench.reconcile.summary import by_organisation, headline
 from workbench.reconcile.supplier import lifecycle
 from workbench.reconcile.triage import exceptions as triage
@@ -37,6 +36,7 @@ class Reconciliation:
     now: pd.Timestamp
     sla_days: float
     attrs: dict[str, Any] = field(default_factory=dict)
+    grace_hours: float = 0.0  # how long past the SLA an item may wait before it is overdue
 
     def __repr__(self) -> str:
         h = self.headline
@@ -50,37 +50,47 @@ class Reconciliation:
 
 
 def reconcile(
-    tables: Mapping[str, pd.DataFrame], *, now: Any = None, sla_days: float = 5
+    tables: Mapping[str, pd.DataFrame],
+    *,
+    now: Any = None,
+    sla_days: float = 5,
+    grace_hours: float = 0,
 ) -> Reconciliation:
     """Reconcile the tables ``load`` returns: lifecycles, cross-checks, exceptions, figures.
 
     ``now`` (default: the tables' ``as_of``, else the current time) is the moment ages and
     the SLA are measured at; ``sla_days`` how long a request may wait for our response, and
-    a transcript for our acknowledgment.
+    a transcript for our acknowledgment; ``grace_hours`` how much longer than that an item may
+    wait before it is overdue (so what arrived minutes ago is not late with a short SLA).
 
     >>> from workbench import reconcile
     >>> rec = reconcile.reconcile(reconcile.load(w.store), sla_days=5)  # doctest: +SKIP
     >>> rec.headline["open_by_age"]  # doctest: +SKIP
-    {'0-2': 4, '3-5': 2, '6-10': 1, '>10': 0}
+    {'0-2': 4, '2-5': 2, '5-10': 1, '>10': 0}
     >>> rec.exceptions[rec.exceptions.severity >= "high"]  # doctest: +SKIP
     """
     if not math.isfinite(sla_days) or sla_days < 0:
         raise ValueError(f"sla_days must be a finite number of days, 0 or more; got {sla_days!r}.")
+    if not math.isfinite(grace_hours) or grace_hours < 0:
+        raise ValueError(
+            f"grace_hours must be a finite number of hours, 0 or more; got {grace_hours!r}."
+        )
+    grace_days = grace_hours / 24
     when = resolve_now(now, tables)
-    links = link(conform(tables))
-    requests = lifecycle(links, now=when, sla_days=sla_days)
-    transcripts = status(links, now=when, sla_days=sla_days)
-    checks = run_checks(links, requests, transcripts, sla_days=sla_days)
+    t = prepared(tables)
+    requests = lifecycle(t, now=when, sla_days=sla_days, grace_days=grace_days)
+    transcripts = status(t, now=when, sla_days=sla_days, grace_days=grace_days)
+    checks = run_checks(t, requests, transcripts, sla_days=sla_days)
     exceptions = triage(requests, transcripts, checks)
-    indexes = (links.request_index, links.transcript_index)
     return Reconciliation(
         requests=requests,
         transcripts=transcripts,
         checks=checks,
         exceptions=exceptions,
         headline=headline(requests, transcripts, exceptions, now=when, sla_days=sla_days),
-        by_organisation=by_organisation(requests, transcripts, exceptions, indexes=indexes),
+        by_organisation=by_organisation(requests, transcripts, exceptions),
         now=when,
         sla_days=sla_days,
         attrs={k: v for f in tables.values() for k, v in getattr(f, "attrs", {}).items()},
+        grace_hours=grace_hours,
     )

@@ -18,11 +18,12 @@ import numpy as np
 import pandas as pd
 
 TIME = "datetime64[us, UTC]"
-TEXT = "string"
+TEXT = pd.StringDtype("python")  # the same with or without pyarrow installed
 COUNT = "Int64"
 FLAG = "boolean"
 
 SUPPLIER_OPERATIONS = ("send_response", "send_transcript")
+ACK_OPERATION = "send_acknowledgment"
 UNSETTLED = ("uncertain", "pending")  # outbox states that may or may not have reached the partner
 IDENTITY = (
     "student_first_name",
@@ -129,8 +130,7 @@ TABLES: dict[str, dict[str, str]] = {
         "course_total": COUNT,
     },
 }
-AGE_BUCKETS = ("0-2", "3-5", "6-10", ">10")
-_BUCKET_EDGES = np.array([2, 5, 10])  # whole days: 0-2 | 3-5 | 6-10 | >10
+AGE_EDGES = (2.0, 5.0, 10.0)  # days: the age buckets end here, and at the SLA
 
 
 def empty_tables() -> dict[str, pd.DataFrame]:
@@ -165,6 +165,38 @@ def _conform(frame: pd.DataFrame | None, columns: Mapping[str, str]) -> pd.DataF
     return pd.DataFrame(data, copy=False)
 
 
+def prepared(tables: Mapping[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
+    """The conformed tables as the rules read them: one row per request and per transcript (a
+    repeated id keeps its last row), the outbox oldest first, and each response and
+    acknowledgment with ``answers``: the id its outbox entry was sent for (its own
+    ``request_id`` when we hold no such entry)."""
+    t = conform(tables)
+    for name, id_column in (("requests", "request_id"), ("transcripts", "transcript_id")):
+        t[name] = t[name].drop_duplicates(id_column, keep="last", ignore_index=True)
+    outbox = t["outbox"].sort_values("outbox_id", kind="stable", ignore_index=True)
+    t["outbox"] = outbox
+    entries = outbox.dropna(subset=["outbox_id"]).drop_duplicates("outbox_id", keep="last")
+    sent_for = entries.set_index("outbox_id")["request_id"]
+    for name in ("responses", "acknowledgments"):
+        frame = t[name]
+        answers = frame["outbox_id"].map(sent_for).astype(TEXT).fillna(frame["request_id"])
+        t[name] = frame.assign(answers=answers)
+    return t
+
+
+def newest_acknowledgments(acknowledgments: pd.DataFrame, direction: str) -> pd.DataFrame:
+    """Per outbox entry (``outbox_id``), its newest acknowledgment of ``direction``.
+
+    The store files a row even when the partner's reply held no acknowledgment it could read
+    (every field empty): that is no acknowledgment.
+    """
+    fields = ["document_id", "request_tracking_id", "academic_award_total", "course_total"]
+    readable = acknowledgments[fields].notna().any(axis=1)
+    mine = acknowledgments[readable & (acknowledgments["direction"] == direction).fillna(False)]
+    mine = mine.dropna(subset=["outbox_id"]).sort_values("recorded_at", kind="stable")
+    return mine.drop_duplicates("outbox_id", keep="last")
+
+
 def typed(frame: pd.DataFrame, columns: Mapping[str, str | None]) -> pd.DataFrame:
     """``frame``'s ``columns`` in that order, each in its dtype (None: as it is)."""
     return pd.DataFrame(
@@ -178,7 +210,7 @@ def as_dtype(series: pd.Series, dtype: str) -> pd.Series:
     """``series`` in one of the contract's dtypes; what does not convert becomes missing."""
     if dtype == TIME:
         return utc_times(series)
-    if str(series.dtype) == dtype:
+    if series.dtype == dtype:  # not str(): "string" also names pyarrow-backed text
         return series
     if dtype == COUNT:
         if series.dtype == object or isinstance(series.dtype, pd.StringDtype):
@@ -228,22 +260,67 @@ def resolve_now(now: Any, tables: Mapping[str, pd.DataFrame]) -> pd.Timestamp:
 
 
 def days_between(start: pd.Series, end: pd.Timestamp | pd.Series) -> pd.Series:
-    """Days from ``start`` to ``end`` as floats rounded to 0.1 (missing where ``start`` is)."""
+    """Days from ``start`` to ``end`` as floats rounded to 0.1 (missing where ``start`` is),
+    never below 0: a partner date in the future is 0 days old, not a negative age."""
     delta = (end - start) / pd.Timedelta(days=1)
-    return delta.astype("Float64").round(1)
+    return delta.astype("Float64").clip(lower=0).round(1)
 
 
-def age_bucket(age_days: pd.Series) -> pd.Series:
-    """Ageing bucket of whole days: ``0-2``, ``3-5``, ``6-10``, ``>10`` (missing age: missing)."""
-    values = age_days.to_numpy(dtype="float64", na_value=np.nan)
-    codes = np.searchsorted(_BUCKET_EDGES, np.floor(values), side="left")
-    codes = np.where(np.isnan(values), -1, codes)
-    labels = pd.Categorical.from_codes(codes, categories=list(AGE_BUCKETS), ordered=True)
-    return pd.Series(labels, index=age_days.index)
+def overdue(
+    age_days: pd.Series,
+    since: pd.Series,
+    now: pd.Timestamp,
+    *,
+    sla_days: float,
+    grace_days: float = 0,
+) -> pd.Series:
+    """Past the SLA: the age as shown (``age_days``, to 0.1 day) is over ``sla_days``, and the
+    exact wait since ``since`` is over ``sla_days + grace_days`` (to the second: the grace
+    window keeps what arrived minutes ago out of "overdue"). Missing ages are not overdue."""
+    waited = (now - since) / pd.Timedelta(days=1)
+    shown = (age_days > sla_days).fillna(False).to_numpy(dtype=bool)
+    exact = (waited > sla_days + grace_days).fillna(False).to_numpy(dtype=bool)
+    return pd.Series(shown & exact, index=age_days.index, dtype="boolean")
+
+
+def age_edges(sla_days: float) -> tuple[float, ...]:
+    """Where the age buckets end, in days: ``AGE_EDGES`` and the SLA, so that no bucket holds
+    items on both sides of the SLA.
+
+    >>> age_edges(7)
+    (2.0, 5.0, 7.0, 10.0)
+    """
+    return tuple(sorted({*AGE_EDGES, float(sla_days)}))
+
+
+def age_labels(sla_days: float) -> tuple[str, ...]:
+    """The age buckets' labels, in days: each holds ages above its lower edge, up to and
+    including its upper one (the first from 0), and the last everything older.
+
+    >>> age_labels(5)
+    ('0-2', '2-5', '5-10', '>10')
+    """
+    edges = age_edges(sla_days)
+    lows = (0.0, *edges[:-1])
+    spans = zip(lows, edges, strict=True)
+    return (*(f"{low:g}-{high:g}" if low < high else f"{high:g}" for low, high in spans),
+            f">{edges[-1]:g}")  # fmt: skip
+
+
+def age_buckets(ages: pd.Series, sla_days: float) -> pd.Series:
+    """Each age (days, as rounded to 0.1) in its bucket of ``age_labels``, an ordered
+    categorical; an age below 0 (dated after the as-of time) counts as 0, a missing age stays
+    missing. An age at the SLA is within it: those over it are exactly the ``sla_breached``."""
+    edges = [-np.inf, *age_edges(sla_days), np.inf]
+    values = ages.astype("float64")  # pd.cut reads floats; a missing age is NaN
+    return pd.cut(values, edges, labels=list(age_labels(sla_days)), right=True)
 
 
 def states(conditions: list[tuple[str, pd.Series]], default: str, order: tuple[str, ...]) -> Any:
-    """An ordered categorical of the first condition that holds, in precedence order."""
+    """An ordered categorical of the first condition that holds, in precedence order.
+
+    ``np.select`` is this rule in one call, on category codes; ``Series.case_when`` on the
+    names reads the same and costs 6x (bench/reconcile.py)."""
     codes = np.select(
         [c.fillna(False).to_numpy(dtype=bool) for _, c in conditions],
         [order.index(name) for name, _ in conditions],
@@ -255,26 +332,24 @@ def states(conditions: list[tuple[str, pd.Series]], default: str, order: tuple[s
 def text(series: pd.Series, missing: str = "?") -> np.ndarray:
     """Values as display text (``missing`` where missing), an object array for messages.
 
-    Times show as ``2026-03-02 09:00`` (UTC), floats with one decimal (``9``, ``9.5``).
+    Times show as ``2026-03-02 09:00 UTC``, floats with one decimal at most (``9``, ``9.5``).
     """
-    absent = series.isna().to_numpy(dtype=bool)
-    if not len(series):
-        return np.empty(0, dtype=object)
     if isinstance(series.dtype, pd.DatetimeTZDtype):
-        minutes = series.dt.tz_localize(None).to_numpy(dtype="datetime64[m]")
-        shown = np.char.replace(np.datetime_as_string(minutes), "T", " ").astype(object)
+        # numpy formats times about twice as fast as ``dt.strftime`` (bench/reconcile.py)
+        minutes = series.dt.tz_convert(None).to_numpy(dtype="datetime64[m]")
+        shown = pd.Series(np.datetime_as_string(minutes), index=series.index)
+        shown = shown.str.replace("T", " ", regex=False) + " UTC"
     elif pd.api.types.is_float_dtype(series.dtype):
-        values = series.to_numpy(dtype="float64", na_value=np.nan).round(1)
-        whole = np.isnan(values) | (values == np.floor(values))
-        safe = np.where(np.isnan(values), 0, values)
-        shown = np.where(whole, safe.astype("int64").astype(str), np.char.mod("%.1f", safe))
-        shown = shown.astype(object)
-    elif isinstance(series.dtype, pd.StringDtype):
-        shown = series.to_numpy(dtype=object, na_value=missing)
+        shown = days_text(series).str.removesuffix(".0")
     else:
-        shown = series.to_numpy(dtype=object, na_value=missing).astype(str).astype(object)
-    shown[absent] = missing
-    return shown
+        shown = series.astype(str)
+    return shown.astype(object).where(series.notna(), missing).to_numpy()
+
+
+def days_text(days: pd.Series) -> pd.Series:
+    """Days as text with one decimal, as messages show ages: ``9.8``, ``9.0`` (missing stays)."""
+    rounded = days.astype("float64").round(1) + 0.0  # + 0.0: -0.0 shows as 0.0
+    return rounded.map("{:.1f}".format, na_action="ignore").astype(TEXT)
 
 
 def fill(template: str, frame: pd.DataFrame) -> np.ndarray:
@@ -291,11 +366,6 @@ def fill(template: str, frame: pd.DataFrame) -> np.ndarray:
         if name:
             out = out + text(frame[name])
     return out
-
-
-def whole_days(series: pd.Series) -> pd.Series:
-    """Floats as whole days (floored) for messages: ``9.8`` -> ``9`` (missing stays missing)."""
-    return np.floor(series.astype("Float64")).astype("Int64")
 
 
 def normalised(series: pd.Series) -> pd.Series:

@@ -9,8 +9,7 @@ import numpy as np
 import pandas as pd
 
 from workbench.reconcile.inputs import IDENTITY, TABLES, conform, timestamp
-from workbench.reconcile.links import pick
-from workbench.store.values import utc_text
+from workbench.store.cells import utc_text
 
 if TYPE_CHECKING:
     from workbench.store import Store
@@ -140,13 +139,12 @@ def _membership(
         "departures", where="list_name = ? AND left_at <= ?", params=[list_name, cut]
     )
     departures = departures.sort_values(["left_at", "id"]).drop_duplicates("item_id", keep="last")
+    latest = departures.set_index("item_id").reindex(frame[id_column].to_numpy())
     on_list = frame[id_column].isin(listed).to_numpy(dtype=bool)
-    rows = pd.Index(departures["item_id"]).get_indexer(frame[id_column])
-    rows = np.where(on_list, -1, rows)
     return frame.assign(
         on_list=on_list,
-        left_at=pick(departures["left_at"], rows).to_numpy(),
-        left_reason=pick(departures["left_reason"], rows).to_numpy(),
+        left_at=latest["left_at"].where(~on_list).to_numpy(),
+        left_reason=latest["left_reason"].where(~on_list).to_numpy(),
     )
 
 

@@ -4,12 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from workbench.reconcile.consumer import CONSUMER_STATES
-from workbench.reconcile.inputs import AGE_BUCKETS, COUNT, TEXT
-from workbench.reconcile.links import pick
+from workbench.reconcile.inputs import COUNT, TEXT, age_labels
 from workbench.reconcile.supplier import SUPPLIER_STATES
 from workbench.reconcile.triage import SEVERITIES
 
@@ -29,6 +27,18 @@ ORGANISATION_COUNTS = tuple(
     )
 )
 ORGANISATION_COLUMNS = ("side", "organisation_id", "organisation_name", *ORGANISATION_COUNTS)
+# what is open, per side: a request awaiting our response, a transcript awaiting our ack
+OPEN_STATES = {"supplier": "awaiting_response", "consumer": "awaiting_ack"}
+
+
+def open_items(
+    requests: pd.DataFrame, transcripts: pd.DataFrame
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The open requests (awaiting our response) and transcripts (awaiting our ack)."""
+    return (
+        requests[requests["state"] == OPEN_STATES["supplier"]],
+        transcripts[transcripts["state"] == OPEN_STATES["consumer"]],
+    )
 
 
 def headline(
@@ -43,11 +53,12 @@ def headline(
 
     ``open_*``: requests awaiting our response; ``transcripts_unacknowledged``: transcripts we
     sent with no acknowledgment recorded; ``transcripts_awaiting_ack``: transcripts received
-    that await ours; ``*_by_age``: whole days since the request or transcript was dated.
+    that await ours; ``*_by_age``: counts per age bucket (``age_labels(sla_days)``: days since
+    the request or transcript was dated, the SLA one of the edges).
     """
     state = requests["state"].value_counts()
-    open_ = requests[requests["state"] == "awaiting_response"]
-    waiting = transcripts[transcripts["state"] == "awaiting_ack"]
+    open_, waiting = open_items(requests, transcripts)
+    buckets = age_labels(sla_days)
     responded = requests[requests["response_status"].notna()]
     later_copies = transcripts["duplicate"].fillna(False) & (
         transcripts["duplicate_of"] != transcripts["transcript_id"]
@@ -57,7 +68,7 @@ def headline(
         "sla_days": sla_days,
         "requests": len(requests),
         "open_requests": len(open_),
-        "open_by_age": _counts(open_["age_bucket"], AGE_BUCKETS),
+        "open_by_age": _counts(open_["age_bucket"], buckets),
         "open_over_sla": int(open_["sla_breached"].fillna(False).sum()),
         "requests_by_state": {s: int(state.get(s, 0)) for s in SUPPLIER_STATES},
         "responses_by_status": {
@@ -70,7 +81,7 @@ def headline(
         + int((transcripts["state"] == "ack_uncertain").sum()),
         "transcripts_received": len(transcripts),
         "transcripts_awaiting_ack": len(waiting),
-        "awaiting_ack_by_age": _counts(waiting["age_bucket"], AGE_BUCKETS),
+        "awaiting_ack_by_age": _counts(waiting["age_bucket"], buckets),
         "awaiting_ack_over_sla": int(waiting["sla_breached"].fillna(False).sum()),
         "duplicate_transcripts": int(later_copies.sum()),
         "document_problems": int(
@@ -90,27 +101,19 @@ def _counts(series: pd.Series, labels: tuple[str, ...]) -> dict[str, int]:
 
 
 def by_organisation(
-    requests: pd.DataFrame,
-    transcripts: pd.DataFrame,
-    exceptions: pd.DataFrame,
-    *,
-    indexes: tuple[pd.Index, pd.Index] | None = None,
+    requests: pd.DataFrame, transcripts: pd.DataFrame, exceptions: pd.DataFrame
 ) -> pd.DataFrame:
     """Counts per counterpart organisation: requests by who sent them (their source),
-    transcripts by the school that sent them; one row per side and organisation.
-
-    ``indexes``: ``pd.Index`` of the requests' and the transcripts' ids, when already built.
-    """
+    transcripts by the school that sent them; one row per side and organisation."""
     parts = []
-    for side, frame, id_column, open_state, index in (
-        ("supplier", requests, "request_id", "awaiting_response", indexes and indexes[0]),
-        ("consumer", transcripts, "transcript_id", "awaiting_ack", indexes and indexes[1]),
+    for side, frame, id_column in (
+        ("supplier", requests, "request_id"),
+        ("consumer", transcripts, "transcript_id"),
     ):
         if frame.empty:
             continue
         mine = exceptions[(exceptions["side"] == side).fillna(False)]
-        index = index if index is not None else pd.Index(frame[id_column])
-        parts.append(_side(frame, id_column, side, open_state, mine, index))
+        parts.append(_side(frame, id_column, side, mine))
     if not parts:
         out = pd.DataFrame({c: pd.Series(dtype=TEXT) for c in ORGANISATION_COLUMNS[:3]})
         for column in ORGANISATION_COUNTS:
@@ -128,45 +131,28 @@ def by_organisation(
     return out[list(ORGANISATION_COLUMNS)].reset_index(drop=True)
 
 
-def _side(
-    frame: pd.DataFrame,
-    id_column: str,
-    side: str,
-    open_state: str,
-    exceptions: pd.DataFrame,
-    index: pd.Index,
-) -> pd.DataFrame:
+def _side(frame: pd.DataFrame, id_column: str, side: str, exceptions: pd.DataFrame) -> pd.DataFrame:
     """One side's rows grouped by organisation (its id, else its name)."""
     key = frame["source_org_id"].fillna(frame["source_org_name"]).fillna(_UNKNOWN)
-    codes, names = pd.factorize(key)
-    k = len(names)
-    state_codes = frame["state"].cat.codes.to_numpy()
-    counts = np.zeros((k, len(frame["state"].cat.categories)), dtype=np.int64)
-    np.add.at(counts, (codes, state_codes), 1)
-    out = pd.DataFrame(counts, columns=list(frame["state"].cat.categories))
-    out.insert(0, "side", side)
-    out.insert(1, "organisation_id", pick(frame["source_org_id"], _first_rows(codes, k)))
-    out.insert(2, "organisation_name", pick(frame["source_org_name"], _first_rows(codes, k)))
-    out["items"] = np.bincount(codes, minlength=k)
-    out["open"] = np.bincount(codes, weights=(frame["state"] == open_state), minlength=k)
-    out["sla_breached"] = np.bincount(
-        codes, weights=frame["sla_breached"].fillna(False).to_numpy(dtype=float), minlength=k
+    rows = pd.DataFrame(
+        {
+            "key": key,
+            "organisation_id": frame["source_org_id"],
+            "organisation_name": frame["source_org_name"],
+            "open": frame["state"] == OPEN_STATES[side],
+            "sla_breached": frame["sla_breached"].fillna(False),
+        }
     )
     if "duplicate" in frame.columns:
-        later = frame["duplicate"].fillna(False) & (
-            frame["duplicate_of"] != frame[id_column]
-        ).fillna(False)
-        out["duplicates"] = np.bincount(codes, weights=later.to_numpy(dtype=float), minlength=k)
-    rows = index.get_indexer(exceptions["id"]) if len(exceptions) else np.empty(0, np.intp)
-    found = rows >= 0
-    owner = codes[rows[found]]
-    serious = (exceptions["severity"] >= "high").to_numpy(dtype=bool)[found]
-    out["exceptions"] = np.bincount(owner, minlength=k)
-    out["high_or_worse"] = np.bincount(owner, weights=serious.astype(float), minlength=k)
-    return out
-
-
-def _first_rows(codes: np.ndarray, k: int) -> np.ndarray:
-    """The first row of each code 0..k-1."""
-    _, first = np.unique(codes, return_index=True)
-    return first
+        later = frame["duplicate"] & (frame["duplicate_of"] != frame[id_column])
+        rows["duplicates"] = later.fillna(False)
+    out = rows.drop_duplicates("key").set_index("key")[["organisation_id", "organisation_name"]]
+    groups = rows.drop(columns=["organisation_id", "organisation_name"]).groupby("key", sort=False)
+    out = out.join(groups.size().rename("items")).join(groups.sum())
+    out = out.join(pd.crosstab(key, frame["state"], dropna=False))
+    owner = exceptions["id"].map(pd.Series(key.to_numpy(), index=frame[id_column]))
+    serious = exceptions["severity"] >= "high"
+    out["exceptions"] = owner.value_counts()
+    out["high_or_worse"] = owner[serious].value_counts()
+    out.insert(0, "side", side)
+    return out.reset_index(drop=True)

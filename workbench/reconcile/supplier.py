@@ -8,7 +8,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from workbench.reconcile.inputs import (
@@ -18,15 +17,16 @@ from workbench.reconcile.inputs import (
     TEXT,
     TIME,
     UNSETTLED,
-    age_bucket,
-    conform,
+    age_buckets,
     days_between,
+    newest_acknowledgments,
+    overdue,
+    prepared,
     resolve_now,
     states,
     typed,
     utc_times,
 )
-from workbench.reconcile.links import Links, last_per, link, pick, scatter
 
 SUPPLIER_STATES = (
     "awaiting_response",
@@ -94,74 +94,72 @@ def supplier_lifecycle(
     >>> requests = supplier_lifecycle(tables, now="2026-03-10", sla_days=5)  # doctest: +SKIP
     >>> requests[requests.state == "awaiting_response"].sort_values("age_days")  # doctest: +SKIP
     """
-    return lifecycle(link(conform(tables)), now=resolve_now(now, tables), sla_days=sla_days)
+    return lifecycle(prepared(tables), now=resolve_now(now, tables), sla_days=sla_days)
 
 
-def lifecycle(links: Links, *, now: pd.Timestamp, sla_days: float) -> pd.DataFrame:
-    """``supplier_lifecycle`` on linked tables."""
-    requests, outbox = links.requests, links.outbox
-    n = len(requests)
-    columns = {c: requests[c] for c in REQUEST_COLUMNS if c in requests.columns}
+def lifecycle(
+    t: Mapping[str, pd.DataFrame], *, now: pd.Timestamp, sla_days: float, grace_days: float = 0
+) -> pd.DataFrame:
+    """``supplier_lifecycle`` on ``prepared`` tables; overdue past ``sla_days + grace_days``."""
+    ours = t["outbox"][t["outbox"]["operation"].isin(SUPPLIER_OPERATIONS)]
 
-    operation, state = links.operation, links.state
-    target = outbox["target"].to_numpy()
-    transcript = operation.mask("send_transcript")
-    ours = operation.mask(*SUPPLIER_OPERATIONS) & (target >= 0)
-
-    # The newest entry per request and operation; of those, the newest unsettled one.
-    newest = last_per(np.where(ours, target * 2 + transcript, -1))
-    unsettled = newest[state.mask(*UNSETTLED)[newest]]
-    unsettled = unsettled[last_per(target[unsettled])]
-    at = target[unsettled]
-    columns["unsettled_outbox_id"] = scatter(n, at, outbox["outbox_id"].iloc[unsettled])
-    columns["unsettled_operation"] = scatter(n, at, outbox["operation"].iloc[unsettled])
-    columns["unsettled_state"] = scatter(n, at, outbox["state"].iloc[unsettled])
-    columns["unsettled_since"] = scatter(n, at, outbox["updated_at"].iloc[unsettled])
-    note = outbox["resolution"].iloc[unsettled].fillna(outbox["error"].iloc[unsettled])
-    columns["unsettled_note"] = scatter(n, at, note)
+    # The latest send of each operation per request; of those, the newest unsettled one.
+    latest = ours.drop_duplicates(["request_id", "operation"], keep="last")
+    unsettled = latest[latest["state"].isin(UNSETTLED)].drop_duplicates("request_id", keep="last")
+    unsettled = pd.DataFrame(
+        {
+            "request_id": unsettled["request_id"],
+            "unsettled_outbox_id": unsettled["outbox_id"],
+            "unsettled_operation": unsettled["operation"],
+            "unsettled_state": unsettled["state"],
+            "unsettled_since": unsettled["updated_at"],
+            "unsettled_note": unsettled["resolution"].fillna(unsettled["error"]),
+        }
+    )
 
     # The newest transcript that was sent, and the partner's acknowledgment of it.
-    sent = np.flatnonzero(ours & transcript & state.mask("sent"))
-    sent = sent[last_per(target[sent])]
-    at = target[sent]
-    resolved = outbox["resolved_at"].iloc[sent]
-    columns["transcript_outbox_id"] = scatter(n, at, outbox["outbox_id"].iloc[sent])
-    columns["transcript_sent_at"] = scatter(n, at, resolved.fillna(outbox["updated_at"].iloc[sent]))
-    columns["transcript_inferred"] = scatter(n, at, resolved.notna().astype(FLAG))
-    columns["sent_award_count"] = scatter(n, at, outbox["sent_award_count"].iloc[sent])
-    columns["sent_course_count"] = scatter(n, at, outbox["sent_course_count"].iloc[sent])
-    acks = links.acknowledgments
-    ack_of_entry = acknowledgment_of_entry(links, "received")
-    row = np.full(n, -1, dtype=np.intp)
-    row[at] = ack_of_entry[sent]
-    columns["acknowledged_at"] = pick(acks["recorded_at"], row)
-    columns["ack_award_total"] = pick(acks["academic_award_total"], row)
-    columns["ack_course_total"] = pick(acks["course_total"], row)
+    sent = ours[(ours["operation"] == "send_transcript") & (ours["state"] == "sent")]
+    sent = sent.drop_duplicates("request_id", keep="last")
+    sent = sent.merge(newest_acknowledgments(t["acknowledgments"], "received"), how="left",
+                      on="outbox_id", suffixes=("", "_ack"), indicator="acked")  # fmt: skip
+    sent = pd.DataFrame(
+        {
+            "request_id": sent["request_id"],
+            "transcript_outbox_id": sent["outbox_id"],
+            "transcript_sent_at": sent["resolved_at"].fillna(sent["updated_at"]),
+            "transcript_inferred": sent["resolved_at"].notna().astype(FLAG),
+            "sent_award_count": sent["sent_award_count"],
+            "sent_course_count": sent["sent_course_count"],
+            "acknowledged_at": sent["recorded_at"],
+            "ack_award_total": sent["academic_award_total"],
+            "ack_course_total": sent["course_total"],
+            "acked": (sent["acked"] == "both").astype(FLAG),
+        }
+    )
 
     # The newest TranscriptResponse we sent.
-    responses = links.responses
-    order = np.argsort(responses["outbox_id"].to_numpy(dtype="float64", na_value=np.nan),
-                       kind="stable")  # fmt: skip
-    newest = last_per(responses["target"].to_numpy(), order)
-    at = responses["target"].to_numpy()[newest]
-    for column, source in (
-        ("response_outbox_id", "outbox_id"),
-        ("response_status", "response_status"),
-        ("hold_reason", "hold_reason"),
-        ("planned_release_date", "planned_release_date"),
-        ("responded_at", "sent_at"),
-        ("response_inferred", "inferred"),
-    ):
-        columns[column] = scatter(n, at, responses[source].iloc[newest])
-    responded = np.zeros(n, dtype=bool)
-    responded[at] = True
+    responses = t["responses"].sort_values("outbox_id", kind="stable")
+    responses = responses.drop_duplicates("answers", keep="last")
+    responses = pd.DataFrame(
+        {
+            "request_id": responses["answers"],
+            "response_outbox_id": responses["outbox_id"],
+            "response_status": responses["response_status"],
+            "hold_reason": responses["hold_reason"],
+            "planned_release_date": responses["planned_release_date"],
+            "responded_at": responses["sent_at"],
+            "response_inferred": responses["inferred"],
+            "responded": pd.Series(True, index=responses.index, dtype=FLAG),
+        }
+    )
 
-    frame = pd.DataFrame(columns, copy=False)
-    listed_since = requests["request_date"].fillna(requests["first_seen_at"])
+    frame = t["requests"]
+    for found in (unsettled, sent, responses):
+        frame = frame.merge(found, how="left", on="request_id")
+    listed_since = frame["request_date"].fillna(frame["first_seen_at"])
     frame["age_days"] = days_between(listed_since, now)
-    frame["age_bucket"] = age_bucket(frame["age_days"])
-    has_transcript = frame["transcript_outbox_id"].notna()
-    acked = has_transcript & pd.Series(row >= 0)
+    frame["age_bucket"] = age_buckets(frame["age_days"], sla_days)
+    acked = frame["acked"].fillna(False)
     known = frame["sent_award_count"].notna() & frame["sent_course_count"].notna()
     differs = _differs(frame["ack_award_total"], frame["sent_award_count"]) | _differs(
         frame["ack_course_total"], frame["sent_course_count"]
@@ -174,15 +172,16 @@ def lifecycle(links: Links, *, now: pd.Timestamp, sla_days: float) -> pd.DataFra
             ("acknowledged", acked),
             ("cancelled", cancelled),
             ("uncertain_send", frame["unsettled_outbox_id"].notna()),
-            ("transcript_sent", has_transcript),
-            ("responded", pd.Series(responded)),
+            ("transcript_sent", frame["transcript_outbox_id"].notna()),
+            ("responded", frame["responded"]),
             ("closed_elsewhere", left_elsewhere),
         ],
         default="awaiting_response",
         order=SUPPLIER_STATES,
     )
     awaiting = frame["state"] == "awaiting_response"
-    frame["sla_breached"] = awaiting & (frame["age_days"] > sla_days).fillna(False)
+    late = overdue(frame["age_days"], listed_since, now, sla_days=sla_days, grace_days=grace_days)
+    frame["sla_breached"] = awaiting & late
     release = utc_times(frame["planned_release_date"])
     deferring = (frame["state"] == "responded") & frame["response_status"].isin(DEFERRING)
     frame["release_overdue_days"] = days_between(release, now).where(
@@ -191,18 +190,6 @@ def lifecycle(links: Links, *, now: pd.Timestamp, sla_days: float) -> pd.DataFra
     out = typed(frame, REQUEST_COLUMNS)
     out.attrs.update(operation="reconcile.supplier_lifecycle", now=now, sla_days=sla_days)
     return out
-
-
-def acknowledgment_of_entry(links: Links, direction: str) -> np.ndarray:
-    """For each outbox row, the row of its newest readable acknowledgment of ``direction``
-    (or -1)."""
-    acks, entries = links.acknowledgments, len(links.outbox)
-    mine = links.direction.mask(direction) & links.ack_readable
-    entry = np.where(mine, acks["entry"].to_numpy(), -1)
-    newest = last_per(entry, links.ack_order)
-    found = np.full(entries, -1, dtype=np.intp)
-    found[entry[newest]] = newest
-    return found
 
 
 def _differs(found: pd.Series, expected: pd.Series) -> pd.Series:

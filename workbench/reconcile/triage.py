@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from workbench.reconcile.checks import empty_checks
-from workbench.reconcile.inputs import TEXT, fill, whole_days
+from workbench.reconcile.inputs import TEXT, days_text, fill
 
 SEVERITIES = ("low", "medium", "high", "critical")
 # kind -> (usual severity, when it is raised)
@@ -151,7 +151,7 @@ def _supplier(r: pd.DataFrame) -> list[pd.DataFrame]:
     inferred = s["transcript_inferred"].fillna(False).to_numpy(dtype=bool)
     s = s.assign(how=np.where(inferred, ", inferred from the partner's list", ""))
     h = r[r["release_overdue_days"].notna()]
-    h = h.assign(days=whole_days(h["release_overdue_days"]), why=h["hold_reason"].fillna("none"))
+    h = h.assign(days=days_text(h["release_overdue_days"]), why=h["hold_reason"].fillna("none"))
     c = r[r["state"] == "closed_elsewhere"]
     return [
         _part("uncertain_send", u, "supplier", "high",
@@ -229,20 +229,19 @@ def _documents(frame: pd.DataFrame, side: str, noun: str) -> list[pd.DataFrame]:
 def _joined(rows: pd.DataFrame, template: str) -> pd.DataFrame:
     """One row per (side, id) of failed checks: their pieces joined with ``; ``, the first
     outbox id and subject, and whether a serious identity field is among them."""
-    rows = rows.sort_values(["side", "id"], kind="stable").reset_index(drop=True)
+    rows = rows.sort_values(["side", "id"], kind="stable")
     rows = rows.assign(
         label=rows["field"].map(_FIELD_LABELS).fillna(rows["field"]),
         expected=rows["expected"].fillna("missing"),
         found=rows["found"].fillna("missing"),
     )
-    starts = ~rows.duplicated(["side", "id"]).to_numpy()
-    first = np.flatnonzero(starts)
-    glue = np.where(starts, "", "; ").astype(object)
-    serious = rows["field"].isin(_SERIOUS_IDENTITY).to_numpy(dtype=np.int64)
-    out = rows.iloc[first][["side", "id", "outbox_id", "subject"]].reset_index(drop=True)
-    out["piece"] = np.add.reduceat(glue + fill(template, rows), first)
-    out["serious"] = np.maximum.reduceat(serious, first) > 0
-    return out
+    rows = rows.assign(piece=fill(template, rows), serious=rows["field"].isin(_SERIOUS_IDENTITY))
+    groups = rows.groupby(["side", "id"], sort=False, dropna=False)
+    out = rows.drop_duplicates(["side", "id"])[["side", "id", "outbox_id", "subject"]]
+    return out.assign(
+        piece=groups["piece"].agg("; ".join).to_numpy(),
+        serious=groups["serious"].any().to_numpy(),
+    ).reset_index(drop=True)
 
 
 def _from_checks(
@@ -314,7 +313,8 @@ def _overdue(requests: pd.DataFrame, transcripts: pd.DataFrame, sla: float) -> l
     for frame in (late, waiting):
         age = frame["age_days"]
         severity = np.where((age > 2 * sla).fillna(False), "high", "medium")
-        parts.append((frame.assign(days=whole_days(age), sla=int(sla) if sla == int(sla) else sla),
+        parts.append((frame.assign(days=days_text(age),
+                                   sla=int(sla) if sla == int(sla) else sla),
                       severity))  # fmt: skip
     (late, late_severity), (waiting, waiting_severity) = parts
     return [

@@ -16,7 +16,7 @@ import pandas as pd
 from IPython.display import HTML
 
 from workbench.reconcile import Reconciliation, load, reconcile
-from workbench.report.markup import MAX_ROWS, heading, page, paragraph, table, text
+from workbench.report.markup import MAX_ROWS, heading, moment, page, paragraph, table, text
 from workbench.store import Store
 from workbench.store.lists import LIST_NAMES
 
@@ -126,21 +126,23 @@ def _noun(side: str, count: int) -> str:
     return noun if count == 1 else noun + "s"
 
 
-def _run_line(run: pd.Series) -> str:
-    return f"run {run['id']} ({run['status']}, finished {text(run['finished_at'])} UTC)"
+def _run_line(run: pd.Series, tz: str | None = None) -> str:
+    return f"run {run['id']} ({run['status']}, finished {moment(run['finished_at'], tz)})"
 
 
-def _nothing_to_compare(store: Store, runs: pd.DataFrame, until: pd.Timestamp | None) -> str:
+def _nothing_to_compare(
+    store: Store, runs: pd.DataFrame, until: pd.Timestamp | None, tz: str | None = None
+) -> str:
     """Why ``runs`` (the usable pull runs by ``until``; fewer than two) compare nothing: none
     recorded at all, none succeeded, or the others finished after ``until``."""
     every = store.table("runs", where="kind = 'pull'")
     usable = pull_runs(store)
     later = len(usable) - len(runs)
-    by = f"by {text(until)} UTC, the time this report is as of" if until is not None else ""
+    by = f"by {moment(until, tz)}, the time this report is as of" if until is not None else ""
     if len(runs) == 1:
         so_far = f"had finished {by}" if later else "so far"
         return (
-            f"Only one pull run {so_far} ({_run_line(runs.iloc[0])}): nothing to compare it "
+            f"Only one pull run {so_far} ({_run_line(runs.iloc[0], tz)}): nothing to compare it "
             "with yet." + (f" {later} more finished after it." if later else "")
         )
     if every.empty:
@@ -152,7 +154,7 @@ def _nothing_to_compare(store: Store, runs: pd.DataFrame, until: pd.Timestamp | 
         first = usable.iloc[0]
         return (
             f"No pull run had finished {by}: nothing to compare. The first one that did not "
-            f"fail, {_run_line(first)}, is later: report as of a later time to compare runs."
+            f"fail, {_run_line(first, tz)}, is later: report as of a later time to compare runs."
         )
     counts = every["status"].astype(str).value_counts()
     statuses = ", ".join(f"{n} {status}" for status, n in counts.items())
@@ -169,16 +171,17 @@ def changes_section(
     current: Reconciliation | None = None,
     sla_days: float = 5.0,
     max_rows: int = MAX_ROWS,
+    tz: str | None = None,
 ) -> HTML:
     """``changes`` as HTML: per list what appeared, vanished or changed; lifecycle moves
     ("3 requests moved awaiting_response → responded"); exceptions new and resolved. With
     fewer than two runs to compare, it says why: none recorded, none succeeded, or the
-    others finished after ``current.now``."""
+    others finished after ``current.now``. Times show in zone ``tz`` (None: UTC)."""
     found = changes(store, current=current, sla_days=sla_days)
     runs = found.runs
     if len(runs) < 2:
         until = current.now if current is not None else None
-        return page(paragraph(_nothing_to_compare(store, runs, until), "wb-empty"))
+        return page(paragraph(_nothing_to_compare(store, runs, until, tz), "wb-empty"))
     sentences = [
         f"{row['count']} {_noun(row['side'], row['count'])} moved {row['from_state']} → "
         f"{row['to_state']}"
@@ -191,8 +194,8 @@ def changes_section(
     )
     columns = {"severity": "severity", "kind": "kind", "id": "id", "detail": "detail"}
     return page(
-        paragraph(f"Comparing {_run_line(runs.iloc[1])} with the previous "
-                  f"{_run_line(runs.iloc[0])}."),
+        paragraph(f"Comparing {_run_line(runs.iloc[1], tz)} with the previous "
+                  f"{_run_line(runs.iloc[0], tz)}."),
         heading("Partner lists", 4),
         table(found.lists),
         heading("Lifecycle moves", 4),

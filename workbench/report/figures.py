@@ -15,11 +15,13 @@ from collections.abc import Mapping
 
 import numpy as np
 import pandas as pd
+from matplotlib import dates as mdates
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
-from workbench.reconcile import AGE_BUCKETS, Reconciliation
+from workbench.reconcile import Reconciliation, age_edges, age_labels, open_items
+from workbench.report.markup import moment
 from workbench.report.volumes import VOLUME_COLUMNS, daily_volumes
 from workbench.store import Store
 
@@ -37,26 +39,22 @@ VOLUME_LABELS = {
 _RESPONDED = ("responded", "transcript_sent", "acknowledged", "ack_mismatch")
 _TRANSCRIPT = ("transcript_sent", "acknowledged", "ack_mismatch")
 _ACKNOWLEDGED = ("acknowledged", "ack_mismatch")
-OPEN_BUCKET_DAYS = 10  # how wide the open-ended last age bucket (">10") is drawn, in days
 
 
-def bucket_days(buckets: tuple[str, ...] = AGE_BUCKETS) -> tuple[tuple[int, int], ...]:
-    """Each age bucket as whole days [start, end), read from its label (the labels are
-    reconciliation's public face; its bucket edges are not): ``3-5`` is (3, 6), and the
-    open-ended ``>10`` is (11, 11 + OPEN_BUCKET_DAYS).
+def ageing(rec: Reconciliation) -> dict[str, dict[str, int]]:
+    """Open requests (``open``) and transcripts awaiting our acknowledgment (``awaiting``)
+    per age bucket (``reconcile.age_labels(rec.sla_days)``), zeros included: the headline's
+    ``open_by_age`` and ``awaiting_ack_by_age``."""
+    return {"open": rec.headline["open_by_age"], "awaiting": rec.headline["awaiting_ack_by_age"]}
 
-    >>> bucket_days(("0-2", "3-5", ">5"))
-    ((0, 3), (3, 6), (6, 16))
-    """
-    spans = []
-    for label in buckets:
-        if label.startswith(">"):
-            start = int(label[1:]) + 1
-            spans.append((start, start + OPEN_BUCKET_DAYS))
-        else:
-            low, high = label.split("-")
-            spans.append((int(low), int(high) + 1))
-    return tuple(spans)
+
+def dated_after(rec: Reconciliation) -> int:
+    """How many open requests and transcripts awaiting our acknowledgment are dated after
+    the reconciliation's moment (a partner clock ahead of ours: they count as 0 days old)."""
+    return sum(
+        int((f["request_date"] > rec.now).fillna(False).sum())
+        for f in open_items(rec.requests, rec.transcripts)
+    )
 
 
 def blank_figure(width: float = 9.0, height: float = 4.0) -> Figure:
@@ -95,10 +93,11 @@ def _bars(ax: Axes, title: str, stages: list[tuple[str, int, str]], total: int) 
     ax.spines[["top", "right"]].set_visible(False)
 
 
-def funnel_chart(rec: Reconciliation) -> Figure:
+def funnel_chart(rec: Reconciliation, *, tz: str | None = None) -> Figure:
     """The supplier lifecycle funnel (requests listed → responded → transcript sent →
     acknowledged, with side bars for closed elsewhere, uncertain sends and ack mismatches),
-    and beside it the consumer side (transcripts received → acknowledged by us)."""
+    and beside it the consumer side (transcripts received → acknowledged by us); its title
+    gives the moment in zone ``tz`` (None: UTC)."""
     fig = blank_figure(10, 4)
     left, right = fig.subplots(1, 2, width_ratios=[3, 2])
     requests = rec.requests["state"].astype(str)
@@ -128,47 +127,40 @@ def funnel_chart(rec: Reconciliation) -> Figure:
             ("closed elsewhere", int((transcripts == "closed_elsewhere").sum()), SIDE),
             ("duplicates", rec.headline["duplicate_transcripts"], SIDE),
         ], n)  # fmt: skip
-    fig.suptitle(f"Lifecycle as of {rec.now:%Y-%m-%d %H:%M} UTC")
+    fig.suptitle(f"Lifecycle as of {moment(rec.now, tz)}")
     return fig
-
-
-def _sla_position(sla_days: float) -> float:
-    """Where ``sla_days`` falls on the bucket axis (bucket i spans i-0.5 .. i+0.5)."""
-    spans = bucket_days()
-    for i, (start, end) in enumerate(spans):
-        if sla_days < end or i == len(spans) - 1:
-            fraction = min(max((sla_days - start) / (end - start), 0.0), 1.0)
-            return i - 0.5 + fraction
-    return len(spans) - 0.5  # pragma: no cover - the loop always returns
 
 
 def ageing_chart(rec: Reconciliation) -> Figure:
     """Open requests and transcripts awaiting our acknowledgment, by age bucket
-    (``reconcile.AGE_BUCKETS``), with the SLA marked."""
+    (``ageing``), with the SLA line on the edge between the buckets within and over it."""
     fig = blank_figure(9, 4)
     ax = fig.subplots()
     h = rec.headline
     title = f"Ageing (SLA {rec.sla_days:g} days)"
+    counts = ageing(rec)
     series = {
-        f"open requests ({h['open_over_sla']} over SLA)": h["open_by_age"],
-        f"transcripts awaiting our ack ({h['awaiting_ack_over_sla']} over SLA)": h[
-            "awaiting_ack_by_age"
-        ],
+        f"open requests ({h['open_over_sla']} over SLA)": counts["open"],
+        f"transcripts awaiting our ack ({h['awaiting_ack_over_sla']} over SLA)": counts["awaiting"],
     }
-    if not any(sum(counts.values()) for counts in series.values()):
+    if not any(sum(c.values()) for c in series.values()):
         no_data(ax, title)
         return fig
-    x = np.arange(len(AGE_BUCKETS))
+    labels = age_labels(rec.sla_days)
+    x = np.arange(len(labels))
     width = 0.38
-    for offset, (label, counts), color in zip((-width / 2, width / 2), series.items(),
-                                              (STAGE, SIDE), strict=True):  # fmt: skip
-        values = [counts.get(b, 0) for b in AGE_BUCKETS]
-        bars = ax.bar(x + offset, values, width, label=label, color=color)
+    for offset, (label, found), color in zip((-width / 2, width / 2), series.items(),
+                                             (STAGE, SIDE), strict=True):  # fmt: skip
+        bars = ax.bar(x + offset, [found[b] for b in labels], width, label=label, color=color)
         ax.bar_label(bars, fontsize=9)
-    ax.set_xticks(x, [f"{b} days" for b in AGE_BUCKETS])
-    ax.axvline(_sla_position(rec.sla_days), color=SLA, linestyle="--", linewidth=1.5)
-    ax.text(_sla_position(rec.sla_days), 1.0, f" SLA {rec.sla_days:g} d", color=SLA,
-            va="top", transform=ax.get_xaxis_transform())  # fmt: skip
+    ax.set_xticks(x, labels)
+    sla_x = age_edges(rec.sla_days).index(float(rec.sla_days)) + 0.5
+    ax.axvline(sla_x, color=SLA, linestyle="--", linewidth=1.5)
+    ax.text(sla_x, 1.0, f" SLA {rec.sla_days:g} d", color=SLA, va="top",
+            transform=ax.get_xaxis_transform())  # fmt: skip
+    early = dated_after(rec)
+    note = f"; {early} dated after the as-of time count as 0" if early else ""
+    ax.set_xlabel(f"age in days (a bucket holds ages above its lower edge, up to its upper){note}")
     ax.set_ylabel("items")
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_title(title)
@@ -178,34 +170,42 @@ def ageing_chart(rec: Reconciliation) -> Figure:
     return fig
 
 
-def daily_volumes_chart(source: Store | Mapping[str, pd.DataFrame]) -> Figure:
-    """Per day: requests listed, transcripts received, and the responses, transcripts and
-    acknowledgments we sent (``daily_volumes``); bars for a month or less, lines beyond."""
-    volumes = daily_volumes(source)
+def daily_volumes_chart(
+    source: Store | Mapping[str, pd.DataFrame],
+    *,
+    until: object = None,
+    tz: str | None = None,
+) -> Figure:
+    """Per day in zone ``tz`` (None: UTC): requests listed, transcripts received, and the
+    responses, transcripts and acknowledgments we sent (``daily_volumes``, up to ``until``);
+    bars for a month or less, lines beyond; dates labelled by matplotlib's concise format."""
+    volumes = daily_volumes(source, until=until, tz=tz)
     fig = blank_figure(10, 4)
     ax = fig.subplots()
     title = "Daily volumes"
+    later = volumes.attrs.get("after_until", 0)
+    if later:
+        title += f" ({later} dated after the as-of time left out)"
     if volumes.empty:
         no_data(ax, title)
         return fig
-    days = volumes["day"].dt.strftime("%Y-%m-%d").tolist()
+    days = mdates.date2num(volumes["day"].dt.tz_localize(None))
     colors = ("#2f6fb0", "#7cb7e8", "#d9822b", "#3f9142", "#8e44ad")
     if len(volumes) <= 31:
-        x = np.arange(len(volumes))
         width = 0.8 / len(VOLUME_COLUMNS)
         for i, (column, color) in enumerate(zip(VOLUME_COLUMNS, colors, strict=True)):
             offset = (i - (len(VOLUME_COLUMNS) - 1) / 2) * width
-            bars = ax.bar(x + offset, volumes[column], width, label=VOLUME_LABELS[column],
+            bars = ax.bar(days + offset, volumes[column], width, label=VOLUME_LABELS[column],
                           color=color)  # fmt: skip
             if len(volumes) <= 7:
                 ax.bar_label(bars, fontsize=8)
-        step = max(1, len(days) // 10)
-        ax.set_xticks(x[::step], days[::step])
     else:
         for column, color in zip(VOLUME_COLUMNS, colors, strict=True):
-            ax.plot(volumes["day"].dt.tz_localize(None), volumes[column],
-                    label=VOLUME_LABELS[column], color=color)  # fmt: skip
-    ax.set_ylabel("per day (UTC)")
+            ax.plot(days, volumes[column], label=VOLUME_LABELS[column], color=color)
+    locator = mdates.AutoDateLocator(minticks=3, maxticks=10)
+    ax.xaxis.set_major_locator(locator)
+    ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))
+    ax.set_ylabel(f"per day ({tz or 'UTC'})")
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_title(title)
     ax.legend(loc="upper left", fontsize=8, frameon=False, ncols=3)

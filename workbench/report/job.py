@@ -7,12 +7,15 @@
 
 Everything that can be refused is refused before anything is pulled or run: an unusable
 parameter raises :class:`~workbench.errors.InvalidParameter` naming it, an unknown notebook or
-profile a ``ConfigError``, an id the database does not know a ``StoreError``.
+profile a ``ConfigError``, a database that is not a workbench store to report on a
+``ConfigError`` (:func:`check_store`: the file is left as it was), an id the database does not
+know a ``StoreError``.
 """
 
 from __future__ import annotations
 
 import math
+import shlex
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -20,10 +23,18 @@ from pathlib import Path
 from typing import Any
 
 from workbench.bundle import DEFAULT_OUT_DIR
-from workbench.errors import ConfigError, InvalidParameter, InvalidValue, WorkbenchError
+from workbench.errors import (
+    ConfigError,
+    InvalidParameter,
+    InvalidValue,
+    StoreError,
+    WorkbenchError,
+)
 from workbench.folders import check_folder
 from workbench.pull import PULL_FAILED
 from workbench.reconcile import SEVERITIES
+from workbench.report.freshness import Freshness, check_max_age, freshness
+from workbench.report.markup import report_zone
 from workbench.report.runner import (
     DEFAULT_OUTPUT_DIR,
     NotebookRun,
@@ -36,6 +47,7 @@ from workbench.report.runner import (
 
 # How far ahead of this machine's clock ``as_of`` may be (another machine's clock, a slow typist).
 AS_OF_TOLERANCE = timedelta(minutes=5)
+SQLITE_HEADER = b"SQLite format 3\x00"  # the first 16 bytes of every SQLite database file
 
 
 @dataclass(frozen=True)
@@ -49,6 +61,8 @@ class ReportJob:
     run: NotebookRun | None
     pull_status: str | None
     fail_on: str | None = None  # the severity whose exceptions fail the job
+    max_age_hours: float | None = None  # --max-age: older data fails the job
+    freshness: Freshness | None = None  # how old the store's data was when reported on
 
     @property
     def bundle(self) -> Path | None:
@@ -57,14 +71,18 @@ class ReportJob:
         return Path(path) if path else None
 
     def verdict(self, *, allow_partial: bool = False) -> tuple[int, list[str]]:
-        """The exit code and its reasons: 1 when the notebook failed or the pull was not ok
-        (``allow_partial`` accepts a partial one), else 3 when the summary counts exceptions at
-        or above ``fail_on``, else 0."""
+        """The exit code and its reasons: 1 when the notebook failed, the pull was not ok
+        (``allow_partial`` accepts a partial one) or the data is older than ``max_age_hours``,
+        else 3 when the summary counts exceptions at or above ``fail_on``, else 0."""
         if self.run is None:
             late = self.pull_status not in (None, "ok")
             return 1, [f"The pull was {self.pull_status} too."] if late else []
         code, reason = pull_verdict(self.pull_status, allow_partial=allow_partial)
         reasons = [reason] if reason else []
+        fresh, limit = self.freshness, self.max_age_hours
+        if limit is not None and fresh is not None and fresh.is_stale(limit):
+            reasons.append(f"Exit 1 (--max-age {limit:g}): {fresh.warning(limit)}")
+            code = 1
         if self.fail_on is None:
             return code, reasons
         summary = self.run.summary
@@ -111,6 +129,7 @@ def run_report_job(
     severity: str = "high",
     known: str | None = None,
     automatic: Mapping[str, object] | None = None,
+    max_age_hours: float | None = None,
     say: Callable[[str], None] = print,
     warn: Callable[[str], None] = print,
 ) -> ReportJob:
@@ -121,7 +140,9 @@ def run_report_job(
     a ``ConfigError`` when undeclared. ``fail_on_exceptions``: the verdict counts exceptions at
     or above ``severity`` (the notebook must publish a summary). ``db``, ``pull``, ``profile``
     and ``automatic`` go only to a notebook that declares them. ``known``: an id the database
-    must know (a ``StoreError`` before the kernel starts). ``say`` gets the pull's summary,
+    must know (a ``StoreError`` before the kernel starts). ``max_age_hours``: the verdict
+    fails when the store's oldest last read is older (an ``InvalidParameter`` unless more than
+    0); a notebook that declares it says so at its top. ``say`` gets the pull's summary,
     ``warn`` what went wrong.
     """
     if severity not in SEVERITIES:
@@ -143,6 +164,9 @@ def run_report_job(
         {**given, **(parameters or {})}, declared, notebook=f"notebook {notebook!r}"
     )
     _check_values(values)
+    max_age_hours = check_max_age(max_age_hours)
+    if "tz" in declared:  # the zone times show in: the option's, else the profile's; checked now
+        values["tz"] = report_zone(values.get("tz"), profile=profile, config_path=config_path)
     path, status = _pull_first(
         profile=profile, db=db, config_path=config_path, no_pull=no_pull, say=say, warn=warn
     )
@@ -151,11 +175,55 @@ def run_report_job(
 
         with open_store(path) as store:
             require_known(store, known)
+    if "db" in declared:
+        _validate_stored(path, say=say, warn=warn)
     context: dict[str, object] = {"db": str(Path(path).resolve()), "pull": False}
-    context.update(profile=profile, **(automatic or {}))
+    context.update(profile=profile, max_age_hours=max_age_hours, **(automatic or {}))
     arguments = {k: v for k, v in context.items() if v is not None and k in declared} | values
     run = run_report(notebook, arguments, warn=warn, output_dir=output_dir, timeout_s=timeout_s)
-    return ReportJob(notebook, arguments, run, status, severity if fail_on_exceptions else None)
+    fresh = _freshness(path, run, arguments)
+    fail_on = severity if fail_on_exceptions else None
+    return ReportJob(notebook, arguments, run, status, fail_on, max_age_hours, fresh)
+
+
+def _validate_stored(path: str, *, say: Callable[[str], None], warn: Callable[[str], None]) -> None:
+    """Validate the stored documents never validated, when a schema folder is set, keeping the
+    results (:mod:`workbench.report.validation`); a store that cannot be written is reported
+    on as it is."""
+    import os
+
+    from workbench.pesc.schemas import SCHEMAS_VARIABLE
+    from workbench.report.validation import validate_stored
+    from workbench.store import Store
+
+    if not os.environ.get(SCHEMAS_VARIABLE):
+        return  # nothing can change; the report says how to validate them
+    try:
+        with Store(path) as store:
+            outcome = validate_stored(store)
+    except StoreError as exc:
+        warn(f"The stored documents could not be validated now ({exc}); the report counts "
+             "what was validated before.")  # fmt: skip
+        return
+    if outcome.folder is not None and not outcome.folder.is_dir():
+        warn(str(outcome))
+    elif outcome.checked:
+        say(str(outcome))
+
+
+def _freshness(
+    path: str, run: NotebookRun | None, arguments: Mapping[str, object]
+) -> Freshness | None:
+    """How fresh the store was at the moment the report was measured at (the summary's
+    ``as_of``, else the ``as_of`` it was given, else now); None when it cannot be read."""
+    from workbench.report import open_store
+
+    as_of = ((run.summary if run else None) or {}).get("as_of") or arguments.get("as_of")
+    try:
+        with open_store(path) as store:
+            return freshness(store, as_of)
+    except (WorkbenchError, ValueError):  # a notebook that failed may leave no usable store
+        return None
 
 
 def run_troubleshoot_job(
@@ -167,7 +235,7 @@ def run_troubleshoot_job(
 ) -> ReportJob:
     """:func:`run_report_job` of the troubleshoot notebook on one request, writing its support
     bundle in ``bundle_dir`` (``ReportJob.bundle``); same ``options``."""
-    from workbench.api.ids import check_request_id
+    from workbench.ids import check_request_id
 
     try:
         check_request_id(request_id)
@@ -195,6 +263,12 @@ def _check_values(values: Mapping[str, object]) -> None:
     if isinstance(sla, int | float) and not (math.isfinite(sla) and sla >= 0):
         raise InvalidParameter(
             f"{sla} is not a number of days: use a finite number, 0 or more", parameter="sla_days"
+        )
+    grace = values.get("grace_hours")
+    if isinstance(grace, int | float) and not (math.isfinite(grace) and grace >= 0):
+        raise InvalidParameter(
+            f"{grace} is not a number of hours: use a finite number, 0 or more",
+            parameter="grace_hours",
         )
     as_of = values.get("as_of")
     if isinstance(as_of, str):
@@ -228,12 +302,9 @@ def _pull_first(
     from workbench.client import connect
     from workbench.config import load_profile
 
+    path = db if db is not None else load_profile(profile, config_path=config_path).db
+    check_store(path, pulling=not no_pull)
     if no_pull:
-        path = db if db is not None else load_profile(profile, config_path=config_path).db
-        if not Path(path).is_file():
-            raise ConfigError(
-                f"There is no database at {path}: pass --db, or run without --no-pull."
-            )
         return path, None
     with connect(profile, db=db, config_path=config_path) as w:
         try:
@@ -247,3 +318,75 @@ def _pull_first(
         if summary.status != "ok":
             warn(f"The pull was {summary.status}: the report uses what is stored.")
         return w.db, summary.status
+
+
+def check_store(path: str | Path, *, pulling: bool) -> None:
+    """``ConfigError`` unless ``path`` is a workbench store a report can use, checked before
+    anything is pulled or run, reading only the file's header and table names (it is left as
+    it was, a 0-byte file included).
+
+    Refused: a folder; a file that is not SQLite; an SQLite database holding other tables
+    than a workbench store's (they are named); and, without a pull, a missing or empty file
+    (0 bytes, or SQLite with no table: nothing was ever pulled into it) or a store of another
+    schema version. A pull creates the store in a missing or empty file.
+    """
+    from workbench.store.connection import Connection
+    from workbench.store.migrations import read_version
+
+    where = Path(path)
+    first = f"Run `workbench pull --db {shlex.quote(str(where))}` first"
+    another = "pass the --db of a workbench database (a pull creates one in a new file)"
+    if where.is_dir():
+        raise ConfigError(f"{where} is a folder, not a database: {another}.")
+    if not where.is_file():
+        if pulling:
+            return
+        raise ConfigError(
+            f"There is no database at {where}. {first}, or leave out --no-pull to pull into it."
+        )
+    with where.open("rb") as f:
+        header = f.read(len(SQLITE_HEADER))
+    if not header and pulling:
+        return
+    if not header:
+        raise ConfigError(
+            f"{where} is an empty file (0 bytes), not a workbench store: nothing was ever "
+            f"pulled into it. {first} (it creates the store there), or {another}."
+        )
+    if header != SQLITE_HEADER:
+        raise ConfigError(
+            f"{where} is not an SQLite database, so not a workbench store: {another}."
+        )
+    try:
+        c = Connection(where, busy_timeout_s=30.0, read_only=True)
+        try:
+            with c.translated():
+                names = [str(row[0]) for row in c.conn.execute(
+                    "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE "
+                    "'sqlite_%' ORDER BY name"
+                )]  # fmt: skip
+                version = read_version(c.conn) if "meta" in names else 0
+        finally:
+            c.close()
+    except (StoreError, ValueError) as exc:  # ValueError: a meta table that is not ours
+        raise ConfigError(
+            f"{where} cannot be read as a workbench store ({exc}): {another}."
+        ) from None
+    if names and not version:
+        shown = ", ".join(names[:8]) + (f" and {len(names) - 8} more" if len(names) > 8 else "")
+        raise ConfigError(
+            f"{where} is an SQLite database but not a workbench store (tables: {shown}): {another}."
+        )
+    if pulling:
+        return  # the pull creates the store in an SQLite file with no table, or migrates it
+    if not names:
+        raise ConfigError(
+            f"{where} is an SQLite database with no table, not a workbench store: nothing was "
+            f"ever pulled into it. {first}, or {another}."
+        )
+    from workbench.store import Store
+
+    try:
+        Store(where, read_only=True).close()  # the schema version this workbench reads
+    except StoreError as exc:
+        raise ConfigError(str(exc)) from None

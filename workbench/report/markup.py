@@ -8,7 +8,6 @@ names with ``&``, apostrophes and accents, and a document may hold anything.
 from __future__ import annotations
 
 import html
-import math
 from collections.abc import Iterable, Mapping
 from datetime import date, datetime
 from typing import Any
@@ -16,8 +15,11 @@ from typing import Any
 import pandas as pd
 from IPython.display import HTML
 
+from workbench.store.frames import is_missing
+
 MISSING = "–"
 MAX_ROWS = 200
+MAX_CELL_CHARS = 1000  # characters of one table cell shown; the rest is cut
 
 STYLE = """<style>
 .wb-report { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; color: #1f2933; }
@@ -57,19 +59,6 @@ STYLE = """<style>
 </style>"""
 
 
-def is_missing(value: Any) -> bool:
-    """None, ``pd.NA``, ``NaT`` and NaN are missing; lists and dicts (JSON items) never are.
-
-    >>> is_missing(float("nan")), is_missing([None]), is_missing("")
-    (True, False, False)
-    """
-    if value is None or value is pd.NA or value is pd.NaT:
-        return True
-    if isinstance(value, float):
-        return math.isnan(value)
-    return pd.api.types.is_scalar(value) and bool(pd.isna(value))
-
-
 def plain(value: Any, *, missing: str = "") -> str:
     """``value`` as unescaped text, as ``str`` writes it; a missing value as ``missing``.
 
@@ -79,19 +68,57 @@ def plain(value: Any, *, missing: str = "") -> str:
     return missing if is_missing(value) else str(value)
 
 
-def text(value: Any) -> str:
-    """``value`` as escaped display text: times to the minute (UTC), missing as a dash."""
+def local_time(value: Any, tz: str | None = None) -> pd.Timestamp:
+    """A time in zone ``tz`` (None: UTC); a time without a zone is taken as UTC, as stored."""
+    stamp = pd.Timestamp(value)
+    stamp = stamp.tz_localize("UTC") if stamp.tzinfo is None else stamp
+    return stamp.tz_convert(tz or "UTC")
+
+
+def report_zone(
+    tz: str | None = None, *, profile: str | None = None, config_path: str | None = None
+) -> str:
+    """The zone a report shows times in: ``tz`` when given, else the profile's ``timezone``
+    (WORKBENCH_TIMEZONE), else UTC. An unknown zone is a ``ConfigError`` naming it.
+
+    >>> report_zone("America/Toronto")
+    'America/Toronto'
+    """
+    from workbench.config import check_timezone, load_profile
+
+    if tz is not None:
+        return check_timezone(tz)
+    return load_profile(profile, config_path=config_path).timezone
+
+
+def moment(value: Any, tz: str | None = None) -> str:
+    """A time to the minute in zone ``tz``, with the zone's abbreviation, unescaped.
+
+    >>> moment("2026-03-02T14:00Z", "America/Toronto")
+    '2026-03-02 09:00 EST'
+    """
+    return local_time(value, tz).strftime("%Y-%m-%d %H:%M %Z")
+
+
+def text(value: Any, tz: str | None = None) -> str:
+    """``value`` as escaped display text: times to the minute in zone ``tz`` (None: UTC),
+    missing as a dash."""
     if is_missing(value):
         return MISSING
     if isinstance(value, pd.Timestamp | datetime):
-        stamp = pd.Timestamp(value)
-        stamp = stamp.tz_convert("UTC") if stamp.tzinfo else stamp
-        return html.escape(stamp.strftime("%Y-%m-%d %H:%M"))
+        return html.escape(local_time(value, tz).strftime("%Y-%m-%d %H:%M"))
     if isinstance(value, date):
         return html.escape(value.isoformat())
     if isinstance(value, float):
         return f"{value:g}"
     return html.escape(str(value))
+
+
+def _cut(value: Any, tz: str | None, limit: int) -> str:
+    """A cell's escaped text, cut to ``limit`` characters (an ellipsis ends a cut one)."""
+    if isinstance(value, str) and len(value) > limit:
+        value = value[: max(limit - 1, 0)] + "\u2026"
+    return text(value, tz)
 
 
 def page(*parts: str) -> HTML:
@@ -125,11 +152,15 @@ def table(
     max_rows: int = MAX_ROWS,
     row_class: str | None = None,
     empty: str = "Nothing to show.",
+    tz: str | None = None,
+    max_chars: int = MAX_CELL_CHARS,
 ) -> str:
     """``frame`` as an HTML table; ``columns``: which ones (a mapping gives their headers).
 
     At most ``max_rows`` rows are shown, followed by a line saying how many were left out.
-    ``row_class``: a column whose value names each row's CSS class suffix (``wb-sev-<value>``).
+    ``row_class``: a column whose value names each row's CSS class suffix (``wb-sev-<value>``);
+    ``tz``: the zone times show in (None: UTC); ``max_chars``: a longer cell is cut, ending
+    in an ellipsis.
     """
     if frame.empty:
         return paragraph(empty, "wb-empty") if empty else ""
@@ -143,7 +174,7 @@ def table(
     rows = []
     for _, row in shown.iterrows():
         css = f' class="wb-sev-{text(row[row_class])}"' if row_class else ""
-        cells = "".join(f"<td{css_of[c]}>{text(row[c])}</td>" for c in labels)
+        cells = "".join(f"<td{css_of[c]}>{_cut(row[c], tz, max_chars)}</td>" for c in labels)
         rows.append(f"<tr{css}>{cells}</tr>")
     more = len(frame) - len(shown)
     note = paragraph(f"… and {more} more rows not shown.", "wb-more") if more > 0 else ""

@@ -19,6 +19,11 @@ DB = (
     "db = None  # None: the profile's database (WORKBENCH_DB, the profiles file, "
     "else data/workbench.db)"
 )
+MAX_AGE = "max_age_hours = 24.0  # data read longer ago is called stale at the top"
+FRESHNESS = (
+    "report.freshness_section(report.freshness(store, as_of={as_of}), "
+    "max_age_hours=max_age_hours{tz})"
+)  # the first section of a report: how old its data is
 KERNELSPEC = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
 
 RECONCILE = [
@@ -26,19 +31,27 @@ RECONCILE = [
            "and what changed since the previous pull. Run it with `workbench report`, or "
            "`papermill notebooks/reconcile.ipynb out.ipynb -p db data/workbench.db`."),
     ("parameters", f"{DB}\nas_of = None  # ISO time: the store as it was then\n"
-                   "sla_days = 5.0\npull = False  # pull everything first\n"
-                   "profile = None  # the profile to pull with (credentials come from it)"),
+                   "sla_days = 5.0\n"
+                   "grace_hours = 0.0  # hours past the SLA before an item is overdue\n"
+                   "pull = False  # pull everything first\n"
+                   "profile = None  # the profile to pull with (credentials come from it)\n"
+                   "tz = None  # the zone times show in (None: the profile's timezone, else UTC)\n"
+                   "trend_days = 14  # the trends cover the pull runs of this many days\n"
+                   f"{MAX_AGE}"),
     ("code", "import workbench as wb\nfrom workbench import reconcile, report\n\n"
              "if pull:\n    with wb.connect(profile, db=db) as w:\n        w.pull(progress=False)\n"
              "store = report.open_store(db, profile=profile)\n"
              "tables = reconcile.load(store, as_of=as_of)\n"
-             "rec = reconcile.reconcile(tables, sla_days=sla_days)"),
+             "rec = reconcile.reconcile(tables, sla_days=sla_days, grace_hours=grace_hours)\n"
+             "tz = report.report_zone(tz, profile=profile)"),
+    ("code", FRESHNESS.format(as_of="rec.now", tz=", tz=tz")),
     ("md", "## Headline"),
-    ("code", "report.headline_section(rec)"),
+    ("code", "report.headline_section(rec, tz=tz)"),
     ("md", "## Lifecycle"),
-    ("code", "display(\n    report.figure_html(report.funnel_chart(rec)),\n"
+    ("code", "display(\n    report.figure_html(report.funnel_chart(rec, tz=tz)),\n"
              "    report.figure_html(report.ageing_chart(rec)),\n"
-             "    report.figure_html(report.daily_volumes_chart(tables)),\n)"),
+             "    report.figure_html(report.daily_volumes_chart(tables, until=rec.now, "
+             "tz=tz)),\n)"),
     ("md", "## Exceptions by severity"),
     ("code", "report.exceptions_section(rec)"),
     ("md", "## Resubmitted, re-issued and cancelled"),
@@ -46,7 +59,10 @@ RECONCILE = [
     ("md", "## By organisation"),
     ("code", "report.organisations_section(rec)"),
     ("md", "## Changes since the previous run"),
-    ("code", "report.changes_section(store, current=rec)"),
+    ("code", "report.changes_section(store, current=rec, tz=tz)"),
+    ("md", "## Trends\n\nThe figures as of each pull run: the store keeps every pull."),
+    ("code", "report.trends_section(\n    report.trends(store, days=trend_days, until=rec.now, "
+             "sla_days=rec.sla_days, tz=tz),\n    tz=tz,\n)"),
     ("code", "report.publish_summary(rec)"),
 ]  # fmt: skip
 
@@ -79,14 +95,22 @@ TROUBLESHOOT = [
 EVENTS = [
     ("md", "# Event feeds\n\nPlacement events (international interface) and domestic "
            "on-demand events, as the pulls saw them."),
-    ("parameters", DB),
-    ("code", "from workbench import report\n\nstore = report.open_store(db)"),
-    ("md", "## Feeds, per pull run and per day"),
-    ("code", "report.events_section(store)"),
+    ("parameters", f"{DB}\n"
+                   "tz = None  # the zone times show in (None: the profile's timezone, else UTC)\n"
+                   f"{MAX_AGE}"),
+    ("code", "from workbench import report\n\nstore = report.open_store(db)\n"
+             "tz = report.report_zone(tz)"),
+    ("code", FRESHNESS.format(as_of="None", tz=", tz=tz")),
+    ("md", "## Feeds, per pull run and per day they occurred"),
+    ("code", "report.events_section(store, tz=tz)"),
     ("md", "## Over time"),
-    ("code", "report.figure_html(report.events_chart(store))"),
+    ("code", "display(\n    report.figure_html(report.events_days_chart(store, tz=tz)),\n"
+             "    report.figure_html(report.events_chart(store, tz=tz)),\n)"),
+    ("md", "## By type, program, campus and when they occurred"),
+    ("code", "display(\n    report.figure_html(report.events_breakdown_chart(store, tz=tz)),\n"
+             "    report.events_breakdown_section(store, tz=tz),\n)"),
     ("md", "## Latest events"),
-    ("code", "report.latest_events_section(store, 50)"),
+    ("code", "report.latest_events_section(store, 20, tz=tz)"),
 ]  # fmt: skip
 
 EXPLORE = [

@@ -39,7 +39,7 @@ import nbformat
 
 from workbench.config import parse_bool
 from workbench.errors import ConfigError, NotebookFailed
-from workbench.report.html import export_html
+from workbench.report.html_page import export_html
 from workbench.report.summary import SUMMARY_MIME, find_summary
 
 DEFAULT_OUTPUT_DIR = "data/reports"

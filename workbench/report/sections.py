@@ -11,15 +11,17 @@ figures carry stable attributes a browser (or a test) can read::
 from __future__ import annotations
 
 import base64
+import os
 from typing import Any
 
 import pandas as pd
 from IPython.display import HTML
 from matplotlib.figure import Figure
 
+from workbench.pesc.schemas import NOT_VALIDATED, SCHEMAS_VARIABLE
 from workbench.reconcile import CONSUMER_STATES, SEVERITIES, SUPPLIER_STATES, Reconciliation
-from workbench.report.figures import png
-from workbench.report.markup import MAX_ROWS, heading, page, paragraph, table, text
+from workbench.report.figures import ageing, png
+from workbench.report.markup import MAX_ROWS, heading, moment, page, paragraph, table, text
 
 WORST_FIRST = tuple(reversed(SEVERITIES))
 EXCEPTION_TABLE = {
@@ -32,8 +34,9 @@ EXCEPTION_TABLE = {
 
 
 def bucket_key(bucket: str) -> str:
-    """An age bucket as a key fragment: ``0-2`` -> ``0_2``, ``>10`` -> ``over_10``."""
-    return bucket.replace(">", "over_").replace("-", "_")
+    """An age bucket as a key fragment: ``0-2`` -> ``0_2``, ``>10`` -> ``over_10``,
+    ``2-4.5`` -> ``2_4_5``."""
+    return bucket.replace(">", "over_").replace("-", "_").replace(".", "_")
 
 
 def _tile(key: str, value: Any, label: str, sub: str = "", *, alert: bool = False) -> str:
@@ -55,29 +58,57 @@ def _parts(prefix: str, counts: dict[str, int], label: str = "{}") -> str:
     )
 
 
-def as_of_line(rec: Reconciliation) -> str:
+def as_of_line(rec: Reconciliation, *, tz: str | None = None) -> str:
+    """The moment every figure is measured at, in zone ``tz`` (None: UTC), and the SLA."""
+    zone = f" ({tz}; stored in UTC)" if tz and tz != "UTC" else ""
+    grace = f" + {rec.grace_hours:g} h grace" if rec.grace_hours else ""
     return (
         f'<p class="wb-meta" data-as-of="{text(rec.now.isoformat())}" '
-        f'data-sla-days="{text(float(rec.sla_days))}">As of {text(rec.now)} UTC · SLA '
-        f"{text(float(rec.sla_days))} days</p>"
+        f'data-sla-days="{text(float(rec.sla_days))}" data-tz="{text(tz or "UTC")}" '
+        f'data-grace-hours="{text(float(rec.grace_hours))}">'
+        f"As of {text(moment(rec.now, tz))}{text(zone)} · SLA "
+        f"{text(float(rec.sla_days))} days{text(grace)}</p>"
     )
 
 
-def headline_section(rec: Reconciliation) -> HTML:
+def not_validated_note(rec: Reconciliation) -> str:
+    """How many current documents were never validated (``data-figure="documents_not_validated"``)
+    and how to validate them: the next report validates them once a schema folder is set."""
+    count = sum(
+        int(((f["validation_status"] == NOT_VALIDATED) & f["parse_error"].isna()).sum())
+        for f in (rec.requests, rec.transcripts)
+    )
+    if not count:
+        why = "every document was validated"
+    elif os.environ.get(SCHEMAS_VARIABLE):
+        why = f"{SCHEMAS_VARIABLE} has no schema for their message"
+    else:
+        why = (f"set {SCHEMAS_VARIABLE} to a folder of PESC XSDs and report again "
+               "(--no-pull is enough) to validate them")  # fmt: skip
+    return (
+        f'<span data-figure="documents_not_validated" data-value="{count}">'
+        f"not validated: {count} ({text(why)})</span>"
+    )
+
+
+def headline_section(rec: Reconciliation, *, tz: str | None = None) -> HTML:
     """The headline figures as a grid of big numbers (``data-figure`` keys: ``requests``,
-    ``open_requests`` (+ ``open_age_0_2`` ...), ``open_over_sla``, ``responses`` (+
+    ``open_requests`` (+ ``open_age_0_2`` ..., the buckets of ``figures.ageing``, which
+    end at the SLA), ``open_over_sla``, ``responses`` (+
     ``responses_<status>``), ``transcripts_sent``, ``transcripts_unacknowledged``,
     ``transcripts_received``, ``transcripts_awaiting_ack`` (+ ``awaiting_age_*``),
     ``awaiting_ack_over_sla``, ``ack_mismatches``, ``uncertain_sends``,
-    ``duplicate_transcripts``, ``document_problems``, ``exceptions`` and
-    ``exceptions_<severity>``), with the moment and the SLA they are measured at."""
+    ``duplicate_transcripts``, ``document_problems``, ``exceptions`` (+
+    ``exceptions_<severity>``: the one place severity counts show), with the moment (in zone
+    ``tz``) and the SLA they are measured at."""
     h = rec.headline
+    ages = ageing(rec)
     by_status = h["responses_by_status"]
     severity = h["exceptions_by_severity"]
     tiles = [
         _tile("requests", h["requests"], "transcript requests"),
         _tile("open_requests", h["open_requests"], "open requests (awaiting our response)",
-              "age in days: " + _parts("open_age", h["open_by_age"])),
+              "age in days: " + _parts("open_age", ages["open"])),
         _tile("open_over_sla", h["open_over_sla"], "open requests over SLA",
               alert=h["open_over_sla"] > 0),
         _tile("responses", sum(by_status.values()), "requests answered with a response",
@@ -92,20 +123,17 @@ def headline_section(rec: Reconciliation) -> HTML:
         _tile("transcripts_received", h["transcripts_received"], "transcripts received"),
         _tile("transcripts_awaiting_ack", h["transcripts_awaiting_ack"],
               "transcripts awaiting our acknowledgment",
-              "age in days: " + _parts("awaiting_age", h["awaiting_ack_by_age"])),
+              "age in days: " + _parts("awaiting_age", ages["awaiting"])),
         _tile("awaiting_ack_over_sla", h["awaiting_ack_over_sla"],
               "awaiting our acknowledgment over SLA", alert=h["awaiting_ack_over_sla"] > 0),
         _tile("duplicate_transcripts", h["duplicate_transcripts"], "duplicate transcripts"),
         _tile("document_problems", h["document_problems"], "documents that fail to parse or "
-              "validate"),
-        _tile("exceptions", h["exceptions"], "exceptions", _parts("exceptions", severity)),
-        *(
-            _tile(f"exceptions_{s}", severity.get(s, 0), f"{s} exceptions",
-                  alert=s in ("critical", "high") and severity.get(s, 0) > 0)
-            for s in WORST_FIRST
-        ),
+              "validate", not_validated_note(rec)),
+        _tile("exceptions", h["exceptions"], "exceptions",
+              _parts("exceptions", {s: severity.get(s, 0) for s in WORST_FIRST}),
+              alert=any(severity.get(s, 0) for s in ("critical", "high"))),
     ]  # fmt: skip
-    return page(as_of_line(rec), f'<div class="wb-grid">{"".join(tiles)}</div>')
+    return page(as_of_line(rec, tz=tz), f'<div class="wb-grid">{"".join(tiles)}</div>')
 
 
 def exception_counts(rec: Reconciliation) -> pd.DataFrame:
@@ -127,9 +155,8 @@ def exceptions_section(rec: Reconciliation, *, max_rows: int = MAX_ROWS) -> HTML
     if ex.empty:
         return page(paragraph("No exceptions: nothing needs an analyst.", "wb-empty"))
     severity = ex["severity"].astype(str)
-    summary = ", ".join(f"{(severity == s).sum()} {s}" for s in WORST_FIRST)
-    parts = [paragraph(f"{len(ex)} exceptions: {summary}."),
-             table(exception_counts(rec))]  # fmt: skip
+    parts = [paragraph("Exceptions per kind, worst first (the headline counts them per "
+                       "severity):"), table(exception_counts(rec))]  # fmt: skip
     for s in WORST_FIRST:
         rows = ex[severity == s]
         if rows.empty:

@@ -84,7 +84,8 @@ def summary_payload(rec: Reconciliation) -> dict[str, Any]:
 
 
 def publish_summary(rec: Reconciliation) -> None:
-    """Display the summary as its own output (``SUMMARY_MIME`` and a one-line text).
+    """Display the summary as its own output (``SUMMARY_MIME``, a one-line text for consoles,
+    and nothing visible in HTML: the headline already shows the counts).
 
     >>> publish_summary(rec)  # doctest: +SKIP
     Summary as of 2026-03-02 09:00 UTC: 12 exceptions (critical 0, high 2, medium 9, low 1)
@@ -94,7 +95,9 @@ def publish_summary(rec: Reconciliation) -> None:
     line = (
         f"Summary as of {rec.now:%Y-%m-%d %H:%M} UTC: {payload['exceptions']} exceptions ({counts})"
     )
-    display({SUMMARY_MIME: payload, "text/plain": line}, raw=True)
+    # An HTML comment for pages: the headline shows these counts; text for consoles.
+    html = "<!-- workbench summary: what workbench report reads for its exit code -->"
+    display({SUMMARY_MIME: payload, "text/html": html, "text/plain": line}, raw=True)
 
 
 def publish_bundle(path: str | os.PathLike[str]) -> None:

@@ -24,7 +24,7 @@ from IPython.display import HTML
 
 from workbench import pesc
 from workbench.bundle import DEFAULT_OUT_DIR, make_bundle
-from workbench.bundle.documents import _pretty, find_documents
+from workbench.bundle.documents import find_documents, pretty
 from workbench.bundle.har import calls_about
 from workbench.errors import StoreError
 from workbench.pesc.schemas import NOT_VALIDATED, SCHEMAS_VARIABLE
@@ -195,7 +195,7 @@ def version_diff(
                 f"{request_id!r} has no version {number} in the store (versions held: {held}); "
                 "see store.versions(id), or pull to fetch newer ones."
             )
-        texts[number] = _pretty(str(found["pescxml"].iloc[0] or ""))[0]
+        texts[number] = pretty(str(found["pescxml"].iloc[0] or ""))[0]
     name = f"{request_id} version"
     return _unified(texts[a], texts[b], f"{name} {a}", f"{name} {b}")
 

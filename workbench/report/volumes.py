@@ -7,7 +7,7 @@ from typing import Any
 
 import pandas as pd
 
-from workbench.reconcile.inputs import conform
+from workbench.reconcile.inputs import conform, timestamp
 from workbench.reconcile.load import load
 from workbench.store import Store
 
@@ -23,18 +23,28 @@ VOLUME_COLUMNS: dict[str, tuple[str, str, str | None]] = {
 }
 
 
-def daily_volumes(source: Store | Mapping[str, pd.DataFrame]) -> pd.DataFrame:
-    """Per UTC day: requests and transcripts by the partner's date, and the responses,
-    transcripts and acknowledgments we sent (outbox entries that did not fail).
+def daily_volumes(
+    source: Store | Mapping[str, pd.DataFrame], *, until: Any = None, tz: str | None = None
+) -> pd.DataFrame:
+    """Per day in zone ``tz`` (None: UTC): requests and transcripts by the partner's date,
+    and the responses, transcripts and acknowledgments we sent (outbox entries that did not
+    fail), up to ``until`` (default: the ``as_of`` that ``reconcile.load`` stamped, if any).
 
-    ``source``: a store, or the tables ``reconcile.load`` returns. One row per day from the
-    first to the last day with anything, zeros included; no rows when there is nothing.
+    ``source``: a store, or the tables ``reconcile.load`` returns. One row per day (``day``:
+    its midnight in ``tz``) from the first to the last day with anything, zeros included; no
+    rows when there is nothing. ``attrs["after_until"]``: how many were dated after ``until``
+    (a partner clock ahead of ours) and left out.
 
-    >>> daily_volumes(store).tail(3)  # doctest: +SKIP
+    >>> daily_volumes(store, tz="America/Toronto").tail(3)  # doctest: +SKIP
     """
     tables: Any = load(source) if isinstance(source, Store) else source
+    if until is None:
+        until = next((f.attrs.get("as_of") for f in tables.values()
+                      if f.attrs.get("as_of") is not None), None)  # fmt: skip
+    zone = tz or "UTC"
     tables = conform(tables)
     counts = {}
+    after = 0
     for column, (name, time_column, operation) in VOLUME_COLUMNS.items():
         frame = tables[name]
         if operation is not None:
@@ -42,18 +52,26 @@ def daily_volumes(source: Store | Mapping[str, pd.DataFrame]) -> pd.DataFrame:
         when = frame[time_column]
         if "first_seen_at" in frame.columns:
             when = when.fillna(frame["first_seen_at"])
-        days = when.dropna().dt.floor("D")
+        when = when.dropna()
+        if until is not None:
+            late = when > timestamp(until)
+            after += int(late.sum())
+            when = when[~late]
+        days = when.dt.tz_convert(zone).dt.tz_localize(None).dt.normalize()
         counts[column] = days.value_counts()
     found = [c.index for c in counts.values() if len(c)]
     if not found:
-        out = pd.DataFrame({"day": pd.Series(dtype="datetime64[us, UTC]")})
+        out = pd.DataFrame({"day": pd.Series(dtype=f"datetime64[us, {zone}]")})
         for column in VOLUME_COLUMNS:
             out[column] = pd.Series(dtype="int64")
+        out.attrs["after_until"] = after
         return out
     first = min(i.min() for i in found)
     last = max(i.max() for i in found)
     days = pd.date_range(first, last, freq="D")
-    out = pd.DataFrame({"day": days})
+    out = pd.DataFrame({"day": days.tz_localize(zone, ambiguous=False,
+                                                nonexistent="shift_forward")})  # fmt: skip
     for column, values in counts.items():
         out[column] = values.reindex(days, fill_value=0).to_numpy(dtype="int64")
+    out.attrs["after_until"] = after
     return out

@@ -29,7 +29,7 @@ class Sandbox:
         self.core = Core(
             settings=settings,
             state=self.state,
-            identity=IdentityServer(settings.credentials),
+            identity=IdentityServer(settings.credentials, clock=lambda: self.state.now),
             hits=Counter(),
         )
         self.app = build_app(self.core)

@@ -9,9 +9,15 @@ from typing import Any
 
 from workbench.spec import DOMESTIC_SCOPE, EXCHANGE_SCOPE, INTL_SCOPE
 
-# Fixed by default so that the same seed gives the same data on any day; `workbench sandbox`
-# and `workbench demo` start the clock near the present instead.
-DEFAULT_START = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
+# A fixed start: pass ``start=FIXED_START`` for the same data (dates included) on any day.
+FIXED_START = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
+
+
+def default_start() -> datetime:
+    """The partner's clock when no start is given: now, floored to the minute (so never ahead
+    of this machine's clock), so the data is days old as real data would be. The seed fixes
+    the data relative to its start; the same seed and start give the same data on any day."""
+    return datetime.now(UTC).replace(second=0, microsecond=0)
 
 
 @dataclass(frozen=True)
@@ -177,15 +183,16 @@ def fault_changes(assignments: list[str]) -> dict[str, Any]:
 
 @dataclass
 class SandboxSettings:
-    """Data knobs of a sandbox. Same settings, same seed: same data.
+    """Data knobs of a sandbox. Same settings (``start`` included), same data; without a
+    ``start`` the clock starts now (:func:`default_start`).
 
     ``id_scheme`` defaults to "tracking" (the API id is the tracking id, 32 hex digits), the
     scheme the sandbox always used; "guid" keys the API by a GUID distinct from it.
     """
 
     seed: int = 1
-    start: datetime = DEFAULT_START
-    token_ttl: int = 3600
+    start: datetime = field(default_factory=default_start)  # see default_start
+    token_ttl: int = 3600  # seconds; advance() moves a token nearer its end too
     namespaces: str = "v1.0.0"  # or "v1.1.0", the family real traffic uses
     initial_requests: int = 25
     initial_transcripts: int = 15

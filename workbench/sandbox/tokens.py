@@ -1,4 +1,5 @@
-"""The sandbox identity server: OAuth2 token issue (spec §4.1) and bearer-token checks (§5)."""
+"""The sandbox identity server: OAuth2 token issue (spec §4.1) and bearer-token checks (§5).
+Tokens expire in real time, and sooner as ``Sandbox.advance`` moves the sandbox's clock."""
 
 from __future__ import annotations
 
@@ -7,7 +8,9 @@ import threading
 import time
 import uuid
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 
 import jwt
 
@@ -45,8 +48,11 @@ class Grant:
 class IdentityServer:
     """Issues HS256 JWTs to the demo clients and checks them on every protected call."""
 
-    def __init__(self, credentials: Credentials, *, key: bytes | None = None) -> None:
+    def __init__(
+        self, credentials: Credentials, *, clock: Callable[[], datetime], key: bytes | None = None
+    ) -> None:
         self.credentials = credentials
+        self._clock, self._started = clock, clock()  # the sandbox's simulated time
         self._key = key or secrets.token_bytes(32)
         self._clients = credentials.clients()
         self._lock = threading.Lock()
@@ -78,7 +84,7 @@ class IdentityServer:
             raise OAuthError(
                 "invalid_scope", f"The scope requested is not allowed for this client: {requested}"
             )
-        now = int(time.time())
+        now = int(self._now())
         claims = {
             "iss": ISSUER,
             "sub": form.get("username") or form["client_id"],
@@ -99,6 +105,10 @@ class IdentityServer:
             "token_type": "Bearer",
             "scope": client["scope"],
         }
+
+    def _now(self) -> float:
+        """The wall clock, moved on as far as the sandbox's clock was advanced."""
+        return time.time() + (self._clock() - self._started).total_seconds()
 
     def _check_user(self, form: dict[str, str]) -> None:
         username, password = form.get("username", ""), form.get("password", "")
@@ -122,12 +132,17 @@ class IdentityServer:
                 self._key,
                 algorithms=["HS256"],
                 issuer=ISSUER,
-                options={"require": ["exp", "iat", "scope", "client_id"]},
+                # exp is checked below, with the advances of the sandbox's clock
+                options={
+                    "require": ["exp", "iat", "scope", "client_id"],
+                    "verify_exp": False,
+                    "verify_iat": False,
+                },
             )
-        except jwt.ExpiredSignatureError as exc:
-            raise TokenRejected("The access token has expired.") from exc
         except jwt.PyJWTError as exc:
             raise TokenRejected("Authorization has been denied for this request.") from exc
+        if claims["exp"] <= self._now():
+            raise TokenRejected("The access token has expired.")
         client = self._clients.get(claims["client_id"])
         if client is None:
             raise TokenRejected("Authorization has been denied for this request.")

@@ -3,15 +3,16 @@ entities and the outbox. See :class:`Store`.
 
 Layout::
 
-    core.py        Store: the public face
+    core.py        Store: opening, runs, calls, snapshots, details, housekeeping
+    history.py     History, the Store's read side: table, as_of, diff, timeline, documents
     connection.py  the shared connection, transactions, errors   lock.py  one pull at a time
     schema.py      tables, keys, indexes      migrations.py  versions, in-place upgrades
     views.py       the analyst's views        lists.py       the four partner lists
-    record.py      runs, calls, snapshots     entities.py    requests, transcripts, events
+    record.py      snapshot keys and diffs    entities.py    list membership, departures
     details.py     a detail's row, PESC fields and child rows, prepared outside the lock
     outbox.py      sends, duplicates, stale   settle.py      uncertain sends vs the lists
-    history.py     as_of, diff, timeline      frames.py      DataFrame dtypes
-    scrub.py       secrets never reach the file   values.py  times, JSON, hashes
+    events.py      events, deduplicated       frames.py      DataFrame dtypes
+    cells.py       how values are written    identity.py    which partner the store holds
 """
 
 from __future__ import annotations

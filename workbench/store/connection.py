@@ -33,6 +33,8 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
+import sqlite_utils
+
 from workbench.errors import StoreError
 
 WAL_CHECKPOINT_PAGES = 2000  # see the module docstring
@@ -50,9 +52,6 @@ class Connection:
         self.busy_timeout_s = busy_timeout_s
         self.read_only = read_only
         self.lock = threading.RLock()
-        # Child tables grow columns (see details._ensure_columns); what each has, once read.
-        # Only committed columns: write() forgets them all when a transaction rolls back.
-        self.known_columns: dict[str, set[str]] = {}
         if str(path) == ":memory:" or str(path).startswith("file:"):
             raise StoreError("The store needs a database file path (WAL and locks need a file).")
         if read_only:
@@ -78,6 +77,7 @@ class Connection:
         self._use_wal()
         self.conn.execute("PRAGMA synchronous = NORMAL")
         self.conn.execute(f"PRAGMA wal_autocheckpoint = {WAL_CHECKPOINT_PAGES}")
+        self.db = sqlite_utils.Database(self.conn, execute_plugins=False)
 
     def _open_read_only(self) -> None:
         """Open for reading only, creating no file: see the module docstring."""
@@ -99,6 +99,7 @@ class Connection:
                     raise
                 continue
             self.conn = conn
+            self.db = sqlite_utils.Database(conn, execute_plugins=False)
             return
 
     def _use_wal(self) -> None:
@@ -135,7 +136,7 @@ class Connection:
                 try:
                     yield self.conn
                 except BaseException:
-                    self._abandon()  # an ALTER TABLE of this transaction is undone too
+                    self._abandon()
                     raise
                 try:
                     self.conn.execute("COMMIT")
@@ -151,7 +152,6 @@ class Connection:
     def _abandon(self) -> None:
         """Roll back the open transaction; when even that fails, close the connection (which
         rolls it back) and open a new one, so that no later write joins it."""
-        self.known_columns.clear()
         if self.conn.in_transaction:
             with suppress(sqlite3.Error):
                 self.conn.execute("ROLLBACK")

@@ -1,37 +1,50 @@
 """The snapshot store: one SQLite file holding everything the workbench saw and sent."""
 
+# ruff: noqa: S608  (SQL identifiers here are our own constants, never data; values are bound)
+
 from __future__ import annotations
 
+import os
+import socket
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
 import sqlite_utils
 
 from workbench.errors import StoreError
-from workbench.store import details, entities, history, identity, lock, record
+from workbench.redact import Redactor
+from workbench.store import details, entities, identity, lock, settle
+from workbench.store.cells import dumps, now_text, partner_time, row_id, utc_text
 from workbench.store.connection import Connection
 from workbench.store.events import events_seen
-from workbench.store.lists import DETAIL_LISTS, EVENT_SOURCES, LISTS, list_info
+from workbench.store.history import History
+from workbench.store.lists import EVENT_SOURCES, LISTS, list_info
 from workbench.store.migrations import ensure_schema, read_version
 from workbench.store.outbox import Outbox
-from workbench.store.record import SnapshotDiff
+from workbench.store.record import SnapshotDiff, item_key, request_id_from_url, workbench_version
 from workbench.store.schema import SCHEMA_VERSION
-from workbench.store.scrub import Scrubber
-from workbench.store.values import dumps, now_text, row_id, utc_text
 
+RUN_STATUSES = ("ok", "partial", "failed")
+_CALL_SQL = (
+    "INSERT INTO calls (run_id, request_id, interface, operation, method, url, attempt, "
+    "started_at, duration_s, status, error, request_headers, request_body, response_headers, "
+    "response_body) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+_CALL_TEXTS = ("url", "error", "request_body", "response_body")
 Details = Mapping[str, Iterable[Mapping[str, Any]]]
 
 
-class Store:
+class Store(History):
     """Runs, calls, list snapshots, entities and the outbox, in one SQLite file.
 
     Opening creates the database, or migrates an older one in place. Thread-safe: the threads
     of a pull share one store. Every write is its own transaction. ``read_only=True`` opens an
     existing database for reading only (bundles, reports): it creates, migrates and settles
-    nothing, and writes raise ``StoreError``.
+    nothing, and writes raise ``StoreError``. Its read side (``table``, ``as_of``, ``diff``,
+    ``timeline``, ``versions``, ``document``, ``meta``) is :class:`History`'s.
 
     >>> store = Store("data/workbench.db", secrets=["s3cret"])  # doctest: +SKIP
     >>> run = store.begin_run(kind="pull", profile="sandbox")  # doctest: +SKIP
@@ -50,9 +63,8 @@ class Store:
     ) -> None:
         self.path = Path(path)
         self.read_only = read_only
-        self._scrub = Scrubber(secrets)
-        self._c = Connection(self.path, busy_timeout_s=busy_timeout_s, read_only=read_only)
-        self._db: sqlite_utils.Database | None = None
+        self._scrub = Redactor(secrets)
+        super().__init__(Connection(self.path, busy_timeout_s=busy_timeout_s, read_only=read_only))
         try:
             self.schema_version = self._open_schema()
             self.outbox = Outbox(self._c, self._scrub, stale_after_s=stale_pending_s)
@@ -73,25 +85,18 @@ class Store:
                 f"{SCHEMA_VERSION}: run `workbench pull` on it once (it migrates), or upgrade."
             )
         with self._c.write() as conn:
-            return ensure_schema(conn, path=str(self.path), version=record.workbench_version())
+            return ensure_schema(conn, path=str(self.path), version=workbench_version())
 
     # -- housekeeping -------------------------------------------------------------------------
 
     @property
     def db(self) -> sqlite_utils.Database:
         """The ``sqlite_utils.Database`` on the store's connection (for ad hoc queries)."""
-        if self._db is None:
-            self._db = sqlite_utils.Database(self._c.conn, execute_plugins=False)
-        return self._db
+        return self._c.db
 
     def add_secret(self, value: str | None) -> None:
         """Mask ``value`` in everything written from now on (e.g. a token just issued)."""
         self._scrub.add(value)
-
-    def meta(self, key: str) -> str | None:
-        """A value of the ``meta`` table (``schema_version``, ``peek_count_learned``...)."""
-        rows = self._c.rows("SELECT value FROM meta WHERE key = ?", [key])
-        return str(rows[0][0]) if rows and rows[0][0] is not None else None
 
     def set_meta(self, key: str, value: str | None) -> None:
         """Set a value of the ``meta`` table (``None`` removes it)."""
@@ -165,11 +170,28 @@ class Store:
 
     def begin_run(self, *, kind: str = "pull", profile: str | None = None) -> int:
         """Start a run (status ``running``); its id."""
-        return record.begin_run(self._c, kind=kind, profile=profile)
+        with self._c.write() as conn:
+            cursor = conn.execute(
+                "INSERT INTO runs (kind, profile, started_at, status, workbench_version, pid, "
+                "host) VALUES (?, ?, ?, 'running', ?, ?, ?)",
+                (kind, profile, now_text(), workbench_version(), os.getpid(), socket.gethostname()),
+            )
+            return int(cursor.lastrowid or 0)
 
     def finish_run(self, run_id: int, *, status: str, summary: Any = None) -> None:
         """End a run: ``status`` ok / partial / failed, ``summary`` any JSON-able value."""
-        record.finish_run(self._c, self._scrub, row_id(run_id) or 0, status=status, summary=summary)
+        run_id = row_id(run_id) or 0
+        if status not in RUN_STATUSES:
+            raise StoreError(f"Run status {status!r} is not one of {', '.join(RUN_STATUSES)}.")
+        text = self._scrub.dumps([summary], dumps)[0] if summary is not None else None
+        with self._c.write() as conn:
+            cursor = conn.execute(
+                "UPDATE runs SET finished_at = ?, status = ?, summary = coalesce(?, summary) "
+                "WHERE id = ?",
+                (now_text(), status, text, run_id),
+            )
+            if cursor.rowcount == 0:
+                raise StoreError(f"There is no run {run_id} in {self.path}.")
 
     def record_call(
         self, exchange: Any, *, run_id: int | None = None, request_id: str | None = None
@@ -179,9 +201,43 @@ class Store:
         ``request_id`` defaults to the ``:id`` of a transcript-exchange by-id URL.
         Usable as a session recorder: ``functools.partial(store.record_call, run_id=run)``.
         """
-        return record.record_call(
-            self._c, self._scrub, exchange, run_id=row_id(run_id), request_id=request_id
+        url, error, request_body, response_body = (
+            _as_text(getattr(exchange, name, None)) for name in _CALL_TEXTS
         )
+        # One scan proves the lot clean (the usual case): the body is most of it, and scanned once.
+        url, error, request_headers, request_body, response_headers, response_body = (
+            self._scrub.texts(
+                [
+                    url,
+                    error,
+                    dumps(self._scrub.headers(getattr(exchange, "request_headers", None))),
+                    request_body,
+                    dumps(self._scrub.headers(getattr(exchange, "response_headers", None))),
+                    response_body,
+                ]
+            )
+        )
+        started = getattr(exchange, "started_at", None)
+        params = (
+            row_id(run_id),
+            request_id if request_id is not None else request_id_from_url(url),
+            getattr(exchange, "interface", None),
+            getattr(exchange, "operation", None),
+            getattr(exchange, "method", None),
+            url,
+            getattr(exchange, "attempt", None),
+            (partner_time(started) or now_text())
+            if isinstance(started, datetime | str)
+            else now_text(),
+            getattr(exchange, "duration_s", None),
+            getattr(exchange, "status", None),
+            error,
+            request_headers,
+            request_body,
+            response_headers,
+            response_body,
+        )
+        return self._c.insert(_CALL_SQL, params)
 
     def record_snapshot(
         self,
@@ -205,15 +261,80 @@ class Store:
         ``key``: the item field naming an item (default ``RequestID``; events: their id, else
         a content hash).
         """
-        return record.record_snapshot(
-            self._c,
-            self._scrub,
-            row_id(run_id),
-            list_name,
-            items,
-            call_id=row_id(call_id),
-            key=key,
-            taken_at=taken_at,
+        run_id, call_id = row_id(run_id), row_id(call_id)
+        info = list_info(list_name)
+        key = key if key is not None else info.key
+        taken = utc_text(taken_at) if taken_at is not None else now_text()
+        assert taken is not None
+        items = list(items)
+        texts = self._scrub.dumps(items, dumps)
+        keys = [item_key(item, key, text) for item, text in zip(items, texts, strict=True)]
+        current = dict(zip(keys, texts, strict=True))
+        with self._c.write() as conn:
+            found = conn.execute(
+                "SELECT id FROM snapshots WHERE list_name = ? "
+                "ORDER BY taken_at DESC, id DESC LIMIT 1",
+                (list_name,),
+            ).fetchone()
+            previous_id = found[0] if found else None
+            before: dict[str, str] = {}
+            if previous_id is not None:
+                before = dict(
+                    conn.execute(
+                        "SELECT item_key, item_json FROM snapshot_items WHERE snapshot_id = ?",
+                        (previous_id,),
+                    ).fetchall()
+                )
+            appeared = tuple(k for k in current if k not in before)
+            vanished = tuple(k for k in before if k not in current)
+            changed = tuple(k for k in current if k in before and before[k] != current[k])
+            unchanged = tuple(k for k in current if k in before and before[k] == current[k])
+            snapshot_id = int(
+                conn.execute(
+                    "INSERT INTO snapshots (run_id, call_id, list_name, taken_at, key, "
+                    "item_count, previous_id, appeared, vanished, changed) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        run_id,
+                        call_id,
+                        list_name,
+                        taken,
+                        key,
+                        len(keys),
+                        previous_id,
+                        len(appeared),
+                        len(vanished),
+                        len(changed),
+                    ),
+                ).lastrowid
+                or 0
+            )
+            conn.executemany(
+                "INSERT INTO snapshot_items (snapshot_id, position, item_key, item_json) "
+                "VALUES (?, ?, ?, ?)",
+                [(snapshot_id, i, k, t) for i, (k, t) in enumerate(zip(keys, texts, strict=True))],
+            )
+            if info.source is None:
+                entities.list_seen(conn, info, items, keys, at=taken)
+            else:
+                events_seen(conn, info.source, items, keys, texts, at=taken, listed=True)
+            # A list speaks only of the sends begun before it was requested (see settle.py).
+            requested = settle.requested_at(conn, call_id) or (
+                taken if taken_at is not None else None
+            )
+            resolved = settle.resolve(conn, list_name, set(keys), at=taken, requested=requested)
+            left = entities.mark_unlisted(conn, info, snapshot_id, at=taken, requested=requested)
+        return SnapshotDiff(
+            snapshot_id=snapshot_id,
+            list_name=list_name,
+            taken_at=taken,
+            previous_id=previous_id,
+            appeared=appeared,
+            vanished=vanished,
+            changed=changed,
+            unchanged=unchanged,
+            left=left,
+            resolved=tuple(resolved),
         )
 
     # -- entities -----------------------------------------------------------------------------
@@ -284,8 +405,8 @@ class Store:
         if source not in EVENT_SOURCES:
             raise StoreError(f"Unknown event source {source!r}; one of: placement, domestic.")
         events = list(events)
-        texts = self._scrub.dumps(events)
-        keys = [record.item_key(e, None, t) for e, t in zip(events, texts, strict=True)]
+        texts = self._scrub.dumps(events, dumps)
+        keys = [item_key(e, None, t) for e, t in zip(events, texts, strict=True)]
         at = utc_text(seen_at) if seen_at is not None else now_text()
         assert at is not None
         with self._c.write() as conn:
@@ -309,66 +430,52 @@ class Store:
         """The ids (in order) whose detail is to be fetched: not stored, last fetch failed,
         back on the list since it was fetched, or (``dates``: id -> RequestDate as listed) a
         RequestDate other than when it was fetched."""
-        return entities.missing_details(self._c, list_info(list_name, details=True), ids, dates)
+        info = list_info(list_name, details=True)
+        wanted = list(dict.fromkeys(str(i) for i in ids))
+        with self._c.read() as conn:
+            have = dict(
+                conn.execute(
+                    f"SELECT e.{info.id_column}, e.detail_request_date FROM {info.table} e "
+                    f"WHERE e.{info.id_column} IN (SELECT value FROM json_each(?)) "
+                    "AND e.detail_fetched_at IS NOT NULL "
+                    "AND (e.detail_failed_at IS NULL "
+                    "OR e.detail_failed_at <= e.detail_fetched_at) "
+                    "AND NOT EXISTS (SELECT 1 FROM departures d WHERE d.item_id = "
+                    f"e.{info.id_column} AND d.list_name = ? "
+                    "AND d.left_at >= e.detail_fetched_at)",
+                    (dumps(wanted), info.name),
+                ).fetchall()
+            )
+        dates = dates or {}
+        return [
+            i
+            for i in wanted
+            if i not in have or (dates.get(i) is not None and partner_time(dates[i]) != have[i])
+        ]
 
     def record_detail_failure(
         self, list_name: str, request_id: str, error: Any, *, run_id: int | None = None
     ) -> None:
         """Remember a failed detail fetch; ``missing_details`` offers the id again."""
-        info = list_info(list_name, details=True)
-        entities.record_detail_failure(
-            self._c, self._scrub, info, request_id, error, run_id=row_id(run_id)
-        )
+        info, item_id, at = list_info(list_name, details=True), str(request_id), now_text()
+        text = self._scrub.text(str(error)) if error is not None else None
+        with self._c.write() as conn:
+            conn.execute(
+                "INSERT INTO detail_failures (list_name, item_id, run_id, failed_at, error) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (info.name, item_id, row_id(run_id), at, text),
+            )
+            conn.execute(
+                f"INSERT INTO {info.table} ({info.id_column}, first_seen_at, last_seen_at, "
+                "detail_failed_at, detail_error) VALUES (?, ?, ?, ?, ?) "
+                f"ON CONFLICT({info.id_column}) DO UPDATE SET "
+                "detail_failed_at = excluded.detail_failed_at, "
+                "detail_error = excluded.detail_error",
+                (item_id, at, at, at, text),
+            )
 
-    # -- reading ------------------------------------------------------------------------------
 
-    def document(
-        self, item_id: str, *, list_name: str | None = None, version: int | None = None
-    ) -> str | None:
-        """The PESC XML of a request's (or a received transcript's) document, unescaped once:
-        its current version, or ``version`` (see :meth:`versions`); None when not stored.
-
-        >>> store.document("7c1d0b52...")  # doctest: +SKIP
-        '<?xml version="1.0" ...'
-        """
-        names = [list_name] if list_name else list(DETAIL_LISTS)
-        for name in names:
-            info = list_info(name, details=True)
-            xml = entities.document(self._c, info, item_id, version=row_id(version))
-            if xml is not None:
-                return xml
-        return None
-
-    def versions(self, item_id: str, *, list_name: str | None = None) -> pd.DataFrame:
-        """Every distinct document received for ``item_id``, oldest first: its ``version``,
-        ``document_id``, ``transmission_type`` (Original, Reissue, Cancellation ...), when it
-        was ``first_seen_at``, the ``call_id`` that brought it and its ``pescxml``.
-
-        >>> store.versions("7c1d0b52...")[["version", "transmission_type"]]  # doctest: +SKIP
-        """
-        names = [list_name] if list_name else list(DETAIL_LISTS)
-        tables = [list_info(name, details=True).table for name in names]
-        return history.versions(self._c, str(item_id), tables)
-
-    def table(self, name: str, *, where: str | None = None, params: Any = ()) -> pd.DataFrame:
-        """A table or view as a DataFrame: ``store.table("calls", where="status >= ?",
-        params=[400])``."""
-        return history.table(self._c, name, where=where, params=params)
-
-    def as_of(self, when: Any = None) -> dict[str, pd.DataFrame]:
-        """What each list showed at ``when`` (its latest snapshot at or before); list -> frame."""
-        return history.as_of(self._c, when)
-
-    def diff(self, run_a: int, run_b: int) -> pd.DataFrame:
-        """Per list, the items that appeared, vanished or changed between two runs."""
-        return history.diff(self._c, row_id(run_a) or 0, row_id(run_b) or 0)
-
-    def timeline(self, request_id: str) -> pd.DataFrame:
-        """Every call, list appearance, detail, failure, outbox entry and document touching
-        ``request_id``, in time order."""
-        return history.timeline(self._c, request_id)
-
-    def integrity_check(self) -> str:
-        """SQLite's ``PRAGMA integrity_check``: ``"ok"`` when the file is sound."""
-        rows = self._c.rows("PRAGMA integrity_check")
-        return "; ".join(str(r[0]) for r in rows)
+def _as_text(value: Any) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)

@@ -4,10 +4,10 @@ A pull stores thousands of these, from several threads, so the work is split in 
 :func:`prepare_detail` scrubs and lays out the rows before any lock is taken, and
 :func:`write_detail` only runs the SQL, inside the caller's transaction. Preparing is built for
 the common case, a document with nothing to mask: one scan of every text the detail will write
-proves it clean, and the layout of a child table is worked out once per shape of record.
+proves it clean. Child rows go in through sqlite-utils, which adds the columns a table lacks.
 
 When something is to be masked, values are masked one by one before they become JSON or rows
-(:meth:`Scrubber.data`), never the JSON text itself (a secret ``true`` would break its syntax),
+(:meth:`Redactor.data`), never the JSON text itself (a secret ``true`` would break its syntax),
 and never the ids: an item id is the key its child rows link to, and a secret that happens to
 occur inside it (``2024-0001`` in ``R-2024-0001``) must not cut that link.
 """
@@ -21,15 +21,11 @@ import re
 import sqlite3
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from functools import lru_cache
 from itertools import chain
 from typing import Any
 
-from workbench.store.connection import Connection
-from workbench.store.lists import ListInfo
-from workbench.store.schema import CHILD_TABLES, REQUEST_FIELDS, TRANSCRIPT_FIELDS
-from workbench.store.scrub import Scrubber
-from workbench.store.values import (
+from workbench.redact import Redactor
+from workbench.store.cells import (
     dumps,
     now_text,
     partner_time,
@@ -39,12 +35,13 @@ from workbench.store.values import (
     unescaped_once,
     utc_text,
 )
+from workbench.store.connection import Connection
+from workbench.store.lists import ListInfo
+from workbench.store.schema import CHILD_TABLES, REQUEST_FIELDS, TRANSCRIPT_FIELDS
 
 FLAT_FIELDS = {"transcript_requests": REQUEST_FIELDS, "transcripts_received": TRANSCRIPT_FIELDS}
 _COLUMN_NAME = re.compile(r"^[a-z][a-z0-9_]{0,62}$")
 _RESERVED = frozenset({"position", "extra_json", "request_id", "transcript_id", "rowid"})
-# Values SQLite takes as they are (a bool is stored as 0/1); anything else goes through scalar().
-_SQL_TYPES = frozenset({str, int, float, bool, type(None)})
 # dumps() for child records: plain data from a parsed document, with no cycles to guard against.
 _RECORD = json.JSONEncoder(ensure_ascii=False, sort_keys=True, default=str, check_circular=False)
 # The child records as one text for the scan: every key and value, in no particular order.
@@ -53,10 +50,6 @@ _OWN_TABLES = {
     parent: tuple(name for name, (owner, _) in CHILD_TABLES.items() if owner == parent)
     for parent in FLAT_FIELDS
 }
-_RECORDS_SQL = (
-    "INSERT INTO document_records (entity, parent_id, record_type, position, record_json) "
-    "VALUES (?, ?, ?, ?, ?)"
-)
 # A document already kept for the id (same content) is ignored: one INSERT per detail.
 _DOCUMENT_SQL = (
     "INSERT OR IGNORE INTO documents (entity, item_id, version, document_id, transmission_type, "
@@ -69,12 +62,10 @@ _DOCUMENT_SQL = (
 
 @dataclass(frozen=True, slots=True)
 class ChildRows:
-    """Rows of one child table, ready to insert (``names``: field columns it may lack)."""
+    """Rows of one child table, ready to insert: ``columns`` name the values of each row."""
 
     table: str
-    sql: str
-    names: tuple[str, ...]
-    records: list[dict[str, Any]]  # where a new column's type is read from
+    columns: tuple[str, ...]
     rows: list[tuple[Any, ...]]
 
 
@@ -95,18 +86,18 @@ class PreparedDetail:
 
 
 def prepare_detail(
-    scrub: Scrubber,
+    scrub: Redactor,
     info: ListInfo,
     item_id: str,
     *,
-    request_date: Any,
-    seen_at: Any,
-    detail: Any,
-    flat: Mapping[str, Any] | None,
-    children: Mapping[str, Iterable[Mapping[str, Any]]] | None,
-    call_id: int | None,
-    parse_error: Any,
-    validation: Any,
+    request_date: Any = None,
+    seen_at: Any = None,
+    detail: Any = None,
+    flat: Mapping[str, Any] | None = None,
+    children: Mapping[str, Iterable[Mapping[str, Any]]] | None = None,
+    call_id: int | None = None,
+    parse_error: Any = None,
+    validation: Any = None,
     listed_date: Any = None,
     pescxml: str | None = None,
 ) -> PreparedDetail:
@@ -210,9 +201,27 @@ def write_detail(c: Connection, conn: sqlite3.Connection, prepared: PreparedDeta
         (prepared.table, prepared.item_id),
     )
     for part in prepared.kids:
-        if part.names:
-            _ensure_columns(c, conn, part)
-        conn.executemany(part.sql, part.rows)
+        _insert(c, conn, part)
+
+
+def _insert(c: Connection, conn: sqlite3.Connection, part: ChildRows) -> None:
+    """Insert child rows; a field the table lacks becomes a column, typed by sqlite-utils.
+
+    This is ``Table.insert_all(alter=True)`` (insert, and on "no such column" add the missing
+    columns and insert again) without its savepoint, table lookup and per-value conversion on
+    every call: with them, bench/store_write.py's first pull took twice as long.
+    """
+    columns = ", ".join(part.columns)
+    sql = f"INSERT INTO {part.table} ({columns}) VALUES ({', '.join('?' * len(part.columns))})"
+    try:
+        conn.executemany(sql, part.rows)
+    except sqlite3.OperationalError as exc:
+        if "has no column named" not in str(exc):
+            raise
+        c.db.table(part.table).add_missing_columns(
+            dict(zip(part.columns, r, strict=True)) for r in part.rows
+        )
+        conn.executemany(sql, part.rows)
 
 
 def _served_older(conn: sqlite3.Connection, prepared: PreparedDetail) -> bool:
@@ -254,7 +263,6 @@ def _served_older(conn: sqlite3.Connection, prepared: PreparedDetail) -> bool:
     return True
 
 
-@lru_cache(maxsize=4)
 def _current_sql(table: str, id_column: str) -> str:
     """The entity row's version columns (parameters: entity, item id, content sha256): the
     current version is the document just received, new or seen before; a Cancellation closes
@@ -268,7 +276,6 @@ def _current_sql(table: str, id_column: str) -> str:
     )
 
 
-@lru_cache(maxsize=64)
 def _upsert_sql(table: str, id_column: str, columns: tuple[str, ...]) -> str:
     updates = ", ".join(
         f"{col} = min({col}, excluded.{col})"
@@ -305,15 +312,7 @@ def _transmission_type(
 
 def _flat_values(flat: Mapping[str, Any], fields: tuple[str, ...]) -> list[Any]:
     """The values of the flat PESC fields kept as columns, as SQLite takes them."""
-    return _for_sql(list(map(flat.get, fields)))
-
-
-def _for_sql(values: list[Any]) -> list[Any]:
-    """``values`` as SQLite takes them: as they are when it takes them all (the usual case),
-    else each one it does not take through :func:`scalar`."""
-    if _SQL_TYPES.issuperset(map(type, values)):
-        return values
-    return [v if type(v) in _SQL_TYPES else scalar(v) for v in values]
+    return [scalar(flat.get(name)) for name in fields]
 
 
 def _scanned(
@@ -323,7 +322,7 @@ def _scanned(
 ) -> str:
     """Everything a detail writes as text, in one string for one scan: the JSON and error
     texts, the flat field values, and the child records' keys (column names) and values as
-    JSON (the Scrubber looks for secrets as JSON escapes them too)."""
+    JSON (the Redactor looks for secrets as JSON escapes them too)."""
     parts = [t for t in texts.values() if t]
     parts.extend(map(str, found))  # str() of a number or None only risks a needless slow path
     if children:
@@ -334,8 +333,9 @@ def _scanned(
 def _children(
     table: str, id_column: str, parent_id: str, children: Mapping[str, list[dict[str, Any]]]
 ) -> list[ChildRows]:
-    """Child records as rows: a child table of this parent gets a column per field; records of
-    any other kind go to ``document_records`` as canonical JSON."""
+    """Child records as rows: a child table of this parent gets a column per field (names that
+    cannot be columns go to its ``extra_json``); records of any other kind go to
+    ``document_records`` as canonical JSON."""
     own = _OWN_TABLES[table]
     laid_out = []
     others: list[tuple[Any, ...]] = []
@@ -347,57 +347,19 @@ def _children(
                 (table, parent_id, name, i, _RECORD.encode(r)) for i, r in enumerate(records)
             )
             continue
-        keys = tuple(dict.fromkeys(chain.from_iterable(records)))
-        names, extra, sql = _layout(name, id_column, keys)
-        if extra:
-            rows = [
-                (parent_id, i, dumps({k: r[k] for k in extra if k in r}), *map(r.get, names))
-                for i, r in enumerate(records)
-            ]
-        else:
-            rows = [(parent_id, i, None, *map(r.get, names)) for i, r in enumerate(records)]
-        if not _SQL_TYPES.issuperset(map(type, chain.from_iterable(rows))):
-            rows = [tuple(_for_sql(list(row))) for row in rows]
-        laid_out.append(ChildRows(name, sql, names, records, rows))
+        keys = dict.fromkeys(chain.from_iterable(records))
+        names = tuple(
+            k for k in keys
+            if isinstance(k, str) and _COLUMN_NAME.match(k) and k not in _RESERVED | {id_column}
+        )  # fmt: skip
+        extra = [k for k in keys if k not in names]
+        rows = [
+            (parent_id, i, dumps({k: r[k] for k in extra if k in r}) if extra else None,
+             *map(scalar, map(r.get, names)))
+            for i, r in enumerate(records)
+        ]  # fmt: skip
+        laid_out.append(ChildRows(name, (id_column, "position", "extra_json", *names), rows))
     if others:
-        laid_out.append(ChildRows("document_records", _RECORDS_SQL, (), [], others))
+        columns = ("entity", "parent_id", "record_type", "position", "record_json")
+        laid_out.append(ChildRows("document_records", columns, others))
     return laid_out
-
-
-@lru_cache(maxsize=256)
-def _layout(
-    table: str, id_column: str, keys: tuple[Any, ...]
-) -> tuple[tuple[str, ...], tuple[Any, ...], str]:
-    """For the fields ``keys`` of a child table: the ones that are columns, the ones kept in
-    ``extra_json`` (names that cannot be columns), and the INSERT statement."""
-    names = tuple(
-        k
-        for k in keys
-        if isinstance(k, str) and _COLUMN_NAME.match(k) and k not in _RESERVED and k != id_column
-    )
-    named = set(names)
-    extra = tuple(k for k in keys if k not in named)
-    columns = [id_column, "position", "extra_json", *names]
-    sql = f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
-    return names, extra, sql
-
-
-def _ensure_columns(c: Connection, conn: sqlite3.Connection, part: ChildRows) -> None:
-    """Add the columns a child table lacks (types from the first non-null value); cached."""
-    known = c.known_columns.get(part.table)
-    if known is not None and known.issuperset(part.names):
-        return
-    known = {row[1] for row in conn.execute(f"PRAGMA table_info({part.table})")}
-    for name in part.names:
-        if name not in known:
-            sample = next((r[name] for r in part.records if r.get(name) is not None), None)
-            kind = (
-                "INTEGER"
-                if isinstance(sample, bool | int)
-                else "REAL"
-                if isinstance(sample, float)
-                else "TEXT"
-            )
-            conn.execute(f"ALTER TABLE {part.table} ADD COLUMN {name} {kind}")
-            known.add(name)
-    c.known_columns[part.table] = known

@@ -1,5 +1,5 @@
-"""Entity tables: transcript requests and transcripts received, their list membership and
-detail failures (details themselves: :mod:`workbench.store.details`).
+"""Entity tables: transcript requests and transcripts received, and their list membership
+(details: :mod:`workbench.store.details`; detail failures: ``Store``).
 
 Rows are upserted: ``first_seen_at`` keeps the earliest sighting, ``last_seen_at`` the latest.
 List membership (``on_list``, ``left_at``, ``left_reason``) is kept by the snapshots
@@ -17,17 +17,8 @@ from typing import Any
 
 from workbench.errors import StoreError
 from workbench.store import settle
-from workbench.store.connection import Connection
+from workbench.store.cells import dumps, field, partner_time
 from workbench.store.lists import LEFT_REASONS, ListInfo
-from workbench.store.scrub import Scrubber
-from workbench.store.values import (
-    dumps,
-    field,
-    now_text,
-    partner_time,
-    pescxml_of,
-    unescaped_once,
-)
 
 # -- list membership ----------------------------------------------------------------------------
 
@@ -118,76 +109,3 @@ def mark_left(
         [(info.name, i, left, reasons[i], snapshot_id) for i, left in rows],
     )
     return reasons
-
-
-# -- details (their upserts: details.py) -------------------------------------------------------
-
-
-def missing_details(
-    c: Connection, info: ListInfo, ids: Iterable[str], dates: Mapping[str, Any] | None = None
-) -> list[str]:
-    """The ids (in order) whose detail is to be fetched: not stored, last fetch failed, back on
-    the list since it was fetched, or listed (``dates``: id -> RequestDate as listed) with
-    another RequestDate than when it was fetched."""
-    wanted = list(dict.fromkeys(str(i) for i in ids))
-    with c.read() as conn:
-        have = dict(
-            conn.execute(
-                f"SELECT e.{info.id_column}, e.detail_request_date FROM {info.table} e "
-                f"WHERE e.{info.id_column} IN (SELECT value FROM json_each(?)) "
-                "AND e.detail_fetched_at IS NOT NULL "
-                "AND (e.detail_failed_at IS NULL OR e.detail_failed_at <= e.detail_fetched_at) "
-                "AND NOT EXISTS (SELECT 1 FROM departures d WHERE d.item_id = "
-                f"e.{info.id_column} AND d.list_name = ? AND d.left_at >= e.detail_fetched_at)",
-                (dumps(wanted), info.name),
-            ).fetchall()
-        )
-    dates = dates or {}
-    return [
-        i
-        for i in wanted
-        if i not in have or (dates.get(i) is not None and partner_time(dates[i]) != have[i])
-    ]
-
-
-def record_detail_failure(
-    c: Connection, scrub: Scrubber, info: ListInfo, item_id: str, error: Any, *, run_id: int | None
-) -> None:
-    at = now_text()
-    text = scrub.text(str(error)) if error is not None else None
-    with c.write() as conn:
-        conn.execute(
-            "INSERT INTO detail_failures (list_name, item_id, run_id, failed_at, error) "
-            "VALUES (?, ?, ?, ?, ?)",
-            (info.name, str(item_id), run_id, at, text),
-        )
-        conn.execute(
-            f"INSERT INTO {info.table} ({info.id_column}, first_seen_at, last_seen_at, "
-            "detail_failed_at, detail_error) VALUES (?, ?, ?, ?, ?) "
-            f"ON CONFLICT({info.id_column}) DO UPDATE SET "
-            "detail_failed_at = excluded.detail_failed_at, detail_error = excluded.detail_error",
-            (str(item_id), at, at, at, text),
-        )
-
-
-def document(
-    c: Connection, info: ListInfo, item_id: str, *, version: int | None = None
-) -> str | None:
-    """The XML of an item's document, unescaped once: ``version`` (default: the current one)
-    from ``documents``; a detail stored without one (no XML) from its row or call body."""
-    rows = c.rows(
-        "SELECT pescxml FROM documents WHERE entity = ? AND item_id = ? AND version = "
-        f"coalesce(?, (SELECT current_version FROM {info.table} WHERE {info.id_column} = ?))",
-        (info.table, str(item_id), version, str(item_id)),
-    )
-    if rows or version is not None:
-        return rows[0][0] if rows else None
-    rows = c.rows(
-        f"SELECT e.pescxml, c.response_body FROM {info.table} e "
-        f"LEFT JOIN calls c ON c.id = e.detail_call_id WHERE e.{info.id_column} = ?",
-        (str(item_id),),
-    )
-    if not rows:
-        return None
-    xml, body = rows[0]
-    return unescaped_once(xml if xml is not None or body is None else pescxml_of(body)[0])

@@ -12,8 +12,8 @@ import sqlite3
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from workbench.store.cells import dumps, field, partner_time, scalar, sha256
 from workbench.store.lists import EVENT_ID_FIELDS
-from workbench.store.values import dumps, field, partner_time, scalar, sha256
 
 _UPSERT_SEEN = (
     "INSERT INTO events (source, event_key, event_id, event_type, occurred_at, "

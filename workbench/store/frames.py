@@ -10,6 +10,7 @@ keeps its columns and dtypes.
 from __future__ import annotations
 
 import functools
+import math
 import re
 import sqlite3
 from collections.abc import Sequence
@@ -101,8 +102,13 @@ def snake(name: str) -> str:
 
 
 def is_missing(value: Any) -> bool:
-    """Whether ``value`` is None, NaN, NaT or NA (a list or other container is not)."""
-    try:
-        return bool(pd.isna(value))
-    except (TypeError, ValueError):
-        return False
+    """None, ``pd.NA``, ``NaT`` and NaN are missing; lists and dicts (JSON items) never are.
+
+    >>> is_missing(float("nan")), is_missing([None]), is_missing("")
+    (True, False, False)
+    """
+    if value is None or value is pd.NA or value is pd.NaT:
+        return True
+    if isinstance(value, float):
+        return math.isnan(value)
+    return pd.api.types.is_scalar(value) and bool(pd.isna(value))

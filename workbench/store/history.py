@@ -1,10 +1,13 @@
-"""History questions, answered from the append-only records, as DataFrames.
+"""History questions, answered from the append-only records, as DataFrames: :class:`History`,
+the read side of the store.
 
-- :func:`as_of`: what each list showed at a moment (its latest snapshot at or before it);
-- :func:`diff`: what appeared, vanished or changed in each list between two runs;
-- :func:`timeline`: everything that touched one id (calls, list appearances and departures,
-  details, failures, outbox entries, documents sent and received), in time order.
+- :meth:`History.as_of`: what each list showed at a moment (its latest snapshot at or before);
+- :meth:`History.diff`: what appeared, vanished or changed in each list between two runs;
+- :meth:`History.timeline`: everything that touched one id (calls, list appearances and
+  departures, details, failures, outbox entries, documents sent and received), in time order.
 """
+
+# ruff: noqa: S608  (SQL identifiers here are our own constants, never data; values are bound)
 
 from __future__ import annotations
 
@@ -15,10 +18,10 @@ from typing import Any
 import pandas as pd
 
 from workbench.errors import StoreError
+from workbench.store.cells import now_text, pescxml_of, row_id, unescaped_once, utc_text
 from workbench.store.connection import Connection
 from workbench.store.frames import query_frame, snake, typed
-from workbench.store.lists import DETAIL_LISTS, LIST_NAMES, LISTS
-from workbench.store.values import now_text, utc_text
+from workbench.store.lists import DETAIL_LISTS, LIST_NAMES, LISTS, list_info
 
 ITEM_COLUMNS = {
     "supplier_requests": ["request_id", "request_date"],
@@ -36,25 +39,6 @@ _LIST_OF_ENTITY = (
 TIMELINE_COLUMNS = [
     "at", "kind", "list", "description", "run_id", "call_id", "snapshot_id", "outbox_id",
 ]  # fmt: skip
-
-
-def table(c: Connection, name: str, *, where: str | None, params: Any) -> pd.DataFrame:
-    with c.read() as conn:
-        known = {
-            row[0]
-            for row in conn.execute(
-                "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') "
-                "AND name NOT LIKE 'sqlite_%'"
-            )
-        }
-        if name not in known:
-            raise StoreError(
-                f"There is no table or view {name!r} in the store; there are: "
-                f"{', '.join(sorted(known))}."
-            )
-        # The name was checked against the schema; ``where`` is the analyst's own SQL.
-        sql = f'SELECT * FROM "{name}"' + (f" WHERE {where}" if where else "")  # noqa: S608
-        return query_frame(conn, sql, _plain(params), operation=f"store.table({name})")
 
 
 def _plain(params: Any) -> tuple[Any, ...]:
@@ -107,19 +91,6 @@ def items_frame(
     )
 
 
-def as_of(c: Connection, when: Any) -> dict[str, pd.DataFrame]:
-    at = utc_text(when) if when is not None else now_text()
-    assert at is not None
-    frames = {}
-    with c.read() as conn:
-        for list_name in LIST_NAMES:
-            found = _latest(conn, list_name, at)
-            snapshot_id, taken = found if found else (None, None)
-            items = _items(conn, snapshot_id)
-            frames[list_name] = items_frame(list_name, items, snapshot_id, taken)
-    return frames
-
-
 def _run_snapshot(conn: sqlite3.Connection, run_id: int, list_name: str) -> int | None:
     """The list as run ``run_id`` left it: its own last snapshot, else the latest before it
     ended."""
@@ -136,127 +107,6 @@ def _run_snapshot(conn: sqlite3.Connection, run_id: int, list_name: str) -> int 
         return int(own[0])
     latest = _latest(conn, list_name, found[1] or found[0])
     return int(latest[0]) if latest else None
-
-
-def diff(c: Connection, run_a: int, run_b: int) -> pd.DataFrame:
-    rows: list[dict[str, Any]] = []
-    with c.read() as conn:
-        for list_name in LIST_NAMES:
-            snap_a = _run_snapshot(conn, run_a, list_name)
-            snap_b = _run_snapshot(conn, run_b, list_name)
-            if snap_a is None or snap_b is None or snap_a == snap_b:
-                continue
-            before, after = dict(_items(conn, snap_a)), dict(_items(conn, snap_b))
-            for key in [*after, *(k for k in before if k not in after)]:
-                old, new = before.get(key), after.get(key)
-                change = (
-                    "appeared"
-                    if old is None
-                    else "vanished"
-                    if new is None
-                    else "changed"
-                    if old != new
-                    else None
-                )
-                if change:
-                    rows.append(
-                        dict(
-                            zip(
-                                DIFF_COLUMNS,
-                                (list_name, key, change, old, new, snap_a, snap_b),
-                                strict=True,
-                            )
-                        )
-                    )
-    frame = pd.DataFrame.from_records(rows, columns=DIFF_COLUMNS)
-    frame["before"] = frame["before"].astype("string")
-    frame["after"] = frame["after"].astype("string")
-    return typed(frame, operation="store.diff", run_a=run_a, run_b=run_b)
-
-
-def timeline(c: Connection, request_id: str) -> pd.DataFrame:
-    rid = str(request_id)
-    rows: list[tuple[Any, ...]] = []
-    with c.read() as conn:
-        rows += conn.execute(
-            "SELECT started_at, 'call', NULL, operation || ': ' || method || ' ' || url || "
-            "' -> ' || coalesce(status, error, '?'), run_id, id, NULL, NULL "
-            "FROM calls WHERE request_id = ?",
-            (rid,),
-        ).fetchall()
-        rows += _appearances(conn, rid)
-        for info in (LISTS["supplier_requests"], LISTS["consumer_transcripts"]):
-            rows += conn.execute(
-                f"SELECT detail_fetched_at, 'detail', ?, 'detail stored' || "  # noqa: S608
-                "coalesce('; parse error: ' || parse_error, ''), NULL, detail_call_id, NULL, "
-                f"NULL FROM {info.table} WHERE {info.id_column} = ? "
-                "AND detail_fetched_at IS NOT NULL "
-                # a departure before the departures table existed (databases migrated)
-                "UNION ALL SELECT left_at, 'left', ?, 'left the list: ' || "
-                f"coalesce(left_reason, '?'), NULL, NULL, NULL, NULL FROM {info.table} "
-                f"WHERE {info.id_column} = ? AND left_at IS NOT NULL AND NOT EXISTS "
-                "(SELECT 1 FROM departures d WHERE d.item_id = ? AND d.list_name = ?)",
-                (info.name, rid, info.name, rid, rid, info.name),
-            ).fetchall()
-        rows += conn.execute(
-            f"SELECT d.first_seen_at, 'document', {_LIST_OF_ENTITY}, "  # noqa: S608
-            "'version ' || d.version || "
-            "' received: ' || coalesce(d.transmission_type, '?') || ', document ' || "
-            "coalesce(d.document_id, '?'), c.run_id, d.call_id, NULL, NULL FROM documents d "
-            "LEFT JOIN calls c ON c.id = d.call_id WHERE d.item_id = ?",
-            (rid,),
-        ).fetchall()
-        rows += conn.execute(
-            "SELECT left_at, 'left', list_name, 'left the list: ' || left_reason || "
-            "CASE left_reason WHEN 'outbox' THEN ' (a send of ours explains it)' "
-            "ELSE ' (someone else closed it)' END, NULL, NULL, snapshot_id, NULL "
-            "FROM departures WHERE item_id = ?",
-            (rid,),
-        ).fetchall()
-        rows += conn.execute(
-            "SELECT failed_at, 'detail_failed', list_name, error, run_id, NULL, NULL, NULL "
-            "FROM detail_failures WHERE item_id = ?",
-            (rid,),
-        ).fetchall()
-        rows += conn.execute(
-            "SELECT created_at, 'outbox', NULL, operation || ': pending' || "
-            "CASE WHEN forced THEN ' (forced)' ELSE '' END, run_id, NULL, NULL, id "
-            "FROM outbox WHERE request_id = ? "
-            "UNION ALL SELECT updated_at, 'outbox', NULL, operation || ': ' || state || "
-            "coalesce(' (' || status || ')', '') || "
-            "coalesce('; ' || coalesce(resolution, error), ''), run_id, call_id, NULL, id "
-            "FROM outbox WHERE request_id = ? AND state != 'pending'",
-            (rid, rid),
-        ).fetchall()
-        rows += conn.execute(
-            "SELECT sent_at, 'response', NULL, 'response ' || coalesce(response_status, '?') || "
-            "CASE WHEN inferred THEN ' (inferred)' ELSE '' END, NULL, NULL, NULL, outbox_id "
-            "FROM responses WHERE request_id = ? UNION ALL "
-            "SELECT recorded_at, 'acknowledgment', NULL, 'acknowledgment ' || direction || "
-            "': awards ' || coalesce(academic_award_total, '?') || ', courses ' || "
-            "coalesce(course_total, '?'), NULL, call_id, NULL, outbox_id "
-            "FROM acknowledgments WHERE request_id = ?",
-            (rid, rid),
-        ).fetchall()
-    frame = pd.DataFrame.from_records(rows, columns=TIMELINE_COLUMNS)
-    frame = typed(frame, operation="store.timeline", request_id=rid)
-    return frame.sort_values("at", kind="stable").reset_index(drop=True)
-
-
-def versions(c: Connection, item_id: str, tables: list[str]) -> pd.DataFrame:
-    """The rows of ``documents`` for ``item_id`` in ``tables``, oldest first, with the list."""
-    with c.read() as conn:
-        frame = query_frame(
-            conn,
-            f"SELECT {_LIST_OF_ENTITY} AS list_name, d.* FROM documents d "  # noqa: S608
-            "WHERE d.item_id = ? AND d.entity IN (SELECT value FROM json_each(?)) "
-            "ORDER BY d.entity, d.version",
-            (item_id, json.dumps(tables)),
-            operation="store.versions",
-            request_id=item_id,
-        )
-    frame["version"] = frame["version"].astype("Int64")
-    return frame
 
 
 def _appearances(conn: sqlite3.Connection, rid: str) -> list[tuple[Any, ...]]:
@@ -288,3 +138,223 @@ def _appearances(conn: sqlite3.Connection, rid: str) -> list[tuple[Any, ...]]:
                 )  # fmt: skip
             was = listed
     return rows
+
+
+class History:
+    """The read side of the store: what the records say, as DataFrames and documents.
+
+    :class:`~workbench.store.Store` is a ``History`` that also writes; a read-only store
+    answers the same questions.
+    """
+
+    def __init__(self, connection: Connection) -> None:
+        self._c = connection
+
+    def table(self, name: str, *, where: str | None = None, params: Any = ()) -> pd.DataFrame:
+        """A table or view as a DataFrame: ``store.table("calls", where="status >= ?",
+        params=[400])``."""
+        with self._c.read() as conn:
+            known = {
+                row[0]
+                for row in conn.execute(
+                    "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') "
+                    "AND name NOT LIKE 'sqlite_%'"
+                )
+            }
+            if name not in known:
+                raise StoreError(
+                    f"There is no table or view {name!r} in the store; there are: "
+                    f"{', '.join(sorted(known))}."
+                )
+            # The name was checked against the schema; ``where`` is the analyst's own SQL.
+            sql = f'SELECT * FROM "{name}"' + (f" WHERE {where}" if where else "")
+            return query_frame(conn, sql, _plain(params), operation=f"store.table({name})")
+
+    def as_of(self, when: Any = None) -> dict[str, pd.DataFrame]:
+        """What each list showed at ``when`` (its latest snapshot at or before); list -> frame."""
+        at = utc_text(when) if when is not None else now_text()
+        assert at is not None
+        frames = {}
+        with self._c.read() as conn:
+            for list_name in LIST_NAMES:
+                found = _latest(conn, list_name, at)
+                snapshot_id, taken = found if found else (None, None)
+                items = _items(conn, snapshot_id)
+                frames[list_name] = items_frame(list_name, items, snapshot_id, taken)
+        return frames
+
+    def diff(self, run_a: int, run_b: int) -> pd.DataFrame:
+        """Per list, the items that appeared, vanished or changed between two runs."""
+        run_a, run_b = row_id(run_a) or 0, row_id(run_b) or 0
+        rows: list[dict[str, Any]] = []
+        with self._c.read() as conn:
+            for list_name in LIST_NAMES:
+                snap_a = _run_snapshot(conn, run_a, list_name)
+                snap_b = _run_snapshot(conn, run_b, list_name)
+                if snap_a is None or snap_b is None or snap_a == snap_b:
+                    continue
+                before, after = dict(_items(conn, snap_a)), dict(_items(conn, snap_b))
+                for key in [*after, *(k for k in before if k not in after)]:
+                    old, new = before.get(key), after.get(key)
+                    change = (
+                        "appeared"
+                        if old is None
+                        else "vanished"
+                        if new is None
+                        else "changed"
+                        if old != new
+                        else None
+                    )
+                    if change:
+                        rows.append(
+                            dict(
+                                zip(
+                                    DIFF_COLUMNS,
+                                    (list_name, key, change, old, new, snap_a, snap_b),
+                                    strict=True,
+                                )
+                            )
+                        )
+        frame = pd.DataFrame.from_records(rows, columns=DIFF_COLUMNS)
+        frame["before"] = frame["before"].astype("string")
+        frame["after"] = frame["after"].astype("string")
+        return typed(frame, operation="store.diff", run_a=run_a, run_b=run_b)
+
+    def timeline(self, request_id: str) -> pd.DataFrame:
+        """Every call, list appearance, detail, failure, outbox entry and document touching
+        ``request_id``, in time order."""
+        rid = str(request_id)
+        rows: list[tuple[Any, ...]] = []
+        with self._c.read() as conn:
+            rows += conn.execute(
+                "SELECT started_at, 'call', NULL, operation || ': ' || method || ' ' || url || "
+                "' -> ' || coalesce(status, error, '?'), run_id, id, NULL, NULL "
+                "FROM calls WHERE request_id = ?",
+                (rid,),
+            ).fetchall()
+            rows += _appearances(conn, rid)
+            for info in (LISTS["supplier_requests"], LISTS["consumer_transcripts"]):
+                rows += conn.execute(
+                    f"SELECT detail_fetched_at, 'detail', ?, 'detail stored' || "
+                    "coalesce('; parse error: ' || parse_error, ''), NULL, detail_call_id, NULL, "
+                    f"NULL FROM {info.table} WHERE {info.id_column} = ? "
+                    "AND detail_fetched_at IS NOT NULL "
+                    # a departure before the departures table existed (databases migrated)
+                    "UNION ALL SELECT left_at, 'left', ?, 'left the list: ' || "
+                    f"coalesce(left_reason, '?'), NULL, NULL, NULL, NULL FROM {info.table} "
+                    f"WHERE {info.id_column} = ? AND left_at IS NOT NULL AND NOT EXISTS "
+                    "(SELECT 1 FROM departures d WHERE d.item_id = ? AND d.list_name = ?)",
+                    (info.name, rid, info.name, rid, rid, info.name),
+                ).fetchall()
+            rows += conn.execute(
+                f"SELECT d.first_seen_at, 'document', {_LIST_OF_ENTITY}, "
+                "'version ' || d.version || "
+                "' received: ' || coalesce(d.transmission_type, '?') || ', document ' || "
+                "coalesce(d.document_id, '?'), c.run_id, d.call_id, NULL, NULL FROM documents d "
+                "LEFT JOIN calls c ON c.id = d.call_id WHERE d.item_id = ?",
+                (rid,),
+            ).fetchall()
+            rows += conn.execute(
+                "SELECT left_at, 'left', list_name, 'left the list: ' || left_reason || "
+                "CASE left_reason WHEN 'outbox' THEN ' (a send of ours explains it)' "
+                "ELSE ' (someone else closed it)' END, NULL, NULL, snapshot_id, NULL "
+                "FROM departures WHERE item_id = ?",
+                (rid,),
+            ).fetchall()
+            rows += conn.execute(
+                "SELECT failed_at, 'detail_failed', list_name, error, run_id, NULL, NULL, NULL "
+                "FROM detail_failures WHERE item_id = ?",
+                (rid,),
+            ).fetchall()
+            rows += conn.execute(
+                "SELECT created_at, 'outbox', NULL, operation || ': pending' || "
+                "CASE WHEN forced THEN ' (forced)' ELSE '' END, run_id, NULL, NULL, id "
+                "FROM outbox WHERE request_id = ? "
+                "UNION ALL SELECT updated_at, 'outbox', NULL, operation || ': ' || state || "
+                "coalesce(' (' || status || ')', '') || "
+                "coalesce('; ' || coalesce(resolution, error), ''), run_id, call_id, NULL, id "
+                "FROM outbox WHERE request_id = ? AND state != 'pending'",
+                (rid, rid),
+            ).fetchall()
+            rows += conn.execute(
+                "SELECT sent_at, 'response', NULL, 'response ' || "
+                "coalesce(response_status, '?') || "
+                "CASE WHEN inferred THEN ' (inferred)' ELSE '' END, NULL, NULL, NULL, outbox_id "
+                "FROM responses WHERE request_id = ? UNION ALL "
+                "SELECT recorded_at, 'acknowledgment', NULL, 'acknowledgment ' || direction || "
+                "': awards ' || coalesce(academic_award_total, '?') || ', courses ' || "
+                "coalesce(course_total, '?'), NULL, call_id, NULL, outbox_id "
+                "FROM acknowledgments WHERE request_id = ?",
+                (rid, rid),
+            ).fetchall()
+        frame = pd.DataFrame.from_records(rows, columns=TIMELINE_COLUMNS)
+        frame = typed(frame, operation="store.timeline", request_id=rid)
+        return frame.sort_values("at", kind="stable").reset_index(drop=True)
+
+    def versions(self, item_id: str, *, list_name: str | None = None) -> pd.DataFrame:
+        """Every distinct document received for ``item_id``, oldest first: its ``version``,
+        ``document_id``, ``transmission_type`` (Original, Reissue, Cancellation ...), when it
+        was ``first_seen_at``, the ``call_id`` that brought it and its ``pescxml``.
+
+        >>> store.versions("7c1d0b52...")[["version", "transmission_type"]]  # doctest: +SKIP
+        """
+        item_id = str(item_id)
+        names = [list_name] if list_name else list(DETAIL_LISTS)
+        tables = [list_info(name, details=True).table for name in names]
+        with self._c.read() as conn:
+            frame = query_frame(
+                conn,
+                f"SELECT {_LIST_OF_ENTITY} AS list_name, d.* FROM documents d "
+                "WHERE d.item_id = ? AND d.entity IN (SELECT value FROM json_each(?)) "
+                "ORDER BY d.entity, d.version",
+                (item_id, json.dumps(tables)),
+                operation="store.versions",
+                request_id=item_id,
+            )
+        frame["version"] = frame["version"].astype("Int64")
+        return frame
+
+    def document(
+        self, item_id: str, *, list_name: str | None = None, version: int | None = None
+    ) -> str | None:
+        """The PESC XML of a request's (or a received transcript's) document, unescaped once:
+        its current version, or ``version`` (see :meth:`versions`); None when not stored. A
+        detail stored without a ``documents`` row gives its own XML, or its call's body's.
+
+        >>> store.document("7c1d0b52...")  # doctest: +SKIP
+        '<?xml version="1.0" ...'
+        """
+        item_id, version = str(item_id), row_id(version)
+        for name in [list_name] if list_name else DETAIL_LISTS:
+            info = list_info(name, details=True)
+            rows = self._c.rows(
+                "SELECT pescxml FROM documents WHERE entity = ? AND item_id = ? AND version = "
+                f"coalesce(?, (SELECT current_version FROM {info.table} "
+                f"WHERE {info.id_column} = ?))",
+                (info.table, item_id, version, item_id),
+            )
+            if rows or version is not None:
+                xml = rows[0][0] if rows else None
+            else:
+                rows = self._c.rows(
+                    f"SELECT e.pescxml, c.response_body FROM {info.table} e "
+                    f"LEFT JOIN calls c ON c.id = e.detail_call_id WHERE e.{info.id_column} = ?",
+                    (item_id,),
+                )
+                xml, body = rows[0] if rows else (None, None)
+                xml = unescaped_once(
+                    xml if xml is not None or body is None else pescxml_of(body)[0]
+                )
+            if xml is not None:
+                return xml
+        return None
+
+    def meta(self, key: str) -> str | None:
+        """A value of the ``meta`` table (``schema_version``, ``peek_count_learned``...)."""
+        rows = self._c.rows("SELECT value FROM meta WHERE key = ?", [key])
+        return str(rows[0][0]) if rows and rows[0][0] is not None else None
+
+    def integrity_check(self) -> str:
+        """SQLite's ``PRAGMA integrity_check``: ``"ok"`` when the file is sound."""
+        rows = self._c.rows("PRAGMA integrity_check")
+        return "; ".join(str(r[0]) for r in rows)

@@ -17,8 +17,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from workbench.errors import StoreError
+from workbench.store.cells import now_text
 from workbench.store.connection import Connection
-from workbench.store.values import now_text
 
 LOCK_NAME = "pull"
 

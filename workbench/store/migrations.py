@@ -14,6 +14,7 @@ import sqlite3
 from collections.abc import Callable
 
 from workbench.errors import StoreError
+from workbench.store.cells import now_text, pescxml_of, sha256, unescaped_once
 from workbench.store.schema import (
     CHILDREN,
     CURRENT,
@@ -26,7 +27,6 @@ from workbench.store.schema import (
     column_type,
     statements,
 )
-from workbench.store.values import now_text, pescxml_of, sha256, unescaped_once
 from workbench.store.views import VIEWS
 
 # The v1 entity tables had these PESC columns; v2 added the rest of REQUEST/TRANSCRIPT_FIELDS.

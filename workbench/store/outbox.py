@@ -36,19 +36,19 @@ from typing import Any
 import pandas as pd
 
 from workbench.errors import DuplicateSend, StoreError
+from workbench.redact import Redactor
+from workbench.store.cells import dumps, now, now_text, row_id, sha256, utc_text
 from workbench.store.connection import Connection
 from workbench.store.frames import query_frame
 from workbench.store.lists import OPERATIONS, list_info
 from workbench.store.lock import process_alive
-from workbench.store.scrub import Scrubber
 from workbench.store.settle import BLOCKING, explaining, record_document, resolve
-from workbench.store.values import dumps, now, now_text, row_id, sha256, utc_text
 
 
 class Outbox:
     """The outbox of one store: ``store.outbox``."""
 
-    def __init__(self, c: Connection, scrub: Scrubber, *, stale_after_s: float) -> None:
+    def __init__(self, c: Connection, scrub: Redactor, *, stale_after_s: float) -> None:
         self._c = c
         self._scrub = scrub
         self.stale_after_s = stale_after_s

@@ -39,9 +39,9 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
+from workbench.store.cells import dumps, field, partner_time, pescxml_of, scalar, utc_text
 from workbench.store.lists import LISTS
 from workbench.store.schema import ACKNOWLEDGMENT_FIELDS, RESPONSE_FIELDS
-from workbench.store.values import dumps, field, partner_time, pescxml_of, scalar, utc_text
 
 BLOCKING = ("pending", "sent", "uncertain")  # states that refuse a second send
 # How long after a send became uncertain a list must be requested before "still listed" means

@@ -1,4 +1,4 @@
-"""How values are written: UTC times as fixed-width ISO text, canonical JSON, content hashes.
+"""What goes into a cell: UTC times as fixed-width ISO text, canonical JSON, content hashes.
 
 Every time the store writes is ``YYYY-MM-DDTHH:MM:SS.ffffffZ``: fixed width, so text order is
 time order, and SQLite's date functions read it (``julianday(request_date)``).

@@ -8,18 +8,16 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from workbench.store.frames import is_missing
+
 
 def iso(moment: Any) -> str:
     """ISO 8601 UTC with milliseconds and a ``Z`` (what HAR readers parse)."""
-    if missing(moment):
+    if is_missing(moment):
         return ""
     when = pd.Timestamp(moment)
     when = when.tz_localize(UTC) if when.tzinfo is None else when.tz_convert(UTC)
     return when.isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-def missing(value: Any) -> bool:
-    return value is None or (not isinstance(value, list | dict | str) and bool(pd.isna(value)))
 
 
 def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
@@ -28,6 +26,6 @@ def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
 
 
 def plain(value: Any) -> Any:
-    if missing(value):
+    if is_missing(value):
         return None
     return value.item() if isinstance(value, np.generic) else value

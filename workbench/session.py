@@ -3,7 +3,7 @@
 - Gateway roles (international, domestic) send ``Subscription-Key`` and ``Accept:
   application/json``; the exchange roles send the key only when one is configured.
 - Retries follow :mod:`workbench.retries` (reads yes; a POST only if nothing was sent).
-- Failures become :mod:`workbench.errors` through :mod:`workbench.answers`.
+- Failures become :mod:`workbench.errors` through :mod:`workbench.status_errors`.
 - Every HTTP exchange, token requests and retries included, goes to the recorders as an
   :class:`Exchange` with headers and bodies already redacted (:mod:`workbench.redact`).
 - Every call has a deadline, retries and their waits included (``call_deadline``), enforced on
@@ -34,10 +34,8 @@ from typing import Any
 
 import httpcore
 import httpx
-from tenacity import Retrying
 
 from workbench._version import __version__
-from workbench.answers import decoded, empty_or_raise, transport_failure
 from workbench.auth import BearerAuth, ClientCredentials, PasswordGrant, StaticToken, TokenCache
 from workbench.codings import ACCEPT_ENCODING, AnswerTooLarge, Undecodable, read_capped
 from workbench.config import Profile, RoleSettings, env_prefix
@@ -45,12 +43,12 @@ from workbench.errors import TransportError, UnreadableAnswer, WorkbenchError
 from workbench.redact import Redactor
 from workbench.retries import NOT_SENT, RETRY_STATUSES, SAFE_METHODS, RetryableStatus, retrying
 from workbench.spec import SUBSCRIPTION_KEY_HEADER
+from workbench.status_errors import decoded, empty_or_raise, transport_failure
 from workbench.terminal import printable
 
 logger = logging.getLogger(__name__)
 
 _EXT = "workbench"
-_MAX_POLICIES = 256  # retry policies kept, one per (idempotent, operation)
 
 
 @dataclass(frozen=True)
@@ -121,8 +119,6 @@ class Session:
         self._local = threading.local()  # the deadline and call ids of this thread's call
         self._clients: dict[str, httpx.Client] = {}
         self._auths: dict[str, BearerAuth] = {}
-        self._bases: dict[str, str] = {}  # role -> its base URL as text, ending in "/"
-        self._policies: dict[tuple[bool, str], Retrying] = {}
         self._limit: _Deadline | None = None  # time_limit(): bounds every call, on any thread
         self._identity = self._new_client("identity", base_url="", headers={})
 
@@ -143,10 +139,6 @@ class Session:
                 client = self._new_client(
                     role, base_url=settings.base_url or "", headers=headers, auth=self._auths[role]
                 )
-                base = client.base_url
-                if settings.base_url and not base.query and not base.fragment:
-                    text = str(base)  # its path ends with "/", but an empty one shows as ""
-                    self._bases[role] = text if text.endswith("/") else text + "/"
                 self._clients[role] = client
             return self._clients[role]
 
@@ -291,20 +283,9 @@ class Session:
     ) -> httpx.Response:
         idempotent = method in SAFE_METHODS or retry_unsafe
         attempt_number = 0
-        base = self._bases.get(interface)
-        if base is not None and url[:1] == "/" and url[1:2] != "/":
-            # What httpx does with an absolute path below base_url, without parsing it twice.
-            url = base + url[1:]
-        # Tenacity keeps a policy's state per thread, so one policy per operation serves every
-        # thread. Never re-entered on one thread: the token fetch an attempt may make inside
-        # (auth) is the operation "token", whose client has no auth.
-        policy = self._policies.get((idempotent, operation))
-        if policy is None:
-            policy = retrying(
-                self.profile, idempotent=idempotent, operation=operation, remaining=self._remaining
-            )
-            if len(self._policies) < _MAX_POLICIES:
-                self._policies[(idempotent, operation)] = policy
+        policy = retrying(
+            self.profile, idempotent=idempotent, operation=operation, remaining=self._remaining
+        )
         # This call's deadline; a call made inside it (a token fetch) keeps the earlier one.
         outer = self._deadline()
         seconds = self.profile.call_deadline
@@ -313,7 +294,9 @@ class Session:
             if other is not None and other.at < deadline.at:
                 deadline = other
         if deadline.remaining() <= 0:
-            raise self._past_deadline(deadline, interface, operation, method, url, sent=False)
+            raise self._past_deadline(
+                deadline, client, interface, operation, method, url, sent=False
+            )
         self._local.deadline = deadline
         try:
             for attempt in policy:
@@ -342,7 +325,7 @@ class Session:
             if deadline.remaining() <= 0:
                 sent = not isinstance(exc, NOT_SENT)
                 raise self._past_deadline(
-                    deadline, interface, operation, method, url, sent=sent
+                    deadline, client, interface, operation, method, url, sent=sent
                 ) from exc
             raise transport_failure(
                 exc,
@@ -370,6 +353,7 @@ class Session:
     def _past_deadline(
         self,
         deadline: _Deadline,
+        client: httpx.Client,
         interface: str,
         operation: str,
         method: str,
@@ -380,7 +364,8 @@ class Session:
         what = "this call" if deadline.setting == "WORKBENCH_CALL_DEADLINE" else "the pull"
         message = (
             f"{operation}: no complete answer from the {interface} interface at "
-            f"{self.redactor.url(url)} within the {deadline.seconds:g} s allowed for {what} "
+            f"{self.redactor.url(str(client.build_request(method, url).url))} within the "
+            f"{deadline.seconds:g} s allowed for {what} "
             f"({deadline.setting}), retries included; it was given up."
         )
         if method not in SAFE_METHODS and sent:

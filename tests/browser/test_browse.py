@@ -1,0 +1,145 @@
+"""``workbench browse`` in headless Chromium: Datasette serves a store pulled from the sandbox,
+read-only on 127.0.0.1, with the store's titles, descriptions and canned queries; the overdue
+requests it shows are those the store holds."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import closing, suppress
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlparse
+
+import httpx
+import pandas as pd
+import pytest
+
+from tests.browser.conftest import _free_port, chromium
+
+pytestmark = pytest.mark.slow
+
+START_S = 60.0
+WAIT_MS = 30_000
+SLA_DAYS = 5  # the overdue query's default
+
+
+@dataclass(frozen=True)
+class Served:
+    url: str
+    db: Path
+    log: Path
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    """SIGTERM (the command shuts Datasette down and removes its metadata file), then kill."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        if process.poll() is not None:
+            return
+        with suppress(ProcessLookupError):
+            os.kill(process.pid, sig)
+        with suppress(subprocess.TimeoutExpired):
+            process.wait(timeout=10)
+
+
+def _up(url: str, process: subprocess.Popen[bytes]) -> bool:
+    deadline = time.monotonic() + START_S
+    while time.monotonic() < deadline and process.poll() is None:
+        with suppress(httpx.HTTPError):
+            if httpx.get(f"{url}/-/versions.json", timeout=2).status_code == 200:
+                return True
+        time.sleep(0.25)
+    return False
+
+
+@pytest.fixture
+def served(browser_db: Path, tmp_path: Path) -> Iterator[Served]:
+    """``workbench browse --no-open`` on a copy of the sandbox store, on a free loopback port
+    (another port when one was taken meanwhile)."""
+    db, log = tmp_path / "workbench.db", tmp_path / "browse.log"
+    with closing(sqlite3.connect(browser_db)) as source, closing(sqlite3.connect(db)) as target:
+        source.backup(target)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("WORKBENCH_")}
+    for _attempt in range(3):
+        port = _free_port()
+        command = [sys.executable, "-m", "workbench.cli", "browse", "--db", str(db),
+                   "--port", str(port), "--no-open"]  # fmt: skip
+        with log.open("ab") as out:
+            process = subprocess.Popen(
+                command, cwd=tmp_path, env=env, stdin=subprocess.DEVNULL, stdout=out,
+                stderr=subprocess.STDOUT,
+            )  # fmt: skip
+        url = f"http://127.0.0.1:{port}"
+        try:
+            if _up(url, process):
+                yield Served(url, db, log)
+                return
+        finally:
+            _stop(process)
+        if "address already in use" not in log.read_text(errors="replace"):
+            break
+    pytest.fail(f"workbench browse did not answer:\n{log.read_text(errors='replace')[-3000:]}")
+
+
+def overdue_ids(db: Path) -> list[str]:
+    """Open requests older than the SLA, computed with pandas from the entity table."""
+    with closing(sqlite3.connect(db)) as conn:
+        requests = pd.read_sql(
+            "SELECT request_id, request_date, on_list, cancelled_at FROM transcript_requests",
+            conn,
+        )
+    now = pd.Timestamp.now(tz="UTC")
+    age = (now - pd.to_datetime(requests["request_date"], utc=True)).dt.total_seconds() / 86400
+    open_ = (requests["on_list"] == 1) & requests["cancelled_at"].isna()
+    overdue = requests[open_ & (age.round(1) > SLA_DAYS)]
+    return overdue.sort_values("request_date")["request_id"].tolist()
+
+
+def test_browse_serves_the_store_with_its_canned_queries(
+    chromium_path: str, served: Served, artifacts: Path
+) -> None:
+    expected = overdue_ids(served.db)
+    assert expected, "the sandbox store should hold overdue requests"
+    shot = artifacts / "browse.png"
+    shot.unlink(missing_ok=True)
+    requested: list[str] = []
+    with chromium(chromium_path) as browser:
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.on("request", lambda request: requested.append(request.url))
+
+        page.goto(f"{served.url}/workbench")
+        page.wait_for_selector("h1", timeout=WAIT_MS)
+        assert page.get_by_role("link", name="Overdue requests").count() == 1
+        page.get_by_role("link", name="Overdue requests").click()
+
+        page.wait_for_selector("table.rows-and-columns tbody tr", timeout=WAIT_MS)
+        assert page.locator("h1").inner_text().strip() == "Overdue requests"
+        assert "longer than the SLA" in page.locator(".metadata-description").inner_text()
+        shown = page.locator("table.rows-and-columns tbody tr td.col-request_id")
+        assert shown.all_inner_texts() == expected
+        assert f"returning {len(expected)} row" in page.content()
+        page.screenshot(path=str(shot), full_page=True)
+
+        # one request's story, the id pasted in upper case
+        page.goto(f"{served.url}/workbench/request_story?request_id={expected[0].upper()}")
+        page.wait_for_selector("table.rows-and-columns tbody tr", timeout=WAIT_MS)
+        kinds = page.locator("table.rows-and-columns tbody td.col-kind").all_inner_texts()
+        assert {"listed", "call", "document"} <= set(kinds)
+
+        # a table's columns are described
+        page.goto(f"{served.url}/workbench/calls")
+        page.wait_for_selector("table.rows-and-columns", timeout=WAIT_MS)
+        assert "How long it took." in page.content()
+
+    assert shot.stat().st_size > 10_000
+    assert {urlparse(url).hostname for url in requested} == {"127.0.0.1"}
+    # read-only: Datasette refuses a write, and the file is unchanged
+    refused = httpx.get(f"{served.url}/workbench.json", params={"sql": "DELETE FROM meta"})
+    assert refused.status_code == 400
+    with closing(sqlite3.connect(served.db)) as conn:
+        assert conn.execute("SELECT count(*) FROM meta").fetchone()[0] > 0

@@ -1,0 +1,66 @@
+"""The events notebook run as ``workbench report --notebook events`` runs it (the library job):
+its HTML holds readable tables and charts, counts by occurrence day in the report's zone, and
+no raw JSON."""
+
+from __future__ import annotations
+
+import io
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from workbench.report.job import run_report_job
+from workbench.store import Store
+
+pytestmark = pytest.mark.slow
+TORONTO = "America/Toronto"
+
+
+@pytest.fixture(autouse=True)
+def _clean_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No profile setting from outside; the kernel starts in a temporary folder."""
+    for name in ("WORKBENCH_TIMEZONE", "WORKBENCH_PROFILE", "WORKBENCH_DB", "WORKBENCH_CONFIG"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.chdir(tmp_path)
+
+
+def test_the_events_report(report_copy: Path, tmp_path: Path) -> None:
+    said: list[str] = []
+    job = run_report_job(
+        "events", {"tz": TORONTO}, db=str(report_copy), no_pull=True,
+        output_dir=str(tmp_path / "reports"), say=said.append, warn=said.append,
+    )  # fmt: skip
+    assert job.run is not None, said
+    assert job.verdict() == (0, [])
+    html = job.run.html_path.read_text(encoding="utf-8")
+    with Store(report_copy) as store:
+        events = store.table("events")
+    # no raw JSON: neither the column nor an event's keys, quoted or escaped
+    assert "raw_json" not in html
+    assert not re.search(r"&quot;(eventId|payload|occurredAt)&quot;|\"eventId\"", html)
+    assert html.count('src="data:image/png;base64,') == 3  # per day, per pull, breakdowns
+    for title in ("Feeds", "Per pull run", f"Events per day they occurred ({TORONTO})",
+                  "By event type", "By program", "By campus",
+                  f"By weekday they occurred ({TORONTO})", "Latest placement events",
+                  "Latest domestic events"):  # fmt: skip
+        assert f"<h4>{title}</h4>" in html, title
+    # the per-day table: counts by the day each event occurred in Toronto, computed here
+    body = html.split(f"<h4>Events per day they occurred ({TORONTO})</h4>", 1)[1]
+    table = pd.read_html(io.StringIO(body.split("<h4>", 1)[0]))[0]
+    occurred = pd.to_datetime(events["occurred_at"], utc=True).dt.tz_convert(TORONTO)
+    expected = (
+        events.assign(day=occurred.dt.strftime("%Y-%m-%d"))
+        .groupby(["day", "source"]).size().unstack(fill_value=0)
+    )  # fmt: skip
+    shown = table.set_index("day")
+    for day, row in expected.iterrows():
+        for source in ("placement", "domestic"):
+            assert shown.loc[day, source] == row.get(source, 0), (day, source)
+    assert shown["total"].sum() == len(events)
+    assert shown.index.nunique() > 1  # not everything on the day it was first seen
+    # latest events: times to the second in the report's zone, fields flattened
+    latest = html.split("<h4>Latest domestic events</h4>", 1)[1]
+    assert f"<th>occurred ({TORONTO})</th>" in latest and "<th>program name</th>" in latest
+    assert re.search(r"<td>\d{4}-\d\d-\d\d\xa0\d\d:\d\d:\d\d</td>", latest)

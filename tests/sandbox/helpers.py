@@ -1,0 +1,76 @@
+"""Test data and a launcher the sandbox tests share: PESC documents to send, the CLI sandbox."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+
+from lxml import etree
+
+from workbench import spec
+
+
+def start_cli(*args: str) -> tuple[subprocess.Popen[str], dict[str, str]]:
+    """``workbench sandbox ARGS`` in a subprocess, once serving: (process, variables it printed)."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "workbench.cli", "sandbox", "--port", "0", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    assert proc.stdout is not None
+    exported: dict[str, str] = {}
+    for line in proc.stdout:
+        if match := re.match(r"\s*export (\w+)='(.*)'", line):
+            exported[match[1]] = match[2]
+        if line.startswith("Ctrl-C"):
+            break
+    return proc, exported
+
+
+def xpath_text(xml: str, name: str) -> str:
+    """The text of the first element called ``name``, in any namespace."""
+    root = etree.fromstring(xml.encode())
+    return root.xpath(f"string(//*[local-name()='{name}'])")
+
+
+def response_for(request_id: str) -> str:
+    ns = spec.NS_V1_0_0["TranscriptResponse"]
+    return (
+        f'<TrnResp:TranscriptResponse xmlns:TrnResp="{ns}"><TrnResp:TransmissionData>'
+        f"<DocumentID>R-1</DocumentID><RequestTrackingID>{request_id}</RequestTrackingID>"
+        "</TrnResp:TransmissionData><TrnResp:Response><ResponseStatus>TranscriptSent"
+        "</ResponseStatus></TrnResp:Response></TrnResp:TranscriptResponse>"
+    )
+
+
+def transcript_for(request_id: str, *, courses: int, awards: int) -> str:
+    ns = spec.NS_V1_0_0["CollegeTranscript"]
+    course_xml = "".join(
+        f"<Course><CourseNumber>{n}</CourseNumber></Course>" for n in range(courses)
+    )
+    award_xml = "<AcademicAward><AcademicAwardTitle>Diploma</AcademicAwardTitle></AcademicAward>"
+    return (
+        f'<CT:CollegeTranscript xmlns:CT="{ns}"><TransmissionData><DocumentID>CT-DOC-1</DocumentID>'
+        f"<RequestTrackingID>{request_id}</RequestTrackingID>"
+        "<Source><Organization><CSIS>353900</CSIS><OrganizationName>Demo College</OrganizationName>"
+        "</Organization></Source><Destination><Organization><MutuallyDefined>OCAS</MutuallyDefined>"
+        "<OrganizationName>OCAS Application Services Inc.</OrganizationName></Organization>"
+        "</Destination></TransmissionData><Student><Person><Name><FirstName>Zoë</FirstName>"
+        "<LastName>O'Brien</LastName></Name></Person><AcademicRecord>"
+        f"{award_xml * awards}<AcademicSession>{course_xml}</AcademicSession>"
+        "</AcademicRecord></Student></CT:CollegeTranscript>"
+    )
+
+
+def ack_for(transcript_id: str) -> str:
+    ns = spec.NS_V1_0_0["Acknowledgment"]
+    return (
+        f'<Ack:Acknowledgment xmlns:Ack="{ns}"><TransmissionData><DocumentID>A-1</DocumentID>'
+        f"<RequestTrackingID>{transcript_id}</RequestTrackingID></TransmissionData>"
+        "<Person><Name><FirstName>A</FirstName><LastName>B</LastName></Name></Person>"
+        "<AcademicAwardTotal>1</AcademicAwardTotal><CourseTotal>3</CourseTotal></Ack:Acknowledgment>"
+    )

@@ -1,0 +1,324 @@
+"""``workbench send response|transcript|ack`` end to end, against a real sandbox on loopback:
+dry runs, prompts answered no and yes, ``--yes``, read-only profiles, duplicates, bad files."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner, Result
+
+from tests.conftest import FAST
+from workbench import pesc
+from workbench.cli import app
+from workbench.sandbox import Sandbox, generator
+from workbench.store import Store
+
+KINDS = ("response", "transcript", "ack")
+OPERATIONS = {
+    "response": "send_response",
+    "transcript": "send_transcript",
+    "ack": "send_acknowledgment",
+}
+
+
+def send(sb: Sandbox, db: Path, *args: str, input: str | None = None, **env: str) -> Result:
+    """``workbench send ARGS`` on sandbox ``sb`` with the database ``db``."""
+    environ: dict[str, str | None] = {k: None for k in os.environ if k.startswith("WORKBENCH_")}
+    environ.update({**sb.env, **FAST, "WORKBENCH_DB": str(db), **env})
+    return CliRunner().invoke(app, ["send", *args], env=environ, input=input)
+
+
+def transcript_file(sb: Sandbox, request_id: str, folder: Path, **options: str) -> Path:
+    """A CollegeTranscript answering request ``request_id`` (its tracking id), as a file."""
+    xml = generator.college_transcript_xml(
+        5,
+        1,
+        request_id=sb.state.requests[request_id].tracking,
+        created=sb.state.now,
+        namespaces=sb.settings.namespaces,
+        **options,
+    )
+    path = folder / f"transcript-{request_id}.xml"
+    path.write_text(xml, encoding="utf-8")
+    return path
+
+
+def arguments(kind: str, sb: Sandbox, folder: Path) -> tuple[str, list[str]]:
+    """The id a ``kind`` send goes to, and the command's arguments."""
+    if kind == "ack":
+        item = sb.pending_transcript_ids()[0]
+        return item, ["ack", item]
+    item = sb.pending_request_ids()[0]
+    if kind == "response":
+        return item, ["response", item, "--status", "TranscriptRequestReceived"]
+    return item, ["transcript", item, str(transcript_file(sb, item, folder))]
+
+
+def outbox(db: Path) -> list[tuple[str, str, str]]:
+    """(operation, request_id, state) of every outbox entry, oldest first."""
+    if not db.exists():
+        return []
+    with Store(str(db)) as store:
+        rows = store.table("outbox")
+    return list(zip(rows["operation"], rows["request_id"], rows["state"], strict=True))
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_dry_run_prints_the_document_and_sends_nothing(
+    sandbox: Sandbox, tmp_path: Path, kind: str
+) -> None:
+    db = tmp_path / "wb.db"
+    item, args = arguments(kind, sandbox, tmp_path)
+    done = send(sandbox, db, *args, "--dry-run")
+    assert done.exit_code == 0, done.output
+    doc = pesc.parse(done.stdout)  # the document alone on stdout
+    assert doc.message_type in {"TranscriptResponse", "CollegeTranscript", "Acknowledgment"}
+    assert f"Operation:  {OPERATIONS[kind]}" in done.stderr
+    assert "Validation: not validated" in done.stderr  # no schema folder configured
+    assert f"Id:         {item}" in done.stderr
+    assert "Dry run: nothing was sent." in done.stderr
+    assert sandbox.received == []
+    assert not db.exists()  # a dry run creates no database
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_prompt_answered_no_sends_nothing_and_exits_1(
+    sandbox: Sandbox, tmp_path: Path, kind: str
+) -> None:
+    db = tmp_path / "wb.db"
+    item, args = arguments(kind, sandbox, tmp_path)
+    done = send(sandbox, db, *args, input="n\n")
+    assert done.exit_code == 1, done.output
+    assert "Send it?" in done.stderr
+    assert f"Nothing sent: {OPERATIONS[kind]} for {item}" in done.stderr
+    assert f"Id:         {item}" in done.stderr  # the summary came before the question
+    assert (
+        "TransmissionData>" not in done.output
+    )  # the document (student data) is shown only on demand
+    assert sandbox.received == []
+    assert outbox(db) == []
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_prompt_answered_yes_sends_once(sandbox: Sandbox, tmp_path: Path, kind: str) -> None:
+    db = tmp_path / "wb.db"
+    item, args = arguments(kind, sandbox, tmp_path)
+    done = send(sandbox, db, *args, "--show", input="y\n")
+    assert done.exit_code == 0, done.output
+    assert "TransmissionData>" in done.stdout  # --show prints it before asking
+    assert f"Sent {OPERATIONS[kind]} for {item} (outbox entry 1)." in done.stdout
+    assert len(sandbox.received) == 1
+    assert outbox(db) == [(OPERATIONS[kind], item, "sent")]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_yes_sends_without_asking_and_the_same_send_again_is_refused(
+    sandbox: Sandbox, tmp_path: Path, kind: str
+) -> None:
+    db = tmp_path / "wb.db"
+    item, args = arguments(kind, sandbox, tmp_path)
+    done = send(sandbox, db, *args, "--yes")
+    assert done.exit_code == 0, done.output
+    assert "Send it?" not in done.output
+    assert len(sandbox.received) == 1
+    if kind == "transcript":  # the partner's acknowledgment, counted
+        assert "Reply: the partner acknowledged" in done.stdout
+
+    again = send(sandbox, db, *args, "--yes")
+    assert again.exit_code == 1, again.output
+    assert "Error (DuplicateSend)" in again.stderr
+    assert "outbox (entry 1, sent" in again.stderr and "--force" in again.stderr
+    assert len(sandbox.received) == 1  # refused before anything left
+    assert outbox(db) == [(OPERATIONS[kind], item, "sent")]
+
+    # Refused before the prompt too, and in a dry run, with the same exit code.
+    assert send(sandbox, db, *args, input="y\n").exit_code == 1
+    dry = send(sandbox, db, *args, "--dry-run")
+    assert dry.exit_code == 1 and "DuplicateSend" in dry.stderr
+    assert len(sandbox.received) == 1
+
+
+def test_force_sends_again(sandbox: Sandbox, tmp_path: Path) -> None:
+    db = tmp_path / "wb.db"
+    item, args = arguments("response", sandbox, tmp_path)
+    assert send(sandbox, db, *args, "--yes").exit_code == 0
+    done = send(sandbox, db, *args, "--yes", "--force")
+    assert done.exit_code == 0, done.output
+    assert outbox(db) == [("send_response", item, "sent")] * 2
+    assert len(sandbox.received) == 2
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_read_only_profile_refuses_with_exit_2(
+    sandbox: Sandbox, tmp_path: Path, kind: str
+) -> None:
+    db = tmp_path / "wb.db"
+    _, args = arguments(kind, sandbox, tmp_path)
+    done = send(sandbox, db, *args, "--yes", WORKBENCH_READ_ONLY="1")
+    assert done.exit_code == 2, done.output
+    assert "Configuration error" in done.stderr and "is read-only" in done.stderr
+    assert sandbox.received == []
+    assert sandbox.hits == {} or all(method != "POST" for method, _ in sandbox.hits)
+    assert not db.exists()  # refused before any file is created
+    # A dry run still shows what would be sent.
+    assert send(sandbox, db, *args, "--dry-run", WORKBENCH_READ_ONLY="1").exit_code == 0
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"this is not XML", "is not a usable PESC document"),
+        (b"", "is not a usable PESC document"),
+    ],
+)
+def test_a_file_that_is_not_xml_is_refused_before_any_prompt(
+    sandbox: Sandbox, tmp_path: Path, content: bytes, message: str
+) -> None:
+    item = sandbox.pending_request_ids()[0]
+    path = tmp_path / "bad.xml"
+    path.write_bytes(content)
+    done = send(sandbox, tmp_path / "wb.db", "transcript", item, str(path), input="y\n")
+    assert done.exit_code == 2, done.output
+    assert message in done.output and "FILE" in done.output
+    assert "Send it?" not in done.output
+    assert sandbox.received == []
+
+
+def test_a_file_of_the_wrong_message_type_is_refused(sandbox: Sandbox, tmp_path: Path) -> None:
+    item = sandbox.pending_request_ids()[0]
+    transcript = transcript_file(sandbox, item, tmp_path)
+    ack = tmp_path / "ack.xml"
+    ack.write_text(pesc.build_acknowledgment(transcript.read_text()), encoding="utf-8")
+    done = send(sandbox, tmp_path / "wb.db", "transcript", item, str(ack), "--yes")
+    assert done.exit_code == 2, done.output
+    assert "its message is Acknowledgment" in done.output
+    assert sandbox.received == []
+
+
+def test_a_file_failing_the_schemas_is_refused_before_any_prompt(
+    sandbox: Sandbox, tmp_path: Path, xsd_dir: Path
+) -> None:
+    item = sandbox.pending_request_ids()[0]
+    path = transcript_file(sandbox, item, tmp_path, defect="invalid")
+    schemas = {"WORKBENCH_PESC_SCHEMAS": str(xsd_dir)}
+    done = send(sandbox, tmp_path / "wb.db", "transcript", item, str(path), input="y\n", **schemas)
+    assert done.exit_code == 2, done.output
+    assert "fails validation" in done.output and "--allow-invalid" in done.output
+    assert "Send it?" not in done.output
+    dry = send(sandbox, tmp_path / "wb.db", "transcript", item, str(path), "--dry-run", **schemas)
+    assert dry.exit_code == 2 and "Validation: invalid" in dry.stderr
+    assert sandbox.received == []
+    # A valid one passes the same schemas.
+    good = transcript_file(sandbox, item, tmp_path)
+    done = send(sandbox, tmp_path / "wb.db", "transcript", item, str(good), "--yes", **schemas)
+    assert done.exit_code == 0, done.output
+    assert "Validation: valid" in done.stderr
+    assert len(sandbox.received) == 1
+
+
+def test_an_id_pasted_with_dashes_in_upper_case_is_the_partners(
+    sandbox: Sandbox, tmp_path: Path
+) -> None:
+    db = tmp_path / "wb.db"
+    item = sandbox.pending_request_ids()[0]
+    assert len(item) == 32  # the default id scheme: 32 hex digits
+    pasted = "-".join((item[:8], item[8:12], item[12:16], item[16:20], item[20:])).upper()
+    done = send(sandbox, db, "response", pasted, "--status", "TranscriptRequestReceived", "--yes")
+    assert done.exit_code == 0, done.output
+    assert f"Id:         {item} (given as {pasted})" in done.stderr
+    assert outbox(db) == [("send_response", item, "sent")]
+
+
+def test_a_dashed_guid_id_pasted_without_dashes_is_the_partners(
+    sandbox_factory, tmp_path: Path
+) -> None:
+    sb = sandbox_factory(id_scheme="guid")
+    db = tmp_path / "wb.db"
+    item = sb.pending_transcript_ids()[0]
+    pasted = item.replace("-", "").upper()
+    done = send(sb, db, "ack", pasted, "--yes")
+    assert done.exit_code == 0, done.output
+    assert outbox(db) == [("send_acknowledgment", item, "sent")]
+
+
+def test_a_hold_with_its_reason_and_release_date(sandbox: Sandbox, tmp_path: Path) -> None:
+    item = sandbox.pending_request_ids()[0]
+    done = send(
+        sandbox, tmp_path / "wb.db", "response", item, "--status", "Hold",
+        "--hold-reason", "Financial", "--release", "2026-06-30", "--dry-run",
+    )  # fmt: skip
+    assert done.exit_code == 0, done.output
+    fields = pesc.flatten(pesc.parse(done.stdout))
+    assert fields["response_status"] == "Hold"
+    assert "Status:     Hold" in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("options", "named"),
+    [
+        (["--status", "Maybe"], "TranscriptRequestReceived"),
+        (["--status", "Hold", "--hold-reason", "Bored"], "Financial"),
+        (["--status", "Hold", "--release", "next week"], "YYYY-MM-DD"),
+        (["--status", "NoRecord", "--hold-reason", "Financial"], "--status Hold"),
+    ],
+)
+def test_unusable_response_options_exit_2_before_any_call(
+    sandbox: Sandbox, tmp_path: Path, options: list[str], named: str
+) -> None:
+    item = sandbox.pending_request_ids()[0]
+    done = send(sandbox, tmp_path / "wb.db", "response", item, *options, "--yes")
+    assert done.exit_code == 2, done.output
+    assert named in done.output
+    assert sandbox.received == [] and sandbox.token_requests == {}
+
+
+def test_an_acknowledgment_is_built_from_the_stored_transcript(
+    sandbox: Sandbox, tmp_path: Path
+) -> None:
+    db = tmp_path / "wb.db"
+    environ: dict[str, str | None] = {k: None for k in os.environ if k.startswith("WORKBENCH_")}
+    environ.update({**sandbox.env, **FAST, "WORKBENCH_DB": str(db)})
+    pulled = CliRunner().invoke(app, ["pull", "--no-progress"], env=environ)
+    assert pulled.exit_code == 0, pulled.output
+    item = sandbox.pending_transcript_ids()[0]
+    done = send(sandbox, db, "ack", item, "--yes")
+    assert done.exit_code == 0, done.output
+    assert "built from the stored transcript" in done.stderr
+    with Store(str(db)) as store:
+        stored = pesc.records(store.document(item, list_name="consumer_transcripts") or "")
+    sent = pesc.flatten(pesc.parse(sandbox.state.documents[-1]["payload"]))
+    assert sent["message_type"] == "Acknowledgment"
+    assert sent["course_total"] == len(stored["courses"]) > 0
+
+
+def test_an_acknowledgment_from_a_file(sandbox: Sandbox, tmp_path: Path) -> None:
+    db = tmp_path / "wb.db"
+    item = sandbox.pending_transcript_ids()[0]
+    built = send(sandbox, db, "ack", item, "--note", "Received, thank you", "--dry-run")
+    assert built.exit_code == 0, built.output
+    path = tmp_path / "ack.xml"
+    path.write_text(built.stdout, encoding="utf-8")
+    with_note = send(sandbox, db, "ack", item, str(path), "--note", "again")
+    assert with_note.exit_code == 2 and "--note" in with_note.output  # FILE is sent as it is
+    done = send(sandbox, db, "ack", item, str(path), "--yes")
+    assert done.exit_code == 0, done.output
+    assert f"from {path}" in done.stderr
+    sent = pesc.flatten(pesc.parse(sandbox.state.documents[-1]["payload"]))
+    assert sent["note"] == "Received, thank you"
+    assert outbox(db) == [("send_acknowledgment", item, "sent")]
+
+
+@pytest.mark.parametrize("id_scheme", ["tracking", "guid"])
+def test_a_transcript_of_another_request_is_refused_before_any_prompt(
+    sandbox_factory, tmp_path: Path, id_scheme: str
+) -> None:
+    sb = sandbox_factory(id_scheme=id_scheme)
+    item, other = sb.pending_request_ids()[:2]
+    wrong = transcript_file(sb, other, tmp_path)
+    done = send(sb, tmp_path / "wb.db", "transcript", item, str(wrong), input="y\n")
+    assert done.exit_code == 2, done.output
+    assert "belongs to another request" in done.output
+    assert "Send it?" not in done.output
+    assert sb.received == []

@@ -1,0 +1,455 @@
+"""Sending from the command line: plan a send (its document, validated), confirm, send it.
+
+``workbench send`` calls :func:`run_send`; in Python, ``plan_send`` then ``send_planned``:
+
+>>> with wb.connect() as w:  # doctest: +SKIP
+...     plan = plan_send(w, SendRequest("response", "7c1d0b52...", status="Hold",
+...                                     hold_reason="Financial"))
+...     print(plan.summary())
+...     refuse(plan)  # invalid, or already in the outbox: raises
+...     outcome = send_planned(w, plan)
+
+Every send goes through the outbox (``Supplier.send_response``, ``send_transcript``,
+``Consumer.send_acknowledgment``): recorded before it leaves, never sent twice. Checked before
+anything leaves (``run_send``): the profile may send, the document parses and is of the right
+type (a FILE answers its id), it validates against ``WORKBENCH_PESC_SCHEMAS`` when set, and the
+outbox holds no earlier send of it. Ids pasted with dashes or in upper case are matched to the
+partner's spelling when they are hex GUIDs (:func:`resolve_id`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from workbench.errors import ConfigError, DuplicateSend, InvalidParameter, InvalidValue, PescError
+
+if TYPE_CHECKING:
+    from workbench.client import Workbench
+    from workbench.pesc import Validation
+    from workbench.store import Store
+
+# kind -> (outbox operation, role, what the id names, the message types it may send)
+KINDS: dict[str, tuple[str, str, str, tuple[str, ...]]] = {
+    "response": ("send_response", "supplier", "transcript request", ("TranscriptResponse",)),
+    "transcript": (
+        "send_transcript",
+        "supplier",
+        "transcript request",
+        ("CollegeTranscript", "HighSchoolTranscript"),
+    ),
+    "ack": (
+        "send_acknowledgment",
+        "consumer",
+        "transcript",
+        ("Acknowledgment", "TranscriptAcknowledgment"),
+    ),
+}
+# The store's list and entity table of what each role's sends answer.
+_STORED = {
+    "supplier": ("supplier_requests", "transcript_requests", "request_id"),
+    "consumer": ("consumer_transcripts", "transcripts_received", "transcript_id"),
+}
+_HEX_GUID = re.compile(r"[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}", re.I)
+_BLOCKING = ("pending", "sent", "uncertain")
+
+
+@dataclass(frozen=True)
+class SendRequest:
+    """What to send: ``kind`` (response, transcript or ack), the id, and its options."""
+
+    kind: str
+    request_id: str
+    file: Path | None = None  # the document to send (required for a transcript)
+    status: str | None = None  # a response's ResponseStatus
+    hold_reason: str | None = None
+    release: str | None = None  # a hold's PlannedReleaseDate, YYYY-MM-DD
+    note: str | None = None
+
+
+@dataclass(frozen=True)
+class PlannedSend:
+    """A document ready to send, and what was checked about it."""
+
+    kind: str
+    operation: str  # the outbox's: send_response, send_transcript, send_acknowledgment
+    request_id: str  # as the partner spells it
+    typed_id: str  # as given
+    document: str
+    message_type: str
+    document_id: str | None
+    tracking_id: str | None
+    response_status: str | None
+    source: str  # where the document comes from
+    validation: Validation
+    earlier: DuplicateSend | None  # the outbox's earlier send of it, if any
+
+    @property
+    def size(self) -> int:
+        return len(self.document.encode("utf-8"))
+
+    def summary(self) -> str:
+        """A few lines: operation, id, status, size, validation. Never the student's data."""
+        renamed = f" (given as {self.typed_id})" if self.typed_id != self.request_id else ""
+        lines = [
+            f"Operation:  {self.operation} ({self.message_type})",
+            f"Id:         {self.request_id}{renamed}",
+        ]
+        if self.response_status:
+            lines.append(f"Status:     {self.response_status}")
+        lines += [
+            f"Document:   {self.size:,} bytes, {self.source}",
+            f"Keys:       DocumentID {self.document_id}, RequestTrackingID {self.tracking_id}",
+            f"Validation: {verdict(self.validation)}",
+        ]
+        if self.earlier is not None:
+            lines.append(f"Outbox:     {self.earlier}")
+        return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class SendOutcome:
+    """What :func:`run_send` did: ``sent``, or not (a dry run, or declined at the prompt)."""
+
+    plan: PlannedSend
+    sent: bool = False
+    declined: bool = False
+    outbox_id: int | None = None
+    reply: str | None = None  # what the partner's answer says, briefly
+    note: str | None = None  # an odd answer the send was still recorded for
+
+
+def verdict(validation: Validation) -> str:
+    """One line: valid, invalid (how many errors), or not validated and why."""
+    text = validation.status
+    if validation.schema:
+        text += f" against {validation.schema}"
+    if validation.errors:
+        text += f", {len(validation.errors)} error(s)"
+    return text + (f" ({validation.note})" if validation.note else "")
+
+
+def resolve_id(typed: str, known: Iterable[str]) -> str:
+    """The partner's spelling of ``typed`` among ``known`` ids when ``typed`` is a hex GUID
+    written with or without dashes, in any case; else ``typed`` itself.
+
+    >>> resolve_id("7C1D0B52-0000-4000-8000-00000000000A", ["7c1d0b5200004000800000000000000a"])
+    '7c1d0b5200004000800000000000000a'
+    """
+    if not _HEX_GUID.fullmatch(typed):
+        return typed
+    key = typed.replace("-", "").lower()
+    matches = {k for k in known if isinstance(k, str) and k.replace("-", "").lower() == key}
+    return matches.pop() if len(matches) == 1 else typed
+
+
+def run_send(
+    request: SendRequest,
+    *,
+    profile: str | None = None,
+    db: str | None = None,
+    config_path: str | None = None,
+    dry_run: bool = False,
+    force: bool = False,
+    allow_invalid: bool = False,
+    confirm: Callable[[PlannedSend], bool] = lambda plan: True,
+) -> SendOutcome:
+    """Plan ``request`` on a profile, then (unless ``dry_run``) ask ``confirm`` and send it.
+
+    Refused before anything is asked: a read-only profile (``ConfigError``), a document that
+    does not parse, is of the wrong type or (unless ``allow_invalid``) fails validation, and
+    an earlier send in the outbox (``DuplicateSend``, unless ``force``).
+    """
+    from workbench.client import connect
+
+    _check_options(request)
+    given = _read_file(request.file) if request.file is not None else None
+    with connect(profile, db=db, config_path=config_path) as w:
+        if not dry_run:
+            _require_writable(w)
+        plan = plan_send(w, request, document=given, reading=dry_run)
+        if dry_run:
+            return SendOutcome(plan)
+        refuse(plan, force=force, allow_invalid=allow_invalid)
+        if not confirm(plan):
+            return SendOutcome(plan, declined=True)
+        return send_planned(w, plan, force=force)
+
+
+def plan_send(
+    w: Workbench,
+    request: SendRequest,
+    *,
+    document: str | bytes | None = None,
+    reading: bool = False,
+) -> PlannedSend:
+    """The document ``request`` would send (``document``, else built from what it answers),
+    parsed, validated and checked against the outbox; nothing is sent. ``reading``: use the
+    store only if it exists (a dry run creates no database)."""
+    from workbench import pesc
+
+    operation, role, noun, expects = KINDS[request.kind]
+    store = _store(w, reading=reading)
+    request_id = _partner_id(w, store, role, request.request_id.strip())
+    if document is None and request.file is not None:
+        document = _read_file(request.file)
+    label = str(request.file) if request.file is not None else "the document"
+    if document is not None:
+        source = f"from {label}"
+    elif request.kind == "transcript":
+        raise InvalidParameter("A transcript is sent from a FILE.", parameter="file")
+    else:
+        answered, source = _answered(w, store, role, noun, request_id)
+        try:
+            if request.kind == "response":
+                document = pesc.build_response(
+                    answered,
+                    status=request.status or "TranscriptRequestReceived",
+                    hold_reason=request.hold_reason,
+                    planned_release_date=request.release,
+                    note=request.note,
+                )
+            else:
+                document = pesc.build_acknowledgment(answered, note=request.note)
+        except PescError as exc:
+            raise InvalidValue(
+                f"Cannot build the {operation.split('_', 1)[1]} from the {noun} {request_id!r}: "
+                f"{exc}. Give the document as FILE instead."
+            ) from None
+        source = f"built from {source}"
+    try:
+        doc = pesc.parse(document)
+    except PescError as exc:
+        raise InvalidParameter(
+            f"{label} is not a usable PESC document: {exc}", parameter="file"
+        ) from None
+    if doc.message_type not in expects:
+        raise InvalidParameter(
+            f"{label}: its message is {doc.message_type}; `send {request.kind}` sends "
+            f"{' or '.join(expects)}.",
+            parameter="file",
+        )
+    flat = pesc.flatten(doc)
+    if source.startswith("from "):  # given, not built from what it answers
+        _check_answers(w, store, role, noun, request_id, flat.get("request_tracking_id"), label)
+    return PlannedSend(
+        kind=request.kind,
+        operation=operation,
+        request_id=request_id,
+        typed_id=request.request_id,
+        document=doc.text,  # unescaped, decoded: what the send would make of it anyway
+        message_type=doc.message_type,
+        document_id=flat.get("document_id"),
+        tracking_id=flat.get("request_tracking_id"),
+        response_status=request.status if request.kind == "response" else None,
+        source=source,
+        validation=pesc.validate(doc),
+        earlier=_earlier(store, operation, request_id, flat.get("document_id")),
+    )
+
+
+def refuse(plan: PlannedSend, *, force: bool = False, allow_invalid: bool = False) -> None:
+    """Raise why ``plan`` must not be sent: its document fails validation (a FILE:
+    ``InvalidParameter``), or the outbox holds it already (``DuplicateSend``)."""
+    if plan.validation.status == "invalid" and not allow_invalid:
+        errors = "; ".join(str(e) for e in plan.validation.errors[:3])
+        message = (
+            f"The document fails validation ({verdict(plan.validation)}: {errors}). Nothing was "
+            "sent. Fix it, or pass --allow-invalid to send it anyway."
+        )
+        if plan.source.startswith("from "):
+            raise InvalidParameter(message, parameter="file")
+        raise InvalidValue(message)
+    if plan.earlier is not None and not force:
+        raise plan.earlier
+
+
+def send_planned(w: Workbench, plan: PlannedSend, *, force: bool = False) -> SendOutcome:
+    """Send ``plan``'s document through the outbox; what the partner answered."""
+    if plan.kind == "response":
+        df = w.supplier.send_response(plan.request_id, plan.document, force=force)
+    elif plan.kind == "transcript":
+        df = w.supplier.send_transcript(plan.request_id, plan.document, force=force)
+    else:
+        df = w.consumer.send_acknowledgment(plan.request_id, plan.document, force=force)
+    reply = None
+    if plan.kind == "transcript" and not df.empty and "course_total" in df.columns:
+        row = df.iloc[0]
+        reply = (
+            f"the partner acknowledged {row['course_total']} course(s) and "
+            f"{row.get('academic_award_total')} award(s)"
+        )
+    return SendOutcome(
+        plan,
+        sent=True,
+        outbox_id=df.attrs.get("outbox_id"),
+        reply=reply,
+        note=df.attrs.get("reply_note"),
+    )
+
+
+def _check_options(request: SendRequest) -> None:
+    """Refuse unusable options before connecting (``InvalidParameter`` naming the option)."""
+    from workbench.pesc.builders import HOLD_REASONS, RESPONSE_STATUSES
+
+    if request.kind not in KINDS:
+        raise InvalidParameter(
+            f"Unknown kind {request.kind!r}; one of {', '.join(KINDS)}.", parameter="kind"
+        )
+    if request.kind != "response":
+        return
+    if request.status not in RESPONSE_STATUSES:
+        raise InvalidParameter(
+            f"{request.status!r} is no ResponseStatus; one of {', '.join(RESPONSE_STATUSES)}.",
+            parameter="status",
+        )
+    if request.hold_reason is not None and request.hold_reason not in HOLD_REASONS:
+        raise InvalidParameter(
+            f"{request.hold_reason!r} is no HoldReason; one of {', '.join(HOLD_REASONS)}.",
+            parameter="hold_reason",
+        )
+    if request.release is not None:
+        try:
+            date.fromisoformat(request.release)
+        except ValueError:
+            raise InvalidParameter(
+                f"{request.release!r} is not a date; write it YYYY-MM-DD.", parameter="release"
+            ) from None
+    if request.status != "Hold" and (request.hold_reason or request.release):
+        raise InvalidParameter(
+            "--hold-reason and --release go with --status Hold.", parameter="status"
+        )
+
+
+def _read_file(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise InvalidParameter(f"Cannot read {path}: {exc.strerror}.", parameter="file") from None
+
+
+def _require_writable(w: Workbench) -> None:
+    profile = w.profile
+    if profile.read_only:
+        raise ConfigError(
+            f"Profile {profile.name!r} is read-only, so nothing was sent. Use a profile without "
+            "read_only (or WORKBENCH_READ_ONLY=0) to send; --dry-run shows the document."
+        )
+
+
+def _store(w: Workbench, *, reading: bool) -> Store | None:
+    """The store to read from: for a send, the writable one (refusing another partner's
+    before anything is asked); for a dry run, the existing one, if any."""
+    if not reading:
+        return w.writable_store()
+    return w.store if Path(w.db).exists() else None
+
+
+def _partner_id(w: Workbench, store: Store | None, role: str, typed: str) -> str:
+    """``typed`` as the store, else the partner's pending list, spells it."""
+    if not _HEX_GUID.fullmatch(typed):
+        return typed
+    _, table, column = _STORED[role]
+    if store is not None:
+        found = resolve_id(typed, store.table(table)[column].dropna().astype(str))
+        if found != typed or not store.table(table, where=f"{column} = ?", params=[typed]).empty:
+            return found
+    if role == "supplier":
+        pending = w.supplier.pending_requests()
+    else:
+        pending = w.consumer.pending_transcripts()
+    return resolve_id(typed, pending["request_id"].dropna().astype(str))
+
+
+def _answered(
+    w: Workbench, store: Store | None, role: str, noun: str, request_id: str
+) -> tuple[str, str]:
+    """The XML of what a built document answers (the stored current version, else fetched),
+    and where it came from."""
+    from workbench.api.documents import PARSE_ERROR, PESCXML
+
+    list_name = _STORED[role][0]
+    xml = store.document(request_id, list_name=list_name) if store is not None else None
+    if xml:
+        return xml, f"the stored {noun}"
+    fetch = w.supplier.request if role == "supplier" else w.consumer.transcript
+    df = fetch(request_id)
+    row = df.iloc[0]
+    error = row.get(PARSE_ERROR)
+    if (isinstance(error, str) and error) or not isinstance(row.get(PESCXML), str):
+        raise InvalidValue(
+            f"The {noun} {request_id!r} has no readable document ({error or 'none'}); give "
+            "the document to send as FILE."
+        )
+    return str(row[PESCXML]), f"the {noun} fetched from the partner"
+
+
+def _check_answers(
+    w: Workbench,
+    store: Store | None,
+    role: str,
+    noun: str,
+    request_id: str,
+    tracking: str | None,
+    label: str,
+) -> None:
+    """Refuse a FILE whose RequestTrackingID is not the one of what it answers, when that is
+    known (the send checks the rest): the document of another request, or student."""
+    from workbench import pesc
+
+    if not tracking or tracking == request_id:
+        return  # the API id is the tracking id: it names this very item
+    try:
+        xml, _ = _answered(w, store, role, noun, request_id)
+        expected = pesc.flatten(pesc.parse(xml)).get("request_tracking_id")
+    except (InvalidValue, PescError):
+        return  # unreadable: the send decides, and says why
+    if expected and expected != tracking:
+        raise InvalidParameter(
+            f"{label} has RequestTrackingID {tracking!r}, but the {noun} {request_id!r} has "
+            f"{expected!r}: it belongs to another request. Nothing was sent.",
+            parameter="file",
+        )
+
+
+def _earlier(
+    store: Store | None, operation: str, request_id: str, document_id: str | None
+) -> DuplicateSend | None:
+    """The outbox's earlier send of this document (for an acknowledgment, of this version),
+    as the refusal the send itself would raise; None when there is none."""
+    if store is None:
+        return None
+    import json
+
+    found = store.table(
+        "outbox",
+        where="operation = ? AND request_id = ? AND state IN (?, ?, ?)",
+        params=[operation, request_id, *_BLOCKING],
+    )
+    for row in reversed(list(found.itertuples(index=False))):
+        version = (json.loads(row.payload_flat) if row.payload_flat else {}).get("document_id")
+        if (
+            operation == "send_acknowledgment"
+            and document_id
+            and version
+            and version != document_id
+        ):
+            continue  # another version's acknowledgment
+        return DuplicateSend(
+            f"{operation} for {request_id!r} is already in the outbox (entry {row.id}, "
+            f"{row.state} at {_seconds(row.updated_at)}); sending it again could duplicate "
+            "it at the partner. Pass --force to send it anyway.",
+            entry_id=int(row.id),
+            state=str(row.state),
+        )
+    return None
+
+
+def _seconds(value: object) -> str:
+    """A stored time to the second, in UTC."""
+    strftime = getattr(value, "strftime", None)
+    return strftime("%Y-%m-%d %H:%M:%S UTC") if strftime is not None else str(value)
