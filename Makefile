@@ -32,8 +32,15 @@ bench: $(STAMP)
 	for f in bench/*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
 
 # Kernels start in notebooks/: WORKBENCH_HOME makes workbench.toml and data/ the project's. News,
-# update checks and the extension manager's PyPI lookups are off (nothing leaves the machine).
-lab: $(STAMP)  ## JupyterLab on the notebooks, in the project's environment
+# update checks and the extension manager's PyPI lookups are off (nothing leaves the machine):
+# the server's options stop the fetching, and the environment's settings overrides stop the
+# front end asking about news (a user's own settings still win).
+LAB_OVERRIDES := $(VENV)/share/jupyter/lab/settings/overrides.json
+$(LAB_OVERRIDES): $(STAMP)
+	mkdir -p $(dir $@)
+	printf '%s\n' '{"@jupyterlab/apputils-extension:notification": {"fetchNews": "false", "checkForUpdates": false}}' > $@
+
+lab: $(STAMP) $(LAB_OVERRIDES)  ## JupyterLab on the notebooks, in the project's environment
 	WORKBENCH_HOME="$${WORKBENCH_HOME:-$(CURDIR)}" $(BIN)/jupyter lab \
 	  --notebook-dir=notebooks --LabApp.news_url=None --LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate \
 	  --LabApp.extension_manager=readonly $$( [ "$$(id -u)" = 0 ] && echo --allow-root )

@@ -54,16 +54,19 @@ def exchanges() -> list[Exchange]:
 
 
 @pytest.fixture
-def connect_to(exchanges: list[Exchange]) -> Iterator[Callable[..., wb.Workbench]]:
+def connect_to(exchanges: list[Exchange], tmp_path: Path) -> Iterator[Callable[..., wb.Workbench]]:
     """``connect_to(sb, db=None, settings=None, **env)``: a Workbench on sandbox ``sb`` with
     ``FAST`` retries, ``env`` overriding its variables and ``settings`` its tuning; all are
-    closed at teardown."""
+    closed at teardown. Without ``db`` (or ``WORKBENCH_DB``), its calls are recorded in
+    ``tmp_path / "connect_to.db"``, never in the working folder."""
     opened: list[wb.Workbench] = []
 
     def make(
         sb: Sandbox, *, db: Path | None = None, settings: dict[str, Any] | None = None, **env: str
     ) -> wb.Workbench:
         environ = {**sb.env, **FAST, **env}
+        if db is None and "WORKBENCH_DB" not in environ:
+            db = tmp_path / "connect_to.db"
         w = wb.connect(env=environ, db=db, recorder=exchanges.append, **(settings or {}))
         opened.append(w)
         return w

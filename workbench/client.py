@@ -23,7 +23,7 @@ import pandas as pd
 from workbench.api import domestic, international
 from workbench.api.exchange import Consumer, Supplier
 from workbench.config import Profile, load_profile, with_overrides
-from workbench.errors import ConfigError
+from workbench.errors import ConfigError, WorkbenchError
 from workbench.session import Recorder, Session
 
 if TYPE_CHECKING:
@@ -41,12 +41,20 @@ class Workbench:
     """
 
     def __init__(
-        self, profile: Profile, *, session: Session, sandbox: Sandbox | None = None
+        self,
+        profile: Profile,
+        *,
+        session: Session,
+        sandbox: Sandbox | None = None,
+        record: bool = True,
     ) -> None:
         self.profile = profile
         self.session = session
         self.sandbox = sandbox
-        self._recording = _Recording()
+        self._recording = _Recording(profile, opens=record)
+        # Every exchange is recorded, the store opened at the first unless ``record=False``
+        # (not a reference to self: the finalizer below must run when `w` is dropped).
+        session.recorders.append(self._recording.record)
         self.supplier = Supplier(session, store=self._sending_store)
         self.consumer = Consumer(session, store=self._sending_store)
         # Closes the clients and the store, and stops an embedded sandbox, even if close() is
@@ -60,38 +68,16 @@ class Workbench:
 
     @property
     def store(self) -> Store:
-        """The snapshot store at ``w.db``, created or migrated on first use.
+        """The snapshot store at ``w.db``, created or migrated at the first call (or use).
 
         Opening it records whom it holds (the profile's partner, :mod:`workbench.store.identity`)
-        before anything else is written. From then on every call of this workbench is recorded
-        in it, and DataFrames name their call in ``df.attrs["call_id"]``. Every send goes through
-        its outbox. A store holding another partner's data is opened for reading only: no call
-        is recorded in it, and a pull or a send raises ``ConfigError`` (:meth:`writable_store`).
+        before anything else is written. Every call of this workbench, from its first, is
+        recorded in it, and DataFrames name their call in ``df.attrs["call_id"]``. Every send
+        goes through its outbox. A store holding another partner's data is opened for reading
+        only: no call is recorded in it (``call_id`` is then None), and a pull or a send raises
+        ``ConfigError`` (:meth:`writable_store`). After :meth:`close`, ``WorkbenchError``.
         """
-        recording = self._recording
-        with recording.lock:
-            if recording.store is None:
-                from workbench.store import Store
-                from workbench.store.identity import check_partner, stored_partner
-
-                wanted = self.profile.identity()
-                secrets = self.profile.secrets()
-                try:
-                    check_partner(self.db, stored_partner(self.db), wanted)
-                except ConfigError as exc:
-                    recording.store = Store(self.db, secrets=secrets, read_only=True)
-                    recording.refusal = str(exc)
-                    return recording.store
-                Path(self.db).parent.mkdir(parents=True, exist_ok=True)
-                store = Store(self.db, secrets=secrets)
-                try:
-                    store.claim_partner(wanted)  # re-checked in its write: another may claim it
-                except BaseException:
-                    store.close()
-                    raise
-                recording.store = store
-                self.session.recorders.append(recording.record)
-            return recording.store
+        return self._recording.open()
 
     def writable_store(self) -> Store:
         """The store, for a pull or a send: ``ConfigError`` when it holds another partner's
@@ -166,6 +152,7 @@ def connect(
     recorder: Recorder | None = None,
     transport: httpx.BaseTransport | None = None,
     sandbox: SandboxSettings | None = None,
+    record: bool = True,
     **settings: Any,
 ) -> Workbench:
     """Open a :class:`Workbench` on a profile (see :mod:`workbench.config`).
@@ -173,6 +160,9 @@ def connect(
     ``env`` replaces ``os.environ`` as the source of ``WORKBENCH_*`` settings; ``settings``
     override tuning (``concurrency=16``, ``read_only=True``); ``sandbox`` gives the embedded
     sandbox's settings when the profile is ``sandbox``; ``recorder`` receives every exchange.
+    Every call is recorded in the store at ``db``, which the first call creates or opens;
+    ``record=False`` records only once :attr:`Workbench.store` is used, so that a look which
+    must leave no file behind (a dry run) creates none.
 
     >>> w = connect("prod", db="data/prod.db", read_only=True)  # doctest: +SKIP
     """
@@ -196,25 +186,72 @@ def connect(
         if running is not None:
             running.stop()
         raise
-    return Workbench(resolved, session=session, sandbox=running)
+    return Workbench(resolved, session=session, sandbox=running, record=record)
 
 
 class _Recording:
-    """The store a workbench records into (once opened), and the run its calls belong to."""
+    """The store a workbench records into (opened at its first call), and the run its calls
+    belong to."""
 
-    def __init__(self) -> None:
+    def __init__(self, profile: Profile, *, opens: bool) -> None:
+        self.profile = profile
+        self.opens = opens  # whether the first exchange opens the store
         self.lock = threading.Lock()
         self.store: Store | None = None
         self.run_id: int | None = None
         self.refusal: str | None = None  # why the store may only be read (another partner's)
+        self.closed = False
+
+    def open(self) -> Store:
+        """The store, opened (created, migrated, its partner claimed) on first use."""
+        with self.lock:
+            if self.closed:
+                raise WorkbenchError(
+                    "This workbench is closed (w.close(), or the end of its `with` block), so "
+                    "its store is too. Connect again: w = workbench.connect(...)."
+                )
+            if self.store is None:
+                self.store = self._opened()
+            return self.store
+
+    def _opened(self) -> Store:
+        from workbench.store import Store
+        from workbench.store.identity import check_partner, stored_partner
+
+        db, wanted = self.profile.db, self.profile.identity()
+        secrets = self.profile.secrets()
+        recorded = stored_partner(db)
+        try:
+            check_partner(db, recorded, wanted)
+        except ConfigError as exc:
+            self.refusal = str(exc)
+            return Store(db, secrets=secrets, read_only=True)
+        Path(db).parent.mkdir(parents=True, exist_ok=True)
+        store = Store(db, secrets=secrets)
+        if all(store.meta(key) == value for key, value in wanted.items() if value):
+            return store  # already claimed: opening takes no write lock
+        try:
+            store.claim_partner(wanted)  # re-checked in its write: another may claim it
+        except BaseException:
+            store.close()
+            raise
+        return store
 
     def record(self, exchange: Any) -> int | None:
-        store = self.store
-        return store.record_call(exchange, run_id=self.run_id) if store is not None else None
+        """Store one exchange (a session recorder): its call id; None when the store is
+        another partner's (read-only) or the workbench is closed."""
+        if self.closed or (self.store is None and not self.opens):
+            return None
+        store = self.store if self.store is not None else self.open()
+        if self.refusal is not None:
+            return None
+        return store.record_call(exchange, run_id=self.run_id)
 
     def close(self) -> None:
-        if self.store is not None:
-            self.store.close()
+        with self.lock:
+            self.closed = True
+            if self.store is not None:
+                self.store.close()
 
 
 def _shutdown(session: Session, sandbox: Sandbox | None, recording: _Recording) -> None:

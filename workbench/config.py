@@ -331,6 +331,13 @@ def load_profile(
     table = profiles.get(name, {})
     if name not in (SANDBOX, ENV_ONLY) and name not in profiles:
         known = ", ".join(sorted(profiles)) or "none"
+        if not path.exists():
+            raise ConfigError(
+                f"Profile {name!r} is not defined: there is no profiles file at "
+                f"{path.absolute()} (looked there as --config and WORKBENCH_CONFIG are not set). "
+                f"Create it with a [profiles.{name}] table, pass --config PATH, or unset "
+                "WORKBENCH_PROFILE."
+            )
         raise ConfigError(
             f"Profile {name!r} is not defined: add [profiles.{name}] to {path} "
             f"(profiles there: {known}), or unset WORKBENCH_PROFILE."

@@ -169,11 +169,14 @@ def next_steps(db: Path, request_id: str | None) -> list[str]:
     steps = []
     if request_id is not None:
         steps.append(f"{workbench} troubleshoot {shlex.quote(request_id)} --db {where} --no-pull")
-    explore = shlex.quote(str(notebook_path("explore").resolve()))
-    root = " --allow-root" if hasattr(os, "geteuid") and os.geteuid() == 0 else ""
-    steps.append(
-        f"WORKBENCH_DB={shlex.quote(str(db.resolve()))} {_command('jupyter')} lab {explore}{root}"
-    )
+    try:
+        explore = shlex.quote(str(notebook_path("explore").resolve()))
+    except ConfigError:
+        explore = None  # a notebooks folder without the explorer (WORKBENCH_NOTEBOOKS)
+    if explore is not None:
+        root = " --allow-root" if hasattr(os, "geteuid") and os.geteuid() == 0 else ""
+        db_env = shlex.quote(str(db.resolve()))
+        steps.append(f"WORKBENCH_DB={db_env} {_command('jupyter')} lab {explore}{root}")
     steps.append(f"{workbench} report --db {where} --no-pull")
     return steps
 

@@ -11,6 +11,7 @@ events for the international interface). The result is a DataFrame, one row per 
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -24,6 +25,7 @@ from workbench.terminal import printable
 
 OK, FAILED, SKIPPED = "ok", "FAILED", "skipped"
 COLUMNS = ("interface", "check", "status", "detail", "fix")
+FIX_HEADING = "What to do"  # the fix column, printed as a list under this heading
 
 Read = Callable[[Workbench], pd.DataFrame]
 READS: dict[str, list[tuple[str, Read]]] = {
@@ -62,24 +64,31 @@ def passed(checks: pd.DataFrame) -> bool:
     return FAILED not in statuses and OK in statuses
 
 
-def render(checks: pd.DataFrame) -> str:
+def render(checks: pd.DataFrame, *, width: int | None = None) -> str:
     """The checks as a plain-text table, for terminals and logs (partner text in a cell is
-    made printable: one line, no control character)."""
+    made printable: one line, no control character). ``width``: wrap the detail column so
+    that rows fit in that many columns."""
     if checks.empty:
         return "(no checks)"
     shown = ["interface", "check", "status", "detail"]
     cells = checks[shown].map(lambda v: printable(str(v)))
     widths = {c: max(len(c), *(len(v) for v in cells[c])) for c in shown}
+    start = sum(widths[c] + 2 for c in shown[:-1])  # where the detail column begins
+    room = max(width - start, 20) if width else None
     lines = ["  ".join(c.ljust(widths[c]) for c in shown).rstrip()]
     for row in cells.itertuples(index=False):
-        lines.append("  ".join(getattr(row, c).ljust(widths[c]) for c in shown).rstrip())
+        head = "  ".join(getattr(row, c).ljust(widths[c]) for c in shown[:-1])
+        details = textwrap.wrap(row.detail, room, break_on_hyphens=False) if room else []
+        first, *rest = details or [row.detail]
+        lines.append(f"{head}  {first}".rstrip())
+        lines += [" " * start + more for more in rest]
     fixes = [
         f"- {row.interface} / {row.check}: {printable(str(row.fix))}"
         for row in checks.itertuples()
         if row.fix
     ]
     if fixes:
-        lines += ["", "What to do:", *fixes]
+        lines += ["", f"{FIX_HEADING}:", *fixes]
     return "\n".join(lines)
 
 

@@ -5,11 +5,16 @@ resource (``/``, ``\\``, ``.``, ``..``) or break the request line (control chara
 
 >>> request_path("/api/transcriptrequests/{id}", "C2015 07")
 '/api/transcriptrequests/C2015%2007'
+
+The partner's ids may be hex GUIDs; one pasted with dashes or in upper case is matched to the
+spelling we know (:func:`resolve_id`), by every command that takes an id.
 """
 
 from __future__ import annotations
 
+import re
 import unicodedata
+from collections.abc import Iterable
 from typing import Any
 from urllib.parse import quote
 
@@ -40,6 +45,34 @@ def check_request_id(value: Any) -> str:
     if any(unicodedata.category(ch) in _FORBIDDEN_CATEGORIES for ch in value):
         raise InvalidValue(f"RequestID {shown} contains control characters.")
     return value
+
+
+HEX_GUID = re.compile(
+    r"[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}", re.IGNORECASE
+)
+
+
+def guid_key(text: str) -> str | None:
+    """``text`` without dashes, in lower case, when it is a hex GUID; else None.
+
+    >>> guid_key("7C1D0B52-0000-4000-8000-00000000000A")
+    '7c1d0b5200004000800000000000000a'
+    """
+    return text.replace("-", "").lower() if HEX_GUID.fullmatch(text) else None
+
+
+def resolve_id(typed: str, known: Iterable[str]) -> str:
+    """The one spelling among ``known`` ids of ``typed`` when ``typed`` is a hex GUID written
+    with or without dashes, in any case; else ``typed`` itself.
+
+    >>> resolve_id("7C1D0B52-0000-4000-8000-00000000000A", ["7c1d0b5200004000800000000000000a"])
+    '7c1d0b5200004000800000000000000a'
+    """
+    key = guid_key(typed)
+    if key is None:
+        return typed
+    matches = {k for k in known if isinstance(k, str) and guid_key(k) == key}
+    return matches.pop() if len(matches) == 1 else typed
 
 
 def request_path(template: str, request_id: Any) -> str:

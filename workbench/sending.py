@@ -19,14 +19,15 @@ partner's spelling when they are hex GUIDs (:func:`resolve_id`).
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from workbench.errors import ConfigError, DuplicateSend, InvalidParameter, InvalidValue, PescError
+from workbench.ids import HEX_GUID as _HEX_GUID
+from workbench.ids import resolve_id
 
 if TYPE_CHECKING:
     from workbench.client import Workbench
@@ -54,8 +55,6 @@ _STORED = {
     "supplier": ("supplier_requests", "transcript_requests", "request_id"),
     "consumer": ("consumer_transcripts", "transcripts_received", "transcript_id"),
 }
-_HEX_GUID = re.compile(r"[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}", re.I)
-_BLOCKING = ("pending", "sent", "uncertain")
 
 
 @dataclass(frozen=True)
@@ -133,20 +132,6 @@ def verdict(validation: Validation) -> str:
     return text + (f" ({validation.note})" if validation.note else "")
 
 
-def resolve_id(typed: str, known: Iterable[str]) -> str:
-    """The partner's spelling of ``typed`` among ``known`` ids when ``typed`` is a hex GUID
-    written with or without dashes, in any case; else ``typed`` itself.
-
-    >>> resolve_id("7C1D0B52-0000-4000-8000-00000000000A", ["7c1d0b5200004000800000000000000a"])
-    '7c1d0b5200004000800000000000000a'
-    """
-    if not _HEX_GUID.fullmatch(typed):
-        return typed
-    key = typed.replace("-", "").lower()
-    matches = {k for k in known if isinstance(k, str) and k.replace("-", "").lower() == key}
-    return matches.pop() if len(matches) == 1 else typed
-
-
 def run_send(
     request: SendRequest,
     *,
@@ -168,7 +153,8 @@ def run_send(
 
     _check_options(request)
     given = _read_file(request.file) if request.file is not None else None
-    with connect(profile, db=db, config_path=config_path) as w:
+    # A dry run records its reads only in a store that exists: it creates no database.
+    with connect(profile, db=db, config_path=config_path, record=not dry_run) as w:
         if not dry_run:
             _require_writable(w)
         plan = plan_send(w, request, document=given, reading=dry_run)
@@ -423,33 +409,6 @@ def _earlier(
     as the refusal the send itself would raise; None when there is none."""
     if store is None:
         return None
-    import json
-
-    found = store.table(
-        "outbox",
-        where="operation = ? AND request_id = ? AND state IN (?, ?, ?)",
-        params=[operation, request_id, *_BLOCKING],
+    return store.outbox.duplicate_of(
+        operation, request_id, document_id=document_id, hint="pass --force"
     )
-    for row in reversed(list(found.itertuples(index=False))):
-        version = (json.loads(row.payload_flat) if row.payload_flat else {}).get("document_id")
-        if (
-            operation == "send_acknowledgment"
-            and document_id
-            and version
-            and version != document_id
-        ):
-            continue  # another version's acknowledgment
-        return DuplicateSend(
-            f"{operation} for {request_id!r} is already in the outbox (entry {row.id}, "
-            f"{row.state} at {_seconds(row.updated_at)}); sending it again could duplicate "
-            "it at the partner. Pass --force to send it anyway.",
-            entry_id=int(row.id),
-            state=str(row.state),
-        )
-    return None
-
-
-def _seconds(value: object) -> str:
-    """A stored time to the second, in UTC."""
-    strftime = getattr(value, "strftime", None)
-    return strftime("%Y-%m-%d %H:%M:%S UTC") if strftime is not None else str(value)

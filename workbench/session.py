@@ -120,12 +120,16 @@ class Session:
         self._clients: dict[str, httpx.Client] = {}
         self._auths: dict[str, BearerAuth] = {}
         self._limit: _Deadline | None = None  # time_limit(): bounds every call, on any thread
+        self.closed = False
         self._identity = self._new_client("identity", base_url="", headers={})
 
     # -- clients and credentials ------------------------------------------------------------
 
     def client(self, role: str) -> httpx.Client:
-        """The client of one role (created on first use; ``ConfigError`` if not configured)."""
+        """The client of one role (created on first use; ``ConfigError`` if not configured).
+
+        After :meth:`close`, a ``WorkbenchError`` saying to connect again."""
+        self.ensure_open()
         client = self._clients.get(role)
         if client is not None:  # the common case, without the lock
             return client
@@ -141,6 +145,11 @@ class Session:
                 )
                 self._clients[role] = client
             return self._clients[role]
+
+    def ensure_open(self) -> None:
+        """``WorkbenchError`` saying to connect again, once :meth:`close` has run."""
+        if self.closed:
+            raise _closed()
 
     def auth(self, role: str) -> BearerAuth:
         """The token provider of one role."""
@@ -264,7 +273,9 @@ class Session:
             self._limit = previous
 
     def close(self) -> None:
+        """Close every client; calls made afterwards raise ``WorkbenchError``."""
         with self._lock:
+            self.closed = True
             for client in (*self._clients.values(), self._identity):
                 client.close()
 
@@ -313,6 +324,10 @@ class Session:
                     try:
                         # Streamed: _on_response reads the body, under the size cap.
                         response = client.send(request, stream=True)
+                    except RuntimeError as exc:  # httpx's "client has been closed"
+                        if self.closed:
+                            raise _closed() from exc
+                        raise
                     except httpx.TransportError as exc:
                         self._record(request, None, error=f"{type(exc).__name__}: {exc}")
                         raise
@@ -477,6 +492,13 @@ class Session:
                 logger.error(
                     "%s %s was not recorded: %s", exchange.method, printable(exchange.url), reason
                 )
+
+
+def _closed() -> WorkbenchError:
+    return WorkbenchError(
+        "This workbench is closed (w.close(), or the end of its `with` block), so it makes no "
+        "more calls. Connect again: w = workbench.connect(...)."
+    )
 
 
 def _stamp(request: httpx.Request) -> None:

@@ -24,7 +24,7 @@ def test_requests_in_order_with_failures_per_id(sandbox: Sandbox, w: wb.Workbenc
     assert df["error"].isna().tolist() == [True, False, True, True]
     assert df.loc[1, "error"].startswith("NotFound")
     assert df.loc[0, "message_type"] == "TranscriptRequest"
-    assert list(df.columns[-3:]) == ["pescxml", "parse_error", "error"]
+    assert list(df.columns[-4:]) == ["pescxml", "parse_error", "error", "call_id"]
     assert df["request_id"].dtype == "string"
     assert df.attrs["operation"] == "supplier.requests"
     assert sandbox.hits[("GET", f"/api/transcriptrequests/{ids[2]}")] == 1
@@ -50,7 +50,8 @@ def test_transcripts(sandbox: Sandbox, w: wb.Workbench) -> None:
 def test_no_ids_gives_the_columns(w: wb.Workbench) -> None:
     df = w.supplier.requests([])
     assert df.empty
-    assert list(df.columns) == ["request_id", "request_date", "pescxml", "parse_error", "error"]
+    assert list(df.columns[:2]) == ["request_id", "request_date"]  # then the parsed fields
+    assert list(df.columns[-4:]) == ["pescxml", "parse_error", "error", "call_id"]
 
 
 def test_parse_failures_are_rows_not_errors(sandbox_factory, connect_to) -> None:

@@ -19,7 +19,7 @@ from .conftest import exchange_hits
 def _stamped(df: pd.DataFrame, operation: str) -> None:
     assert df.attrs["operation"] == operation
     assert df.attrs["fetched_at"].tzinfo is not None
-    assert df.attrs["call_id"] is None
+    assert isinstance(df.attrs["call_id"], int)  # recorded in the store (DESIGN §5)
 
 
 def test_diagnostics_is_one_row(sandbox: Sandbox, w: wb.Workbench) -> None:

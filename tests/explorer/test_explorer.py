@@ -130,11 +130,13 @@ def test_a_document_pretty_printed_with_its_validation(
     assert list(explorer.document_id.options) == shown  # ids offered from the rows shown
     explorer.document_id.value = shown[0]
     html = explorer.document.value
-    # the troubleshooting report's rendering: the same titles, validation and provenance,
-    # after the versions of the document received
+    # the troubleshooting report's rendering (the same titles, validation and provenance),
+    # one click away after the record and the versions of the document received
     expected = documents_section(request_documents(explorer.store, shown[0]), max_chars=500_000)
-    assert html.startswith("<h4>Versions of the document received</h4>")
-    assert html.endswith(expected.data)
+    assert html.startswith('<section class="workbench-record" data-document="1">')
+    assert "<h4>Versions of the document received</h4>" in html
+    raw = '<details class="workbench-raw"><summary>Raw XML and validation</summary>'
+    assert html.endswith(f"{raw}{expected.data}</details>")
     html = expected.data
     assert "<h4>1. received TranscriptRequest</h4>" in html
     assert "stored detail" in html  # the detail we received
@@ -160,9 +162,11 @@ def test_what_we_sent_and_the_partners_answer_are_shown_too(explorer: Explorer) 
     explorer.show_document(str(sent["request_id"].iloc[0]))
     html = explorer.document.value
     titles = re.findall(r"<h4>(\d+\. [^<]*)</h4>", html)
-    assert titles == [
-        "1. received TranscriptRequest", "2. sent CollegeTranscript", "3. received Acknowledgment"
-    ]  # fmt: skip
+    assert titles == 2 * [
+        "1. received TranscriptRequest",
+        "2. sent CollegeTranscript",
+        "3. received Acknowledgment",
+    ]  # fmt: skip  (each as a record, then its raw XML)
     assert "outbox send_transcript payload" in html  # what we sent
     assert "Seen in: outbox send_transcript answer" in html  # the partner's acknowledgment
 

@@ -4,32 +4,33 @@ several acknowledgments for one id, and a transcript back on the list with a new
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta
 
 import pytest
+import time_machine
 
 import workbench as wb
 from tests.store.helpers import listed
 from workbench.store import Store
-from workbench.store.cells import now, utc_text
+from workbench.store.cells import now
 
 LIST = "consumer_transcripts"
 ACK = "send_acknowledgment"
 
 
 @pytest.fixture
-def clock(monkeypatch: pytest.MonkeyPatch) -> Callable[[float], datetime]:
-    """Set the outbox's clock ``minutes`` from a fixed start; the time it now shows."""
+def clock() -> Iterator[Callable[[float], datetime]]:
+    """Move the clock (time-machine) ``minutes`` from a fixed start; the time it now shows."""
     start = now()
-    moment = [start]
-    monkeypatch.setattr("workbench.store.outbox.now_text", lambda: utc_text(moment[0]))
+    with time_machine.travel(start, tick=False) as traveller:
 
-    def set_to(minutes: float) -> datetime:
-        moment[0] = start + timedelta(minutes=minutes)
-        return moment[0]
+        def set_to(minutes: float) -> datetime:
+            moment = start + timedelta(minutes=minutes)
+            traveller.move_to(moment, tick=False)
+            return moment
 
-    return set_to
+        yield set_to
 
 
 def ack(store: Store, document_id: str | None, *, force: bool = False, tid: str = "T-1") -> int:

@@ -4,8 +4,9 @@ Threads, not asyncio: the public API is synchronous and must work inside Jupyter
 loop, and one synchronous client shared by a few threads measured several times faster here than
 ``httpx.AsyncClient`` with many tasks (encode/httpx#3215). A failure the workbench reports (a
 :class:`~workbench.errors.WorkbenchError`: the partner refused the id, timed out, ...) becomes
-the ``error`` column of its id's row and the batch goes on; any other exception (a bug, Ctrl-C)
-stops the batch: ids not yet started are dropped and the exception is raised.
+the ``error`` column of its id's row (``call_id``: the call that failed) and the batch goes
+on; any other exception (a bug, Ctrl-C) stops the batch: ids not yet started are dropped and
+the exception is raised.
 """
 
 from __future__ import annotations
@@ -86,7 +87,9 @@ def _guarded(fetch: Callable[[Any], Rows], value: Any) -> Rows:
         return fetch(value)
     except WorkbenchError as exc:
         shown = value if isinstance(value, str) else None
-        return [{"request_id": shown, ERROR: f"{type(exc).__name__}: {exc}"}]
+        return [
+            {"request_id": shown, ERROR: f"{type(exc).__name__}: {exc}", "call_id": exc.call_id}
+        ]
 
 
 def interactive() -> bool:

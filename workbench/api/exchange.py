@@ -18,17 +18,19 @@ import pandas as pd
 from workbench import pesc, spec
 from workbench.api.batch import ERROR, Rows, fetch_all, ids_of
 from workbench.api.documents import PARSE_ERROR, PESCXML, parse_pescxml, split_pescxml, text_of
-from workbench.api.frames import frame, snake_keys
+from workbench.api.frames import CALL_ID, frame, snake_keys
 from workbench.errors import (
     AuthError,
     ConfigError,
     InvalidValue,
     PartnerError,
     TransportError,
+    WorkbenchError,
 )
 from workbench.ids import check_request_id, request_path
 from workbench.partner_json import answer_items, detail_items, list_items, unexpected
 from workbench.pesc.builders import ID_LENGTH
+from workbench.pesc.fields import KEYS
 from workbench.session import Session
 from workbench.store.frames import is_missing
 
@@ -50,7 +52,7 @@ class Role:
     noun = ""  # what one id names, in messages: "transcript request", "transcript"
     list_path = empty = ""  # the pending list, and what the partner says when it is empty
     detail_path = ""
-    detail_columns: Sequence[str] = SUMMARY_COLUMNS
+    detail_columns: Sequence[str] = SUMMARY_COLUMNS  # and the parsed fields, declared
     # What this role's sends answer, in the store: its list, entity table and id column.
     list_name = table = id_column = ""
 
@@ -76,7 +78,11 @@ class Role:
         path = request_path(self.detail_path, request_id)
         subject = f"{self.noun} {request_id!r}"
         answer = self._session.call(self.role, "GET", path, operation=operation, subject=subject)
-        items = detail_items(answer.value, request_id, operation=operation, subject=subject)
+        try:
+            items = detail_items(answer.value, request_id, operation=operation, subject=subject)
+        except WorkbenchError as exc:  # an answer of the wrong shape: its call is recorded
+            exc.call_id = answer.call_id
+            raise
         return [_document_row(item) for item in items], answer.call_id
 
     def _detail(self, request_id: Any, *, operation: str) -> pd.DataFrame:
@@ -86,14 +92,27 @@ class Role:
         )
 
     def _details(self, ids: Ids, *, operation: str, progress: bool | None) -> pd.DataFrame:
+        """One row per id (an ``error`` row when it failed), each naming its ``call_id``;
+        ``attrs["call_id"]`` is None (many calls), ``attrs["call_ids"]`` lists them."""
+
+        self._session.ensure_open()  # a closed workbench raises, not one error row per id
+
+        def fetch(request_id: Any) -> Rows:
+            rows, call_id = self._detail_rows(request_id, operation=operation)
+            return [{**row, CALL_ID: call_id} for row in rows]
+
         rows = fetch_all(
             ids_of(ids),
-            lambda request_id: self._detail_rows(request_id, operation=operation)[0],
+            fetch,
             concurrency=self._session.profile.concurrency,
             progress=progress,
             desc=operation,
         )
-        return frame(rows, columns=self.detail_columns, tail=(*TAIL, ERROR), operation=operation)
+        df = frame(
+            rows, columns=self.detail_columns, tail=(*TAIL, ERROR, CALL_ID), operation=operation
+        )
+        df.attrs["call_ids"] = [int(c) for c in df[CALL_ID].dropna().unique()]
+        return df
 
     def _require_writable(self, operation: str) -> None:
         profile = self._session.profile
@@ -194,6 +213,7 @@ class Supplier(Role):
     noun = "transcript request"
     list_path, empty = spec.SUPPLIER_PENDING_PATH, spec.NO_REQUESTS_FOUND
     detail_path = spec.SUPPLIER_REQUEST_PATH
+    detail_columns = (*SUMMARY_COLUMNS, *KEYS["request"])
     list_name, table, id_column = "supplier_requests", "transcript_requests", "request_id"
 
     def pending_requests(self) -> pd.DataFrame:
@@ -257,7 +277,8 @@ class Consumer(Role):
     noun = "transcript"
     list_path, empty = spec.CONSUMER_PENDING_PATH, spec.NO_TRANSCRIPTS_FOUND
     detail_path = spec.CONSUMER_TRANSCRIPT_PATH
-    detail_columns = ("request_id",)  # spec §4.4: the transcript detail has no RequestDate
+    # spec §4.4: the transcript detail has no RequestDate
+    detail_columns = ("request_id", *KEYS["transcript"])
     list_name, table, id_column = "consumer_transcripts", "transcripts_received", "transcript_id"
 
     def pending_transcripts(self) -> pd.DataFrame:

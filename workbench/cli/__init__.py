@@ -24,8 +24,11 @@ from typing import Annotated
 import typer
 
 from workbench.cli import browse, data, reports, send, simulate
+from workbench.cli.help import CONTEXT_SETTINGS, Command, Group
 
 app = typer.Typer(
+    cls=Group,
+    context_settings=CONTEXT_SETTINGS,
     help="Pull, store, reconcile and troubleshoot partner data.",
     no_args_is_help=True,
     add_completion=False,
@@ -62,9 +65,7 @@ for command in (
     reports.troubleshoot,
     browse.browse,
 ):
-    # The whole first paragraph in the command list, wrapped, where Click would cut it short.
-    summary = " ".join((command.__doc__ or "").split("\n\n")[0].split())
-    app.command(short_help=summary)(command)
+    app.command(cls=Command)(command)
 app.add_typer(send.app, name="send")
 
 

@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from workbench.cli.options import Config, Db, Profile
-from workbench.cli.output import clean_errors, say
+from workbench.cli.output import clean_errors, say, width
 
 
 def doctor(profile: Profile = None, config: Config = None) -> None:
@@ -17,15 +17,16 @@ def doctor(profile: Profile = None, config: Config = None) -> None:
     the profile uses and cannot authenticate for lack of a setting, a secret say).
     """
     from workbench.client import connect
-    from workbench.doctor import passed, render, run_checks
+    from workbench.doctor import FIX_HEADING, passed, render, run_checks
 
-    with clean_errors(), connect(profile, config_path=config) as w:
+    # A check writes nothing: its calls are not recorded, and it creates no database.
+    with clean_errors(), connect(profile, config_path=config, record=False) as w:
         say(f"Profile {w.profile.name!r} ({w.profile.origin})")
         checks = run_checks(w)
-        say(render(checks))
+        say(render(checks, width=width()))
         w.profile.check_interfaces()  # the same ConfigError as pull and report: exit 2
     if not passed(checks):
-        typer.echo("Some checks failed: see the fix column.", err=True)
+        typer.echo(f'Some checks failed: see "{FIX_HEADING}" above.', err=True)
         raise typer.Exit(1)
 
 
@@ -36,15 +37,23 @@ def pull(
     allow_partial: Annotated[
         bool,
         typer.Option(
+            "--allow-partial",
             help="Exit 0 even when some lists or details failed (they retry next pull); a pull "
-            "that read nothing still exits 1."
+            "that read nothing still exits 1.",
         ),
     ] = False,
     wait: Annotated[
-        float, typer.Option(help="Seconds to wait for another pull on the same database.")
+        float,
+        typer.Option(
+            metavar="SECONDS", help="Seconds to wait for another pull on the same database."
+        ),
     ] = 60.0,
     progress: Annotated[
-        bool | None, typer.Option("--progress/--no-progress", help="Show a progress bar.")
+        bool | None,
+        typer.Option(
+            "--progress/--no-progress",
+            help="Show a progress bar (default: when stderr is a terminal).",
+        ),
     ] = None,
 ) -> None:
     """Store every list, event feed and missing detail in the database; print a summary.

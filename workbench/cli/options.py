@@ -9,19 +9,32 @@ import typer
 Profile = Annotated[
     str | None,
     typer.Option(
+        metavar="NAME",
         help="Profile to use (default: WORKBENCH_PROFILE, the profiles file's default_profile, "
-        "else sandbox)."
+        "else sandbox).",
     ),
 ]
 Db = Annotated[
     str | None,
     typer.Option(
-        help="SQLite database (default: WORKBENCH_DB, the profile's db, else data/workbench.db)."
+        metavar="PATH",
+        help="SQLite database (default: WORKBENCH_DB, the profile's db, else data/workbench.db).",
     ),
 ]
 Config = Annotated[
     str | None,
-    typer.Option(help="Profiles file (default: WORKBENCH_CONFIG, else workbench.toml)."),
+    typer.Option(
+        metavar="PATH", help="Profiles file (default: WORKBENCH_CONFIG, else workbench.toml)."
+    ),
 ]
-RequestId = Annotated[str, typer.Argument(help="The RequestID (or received transcript id).")]
-OutputDir = Annotated[str, typer.Option(help="Folder for the executed notebook and its HTML.")]
+RequestId = Annotated[
+    str,
+    typer.Argument(
+        metavar="REQUEST_ID",
+        help="The RequestID (or received transcript id); a GUID pasted with dashes or in upper "
+        "case is matched to the stored spelling.",
+    ),
+]
+OutputDir = Annotated[
+    str, typer.Option(metavar="DIR", help="Folder for the executed notebook and its HTML.")
+]

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import contextlib
+import os
+import shutil
+import sys
+import textwrap
 from collections.abc import Iterator
 
 import typer
@@ -10,11 +14,38 @@ import typer
 from workbench.errors import ConfigError, InvalidParameter, WorkbenchError
 
 
-def say(text: str, *, err: bool = False) -> None:
-    """Print ``text`` (ours, maybe holding partner text) with its control characters escaped."""
+def say(text: str, *, err: bool = False, wrap: bool = True) -> None:
+    """Print ``text`` (ours, maybe holding partner text) with its control characters escaped,
+    its long lines wrapped at :func:`width` (``wrap=False`` for a document to copy as is)."""
     from workbench.terminal import printable
 
-    typer.echo(printable(text, keep_newlines=True), err=err)
+    text = printable(text, keep_newlines=True)
+    columns = width(err=err) if wrap else None
+    if columns:
+        text = "\n".join(_wrapped(line, columns) for line in text.split("\n"))
+    typer.echo(text, err=err)
+
+
+def width(*, err: bool = False) -> int | None:
+    """The width to wrap at: ``COLUMNS`` when set, else the terminal's when printing to one;
+    None (no wrapping) when printing to a file or a pipe."""
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit() and int(columns) > 0:
+        return int(columns)
+    stream = sys.stderr if err else sys.stdout
+    return shutil.get_terminal_size().columns if stream.isatty() else None
+
+
+def _wrapped(line: str, columns: int) -> str:
+    """``line`` wrapped at ``columns``, continued one step further in; a word (an id, a path, a
+    URL) is never cut, so one longer than the line stays whole."""
+    if len(line) <= columns:
+        return line
+    indent = " " * (len(line) - len(line.lstrip(" ")) + 2)
+    return "\n".join(
+        textwrap.wrap(line, columns, subsequent_indent=indent, break_long_words=False,
+                      break_on_hyphens=False)
+    )  # fmt: skip
 
 
 def warn(text: str) -> None:

@@ -7,6 +7,7 @@ or a partial or failed pull, 3 exceptions at or above ``--severity`` with
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -26,16 +27,22 @@ NoPull = Annotated[
 AllowPartial = Annotated[
     bool,
     typer.Option(
-        help="Exit 0 (or 3) even when the pull was partial: the report uses what is stored."
+        "--allow-partial",
+        help="Exit 0 (or 3) even when the pull was partial: the report uses what is stored.",
     ),
 ]
 Timeout = Annotated[
-    int, typer.Option(min=1, help="Seconds any one cell may run before the run fails.")
+    int,
+    typer.Option(
+        min=1, metavar="SECONDS", help="Seconds any one cell may run before the run fails."
+    ),
 ]
 
 
 def report(
-    notebook: Annotated[str, typer.Option(help="Notebook of notebooks/ to run.")] = "reconcile",
+    notebook: Annotated[
+        str, typer.Option(metavar="NAME", help="Notebook of notebooks/ to run.")
+    ] = "reconcile",
     profile: Profile = None,
     db: Db = None,
     config: Config = None,
@@ -43,10 +50,19 @@ def report(
     allow_partial: AllowPartial = False,
     as_of: Annotated[
         str | None,
-        typer.Option(help="Reconcile the store as it was then (ISO 8601 time, not in the future)."),
+        typer.Option(
+            metavar="TIME",
+            help="Reconcile the store as it was then (ISO 8601 time, not in the future; "
+            "default: now).",
+        ),
     ] = None,
     sla_days: Annotated[
-        float | None, typer.Option(help="Days after which an open item breaches the SLA (>= 0).")
+        float | None,
+        typer.Option(
+            metavar="DAYS",
+            help="Days after which an open item breaches the SLA (>= 0; default: the notebook's, "
+            "5 for reconcile).",
+        ),
     ] = None,
     grace_hours: Annotated[
         float | None,
@@ -59,13 +75,19 @@ def report(
         str | None,
         typer.Option(
             "--tz",
+            metavar="ZONE",
             help="Show times in this zone, e.g. America/Toronto (default: the "
             "profile's timezone, else UTC); the database stays in UTC.",
         ),
     ] = None,
     param: Annotated[
         list[str] | None,
-        typer.Option("--param", "-p", help="Another notebook parameter, key=value (repeatable)."),
+        typer.Option(
+            "--param",
+            "-p",
+            metavar="KEY=VALUE",
+            help="Another notebook parameter, key=value (repeatable).",
+        ),
     ] = None,
     output_dir: OutputDir = "data/reports",
     timeout: Timeout = 600,
@@ -76,22 +98,33 @@ def report(
         ),
     ] = False,
     severity: Annotated[
-        str, typer.Option(help="Lowest severity --fail-on-exceptions counts: low ... critical.")
+        str,
+        typer.Option(
+            metavar="LEVEL", help="Lowest severity --fail-on-exceptions counts: low ... critical."
+        ),
     ] = "high",
     notify: Annotated[
         str | None,
-        typer.Option(help="Post a summary (figures, no student data) to this webhook URL."),
+        typer.Option(
+            metavar="URL", help="Post a summary (figures, no student data) to this webhook URL."
+        ),
     ] = None,
     mail_to: Annotated[
         list[str] | None,
-        typer.Option(help="Mail the summary to this address through the profile's SMTP server."),
+        typer.Option(
+            metavar="ADDRESS",
+            help="Mail the summary to this address through the profile's SMTP server (repeatable).",
+        ),
     ] = None,
     attach: Annotated[
         bool, typer.Option("--attach", help="Attach the HTML (it holds student data) to the mail.")
     ] = False,
     export: Annotated[
         str | None,
-        typer.Option(help="Also write the exceptions and open items beside the HTML: csv,xlsx."),
+        typer.Option(
+            metavar="FORMATS",
+            help="Also write the exceptions and open items beside the HTML: csv, xlsx or csv,xlsx.",
+        ),
     ] = None,
     max_age: Annotated[
         float | None,
@@ -158,9 +191,9 @@ def troubleshoot(
     no_pull: NoPull = False,
     allow_partial: AllowPartial = False,
     output_dir: OutputDir = "data/reports",
-    bundle_dir: Annotated[str, typer.Option(help="Folder for the support bundle.")] = (
-        "data/bundles"
-    ),
+    bundle_dir: Annotated[
+        str, typer.Option(metavar="DIR", help="Folder for the support bundle.")
+    ] = ("data/bundles"),
     timeout: Timeout = 600,
 ) -> None:
     """Pull, then run the troubleshoot notebook on one request; print the support bundle's
@@ -182,7 +215,7 @@ def troubleshoot(
             no_pull=no_pull, output_dir=output_dir, timeout_s=timeout, say=say, warn=warn,
         )  # fmt: skip
     if job.bundle is not None:
-        typer.echo(str(job.bundle))
+        typer.echo(str(Path(job.bundle).resolve()))
     _finish(job, allow_partial=allow_partial)
 
 
@@ -191,7 +224,9 @@ def bundle(
     profile: Profile = None,
     db: Db = None,
     config: Config = None,
-    out: Annotated[str, typer.Option(help="Folder to write the zip in.")] = "data/bundles",
+    out: Annotated[
+        str, typer.Option(metavar="DIR", help="Folder to write the zip in.")
+    ] = "data/bundles",
     redact_personal: Annotated[
         bool,
         typer.Option(
@@ -220,7 +255,7 @@ def bundle(
             out_dir=out,
             redact_personal=redact_personal,
         )
-    typer.echo(str(zip_path))
+    typer.echo(str(Path(zip_path).resolve()))
 
 
 def _key_values(pairs: list[str] | None) -> dict[str, str]:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from workbench.cli.help import Command, Group
 from workbench.cli.options import Config, Db, Profile
 from workbench.cli.output import clean_errors, say, warn
 
@@ -19,6 +20,7 @@ if TYPE_CHECKING:
     from workbench.sending import PlannedSend, SendOutcome, SendRequest
 
 app = typer.Typer(
+    cls=Group,
     help="Send a response, a transcript or an acknowledgment to the partner, through the outbox.",
     no_args_is_help=True,
     rich_markup_mode=None,
@@ -175,8 +177,7 @@ def ack(
 
 for _command in (response, transcript, ack):
     _command.__doc__ = f"{inspect.cleandoc(_command.__doc__ or '')}\n\n{EXITS}"
-    _summary = " ".join((_command.__doc__ or "").split("\n\n")[0].split())
-    app.command(short_help=_summary)(_command)
+    app.command(cls=Command)(_command)
 
 
 def _send(
@@ -197,7 +198,7 @@ def _send(
     def confirm(plan: PlannedSend) -> bool:
         warn(plan.summary())
         if show:
-            say(plan.document)
+            say(plan.document, wrap=False)
         return yes or typer.confirm("Send it?", default=False, err=True)
 
     with clean_errors():
@@ -222,7 +223,7 @@ def _send(
 
 def _print_dry_run(outcome: SendOutcome) -> None:
     plan = outcome.plan
-    say(plan.document)
+    say(plan.document, wrap=False)
     warn(plan.summary())
     for issue in plan.validation.errors:
         warn(f"  {issue}")

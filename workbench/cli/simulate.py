@@ -27,50 +27,87 @@ def _parse_start(text: str) -> datetime:
 
 
 def sandbox(
-    port: Annotated[int, typer.Option(help="Port to listen on (0: any free port).")] = 8765,
-    host: Annotated[str, typer.Option(help="Address to bind.")] = "127.0.0.1",
-    seed: Annotated[int, typer.Option(help="Same seed, same data.")] = 1,
+    port: Annotated[
+        int, typer.Option(metavar="PORT", help="Port to listen on (0: any free port).")
+    ] = 8765,
+    host: Annotated[str, typer.Option(metavar="ADDRESS", help="Address to bind.")] = "127.0.0.1",
+    seed: Annotated[int, typer.Option(metavar="SEED", help="Same seed, same data.")] = 1,
     start: Annotated[
-        str, typer.Option(help="Partner clock start: 'now' (to the minute) or an ISO time.")
+        str,
+        typer.Option(
+            metavar="now|TIME", help="Partner clock start: 'now' (to the minute) or an ISO time."
+        ),
     ] = "now",
-    requests: Annotated[int, typer.Option(help="Transcript requests at start.")] = 25,
-    transcripts: Annotated[int, typer.Option(help="Transcripts at start.")] = 15,
+    requests: Annotated[int, typer.Option(metavar="N", help="Transcript requests at start.")] = 25,
+    transcripts: Annotated[int, typer.Option(metavar="N", help="Transcripts at start.")] = 15,
     namespaces: Annotated[
-        str, typer.Option(help="PESC namespaces: v1.0.0 (the spec's) or v1.1.0 (real traffic).")
+        str,
+        typer.Option(
+            metavar="v1.0.0|v1.1.0",
+            help="PESC namespaces: v1.0.0 (the spec's) or v1.1.0 (real traffic).",
+        ),
     ] = "v1.0.0",
-    token_ttl: Annotated[int, typer.Option(help="Access-token lifetime, seconds.")] = 3600,
-    latency_ms: Annotated[float, typer.Option(help="Added latency per call.")] = 0.0,
-    jitter_ms: Annotated[float, typer.Option(help="Random extra latency, up to this.")] = 0.0,
-    error_rate: Annotated[float, typer.Option(help="Share of calls answered 500/503.")] = 0.0,
-    rate_limit_rate: Annotated[float, typer.Option(help="Share answered 429.")] = 0.0,
-    drop_rate: Annotated[float, typer.Option(help="Share of connections dropped.")] = 0.0,
-    malformed_share: Annotated[float, typer.Option(help="Share of malformed XML.")] = 0.0,
-    invalid_share: Annotated[float, typer.Option(help="Share of schema-invalid XML.")] = 0.0,
+    token_ttl: Annotated[
+        int, typer.Option(metavar="SECONDS", help="Access-token lifetime, seconds.")
+    ] = 3600,
+    latency_ms: Annotated[float, typer.Option(metavar="MS", help="Added latency per call.")] = 0.0,
+    jitter_ms: Annotated[
+        float, typer.Option(metavar="MS", help="Random extra latency, up to this.")
+    ] = 0.0,
+    error_rate: Annotated[
+        float, typer.Option(metavar="SHARE", help="Share of calls answered 500/503.")
+    ] = 0.0,
+    rate_limit_rate: Annotated[
+        float, typer.Option(metavar="SHARE", help="Share answered 429.")
+    ] = 0.0,
+    drop_rate: Annotated[
+        float, typer.Option(metavar="SHARE", help="Share of connections dropped.")
+    ] = 0.0,
+    malformed_share: Annotated[
+        float, typer.Option(metavar="SHARE", help="Share of malformed XML.")
+    ] = 0.0,
+    invalid_share: Annotated[
+        float, typer.Option(metavar="SHARE", help="Share of schema-invalid XML.")
+    ] = 0.0,
     pescxml_key: Annotated[
-        str, typer.Option(help="JSON key of the XML in GET bodies.")
+        str, typer.Option(metavar="KEY", help="JSON key of the XML in GET bodies.")
     ] = "PESCXML",
     state: Annotated[
-        str | None, typer.Option(help="Keep the partner's state in this file across restarts.")
+        str | None,
+        typer.Option(metavar="PATH", help="Keep the partner's state in this file across restarts."),
     ] = None,
     id_scheme: Annotated[
         str,
-        typer.Option(help="API RequestIDs: tracking (the tracking ID) or guid (a GUID apart)."),
+        typer.Option(
+            metavar="tracking|guid",
+            help="API RequestIDs: tracking (the tracking ID) or guid (a GUID apart).",
+        ),
     ] = "tracking",
     max_peek_count: Annotated[
-        int, typer.Option(help="The largest Count the domestic peek accepts.")
+        int, typer.Option(metavar="N", help="The largest Count the domestic peek accepts.")
     ] = 100,
     detail_shape: Annotated[
-        str, typer.Option(help="Detail bodies: array (one item) or object.")
+        str, typer.Option(metavar="array|object", help="Detail bodies: array (one item) or object.")
     ] = "array",
     id_key: Annotated[
-        str, typer.Option(help="Spelling of the id key in items: RequestID or RequestId.")
+        str,
+        typer.Option(
+            metavar="RequestID|RequestId",
+            help="Spelling of the id key in items: RequestID or RequestId.",
+        ),
     ] = "RequestID",
     hours_per_minute: Annotated[
-        float, typer.Option(help="Move the partner's clock this many hours per real minute.")
+        float,
+        typer.Option(
+            metavar="HOURS", help="Move the partner's clock this many hours per real minute."
+        ),
     ] = 0.0,
     fault: Annotated[
         list[str] | None,
-        typer.Option(help="Any Faults setting as NAME=VALUE, repeatable: list_shape=null."),
+        typer.Option(
+            metavar="NAME=VALUE",
+            help="Any Faults setting as NAME=VALUE, repeatable: list_shape=null.",
+        ),
     ] = None,
 ) -> None:
     """Serve the partner simulation until Ctrl-C, printing its URLs and demo credentials."""
@@ -144,8 +181,12 @@ def sandbox(
 
 
 def demo(
-    seed: Annotated[int, typer.Option(help="Sandbox seed: same seed, same data.")] = 1,
-    details: Annotated[int, typer.Option(help="How many details of each kind to show.")] = 3,
+    seed: Annotated[
+        int, typer.Option(metavar="SEED", help="Sandbox seed: same seed, same data.")
+    ] = 1,
+    details: Annotated[
+        int, typer.Option(metavar="N", help="How many details of each kind to show.")
+    ] = 3,
     report: Annotated[
         bool, typer.Option("--report/--no-report", help="Finish with the HTML report.")
     ] = True,

@@ -3,7 +3,8 @@ come from the report: ``report.request_documents`` and ``report.pull_runs``.)
 
 Tables and views are filtered and capped inside SQLite (a ``calls`` table of thousands of raw
 bodies never comes out whole); partner lists are read with ``store.as_of`` and filtered in
-pandas. Matching is case-insensitive for any alphabet (``casefold``), in SQL and in pandas alike.
+pandas. Matching ignores case and accents for any alphabet (:func:`fold`: ``goncalves`` finds
+``Gonçalves``), in SQL (a registered function) and in pandas alike; so does sorting text.
 
 >>> rows = load_rows(store, Source("view", "open_requests"), Filter(text="gonçalves"), limit=20)
 ... # doctest: +SKIP
@@ -14,13 +15,14 @@ pandas. Matching is case-insensitive for any alphabet (``casefold``), in SQL and
 from __future__ import annotations
 
 import sqlite3
+import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
 
 from workbench.errors import StoreError
-from workbench.report.markup import plain
+from workbench.report.markup import local_time, plain
 from workbench.store import LIST_NAMES, Store
 
 KINDS = ("view", "table", "list")
@@ -60,6 +62,28 @@ class Filter:
 
 
 @dataclass(frozen=True)
+class Order:
+    """Sort by ``column`` (None: as stored), ``descending`` or not. Text sorts ignoring case
+    and accents; missing values come last either way."""
+
+    column: str | None = None
+    descending: bool = False
+
+    @classmethod
+    def parse(cls, key: str) -> Order:
+        """``"name"`` ascending, ``"-name"`` descending, ``""`` as stored."""
+        key = key.strip()
+        if key.startswith("-"):
+            return cls(key[1:] or None, descending=True)
+        return cls(key or None)
+
+    @property
+    def key(self) -> str:
+        """The inverse of :meth:`parse`."""
+        return "" if not self.column else ("-" if self.descending else "") + self.column
+
+
+@dataclass(frozen=True)
 class Rows:
     """The first rows that match (at most the limit), how many match, and every column."""
 
@@ -83,21 +107,30 @@ def _ours(names: list[str]) -> list[str]:
 
 
 def load_rows(
-    store: Store, source: Source, where: Filter, *, limit: int, as_of: Any = None
+    store: Store,
+    source: Source,
+    where: Filter,
+    *,
+    limit: int,
+    as_of: Any = None,
+    order: Order | None = None,
 ) -> Rows:
-    """The rows of ``source`` that pass ``where``, at most ``limit`` of them.
+    """The rows of ``source`` that pass ``where``, sorted by ``order``, at most ``limit``.
 
     ``as_of`` (lists only): a time; the list as its latest snapshot at or before it showed it.
+    An ``order`` on a column the source lacks is ignored (the source changed under it).
     """
+    order = order or Order()
     if source.kind == "list":
         frame = store.as_of(as_of)[source.name]
-        matched = frame[frame_mask(frame, where)]
+        matched = sort_frame(frame[frame_mask(frame, where)], order)
         return Rows(matched.head(limit).reset_index(drop=True), len(matched), list(frame.columns))
     columns = [column.name for column in store.db[source.name].columns]
     condition, params = _sql_condition(store, columns, where)
-    # ``store.table`` takes a WHERE clause; the LIMIT rides on it so the cap applies in SQLite.
-    # It also says clearly when the table is gone, so it runs first.
-    frame = store.table(source.name, where=f"{condition} LIMIT ?", params=[*params, limit])
+    # ``store.table`` takes a WHERE clause; the ORDER BY and LIMIT ride on it so both apply in
+    # SQLite. It also says clearly when the table is gone, so it runs first.
+    sql = f"{condition}{_order_by(store, columns, order)} LIMIT ?"
+    frame = store.table(source.name, where=sql, params=[*params, limit])
     count = f"SELECT count(*) FROM {_quote(source.name)} WHERE {condition}"  # noqa: S608
     try:
         total = store.db.execute(count, params).fetchone()[0]
@@ -106,21 +139,37 @@ def load_rows(
     return Rows(frame, int(total), columns)
 
 
+def sort_frame(frame: pd.DataFrame, order: Order) -> pd.DataFrame:
+    """``frame`` sorted by ``order`` (the pandas twin of the SQL ORDER BY); stable."""
+    if not order.column or order.column not in frame.columns:
+        return frame
+    return frame.sort_values(
+        order.column, ascending=not order.descending, na_position="last", kind="stable",
+        key=lambda s: s.map(fold, na_action="ignore") if _is_text(s) else s,
+    )  # fmt: skip
+
+
+def fold(value: Any) -> str:
+    """``value`` as text without case or accents: ``fold("Gonçalves") == "goncalves"``."""
+    decomposed = unicodedata.normalize("NFKD", str(value))
+    return "".join(c for c in decomposed if not unicodedata.combining(c)).casefold()
+
+
 def frame_mask(frame: pd.DataFrame, where: Filter) -> pd.Series:
     """Which rows of ``frame`` pass ``where`` (the pandas twin of the SQL filter)."""
     mask = pd.Series(True, index=frame.index)
     if where.by_text:
-        needle = where.by_text.casefold()
+        needle = fold(where.by_text)
         found = pd.Series(False, index=frame.index)
         for column in frame.columns:
-            hits = [needle in text.casefold() for text in _texts(frame[column])]
+            hits = [needle in fold(text) for text in _texts(frame[column])]
             found |= pd.Series(hits, index=frame.index, dtype=bool)
         mask &= found
     if where.by_column:
         if where.column not in frame.columns:
             return pd.Series(False, index=frame.index)
-        wanted = where.value.strip().casefold()
-        same = [text.strip().casefold() == wanted for text in _texts(frame[where.column])]
+        wanted = fold(where.value.strip())
+        same = [fold(text.strip()) == wanted for text in _texts(frame[where.column])]
         mask &= pd.Series(same, index=frame.index, dtype=bool)
     return mask
 
@@ -133,10 +182,10 @@ def row_ids(frame: pd.DataFrame) -> list[str]:
     return []
 
 
-def run_label(run: Any) -> str:
-    """``#3 · 2026-03-02 09:00:05 · ok``."""
+def run_label(run: Any, tz: str | None = None) -> str:
+    """``#3 · 2026-03-02 09:00:05 · ok``: when it started, to the second in zone ``tz``."""
     started = run.started_at
-    when = started.strftime("%Y-%m-%d %H:%M:%S") if hasattr(started, "strftime") else started
+    when = local_time(started, tz).strftime("%Y-%m-%d %H:%M:%S") if pd.notna(started) else "?"
     return f"#{run.id} · {when} · {run.status}"
 
 
@@ -160,21 +209,43 @@ def _sql_condition(store: Store, columns: list[str], where: Filter) -> tuple[str
     return " AND ".join(parts) or "1", params
 
 
+def _order_by(store: Store, columns: list[str], order: Order) -> str:
+    if not order.column or order.column not in columns:
+        return ""
+    _register_functions(store)
+    column = _quote(order.column)
+    direction = " DESC" if order.descending else ""
+    return f" ORDER BY ({column} IS NULL), {column} COLLATE workbench_fold{direction}"
+
+
 def _register_functions(store: Store) -> None:
     # Plain Python functions on the store's connection: SQLite's own LIKE folds ASCII only,
-    # and the students' names are not ASCII.
+    # and the students' names are neither ASCII nor typed with their accents.
     conn = store.db.conn
     conn.create_function("workbench_contains", -1, _contains, deterministic=True)
     conn.create_function("workbench_equals", 2, _equals, deterministic=True)
+    conn.create_collation("workbench_fold", _compare)
 
 
 def _contains(needle: Any, *values: Any) -> bool:
-    wanted = str(needle).casefold()
-    return any(wanted in str(v).casefold() for v in values if v is not None)
+    wanted = fold(needle)
+    return any(wanted in fold(v) for v in values if v is not None)
 
 
 def _equals(value: Any, wanted: Any) -> bool:
-    return value is not None and str(value).strip().casefold() == str(wanted).strip().casefold()
+    return value is not None and fold(str(value).strip()) == fold(str(wanted).strip())
+
+
+def _compare(a: str, b: str) -> int:
+    left, right = (fold(a), a), (fold(b), b)  # ties broken by the text itself: a total order
+    return (left > right) - (left < right)
+
+
+def _is_text(series: pd.Series) -> bool:
+    """Text to sort by :func:`fold`: a string column, or an object column holding only text."""
+    if series.dtype == object:
+        return bool(series.dropna().map(lambda v: isinstance(v, str)).all())
+    return pd.api.types.is_string_dtype(series)
 
 
 def _quote(name: str) -> str:

@@ -3,6 +3,8 @@ items are partner text, and a ``<script>`` in a student's name must stay text.
 
 The stylesheet, missing values and the documents with their validation are the report's
 (``workbench.report.markup`` and ``workbench.report.troubleshoot``): one way to show them.
+A document also reads as a record (:func:`record_html`, from ``pesc.to_frames``), and a
+transcript we sent next to the partner's acknowledgment totals (:func:`ack_totals_html`).
 
 >>> rows_html(store.table("runs"))  # doctest: +SKIP
 '<div class="workbench-scroll"><table border="0" class="dataframe workbench-rows">...'
@@ -10,43 +12,110 @@ The stylesheet, missing values and the documents with their validation are the r
 
 from __future__ import annotations
 
+from datetime import datetime
 from html import escape
 from typing import Any
 
 import pandas as pd
 
-from workbench.report.markup import heading, plain
+from workbench.errors import WorkbenchError
+from workbench.explorer.query import Order
+from workbench.report.markup import heading, local_time, plain
 from workbench.report.troubleshoot import RequestDocument, documents_section
 
 MAX_CELL = 120  # characters of a cell shown in a table; the rest is cut with an ellipsis
 MAX_DOCUMENT = 500_000  # characters of one document shown
+SORT_CLASS = "workbench-sort"  # the hidden text box a header's click writes its sort key into
+
+# What the explorer adds to the report's stylesheet: its controls stay in view above a table
+# that scrolls on its own (both ways), and headers are buttons.
+STYLE = """<style>
+.workbench-explorer .workbench-controls { position: sticky; top: 0; z-index: 5;
+  background: var(--jp-layout-color0, #fff); padding-bottom: 4px; }
+.workbench-explorer .workbench-scroll { overflow: auto; max-height: 60vh; max-width: 100%; }
+.workbench-explorer table.workbench-rows th { z-index: 1; }
+.workbench-explorer button.workbench-sort-header { all: unset; cursor: pointer; font-weight: 600; }
+.workbench-explorer button.workbench-sort-header:hover { text-decoration: underline; }
+.workbench-explorer details.workbench-raw > summary { cursor: pointer; margin: 0.5em 0; }
+.workbench-explorer .workbench-mismatch { color: #b00020; font-weight: 600; }
+</style>"""
+# A header's click: write its key into the sort box and tell the widget (ipywidgets syncs a
+# text box that is not ``continuous_update`` on its ``change`` event).
+_CLICK = (
+    "const box = this.closest('.workbench-explorer').querySelector('.workbench-sort input');"
+    "box.value = this.dataset.sort; box.dispatchEvent(new Event('change', {bubbles: true}));"
+)
+RECORD_TABLES = (
+    ("sessions", "Sessions"), ("courses", "Courses"), ("awards", "Awards"),
+    ("academic_records", "Academic records"), ("attendance", "Attendance"),
+    ("recipients", "Recipients"), ("responses", "Responses"), ("holds", "Holds"),
+    ("notes", "Notes"),
+)  # fmt: skip
+# What an acknowledgment totals, and where our transcript says the same: (label, ours, theirs).
+ACK_TOTALS = (
+    ("courses", "course_count", "course_total"),
+    ("awards", "award_count", "academic_award_total"),
+    ("student last name", "student_last_name", "student_last_name"),
+    ("student first name", "student_first_name", "student_first_name"),
+    ("birth date", "student_birth_date", "student_birth_date"),
+    ("OEN", "student_oen", "student_oen"),
+)
 
 
-def cell_text(value: Any, *, max_chars: int = MAX_CELL) -> str:
-    """A cell as short plain text: missing is empty, long text is cut with ``…``."""
+def cell_text(value: Any, *, max_chars: int = MAX_CELL, tz: str | None = None) -> str:
+    """A cell as short plain text: missing is empty, a time to the second in zone ``tz``
+    (None: UTC), long text cut with ``…``."""
+    if isinstance(value, datetime) and not pd.isna(value):
+        return local_time(value, tz).strftime("%Y-%m-%d %H:%M:%S")
     text = plain(value)
     return text if len(text) <= max_chars else text[: max_chars - 1] + "…"
 
 
-def rows_html(frame: pd.DataFrame, *, max_chars: int = MAX_CELL) -> str:
-    """``frame`` as an escaped HTML table, each cell cut to ``max_chars``."""
+def rows_html(
+    frame: pd.DataFrame,
+    *,
+    max_chars: int = MAX_CELL,
+    tz: str | None = None,
+    order: Order | None = None,
+) -> str:
+    """``frame`` as an escaped HTML table, each cell cut to ``max_chars``, times to the second
+    in ``tz``. With ``order`` the headers are buttons that sort by their column (a second click
+    reverses), and the sorted one shows ▲ or ▼."""
     if frame.columns.empty:
         return "<p><em>No columns.</em></p>"
-    shown = pd.DataFrame(
-        {c: [cell_text(v, max_chars=max_chars) for v in frame[c]] for c in frame.columns},
-        columns=frame.columns,
+    head = "".join(_header(str(c), order) for c in frame.columns)
+    body = "".join(
+        "<tr>\n"
+        + "".join(f"<td>{escape(cell_text(v, max_chars=max_chars, tz=tz))}</td>\n" for v in row)
+        + "</tr>\n"
+        for row in frame.itertuples(index=False, name=None)
     )
-    table = shown.to_html(
-        index=False, escape=True, border=0, classes="workbench-rows", na_rep="", notebook=False
+    return (
+        '<div class="workbench-scroll"><table class="dataframe workbench-rows">\n'
+        f"<thead><tr>\n{head}</tr></thead>\n<tbody>\n{body}</tbody></table></div>"
     )
-    return f'<div class="workbench-scroll">{table}</div>'
 
 
-def status_html(label: str, shown: int, total: int) -> str:
-    """``showing 50 of 1,234 rows of table: calls``."""
+def _header(column: str, order: Order | None) -> str:
+    if order is None:
+        return f"<th>{escape(column)}</th>\n"
+    here = order.column == column
+    following = Order(column, descending=here and not order.descending)
+    mark = (" ▼" if order.descending else " ▲") if here else ""
+    sort = "descending" if here and order.descending else "ascending" if here else "none"
+    return (
+        f'<th aria-sort="{sort}"><button class="workbench-sort-header" type="button" '
+        f'title="sort by {escape(column)}" data-sort="{escape(following.key)}" '
+        f'onclick="{escape(_CLICK)}">{escape(column)}{mark}</button></th>\n'
+    )
+
+
+def status_html(label: str, shown: int, total: int, *, tz: str | None = None) -> str:
+    """``showing 50 of 1,234 rows of table: calls`` (and the zone times show in)."""
+    zone = f" · times in {escape(tz)}" if tz else ""
     return (
         f'<span class="workbench-status">showing {shown:,} of {total:,} rows of '
-        f"{escape(label)}</span>"
+        f"{escape(label)}{zone}</span>"
     )
 
 
@@ -55,21 +124,102 @@ def message_html(text: str, *, error: bool = False) -> str:
     return f'<p class="{kind}">{escape(text)}</p>'
 
 
-def documents_html(item_id: str, found: list[RequestDocument], *, versions: str = "") -> str:
-    """Every document about ``item_id`` as the troubleshooting report shows them (each cut at
-    :data:`MAX_DOCUMENT` characters), after ``versions`` (the HTML of its versions and their
-    diffs, ``report.versions_section``), or a note that there is none."""
+def documents_html(
+    item_id: str, found: list[RequestDocument], *, versions: str = "", tz: str | None = None
+) -> str:
+    """Every document about ``item_id`` read as a record (:func:`record_html`), our transcript
+    next to the partner's acknowledgment totals, then ``versions`` (the HTML of its versions and
+    their diffs, ``report.versions_section``), and the raw XML with its validation as the
+    troubleshooting report shows it (each cut at :data:`MAX_DOCUMENT` characters) one click
+    away; or a note that there is none."""
     if not found:
         return message_html(
             f"No stored document for {item_id!r}: is the id right, and has a pull fetched its "
             "detail?"
         )
-    shown = heading("Versions of the document received", 4) + versions if versions else ""
-    return shown + documents_section(found, max_chars=MAX_DOCUMENT).data
+    records = "".join(
+        f'<section class="workbench-record" data-document="{doc.number}">'
+        f"{heading(doc.title, 4)}{record_html(doc.text, tz=tz)}</section>"
+        for doc in found
+    )
+    shown = records + ack_totals_html(found)
+    if versions:
+        shown += heading("Versions of the document received", 4) + versions
+    raw = documents_section(found, max_chars=MAX_DOCUMENT).data
+    return (
+        shown + '<details class="workbench-raw"><summary>Raw XML and validation</summary>'
+        f"{raw}</details>"
+    )
 
 
-def diff_html(frame: pd.DataFrame, *, limit: int, max_chars: int = 80) -> str:
-    """A summary of ``store.diff`` (counts per list and change), then its first rows."""
+def record_html(xml: str, *, tz: str | None = None) -> str:
+    """One PESC document as a record: the student and the document's header, its identifiers,
+    then each table ``pesc.to_frames`` finds rows for (sessions, courses, awards ...)."""
+    frames = _frames(xml)
+    if frames is None:
+        return message_html("Cannot read this document as a record: see its raw XML below.")
+    header = frames["document"].iloc[0]
+    facts = pd.DataFrame(
+        [(name, header[name]) for name in header.index if not pd.isna(header[name])],
+        columns=["field", "value"],
+    )
+    parts = [_titled("Student and document", "document", facts, tz)]
+    ids = frames["agency_ids"].drop(columns="document_id")
+    parts.append(_titled("Identifiers", "agency_ids", ids, tz))
+    for name, title in RECORD_TABLES:
+        table = frames[name]
+        if not table.empty:
+            parts.append(_titled(title, name, table.drop(columns="document_id"), tz))
+    return "".join(parts)
+
+
+def ack_totals_html(found: list[RequestDocument]) -> str:
+    """The last transcript we sent next to the totals of the last acknowledgment received, each
+    line marked when they differ; empty unless both are stored."""
+    sent = [d for d in found if d.kind == "sent" and d.message_type.endswith("Transcript")]
+    acks = [d for d in found if d.kind == "received" and d.message_type == "Acknowledgment"]
+    ours = _frames(sent[-1].text) if sent else None
+    theirs = _frames(acks[-1].text) if acks else None
+    if ours is None or theirs is None:
+        return ""
+    mine, partner = ours["document"].iloc[0], theirs["document"].iloc[0]
+    rows = []
+    for label, our_field, their_field in ACK_TOTALS:
+        a, b = mine.get(our_field), partner.get(their_field)
+        same = plain(a).strip().casefold() == plain(b).strip().casefold()
+        rows.append(
+            f'<tr data-total="{escape(label)}"><td>{escape(label)}</td>'
+            f"<td>{escape(plain(a))}</td><td>{escape(plain(b))}</td>"
+            + ("<td>same</td>" if same else '<td class="workbench-mismatch">differs</td>')
+            + "</tr>\n"
+        )
+    return (
+        heading("Our transcript against the partner's acknowledgment", 4)
+        + '<table class="dataframe workbench-rows workbench-ack-totals"><thead><tr>'
+        "<th></th><th>we sent</th><th>partner acknowledged</th><th></th></tr></thead>\n"
+        f"<tbody>\n{''.join(rows)}</tbody></table>"
+    )
+
+
+def _frames(xml: str) -> dict[str, pd.DataFrame] | None:
+    from workbench import pesc
+
+    try:
+        return pesc.to_frames(xml)
+    except (WorkbenchError, ValueError):
+        return None
+
+
+def _titled(title: str, name: str, frame: pd.DataFrame, tz: str | None) -> str:
+    body = rows_html(frame, tz=tz) if not frame.empty else message_html(f"No {title.lower()}.")
+    return f'<div class="workbench-table" data-table="{name}">{heading(title, 5)}{body}</div>'
+
+
+def diff_html(
+    frame: pd.DataFrame, *, limit: int, max_chars: int = 80, tz: str | None = None
+) -> str:
+    """A summary of ``store.diff`` (counts per list and change), then its first rows (times to
+    the second in ``tz``)."""
     if frame.empty:
         return message_html("No list changed between these two runs.")
     counts = frame.groupby(["list", "change"]).size().rename("items").reset_index()
@@ -77,5 +227,5 @@ def diff_html(frame: pd.DataFrame, *, limit: int, max_chars: int = 80) -> str:
     return (
         rows_html(counts)
         + status_html("the differences", len(shown), len(frame))
-        + rows_html(shown, max_chars=max_chars)
+        + rows_html(shown, max_chars=max_chars, tz=tz)
     )

@@ -157,47 +157,55 @@ def _tracking(t: Mapping[str, pd.DataFrame]) -> list[pd.DataFrame]:
     ob = t["outbox"]
     of_request = t["requests"].set_index("request_id")["request_tracking_id"]
     of_transcript = t["transcripts"].set_index("transcript_id")["request_tracking_id"]
-    of_supplier = ob["request_id"].map(of_request).astype(TEXT)
-    of_ack = ob["request_id"].map(of_transcript).astype(TEXT)
-    answered = of_supplier.where(ob["operation"].isin(SUPPLIER_OPERATIONS)).fillna(
-        of_ack.where(ob["operation"] == ACK_OPERATION)
-    )
-    wrong = ob["state"].isin(_MAY_HAVE_REACHED) & _differ(answered, ob["sent_request_tracking_id"])
+    # Only what may have reached the partner and names a tracking id can contradict it.
+    sent = ob[ob["state"].isin(_MAY_HAVE_REACHED) & ob["sent_request_tracking_id"].notna()]
+    supplier = sent["operation"].isin(SUPPLIER_OPERATIONS)
+    answered = pd.concat(
+        [
+            sent.loc[supplier, "request_id"].map(of_request),
+            sent.loc[sent["operation"] == ACK_OPERATION, "request_id"].map(of_transcript),
+        ]
+    ).reindex(sent.index)
+    wrong = _differ(answered.astype(TEXT), sent["sent_request_tracking_id"])
     if wrong.any():
-        side_subject = ob["operation"][wrong].map(lambda op: SENT_SUBJECT.get(op, ("supplier", op)))
+        contradicting = sent[wrong]
+        side_subject = contradicting["operation"].map(
+            lambda op: SENT_SUBJECT.get(op, ("supplier", op))
+        )
         parts.append(
             _rows(
                 "tracking_id",
                 side_subject.str[0],
-                ob["request_id"][wrong],
+                contradicting["request_id"],
                 side_subject.str[1],
                 "request_tracking_id",
                 answered[wrong],
-                ob["sent_request_tracking_id"][wrong],
-                ob["outbox_id"][wrong],
+                contradicting["sent_request_tracking_id"],
+                contradicting["outbox_id"],
             )
         )
     acks = t["acknowledgments"]
-    received = (acks["direction"] == "received").fillna(False)
-    expected = acks["answers"].map(of_request).astype(TEXT).where(received)
-    bad = _differ(expected, acks["request_tracking_id"])
+    received = acks[(acks["direction"] == "received").fillna(False)]
+    expected = received["answers"].map(of_request).astype(TEXT)
+    bad = _differ(expected, received["request_tracking_id"])
     parts.append(
         _rows(
             "tracking_id",
             "supplier",
-            acks["request_id"][bad],
+            received["request_id"][bad],
             "acknowledgment received",
             "request_tracking_id",
             expected[bad],
-            acks["request_tracking_id"][bad],
-            acks["outbox_id"][bad],
+            received["request_tracking_id"][bad],
+            received["outbox_id"][bad],
         )
     )
-    entries = ob.dropna(subset=["outbox_id"]).drop_duplicates("outbox_id", keep="last")
-    sent_document = acks["outbox_id"].map(entries.set_index("outbox_id")["sent_document_id"])
-    sent_document = sent_document.astype(TEXT).where(received)
-    echo = _differ(sent_document, acks["document_id"])
-    echoed = acks[echo]
+    entries = ob[["outbox_id", "sent_document_id"]].dropna(subset=["outbox_id"])
+    entries = entries.drop_duplicates("outbox_id", keep="last").set_index("outbox_id")
+    sent_document = received["outbox_id"].map(entries["sent_document_id"])
+    sent_document = sent_document.astype(TEXT)
+    echo = _differ(sent_document, received["document_id"])
+    echoed = received[echo]
     parts.append(
         _rows(
             "tracking_id",
@@ -216,9 +224,13 @@ def _tracking(t: Mapping[str, pd.DataFrame]) -> list[pd.DataFrame]:
 def _identity(t: Mapping[str, pd.DataFrame]) -> list[pd.DataFrame]:
     """The student of each request against the newest transcript we sent for it."""
     ob = t["outbox"]
-    sent = ob[(ob["operation"] == "send_transcript") & ob["state"].isin(_MAY_HAVE_REACHED)]
+    sent = ob.loc[
+        (ob["operation"] == "send_transcript") & ob["state"].isin(_MAY_HAVE_REACHED),
+        ["request_id", "outbox_id", *(f"sent_{c}" for c in IDENTITY)],
+    ]
     sent = sent.drop_duplicates("request_id", keep="last")
-    pairs = sent.merge(t["requests"], how="inner", on="request_id", sort=False)
+    students = t["requests"][["request_id", *IDENTITY]]
+    pairs = sent.merge(students, how="inner", on="request_id", sort=False)
     parts = []
     for column in IDENTITY:
         # Only the rows that differ as stored can differ once normalised: normalise those.

@@ -84,6 +84,9 @@ TRANSCRIPT_COLUMNS: dict[str, str | None] = {
     "validation_status": TEXT,
     "validation_error": TEXT,
 }
+# The outbox columns the consumer side reads (a row filter copies only these).
+_ACKS = ["request_id", "outbox_id", "state", "created_at", "updated_at", "resolution", "error",
+         "sent_document_id"]  # fmt: skip
 
 
 def consumer_status(
@@ -102,7 +105,8 @@ def status(
     t: Mapping[str, pd.DataFrame], *, now: pd.Timestamp, sla_days: float, grace_days: float = 0
 ) -> pd.DataFrame:
     """``consumer_status`` on ``prepared`` tables; overdue past ``sla_days + grace_days``."""
-    ours = t["outbox"][t["outbox"]["operation"] == ACK_OPERATION]
+    outbox = t["outbox"]
+    ours = outbox.loc[outbox["operation"] == ACK_OPERATION, _ACKS]
 
     # Our latest acknowledgment of each transcript, whatever became of it.
     tried = ours.drop_duplicates("request_id", keep="last")
@@ -183,7 +187,10 @@ def duplicates(frame: pd.DataFrame) -> tuple[pd.Series, pd.Series]:
     """
     first = pd.Series(pd.NA, index=frame.index, dtype=TEXT)
     matched = pd.Series(pd.NA, index=frame.index, dtype=TEXT)
-    ordered = frame.assign(organisation=frame["source_org_id"].fillna(frame["source_org_name"]))
+    students = list(dict.fromkeys(c for name in DUPLICATE_KEYS for c in _KEY_COLUMNS[name]))
+    ordered = frame[["transcript_id", "request_date", *students]].assign(
+        organisation=frame["source_org_id"].fillna(frame["source_org_name"])
+    )
     ordered = ordered.sort_values("request_date", kind="stable")
     for strength, name in enumerate(DUPLICATE_KEYS):
         key = ["organisation", *_KEY_COLUMNS[name]]

@@ -175,7 +175,8 @@ def prepared(tables: Mapping[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
         t[name] = t[name].drop_duplicates(id_column, keep="last", ignore_index=True)
     outbox = t["outbox"].sort_values("outbox_id", kind="stable", ignore_index=True)
     t["outbox"] = outbox
-    entries = outbox.dropna(subset=["outbox_id"]).drop_duplicates("outbox_id", keep="last")
+    entries = outbox[["outbox_id", "request_id"]].dropna(subset=["outbox_id"])
+    entries = entries.drop_duplicates("outbox_id", keep="last")
     sent_for = entries.set_index("outbox_id")["request_id"]
     for name in ("responses", "acknowledgments"):
         frame = t[name]
@@ -185,16 +186,20 @@ def prepared(tables: Mapping[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
 
 
 def newest_acknowledgments(acknowledgments: pd.DataFrame, direction: str) -> pd.DataFrame:
-    """Per outbox entry (``outbox_id``), its newest acknowledgment of ``direction``.
+    """Per outbox entry (``outbox_id``), its newest acknowledgment of ``direction``: when it was
+    recorded and the totals it gives.
 
     The store files a row even when the partner's reply held no acknowledgment it could read
     (every field empty): that is no acknowledgment.
     """
     fields = ["document_id", "request_tracking_id", "academic_award_total", "course_total"]
     readable = acknowledgments[fields].notna().any(axis=1)
-    mine = acknowledgments[readable & (acknowledgments["direction"] == direction).fillna(False)]
-    mine = mine.dropna(subset=["outbox_id"]).sort_values("recorded_at", kind="stable")
-    return mine.drop_duplicates("outbox_id", keep="last")
+    mine = readable & (acknowledgments["direction"] == direction).fillna(False)
+    # Only the columns the rules read: every row filter copies each column it keeps.
+    columns = ["outbox_id", "recorded_at", "academic_award_total", "course_total"]
+    newest = acknowledgments.loc[mine, columns].dropna(subset=["outbox_id"])
+    newest = newest.sort_values("recorded_at", kind="stable")
+    return newest.drop_duplicates("outbox_id", keep="last")
 
 
 def typed(frame: pd.DataFrame, columns: Mapping[str, str | None]) -> pd.DataFrame:

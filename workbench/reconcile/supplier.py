@@ -84,6 +84,9 @@ REQUEST_COLUMNS: dict[str, str | None] = {
     "validation_status": TEXT,
     "validation_error": TEXT,
 }
+# The outbox columns the lifecycle reads (a row filter copies only these).
+_SENDS = ["request_id", "operation", "outbox_id", "state", "updated_at", "resolved_at",
+          "resolution", "error", "sent_award_count", "sent_course_count"]  # fmt: skip
 
 
 def supplier_lifecycle(
@@ -101,7 +104,8 @@ def lifecycle(
     t: Mapping[str, pd.DataFrame], *, now: pd.Timestamp, sla_days: float, grace_days: float = 0
 ) -> pd.DataFrame:
     """``supplier_lifecycle`` on ``prepared`` tables; overdue past ``sla_days + grace_days``."""
-    ours = t["outbox"][t["outbox"]["operation"].isin(SUPPLIER_OPERATIONS)]
+    outbox = t["outbox"]
+    ours = outbox.loc[outbox["operation"].isin(SUPPLIER_OPERATIONS), _SENDS]
 
     # The latest send of each operation per request; of those, the newest unsettled one.
     latest = ours.drop_duplicates(["request_id", "operation"], keep="last")

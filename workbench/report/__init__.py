@@ -9,7 +9,8 @@
     display(report.headline_section(rec))                 # big numbers, data-figure="<key>"
     display(report.figure_html(report.funnel_chart(rec))) # charts as inline PNG
     display(report.exceptions_section(rec), report.organisations_section(rec))
-    display(report.changes_section(store, current=rec))   # since the previous pull run
+    before = report.previous_reconciliation(store, rec)   # as of the previous pull run
+    display(report.changes_section(store, current=rec, previous=before))  # since then
     report.publish_summary(rec)                           # SUMMARY_MIME, for the runner
 
 Layout::
@@ -21,69 +22,84 @@ Layout::
     freshness.py how old the data is: the report's first section
     troubleshoot.py  one request's story    events.py   the two event feeds
     event_charts.py  the event feeds' charts
-    trends.py    the figures as of each pull run, over the last days
+    trends.py    the figures as of each pull run, over the last days (trend_charts.py: chart)
     notebooks.py the three report notebooks, built from code
     exports.py   csv and xlsx beside a report   deliver.py  its summary to a webhook, by mail
 """
 
 from __future__ import annotations
 
-from workbench.report.changes import Changes, changes, changes_section, pull_runs
-from workbench.report.event_charts import (
-    events_breakdown_chart,
-    events_chart,
-    events_days_chart,
-)
-from workbench.report.events import (
-    event_runs,
-    events_breakdown,
-    events_breakdown_section,
-    events_section,
-    latest_events,
-    latest_events_section,
-)
-from workbench.report.figures import (
-    age_labels,
-    ageing,
-    ageing_chart,
-    daily_volumes_chart,
-    funnel_chart,
+import importlib
+import importlib.util
+from typing import TYPE_CHECKING, Any
+
+# Imported now, not on first use: each module shares a name with a function it defines, and
+# importing the module later would put the module where the function is.
+from workbench.report.changes import (
+    Changes,
+    changes,
+    changes_section,
+    previous_reconciliation,
+    pull_runs,
 )
 from workbench.report.freshness import Freshness, freshness, freshness_section
-from workbench.report.markup import report_zone
-from workbench.report.sections import (
-    exception_counts,
-    exceptions_section,
-    figure_html,
-    headline_section,
-    organisations_section,
-    versions_overview,
-    versions_overview_section,
-)
-from workbench.report.stores import open_store
-from workbench.report.summary import (
-    SUMMARY_FIELDS,
-    SUMMARY_MIME,
-    SUMMARY_VERSION,
-    find_summary,
-    publish_bundle,
-    publish_summary,
-    summary_payload,
-)
-from workbench.report.trends import Trends, trends, trends_chart, trends_section
-from workbench.report.troubleshoot import (
-    document_diffs,
-    documents_section,
-    request_documents,
-    request_section,
-    require_known,
-    require_request_id,
-    timeline_section,
-    version_diff,
-    versions_section,
-    write_bundle,
-)
-from workbench.report.volumes import daily_volumes
+from workbench.report.trends import Trends, trends, trends_section
+
+if TYPE_CHECKING:
+    from workbench.report.event_charts import (
+        events_breakdown_chart,
+        events_chart,
+        events_days_chart,
+    )
+    from workbench.report.events import (
+        event_runs,
+        events_breakdown,
+        events_breakdown_section,
+        events_section,
+        latest_events,
+        latest_events_section,
+    )
+    from workbench.report.figures import (
+        age_labels,
+        ageing,
+        ageing_chart,
+        daily_volumes_chart,
+        funnel_chart,
+    )
+    from workbench.report.markup import report_zone
+    from workbench.report.sections import (
+        exception_counts,
+        exceptions_section,
+        figure_html,
+        headline_section,
+        organisations_section,
+        versions_overview,
+        versions_overview_section,
+    )
+    from workbench.report.stores import open_store
+    from workbench.report.summary import (
+        SUMMARY_FIELDS,
+        SUMMARY_MIME,
+        SUMMARY_VERSION,
+        find_summary,
+        publish_bundle,
+        publish_summary,
+        summary_payload,
+    )
+    from workbench.report.trend_charts import trends_chart
+    from workbench.report.troubleshoot import (
+        document_diffs,
+        documents_section,
+        request_documents,
+        request_section,
+        require_known,
+        require_request_id,
+        timeline_section,
+        version_diff,
+        versions_section,
+        write_bundle,
+    )
+    from workbench.report.volumes import daily_volumes
 
 __all__ = [
     "SUMMARY_FIELDS",
@@ -120,6 +136,7 @@ __all__ = [
     "latest_events_section",
     "open_store",
     "organisations_section",
+    "previous_reconciliation",
     "publish_bundle",
     "publish_summary",
     "pull_runs",
@@ -139,3 +156,65 @@ __all__ = [
     "versions_section",
     "write_bundle",
 ]
+
+_LAZY = {  # public name -> the module defining it
+    "SUMMARY_FIELDS": "workbench.report.summary",
+    "SUMMARY_MIME": "workbench.report.summary",
+    "SUMMARY_VERSION": "workbench.report.summary",
+    "age_labels": "workbench.report.figures",
+    "ageing": "workbench.report.figures",
+    "ageing_chart": "workbench.report.figures",
+    "daily_volumes": "workbench.report.volumes",
+    "daily_volumes_chart": "workbench.report.figures",
+    "document_diffs": "workbench.report.troubleshoot",
+    "documents_section": "workbench.report.troubleshoot",
+    "event_runs": "workbench.report.events",
+    "events_breakdown": "workbench.report.events",
+    "events_breakdown_chart": "workbench.report.event_charts",
+    "events_breakdown_section": "workbench.report.events",
+    "events_chart": "workbench.report.event_charts",
+    "events_days_chart": "workbench.report.event_charts",
+    "events_section": "workbench.report.events",
+    "exception_counts": "workbench.report.sections",
+    "exceptions_section": "workbench.report.sections",
+    "figure_html": "workbench.report.sections",
+    "find_summary": "workbench.report.summary",
+    "funnel_chart": "workbench.report.figures",
+    "headline_section": "workbench.report.sections",
+    "latest_events": "workbench.report.events",
+    "latest_events_section": "workbench.report.events",
+    "open_store": "workbench.report.stores",
+    "organisations_section": "workbench.report.sections",
+    "publish_bundle": "workbench.report.summary",
+    "publish_summary": "workbench.report.summary",
+    "report_zone": "workbench.report.markup",
+    "request_documents": "workbench.report.troubleshoot",
+    "request_section": "workbench.report.troubleshoot",
+    "require_known": "workbench.report.troubleshoot",
+    "require_request_id": "workbench.report.troubleshoot",
+    "summary_payload": "workbench.report.summary",
+    "trends_chart": "workbench.report.trend_charts",
+    "timeline_section": "workbench.report.troubleshoot",
+    "version_diff": "workbench.report.troubleshoot",
+    "versions_overview": "workbench.report.sections",
+    "versions_overview_section": "workbench.report.sections",
+    "versions_section": "workbench.report.troubleshoot",
+    "write_bundle": "workbench.report.troubleshoot",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """Load a public name, or a submodule named as an attribute (``report.validation``), on
+    first use (PEP 562): a process that only runs a report job loads no matplotlib."""
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+    elif not name.startswith("__") and importlib.util.find_spec(f"{__name__}.{name}") is not None:
+        value = importlib.import_module(f"{__name__}.{name}")
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -5,16 +5,22 @@ list showed after each (``Store.diff``), and the reconciliation as of the previo
 against the current one (state transitions per request and transcript; exceptions new and
 resolved).
 
->>> display(changes_section(store, current=rec))  # doctest: +SKIP
+The reconciliation as of the previous run is also a point of the trends: a notebook makes it
+once (:func:`previous_reconciliation`) and gives it to both.
+
+>>> before = previous_reconciliation(store, rec)  # doctest: +SKIP
+>>> display(changes_section(store, current=rec, previous=before))  # doctest: +SKIP
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import pandas as pd
 from IPython.display import HTML
 
+from workbench.errors import InvalidParameter
 from workbench.reconcile import Reconciliation, load, reconcile
 from workbench.report.markup import MAX_ROWS, heading, moment, page, paragraph, table, text
 from workbench.store import Store
@@ -54,13 +60,61 @@ def pull_runs(store: Store, *, until: pd.Timestamp | None = None) -> pd.DataFram
     return runs[["id", "started_at", "finished_at", "status", "profile"]].reset_index(drop=True)
 
 
+def as_of_run(
+    store: Store,
+    at: pd.Timestamp,
+    *,
+    sla_days: float,
+    grace_hours: float = 0.0,
+    reuse: Iterable[Reconciliation | None] = (),
+) -> Reconciliation:
+    """The store reconciled as of ``at`` (a pull run's finish): the first of ``reuse`` that is
+    exactly that (same database, moment, SLA and grace), else a new one."""
+    for rec in reuse:
+        if rec is not None and _is_as_of(rec, store, at, sla_days, grace_hours):
+            return rec
+    return reconcile(load(store, as_of=at), sla_days=sla_days, grace_hours=grace_hours)
+
+
+def _is_as_of(
+    rec: Reconciliation, store: Store, at: pd.Timestamp, sla_days: float, grace_hours: float
+) -> bool:
+    attrs = rec.attrs
+    return (
+        attrs.get("db") == str(store.path)
+        and attrs.get("as_of") is not None
+        and attrs["as_of"] == at
+        and rec.now == at
+        and rec.sla_days == sla_days
+        and rec.grace_hours == grace_hours
+    )
+
+
+def previous_reconciliation(store: Store, current: Reconciliation) -> Reconciliation | None:
+    """The store reconciled as of the finish of the pull run before the latest one finished
+    by ``current.now``, with ``current``'s SLA and grace: what :func:`changes` compares
+    ``current`` with (None with fewer than two such runs). :func:`changes` and
+    :func:`~workbench.report.trends.trends` take it rather than reconcile it again."""
+    runs = pull_runs(store, until=current.now).tail(2)
+    if len(runs) < 2:
+        return None
+    at = runs.iloc[0]["finished_at"]
+    return as_of_run(store, at, sla_days=current.sla_days, grace_hours=current.grace_hours)
+
+
 def changes(
-    store: Store, *, current: Reconciliation | None = None, sla_days: float = 5.0
+    store: Store,
+    *,
+    current: Reconciliation | None = None,
+    previous: Reconciliation | None = None,
+    sla_days: float = 5.0,
 ) -> Changes:
     """Compare the latest two pull runs (those finished by ``current.now`` when given).
 
     ``current``: the reconciliation to compare with (default: one of the store as it is now,
-    with ``sla_days``); the previous one is taken as of the previous run's finish.
+    with ``sla_days``); the previous one is taken as of the previous run's finish, with
+    ``current``'s SLA and grace. ``previous``: that one, already made
+    (:func:`previous_reconciliation`); an ``InvalidParameter`` when it is as of another moment.
     """
     runs = pull_runs(store, until=current.now if current is not None else None).tail(2)
     runs = runs.reset_index(drop=True)
@@ -70,7 +124,16 @@ def changes(
     items = store.diff(int(previous_run["id"]), int(latest_run["id"]))
     if current is None:
         current = reconcile(load(store), sla_days=sla_days)
-    before = reconcile(load(store, as_of=previous_run["finished_at"]), sla_days=current.sla_days)
+    at, sla, grace = previous_run["finished_at"], current.sla_days, current.grace_hours
+    if previous is not None and not _is_as_of(previous, store, at, sla, grace):
+        raise InvalidParameter(
+            f"previous is the store as of {moment(previous.now)} (SLA {previous.sla_days:g} days, "
+            f"grace {previous.grace_hours:g} h), not as of the previous run's finish "
+            f"{moment(at)} (SLA {sla:g} days, grace {grace:g} h): pass "
+            "report.previous_reconciliation(store, current), or nothing",
+            parameter="previous",
+        )
+    before = as_of_run(store, at, sla_days=sla, grace_hours=grace, reuse=[previous])
     old, new = before.exceptions, current.exceptions
     return Changes(
         runs=runs,
@@ -169,6 +232,7 @@ def changes_section(
     store: Store,
     *,
     current: Reconciliation | None = None,
+    previous: Reconciliation | None = None,
     sla_days: float = 5.0,
     max_rows: int = MAX_ROWS,
     tz: str | None = None,
@@ -176,8 +240,9 @@ def changes_section(
     """``changes`` as HTML: per list what appeared, vanished or changed; lifecycle moves
     ("3 requests moved awaiting_response → responded"); exceptions new and resolved. With
     fewer than two runs to compare, it says why: none recorded, none succeeded, or the
-    others finished after ``current.now``. Times show in zone ``tz`` (None: UTC)."""
-    found = changes(store, current=current, sla_days=sla_days)
+    others finished after ``current.now``. Times show in zone ``tz`` (None: UTC);
+    ``previous`` as :func:`changes` takes it."""
+    found = changes(store, current=current, previous=previous, sla_days=sla_days)
     runs = found.runs
     if len(runs) < 2:
         until = current.now if current is not None else None

@@ -31,16 +31,17 @@ from workbench.errors import (
     WorkbenchError,
 )
 from workbench.folders import check_folder
-from workbench.pull import PULL_FAILED
 from workbench.reconcile import SEVERITIES
 from workbench.report.freshness import Freshness, check_max_age, freshness
 from workbench.report.markup import report_zone
+from workbench.report.notebooks import require_report
 from workbench.report.runner import (
     DEFAULT_OUTPUT_DIR,
     NotebookRun,
     coerce_parameters,
     exceptions_at_or_above,
     notebook_parameters,
+    notebook_path,
     publishes_summary,
     run_report,
 )
@@ -109,6 +110,8 @@ def pull_verdict(status: str | None, *, allow_partial: bool) -> tuple[int, str |
             "--allow-partial accepts a partial pull."
         )
     if status == "failed":
+        from workbench.pull import PULL_FAILED  # the pull's modules: only when one failed
+
         return 1, f"Exit 1: the pull failed: {PULL_FAILED} (--allow-partial does not accept it)."
     # it raised: its error was told before
     return 1, "Exit 1: the pull stopped on the error above (--allow-partial does not accept it)."
@@ -149,6 +152,7 @@ def run_report_job(
         raise InvalidParameter(f"use one of {', '.join(SEVERITIES)}", parameter="severity")
     check_folder(output_dir, parameter="output_dir")
     declared = notebook_parameters(notebook)
+    require_report(notebook_path(notebook))  # ``explore`` is opened in JupyterLab, not run
     given = {key: value for key, value in (options or {}).items() if value is not None}
     accepts = f"notebook {notebook!r} accepts: {', '.join(sorted(declared)) or 'nothing'}"
     for key in given:
@@ -174,7 +178,8 @@ def run_report_job(
         from workbench.report import open_store, require_known
 
         with open_store(path) as store:
-            require_known(store, known)
+            spelled = require_known(store, known)
+        values = {k: spelled if v == known else v for k, v in values.items()}
     if "db" in declared:
         _validate_stored(path, say=say, warn=warn)
     context: dict[str, object] = {"db": str(Path(path).resolve()), "pull": False}

@@ -59,10 +59,12 @@ RECONCILE = [
     ("md", "## By organisation"),
     ("code", "report.organisations_section(rec)"),
     ("md", "## Changes since the previous run"),
-    ("code", "report.changes_section(store, current=rec, tz=tz)"),
+    ("code", "before = report.previous_reconciliation(store, rec)  # changes and trends share it\n"
+             "report.changes_section(store, current=rec, previous=before, tz=tz)"),
     ("md", "## Trends\n\nThe figures as of each pull run: the store keeps every pull."),
-    ("code", "report.trends_section(\n    report.trends(store, days=trend_days, until=rec.now, "
-             "sla_days=rec.sla_days, tz=tz),\n    tz=tz,\n)"),
+    ("code", "report.trends_section(\n    report.trends(\n        store, days=trend_days, "
+             "until=rec.now, sla_days=rec.sla_days,\n        grace_hours=rec.grace_hours, tz=tz, "
+             "reuse=[before],\n    ),\n    tz=tz,\n)"),
     ("code", "report.publish_summary(rec)"),
 ]  # fmt: skip
 
@@ -71,7 +73,8 @@ TROUBLESHOOT = [
            "received transcript): its reconciliation, timeline, documents with their "
            "validation, and a support bundle. Run it with `workbench troubleshoot REQUEST_ID`, "
            "or `papermill ... -p request_id ID`."),
-    ("parameters", f'{DB}\nrequest_id = ""\nbundle_dir = "data/bundles"'),
+    ("parameters", f'{DB}\nrequest_id = ""  # the request (or received transcript) to look '
+                   'into: set it here in JupyterLab\nbundle_dir = "data/bundles"'),
     ("code", "from workbench import reconcile, report\n\n"
              "rid = report.require_request_id(request_id)\nstore = report.open_store(db)\n"
              "report.require_known(store, rid)\n"
@@ -116,10 +119,13 @@ EVENTS = [
 EXPLORE = [
     ("md", "# Explore the workbench database\n\nRun all cells (**Run > Run All Cells**), then:\n\n"
            "- **Rows**: pick a view, a table, or a partner list as it stood after a pull run; "
-           "filter by text anywhere in a row, or by one column's value; the table shows at most "
+           "filter by text anywhere in a row, or by one column's value (case and accents "
+           "ignored); click a header to sort, again to reverse; the table shows at most "
            "*rows* rows.\n"
            "- **Document**: pick an id from the rows shown (or type one) to read its PESC "
-           "documents, pretty-printed, with their schema validation (set "
+           "documents as records (student, identifiers, sessions, courses, awards), our "
+           "transcript next to the partner's acknowledgment totals, a diff between any two "
+           "versions, and the raw XML with its schema validation (set "
            "`WORKBENCH_PESC_SCHEMAS` to the XSD folder).\n"
            "- **Compare runs**: two pull runs, and what appeared, vanished or changed in each "
            "list.\n\n"
@@ -128,6 +134,10 @@ EXPLORE = [
     ("parameters", DB),
     ("code", "from workbench.explorer import Explorer\n\nexplorer = Explorer.open(db)\nexplorer"),
 ]  # fmt: skip
+
+# Notebooks that are not reports: opened in JupyterLab, refused by ``workbench report``.
+INTERACTIVE = {"explore": "it is interactive: open it in JupyterLab (`make lab`)"}
+REPORT_KEY = "workbench"  # the notebook metadata saying whether it is a report
 
 NOTEBOOKS = {
     "reconcile": RECONCILE,
@@ -150,7 +160,23 @@ def build(name: str) -> NotebookNode:
     nb = new_notebook(cells=cells)
     nb.metadata["kernelspec"] = dict(KERNELSPEC)
     nb.metadata["language_info"] = {"name": "python"}
+    if name in INTERACTIVE:
+        nb.metadata[REPORT_KEY] = {"report": False, "why": INTERACTIVE[name]}
     return nb
+
+
+def require_report(path: str | Path) -> None:
+    """``ConfigError`` when the notebook at ``path`` says it is not a report (its
+    ``workbench.report`` metadata), naming why and what to do instead."""
+    from workbench.errors import ConfigError
+
+    meta = nbformat.read(path, as_version=4).metadata.get(REPORT_KEY, {})
+    if meta.get("report", True) is False:
+        why = meta.get("why") or "it is not a report"
+        raise ConfigError(
+            f"Notebook {Path(path).stem!r} is not a report: {why}. `workbench report` runs "
+            f"the reports: {', '.join(n for n in NOTEBOOKS if n not in INTERACTIVE)}."
+        )
 
 
 def write_notebooks(folder: str | Path = "notebooks") -> list[Path]:

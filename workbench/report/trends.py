@@ -2,8 +2,10 @@
 
 The store keeps every pull, so the workbench can say how the backlog moved. Each point is one
 pull run that finished ``ok`` or ``partial`` in the window (the last ``days`` days up to
-``until``): the store reconciled as of that run's finish (``reconcile.load(as_of=...)``), so a
-point shows what was known then, never what was learnt later. When the window holds more than
+``until``): the store reconciled as of that run's finish (``reconcile.load(as_of=...)``, with
+the report's SLA and grace), so a point shows what was known then, never what was learnt
+later. A reconciliation already made as of a run (``reuse``: the one the changes since the
+previous run compare with) is not made again. When the window holds more than
 ``MAX_POINTS`` runs, the last run of each day (in zone ``tz``) stands for its day.
 
 Per point (``TREND_COLUMNS``):
@@ -22,32 +24,29 @@ Per point (``TREND_COLUMNS``):
 
 Durations below 0 (a partner clock ahead of ours) count as 0.
 
->>> t = trends(store, days=14, until=rec.now, sla_days=5)  # doctest: +SKIP
+>>> before = previous_reconciliation(store, rec)  # doctest: +SKIP
+>>> t = trends(store, days=14, until=rec.now, sla_days=5, reuse=[before])  # doctest: +SKIP
 >>> t.points[["at", "open_requests", "within_sla_share"]]  # doctest: +SKIP
 >>> display(trends_section(t))  # doctest: +SKIP
+
+Its chart is :mod:`workbench.report.trend_charts`'s: this module loads no matplotlib.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 import pandas as pd
 from IPython.display import HTML
-from matplotlib import dates as mdates
-from matplotlib.axes import Axes
-from matplotlib.figure import Figure
-from matplotlib.ticker import MaxNLocator, PercentFormatter
 
 from workbench.errors import InvalidParameter
-from workbench.reconcile import EXCEPTION_KINDS, Reconciliation, load, reconcile
+from workbench.reconcile import EXCEPTION_KINDS, Reconciliation
 from workbench.reconcile.inputs import timestamp
-from workbench.report.changes import pull_runs
-from workbench.report.figures import MUTED, SIDE, SLA, STAGE, blank_figure, no_data
+from workbench.report.changes import as_of_run, pull_runs
 from workbench.report.markup import local_time, moment, page, paragraph, table, text
-from workbench.report.sections import figure_html
 from workbench.store import Store
 
 MAX_POINTS = 30  # more runs than this in the window: one point per day (each costs a reconcile)
@@ -77,8 +76,6 @@ TREND_TABLE = {
     "median_partner_ack_days": "median days to the partner's ack",
     "exceptions": "exceptions",
 }
-_KIND_COLORS = ("#2f6fb0", "#d9822b", "#3f9142", "#8e44ad", "#c0392b", "#16a085", "#7f8c8d",
-                "#b7950b")  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -102,12 +99,16 @@ def trends(
     days: float = 14,
     until: Any = None,
     sla_days: float = 5.0,
+    grace_hours: float = 0.0,
     tz: str | None = None,
     max_points: int = MAX_POINTS,
+    reuse: Iterable[Reconciliation | None] = (),
 ) -> Trends:
     """The reconciliation's figures as of each pull run of the last ``days`` days up to
     ``until`` (default: now); beyond ``max_points`` runs, the last of each day in zone ``tz``.
-    See the module docstring for what each figure counts."""
+    ``reuse``: reconciliations already made; one exactly as of a run (its finish, this
+    database, ``sla_days`` and ``grace_hours``) is its point. See the module docstring for
+    what each figure counts."""
     if (
         isinstance(days, bool)
         or not isinstance(days, int | float)
@@ -120,16 +121,18 @@ def trends(
     runs = pull_runs(store, until=end)
     runs = runs[runs["finished_at"] > end - pd.Timedelta(days=days)]
     chosen = _thinned(runs, tz, max_points)
-    rows, kinds = [], []
+    rows, kinds, known = [], [], list(reuse)
     for run in chosen.itertuples(index=False):
-        rec = reconcile(load(store, as_of=run.finished_at), sla_days=sla_days)
+        rec = as_of_run(store, run.finished_at, sla_days=sla_days, grace_hours=grace_hours,
+                        reuse=known)  # fmt: skip
         rows.append({"run_id": run.id, "at": run.finished_at, "status": run.status,
                      **point(rec)})  # fmt: skip
         kinds.append(rec.exceptions["kind"].astype(str).value_counts())
     points = pd.DataFrame(rows, columns=list(TREND_COLUMNS)).astype(TREND_COLUMNS)
     by_kind = pd.DataFrame(kinds, columns=list(EXCEPTION_KINDS)).fillna(0).astype("Int64")
     by_kind.index = pd.Index(points["run_id"], name="run_id")
-    points.attrs.update(operation="report.trends", days=days, until=end, sla_days=sla_days)
+    points.attrs.update(operation="report.trends", days=days, until=end, sla_days=sla_days,
+                        grace_hours=grace_hours)  # fmt: skip
     return Trends(points, by_kind, float(days), end, float(sla_days), len(runs))
 
 
@@ -179,72 +182,6 @@ def _thinned(runs: pd.DataFrame, tz: str | None, max_points: int) -> pd.DataFram
     return runs.assign(day=day).drop_duplicates("day", keep="last").drop(columns="day")
 
 
-def trends_chart(t: Trends, *, tz: str | None = None) -> Figure:
-    """Four panels over the pull runs: open requests and transcripts awaiting our
-    acknowledgment; the share answered within the SLA; the median days to respond and to
-    acknowledge; exceptions by kind (the kinds seen in the window)."""
-    fig = blank_figure(10, 7)
-    axes = fig.subplots(2, 2, sharex=True).flatten()
-    p = t.points
-    titles = ("Open items", f"Answered within the SLA ({t.sla_days:g} days)",
-              "Median days", "Exceptions by kind")  # fmt: skip
-    fig.suptitle(f"Trends over the pulls of the last {t.days:g} days, up to {moment(t.until, tz)}")
-    if p.empty:
-        for ax, title in zip(axes, titles, strict=True):
-            no_data(ax, title)
-        return fig
-    x = mdates.date2num(p["at"].dt.tz_convert(tz or "UTC").dt.tz_localize(None))
-    # at least an hour either side: one run, or runs minutes apart, still get a readable axis
-    pad = max((x.max() - x.min()) * 0.04, 1 / 24)
-    axes[0].set_xlim(x.min() - pad, x.max() + pad)
-    _lines(
-        axes[0],
-        x,
-        {
-            "open requests": (p["open_requests"], STAGE),
-            "transcripts awaiting our ack": (p["transcripts_awaiting_ack"], SIDE),
-        },
-    )
-    _lines(axes[1], x, {"answered within SLA": (p["within_sla_share"], STAGE)})
-    axes[1].yaxis.set_major_formatter(PercentFormatter(1.0, decimals=0))
-    axes[1].set_ylim(0, 1.05)
-    _lines(axes[2], x, {"request to our response": (p["median_response_days"], STAGE),
-                        "transcript to our ack": (p["median_ack_days"], SIDE),
-                        "our transcript to the partner's ack": (p["median_partner_ack_days"],
-                                                                MUTED)})  # fmt: skip
-    axes[2].axhline(t.sla_days, color=SLA, linestyle="--", linewidth=1, label="SLA")
-    seen = [k for k in t.by_kind.columns if t.by_kind[k].sum() > 0]
-    colors = dict(zip(seen, _KIND_COLORS * (len(seen) // len(_KIND_COLORS) + 1), strict=False))
-    _lines(axes[3], x, {k: (t.by_kind[k], colors[k]) for k in seen})
-    if not seen:
-        axes[3].text(0.5, 0.5, "no exceptions", ha="center", va="center", color=MUTED,
-                     transform=axes[3].transAxes)  # fmt: skip
-    for ax, title in zip(axes, titles, strict=True):
-        _dress(ax, title, integer=ax is not axes[1] and ax is not axes[2])
-    axes[2].set_ylabel("days")
-    return fig
-
-
-def _lines(ax: Axes, x: np.ndarray, series: dict[str, tuple[pd.Series, str]]) -> None:
-    for label, (values, color) in series.items():
-        y = values.to_numpy(dtype="float64", na_value=np.nan)
-        ax.plot(x, y, marker="o", markersize=3, label=label, color=color)
-
-
-def _dress(ax: Axes, title: str, *, integer: bool) -> None:
-    locator = mdates.AutoDateLocator(minticks=3, maxticks=7)
-    ax.xaxis.set_major_locator(locator)
-    ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))
-    if integer:
-        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.set_title(title)
-    if ax.get_legend_handles_labels()[0]:
-        ax.legend(loc="best", fontsize=7, frameon=False)
-    ax.margins(y=0.2)
-    ax.set_ylim(bottom=0)  # counts, shares and durations: never below 0
-    ax.spines[["top", "right"]].set_visible(False)
-
-
 def trends_table(t: Trends) -> pd.DataFrame:
     """``t.points`` as the section shows them, newest first; ``within_sla`` as text
     (``"8 of 10 (80%)"``)."""
@@ -262,6 +199,9 @@ def trends_table(t: Trends) -> pd.DataFrame:
 def trends_section(t: Trends, *, tz: str | None = None) -> HTML:
     """The trends chart and a table of its points, newest first; the block carries
     ``data-trend-points`` (how many), ``data-trend-days`` and ``data-trend-since``."""
+    from workbench.report.sections import figure_html  # matplotlib: only to draw
+    from workbench.report.trend_charts import trends_chart
+
     n = len(t.points)
     window = f"the last {t.days:g} days up to {moment(t.until, tz)}"
     if not n:

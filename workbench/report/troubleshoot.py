@@ -75,15 +75,19 @@ def require_request_id(request_id: str | None) -> str:
     rid = (request_id or "").strip()
     if not rid:
         raise ValueError(
-            "No request_id given: pass `-p request_id ID` to papermill (or run "
-            "`workbench troubleshoot REQUEST_ID`)."
+            "No request_id given. In JupyterLab: set request_id in the parameters cell (the "
+            "first code cell) to the request's id, then run all cells again. From a shell: "
+            "`workbench troubleshoot REQUEST_ID`, or pass `-p request_id ID` to papermill."
         )
     return rid
 
 
 def require_known(store: Store, request_id: str) -> str:
-    """``request_id``, or ``StoreError`` when ``store`` holds nothing about it."""
-    rid = str(request_id)
+    """``request_id`` as the store spells it (a GUID pasted with dashes or in upper case
+    included), or ``StoreError`` when ``store`` holds nothing about it."""
+    from workbench.bundle.assemble import stored_id
+
+    rid = stored_id(store, str(request_id))
     if store.timeline(rid).empty and store.document(rid) is None:
         raise StoreError(
             f"The store at {store.path} holds nothing about {rid!r}: no call, list entry, "

@@ -87,14 +87,7 @@ class Outbox:
         version = acknowledged_document(operation, clean_flat)
         at = now_text()
         with self._c.write(durable=True) as conn:
-            found = conn.execute(
-                "SELECT id, state, updated_at, payload_sha256, pid, document_id FROM "
-                "(SELECT *, json_extract(payload_flat, '$.document_id') AS document_id "
-                " FROM outbox WHERE operation = ? AND request_id = ? AND state IN (?, ?, ?)) "
-                "WHERE ? IS NULL OR document_id IS NULL OR document_id = ? "
-                "ORDER BY id DESC LIMIT 1",
-                (operation, request_id, *BLOCKING, version, version),
-            ).fetchone()
+            found = _blocking(conn, operation, request_id, version)
             if found and not force:
                 raise _duplicate(operation, request_id, found, digest)
             cursor = conn.execute(
@@ -116,6 +109,17 @@ class Outbox:
                 ),
             )
             return int(cursor.lastrowid or 0)
+
+    def duplicate_of(
+        self, operation: str, request_id: str, *, document_id: str | None = None, hint: str = ""
+    ) -> DuplicateSend | None:
+        """The refusal ``begin`` would raise for this send now (``document_id``: the version an
+        acknowledgment acknowledges), or None: lets a caller say so before it asks anyone.
+        ``hint`` replaces the advice to pass ``force=True`` (a CLI says ``--force``)."""
+        version = document_id if operation == "send_acknowledgment" and document_id else None
+        with self._c.read() as conn:
+            found = _blocking(conn, operation, request_id, version)
+        return _duplicate(operation, request_id, found, None, hint=hint) if found else None
 
     def mark_sent(
         self,
@@ -255,11 +259,33 @@ def acknowledged_document(operation: str, flat: Mapping[str, Any] | None) -> str
     return str(value) if value not in (None, "") else None
 
 
+def _blocking(
+    conn: sqlite3.Connection, operation: str, request_id: str, version: str | None
+) -> tuple[Any, ...] | None:
+    """The newest entry that blocks this send: the same operation and request, pending, sent
+    or uncertain (for an acknowledgment of a known version, of that version or unknown)."""
+    return conn.execute(
+        "SELECT id, state, updated_at, payload_sha256, pid, document_id FROM "
+        "(SELECT *, json_extract(payload_flat, '$.document_id') AS document_id "
+        " FROM outbox WHERE operation = ? AND request_id = ? AND state IN (?, ?, ?)) "
+        "WHERE ? IS NULL OR document_id IS NULL OR document_id = ? "
+        "ORDER BY id DESC LIMIT 1",
+        (operation, request_id, *BLOCKING, version, version),
+    ).fetchone()
+
+
 def _duplicate(
-    operation: str, request_id: str, found: tuple[Any, ...], digest: str
+    operation: str,
+    request_id: str,
+    found: tuple[Any, ...],
+    digest: str | None,
+    *,
+    hint: str = "",
 ) -> DuplicateSend:
     entry_id, state, since, sent_digest, pid, document_id = found
-    same = "the same payload" if sent_digest == digest else "a different payload"
+    entry = f"outbox entry {entry_id}"
+    if digest is not None:
+        entry += ", the same payload" if sent_digest == digest else ", a different payload"
     subject = repr(request_id)
     if operation == "send_acknowledgment":  # refused per version (see acknowledged_document)
         version = f"DocumentID {document_id!r}" if document_id else "a version not recorded"
@@ -276,8 +302,8 @@ def _duplicate(
         ),
     }[state]
     return DuplicateSend(
-        f"{operation} for {subject} {what} (outbox entry {entry_id}, {same}). Sending it "
-        "again could duplicate it at the partner; pass force=True to send it anyway.",
+        f"{operation} for {subject} {what} ({entry}). Sending it again could duplicate it at "
+        f"the partner; {hint or 'pass force=True'} to send it anyway.",
         entry_id=entry_id,
         state=state,
     )

@@ -1,0 +1,39 @@
+"""``workbench.report`` loads its names on first use: the process that runs a report job (the
+CLI) loads no matplotlib, which only the notebook's kernel draws with; every public name still
+resolves, and a function never turns into the module of the same name."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+PROBE = """
+import json, sys
+import workbench.report.job, workbench.report.deliver
+job_modules = sorted(sys.modules)
+from workbench import report
+import workbench.report.trends, workbench.report.changes, workbench.report.freshness
+shadowed = {n: type(getattr(report, n)).__name__ for n in ("trends", "changes", "freshness")}
+missing = [n for n in report.__all__ if not hasattr(report, n)]
+where = {n: getattr(getattr(report, n), "__module__", "workbench") for n in report.__all__}
+foreign = [n for n, module in where.items() if not module.startswith("workbench")]
+print(json.dumps({"job": job_modules, "shadowed": shadowed, "missing": missing,
+                  "foreign": foreign, "dir": sorted(set(report.__all__) - set(dir(report))),
+                  "submodule": report.validation.__name__, "all": sorted(sys.modules)}))
+"""
+
+
+def test_a_report_job_loads_no_matplotlib_and_every_name_resolves() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE], capture_output=True, text=True, check=False, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    found = json.loads(done.stdout)
+    job = set(found["job"])
+    assert not [m for m in job if m.split(".")[0] == "matplotlib"]
+    assert "workbench.report.figures" not in job and "workbench.pull" not in job
+    assert found["shadowed"] == dict.fromkeys(("trends", "changes", "freshness"), "function")
+    assert found["missing"] == [] and found["foreign"] == [] and found["dir"] == []
+    assert found["submodule"] == "workbench.report.validation"
+    assert "matplotlib" in found["all"]  # the charts loaded it when asked for

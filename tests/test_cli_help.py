@@ -1,0 +1,167 @@
+"""The command line reads well: plain help at ``COLUMNS``, ``docs/cli.md`` equal to it, messages
+that name what to fix, absolute paths, pasted GUIDs matched, and no lock file left behind."""
+
+from __future__ import annotations
+
+import os
+import re
+import sqlite3
+import subprocess
+import sys
+import zipfile
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner, Result
+
+from tests.conftest import FAST
+from workbench.cli import app
+from workbench.cli.docs import DOCS_PATH, help_texts, render
+from workbench.sandbox import Sandbox
+from workbench.store import Store
+from workbench.store.lock import lock_path
+
+HELP = help_texts()
+TYPER_LABELS = re.compile(r"<(bool|str|int|float|list|path|datetime)\b")
+
+
+def run(*args: str, columns: int = 100, **env: str) -> Result:
+    """``workbench ARGS`` with no WORKBENCH_* variable but ``env``, at ``columns`` columns."""
+    environ: dict[str, str | None] = {k: None for k in os.environ if k.startswith("WORKBENCH_")}
+    environ.update({"COLUMNS": str(columns), **env})
+    return CliRunner().invoke(app, list(args), env=environ)
+
+
+@pytest.mark.parametrize("command", sorted(HELP))
+def test_help_reads_as_plain_click_help(command: str) -> None:
+    text = HELP[command]
+    usage = text.splitlines()[0]
+    assert usage.startswith(f"Usage: {command} ")
+    assert "{" not in usage and "}" not in usage  # not Typer's {request_id}
+    assert not TYPER_LABELS.search(text), text  # no --port <int>, NAME <str>, --help <bool>
+    assert "[default: no-" not in text  # a flag's default, cut across lines
+    _, _, commands = text.partition("Commands:")
+    assert "..." not in commands  # each summary whole
+
+
+def test_values_are_named_and_defaults_shown() -> None:
+    assert "Usage: workbench bundle [OPTIONS] REQUEST_ID" in HELP["workbench bundle"]
+    assert "Usage: workbench send ack [OPTIONS] ID [FILE]" in HELP["workbench send ack"]
+    pull = HELP["workbench pull"]
+    assert re.search(r"--wait SECONDS .*\[default: 60\.0\]", " ".join(pull.split()))
+    assert "default: when stderr is a terminal" in " ".join(pull.split())
+    assert "--db PATH" in pull and "--profile NAME" in pull
+    sandbox = " ".join(HELP["workbench sandbox"].split())
+    assert "--port PORT Port to listen on (0: any free port). [default: 8765]" in sandbox
+    # the send group's summary is whole in the command list, not cut with "..."
+    assert "through the outbox." in " ".join(HELP["workbench"].split())
+
+
+def test_docs_cli_md_is_current() -> None:
+    """Regenerate with ``python -m workbench.cli.docs``."""
+    assert DOCS_PATH.read_text(encoding="utf-8") == render()
+
+
+def printed_help(*args: str, columns: int) -> str:
+    """``workbench ARGS --help`` as the console script prints it (Click's test runner would
+    force 80 columns)."""
+    return subprocess.run(
+        [str(Path(sys.executable).with_name("workbench")), *args, "--help"],
+        env={**os.environ, "COLUMNS": str(columns)},
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+
+
+def test_docs_equal_what_a_terminal_of_100_columns_shows() -> None:
+    printed = printed_help("send", "ack", columns=100)
+    assert printed == HELP["workbench send ack"] + "\n"
+    assert f"```text\n{printed.rstrip()}\n```" in DOCS_PATH.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("columns", [60, 100])
+def test_help_wraps_at_columns(columns: int) -> None:
+    lines = printed_help("report", columns=columns).splitlines()
+    assert max(map(len, lines)) <= columns
+    assert max(map(len, lines)) > columns - 10  # the room is used, not a fixed 80
+
+
+def test_a_missing_profiles_file_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = run("doctor", "--profile", "prod", columns=60)
+    assert result.exit_code == 2
+    message = " ".join(result.stderr.split())
+    assert f"there is no profiles file at {tmp_path / 'workbench.toml'}" in message
+    assert "[profiles.prod]" in message and "--config PATH" in message
+    lines = result.stderr.splitlines()
+    assert len(lines) > 2  # wrapped at COLUMNS, a path never cut: it may be a line of its own
+    assert all(len(line) <= 60 or len(line.split()) == 1 for line in lines), lines
+
+
+def test_doctor_points_at_what_it_prints(sandbox: Sandbox) -> None:
+    env = {**sandbox.env, **FAST, "WORKBENCH_SUPPLIER_CLIENT_SECRET": "not-the-issued-secret"}
+    result = run("doctor", columns=80, **env)
+    assert result.exit_code == 1
+    hint = re.search(r'see "([^"]+)" above', result.stderr)
+    assert hint is not None, result.stderr
+    assert f"\n{hint.group(1)}:\n- supplier / token: " in result.stdout
+    assert max(map(len, result.stdout.splitlines())) <= 80  # the detail column wraps
+
+
+@pytest.mark.slow
+def test_pull_bundle_and_troubleshoot_with_a_pasted_guid(
+    sandbox_factory: Callable[..., Sandbox], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sb = sandbox_factory(id_scheme="guid", initial_requests=3, initial_transcripts=2)
+    monkeypatch.chdir(tmp_path)
+    db = tmp_path / "wb.db"
+    env = {**sb.env, **FAST, "WORKBENCH_DB": str(db)}
+    pulled = run("pull", "--no-progress", **env)
+    assert pulled.exit_code == 0, pulled.output
+    assert db.exists() and not lock_path(db).exists()
+    assert not list(tmp_path.glob("*.lock*"))
+
+    stored = sb.pending_request_ids()[0]
+    assert "-" in stored and stored == stored.lower()
+    pasted = stored.replace("-", "").upper()
+    bundled = run("bundle", pasted, **env)
+    assert bundled.exit_code == 0, bundled.output
+    zip_path = Path(bundled.stdout.strip())
+    assert zip_path.is_absolute() and zip_path.is_file()
+    assert zip_path.parent == tmp_path / "data" / "bundles"
+    assert zip_path.name.startswith(stored)
+    with zipfile.ZipFile(zip_path) as archive:
+        assert stored in archive.read("README.txt").decode()
+
+    shot = run("troubleshoot", pasted.lower(), "--no-pull", "--output-dir", "reports", **env)
+    assert shot.exit_code == 0, shot.output
+    bundle_line, ipynb, html = shot.stdout.strip().splitlines()[-3:]
+    assert all(Path(p).is_absolute() for p in (bundle_line, ipynb, html))
+    assert Path(bundle_line).name.startswith(stored)
+
+
+def test_the_lock_file_is_deleted_when_released(tmp_path: Path) -> None:
+    db = tmp_path / "wb.db"
+    with Store(db) as store:
+        with store.run_lock(timeout_s=1):
+            assert lock_path(db).exists()
+        assert not lock_path(db).exists()
+        with store.run_lock(timeout_s=1):  # and taken again
+            assert lock_path(db).exists()
+    assert not lock_path(db).exists()
+
+
+def test_a_lock_file_whose_holder_died_while_deleting_it_is_cleared(tmp_path: Path) -> None:
+    """A holder that retired the file (the first step of deleting it) and died before the
+    second: the next pull deletes it in its place and takes a fresh lock."""
+    db = tmp_path / "wb.db"
+    path = lock_path(db)
+    left = sqlite3.connect(path, isolation_level=None)
+    left.execute("CREATE TABLE retired (inode INTEGER)")
+    left.execute("INSERT INTO retired VALUES (?)", (os.stat(path).st_ino,))
+    left.close()
+    with Store(db) as store, store.run_lock(timeout_s=10):
+        assert os.stat(path).st_size == 0  # held on a new, empty file, not the retired one
+    assert not path.exists()
