@@ -26,6 +26,13 @@ FAST = {
 }
 
 
+@pytest.fixture(autouse=True)
+def _no_inherited_columns(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The CLI wraps its output at ``COLUMNS``; pytest-xdist's workers inherit ``COLUMNS=80``,
+    so tests run without it unless they set it themselves."""
+    monkeypatch.delenv("COLUMNS", raising=False)
+
+
 @pytest.fixture
 def sandbox_factory() -> Iterator[Callable[..., Sandbox]]:
     """Start sandboxes with SandboxSettings (or Faults) overrides; all stop at teardown."""

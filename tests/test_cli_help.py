@@ -1,11 +1,10 @@
 """The command line reads well: plain help at ``COLUMNS``, ``docs/cli.md`` equal to it, messages
-that name what to fix, absolute paths, pasted GUIDs matched, and no lock file left behind."""
+that name what to fix, absolute paths and pasted GUIDs matched."""
 
 from __future__ import annotations
 
 import os
 import re
-import sqlite3
 import subprocess
 import sys
 import zipfile
@@ -18,9 +17,9 @@ from typer.testing import CliRunner, Result
 from tests.conftest import FAST
 from workbench.cli import app
 from workbench.cli.docs import DOCS_PATH, help_texts, render
+from workbench.errors import InvalidParameter
+from workbench.ids import resolve_id
 from workbench.sandbox import Sandbox
-from workbench.store import Store
-from workbench.store.lock import lock_path
 
 HELP = help_texts()
 TYPER_LABELS = re.compile(r"<(bool|str|int|float|list|path|datetime)\b")
@@ -120,8 +119,7 @@ def test_pull_bundle_and_troubleshoot_with_a_pasted_guid(
     env = {**sb.env, **FAST, "WORKBENCH_DB": str(db)}
     pulled = run("pull", "--no-progress", **env)
     assert pulled.exit_code == 0, pulled.output
-    assert db.exists() and not lock_path(db).exists()
-    assert not list(tmp_path.glob("*.lock*"))
+    assert db.exists()
 
     stored = sb.pending_request_ids()[0]
     assert "-" in stored and stored == stored.lower()
@@ -142,26 +140,14 @@ def test_pull_bundle_and_troubleshoot_with_a_pasted_guid(
     assert Path(bundle_line).name.startswith(stored)
 
 
-def test_the_lock_file_is_deleted_when_released(tmp_path: Path) -> None:
-    db = tmp_path / "wb.db"
-    with Store(db) as store:
-        with store.run_lock(timeout_s=1):
-            assert lock_path(db).exists()
-        assert not lock_path(db).exists()
-        with store.run_lock(timeout_s=1):  # and taken again
-            assert lock_path(db).exists()
-    assert not lock_path(db).exists()
-
-
-def test_a_lock_file_whose_holder_died_while_deleting_it_is_cleared(tmp_path: Path) -> None:
-    """A holder that retired the file (the first step of deleting it) and died before the
-    second: the next pull deletes it in its place and takes a fresh lock."""
-    db = tmp_path / "wb.db"
-    path = lock_path(db)
-    left = sqlite3.connect(path, isolation_level=None)
-    left.execute("CREATE TABLE retired (inode INTEGER)")
-    left.execute("INSERT INTO retired VALUES (?)", (os.stat(path).st_ino,))
-    left.close()
-    with Store(db) as store, store.run_lock(timeout_s=10):
-        assert os.stat(path).st_size == 0  # held on a new, empty file, not the retired one
-    assert not path.exists()
+def test_a_pasted_guid_matching_two_stored_spellings_is_refused() -> None:
+    one, two = "7c1d0b5200004000800000000000000a", "7C1D0B52-0000-4000-8000-00000000000A"
+    pasted = "7c1d0b52-0000-4000-8000-00000000000a"
+    with pytest.raises(InvalidParameter) as refused:
+        resolve_id(pasted, [one, two, "R-1"])
+    message = str(refused.value)
+    assert one in message and two in message and "paste one of them exactly" in message
+    assert refused.value.parameter == "request_id"
+    assert resolve_id(two, [one, two]) == two  # pasted exactly: no doubt
+    assert resolve_id(pasted.upper(), [one, "R-1"]) == one  # one match: its spelling
+    assert resolve_id(pasted, ["R-1"]) == pasted  # none: as typed

@@ -4,6 +4,8 @@ dry runs, prompts answered no and yes, ``--yes``, read-only profiles, duplicates
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -323,3 +325,63 @@ def test_a_transcript_of_another_request_is_refused_before_any_prompt(
     assert "belongs to another request" in done.output
     assert "Send it?" not in done.output
     assert sb.received == []
+
+
+def test_a_fifo_as_file_is_refused_without_waiting_for_a_writer(tmp_path: Path) -> None:
+    """Refused from ``os.stat`` before the file is opened: opening a FIFO would block for ever
+    (the subprocess's timeout only guards the suite against that hang)."""
+    fifo = tmp_path / "transcript.xml"
+    os.mkfifo(fifo)
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("WORKBENCH_")}
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "workbench.cli",
+            "send",
+            "transcript",
+            "R-1",
+            str(fifo),
+            "--dry-run",
+        ],
+        env={**environ, "WORKBENCH_DB": str(tmp_path / "wb.db")},
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2, done.stderr
+    assert f"{fifo} is not a regular file" in " ".join(done.stderr.split())
+    assert not (tmp_path / "wb.db").exists()
+
+
+@pytest.mark.parametrize(("cap", "size"), [(None, 30 * 1024 * 1024), ("1000", 1001)])
+def test_a_file_over_the_pesc_cap_is_refused_before_it_is_read(
+    sandbox: Sandbox, tmp_path: Path, cap: str | None, size: int
+) -> None:
+    item = sandbox.pending_request_ids()[0]
+    big = tmp_path / "big.xml"
+    with big.open("wb") as f:
+        f.truncate(size)  # sparse: nothing to read would fit the cap
+    env = {} if cap is None else {"WORKBENCH_PESC_MAX_BYTES": cap}
+    done = send(sandbox, tmp_path / "wb.db", "transcript", item, str(big), "--dry-run", **env)
+    assert done.exit_code == 2, done.output
+    limit = "10,485,760" if cap is None else "1,000"
+    message = " ".join(done.stderr.split())
+    assert f"{big} is {size:,} bytes, over the {limit}-byte limit" in message
+    assert "WORKBENCH_PESC_MAX_BYTES" in message and "FILE" in message
+    assert sandbox.received == []
+
+
+def test_a_file_that_is_not_xml_is_described_never_quoted(sandbox: Sandbox, tmp_path: Path) -> None:
+    """A student-data CSV picked by mistake: the refusal says what it is, not what it holds."""
+    item = sandbox.pending_request_ids()[0]
+    csv = tmp_path / "students.xml"
+    csv.write_text("student_number,name\n30012345,Jane Gonçalves\n", encoding="utf-8")
+    done = send(sandbox, tmp_path / "wb.db", "transcript", item, str(csv), "--dry-run")
+    assert done.exit_code == 2, done.output
+    assert "Jane" not in done.output and "student_number" not in done.output
+    assert "30012345" not in done.output
+    message = " ".join(done.output.split())
+    assert "not XML: it starts with text, not '<' (45 bytes)" in message
+    assert "is not a usable PESC document" in message

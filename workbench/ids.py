@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from typing import Any
 from urllib.parse import quote
 
-from workbench.errors import InvalidValue
+from workbench.errors import InvalidParameter, InvalidValue
 
 MAX_ID_LENGTH = 128
 # Cc: control characters; Cs: lone surrogates (cannot be encoded); Zl/Zp: line separators.
@@ -63,7 +63,8 @@ def guid_key(text: str) -> str | None:
 
 def resolve_id(typed: str, known: Iterable[str]) -> str:
     """The one spelling among ``known`` ids of ``typed`` when ``typed`` is a hex GUID written
-    with or without dashes, in any case; else ``typed`` itself.
+    with or without dashes, in any case; else ``typed`` itself. ``InvalidParameter`` when
+    ``known`` spells it in several ways, unless ``typed`` is one of them exactly.
 
     >>> resolve_id("7C1D0B52-0000-4000-8000-00000000000A", ["7c1d0b5200004000800000000000000a"])
     '7c1d0b5200004000800000000000000a'
@@ -72,7 +73,16 @@ def resolve_id(typed: str, known: Iterable[str]) -> str:
     if key is None:
         return typed
     matches = {k for k in known if isinstance(k, str) and guid_key(k) == key}
-    return matches.pop() if len(matches) == 1 else typed
+    if len(matches) == 1:
+        return matches.pop()
+    if len(matches) > 1 and typed not in matches:
+        spelled = ", ".join(sorted(matches))
+        raise InvalidParameter(
+            f"{_show(typed)} matches {len(matches)} stored ids ({spelled}); paste one of them "
+            "exactly, dashes and case included.",
+            parameter="request_id",
+        )
+    return typed
 
 
 def request_path(template: str, request_id: Any) -> str:

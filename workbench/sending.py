@@ -19,6 +19,7 @@ partner's spelling when they are hex GUIDs (:func:`resolve_id`).
 
 from __future__ import annotations
 
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date
@@ -312,10 +313,36 @@ def _check_options(request: SendRequest) -> None:
 
 
 def _read_file(path: Path) -> bytes:
+    """The bytes of the regular file ``path``, refused (before reading) when it is anything
+    else (a FIFO would block for ever) or larger than a PESC document may be."""
+    from workbench.pesc.document import max_bytes
+
+    limit = max_bytes()
     try:
-        return path.read_bytes()
+        info = path.stat()
+        if not stat.S_ISREG(info.st_mode):
+            raise InvalidParameter(
+                f"{path} is not a regular file; give the path of a PESC XML file.",
+                parameter="file",
+            )
+        if info.st_size > limit:
+            raise InvalidParameter(_too_large(path, info.st_size, limit), parameter="file")
+        with path.open("rb") as f:
+            data = f.read(limit + 1)  # it may have grown since
     except OSError as exc:
         raise InvalidParameter(f"Cannot read {path}: {exc.strerror}.", parameter="file") from None
+    if len(data) > limit:
+        raise InvalidParameter(_too_large(path, len(data), limit), parameter="file")
+    return data
+
+
+def _too_large(path: Path, size: int, limit: int) -> str:
+    from workbench.pesc.document import MAX_BYTES_VARIABLE
+
+    return (
+        f"{path} is {size:,} bytes, over the {limit:,}-byte limit of a PESC document. Check "
+        f"the file; raise {MAX_BYTES_VARIABLE} if such documents are expected."
+    )
 
 
 def _require_writable(w: Workbench) -> None:

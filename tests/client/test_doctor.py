@@ -115,9 +115,7 @@ def test_cli_demo_prints_every_list_and_removes_only_its_database(
         assert title in result.output
     assert "pull run 2: ok" in result.output
     assert (data / "demo.db").read_bytes().startswith(b"SQLite format 3")
-    # The reset left it; the pulls locked it, then retired and deleted it on release (its
-    # holders start again on a new file: workbench.store.lock).
-    assert not still_linked and not (data / "demo.db.lock").exists()
+    assert still_linked
     assert (data / "demo.db.keepme").read_text() == "mine"
     assert (data / "demo.db.d" / "notes.txt").read_text() == "mine"
 

@@ -160,6 +160,11 @@ def as_document(doc_or_xml: PescDocument | str | bytes) -> PescDocument:
     return parse(doc_or_xml)
 
 
+def max_bytes() -> int:
+    """The cap on a document's size in bytes: ``WORKBENCH_PESC_MAX_BYTES``, else 10 MiB."""
+    return _max_bytes(None)
+
+
 def _max_bytes(max_bytes: int | None) -> int:
     if max_bytes is not None:
         return max_bytes

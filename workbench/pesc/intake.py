@@ -243,10 +243,11 @@ def _check_prolog(text: Any, markup: _Markup) -> int:
     if not text:
         raise PescError("The XML is empty. Check the PESCXML field of the message.", reason="empty")
     if not text.startswith(markup.lt):
-        shown = text[:20] if isinstance(text, str) else text[:20].decode("utf-8", "replace")
+        # Described, never quoted: a file picked by mistake may hold student data.
+        size = len(text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text)
         raise PescError(
-            f"This is not XML: it starts with {shown!r}. Expected a PESC document "
-            "('<...>' or once-escaped '&lt;...').",
+            f"This is not XML: it starts with text, not '<' ({size:,} bytes). Expected a PESC "
+            "document ('<...>' or once-escaped '&lt;...').",
             reason="malformed",
         )
     position = 0

@@ -155,8 +155,8 @@ def _tracking(t: Mapping[str, pd.DataFrame]) -> list[pd.DataFrame]:
     compared: a partner may key its API by a GUID, distinct from any tracking id."""
     parts = []
     ob = t["outbox"]
-    of_request = t["requests"].set_index("request_id")["request_tracking_id"]
-    of_transcript = t["transcripts"].set_index("transcript_id")["request_tracking_id"]
+    of_request = t["requests"]["request_tracking_id"]
+    of_transcript = t["transcripts"]["request_tracking_id"]
     # Only what may have reached the partner and names a tracking id can contradict it.
     sent = ob[ob["state"].isin(_MAY_HAVE_REACHED) & ob["sent_request_tracking_id"].notna()]
     supplier = sent["operation"].isin(SUPPLIER_OPERATIONS)
@@ -229,8 +229,9 @@ def _identity(t: Mapping[str, pd.DataFrame]) -> list[pd.DataFrame]:
         ["request_id", "outbox_id", *(f"sent_{c}" for c in IDENTITY)],
     ]
     sent = sent.drop_duplicates("request_id", keep="last")
-    students = t["requests"][["request_id", *IDENTITY]]
-    pairs = sent.merge(students, how="inner", on="request_id", sort=False)
+    # A send for a request we do not hold finds its student missing: it compares nothing.
+    students = t["requests"][list(IDENTITY)].reindex(sent["request_id"])
+    pairs = sent.join(students.set_axis(sent.index))
     parts = []
     for column in IDENTITY:
         # Only the rows that differ as stored can differ once normalised: normalise those.

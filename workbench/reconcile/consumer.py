@@ -112,11 +112,10 @@ def status(
     tried = ours.drop_duplicates("request_id", keep="last")
     tried = pd.DataFrame(
         {
-            "transcript_id": tried["request_id"],
             "ack_send_state": tried["state"],
             "ack_note": tried["resolution"].fillna(tried["error"]),
         }
-    )
+    ).set_axis(tried["request_id"])
 
     # Our newest acknowledgment that was sent, what it said, and the version it acknowledges.
     sent = ours[ours["state"] == "sent"].drop_duplicates("request_id", keep="last")
@@ -125,7 +124,6 @@ def status(
                       on="outbox_id", suffixes=("", "_ack"))  # fmt: skip
     sent = pd.DataFrame(
         {
-            "transcript_id": sent["request_id"],
             "ack_outbox_id": sent["outbox_id"],
             "acknowledged_at": sent["recorded_at"].fillna(sent["updated_at"]),
             "ack_award_total": sent["academic_award_total"],
@@ -133,10 +131,10 @@ def status(
             "acknowledged_version": version.array,
             "acked": pd.Series(True, index=sent.index, dtype=FLAG),
         }
-    )
+    ).set_axis(sent["request_id"])
 
-    frame = t["transcripts"].merge(tried, how="left", on="transcript_id")
-    frame = frame.merge(sent, how="left", on="transcript_id")
+    # Both pieces are indexed by transcript id: joins align them on the transcripts' index.
+    frame = t["transcripts"].join(tried).join(sent).reset_index()
     # Our newest acknowledgment is of an older version than the current one: re-issued since.
     acked = frame["acked"].fillna(False)
     older = (frame["acknowledged_version"] < frame["current_version"]).fillna(False)
@@ -187,11 +185,18 @@ def duplicates(frame: pd.DataFrame) -> tuple[pd.Series, pd.Series]:
     """
     first = pd.Series(pd.NA, index=frame.index, dtype=TEXT)
     matched = pd.Series(pd.NA, index=frame.index, dtype=TEXT)
-    students = list(dict.fromkeys(c for name in DUPLICATE_KEYS for c in _KEY_COLUMNS[name]))
-    ordered = frame[["transcript_id", "request_date", *students]].assign(
-        organisation=frame["source_org_id"].fillna(frame["source_org_name"])
-    )
-    ordered = ordered.sort_values("request_date", kind="stable")
+    # Each value as an integer code (missing: NaN), so that every key groups on numbers: the
+    # text is hashed once per column, not once per key and step.
+    values = {
+        "organisation": frame["source_org_id"].fillna(frame["source_org_name"]),
+        **{c: frame[c] for name in DUPLICATE_KEYS for c in _KEY_COLUMNS[name]},
+    }
+    codes = {c: pd.factorize(v)[0] for c, v in values.items()}
+    ordered = pd.DataFrame(
+        {c: np.where(code >= 0, code, np.nan) for c, code in codes.items()}
+        | {"transcript_id": frame["transcript_id"], "request_date": frame["request_date"]},
+        index=frame.index,
+    ).sort_values("request_date", kind="stable")
     for strength, name in enumerate(DUPLICATE_KEYS):
         key = ["organisation", *_KEY_COLUMNS[name]]
         twins = ordered.dropna(subset=key)

@@ -167,12 +167,15 @@ def _conform(frame: pd.DataFrame | None, columns: Mapping[str, str]) -> pd.DataF
 
 def prepared(tables: Mapping[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
     """The conformed tables as the rules read them: one row per request and per transcript (a
-    repeated id keeps its last row), the outbox oldest first, and each response and
-    acknowledgment with ``answers``: the id its outbox entry was sent for (its own
-    ``request_id`` when we hold no such entry)."""
+    repeated id keeps its last row), indexed by its id; the outbox oldest first; and each
+    response and acknowledgment with ``answers``: the id its outbox entry was sent for (its
+    own ``request_id`` when we hold no such entry).
+
+    The rules attach what they find per id by index alignment (``join``, ``map``): the ids
+    are hashed once, into the index, and not again in every step."""
     t = conform(tables)
     for name, id_column in (("requests", "request_id"), ("transcripts", "transcript_id")):
-        t[name] = t[name].drop_duplicates(id_column, keep="last", ignore_index=True)
+        t[name] = t[name].drop_duplicates(id_column, keep="last").set_index(id_column)
     outbox = t["outbox"].sort_values("outbox_id", kind="stable", ignore_index=True)
     t["outbox"] = outbox
     entries = outbox[["outbox_id", "request_id"]].dropna(subset=["outbox_id"])

@@ -6,20 +6,17 @@ however it ends (``kill -9`` included), so it can never go stale; a second pull 
 most ``timeout_s`` (SQLite's busy handler). Who holds it (pid, host, since) is written to the
 ``locks`` table of the database, only to make the refusal message useful.
 
-The side file is deleted when the lock is released (POSIX). Deleting a lock file is only safe if
-a waiter cannot end up holding the deleted file while a newcomer locks a new one, so the holder
-first *retires* it: still holding the lock, it writes the file's inode into it and commits, then
-deletes it. Whoever gets the lock of a retired file lets it go and starts again on the path, and
-deletes it in its holder's place when it stays there (that holder died between the two steps).
+The side file stays when the lock is released, on purpose: every pull locks the same file, so
+two pulls can never each hold a lock on a different one. Deleting it on release would let a
+waiter hold the deleted file while a newcomer locks a new one at the same path.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 import socket
 import sqlite3
-import time
+import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -29,7 +26,6 @@ from workbench.store.cells import now_text
 from workbench.store.connection import Connection
 
 LOCK_NAME = "pull"
-_RETIRING_S = 1.0  # how long a retired lock file may stay before a waiter deletes it itself
 
 
 def lock_path(db_path: Path) -> Path:
@@ -40,8 +36,19 @@ def lock_path(db_path: Path) -> Path:
 def run_lock(c: Connection, *, timeout_s: float) -> Iterator[None]:
     """Hold the pull lock of ``c``'s database for the ``with`` block."""
     path = lock_path(c.path)
-    holder = _acquire(c, path, timeout_s)
+    _check_lock_file(path)
+    holder = sqlite3.connect(str(path), timeout=max(timeout_s, 0.0), isolation_level=None)
     try:
+        try:
+            holder.execute("BEGIN EXCLUSIVE")
+        except sqlite3.DatabaseError as exc:
+            text = str(exc).lower()
+            if "locked" in text or "busy" in text:
+                raise StoreError(_busy_message(c, timeout_s)) from None
+            raise StoreError(
+                f"Cannot take the pull lock {path}: {exc}. It only holds the lock: it is safe "
+                "to delete when no pull of this database is running; delete it and try again."
+            ) from exc
         with c.write() as conn:
             conn.execute(
                 "INSERT INTO locks (name, pid, host, since) VALUES (?, ?, ?, ?) "
@@ -57,59 +64,25 @@ def run_lock(c: Connection, *, timeout_s: float) -> Iterator[None]:
                     "DELETE FROM locks WHERE name = ? AND pid = ?", (LOCK_NAME, os.getpid())
                 )
     finally:
-        _release(holder, path)
-
-
-def _acquire(c: Connection, path: Path, timeout_s: float) -> sqlite3.Connection:
-    """A connection holding the exclusive lock of the live (not retired) file at ``path``."""
-    deadline = time.monotonic() + max(timeout_s, 0.0)
-    retired_since: dict[int, float] = {}
-    while True:
-        left = max(deadline - time.monotonic(), 0.0)
-        holder = sqlite3.connect(str(path), timeout=left, isolation_level=None)
-        try:
-            holder.execute("BEGIN EXCLUSIVE")
-            retired = _retired_inode(holder)
-        except sqlite3.OperationalError as exc:
-            holder.close()
-            if "locked" not in str(exc).lower() and "busy" not in str(exc).lower():
-                raise StoreError(f"Cannot take the pull lock {path}: {exc}.") from exc
-            raise StoreError(_busy_message(c, timeout_s)) from None
-        if retired is None:
-            return holder
-        holder.close()  # its holder is deleting it: start again on the file at the path
-        now = time.monotonic()
-        if now - retired_since.setdefault(retired, now) > _RETIRING_S:
-            with contextlib.suppress(OSError):
-                if os.stat(path).st_ino == retired:
-                    path.unlink()
-        if now > deadline:
-            raise StoreError(_busy_message(c, timeout_s))
-        time.sleep(0.01)
-
-
-def _retired_inode(holder: sqlite3.Connection) -> int | None:
-    found = holder.execute("SELECT 1 FROM sqlite_master WHERE name = 'retired'").fetchone()
-    if found is None:
-        return None
-    row = holder.execute("SELECT inode FROM retired").fetchone()
-    return int(row[0]) if row else 0
-
-
-def _release(holder: sqlite3.Connection, path: Path) -> None:
-    """Retire and delete the lock file, then let the lock go. Where files open cannot be
-    deleted (Windows), or when anything fails, the file stays: the next pull reuses it."""
-    try:
-        if os.name == "posix":
-            inode = os.stat(path).st_ino
-            holder.execute("CREATE TABLE retired (inode INTEGER)")
-            holder.execute("INSERT INTO retired VALUES (?)", (inode,))
-            holder.execute("COMMIT")
-            path.unlink()
-    except (OSError, sqlite3.Error):
-        pass
-    finally:
         holder.close()
+
+
+def _check_lock_file(path: Path) -> None:
+    """Refuse a ``<db>.lock`` that is not a plain file: locking through a symbolic link would
+    write into its target, and a FIFO or a folder cannot hold the lock."""
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise StoreError(f"Cannot read the pull lock {path}: {exc.strerror}.") from exc
+    if stat.S_ISREG(mode):
+        return
+    what = "a symbolic link" if stat.S_ISLNK(mode) else "not a regular file"
+    raise StoreError(
+        f"The pull lock {path} is {what}; the workbench only locks a plain file it creates "
+        "itself. Remove it (nothing else uses that name) and try again."
+    )
 
 
 def _busy_message(c: Connection, timeout_s: float) -> str:
