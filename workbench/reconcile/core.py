@@ -88,7 +88,12 @@ def reconcile(
         checks=checks,
         exceptions=exceptions,
         headline=headline(requests, transcripts, exceptions, now=when, sla_days=sla_days),
-        by_organisation=by_organisation(requests, transcripts, exceptions),
+        by_organisation=by_organisation(
+            requests,
+            transcripts,
+            exceptions,
+            {"supplier": t["requests"].index, "consumer": t["transcripts"].index},
+        ),
         now=when,
         sla_days=sla_days,
         attrs={k: v for f in tables.values() for k, v in getattr(f, "attrs", {}).items()},

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import pandas as pd
@@ -101,10 +102,16 @@ def _counts(series: pd.Series, labels: tuple[str, ...]) -> dict[str, int]:
 
 
 def by_organisation(
-    requests: pd.DataFrame, transcripts: pd.DataFrame, exceptions: pd.DataFrame
+    requests: pd.DataFrame,
+    transcripts: pd.DataFrame,
+    exceptions: pd.DataFrame,
+    ids: Mapping[str, pd.Index],
 ) -> pd.DataFrame:
     """Counts per counterpart organisation: requests by who sent them (their source),
-    transcripts by the school that sent them; one row per side and organisation."""
+    transcripts by the school that sent them; one row per side and organisation.
+
+    ``ids``: per side, the ids of its rows in order (the ``prepared`` tables' index, whose
+    hash table pandas keeps: exceptions are matched to their rows through it)."""
     parts = []
     for side, frame, id_column in (
         ("supplier", requests, "request_id"),
@@ -113,7 +120,7 @@ def by_organisation(
         if frame.empty:
             continue
         mine = exceptions[(exceptions["side"] == side).fillna(False)]
-        parts.append(_side(frame, id_column, side, mine))
+        parts.append(_side(frame, id_column, side, mine, ids[side]))
     if not parts:
         out = pd.DataFrame({c: pd.Series(dtype=TEXT) for c in ORGANISATION_COLUMNS[:3]})
         for column in ORGANISATION_COUNTS:
@@ -131,9 +138,13 @@ def by_organisation(
     return out[list(ORGANISATION_COLUMNS)].reset_index(drop=True)
 
 
-def _side(frame: pd.DataFrame, id_column: str, side: str, exceptions: pd.DataFrame) -> pd.DataFrame:
-    """One side's rows grouped by organisation (its id, else its name)."""
-    key = frame["source_org_id"].fillna(frame["source_org_name"]).fillna(_UNKNOWN)
+def _side(
+    frame: pd.DataFrame, id_column: str, side: str, exceptions: pd.DataFrame, ids: pd.Index
+) -> pd.DataFrame:
+    """One side's rows (``ids`` their ids) grouped by organisation (its id, else its name)."""
+    organisation = frame["source_org_id"].fillna(frame["source_org_name"]).fillna(_UNKNOWN)
+    # The organisations as integer codes: their text is hashed once, not in every step below.
+    key = pd.Series(pd.factorize(organisation)[0], index=frame.index)
     rows = pd.DataFrame(
         {
             "key": key,
@@ -142,15 +153,14 @@ def _side(frame: pd.DataFrame, id_column: str, side: str, exceptions: pd.DataFra
             "open": frame["state"] == OPEN_STATES[side],
             "sla_breached": frame["sla_breached"].fillna(False),
         }
-    )
+    ).join(pd.get_dummies(frame["state"]))  # a column per state (all of them): summed below
     if "duplicate" in frame.columns:
         later = frame["duplicate"] & (frame["duplicate_of"] != frame[id_column])
         rows["duplicates"] = later.fillna(False)
     out = rows.drop_duplicates("key").set_index("key")[["organisation_id", "organisation_name"]]
     groups = rows.drop(columns=["organisation_id", "organisation_name"]).groupby("key", sort=False)
     out = out.join(groups.size().rename("items")).join(groups.sum())
-    out = out.join(pd.crosstab(key, frame["state"], dropna=False))
-    owner = exceptions["id"].map(pd.Series(key.to_numpy(), index=frame[id_column]))
+    owner = exceptions["id"].map(pd.Series(key.to_numpy(), index=ids, dtype=COUNT))
     serious = exceptions["severity"] >= "high"
     out["exceptions"] = owner.value_counts()
     out["high_or_worse"] = owner[serious].value_counts()

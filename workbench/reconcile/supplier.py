@@ -107,9 +107,15 @@ def lifecycle(
     outbox = t["outbox"]
     ours = outbox.loc[outbox["operation"].isin(SUPPLIER_OPERATIONS), _SENDS]
 
+    # Requests as integer codes (the id text hashed once, not in each step below), and a send
+    # of one of the two operations as ``request * 2 + transcript``.
+    request = pd.Series(pd.factorize(ours["request_id"])[0], index=ours.index)
+    transcript = (ours["operation"] == "send_transcript").to_numpy(dtype=bool)
+
     # The latest send of each operation per request; of those, the newest unsettled one.
-    latest = ours.drop_duplicates(["request_id", "operation"], keep="last")
-    unsettled = latest[latest["state"].isin(UNSETTLED)].drop_duplicates("request_id", keep="last")
+    latest = ours[~(request * 2 + transcript).duplicated(keep="last")]
+    unsettled = latest[latest["state"].isin(UNSETTLED)]
+    unsettled = unsettled[~request[unsettled.index].duplicated(keep="last")]
     unsettled = pd.DataFrame(
         {
             "unsettled_outbox_id": unsettled["outbox_id"],
@@ -121,8 +127,9 @@ def lifecycle(
     ).set_axis(unsettled["request_id"])
 
     # The newest transcript that was sent, and the partner's acknowledgment of it.
-    sent = ours[(ours["operation"] == "send_transcript") & (ours["state"] == "sent")]
-    sent = sent.drop_duplicates("request_id", keep="last")
+    sent = ours[transcript]
+    sent = sent[sent["state"] == "sent"]
+    sent = sent[~request[sent.index].duplicated(keep="last")]
     sent = sent.merge(newest_acknowledgments(t["acknowledgments"], "received"), how="left",
                       on="outbox_id", suffixes=("", "_ack"), indicator="acked")  # fmt: skip
     sent = pd.DataFrame(
