@@ -114,7 +114,7 @@ class Lab:
         return "\n".join(text.splitlines()[-lines:])
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with closing(socket.socket()) as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
@@ -226,7 +226,7 @@ def start_lab(
     token = secrets.token_hex(16)
     chosen = iter(ports)
     for attempt in range(1, LAB_START_ATTEMPTS + 1):
-        port = next(chosen, None) or _free_port()
+        port = next(chosen, None) or free_port()
         lab = Lab(f"http://127.0.0.1:{port}", token, root, log)
         with log.open("ab") as out:
             process = subprocess.Popen(

@@ -20,7 +20,7 @@ import httpx
 import pandas as pd
 import pytest
 
-from tests.browser.conftest import _free_port, chromium
+from tests.browser.conftest import chromium, free_port
 
 pytestmark = pytest.mark.slow
 
@@ -66,7 +66,7 @@ def served(browser_db: Path, tmp_path: Path) -> Iterator[Served]:
         source.backup(target)
     env = {k: v for k, v in os.environ.items() if not k.startswith("WORKBENCH_")}
     for _attempt in range(3):
-        port = _free_port()
+        port = free_port()
         command = [sys.executable, "-m", "workbench.cli", "browse", "--db", str(db),
                    "--port", str(port), "--no-open"]  # fmt: skip
         with log.open("ab") as out:
