@@ -6,10 +6,12 @@ STAMP := $(VENV)/.installed
 
 .PHONY: demo test test-fast lint format bench lab clean
 
+# --compile-bytecode: a fresh environment starts like a warm one (a first `workbench` command,
+# and the tests' subprocesses, do not compile every library they import on the way).
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip uv
-	$(BIN)/uv pip install --quiet --python $(BIN)/python -e '.[dev]'
+	$(BIN)/uv pip install --quiet --compile-bytecode --python $(BIN)/python -e '.[dev]'
 	touch $(STAMP)
 
 demo: $(STAMP)  ## the main job: sandbox -> tokens -> every list -> printed

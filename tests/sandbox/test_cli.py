@@ -41,7 +41,7 @@ def test_serves_until_ctrl_c_and_prints_what_a_client_needs(tmp_path: Path):
         assert len(listing.json()) == 4
     finally:
         proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=20)
+        out, err = proc.communicate(timeout=60)
     assert proc.returncode == 0, err
     assert "Stopping the sandbox" in out
     assert "Traceback" not in err
@@ -51,7 +51,7 @@ def test_sigterm_stops_cleanly_and_keeps_state(tmp_path: Path):
     state = tmp_path / "state.json"
     proc, _ = start_cli("--state", str(state))
     proc.send_signal(signal.SIGTERM)
-    _, err = proc.communicate(timeout=20)
+    _, err = proc.communicate(timeout=60)
     assert proc.returncode == 0, err
     assert state.exists()
 

@@ -298,5 +298,5 @@ def test_cli_serves_with_the_faults_it_is_given():
         assert listing.content == b"null".ljust(9)
     finally:
         proc.send_signal(signal.SIGINT)
-        proc.communicate(timeout=20)
+        proc.communicate(timeout=60)
     assert proc.returncode == 0

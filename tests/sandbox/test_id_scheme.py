@@ -146,5 +146,5 @@ def test_the_sandbox_command_serves_the_guid_scheme():
         assert len(listing) == 3 and all(re.fullmatch(GUID, i["RequestID"]) for i in listing)
     finally:
         proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=20)
+        _, err = proc.communicate(timeout=60)
     assert proc.returncode == 0, err
