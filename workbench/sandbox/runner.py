@@ -143,6 +143,9 @@ class Sandbox:
             access_log=False,
             lifespan="off",
             timeout_keep_alive=30,
+            # A stop never waits on a client that keeps its connection (a trickled answer, a
+            # keep-alive pool): after 5 s open connections are cancelled.
+            timeout_graceful_shutdown=5,
             backlog=1024,
         )
         self._server = uvicorn.Server(config)
