@@ -11,10 +11,9 @@ Importing the package is cheap: ``connect``, ``Workbench`` (pandas, httpx, the s
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from workbench._lazy import lazy_names as _lazy_names
 from workbench.errors import (
     AuthError,
     ConfigError,
@@ -59,17 +58,5 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    """Load a lazy public name, or a submodule named as an attribute, on first use."""
-    if name in _LAZY:
-        value = getattr(importlib.import_module(_LAZY[name]), name)
-    elif not name.startswith("__") and importlib.util.find_spec(f"{__name__}.{name}") is not None:
-        value = importlib.import_module(f"{__name__}.{name}")
-    else:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+# Loaded on first use (PEP 562): importing the package stays light.
+__getattr__, __dir__ = _lazy_names(__name__, globals(), _LAZY)

@@ -29,9 +29,9 @@ Layout::
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from workbench._lazy import lazy_names as _lazy_names
 
 # Imported now, not on first use: each module shares a name with a function it defines, and
 # importing the module later would put the module where the function is.
@@ -203,18 +203,5 @@ _LAZY = {  # public name -> the module defining it
 }
 
 
-def __getattr__(name: str) -> Any:
-    """Load a public name, or a submodule named as an attribute (``report.validation``), on
-    first use (PEP 562): a process that only runs a report job loads no matplotlib."""
-    if name in _LAZY:
-        value = getattr(importlib.import_module(_LAZY[name]), name)
-    elif not name.startswith("__") and importlib.util.find_spec(f"{__name__}.{name}") is not None:
-        value = importlib.import_module(f"{__name__}.{name}")
-    else:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+# Loaded on first use (PEP 562): importing the package stays light.
+__getattr__, __dir__ = _lazy_names(__name__, globals(), _LAZY)
