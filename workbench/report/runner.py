@@ -24,13 +24,10 @@ PosixPath('data/reports/reconcile-20260302T090000Z.html')
 from __future__ import annotations
 
 import ast
-import contextlib
-import importlib
 import math
 import os
 import re
 import tempfile
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -249,7 +246,6 @@ def _execute(
     import papermill
     from nbclient.exceptions import CellTimeoutError
 
-    _import_meanwhile("nbconvert")  # for the HTML export once the kernel is done
     nb_kernel = nbformat.read(source, as_version=4).metadata.get("kernelspec", {}).get("name")
     with tempfile.TemporaryDirectory(prefix="workbench-kernel-") as private:
         engine = {} if kernel_name else {"kernel_manager_class": _this_python(Path(private))}
@@ -275,18 +271,6 @@ def _execute(
             tail = log.read_text(errors="replace").strip().splitlines()[-1:] if log.exists() else []
             return None, type(exc).__name__, f"{exc} (kernel log: {''.join(tail) or 'empty'})"
     return None
-
-
-def _import_meanwhile(module: str) -> None:
-    """Import ``module`` on a daemon thread while the kernel runs the notebook on another
-    core: nbconvert takes about a second to import, and the HTML export after the run no
-    longer waits for it. A failure there is left to the import that needs the module."""
-
-    def load() -> None:
-        with contextlib.suppress(Exception):
-            importlib.import_module(module)
-
-    threading.Thread(target=load, name=f"import-{module}", daemon=True).start()
 
 
 def _this_python(private: Path) -> type:
