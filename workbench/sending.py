@@ -27,8 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from workbench.errors import ConfigError, DuplicateSend, InvalidParameter, InvalidValue, PescError
-from workbench.ids import HEX_GUID as _HEX_GUID
-from workbench.ids import resolve_id
+from workbench.ids import guid_key, resolve_id
 
 if TYPE_CHECKING:
     from workbench.client import Workbench
@@ -364,11 +363,11 @@ def _store(w: Workbench, *, reading: bool) -> Store | None:
 
 def _partner_id(w: Workbench, store: Store | None, role: str, typed: str) -> str:
     """``typed`` as the store, else the partner's pending list, spells it."""
-    if not _HEX_GUID.fullmatch(typed):
+    if guid_key(typed) is None:
         return typed
-    _, table, column = _STORED[role]
+    list_name, table, column = _STORED[role]
     if store is not None:
-        found = resolve_id(typed, store.table(table)[column].dropna().astype(str))
+        found = store.spelling_of(typed, lists=(list_name,))
         if found != typed or not store.table(table, where=f"{column} = ?", params=[typed]).empty:
             return found
     if role == "supplier":

@@ -40,7 +40,7 @@ def make_bundle(
     cannot be written in. ``schemas_dir``: the PESC XSDs to validate against (default:
     ``WORKBENCH_PESC_SCHEMAS``).
     """
-    rid = stored_id(store, str(request_id))
+    rid = store.spelling_of(str(request_id))
     timeline = store.timeline(rid)
     stored = store.document(rid)
     if timeline.empty and stored is None:
@@ -71,27 +71,6 @@ def make_bundle(
         **dict(files),
     }
     return _write_zip(Path(out_dir), rid, made, {k: red.text(v) for k, v in members.items()})
-
-
-def stored_id(store: Store, typed: str) -> str:
-    """The store's spelling of ``typed`` when it is a hex GUID pasted with or without dashes, in
-    any case (:func:`workbench.ids.resolve_id`); else ``typed``."""
-    from workbench.ids import guid_key, resolve_id
-    from workbench.store.lists import LISTS
-
-    key = guid_key(typed)
-    if key is None:
-        return typed
-    sources = [("calls", "request_id"), ("documents", "item_id")] + [
-        (LISTS[name].table, LISTS[name].id_column)
-        for name in ("supplier_requests", "consumer_transcripts")
-    ]
-    union = " UNION ".join(  # our own table and column names only
-        f"SELECT {column} FROM {table} WHERE replace(lower({column}), '-', '') = ?"  # noqa: S608
-        for table, column in sources
-    )
-    known = [row[0] for row in store.db.execute(union, [key] * len(sources)).fetchall()]
-    return resolve_id(typed, known)
 
 
 def make_bundle_from_profile(

@@ -85,9 +85,8 @@ def require_request_id(request_id: str | None) -> str:
 def require_known(store: Store, request_id: str) -> str:
     """``request_id`` as the store spells it (a GUID pasted with dashes or in upper case
     included), or ``StoreError`` when ``store`` holds nothing about it."""
-    from workbench.bundle.assemble import stored_id
 
-    rid = stored_id(store, str(request_id))
+    rid = store.spelling_of(str(request_id))
     if store.timeline(rid).empty and store.document(rid) is None:
         raise StoreError(
             f"The store at {store.path} holds nothing about {rid!r}: no call, list entry, "

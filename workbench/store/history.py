@@ -291,6 +291,26 @@ class History:
         frame = typed(frame, operation="store.timeline", request_id=rid)
         return frame.sort_values("at", kind="stable").reset_index(drop=True)
 
+    def spelling_of(self, typed: str, *, lists: tuple[str, ...] = DETAIL_LISTS) -> str:
+        """The store's spelling of ``typed`` when it is a hex GUID pasted with or without
+        dashes, in any case (:func:`workbench.ids.resolve_id`), looked up in the calls, the
+        documents and ``lists``' tables; else ``typed``."""
+        from workbench.ids import guid_key, resolve_id
+
+        key = guid_key(typed)
+        if key is None:
+            return typed
+        sources = [("calls", "request_id"), ("documents", "item_id")] + [
+            (LISTS[name].table, LISTS[name].id_column) for name in lists
+        ]
+        union = " UNION ".join(  # our own table and column names only
+            f"SELECT {column} FROM {table} WHERE replace(lower({column}), '-', '') = ?"
+            for table, column in sources
+        )
+        with self._c.read() as conn:
+            known = [row[0] for row in conn.execute(union, [key] * len(sources)).fetchall()]
+        return resolve_id(typed, known)
+
     def versions(self, item_id: str, *, list_name: str | None = None) -> pd.DataFrame:
         """Every distinct document received for ``item_id``, oldest first: its ``version``,
         ``document_id``, ``transmission_type`` (Original, Reissue, Cancellation ...), when it
