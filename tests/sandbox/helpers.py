@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import subprocess
 import sys
 
@@ -19,7 +20,8 @@ def start_cli(*args: str) -> tuple[subprocess.Popen[str], dict[str, str]]:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        # A stop that hangs dumps every thread's stack on SIGABRT (see stop_cli).
+        env={**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONFAULTHANDLER": "1"},
     )
     assert proc.stdout is not None
     exported: dict[str, str] = {}
@@ -29,6 +31,22 @@ def start_cli(*args: str) -> tuple[subprocess.Popen[str], dict[str, str]]:
         if line.startswith("Ctrl-C"):
             break
     return proc, exported
+
+
+def stop_cli(
+    proc: subprocess.Popen[str], sig: int = signal.SIGINT, *, timeout: float = 60
+) -> tuple[str, str]:
+    """Stop a :func:`start_cli` sandbox with ``sig``; (stdout, stderr) once it has exited.
+
+    A sandbox still running after ``timeout`` seconds fails the test with every thread's stack.
+    """
+    proc.send_signal(sig)
+    try:
+        return proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGABRT)
+        _, err = proc.communicate(timeout=30)
+        raise AssertionError(f"the sandbox did not stop in {timeout} s:\n{err}") from None
 
 
 def xpath_text(xml: str, name: str) -> str:

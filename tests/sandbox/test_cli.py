@@ -10,7 +10,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.sandbox.helpers import start_cli
+from tests.sandbox.helpers import start_cli, stop_cli
 from workbench import spec
 
 pytestmark = pytest.mark.slow
@@ -40,8 +40,7 @@ def test_serves_until_ctrl_c_and_prints_what_a_client_needs(tmp_path: Path):
         )
         assert len(listing.json()) == 4
     finally:
-        proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=60)
+        out, err = stop_cli(proc)
     assert proc.returncode == 0, err
     assert "Stopping the sandbox" in out
     assert "Traceback" not in err
@@ -50,8 +49,7 @@ def test_serves_until_ctrl_c_and_prints_what_a_client_needs(tmp_path: Path):
 def test_sigterm_stops_cleanly_and_keeps_state(tmp_path: Path):
     state = tmp_path / "state.json"
     proc, _ = start_cli("--state", str(state))
-    proc.send_signal(signal.SIGTERM)
-    _, err = proc.communicate(timeout=60)
+    _, err = stop_cli(proc, signal.SIGTERM)
     assert proc.returncode == 0, err
     assert state.exists()
 

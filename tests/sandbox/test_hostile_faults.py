@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import math
-import signal
 import socket
 import threading
 import zlib
@@ -13,7 +12,7 @@ import httpx
 import pytest
 from typer.testing import CliRunner
 
-from tests.sandbox.helpers import response_for, start_cli
+from tests.sandbox.helpers import response_for, start_cli, stop_cli
 from tests.sandbox.wire import exchange, gateway, path, request_token, token_form
 from workbench import spec
 from workbench.cli import app
@@ -297,6 +296,5 @@ def test_cli_serves_with_the_faults_it_is_given():
         )
         assert listing.content == b"null".ljust(9)
     finally:
-        proc.send_signal(signal.SIGINT)
-        proc.communicate(timeout=60)
+        stop_cli(proc)
     assert proc.returncode == 0

@@ -7,7 +7,14 @@ import re
 import pytest
 from lxml import etree
 
-from tests.sandbox.helpers import ack_for, response_for, start_cli, transcript_for, xpath_text
+from tests.sandbox.helpers import (
+    ack_for,
+    response_for,
+    start_cli,
+    stop_cli,
+    transcript_for,
+    xpath_text,
+)
 from tests.sandbox.wire import exchange, gateway, path, pescxml
 from workbench import spec
 from workbench.sandbox import SandboxSettings
@@ -126,7 +133,6 @@ def test_the_sandbox_command_refuses_an_unknown_id_scheme():
 
 @pytest.mark.slow
 def test_the_sandbox_command_serves_the_guid_scheme():
-    import signal
 
     import httpx
 
@@ -145,6 +151,5 @@ def test_the_sandbox_command_serves_the_guid_scheme():
         ).json()
         assert len(listing) == 3 and all(re.fullmatch(GUID, i["RequestID"]) for i in listing)
     finally:
-        proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=60)
+        _, err = stop_cli(proc)
     assert proc.returncode == 0, err
