@@ -13,13 +13,18 @@ from lxml import etree
 from workbench import spec
 
 
-def start_cli(*args: str) -> tuple[subprocess.Popen[str], dict[str, str]]:
-    """``workbench sandbox ARGS`` in a subprocess, once serving: (process, variables it printed)."""
+def start_cli(*args: str, background: bool = False) -> tuple[subprocess.Popen[str], dict[str, str]]:
+    """``workbench sandbox ARGS`` in a subprocess, once serving: (process, variables it printed).
+
+    ``background``: started as a shell starts a background job, with SIGINT ignored.
+    """
+    ignore_sigint = (lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)) if background else None
     proc = subprocess.Popen(
         [sys.executable, "-m", "workbench.cli", "sandbox", "--port", "0", *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=ignore_sigint,
         # A stop that hangs dumps every thread's stack on SIGABRT (see stop_cli).
         env={**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONFAULTHANDLER": "1"},
     )

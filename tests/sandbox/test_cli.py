@@ -46,6 +46,14 @@ def test_serves_until_ctrl_c_and_prints_what_a_client_needs(tmp_path: Path):
     assert "Traceback" not in err
 
 
+def test_ctrl_c_stops_a_sandbox_started_as_a_background_job():
+    # `workbench sandbox &` in a script (or a CI runner) starts with SIGINT ignored.
+    proc, _ = start_cli("--requests", "1", background=True)
+    out, err = stop_cli(proc)
+    assert proc.returncode == 0, err
+    assert "Stopping the sandbox." in out
+
+
 def test_sigterm_stops_cleanly_and_keeps_state(tmp_path: Path):
     state = tmp_path / "state.json"
     proc, _ = start_cli("--state", str(state))

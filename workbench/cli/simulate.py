@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import signal
-import threading
+import time
 from datetime import UTC, datetime
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from workbench.cli.options import OutputDir
 from workbench.cli.output import clean_errors, say
+
+if TYPE_CHECKING:
+    from workbench.sandbox import Sandbox
 
 
 def _parse_start(text: str) -> datetime:
@@ -156,28 +159,48 @@ def sandbox(
     except ValueError as exc:
         typer.echo(str(exc), err=True)
         raise typer.Exit(2) from exc
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    # Ctrl-C and SIGTERM both stop it, by a handler of our own: a shell starts a background job
+    # with SIGINT ignored, and Python then never raises KeyboardInterrupt.
+    previous = {sig: signal.signal(sig, _stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        _serve(sb, seed=seed, hours_per_minute=hours_per_minute)
+    except _Stopped:  # while it was starting
+        pass
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+class _Stopped(Exception):
+    """Ctrl-C or SIGTERM arrived."""
+
+
+def _stop(_signal: int, _frame: object) -> None:
+    raise _Stopped
+
+
+def _serve(sb: Sandbox, *, seed: int, hours_per_minute: float) -> None:
+    """Serve ``sb``, print what a client needs, and move its clock, until a signal stops it."""
     with sb:
-        typer.echo(f"Sandbox (seed {seed}) serving on {sb.root_url}")
-        typer.echo(f"  identity server   {sb.auth_url}")
-        typer.echo(f"  gateway           {sb.gateway_url}")
-        typer.echo(f"  transcript exch.  {sb.exchange_url}")
-        typer.echo("Point a client here (demo credentials, valid only for this sandbox):")
-        for name, value in sb.env.items():
-            typer.echo(f"  export {name}='{value}'")
-        if hours_per_minute:
-            typer.echo(f"The partner's clock moves {hours_per_minute} h per minute.")
-        typer.echo(f"Move it by hand: curl -X POST '{sb.root_url}/_sandbox/advance?hours=6'")
-        typer.echo("Ctrl-C to stop.")
-        tick = 5.0
         try:
-            while not stop.wait(tick):
+            typer.echo(f"Sandbox (seed {seed}) serving on {sb.root_url}")
+            typer.echo(f"  identity server   {sb.auth_url}")
+            typer.echo(f"  gateway           {sb.gateway_url}")
+            typer.echo(f"  transcript exch.  {sb.exchange_url}")
+            typer.echo("Point a client here (demo credentials, valid only for this sandbox):")
+            for name, value in sb.env.items():
+                typer.echo(f"  export {name}='{value}'")
+            if hours_per_minute:
+                typer.echo(f"The partner's clock moves {hours_per_minute} h per minute.")
+            typer.echo(f"Move it by hand: curl -X POST '{sb.root_url}/_sandbox/advance?hours=6'")
+            typer.echo("Ctrl-C to stop.")
+            tick = 5.0
+            while True:
+                time.sleep(tick)
                 if hours_per_minute:
                     sb.advance(hours_per_minute * tick / 60)
-        except KeyboardInterrupt:
-            pass
-        typer.echo("Stopping the sandbox.")
+        except _Stopped:
+            typer.echo("Stopping the sandbox.")
 
 
 def demo(
