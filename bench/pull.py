@@ -131,11 +131,15 @@ def operations(store: Any, run_id: int) -> Counter[str]:
 def stored_documents(store: Any) -> tuple[int, int]:
     """(items listed now, of which with a parsed document stored)."""
     listed = stored = 0
-    for table in ("transcript_requests", "transcripts_received"):
+    for table, column in (
+        ("transcript_requests", "request_id"),
+        ("transcripts_received", "transcript_id"),
+    ):
         row = store.db.execute(
             f"SELECT count(*), sum(e.detail_fetched_at IS NOT NULL AND e.parse_error IS NULL "  # noqa: S608
-            f"AND e.pesc_json IS NOT NULL AND coalesce(e.pescxml, c.response_body) IS NOT NULL) "
-            f"FROM {table} e LEFT JOIN calls c ON c.id = e.detail_call_id WHERE e.on_list = 1"
+            f"AND d.pesc_json IS NOT NULL AND d.pescxml IS NOT NULL) FROM {table} e "
+            f"LEFT JOIN documents d ON d.entity = '{table}' AND d.item_id = e.{column} "
+            "AND d.version = e.current_version WHERE e.on_list = 1"
         ).fetchone()
         listed, stored = listed + row[0], stored + (row[1] or 0)
     return listed, stored

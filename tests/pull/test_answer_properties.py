@@ -233,8 +233,8 @@ def _assert_readable(db: Path) -> None:
 _JSON_COLUMNS = [
     ("snapshot_items", "item_json"),
     ("runs", "summary"),
-    ("transcript_requests", "detail_json"),
-    ("transcript_requests", "pesc_json"),
-    ("transcripts_received", "detail_json"),
+    ("documents", "detail_json"),
+    ("documents", "pesc_json"),
+    ("documents", "validation"),
     ("events", "raw_json"),
 ]

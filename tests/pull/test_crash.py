@@ -282,7 +282,8 @@ def check_complete(db: Path, sb: Sandbox, run_id: int, *, fetched: set[str]) -> 
             ids = set(listed(sb))
             rows = conn.execute(
                 f"SELECT e.{column}, e.on_list, e.parse_error, e.detail_failed_at, "  # noqa: S608
-                "coalesce(e.pescxml, c.response_body) IS NOT NULL "
+                f"EXISTS (SELECT 1 FROM documents d WHERE d.entity = '{table}' "
+                f"AND d.item_id = e.{column} AND d.version = e.current_version) "
                 f"FROM {table} e LEFT JOIN calls c ON c.id = e.detail_call_id "
                 f"WHERE e.{column} IN (SELECT value FROM json_each(?))",
                 (json_list(ids),),

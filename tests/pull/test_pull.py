@@ -255,7 +255,8 @@ def test_documents_are_validated_when_schemas_are_configured(connected, xsd_dir,
     _, w = connected(invalid_share=0.3, malformed_share=0.1, initial_requests=30)
     assert w.pull(progress=False).status == "ok"  # bad documents are stored, never dropped
     rows = w.store.table("transcript_requests")
-    statuses = [json.loads(v)["status"] for v in rows["validation"]]
+    validation = w.store.current_documents("supplier_requests")["validation"]
+    statuses = [json.loads(v)["status"] for v in validation]
     assert set(statuses) == {"valid", "invalid"}
     assert rows["parse_error"].notna().sum() >= 1  # the malformed ones, kept with the reason
     assert len(rows) == 30

@@ -39,16 +39,23 @@ def test_upsert_request_stores_detail_pesc_fields_and_the_whole_record(store: St
     )
     row = store.table("transcript_requests").iloc[0]
     assert row["detail_call_id"] == call and str(row["detail_fetched_at"]) == str(at(0))
-    assert pd.isna(row["pescxml"])  # kept once: in the call's raw body
     assert store.document("R-1") == "<TR/>"  # the detail's document: its version 1
-    assert json.loads(row["detail_json"]) == {
+    # The entity row stays narrow: the texts are its current document's.
+    assert not {"pescxml", "pesc_json", "validation", "detail_json"} & set(row.index)
+    document = store.current_documents("supplier_requests").loc["R-1"]
+    assert set(document.index) == {"validation"}
+    document = store.current_documents(
+        "supplier_requests", ("pescxml", "detail_json", "pesc_json", "validation")
+    ).loc["R-1"]
+    assert document["pescxml"] == "<TR/>"
+    assert json.loads(document["detail_json"]) == {
         "RequestDate": "2026-03-01T08:00:00.000Z",
         "RequestID": "R-1",
     }
     assert row["student_last_name"] == "Lovelace" and row["document_id"] == "DOC-1"
     assert row["request_count"] == 1 and row["release_authorized"] == 1
-    assert json.loads(row["pesc_json"])["a_key_nobody_declared"] == {"kept": True}
-    assert json.loads(row["validation"]) == [{"line": 3, "message": "too long"}]
+    assert json.loads(document["pesc_json"])["a_key_nobody_declared"] == {"kept": True}
+    assert json.loads(document["validation"]) == [{"line": 3, "message": "too long"}]
     assert not row["on_list"]  # a detail alone does not put it on the list
     assert store.table("transcript_requests")["request_id"].dtype == "string"
 
@@ -60,7 +67,7 @@ def test_upsert_keeps_first_and_last_seen_and_list_membership(store: Store) -> N
     row = store.table("transcript_requests").iloc[0]
     assert str(row["first_seen_at"]) == "2026-03-02 09:01:00+00:00"
     assert str(row["last_seen_at"]) == "2026-03-02 09:10:00+00:00"
-    assert row["on_list"] and row["pescxml"] == "<TR/>"  # an upsert without detail keeps it
+    assert row["on_list"] and store.document("R-1") == "<TR/>"  # an upsert without detail keeps it
 
 
 def test_a_new_detail_replaces_the_pesc_fields_of_the_old_one(store: Store) -> None:
@@ -68,7 +75,10 @@ def test_a_new_detail_replaces_the_pesc_fields_of_the_old_one(store: Store) -> N
     store.upsert_request("R-1", seen_at=at(1), detail=DETAIL, parse_error="not XML at line 1")
     row = store.table("transcript_requests").iloc[0]
     assert row["parse_error"] == "not XML at line 1"
-    assert pd.isna(row["student_last_name"]) and pd.isna(row["pesc_json"])
+    assert pd.isna(row["student_last_name"])
+    document = store.current_documents("supplier_requests", ("pesc_json", "parse_error"))
+    assert pd.isna(document.loc["R-1", "pesc_json"])
+    assert document.loc["R-1", "parse_error"] == "not XML at line 1"
 
 
 def test_children_become_rows_with_a_column_per_field(store: Store) -> None:

@@ -110,8 +110,8 @@ def test_a_secret_that_looks_like_json_syntax_leaves_valid_json(
         validation=values,
     )
     store.record_snapshot(None, "supplier_requests", [{"RequestID": "R-1", **values}])
-    row = store.table("transcript_requests").iloc[0]
-    texts = [row["pesc_json"], row["detail_json"], row["validation"]]
+    row = store.current_documents("supplier_requests", ("pesc_json", "detail_json", "validation"))
+    texts = row.iloc[0].tolist()
     texts += store.table("document_records")["record_json"].tolist()
     texts += store.table("snapshot_items")["item_json"].tolist()
     for text in texts:

@@ -176,9 +176,16 @@ def test_transcripts_awaiting_acknowledgment_and_mismatches(store_db: Path) -> N
 def test_a_request_story_ignores_case_and_dashes_and_is_in_time_order(store_db: Path) -> None:
     story = run(store_db, "request_story", request_id=" abcd-EF01 ")
     assert [(r["kind"], r["what"]) for r in story] == [
+        (
+            "transcript_received",  # found by the API's request_id: its table's transcript_id
+            "transcript received (transcript_id ABCD-ef01): version ? of ?, 2 awards, 10 courses",
+        ),
         ("outbox", "send_acknowledgment: recorded"),
         ("outbox", "send_acknowledgment: sent (200)"),
-        ("acknowledgment", "acknowledgment sent: 2 awards, 9 courses"),
+        (
+            "acknowledgment",
+            "acknowledgment sent: 2 awards, 9 courses (from us, for their transcript)",
+        ),
     ]
     assert [r["at"] for r in story] == sorted(r["at"] for r in story)
     assert run(store_db, "request_story", request_id="nobody") == []

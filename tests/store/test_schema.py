@@ -147,12 +147,12 @@ def test_a_fresh_store_has_every_table_view_key_and_pragma(store: Store) -> None
         "meta", "runs", "calls", "snapshots", "snapshot_items", "transcript_requests",
         "recipients", "transcripts_received", "courses", "awards", "document_records",
         "responses", "acknowledgments", "events", "outbox", "detail_failures", "departures",
-        "locks", "documents",
+        "locks", "documents", "transcripts_sent",
     }  # fmt: skip
     assert set(db.table_names()) == expected
     assert {
         "open_requests", "transcripts_awaiting_ack", "outbox_unresolved", "ack_totals_check",
-        "latest_snapshots",
+        "latest_snapshots", "transcripts_received_by_request_id",
     } <= set(db.view_names())  # fmt: skip
     assert db["transcript_requests"].pks == ["request_id"]
     assert db["snapshot_items"].pks == ["snapshot_id", "position"]
@@ -191,7 +191,7 @@ def test_an_old_database_is_migrated_in_place_when_opened(tmp_path: Path) -> Non
         assert store.table("snapshot_items")["item_key"].tolist() == ["R-1", "R-2"]
         requests = store.table("transcript_requests").set_index("request_id")
         assert requests.loc["R-1", "student_last_name"] == "Li"
-        assert requests.loc["R-1", "pescxml"] == "<TR/>"
+        assert store.document("R-1") == "<TR/>"  # moved to documents, as version 1
         # ... the new columns are filled where the old data says so ...
         assert bool(requests.loc["R-1", "on_list"]) and not requests.loc["R-2", "on_list"]
         assert store.table("outbox")["state"].tolist() == ["sent"]

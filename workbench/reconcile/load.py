@@ -106,9 +106,9 @@ def _current_as_of(
 
 def _entity(store: Store, table: str, id_column: str, list_name: str, cut: str | None) -> Any:
     frame = _read(store, table, "first_seen_at", cut)
-    frame = frame.drop(columns=["pescxml", "pesc_json", "detail_json"], errors="ignore")
+    validation = store.current_documents(list_name)["validation"]  # the current version's
     status, error = [], []
-    for value in frame.get("validation", []):
+    for value in frame[id_column].map(validation):
         found = _json(value)
         errors = found.get("errors") if isinstance(found.get("errors"), list) else []
         status.append(found.get("status"))

@@ -3,10 +3,10 @@ while it lacked their schema) are validated when a report runs, and the result i
 
 A pull validates each document it fetches against ``WORKBENCH_PESC_SCHEMAS`` when that is set.
 Set it afterwards and the next report (``--no-pull`` included) validates what was never
-validated; what it finds is written to the store (``documents.validation`` and the entity
-row of the current version), so the report after that has nothing left to do. A document
-already tried against the same folder without a result (no schema there for its message) is
-not tried again until the folder changes.
+validated; what it finds is written to the store (``documents.validation``, which the
+reconciliation reads for each current version), so the report after that has nothing left to
+do. A document already tried against the same folder without a result (no schema there for
+its message) is not tried again until the folder changes.
 
 >>> with Store("data/workbench.db") as store:  # doctest: +SKIP
 ...     print(validate_stored(store, schemas_dir="../shared/pesc/xsd"))
@@ -24,9 +24,7 @@ from typing import Any
 from workbench import pesc
 from workbench.pesc.schemas import INVALID, NOT_VALIDATED, SCHEMAS_VARIABLE, VALID
 from workbench.store import Store
-from workbench.store.lists import LISTS
 
-ID_COLUMNS = {info.table: info.id_column for info in LISTS.values() if info.table != "events"}
 _PENDING = (
     "SELECT entity, item_id, version, pescxml, validation FROM documents "
     "WHERE pescxml IS NOT NULL AND parse_error IS NULL AND (validation IS NULL "
@@ -108,22 +106,13 @@ def validate_stored(
 
 
 def _write(store: Store, updates: list[tuple[str, str, int, str]]) -> None:
-    """One transaction: each document's validation, and its entity row's when it is the
-    current version (the row the reconciliation reads)."""
+    """One transaction: each document's validation."""
     with store.batch():
-        conn = store.db.conn
-        conn.executemany(
+        store.db.conn.executemany(
             "UPDATE documents SET validation = ?4 WHERE entity = ?1 AND item_id = ?2 "
             "AND version = ?3",
             updates,
         )
-        for entity, id_column in ID_COLUMNS.items():
-            rows = [(i, v, text) for e, i, v, text in updates if e == entity]
-            conn.executemany(
-                f"UPDATE {entity} SET validation = ?3 WHERE {id_column} = ?1 "  # noqa: S608
-                "AND coalesce(current_version, 1) = ?2",
-                rows,
-            )
 
 
 def _load(stored: str | None) -> dict[str, Any]:

@@ -50,14 +50,22 @@ _OWN_TABLES = {
     parent: tuple(name for name, (owner, _) in CHILD_TABLES.items() if owner == parent)
     for parent in FLAT_FIELDS
 }
-# A document already kept for the id (same content) is ignored: one INSERT per detail.
+# A document already kept for the id (same content) keeps its version, first sighting and call,
+# and takes the fetch's detail item, parse error and fields, and its validation when it made one
+# (a fetch without schemas does not undo a validation of the same content): one statement.
 _DOCUMENT_SQL = (
-    "INSERT OR IGNORE INTO documents (entity, item_id, version, document_id, transmission_type, "
+    "INSERT INTO documents (entity, item_id, version, document_id, transmission_type, "
     "request_tracking_id, request_date, created_at, first_seen_at, call_id, content_sha256, "
-    "pescxml, parse_error, validation, pesc_json) "
+    "pescxml, parse_error, validation, pesc_json, detail_json) "
     "SELECT ?1, ?2, coalesce(max(version), 0) + 1, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, "
-    "?13, ?14 FROM documents WHERE entity = ?1 AND item_id = ?2"
+    "?13, ?14, ?15 FROM documents WHERE entity = ?1 AND item_id = ?2 "
+    "ON CONFLICT (entity, item_id, content_sha256) DO UPDATE SET "
+    "parse_error = excluded.parse_error, "
+    "validation = coalesce(excluded.validation, documents.validation), "
+    "pesc_json = excluded.pesc_json, detail_json = excluded.detail_json"
 )
+# Texts a detail keeps in its documents row, not in the entity row (which stays narrow).
+_DOCUMENT_TEXTS = ("detail_json", "validation", "pesc_json")
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +91,9 @@ class PreparedDetail:
     content_sha256: str | None = None  # of that document's pescxml
     listed_date: str | None = None  # the RequestDate listed when it was fetched
     seen_at: str | None = None
+    # Statements run after the row: the current document amended (validation or fields given
+    # without a detail), or a detail item without a document kept in document_records.
+    after: tuple[tuple[str, tuple[Any, ...]], ...] = ()
 
 
 def prepare_detail(
@@ -103,10 +114,13 @@ def prepare_detail(
 ) -> PreparedDetail:
     """Scrubbing, JSON and rows of one detail upsert; :func:`write_detail` writes it.
 
-    The row's own ``pescxml`` holds the XML only when no call ``call_id`` holds it; every
-    distinct document also goes to ``documents`` (unescaped once: ``pescxml`` when the caller
-    parsed it, else the detail's as sent). ``listed_date``: the RequestDate the list showed
-    (default ``request_date``); a later pull fetches the detail again when it changes.
+    Every distinct document goes to ``documents`` (unescaped once: ``pescxml`` when the caller
+    parsed it, else the detail's as sent) with the detail item without its XML, the validation
+    and the flattened fields; the entity row keeps the fields of the current version. Given
+    without a detail, ``validation`` and ``flat`` amend the current document. A detail with no
+    XML keeps its item in ``document_records`` (record type ``detail``). ``listed_date``: the
+    RequestDate the list showed (default ``request_date``); a later pull fetches the detail
+    again when it changes.
     """
     table, id_column = info.table, info.id_column
     seen = utc_text(seen_at) if seen_at is not None else now_text()
@@ -121,7 +135,6 @@ def prepare_detail(
         xml, rest = pescxml_of(detail)
         texts["detail_json"] = dumps(rest) if rest is not None else None
         decoded["detail_json"] = rest
-        texts["pescxml"] = xml if call_id is None else None
         document_xml = scrub.text(pescxml if pescxml is not None else unescaped_once(xml))
         values.update(detail_fetched_at=seen, detail_call_id=call_id, detail_failed_at=None,
                       detail_error=None, detail_request_date=partner_time(
@@ -160,21 +173,30 @@ def prepare_detail(
     if flat is not None:
         values.update(zip(fields, found, strict=True))
     elif detail is not None:  # a new document whose fields are unknown: drop the old ones
-        values["pesc_json"] = None
         values.update(dict.fromkeys(fields))
+    kept = {name: values.pop(name) for name in _DOCUMENT_TEXTS if name in values}
     sql = _upsert_sql(table, id_column, tuple(values))
     document = digest = None
+    after: tuple[tuple[str, tuple[Any, ...]], ...] = ()
     if document_xml is not None:
         digest = sha256(document_xml)
         document = (
             table, str(item_id), values.get("document_id"), _transmission_type(values, plain),
             values.get("request_tracking_id"), values.get("detail_request_date"),
             values.get("created_at"), seen, call_id, digest, document_xml,
-            values.get("parse_error"), values.get("validation"), values.get("pesc_json"),
+            values.get("parse_error"), kept.get("validation"), kept.get("pesc_json"),
+            kept.get("detail_json"),
         )  # fmt: skip
+        if kids is None:  # no child rows to replace (they clear document_records): its item
+            after = _detail_record(table, str(item_id), None)  # is the document's now
+    elif detail is not None:
+        after = _detail_record(table, str(item_id), kept.get("detail_json"))
+    elif kept:
+        after = ((_amend_sql(table, id_column), (table, str(item_id), kept.get("validation"),
+                                                 kept.get("pesc_json"))),)  # fmt: skip
     return PreparedDetail(
         table, id_column, str(item_id), sql, list(values.values()), kids, document, digest,
-        values.get("detail_request_date"), seen,
+        values.get("detail_request_date"), seen, after,
     )  # fmt: skip
 
 
@@ -191,6 +213,8 @@ def write_detail(c: Connection, conn: sqlite3.Connection, prepared: PreparedDeta
             _current_sql(prepared.table, prepared.id_column),
             (prepared.table, prepared.item_id, prepared.content_sha256),
         )
+    for statement, params in prepared.after:
+        conn.execute(statement, params)
     if prepared.kids is None:
         return
     parent_id = (prepared.item_id,)
@@ -274,6 +298,34 @@ def _current_sql(table: str, id_column: str) -> str:
         "THEN d.first_seen_at END FROM documents d WHERE d.entity = ?1 AND d.item_id = ?2 "
         f"AND d.content_sha256 = ?3) WHERE {id_column} = ?2"
     )
+
+
+def _amend_sql(table: str, id_column: str) -> str:
+    """Validation and flattened fields given without a detail, on the current document
+    (parameters: entity, item id, validation, pesc_json; None keeps what it has)."""
+    return (
+        "UPDATE documents SET validation = coalesce(?3, validation), pesc_json = "
+        "coalesce(?4, pesc_json) WHERE entity = ?1 AND item_id = ?2 AND version = "
+        f"(SELECT current_version FROM {table} WHERE {id_column} = ?2)"
+    )
+
+
+def _detail_record(
+    table: str, item_id: str, detail_json: str | None
+) -> tuple[tuple[str, tuple[Any, ...]], ...]:
+    """A detail item that held no document: kept as the item's ``document_records`` row of
+    type ``detail`` (replacing an earlier one), as there is no ``documents`` row to hold it."""
+    key = (table, item_id)
+    drop = (
+        "DELETE FROM document_records WHERE entity = ? AND parent_id = ? AND record_type = 'detail'"
+    )
+    if detail_json is None:
+        return ((drop, key),)
+    keep = (
+        "INSERT INTO document_records (entity, parent_id, record_type, position, record_json) "
+        "VALUES (?, ?, 'detail', 0, ?)"
+    )
+    return ((drop, key), (keep, (*key, detail_json)))
 
 
 def _upsert_sql(table: str, id_column: str, columns: tuple[str, ...]) -> str:

@@ -4,7 +4,10 @@ the read side of the store.
 - :meth:`History.as_of`: what each list showed at a moment (its latest snapshot at or before);
 - :meth:`History.diff`: what appeared, vanished or changed in each list between two runs;
 - :meth:`History.timeline`: everything that touched one id (calls, list appearances and
-  departures, details, failures, outbox entries, documents sent and received), in time order.
+  departures, details, failures, outbox entries, documents sent and received), in time order;
+- :meth:`History.versions`, :meth:`History.document`, :meth:`History.current_documents`: the
+  documents received (XML, flattened fields, validation, detail item), which the entity rows
+  do not carry.
 """
 
 # ruff: noqa: S608  (SQL identifiers here are our own constants, never data; values are bound)
@@ -18,10 +21,11 @@ from typing import Any
 import pandas as pd
 
 from workbench.errors import StoreError
-from workbench.store.cells import now_text, pescxml_of, row_id, unescaped_once, utc_text
+from workbench.store.cells import now_text, row_id, utc_text
 from workbench.store.connection import Connection
 from workbench.store.frames import query_frame, snake, typed
 from workbench.store.lists import DETAIL_LISTS, LIST_NAMES, LISTS, list_info
+from workbench.store.schema import DOCUMENTS
 
 ITEM_COLUMNS = {
     "supplier_requests": ["request_id", "request_date"],
@@ -36,6 +40,11 @@ _LIST_OF_ENTITY = (
     + " ".join(f"WHEN '{i.table}' THEN '{i.name}'" for i in (LISTS[n] for n in DETAIL_LISTS))
     + " END"
 )
+# The columns of ``documents``, from its DDL (to check the names a caller asks for).
+_DOCUMENT_COLUMNS = frozenset(
+    line.split()[0] for line in DOCUMENTS.splitlines()
+    if line.startswith("  ") and not line.lstrip().startswith(("UNIQUE", "--"))
+)  # fmt: skip
 TIMELINE_COLUMNS = [
     "at", "kind", "list", "description", "run_id", "call_id", "snapshot_id", "outbox_id",
 ]  # fmt: skip
@@ -281,11 +290,16 @@ class History:
                 "coalesce(response_status, '?') || "
                 "CASE WHEN inferred THEN ' (inferred)' ELSE '' END, NULL, NULL, NULL, outbox_id "
                 "FROM responses WHERE request_id = ? UNION ALL "
+                "SELECT sent_at, 'transcript_sent', NULL, 'transcript sent: document ' || "
+                "coalesce(document_id, '?') || ', awards ' || coalesce(award_count, '?') || "
+                "', courses ' || coalesce(course_count, '?') || "
+                "CASE WHEN inferred THEN ' (inferred)' ELSE '' END, NULL, NULL, NULL, outbox_id "
+                "FROM transcripts_sent WHERE request_id = ? UNION ALL "
                 "SELECT recorded_at, 'acknowledgment', NULL, 'acknowledgment ' || direction || "
                 "': awards ' || coalesce(academic_award_total, '?') || ', courses ' || "
                 "coalesce(course_total, '?'), NULL, call_id, NULL, outbox_id "
                 "FROM acknowledgments WHERE request_id = ?",
-                (rid, rid),
+                (rid, rid, rid),
             ).fetchall()
         frame = pd.DataFrame.from_records(rows, columns=TIMELINE_COLUMNS)
         frame = typed(frame, operation="store.timeline", request_id=rid)
@@ -338,8 +352,7 @@ class History:
         self, item_id: str, *, list_name: str | None = None, version: int | None = None
     ) -> str | None:
         """The PESC XML of a request's (or a received transcript's) document, unescaped once:
-        its current version, or ``version`` (see :meth:`versions`); None when not stored. A
-        detail stored without a ``documents`` row gives its own XML, or its call's body's.
+        its current version, or ``version`` (see :meth:`versions`); None when not stored.
 
         >>> store.document("7c1d0b52...")  # doctest: +SKIP
         '<?xml version="1.0" ...'
@@ -353,21 +366,37 @@ class History:
                 f"WHERE {info.id_column} = ?))",
                 (info.table, item_id, version, item_id),
             )
-            if rows or version is not None:
-                xml = rows[0][0] if rows else None
-            else:
-                rows = self._c.rows(
-                    f"SELECT e.pescxml, c.response_body FROM {info.table} e "
-                    f"LEFT JOIN calls c ON c.id = e.detail_call_id WHERE e.{info.id_column} = ?",
-                    (item_id,),
-                )
-                xml, body = rows[0] if rows else (None, None)
-                xml = unescaped_once(
-                    xml if xml is not None or body is None else pescxml_of(body)[0]
-                )
-            if xml is not None:
-                return xml
+            if rows and rows[0][0] is not None:
+                return str(rows[0][0])
         return None
+
+    def current_documents(
+        self, list_name: str, columns: tuple[str, ...] = ("validation",)
+    ) -> pd.DataFrame:
+        """The current version's ``documents`` row of every item of ``list_name``
+        (``supplier_requests`` or ``consumer_transcripts``) that has one: ``item_id`` and
+        ``columns`` (e.g. ``pescxml``, ``pesc_json``, ``validation``, ``detail_json``), indexed
+        by ``item_id``.
+
+        >>> store.current_documents("supplier_requests")["validation"]  # doctest: +SKIP
+        """
+        info = list_info(list_name, details=True)
+        unknown = [c for c in columns if c not in _DOCUMENT_COLUMNS]
+        if unknown:
+            raise StoreError(
+                f"documents has no column {', '.join(map(repr, unknown))}; it has: "
+                f"{', '.join(sorted(_DOCUMENT_COLUMNS))}."
+            )
+        picked = ", ".join(f"d.{c}" for c in ("item_id", *columns))
+        with self._c.read() as conn:
+            frame = query_frame(
+                conn,
+                f"SELECT {picked} FROM {info.table} e JOIN documents d ON d.entity = ? "
+                f"AND d.item_id = e.{info.id_column} AND d.version = e.current_version",
+                (info.table,),
+                operation="store.current_documents",
+            )
+        return frame.set_index("item_id")
 
     def meta(self, key: str) -> str | None:
         """A value of the ``meta`` table (``schema_version``, ``peek_count_learned``...)."""

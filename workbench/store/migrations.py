@@ -24,10 +24,14 @@ from workbench.store.schema import (
     SCHEMA_VERSION,
     SENT,
     TRANSCRIPT_FIELDS,
+    TRANSCRIPTS_SENT,
     column_type,
     statements,
 )
+from workbench.store.settle import file_transcript_sent
 from workbench.store.views import VIEWS
+
+ENTITY_IDS = {"transcript_requests": "request_id", "transcripts_received": "transcript_id"}
 
 # The v1 entity tables had these PESC columns; v2 added the rest of REQUEST/TRANSCRIPT_FIELDS.
 V1_FIELDS = (
@@ -94,36 +98,102 @@ def _v2_to_v3(conn: sqlite3.Connection) -> None:
         ):
             conn.execute(f"ALTER TABLE {table} ADD COLUMN {column}")
         conn.execute(f"UPDATE {table} SET detail_request_date = request_date")
-        found = conn.execute(
-            f"SELECT e.{id_column}, e.document_id, e.transmission_type, e.request_tracking_id, "
-            "e.request_date, e.created_at, coalesce(e.detail_fetched_at, e.first_seen_at), "
-            "e.detail_call_id, e.pescxml, c.response_body, e.parse_error, e.validation, "
-            f"e.pesc_json FROM {table} e LEFT JOIN calls c ON c.id = e.detail_call_id "
-            "WHERE e.detail_fetched_at IS NOT NULL"
-        ).fetchall()
-        rows = []
-        for item_id, *fields, own, body, parse_error, validation, pesc_json in found:
-            xml = unescaped_once(own if own is not None or body is None else pescxml_of(body)[0])
-            if xml is not None:
-                rows.append((table, item_id, *fields, sha256(xml), xml, parse_error, validation,
-                             pesc_json))  # fmt: skip
-        conn.executemany(
-            "INSERT INTO documents (entity, item_id, version, document_id, transmission_type, "
-            "request_tracking_id, request_date, created_at, first_seen_at, call_id, "
-            "content_sha256, pescxml, parse_error, validation, pesc_json) "
-            "VALUES (?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            rows,
+        _first_versions(conn, table, id_column)
+
+
+def _first_versions(conn: sqlite3.Connection, table: str, id_column: str) -> None:
+    """The XML an entity row holds inline (or its detail call's body does), as its version 1
+    in ``documents``, for the rows with no version yet (v2 and v3 rows)."""
+    found = conn.execute(
+        f"SELECT e.{id_column}, e.document_id, e.transmission_type, e.request_tracking_id, "
+        "e.request_date, e.created_at, coalesce(e.detail_fetched_at, e.first_seen_at), "
+        "e.detail_call_id, e.pescxml, c.response_body, e.parse_error, e.validation, "
+        f"e.pesc_json FROM {table} e LEFT JOIN calls c ON c.id = e.detail_call_id "
+        "WHERE e.detail_fetched_at IS NOT NULL AND e.current_version IS NULL"
+    ).fetchall()
+    rows = []
+    for item_id, *fields, own, body, parse_error, validation, pesc_json in found:
+        xml = unescaped_once(own if own is not None or body is None else pescxml_of(body)[0])
+        if xml is not None:
+            rows.append((table, item_id, *fields, sha256(xml), xml, parse_error, validation,
+                         pesc_json))  # fmt: skip
+    conn.executemany(
+        "INSERT INTO documents (entity, item_id, version, document_id, transmission_type, "
+        "request_tracking_id, request_date, created_at, first_seen_at, call_id, "
+        "content_sha256, pescxml, parse_error, validation, pesc_json) "
+        "VALUES (?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        rows,
+    )
+    conn.execute(
+        f"UPDATE {table} SET current_version = 1, version_count = 1, cancelled_at = "
+        "CASE WHEN lower(transmission_type) = 'cancellation' THEN coalesce("
+        "detail_fetched_at, first_seen_at) END WHERE current_version IS NULL AND EXISTS "
+        f"(SELECT 1 FROM documents d WHERE d.entity = ? AND d.item_id = {id_column})",
+        (table,),
+    )
+
+
+# v3 entity columns that v4 moves to the current documents row (pescxml: already there), and
+# the document_records type that keeps them for a row with no document (nothing is lost).
+_MOVED = {"detail_json": "detail", "validation": "validation", "pesc_json": "pesc_json"}
+
+
+def _v3_to_v4(conn: sqlite3.Connection) -> None:
+    """v4: narrow entity tables, whose inline texts move to their current ``documents`` row
+    (``detail_json`` is new there), and ``transcripts_sent``, filled from the outbox."""
+    if sqlite3.sqlite_version_info < (3, 35, 0):
+        raise StoreError(
+            f"Migrating this store to schema version 4 needs SQLite 3.35 or later (ALTER TABLE "
+            f"DROP COLUMN); this Python has SQLite {sqlite3.sqlite_version}. Use a Python built "
+            "with a newer SQLite; the store was left as it was."
         )
+    for name in VIEWS:  # recreated afterwards; none may name a column being dropped
+        conn.execute(f"DROP VIEW IF EXISTS {name}")
+    if "detail_json" not in {row[1] for row in conn.execute("PRAGMA table_info(documents)")}:
+        conn.execute("ALTER TABLE documents ADD COLUMN detail_json TEXT")
+    for table, id_column in ENTITY_IDS.items():
+        _first_versions(conn, table, id_column)  # XML held inline with no version yet
         conn.execute(
-            f"UPDATE {table} SET current_version = 1, version_count = 1, cancelled_at = "
-            "CASE WHEN lower(transmission_type) = 'cancellation' THEN coalesce("
-            "detail_fetched_at, first_seen_at) END WHERE EXISTS (SELECT 1 FROM documents d "
-            f"WHERE d.entity = ? AND d.item_id = {id_column})",
+            "UPDATE documents SET detail_json = e.detail_json, "
+            "validation = coalesce(e.validation, documents.validation), "
+            f"pesc_json = coalesce(e.pesc_json, documents.pesc_json) FROM {table} e "
+            f"WHERE documents.entity = ? AND documents.item_id = e.{id_column} "
+            "AND documents.version = e.current_version",
             (table,),
         )
+        for column, record_type in _MOVED.items():
+            conn.execute(
+                "INSERT OR REPLACE INTO document_records (entity, parent_id, record_type, "
+                f"position, record_json) SELECT ?1, e.{id_column}, ?2, 0, e.{column} "
+                f"FROM {table} e WHERE e.{column} IS NOT NULL AND NOT EXISTS (SELECT 1 FROM "
+                f"documents d WHERE d.entity = ?1 AND d.item_id = e.{id_column} "
+                "AND d.version = e.current_version)",
+                (table, record_type),
+            )
+        # Native DROP COLUMN keeps the table, its indexes and the foreign keys that point at
+        # it; sqlite-utils' transform() rebuilds the table, which inside this transaction would
+        # fire ON DELETE CASCADE on courses and awards (it refuses to).
+        for column in ("detail_json", "pescxml", "validation", "pesc_json"):
+            conn.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
+    for statement in statements(TRANSCRIPTS_SENT):
+        conn.execute(statement)
+    cursor = conn.execute(
+        "SELECT id, request_id, payload, payload_flat, updated_at, resolved_at FROM outbox "
+        "WHERE operation = 'send_transcript' AND state = 'sent' ORDER BY id"
+    )
+    columns = [d[0] for d in cursor.description]
+    for row in cursor.fetchall():
+        entry = dict(zip(columns, row, strict=True))
+        # Settled from the lists: resolved_at = updated_at; a later answer moved updated_at.
+        inferred = entry["resolved_at"] is not None and entry["resolved_at"] == entry["updated_at"]
+        file_transcript_sent(conn, entry, at=entry["updated_at"], inferred=inferred)
 
 
-MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {2: _v1_to_v2, 3: _v2_to_v3}
+MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
+    2: _v1_to_v2,
+    3: _v2_to_v3,
+    4: _v3_to_v4,
+}
 
 
 def read_version(conn: sqlite3.Connection) -> int:

@@ -2,16 +2,19 @@
 
 :data:`CURRENT` creates a fresh database; :mod:`workbench.store.migrations` upgrades old ones.
 ``documents`` keeps every distinct document received for an id (its versions: Original,
-Resubmission, Reissue, Cancellation ...); the entity rows show the current one.
+Resubmission, Reissue, Cancellation ...) with its XML, flattened JSON, validation and detail
+item; the entity rows stay narrow: ids, dates, list bookkeeping and the flattened fields of the
+current version.
 
 Times are ISO 8601 UTC text (``2026-03-02T09:00:00.000000Z``); JSON columns hold canonical JSON.
 Columns named after PESC fields (``document_id``, ``student_last_name`` ...) come from
-``workbench.pesc.flatten``; ``pesc_json`` keeps the whole flattened record, unknown keys included.
+``workbench.pesc.flatten``; ``documents.pesc_json`` keeps the whole flattened record, unknown keys
+included.
 """
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 # PESC fields kept as columns (types: TEXT unless listed in INTEGER_FIELDS).
 ENVELOPE_FIELDS = (
@@ -39,6 +42,11 @@ TRANSCRIPT_FIELDS = (
 RESPONSE_FIELDS = (
     "document_id", "created_at", "request_tracking_id", "response_status", "hold_reason",
     "planned_release_date", "student_first_name", "student_last_name", "note",
+)  # fmt: skip
+TRANSCRIPT_SENT_FIELDS = (
+    "document_id", "created_at", "transmission_type", "request_tracking_id",
+    "student_first_name", "student_last_name", "academic_record_count", "session_count",
+    "award_count", "course_count", "note",
 )  # fmt: skip
 ACKNOWLEDGMENT_FIELDS = (
     "document_id", "created_at", "request_tracking_id", "academic_award_total", "course_total",
@@ -80,11 +88,7 @@ CREATE TABLE {table} (
   detail_call_id INTEGER REFERENCES calls(id),
   detail_failed_at TEXT,             -- last failed detail fetch (retried by the next pull)
   detail_error TEXT,
-  detail_json TEXT,                  -- the detail item without its PESCXML
-  pescxml TEXT,
-  parse_error TEXT,
-  validation TEXT,                   -- JSON
-  pesc_json TEXT,                    -- JSON: every flattened PESC field
+  parse_error TEXT,                  -- of the last detail fetched (XML, JSON ...: documents)
   current_version INTEGER,           -- the documents.version these fields are from
   version_count INTEGER,             -- how many distinct documents were received for it
   cancelled_at TEXT,                 -- its current document is a Cancellation: it is closed
@@ -206,6 +210,7 @@ CREATE TABLE documents (              -- every distinct document received for an
   parse_error TEXT,
   validation TEXT,                   -- JSON
   pesc_json TEXT,                    -- JSON: every flattened PESC field
+  detail_json TEXT,                  -- JSON: the detail item without its PESCXML, as last fetched
   UNIQUE (entity, item_id, version),
   UNIQUE (entity, item_id, content_sha256)
 );
@@ -281,6 +286,19 @@ CREATE TABLE acknowledgments (        -- received back from send_transcript, or 
 CREATE UNIQUE INDEX acknowledgments_outbox ON acknowledgments(outbox_id, direction);
 CREATE INDEX acknowledgments_request ON acknowledgments(request_id);
 """
+TRANSCRIPTS_SENT = f"""
+CREATE TABLE transcripts_sent (       -- CollegeTranscripts we sent (from the outbox)
+  id INTEGER PRIMARY KEY,
+  outbox_id INTEGER NOT NULL UNIQUE REFERENCES outbox(id),
+  request_id TEXT NOT NULL,          -- the request it answers
+  sent_at TEXT NOT NULL,
+  inferred INTEGER NOT NULL DEFAULT 0, -- 1: settled from the lists, no answer was seen
+  pescxml TEXT,
+  pesc_json TEXT,
+  {_columns(TRANSCRIPT_SENT_FIELDS)}
+);
+CREATE INDEX transcripts_sent_request ON transcripts_sent(request_id);
+"""
 OPERATIONS = """
 CREATE TABLE detail_failures (
   id INTEGER PRIMARY KEY,
@@ -309,7 +327,9 @@ CREATE TABLE locks (                  -- who holds the pull lock (the lock itsel
   run_id INTEGER
 );
 """
-CURRENT = CORE + ENTITIES + DOCUMENTS + CHILDREN + EVENTS + OUTBOX + SENT + OPERATIONS
+CURRENT = (
+    CORE + ENTITIES + DOCUMENTS + CHILDREN + EVENTS + OUTBOX + SENT + TRANSCRIPTS_SENT + OPERATIONS
+)
 
 
 def statements(script: str) -> list[str]:

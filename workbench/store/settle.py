@@ -41,7 +41,7 @@ from typing import Any
 
 from workbench.store.cells import dumps, field, partner_time, pescxml_of, scalar, utc_text
 from workbench.store.lists import LISTS
-from workbench.store.schema import ACKNOWLEDGMENT_FIELDS, RESPONSE_FIELDS
+from workbench.store.schema import ACKNOWLEDGMENT_FIELDS, RESPONSE_FIELDS, TRANSCRIPT_SENT_FIELDS
 
 BLOCKING = ("pending", "sent", "uncertain")  # states that refuse a second send
 # How long after a send became uncertain a list must be requested before "still listed" means
@@ -225,9 +225,11 @@ def record_document(
     inferred: bool,
     reply: tuple[str | None, str | None, int | None] | None,
 ) -> None:
-    """File a sent entry's document in ``responses`` or ``acknowledgments``."""
+    """File a sent entry's document in ``responses``, ``transcripts_sent`` (with the
+    acknowledgment the partner answered with, if any) or ``acknowledgments``."""
     operation = entry["operation"]
     if operation == "send_transcript":
+        file_transcript_sent(conn, entry, at=at, inferred=inferred)
         if reply is None:
             return  # nothing was received: the acknowledgment stays unknown
         body, reply_flat, call_id = reply
@@ -261,6 +263,30 @@ def record_document(
     }
     conn.execute(
         f"INSERT OR REPLACE INTO {table} ({', '.join(values)}) "
+        f"VALUES ({', '.join('?' * len(values))})",
+        list(values.values()),
+    )
+
+
+def file_transcript_sent(
+    conn: sqlite3.Connection, entry: Mapping[str, Any], *, at: str, inferred: bool
+) -> None:
+    """File a sent ``send_transcript`` entry (``id``, ``request_id``, ``payload``,
+    ``payload_flat``) in ``transcripts_sent``: its XML, flattened fields and counts."""
+    xml, _ = pescxml_of(entry["payload"]) if entry["payload"] else (None, None)
+    flat_text = entry["payload_flat"]
+    flat = json.loads(flat_text) if flat_text else {}
+    values = {
+        "outbox_id": entry["id"],
+        "request_id": entry["request_id"],
+        "sent_at": at,
+        "inferred": int(inferred),
+        "pescxml": xml,
+        "pesc_json": flat_text,
+        **{f: scalar(flat.get(f)) for f in TRANSCRIPT_SENT_FIELDS},
+    }
+    conn.execute(
+        f"INSERT OR REPLACE INTO transcripts_sent ({', '.join(values)}) "
         f"VALUES ({', '.join('?' * len(values))})",
         list(values.values()),
     )

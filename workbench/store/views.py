@@ -9,8 +9,12 @@
 - ``ack_totals_check``: every acknowledgment's ``AcademicAwardTotal``/``CourseTotal`` against the
   counts of the transcript it acknowledges (sent by us, or received by us).
 - ``latest_snapshots``: each list's last snapshot with its counts.
+- ``transcripts_received_by_request_id``: ``transcripts_received`` keyed by ``request_id``, the
+  name the API (``w.consumer`` frames) gives the id the store calls ``transcript_id`` (the
+  columns are not renamed: reconcile, reports and notebooks read them).
 
-(Every version of every document is in the ``documents`` table, a table since schema v3.)
+(Every version of every document is in the ``documents`` table, a table since schema v3, with
+its XML, flattened fields, validation and detail item since v4.)
 """
 
 from __future__ import annotations
@@ -78,5 +82,9 @@ FROM snapshots s
 WHERE s.id = (SELECT s2.id FROM snapshots s2 WHERE s2.list_name = s.list_name
   ORDER BY s2.taken_at DESC, s2.id DESC LIMIT 1)
 ORDER BY s.list_name
+""",
+    "transcripts_received_by_request_id": """
+SELECT t.transcript_id AS request_id, t.*
+FROM transcripts_received t
 """,
 }
