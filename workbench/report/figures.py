@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import io
 from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -57,9 +59,48 @@ def dated_after(rec: Reconciliation) -> int:
     )
 
 
+@dataclass(frozen=True)
+class Margins:
+    """Fixed space, in inches, around a grid of axes (``left`` ... ``top``) and between its
+    columns (``across``) and rows (``down``): room for the tick labels, axis labels and titles
+    a chart draws there."""
+
+    left: float = 0.75
+    right: float = 0.25
+    bottom: float = 0.55
+    top: float = 0.35
+    across: float = 0.0
+    down: float = 0.0
+
+
 def blank_figure(width: float = 9.0, height: float = 4.0) -> Figure:
-    """A figure of ``width`` x ``height`` inches at 100 dpi, laid out by matplotlib."""
+    """A figure of ``width`` x ``height`` inches at 100 dpi, laid out by matplotlib's
+    constrained engine: for charts whose labels come from the data (event types, programs).
+    Charts whose labels are known (fixed strings, numbers, dates) use :func:`fixed_subplots`."""
     return Figure(figsize=(width, height), dpi=100, layout="constrained")
+
+
+def fixed_subplots(
+    width: float, height: float, margins: Margins, nrows: int = 1, ncols: int = 1, **kwargs: Any
+) -> tuple[Figure, Any]:
+    """A figure of ``width`` x ``height`` inches at 100 dpi and its ``nrows`` x ``ncols`` axes
+    (``Figure.subplots(**kwargs)``), placed at fixed ``margins``.
+
+    A fixed layout instead of the constrained engine, which measures every label again at each
+    draw: the report's four charts take about half the time (bench/report.py: 1.1 s -> 0.55 s,
+    some 5 % of ``workbench report --no-pull``)."""
+    fig = Figure(figsize=(width, height), dpi=100)
+    wide = (width - margins.left - margins.right - (ncols - 1) * margins.across) / ncols
+    high = (height - margins.bottom - margins.top - (nrows - 1) * margins.down) / nrows
+    fig.subplots_adjust(
+        left=margins.left / width,
+        right=1 - margins.right / width,
+        bottom=margins.bottom / height,
+        top=1 - margins.top / height,
+        wspace=margins.across / wide,
+        hspace=margins.down / high,
+    )
+    return fig, fig.subplots(nrows, ncols, **kwargs)
 
 
 def no_data(ax: Axes, title: str) -> None:
@@ -98,8 +139,9 @@ def funnel_chart(rec: Reconciliation, *, tz: str | None = None) -> Figure:
     acknowledged, with side bars for closed elsewhere, uncertain sends and ack mismatches),
     and beside it the consumer side (transcripts received → acknowledged by us); its title
     gives the moment in zone ``tz`` (None: UTC)."""
-    fig = blank_figure(10, 4)
-    left, right = fig.subplots(1, 2, width_ratios=[3, 2])
+    # the longest bar labels ("closed elsewhere", "acknowledged by us") need about 1.4 in
+    margins = Margins(left=1.45, top=0.6, bottom=0.35, across=1.75)
+    fig, (left, right) = fixed_subplots(10, 4, margins, 1, 2, width_ratios=[3, 2])
     requests = rec.requests["state"].astype(str)
     if requests.empty:
         no_data(left, "Supplier: requests")
@@ -134,8 +176,7 @@ def funnel_chart(rec: Reconciliation, *, tz: str | None = None) -> Figure:
 def ageing_chart(rec: Reconciliation) -> Figure:
     """Open requests and transcripts awaiting our acknowledgment, by age bucket
     (``ageing``), with the SLA line on the edge between the buckets within and over it."""
-    fig = blank_figure(9, 4)
-    ax = fig.subplots()
+    fig, ax = fixed_subplots(9, 4, Margins(right=0.15))
     h = rec.headline
     title = f"Ageing (SLA {rec.sla_days:g} days)"
     counts = ageing(rec)
@@ -180,8 +221,7 @@ def daily_volumes_chart(
     responses, transcripts and acknowledgments we sent (``daily_volumes``, up to ``until``);
     bars for a month or less, lines beyond; dates labelled by matplotlib's concise format."""
     volumes = daily_volumes(source, until=until, tz=tz)
-    fig = blank_figure(10, 4)
-    ax = fig.subplots()
+    fig, ax = fixed_subplots(10, 4, Margins())
     title = "Daily volumes"
     later = volumes.attrs.get("after_until", 0)
     if later:

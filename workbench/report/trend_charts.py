@@ -13,7 +13,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator, PercentFormatter
 
-from workbench.report.figures import MUTED, SIDE, SLA, STAGE, blank_figure, no_data
+from workbench.report.figures import MUTED, SIDE, SLA, STAGE, Margins, fixed_subplots, no_data
 from workbench.report.markup import moment
 from workbench.report.trends import Trends
 
@@ -25,8 +25,10 @@ def trends_chart(t: Trends, *, tz: str | None = None) -> Figure:
     """Four panels over the pull runs: open requests and transcripts awaiting our
     acknowledgment; the share answered within the SLA; the median days to respond and to
     acknowledge; exceptions by kind (the kinds seen in the window)."""
-    fig = blank_figure(10, 7)
-    axes = fig.subplots(2, 2, sharex=True).flatten()
+    # room for five-digit counts and "100%" left of each column, a title above each row
+    margins = Margins(left=0.7, right=0.2, top=0.65, across=0.75, down=0.45)
+    fig, grid = fixed_subplots(10, 7, margins, 2, 2, sharex=True)
+    axes = grid.flatten()
     p = t.points
     titles = ("Open items", f"Answered within the SLA ({t.sla_days:g} days)",
               "Median days", "Exceptions by kind")  # fmt: skip
