@@ -6,9 +6,13 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import tracemalloc
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from workbench.errors import StoreError
 from workbench.store import Store
 from workbench.store.schema import SCHEMA_VERSION
 
@@ -171,3 +175,89 @@ def test_a_v3_store_reopened_after_its_migration_changes_nothing(tmp_path: Path)
     with Store(path) as store:
         assert store.schema_version == SCHEMA_VERSION
     assert {t: _rows(path, t) for t in migrated} == migrated
+
+
+def _version(path: Path) -> str:
+    conn = sqlite3.connect(path)
+    found = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0]
+    conn.close()
+    return str(found)
+
+
+def test_an_analysts_view_on_a_moved_column_is_refused_with_advice_and_v3_stays(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "v3.db"
+    _v3_database(path)
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE VIEW my_xml AS SELECT request_id, pescxml FROM transcript_requests")
+    conn.commit()
+    conn.close()
+    before = {t: _rows(path, t) for t in ("transcript_requests", "documents", "outbox")}
+
+    with pytest.raises(StoreError) as caught:
+        Store(path)
+    message = str(caught.value)
+    assert "'my_xml'" in message and "transcript_requests.pescxml" in message
+    assert "DROP VIEW my_xml" in message and "left as it was" in message
+    assert _version(path) == "3"  # the whole migration rolled back
+    assert {t: _rows(path, t) for t in before} == before
+
+    conn = sqlite3.connect(path)
+    conn.execute("DROP VIEW my_xml")  # as the message says
+    conn.commit()
+    conn.close()
+    with Store(path) as store:
+        assert store.schema_version == 4
+
+
+def test_an_analysts_index_on_a_moved_column_is_dropped_and_the_store_migrates(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "v3.db"
+    _v3_database(path)
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE INDEX my_validation ON transcripts_received(validation)")
+    conn.execute("CREATE INDEX my_dates ON transcripts_received(request_date, first_seen_at)")
+    conn.commit()
+    conn.close()
+
+    with Store(path) as store:
+        assert store.schema_version == 4
+        assert store.integrity_check() == "ok"
+    assert "my_validation" not in _indexes(path, "transcripts_received")
+    assert "my_dates" in _indexes(path, "transcripts_received")  # one not in the way stays
+
+
+def test_a_large_store_migrates_without_holding_its_documents_in_memory(tmp_path: Path) -> None:
+    path = tmp_path / "v3.db"
+    _v3_database(path)
+    big = "<CollegeTranscript>" + "x" * 1_000_000 + "</CollegeTranscript>"  # 1 MB each
+    conn = sqlite3.connect(path)
+    conn.executemany(
+        "INSERT INTO outbox (operation, request_id, state, payload, payload_sha256, "
+        "payload_flat, created_at, updated_at) VALUES ('send_transcript', ?, 'sent', ?, 'sha', "
+        "'{}', ?, ?)",
+        [(f"BIG-{i}", big, SEEN, LATER) for i in range(40)],
+    )
+    conn.execute(  # a received transcript whose XML is inline, with no version yet
+        "INSERT INTO transcripts_received (transcript_id, first_seen_at, last_seen_at, "
+        "detail_fetched_at, pescxml) VALUES ('T-BIG', ?, ?, ?, ?)",
+        (SEEN, SEEN, SEEN, big),
+    )
+    conn.commit()
+    conn.close()
+
+    tracemalloc.start()
+    try:
+        Store(path).close()
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 12_000_000  # the 41 MB of documents went through a few at a time
+    with Store(path) as store:
+        assert len(store.table("transcripts_sent")) == 42  # 40 + the 2 of _v3_database
+        assert (
+            store.current_documents("consumer_transcripts", ("pescxml",)).loc["T-BIG", "pescxml"]
+            == big
+        )

@@ -234,6 +234,18 @@ def test_a_newer_database_is_refused_with_advice(db_path: Path) -> None:
         Store(db_path)
 
 
+def test_a_newer_database_opened_read_only_says_to_upgrade_not_to_pull(db_path: Path) -> None:
+    # A report or bundle opens the store read-only; `workbench pull` would refuse it too.
+    Store(db_path).close()
+    conn = sqlite3.connect(db_path)
+    conn.execute("UPDATE meta SET value = '99' WHERE key = 'schema_version'")
+    conn.commit()
+    conn.close()
+    with pytest.raises(StoreError, match=r"version 99.*Upgrade workbench") as caught:
+        Store(db_path, read_only=True)
+    assert "workbench pull" not in str(caught.value)
+
+
 def test_a_foreign_sqlite_file_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "other.db"
     conn = sqlite3.connect(path)

@@ -97,3 +97,38 @@ def test_a_received_transcript_is_found_by_the_apis_request_id(store: Store) -> 
     received = store.table("transcripts_received")
     same = by_api_id.drop(columns=["request_id"])
     pd.testing.assert_frame_equal(same, received[same.columns], check_like=True)
+
+
+def _inferred_transcript(store: Store) -> int:
+    """A send_transcript for R-1 that became uncertain, then inferred sent from the lists."""
+    store.record_snapshot(None, "supplier_requests", listed("R-1", "R-2"), taken_at=ago(1))
+    entry = store.outbox.begin(
+        "send_transcript", "R-1", "<CollegeTranscript>T</CollegeTranscript>",
+        flat={"document_id": "CT-9", "award_count": 1, "course_count": 3},
+    )  # fmt: skip
+    store.outbox.mark_uncertain(entry, error="connection dropped after sending")
+    url = "http://127.0.0.1:8765/exchange" + spec.SUPPLIER_PENDING_PATH
+    call = store.record_call(
+        exchange(operation="supplier.pending_requests", url=url, started_at=soon(16))
+    )
+    diff = store.record_snapshot(None, "supplier_requests", listed("R-2"), call_id=call)
+    assert {d["entry_id"]: d["state"] for d in diff.resolved} == {entry: "sent"}
+    return entry
+
+
+def test_an_inferred_send_then_answered_keeps_one_row_no_longer_inferred(store: Store) -> None:
+    entry = _inferred_transcript(store)
+    store.outbox.mark_sent(entry, status=200, response_body="{}", reply_flat={"course_total": 3})
+    sent = store.table("transcripts_sent")
+    assert sent["outbox_id"].tolist() == [entry] and not sent.iloc[0]["inferred"]
+    ack = store.table("acknowledgments")
+    assert ack["outbox_id"].tolist() == [entry] and ack["course_total"].tolist() == [3]
+
+
+def test_an_inferred_send_later_known_failed_is_no_longer_filed_as_sent(store: Store) -> None:
+    entry = _inferred_transcript(store)
+    assert len(store.table("transcripts_sent")) == 1
+    store.outbox.mark_failed(entry, error="the partner never received it", status=404)
+    assert store.outbox.get(entry)["state"] == "failed"
+    assert store.table("transcripts_sent").empty
+    assert "transcript_sent" not in store.timeline("R-1")["kind"].tolist()

@@ -22,7 +22,7 @@ from workbench.store.connection import Connection
 from workbench.store.events import events_seen
 from workbench.store.history import History
 from workbench.store.lists import EVENT_SOURCES, LISTS, list_info
-from workbench.store.migrations import ensure_schema, read_version
+from workbench.store.migrations import ensure_schema, read_version, refuse_newer
 from workbench.store.outbox import Outbox
 from workbench.store.record import SnapshotDiff, item_key, request_id_from_url, workbench_version
 from workbench.store.schema import SCHEMA_VERSION
@@ -80,6 +80,7 @@ class Store(History):
         if found == SCHEMA_VERSION:  # the usual case: no write lock needed
             return found
         if self.read_only:
+            refuse_newer(found, path=str(self.path), version=workbench_version())
             raise StoreError(
                 f"The database {self.path} has schema version {found}, this workbench reads "
                 f"{SCHEMA_VERSION}: run `workbench pull` on it once (it migrates), or upgrade."

@@ -10,6 +10,7 @@ this code is refused with advice. Views are recreated by every migration (they h
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from collections.abc import Callable
 
@@ -104,26 +105,23 @@ def _v2_to_v3(conn: sqlite3.Connection) -> None:
 def _first_versions(conn: sqlite3.Connection, table: str, id_column: str) -> None:
     """The XML an entity row holds inline (or its detail call's body does), as its version 1
     in ``documents``, for the rows with no version yet (v2 and v3 rows)."""
-    found = conn.execute(
+    found = conn.execute(  # read row by row: a large store is never held in memory at once
         f"SELECT e.{id_column}, e.document_id, e.transmission_type, e.request_tracking_id, "
         "e.request_date, e.created_at, coalesce(e.detail_fetched_at, e.first_seen_at), "
         "e.detail_call_id, e.pescxml, c.response_body, e.parse_error, e.validation, "
         f"e.pesc_json FROM {table} e LEFT JOIN calls c ON c.id = e.detail_call_id "
         "WHERE e.detail_fetched_at IS NOT NULL AND e.current_version IS NULL"
-    ).fetchall()
-    rows = []
+    )
     for item_id, *fields, own, body, parse_error, validation, pesc_json in found:
         xml = unescaped_once(own if own is not None or body is None else pescxml_of(body)[0])
         if xml is not None:
-            rows.append((table, item_id, *fields, sha256(xml), xml, parse_error, validation,
-                         pesc_json))  # fmt: skip
-    conn.executemany(
-        "INSERT INTO documents (entity, item_id, version, document_id, transmission_type, "
-        "request_tracking_id, request_date, created_at, first_seen_at, call_id, "
-        "content_sha256, pescxml, parse_error, validation, pesc_json) "
-        "VALUES (?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        rows,
-    )
+            conn.execute(
+                "INSERT INTO documents (entity, item_id, version, document_id, "
+                "transmission_type, request_tracking_id, request_date, created_at, "
+                "first_seen_at, call_id, content_sha256, pescxml, parse_error, validation, "
+                "pesc_json) VALUES (?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (table, item_id, *fields, sha256(xml), xml, parse_error, validation, pesc_json),
+            )
     conn.execute(
         f"UPDATE {table} SET current_version = 1, version_count = 1, cancelled_at = "
         "CASE WHEN lower(transmission_type) = 'cancellation' THEN coalesce("
@@ -174,7 +172,7 @@ def _v3_to_v4(conn: sqlite3.Connection) -> None:
         # it; sqlite-utils' transform() rebuilds the table, which inside this transaction would
         # fire ON DELETE CASCADE on courses and awards (it refuses to).
         for column in ("detail_json", "pescxml", "validation", "pesc_json"):
-            conn.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
+            _drop_column(conn, table, column)
     for statement in statements(TRANSCRIPTS_SENT):
         conn.execute(statement)
     cursor = conn.execute(
@@ -182,11 +180,39 @@ def _v3_to_v4(conn: sqlite3.Connection) -> None:
         "WHERE operation = 'send_transcript' AND state = 'sent' ORDER BY id"
     )
     columns = [d[0] for d in cursor.description]
-    for row in cursor.fetchall():
+    for row in cursor:  # one entry at a time (a large outbox is never held in memory)
         entry = dict(zip(columns, row, strict=True))
         # Settled from the lists: resolved_at = updated_at; a later answer moved updated_at.
         inferred = entry["resolved_at"] is not None and entry["resolved_at"] == entry["updated_at"]
         file_transcript_sent(conn, entry, at=entry["updated_at"], inferred=inferred)
+
+
+# SQLite's message when an object of the user's (not the workbench's) reads a dropped column.
+_IN_THE_WAY = re.compile(r"error in (view|trigger|index) (\S+) after drop column")
+
+
+def _drop_column(conn: sqlite3.Connection, table: str, column: str) -> None:
+    """``ALTER TABLE table DROP COLUMN column``. An index of the user's on it is dropped (it
+    holds no data); a view or trigger of the user's that reads it is refused with advice, which
+    rolls the whole migration back (the caller's one transaction)."""
+    while True:
+        try:
+            conn.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
+            return
+        except sqlite3.OperationalError as exc:
+            found = _IN_THE_WAY.search(str(exc))
+            if found is None:
+                raise
+            kind, name = found[1], found[2].strip('"`[]')
+            if kind != "index":
+                raise StoreError(
+                    f"The {kind} {name!r} in this store (not the workbench's) reads "
+                    f"{table}.{column}, which store schema version 4 moves to the documents "
+                    f"table (one row per version; see docs/data-dictionary.md). Drop it (DROP "
+                    f"{kind.upper()} {name}; in the sqlite3 shell) or rewrite it to read "
+                    "documents, then open the store again. The store was left as it was."
+                ) from exc
+            conn.execute(f'DROP INDEX "{name}"')  # an index of a column that is going away
 
 
 MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
@@ -207,15 +233,21 @@ def read_version(conn: sqlite3.Connection) -> int:
     return int(row[0]) if row else 0
 
 
-def ensure_schema(conn: sqlite3.Connection, *, path: str, version: str) -> int:
-    """Create or migrate the schema (inside the caller's write transaction); the new version."""
-    found = read_version(conn)
+def refuse_newer(found: int, *, path: str, version: str) -> None:
+    """``StoreError`` when schema version ``found`` is newer than this code knows (a store
+    written by a later workbench: migrating or reading it would go wrong)."""
     if found > SCHEMA_VERSION:
         raise StoreError(
             f"{path} has store schema version {found}, newer than this workbench ({version}) "
             f"knows (up to {SCHEMA_VERSION}). Upgrade workbench (pip install -U workbench) "
             "or open a copy of the database with the version that wrote it."
         )
+
+
+def ensure_schema(conn: sqlite3.Connection, *, path: str, version: str) -> int:
+    """Create or migrate the schema (inside the caller's write transaction); the new version."""
+    found = read_version(conn)
+    refuse_newer(found, path=path, version=version)
     if found == SCHEMA_VERSION:
         return found
     if found == 0:

@@ -42,7 +42,13 @@ from workbench.store.connection import Connection
 from workbench.store.frames import query_frame
 from workbench.store.lists import OPERATIONS, list_info
 from workbench.store.lock import process_alive
-from workbench.store.settle import BLOCKING, explaining, record_document, resolve
+from workbench.store.settle import (
+    BLOCKING,
+    explaining,
+    record_document,
+    resolve,
+    unfile_inferred,
+)
 
 
 class Outbox:
@@ -168,6 +174,7 @@ class Outbox:
                 "call_id = coalesce(?, call_id), updated_at = ? WHERE id = ?",
                 (state, text, status, call_id, now_text(), entry_id),
             )
+            unfile_inferred(conn, entry_id)
 
     def get(self, entry_id: int) -> dict[str, Any]:
         """One outbox entry as a dict."""

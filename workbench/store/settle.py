@@ -290,3 +290,10 @@ def file_transcript_sent(
         f"VALUES ({', '.join('?' * len(values))})",
         list(values.values()),
     )
+
+
+def unfile_inferred(conn: sqlite3.Connection, entry_id: int) -> None:
+    """A send the lists had inferred sent, now known to have failed (or uncertain again): the
+    document filed for it (``inferred = 1``) no longer says it was sent, so it goes."""
+    for table in ("responses", "transcripts_sent", "acknowledgments"):
+        conn.execute(f"DELETE FROM {table} WHERE outbox_id = ? AND inferred = 1", (entry_id,))
