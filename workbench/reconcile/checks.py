@@ -157,8 +157,10 @@ def _tracking(t: Mapping[str, pd.DataFrame]) -> list[pd.DataFrame]:
     ob = t["outbox"]
     of_request = t["requests"]["request_tracking_id"]
     of_transcript = t["transcripts"]["request_tracking_id"]
-    # Only what may have reached the partner and names a tracking id can contradict it.
-    sent = ob[ob["state"].isin(_MAY_HAVE_REACHED) & ob["sent_request_tracking_id"].notna()]
+    # Only what may have reached the partner and names a tracking id can contradict it. (A row
+    # filter copies every column it keeps: only those read here.)
+    reached = ob["state"].isin(_MAY_HAVE_REACHED) & ob["sent_request_tracking_id"].notna()
+    sent = ob.loc[reached, ["operation", "request_id", "outbox_id", "sent_request_tracking_id"]]
     supplier = sent["operation"].isin(SUPPLIER_OPERATIONS)
     answered = pd.concat(
         [
@@ -268,8 +270,10 @@ def _comparable(values: pd.Series, column: str) -> pd.Series:
 
 def _sla(requests: pd.DataFrame, transcripts: pd.DataFrame, sla_days: float) -> list[pd.DataFrame]:
     limit = f"<= {sla_days:g}"
-    late = requests[requests["sla_breached"].fillna(False)]
-    waiting = transcripts[transcripts["sla_breached"].fillna(False)]
+    late = requests.loc[requests["sla_breached"].fillna(False), ["request_id", "age_days"]]
+    waiting = transcripts.loc[
+        transcripts["sla_breached"].fillna(False), ["transcript_id", "age_days"]
+    ]
     return [
         _rows(
             "sla",

@@ -3,8 +3,9 @@
 ``load`` reads these from a store; tests and benchmarks may build them by hand. A frame may
 leave out any column (it is added, all missing) or any table (an empty one is used), so a
 hand-built case names only what it is about. :func:`conform` gives every table its columns
-and dtypes: ids and text as pandas ``string``, times tz-aware UTC, counts ``Int64``, flags
-``boolean``.
+and dtypes: ids and text as pandas ``string``, a column of a few known values (an outbox
+``state``, an ``operation``, a ``direction``) ``category``, times tz-aware UTC, counts ``Int64``,
+flags ``boolean``.
 """
 
 from __future__ import annotations
@@ -21,6 +22,9 @@ TIME = "datetime64[us, UTC]"
 TEXT = pd.StringDtype("python")  # the same with or without pyarrow installed
 COUNT = "Int64"
 FLAG = "boolean"
+# A column of a few known values (an outbox state, an operation): each value is hashed once, when
+# the table is conformed, and every comparison of the rules then reads integer codes.
+CODE = "category"
 
 SUPPLIER_OPERATIONS = ("send_response", "send_transcript")
 ACK_OPERATION = "send_acknowledgment"
@@ -37,7 +41,7 @@ IDENTITY = (
 _DOCUMENT = {
     "detail_error": TEXT,
     "parse_error": TEXT,
-    "validation_status": TEXT,
+    "validation_status": CODE,
     "validation_error": TEXT,
     "document_id": TEXT,
     "request_tracking_id": TEXT,
@@ -52,12 +56,12 @@ _LISTED = {
     "on_list": FLAG,
     "first_seen_at": TIME,
     "left_at": TIME,
-    "left_reason": TEXT,
+    "left_reason": CODE,
 }
 # Which of an id's documents the row's fields are from (``versions``), and whether the current
 # one is a Cancellation (the item is closed).
 _VERSIONED = {
-    "transmission_type": TEXT,
+    "transmission_type": CODE,
     "current_version": COUNT,
     "version_count": COUNT,
     "cancelled_at": TIME,
@@ -83,7 +87,7 @@ TABLES: dict[str, dict[str, str]] = {
         "item_id": TEXT,
         "version": COUNT,
         "document_id": TEXT,
-        "transmission_type": TEXT,
+        "transmission_type": CODE,
         "request_tracking_id": TEXT,
         "request_date": TIME,
         "first_seen_at": TIME,
@@ -91,9 +95,9 @@ TABLES: dict[str, dict[str, str]] = {
     # every POST of ours; ``sent_*``: fields of the document we sent (``outbox.payload_flat``)
     "outbox": {
         "outbox_id": COUNT,
-        "operation": TEXT,
+        "operation": CODE,
         "request_id": TEXT,
-        "state": TEXT,
+        "state": CODE,
         "created_at": TIME,
         "updated_at": TIME,
         "resolved_at": TIME,
@@ -112,7 +116,7 @@ TABLES: dict[str, dict[str, str]] = {
         "request_id": TEXT,
         "sent_at": TIME,
         "inferred": FLAG,
-        "response_status": TEXT,
+        "response_status": CODE,
         "hold_reason": TEXT,
         "planned_release_date": TEXT,
         "request_tracking_id": TEXT,
@@ -120,7 +124,7 @@ TABLES: dict[str, dict[str, str]] = {
     # acknowledgments received back for our transcripts, or sent by us for theirs
     "acknowledgments": {
         "outbox_id": COUNT,
-        "direction": TEXT,
+        "direction": CODE,
         "request_id": TEXT,
         "recorded_at": TIME,
         "inferred": FLAG,
@@ -226,6 +230,10 @@ def as_dtype(series: pd.Series, dtype: str) -> pd.Series:
         return series.astype(COUNT)
     if dtype == FLAG:
         return series.astype(FLAG)
+    if dtype == CODE:
+        return as_dtype(series, TEXT).astype(CODE)
+    if isinstance(series.dtype, pd.CategoricalDtype):  # a CODE column's values
+        return series.astype(TEXT)
     return series.astype(object).where(series.notna(), None).astype(TEXT)
 
 

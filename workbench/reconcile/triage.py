@@ -306,8 +306,10 @@ def _overdue(requests: pd.DataFrame, transcripts: pd.DataFrame, sla: float) -> l
     check rows mirror); high past twice the SLA."""
     if pd.isna(sla):
         return []
-    late = requests[requests["sla_breached"].fillna(False)].rename(columns={"request_id": "id"})
-    waiting = transcripts[transcripts["sla_breached"].fillna(False)]
+    shown = ["age_days", "source_org_name", "request_date"]  # what the messages read
+    late = requests.loc[requests["sla_breached"].fillna(False), ["request_id", *shown]]
+    late = late.rename(columns={"request_id": "id"})
+    waiting = transcripts.loc[transcripts["sla_breached"].fillna(False), ["transcript_id", *shown]]
     waiting = waiting.rename(columns={"transcript_id": "id"})
     parts = []
     for frame in (late, waiting):
