@@ -3,6 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+LAB_OVERRIDES := $(VENV)/share/jupyter/lab/settings/overrides.json
 
 .PHONY: demo test test-fast lint format bench lab clean
 
@@ -14,7 +15,7 @@ $(STAMP): pyproject.toml
 	$(BIN)/uv pip install --quiet --compile-bytecode --python $(BIN)/python -e '.[dev]'
 	touch $(STAMP)
 
-demo: $(STAMP)  ## the main job: sandbox -> tokens -> every list -> printed
+demo: $(STAMP) $(LAB_OVERRIDES)  ## the main job: sandbox -> tokens -> every list -> printed
 	$(BIN)/workbench demo
 
 # Two workers: much of the suite waits on sandboxes, kernels and browsers (7 min -> 4 min).
@@ -37,7 +38,6 @@ bench: $(STAMP)
 # update checks and the extension manager's PyPI lookups are off (nothing leaves the machine):
 # the server's options stop the fetching, and the environment's settings overrides stop the
 # front end asking about news (a user's own settings still win).
-LAB_OVERRIDES := $(VENV)/share/jupyter/lab/settings/overrides.json
 $(LAB_OVERRIDES): $(STAMP)
 	mkdir -p $(dir $@)
 	printf '%s\n' '{"@jupyterlab/apputils-extension:notification": {"fetchNews": "false", "checkForUpdates": false}}' > $@

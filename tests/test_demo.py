@@ -12,6 +12,7 @@ import base64
 import html
 import json
 import os
+import re
 import shlex
 import shutil
 import sqlite3
@@ -25,7 +26,7 @@ import pytest
 
 from workbench import reconcile
 from workbench.bundle import make_bundle
-from workbench.demo import run_demo
+from workbench.demo import next_steps, run_demo
 from workbench.report.runner import notebook_path, run_notebook
 from workbench.store import Store
 
@@ -89,6 +90,19 @@ def test_the_scan_finds_every_form_of_a_secret() -> None:
         "clean": b"nothing here: sandbox-intl-secret",
     }
     assert set(leaks(samples, [secret])) == set(samples) - {"clean"}
+
+
+def test_the_printed_explorer_command_starts_lab_as_make_lab_does(tmp_path: Path) -> None:
+    """No news, update checks or PyPI lookups: `make lab`'s options, and `make demo` writes
+    the settings overrides that stop the front end asking about news."""
+    makefile = (Path(__file__).parents[1] / "Makefile").read_text(encoding="utf-8")
+    lab_rule = makefile.split("\nlab:", 1)[1].split("\n\n", 1)[0]
+    options = set(re.findall(r"--LabApp\.\S+", lab_rule))
+    assert len(options) == 3, lab_rule
+    (explore,) = [step for step in next_steps(tmp_path / "demo.db", None) if " lab " in step]
+    assert options <= set(shlex.split(explore))
+    demo_rule = re.search(r"^demo:([^#\n]*)", makefile, re.M)
+    assert demo_rule is not None and "$(LAB_OVERRIDES)" in demo_rule.group(1).split()
 
 
 @pytest.mark.slow

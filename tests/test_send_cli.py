@@ -4,13 +4,16 @@ dry runs, prompts answered no and yes, ``--yes``, read-only profiles, duplicates
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner, Result
 
+import workbench as wb
 from tests.conftest import FAST
 from workbench import pesc
 from workbench.cli import app
@@ -217,8 +220,20 @@ def test_a_file_failing_the_schemas_is_refused_before_any_prompt(
     good = transcript_file(sandbox, item, tmp_path)
     done = send(sandbox, tmp_path / "wb.db", "transcript", item, str(good), "--yes", **schemas)
     assert done.exit_code == 0, done.output
-    assert "Validation: valid" in done.stderr
+    assert "Validation: valid against CollegeTranscript v" in done.stderr
+    assert done.stderr.count(".xsd") == 1  # the schema is named once
     assert len(sandbox.received) == 1
+
+
+def test_a_file_given_by_a_relative_path_is_named_by_its_absolute_one(
+    sandbox: Sandbox, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    item = sandbox.pending_request_ids()[0]
+    path = transcript_file(sandbox, item, tmp_path)
+    monkeypatch.chdir(tmp_path)
+    done = send(sandbox, tmp_path / "wb.db", "transcript", item, path.name, "--dry-run")
+    assert done.exit_code == 0, done.output
+    assert f"Document:   {path.stat().st_size:,} bytes, from {path}\n" in done.stderr
 
 
 def test_an_id_pasted_with_dashes_in_upper_case_is_the_partners(
@@ -385,3 +400,47 @@ def test_a_file_that_is_not_xml_is_described_never_quoted(sandbox: Sandbox, tmp_
     message = " ".join(done.output.split())
     assert "not XML: it starts with text, not '<' (45 bytes)" in message
     assert "is not a usable PESC document" in message
+
+
+@pytest.mark.slow  # a pull, then a Python process that imports the workbench
+def test_the_readmes_transcript_recipe_writes_one_that_is_sent(
+    sandbox: Sandbox,
+    tmp_path: Path,
+    connect_to: Callable[..., wb.Workbench],
+) -> None:
+    """README, "Acting from the command line": the one-liner that writes a transcript for a
+    stored request, run as printed from the demo's folder, gives a FILE `send` accepts."""
+    readme = (Path(__file__).parents[1] / "README.md").read_text(encoding="utf-8")
+    found = re.search(r"\n(\.venv/bin/python -c '(.*?)' ID > transcript\.xml)\n", readme, re.S)
+    assert found is not None, "the README's transcript recipe"
+    db = tmp_path / "data" / "demo.db"
+    db.parent.mkdir()
+    connect_to(sandbox, db=db).pull(progress=False)
+    with Store(str(db)) as store:
+        readable = store.table("open_requests").query("parse_error.isna() and has_detail == 1")
+        item = str(readable["request_id"].iloc[0])
+        request_xml = store.document(item, list_name="supplier_requests")
+    assert request_xml is not None
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("WORKBENCH_")}
+    done = subprocess.run(
+        [sys.executable, "-c", found.group(2), item],
+        cwd=tmp_path,
+        env={**environ, **sandbox.env, **FAST},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    transcript = tmp_path / "transcript.xml"
+    transcript.write_text(done.stdout, encoding="utf-8")
+    requested = pesc.flatten(pesc.parse(request_xml))
+    ours = pesc.flatten(pesc.parse(done.stdout))
+    assert ours["request_tracking_id"] == item
+    assert requested["student_last_name"] and requested["student_birth_date"]
+    assert (ours["student_last_name"], ours["student_birth_date"]) == (
+        requested["student_last_name"],
+        requested["student_birth_date"],
+    )
+    sent = send(sandbox, db, "transcript", item, str(transcript), "--yes")
+    assert sent.exit_code == 0, sent.output
+    assert outbox(db)[-1] == ("send_transcript", item, "sent")

@@ -158,6 +158,13 @@ def critical_id(db: Path) -> str | None:
     return str(found["id"].iloc[0]) if len(found) else None  # most severe first
 
 
+# What `make lab` starts JupyterLab with: no news, no update checks, no PyPI lookups.
+LAB_OPTIONS = (
+    "--LabApp.news_url=None --LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate "
+    "--LabApp.extension_manager=readonly"
+)
+
+
 def next_steps(db: Path, request_id: str | None) -> list[str]:
     """Shell commands that go on from the demo on ``db`` without pulling: troubleshoot
     ``request_id`` (when there is one), open the explorer in JupyterLab, write the report
@@ -176,7 +183,8 @@ def next_steps(db: Path, request_id: str | None) -> list[str]:
     if explore is not None:
         root = " --allow-root" if hasattr(os, "geteuid") and os.geteuid() == 0 else ""
         db_env = shlex.quote(str(db.resolve()))
-        steps.append(f"WORKBENCH_DB={db_env} {_command('jupyter')} lab {explore}{root}")
+        lab = f"{_command('jupyter')} lab {explore} {LAB_OPTIONS}{root}"
+        steps.append(f"WORKBENCH_DB={db_env} {lab}")
     steps.append(f"{workbench} report --db {where} --no-pull")
     return steps
 

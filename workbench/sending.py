@@ -123,13 +123,15 @@ class SendOutcome:
 
 
 def verdict(validation: Validation) -> str:
-    """One line: valid, invalid (how many errors), or not validated and why."""
-    text = validation.status
-    if validation.schema:
-        text += f" against {validation.schema}"
+    """One line: valid, invalid (how many errors), or not validated and why; the schema once."""
+    note = validation.note or ""
+    if note.startswith("validated against "):  # the note names the schema and its version
+        text, note = f"{validation.status} {note.removeprefix('validated ')}", ""
+    else:
+        text = validation.status + (f" against {validation.schema}" if validation.schema else "")
     if validation.errors:
         text += f", {len(validation.errors)} error(s)"
-    return text + (f" ({validation.note})" if validation.note else "")
+    return text + (f" ({note})" if note else "")
 
 
 def run_send(
@@ -183,7 +185,7 @@ def plan_send(
     request_id = _partner_id(w, store, role, request.request_id.strip())
     if document is None and request.file is not None:
         document = _read_file(request.file)
-    label = str(request.file) if request.file is not None else "the document"
+    label = str(request.file.absolute()) if request.file is not None else "the document"
     if document is not None:
         source = f"from {label}"
     elif request.kind == "transcript":
