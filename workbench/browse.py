@@ -28,6 +28,9 @@ INSTALL = (
 )
 # Datasette's default (1 s) is short for a request's story on a store of a year's calls.
 SQL_TIME_LIMIT_MS = 5000
+# A table's page shows this much of a long cell (a document's XML, its JSON) and an ellipsis, so
+# that a row is a line; the row's own page and the JSON API give the whole value.
+TRUNCATE_CELLS = 120
 
 
 def datasette_installed() -> bool:
@@ -39,6 +42,7 @@ def datasette_arguments(path: Path, metadata: Path, *, port: int, open_browser: 
     arguments = [
         "serve", str(path), "--metadata", str(metadata), "--host", HOST, "--port", str(port),
         "--setting", "sql_time_limit_ms", str(SQL_TIME_LIMIT_MS),
+        "--setting", "truncate_cells_html", str(TRUNCATE_CELLS),
     ]  # fmt: skip
     return [*arguments, "--open"] if open_browser else arguments
 

@@ -21,6 +21,7 @@ import pandas as pd
 import pytest
 
 from tests.browser.conftest import chromium, free_port
+from workbench.browse import TRUNCATE_CELLS
 
 pytestmark = pytest.mark.slow
 
@@ -135,6 +136,16 @@ def test_browse_serves_the_store_with_its_canned_queries(
         page.goto(f"{served.url}/workbench/calls")
         page.wait_for_selector("table.rows-and-columns", timeout=WAIT_MS)
         assert "How long it took." in page.content()
+
+        # a document's XML is cut short in its table (a row is a line), whole on the row's page
+        page.goto(f"{served.url}/workbench/documents")
+        page.wait_for_selector("table.rows-and-columns tbody tr", timeout=WAIT_MS)
+        cell = page.locator("table.rows-and-columns tbody td.col-pescxml").first.inner_text()
+        assert len(cell) <= TRUNCATE_CELLS + 1 and cell.endswith("\u2026")
+        page.goto(f"{served.url}/workbench/documents/1")
+        page.wait_for_selector("table.rows-and-columns", timeout=WAIT_MS)
+        whole = page.locator("td.col-pescxml").first.inner_text()
+        assert len(whole) > 10 * TRUNCATE_CELLS and "\u2026" not in whole
 
     assert shot.stat().st_size > 10_000
     assert {urlparse(url).hostname for url in requested} == {"127.0.0.1"}
