@@ -132,3 +132,18 @@ def test_an_inferred_send_later_known_failed_is_no_longer_filed_as_sent(store: S
     assert store.outbox.get(entry)["state"] == "failed"
     assert store.table("transcripts_sent").empty
     assert "transcript_sent" not in store.timeline("R-1")["kind"].tolist()
+
+
+def test_an_acknowledgment_we_sent_names_the_call_that_carried_it(
+    sandbox: Sandbox, tmp_path: Path
+) -> None:
+    db = tmp_path / "wb.db"
+    transcript_id = sandbox.pending_transcript_ids()[0]
+    done = send(sandbox, db, "ack", transcript_id, "--yes")
+    assert done.exit_code == 0, done.output
+    with Store(db) as store:
+        (entry,) = store.table("outbox").itertuples()
+        (ack,) = store.table("acknowledgments").itertuples()
+        call = store.table("calls").set_index("id").loc[ack.call_id]
+    assert (ack.direction, ack.outbox_id) == ("sent", entry.id)
+    assert ack.call_id == entry.call_id and call["method"] == "POST"

@@ -239,7 +239,8 @@ def record_document(
         flat_text, direction = reply_flat, "received"
     else:
         xml, _ = pescxml_of(entry["payload"]) if entry["payload"] else (None, None)
-        flat_text, direction, call_id = entry["payload_flat"], "sent", None
+        flat_text, direction = entry["payload_flat"], "sent"
+        call_id = reply[2] if reply else None  # the call that carried it (none when inferred)
     flat = json.loads(flat_text) if flat_text else {}
     fields: tuple[str, ...]
     if operation == "send_response":
