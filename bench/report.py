@@ -172,6 +172,8 @@ def main() -> None:
         cli = min(timed([python, "-c", "import workbench.cli"], folder)[0] for _ in range(3))
         both = "import workbench.cli, papermill, nbconvert"
         runner = min(timed([python, "-c", both], folder)[0] for _ in range(3)) - cli
+        job = f"{both}, workbench.report.job"
+        jobs = min(timed([python, "-c", job], folder)[0] for _ in range(3)) - cli - runner
         cells = cell_times(ipynb)
         nb = nbformat.read(ipynb, as_version=4)
         export_html(nb, folder / "warm.html", title="warm-up", base=folder)
@@ -190,6 +192,7 @@ def main() -> None:
         print(f"  {bare:6.2f} s  python start")
         print(f"  {cli - bare:6.2f} s  the CLI's imports (workbench.cli)")
         print(f"  {runner:6.2f} s  papermill's and nbconvert's imports (jsonschema's among them)")
+        print(f"  {jobs:6.2f} s  the report job's imports (workbench.report: pandas, the store)")
         print(f"  {in_cells:6.2f} s  notebook cells, of which:")
         for seconds, line in cells[:6]:
             print(f"      {seconds:6.2f} s  {line[:70]}")
@@ -202,7 +205,7 @@ def main() -> None:
         print(f"      {lifecycle:6.2f} s  lifecycle: funnel, ageing and daily volumes as PNG")
         print(f"  {html:6.2f} s  HTML export (nbconvert)")
         print(f"  {kernel:6.2f} s  a kernel's start and shutdown (jupyter_client)")
-        parts = cli + runner + in_cells + html + kernel
+        parts = cli + runner + jobs + in_cells + html + kernel
         print(
             f"  {parts:6.2f} s  in all, against {best:.2f} s (each part measured apart, best of 3)"
         )
