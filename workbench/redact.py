@@ -210,10 +210,8 @@ class Redactor:
     ) -> dict[str, str]:
         """Headers as a plain dict, sensitive ones masked whatever their value; the others'
         values are proved clean with one scan of them all (:meth:`texts`)."""
-        items = headers.items() if isinstance(headers, Mapping) else headers or ()
-        pairs = [(str(name), str(value)) for name, value in items]
-        values = [MASK if name.lower() in SENSITIVE_HEADERS else value for name, value in pairs]
-        return dict(zip([name for name, _ in pairs], self.texts(values), strict=True))
+        named = headers_by_name(headers)
+        return dict(zip(named, self.texts(list(named.values())), strict=True))
 
     def url(self, url: str) -> str:
         """Mask sensitive query parameters and known secrets in a URL."""
@@ -260,6 +258,18 @@ class Redactor:
             return value
         shown = str(value)  # a number, or a date or decimal the JSON holds as its str
         return value if self.text(shown) == shown else MASK
+
+
+def headers_by_name(
+    headers: Mapping[str, str] | Iterable[tuple[str, str]] | None,
+) -> dict[str, str]:
+    """Headers as a plain dict of texts, the sensitive ones masked by name only: the others'
+    values are still to be scrubbed (:meth:`Redactor.headers` does both)."""
+    items = headers.items() if isinstance(headers, Mapping) else headers or ()
+    return {
+        str(name): MASK if str(name).lower() in SENSITIVE_HEADERS else str(value)
+        for name, value in items
+    }
 
 
 def _form(query: str) -> str:

@@ -15,7 +15,7 @@ from typing import Any
 import sqlite_utils
 
 from workbench.errors import StoreError
-from workbench.redact import Redactor
+from workbench.redact import Redactor, headers_by_name
 from workbench.store import details, entities, identity, lock, settle
 from workbench.store.cells import dumps, now_text, partner_time, row_id, utc_text
 from workbench.store.connection import Connection
@@ -34,6 +34,7 @@ _CALL_SQL = (
     "response_body) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 _CALL_TEXTS = ("url", "error", "request_body", "response_body")
+_CALL_HEADERS = ("request_headers", "response_headers")
 Details = Mapping[str, Iterable[Mapping[str, Any]]]
 
 
@@ -205,19 +206,14 @@ class Store(History):
         url, error, request_body, response_body = (
             _as_text(getattr(exchange, name, None)) for name in _CALL_TEXTS
         )
-        # One scan proves the lot clean (the usual case): the body is most of it, and scanned once.
-        url, error, request_headers, request_body, response_headers, response_body = (
-            self._scrub.texts(
-                [
-                    url,
-                    error,
-                    dumps(self._scrub.headers(getattr(exchange, "request_headers", None))),
-                    request_body,
-                    dumps(self._scrub.headers(getattr(exchange, "response_headers", None))),
-                    response_body,
-                ]
-            )
-        )
+        sent, received = (headers_by_name(getattr(exchange, name, None)) for name in _CALL_HEADERS)
+        texts = [url, error, dumps(sent), request_body, dumps(received), response_body]
+        # One scan proves the lot clean (the usual case): the body is most of it, and scanned
+        # once. Else each text is masked, the headers value by value (Redactor.headers).
+        if not self._scrub.clean("\x00".join(t for t in texts if t)):
+            texts[2], texts[4] = (dumps(self._scrub.headers(h)) for h in (sent, received))
+            texts = [self._scrub.text(t) for t in texts]
+        url, error, request_headers, request_body, response_headers, response_body = texts
         started = getattr(exchange, "started_at", None)
         params = (
             row_id(run_id),

@@ -42,6 +42,10 @@ from workbench.store.schema import CHILD_TABLES, REQUEST_FIELDS, TRANSCRIPT_FIEL
 FLAT_FIELDS = {"transcript_requests": REQUEST_FIELDS, "transcripts_received": TRANSCRIPT_FIELDS}
 _COLUMN_NAME = re.compile(r"^[a-z][a-z0-9_]{0,62}$")
 _RESERVED = frozenset({"position", "extra_json", "request_id", "transcript_id", "rowid"})
+# Types SQLite binds as they are. A row set is checked against it at once, and only a set holding
+# something else goes through scalar() value by value (a parsed document holds plain values:
+# scalar() on each of them was most of bench/store_write.py's regression in issue #12).
+_SQL_TYPES = frozenset({str, int, float, bool, type(None)})
 # dumps() for child records: plain data from a parsed document, with no cycles to guard against.
 _RECORD = json.JSONEncoder(ensure_ascii=False, sort_keys=True, default=str, check_circular=False)
 # The child records as one text for the scan: every key and value, in no particular order.
@@ -364,7 +368,15 @@ def _transmission_type(
 
 def _flat_values(flat: Mapping[str, Any], fields: tuple[str, ...]) -> list[Any]:
     """The values of the flat PESC fields kept as columns, as SQLite takes them."""
-    return [scalar(flat.get(name)) for name in fields]
+    return _for_sql(list(map(flat.get, fields)))
+
+
+def _for_sql(values: list[Any]) -> list[Any]:
+    """``values`` as SQLite takes them: as they are when it takes them all (the usual case),
+    else each one it does not take through :func:`scalar`."""
+    if _SQL_TYPES.issuperset(map(type, values)):
+        return values
+    return [v if type(v) in _SQL_TYPES else scalar(v) for v in values]
 
 
 def _scanned(
@@ -399,19 +411,27 @@ def _children(
                 (table, parent_id, name, i, _RECORD.encode(r)) for i, r in enumerate(records)
             )
             continue
-        keys = dict.fromkeys(chain.from_iterable(records))
-        names = tuple(
-            k for k in keys
-            if isinstance(k, str) and _COLUMN_NAME.match(k) and k not in _RESERVED | {id_column}
-        )  # fmt: skip
+        keys = tuple(dict.fromkeys(chain.from_iterable(records)))
+        names = _column_names(id_column, keys)
         extra = [k for k in keys if k not in names]
         rows = [
             (parent_id, i, dumps({k: r[k] for k in extra if k in r}) if extra else None,
-             *map(scalar, map(r.get, names)))
+             *map(r.get, names))
             for i, r in enumerate(records)
         ]  # fmt: skip
+        if not _SQL_TYPES.issuperset(map(type, chain.from_iterable(rows))):
+            rows = [tuple(_for_sql(list(row))) for row in rows]
         laid_out.append(ChildRows(name, (id_column, "position", "extra_json", *names), rows))
     if others:
         columns = ("entity", "parent_id", "record_type", "position", "record_json")
         laid_out.append(ChildRows("document_records", columns, others))
     return laid_out
+
+
+def _column_names(id_column: str, keys: tuple[Any, ...]) -> tuple[str, ...]:
+    """Which of the fields ``keys`` of a child table are columns; the others (names that cannot
+    be columns) go to ``extra_json``."""
+    return tuple(
+        k for k in keys
+        if isinstance(k, str) and _COLUMN_NAME.match(k) and k not in _RESERVED and k != id_column
+    )  # fmt: skip
