@@ -125,6 +125,10 @@ def _rows(
     found: Any,
     outbox_id: Any = pd.NA,
 ) -> pd.DataFrame:
+    """Failed checks of one kind, one per id (no ids: an empty frame, which ``checks`` leaves
+    out)."""
+    if len(ids) == 0:
+        return pd.DataFrame()
     return pd.DataFrame(
         {
             "check": check,

@@ -130,7 +130,10 @@ def empty_exceptions() -> pd.DataFrame:
 def _part(
     kind: str, rows: pd.DataFrame, side: str, severity: Any, detail: str, action: str
 ) -> pd.DataFrame:
-    """Exceptions of one kind: ``detail`` and ``action`` are templates over ``rows``' columns."""
+    """Exceptions of one kind: ``detail`` and ``action`` are templates over ``rows``' columns
+    (none: an empty frame, which :func:`exceptions` leaves out)."""
+    if rows.empty:
+        return pd.DataFrame()
     return pd.DataFrame(
         {
             "kind": kind,
