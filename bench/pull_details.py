@@ -23,6 +23,7 @@ import argparse
 import multiprocessing as mp
 import resource
 import sys
+import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
@@ -142,8 +143,10 @@ def phase_workbench(env: dict[str, str]) -> dict[str, Any]:
     import workbench as wb
 
     base_rss = _rss_mb()
+    # Its own fresh store, as a first connect makes one: never the data/ of the folder it runs in.
+    folder = tempfile.mkdtemp(prefix="bench-pull-details-")
     started = time.perf_counter()
-    with wb.connect(env=env) as w:
+    with wb.connect(env={**env, "WORKBENCH_DB": f"{folder}/workbench.db"}) as w:
         details = w.supplier.requests(w.supplier.pending_requests(), progress=False)
         concurrency = w.profile.concurrency
     return {

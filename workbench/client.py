@@ -240,8 +240,8 @@ class _Recording:
     def record(self, exchange: Any) -> int | None:
         """Store one exchange (a session recorder): its call id; None when the store is
         another partner's (read-only) or the workbench is closed."""
-        if self.closed or (self.store is None and not self.opens):
-            return None
+        if self.closed or (self.store is None and not self.opens) or self.refusal is not None:
+            return None  # (refused: another partner's store, never written, nor opened again)
         store = self.store if self.store is not None else self.open()
         if self.refusal is not None:
             return None

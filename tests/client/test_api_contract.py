@@ -176,3 +176,20 @@ def test_record_false_records_only_once_the_store_is_used(
     w.store  # noqa: B018 - from here on, every call is recorded
     call_id = w.supplier.pending_requests().attrs["call_id"]
     assert _calls(db)[call_id]["operation"] == "supplier.pending_requests"
+
+
+def test_a_store_it_may_not_write_nor_open_loses_its_records_with_one_line(
+    sandbox_factory: Callable[..., Sandbox],
+    connect_to: Callable[..., wb.Workbench],
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    db = tmp_path / "wb.db"
+    connect_to(sandbox_factory(), db=db).diagnostics()  # claimed by one partner
+    with sqlite3.connect(db) as conn:  # and written by a newer workbench
+        conn.execute("UPDATE meta SET value = '99' WHERE key = 'schema_version'")
+    w = connect_to(sandbox_factory(), db=db)  # another partner: its calls are not recorded
+    for _ in range(3):
+        assert w.supplier.pending_requests().attrs["call_id"] is None
+    lost = [r for r in caplog.records if "was not recorded" in r.getMessage()]
+    assert len(lost) == 1 and "newer" in lost[0].getMessage()
