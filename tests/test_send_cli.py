@@ -15,6 +15,7 @@ from typer.testing import CliRunner, Result
 
 import workbench as wb
 from tests.conftest import FAST
+from tests.students import of_student, request_xml, with_person, with_text_replaced
 from workbench import pesc
 from workbench.cli import app
 from workbench.sandbox import Sandbox, generator
@@ -36,15 +37,18 @@ def send(sb: Sandbox, db: Path, *args: str, input: str | None = None, **env: str
 
 
 def transcript_file(sb: Sandbox, request_id: str, folder: Path, **options: str) -> Path:
-    """A CollegeTranscript answering request ``request_id`` (its tracking id), as a file."""
+    """A CollegeTranscript answering request ``request_id`` (its tracking id), of its student,
+    as a file."""
+    item = sb.state.requests[request_id]
     xml = generator.college_transcript_xml(
         5,
         1,
-        request_id=sb.state.requests[request_id].tracking,
+        request_id=item.tracking,
         created=sb.state.now,
         namespaces=sb.settings.namespaces,
         **options,
     )
+    xml = of_student(xml, request_xml(sb, request_id))
     path = folder / f"transcript-{request_id}.xml"
     path.write_text(xml, encoding="utf-8")
     return path
@@ -444,3 +448,49 @@ def test_the_readmes_transcript_recipe_writes_one_that_is_sent(
     sent = send(sandbox, db, "transcript", item, str(transcript), "--yes")
     assert sent.exit_code == 0, sent.output
     assert outbox(db)[-1] == ("send_transcript", item, "sent")
+
+
+@pytest.mark.parametrize(
+    ("change", "named"),
+    [({"LastName": "Someone-Else"}, "last name"), ({"BirthDate": "1970-01-01"}, "birth date")],
+)
+@pytest.mark.parametrize("dry_run", [False, True])
+def test_a_transcript_of_another_student_is_refused_before_any_prompt(
+    sandbox: Sandbox, tmp_path: Path, change: dict[str, str], named: str, dry_run: bool
+) -> None:
+    item = sandbox.pending_request_ids()[0]
+    path = transcript_file(sandbox, item, tmp_path)
+    requested = pesc.flatten(pesc.parse(path.read_text(encoding="utf-8")))
+    path.write_text(with_person(path.read_text(encoding="utf-8"), **change), encoding="utf-8")
+    db = tmp_path / "wb.db"
+    options = ["--dry-run"] if dry_run else []
+    done = send(sandbox, db, "transcript", item, str(path), *options, input="y\n")
+    assert done.exit_code == 2, done.output
+    message = " ".join(done.output.split())
+    assert f"differs from the transcript request {item!r}'s on {named}:" in message
+    assert "another student's transcript. Nothing was sent" in message
+    for value in (*change.values(), requested["student_last_name"]):
+        assert value not in message  # fields are named, never their values
+    assert requested["student_birth_date"][:10] not in message
+    assert "Send it?" not in done.output
+    assert outbox(db) == []
+    assert sandbox.received == []
+
+
+def test_a_transcript_differing_only_in_case_spaces_and_dashes_is_sent(
+    sandbox: Sandbox, tmp_path: Path
+) -> None:
+    item = sandbox.pending_request_ids()[0]
+    path = transcript_file(sandbox, item, tmp_path)
+    xml = path.read_text(encoding="utf-8")
+    student = pesc.flatten(pesc.parse(xml))
+    first, last, oen = (student[f"student_{k}"] for k in ("first_name", "last_name", "oen"))
+    assert first and last and oen and len(oen) > 3
+    xml = with_person(xml, FirstName=f"  {first.upper()} ", LastName=f"{last.lower()}  ")
+    path.write_text(with_text_replaced(xml, oen, f"{oen[:3]}-{oen[3:]} "), encoding="utf-8")
+    changed = pesc.flatten(pesc.parse(path.read_text(encoding="utf-8")))
+    assert (changed["student_first_name"], changed["student_oen"]) != (first, oen)
+    db = tmp_path / "wb.db"
+    done = send(sandbox, db, "transcript", item, str(path), "--yes")
+    assert done.exit_code == 0, done.output
+    assert outbox(db) == [("send_transcript", item, "sent")]

@@ -78,7 +78,8 @@ def act_out(w: Workbench, *, seed: int = 1) -> dict[str, list[str]]:
         w.supplier.send_transcript(rid, transcript_for(document, rid, seed=seed, index=index))
         acted["transcript"].append(rid)
     wrong = rest[TRANSCRIPTS]
-    w.supplier.send_transcript(wrong, transcript_for(None, wrong, seed=seed, index=97))
+    # The mistake the report must catch: the send's student check would refuse it.
+    w.supplier.send_transcript(wrong, transcript_for(None, wrong, seed=seed, index=97), check=False)
     acted["transcript_wrong_student"].append(wrong)
     if w.sandbox is not None:
         lost = rest[TRANSCRIPTS + 1]

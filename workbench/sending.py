@@ -12,9 +12,10 @@
 Every send goes through the outbox (``Supplier.send_response``, ``send_transcript``,
 ``Consumer.send_acknowledgment``): recorded before it leaves, never sent twice. Checked before
 anything leaves (``run_send``): the profile may send, the document parses and is of the right
-type (a FILE answers its id), it validates against ``WORKBENCH_PESC_SCHEMAS`` when set, and the
-outbox holds no earlier send of it. Ids pasted with dashes or in upper case are matched to the
-partner's spelling when they are hex GUIDs (:func:`resolve_id`).
+type (a FILE answers its id; a transcript, its student), it validates against
+``WORKBENCH_PESC_SCHEMAS`` when set, and the outbox holds no earlier send of it. Ids pasted
+with dashes or in upper case are matched to the partner's spelling when they are hex GUIDs
+(:func:`resolve_id`).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from workbench.errors import ConfigError, DuplicateSend, InvalidParameter, InvalidValue, PescError
 from workbench.ids import guid_key, resolve_id
@@ -223,7 +224,7 @@ def plan_send(
         )
     flat = pesc.flatten(doc)
     if source.startswith("from "):  # given, not built from what it answers
-        _check_answers(w, store, role, noun, request_id, flat.get("request_tracking_id"), label)
+        _check_answers(w, store, request.kind, request_id, flat, label)
     return PlannedSend(
         kind=request.kind,
         operation=operation,
@@ -405,27 +406,40 @@ def _answered(
 def _check_answers(
     w: Workbench,
     store: Store | None,
-    role: str,
-    noun: str,
+    kind: str,
     request_id: str,
-    tracking: str | None,
+    flat: dict[str, Any],
     label: str,
 ) -> None:
-    """Refuse a FILE whose RequestTrackingID is not the one of what it answers, when that is
-    known (the send checks the rest): the document of another request, or student."""
+    """Refuse a FILE that is not for what it answers, when that is known (the send checks the
+    rest): its RequestTrackingID another's, or (a transcript) its student another student, by
+    :func:`workbench.pesc.student.differing_fields`. The message names fields, never values."""
     from workbench import pesc
+    from workbench.pesc.student import described, differing_fields
 
-    if not tracking or tracking == request_id:
-        return  # the API id is the tracking id: it names this very item
+    _, role, noun, _ = KINDS[kind]
+    tracking = flat.get("request_tracking_id")
+    foreign = bool(tracking) and tracking != request_id  # else the API id names this very item
+    if not foreign and kind != "transcript":
+        return
     try:
         xml, _ = _answered(w, store, role, noun, request_id)
-        expected = pesc.flatten(pesc.parse(xml)).get("request_tracking_id")
+        answered = pesc.flatten(pesc.parse(xml))
     except (InvalidValue, PescError):
         return  # unreadable: the send decides, and says why
-    if expected and expected != tracking:
+    expected = answered.get("request_tracking_id")
+    if foreign and expected and expected != tracking:
         raise InvalidParameter(
             f"{label} has RequestTrackingID {tracking!r}, but the {noun} {request_id!r} has "
             f"{expected!r}: it belongs to another request. Nothing was sent.",
+            parameter="file",
+        )
+    differ = differing_fields(answered, flat) if kind == "transcript" else ()
+    if differ:
+        raise InvalidParameter(
+            f"{label}: the transcript's student differs from the {noun} {request_id!r}'s on "
+            f"{described(differ)}: it may be another student's transcript. Nothing was sent. "
+            "Build it from the request's student.",
             parameter="file",
         )
 

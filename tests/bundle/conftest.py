@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 import workbench as wb
+from tests.students import of_student
 from workbench import pesc
 from workbench.sandbox import Sandbox, generator
 from workbench.session import Exchange
@@ -52,7 +53,7 @@ def worked(sandbox: Sandbox, tmp_path: Path) -> Iterator[Worked]:
             created=sandbox.state.now,
             namespaces=sandbox.settings.namespaces,
         )
-        ack = w.supplier.send_transcript(rid, transcript_xml)
+        ack = w.supplier.send_transcript(rid, of_student(transcript_xml, request_xml))
         w.pull(progress=False)  # the request leaves the list: a "vanished" list call
         yield Worked(
             sandbox,

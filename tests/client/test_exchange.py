@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 
 import workbench as wb
+from tests.students import of_student, request_xml
 from workbench import pesc
 from workbench.sandbox import Sandbox
 
@@ -154,7 +155,7 @@ def test_send_response_built_from_the_request(sandbox: Sandbox, w: wb.Workbench)
 def test_send_transcript_returns_the_acknowledgment(sandbox: Sandbox, w: wb.Workbench) -> None:
     request_id = sandbox.pending_request_ids()[0]
     tracking = tracking_of(w, request_id)
-    transcript = _transcript(w, tracking)
+    transcript = of_student(_transcript(w, tracking), request_xml(sandbox, request_id))
     df = w.supplier.send_transcript(request_id, transcript.encode())  # bytes are fine too
     row = df.iloc[0]
     assert row["message_type"] == "Acknowledgment"

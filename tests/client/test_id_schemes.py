@@ -11,6 +11,7 @@ from collections.abc import Callable
 import pytest
 
 import workbench as wb
+from tests.students import of_student, request_xml
 from workbench import pesc
 from workbench.sandbox import Sandbox
 
@@ -56,7 +57,8 @@ def test_send_transcript_for_the_requests_tracking_id(sb: Sandbox, connect_to) -
     request_id = sb.pending_request_ids()[0]
     tracking = _tracking_id(w.supplier.request(request_id))
     served = w.consumer.transcript(sb.pending_transcript_ids()[0])["pescxml"].iloc[0]
-    ack = w.supplier.send_transcript(request_id, retarget(served, tracking)).iloc[0]
+    transcript = of_student(retarget(served, tracking), request_xml(sb, request_id))
+    ack = w.supplier.send_transcript(request_id, transcript).iloc[0]
     assert ack["message_type"] == "Acknowledgment"
     assert ack["request_tracking_id"] == tracking
 

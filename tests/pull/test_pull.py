@@ -13,6 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 import workbench as wb
+from tests.students import of_student, request_xml
 from workbench import pesc
 from workbench.cli import app
 from workbench.sandbox import generator
@@ -101,9 +102,10 @@ def _transcript_for(sb, request_id: str) -> str:
     """A CollegeTranscript answering the request ``request_id`` (its tracking id, not its API
     id)."""
     tracking = sb.state.requests[request_id].tracking
-    return generator.college_transcript_xml(
+    xml = generator.college_transcript_xml(
         5, 1, request_id=tracking, created=sb.state.now, namespaces=sb.settings.namespaces
     )
+    return of_student(xml, request_xml(sb, request_id))
 
 
 def test_outbox_sent_duplicate_forced(connected):

@@ -14,6 +14,7 @@ import pytest
 
 import workbench as wb
 from tests.reconcile.builders import NOW, Partner, request_flat, transcript_flat
+from tests.students import of_student
 from workbench import pesc, reconcile
 from workbench.sandbox import Sandbox, generator
 from workbench.store import Store
@@ -117,7 +118,7 @@ def test_round_trip_and_an_acknowledgment_of_each_version(
         tracking = sb.state.requests[request_id].tracking
         transcript = generator.college_transcript_xml(1, 900, request_id=tracking,
                                                       created=sb.state.now)  # fmt: skip
-        w.supplier.send_transcript(request_id, transcript)
+        w.supplier.send_transcript(request_id, of_student(transcript, request))
         transcript_id = sb.pending_transcript_ids()[0]
         w.consumer.send_acknowledgment(transcript_id)  # version 1, from the store
         first = _reconcile(w, sb)

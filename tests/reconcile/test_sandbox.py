@@ -53,10 +53,17 @@ def test_reconcile_what_we_did_against_the_sandbox(sandbox: Sandbox, tmp_path: P
             documents[held], status="Hold", hold_reason="Financial",
             planned_release_date="2026-03-01"))  # fmt: skip
         w.supplier.send_transcript(good, _transcript(sb, documents[good], good, same_student=True))
-        w.supplier.send_transcript(wrong, _transcript(sb, "", wrong, same_student=False))
+        # Another student's transcript: refused unless unchecked, caught by reconciliation.
+        with pytest.raises(wb.InvalidValue, match="may be another student's transcript"):
+            w.supplier.send_transcript(wrong, _transcript(sb, "", wrong, same_student=False))
+        w.supplier.send_transcript(
+            wrong, _transcript(sb, "", wrong, same_student=False), check=False
+        )
         sb.set_faults(drop_after_rate=1.0)  # processed by the partner, the answer is lost
         with pytest.raises(wb.TransportError):
-            w.supplier.send_transcript(dropped, _transcript(sb, "", dropped, same_student=False))
+            w.supplier.send_transcript(
+                dropped, _transcript(sb, "", dropped, same_student=False), check=False
+            )
         sb.set_faults(drop_after_rate=0.0)
         acknowledged = sb.pending_transcript_ids()[0]
         w.consumer.send_acknowledgment(acknowledged)

@@ -29,6 +29,7 @@ from workbench.errors import (
 )
 from workbench.ids import check_request_id, request_path
 from workbench.partner_json import answer_items, detail_items, list_items, unexpected
+from workbench.pesc import student
 from workbench.pesc.builders import ID_LENGTH
 from workbench.pesc.fields import KEYS
 from workbench.session import Session
@@ -136,6 +137,14 @@ class Role:
         rows, _ = self._detail_rows(request_id, operation=operation)
         return rows[0]
 
+    def _answered_if_served(self, request_id: Any, *, operation: str) -> dict[str, Any] | None:
+        """:meth:`_answered`, or None when the partner does not serve it (its refusal of the
+        send then says why, and is recorded in the outbox)."""
+        try:
+            return self._answered(request_id, operation=operation)
+        except PartnerError:
+            return None
+
     def _send(
         self,
         template: str,
@@ -161,11 +170,16 @@ class Role:
         flat = _check_document(xml, operation=operation, expects=expects)
         tracking = flat.get("request_tracking_id")
         # A tracking id equal to the API id names this very item under either id scheme (a
-        # GUID is no tracking id), so only another one needs what the send answers.
+        # GUID is no tracking id), so only another one needs what the send answers; a
+        # transcript's student is checked against the request's in any case.
         if check and tracking and tracking != str(request_id):
             if answered is None:
                 answered = self._answered(request_id, operation=operation)
             _check_answers(tracking, answered, request_id, operation=operation, noun=self.noun)
+        if check and operation == "supplier.send_transcript":
+            if answered is None:
+                answered = self._answered_if_served(request_id, operation=operation)
+            _check_student(flat, answered or {}, request_id, operation=operation)
         entry = None
         if self._store is not None:
             outbox = self._store().outbox
@@ -257,7 +271,10 @@ class Supplier(Role):
         """Send the transcript for a request; returns the partner's acknowledgment, parsed.
 
         Goes through the outbox: a second transcript for the same request is refused
-        (``DuplicateSend``) unless ``force=True``. ``check``: as in :meth:`send_response`.
+        (``DuplicateSend``) unless ``force=True``. ``check``: as in :meth:`send_response`;
+        it also refuses (``InvalidValue``) a transcript whose student differs from the
+        request's on a name, the birth date or an id
+        (:func:`workbench.pesc.student.differing_fields`).
         """
         return self._send(
             spec.SUPPLIER_TRANSCRIPTS_PATH,
@@ -387,6 +404,21 @@ def _check_answers(
         f"against the {noun} {request_id!r}: its API id is no tracking id, and {unread}. "
         f"Nothing was sent{unchecked}"
     )
+
+
+def _check_student(
+    flat: dict[str, Any], request: dict[str, Any], request_id: Any, *, operation: str
+) -> None:
+    """Refuse a transcript whose student differs from the request's on an identity field
+    (:func:`workbench.pesc.student.differing_fields`); the message names fields, never values."""
+    differ = student.differing_fields(request, flat)
+    if differ:
+        raise InvalidValue(
+            f"{operation.split('.')[-1]}: the transcript's student differs from request "
+            f"{str(request_id)!r}'s on {student.described(differ)}: it may be another "
+            "student's transcript. Nothing was sent. Build it from the request's student, or "
+            "pass check=False if you have checked by hand."
+        )
 
 
 def _items(payload: Any, operation: str) -> list[dict[str, Any]]:

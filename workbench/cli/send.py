@@ -130,8 +130,8 @@ def transcript(
 ) -> None:
     """Send the transcript in FILE for a transcript request.
 
-    Its RequestTrackingID must be the request's. Shows what will be sent and asks before
-    sending, unless --yes.
+    Its RequestTrackingID must be the request's, and its student the request's (names, birth
+    date, ids). Shows what will be sent and asks before sending, unless --yes.
     """
     from workbench.sending import SendRequest
 

@@ -29,6 +29,7 @@ from typing import Any
 
 import pandas as pd
 
+from workbench.pesc.student import comparable
 from workbench.reconcile.consumer import status
 from workbench.reconcile.inputs import (
     ACK_OPERATION,
@@ -37,7 +38,6 @@ from workbench.reconcile.inputs import (
     SUPPLIER_OPERATIONS,
     TEXT,
     UNSETTLED,
-    normalised,
     prepared,
     resolve_now,
     text,
@@ -61,14 +61,6 @@ SENT_SUBJECT = {
     "send_acknowledgment": ("consumer", "acknowledgment sent"),
 }
 _MAY_HAVE_REACHED = ("sent", *UNSETTLED)
-_IDS = frozenset(
-    {
-        "student_oen",
-        "student_ocas_account",
-        "student_ocas_application",
-        "student_school_assigned_id",
-    }
-)
 
 
 def cross_checks(
@@ -263,13 +255,9 @@ def _identity(t: Mapping[str, pd.DataFrame]) -> list[pd.DataFrame]:
 
 
 def _comparable(values: pd.Series, column: str) -> pd.Series:
-    """Identity values as compared: ids without spaces and dashes, birth dates to the day,
-    names ``normalised``."""
-    if column in _IDS:
-        return values.str.replace(r"[\s-]", "", regex=True)
-    if column == "student_birth_date":
-        return values.str.slice(0, 10)
-    return normalised(values)
+    """Identity values as compared (:func:`workbench.pesc.student.comparable`); missing or
+    blank ones are missing, and so compare nothing."""
+    return values.map(lambda v: comparable(v, column), na_action="ignore").astype(TEXT)
 
 
 def _sla(requests: pd.DataFrame, transcripts: pd.DataFrame, sla_days: float) -> list[pd.DataFrame]:

@@ -18,6 +18,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from workbench.pesc.student import IDENTITY  # the fields that name a student
+
 TIME = "datetime64[us, UTC]"
 TEXT = pd.StringDtype("python")  # the same with or without pyarrow installed
 COUNT = "Int64"
@@ -29,15 +31,6 @@ CODE = "category"
 SUPPLIER_OPERATIONS = ("send_response", "send_transcript")
 ACK_OPERATION = "send_acknowledgment"
 UNSETTLED = ("uncertain", "pending")  # outbox states that may or may not have reached the partner
-IDENTITY = (
-    "student_first_name",
-    "student_last_name",
-    "student_birth_date",
-    "student_oen",
-    "student_ocas_account",
-    "student_ocas_application",
-    "student_school_assigned_id",
-)
 _DOCUMENT = {
     "detail_error": TEXT,
     "parse_error": TEXT,
@@ -382,8 +375,3 @@ def fill(template: str, frame: pd.DataFrame) -> np.ndarray:
         if name:
             out = out + text(frame[name])
     return out
-
-
-def normalised(series: pd.Series) -> pd.Series:
-    """Identity text for comparing: case-folded, trimmed, inner whitespace collapsed."""
-    return series.str.casefold().str.strip().str.replace(r"\s+", " ", regex=True)
