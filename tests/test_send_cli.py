@@ -494,3 +494,78 @@ def test_a_transcript_differing_only_in_case_spaces_and_dashes_is_sent(
     done = send(sandbox, db, "transcript", item, str(path), "--yes")
     assert done.exit_code == 0, done.output
     assert outbox(db) == [("send_transcript", item, "sent")]
+
+
+def full_width(text: str) -> str:
+    """``text`` in full-width forms, as some keyboards and systems write it."""
+    return "".join(chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else c for c in text)
+
+
+def test_a_transcript_spelling_its_student_in_other_unicode_forms_is_sent(
+    sandbox: Sandbox, tmp_path: Path
+) -> None:
+    item = sandbox.pending_request_ids()[0]
+    path = transcript_file(sandbox, item, tmp_path)
+    xml = path.read_text(encoding="utf-8")
+    student = pesc.flatten(pesc.parse(xml))
+    first, last = student["student_first_name"], student["student_last_name"]
+    xml = with_person(xml, FirstName=full_width(first), LastName=f"\u200b{last}\u00a0")
+    path.write_text(xml, encoding="utf-8")
+    assert pesc.flatten(pesc.parse(xml))["student_first_name"] != first
+    db = tmp_path / "wb.db"
+    done = send(sandbox, db, "transcript", item, str(path), "--yes")
+    assert done.exit_code == 0, done.output
+    assert outbox(db) == [("send_transcript", item, "sent")]
+
+
+def test_a_transcript_for_a_request_that_cannot_be_read_is_refused_before_any_prompt(
+    sandbox_factory: Callable[..., Sandbox], tmp_path: Path
+) -> None:
+    sb = sandbox_factory(malformed_share=1.0)
+    item = sb.pending_request_ids()[0]
+    path = tmp_path / "transcript.xml"
+    path.write_text(
+        generator.college_transcript_xml(
+            5, 1, request_id=sb.state.requests[item].tracking, created=sb.state.now,
+            namespaces=sb.settings.namespaces,
+        ),
+        encoding="utf-8",
+    )  # fmt: skip
+    db = tmp_path / "wb.db"
+    done = send(sb, db, "transcript", item, str(path), input="y\n")
+    assert done.exit_code == 1, done.output
+    message = " ".join(done.output.split())
+    assert "The transcript's student cannot be checked against the transcript request" in message
+    assert "Nothing was sent" in message and "check=False" in message
+    assert "Send it?" not in done.output
+    assert outbox(db) == [] and sb.received == []
+
+
+def test_a_transcript_whose_request_fails_to_come_is_refused_before_any_prompt(
+    sandbox: Sandbox, tmp_path: Path
+) -> None:
+    item = sandbox.pending_request_ids()[0]
+    path = transcript_file(sandbox, item, tmp_path)
+    sandbox.set_faults(error_rate=1.0, path_pattern=r"transcriptrequests/[0-9a-f-]{20,}$")
+    db = tmp_path / "wb.db"
+    done = send(sandbox, db, "transcript", item, str(path), input="y\n")
+    assert done.exit_code == 1, done.output
+    assert "Send it?" not in done.output
+    assert outbox(db) == [] and sandbox.received == []
+
+
+def test_a_transcript_for_a_stored_request_makes_no_call_but_its_send(
+    sandbox: Sandbox, tmp_path: Path
+) -> None:
+    db = tmp_path / "wb.db"
+    with wb.connect(env={**sandbox.env, **FAST}, db=db) as w:
+        w.pull(progress=False)
+        before = len(w.store.table("calls"))
+    item = sandbox.pending_request_ids()[0]
+    path = transcript_file(sandbox, item, tmp_path)
+    done = send(sandbox, db, "transcript", item, str(path), "--yes")
+    assert done.exit_code == 0, done.output
+    with Store(str(db)) as store:
+        calls = store.table("calls").iloc[before:]
+    exchange = calls[calls["interface"] != "identity"]
+    assert exchange["operation"].tolist() == ["supplier.send_transcript"]

@@ -23,7 +23,7 @@ import pandas as pd
 from workbench.api import domestic, international
 from workbench.api.exchange import Consumer, Supplier
 from workbench.config import Profile, load_profile, with_overrides
-from workbench.errors import ConfigError, WorkbenchError
+from workbench.errors import ConfigError, StoreError, WorkbenchError
 from workbench.session import Recorder, Session
 
 if TYPE_CHECKING:
@@ -199,7 +199,7 @@ class _Recording:
         self.lock = threading.Lock()
         self.store: Store | None = None
         self.run_id: int | None = None
-        self.refusal: str | None = None  # why the store may only be read (another partner's)
+        self.refusal: str | None = None  # why nothing is recorded: another partner's, or newer
         self.closed = False
 
     def open(self) -> Store:
@@ -227,7 +227,12 @@ class _Recording:
             self.refusal = str(exc)
             return Store(db, secrets=secrets, read_only=True)
         Path(db).parent.mkdir(parents=True, exist_ok=True)
-        store = Store(db, secrets=secrets)
+        try:
+            store = Store(db, secrets=secrets)
+        except StoreError as exc:
+            if _newer(db):  # never writable by this workbench; a lock or a disk may clear
+                self.refusal = str(exc)
+            raise
         if all(store.meta(key) == value for key, value in wanted.items() if value):
             return store  # already claimed: opening takes no write lock
         try:
@@ -239,9 +244,10 @@ class _Recording:
 
     def record(self, exchange: Any) -> int | None:
         """Store one exchange (a session recorder): its call id; None when the store is
-        another partner's (read-only) or the workbench is closed."""
+        another partner's (read-only) or newer than this workbench, or the workbench is
+        closed. A store that failed to open otherwise (locked, a full disk) is tried again."""
         if self.closed or (self.store is None and not self.opens) or self.refusal is not None:
-            return None  # (refused: another partner's store, never written, nor opened again)
+            return None  # (refused: never written, nor opened again)
         store = self.store if self.store is not None else self.open()
         if self.refusal is not None:
             return None
@@ -252,6 +258,24 @@ class _Recording:
             self.closed = True
             if self.store is not None:
                 self.store.close()
+
+
+def _newer(db: str) -> bool:
+    """Whether the database at ``db`` has a schema newer than this workbench knows."""
+    from workbench.store.connection import Connection
+    from workbench.store.migrations import SCHEMA_VERSION, read_version
+
+    try:
+        c = Connection(db, busy_timeout_s=1.0, read_only=True)
+    except StoreError:
+        return False
+    try:
+        with c.translated():
+            return read_version(c.conn) > SCHEMA_VERSION
+    except (StoreError, ValueError):
+        return False
+    finally:
+        c.close()
 
 
 def _shutdown(session: Session, sandbox: Sandbox | None, recording: _Recording) -> None:

@@ -413,7 +413,8 @@ def _check_answers(
 ) -> None:
     """Refuse a FILE that is not for what it answers, when that is known (the send checks the
     rest): its RequestTrackingID another's, or (a transcript) its student another student, by
-    :func:`workbench.pesc.student.differing_fields`. The message names fields, never values."""
+    :func:`workbench.pesc.student.differing_fields`, or one that cannot be checked (the
+    request's own document unreadable). The message names fields, never values."""
     from workbench import pesc
     from workbench.pesc.student import described, differing_fields
 
@@ -426,7 +427,14 @@ def _check_answers(
         xml, _ = _answered(w, store, role, noun, request_id)
         answered = pesc.flatten(pesc.parse(xml))
     except (InvalidValue, PescError):
-        return  # unreadable: the send decides, and says why
+        if kind != "transcript":
+            return  # unreadable: the send decides, and says why
+        raise InvalidValue(
+            f"The transcript's student cannot be checked against the {noun} {request_id!r}'s: "
+            f"its own document cannot be read. Nothing was sent. Once you have checked by hand "
+            f"that {label} is of the student it asks for, send it with "
+            "w.supplier.send_transcript(..., check=False)."
+        ) from None
     expected = answered.get("request_tracking_id")
     if foreign and expected and expected != tracking:
         raise InvalidParameter(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
@@ -193,3 +194,55 @@ def test_a_store_it_may_not_write_nor_open_loses_its_records_with_one_line(
         assert w.supplier.pending_requests().attrs["call_id"] is None
     lost = [r for r in caplog.records if "was not recorded" in r.getMessage()]
     assert len(lost) == 1 and "newer" in lost[0].getMessage()
+
+
+def test_a_newer_store_of_the_same_partner_loses_its_records_with_one_line(
+    sandbox_factory: Callable[..., Sandbox],
+    connect_to: Callable[..., wb.Workbench],
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    db, sb = tmp_path / "wb.db", sandbox_factory()
+    connect_to(sb, db=db).diagnostics()
+    with sqlite3.connect(db) as conn:  # written by a newer workbench
+        conn.execute("UPDATE meta SET value = '99' WHERE key = 'schema_version'")
+    w = connect_to(sb, db=db)
+    for _ in range(3):
+        assert w.supplier.pending_requests().attrs["call_id"] is None
+    lost = [r for r in caplog.records if "was not recorded" in r.getMessage()]
+    assert len(lost) == 1 and "newer" in lost[0].getMessage()
+    with pytest.raises(wb.StoreError, match="newer"):
+        w.store  # noqa: B018 - it says why, every time it is asked for
+
+
+def test_another_partners_store_is_read_and_its_calls_dropped_without_a_word(
+    sandbox_factory: Callable[..., Sandbox],
+    connect_to: Callable[..., wb.Workbench],
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    db = tmp_path / "wb.db"
+    connect_to(sandbox_factory(), db=db).pull(progress=False)
+    stored = len(_calls(db))
+    w = connect_to(sandbox_factory(), db=db)  # another partner, the current schema
+    for _ in range(2):
+        assert w.supplier.pending_requests().attrs["call_id"] is None
+    assert not w.store.table("transcript_requests").empty
+    assert len(_calls(db)) == stored
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+
+
+def test_a_store_that_cannot_be_opened_yet_is_tried_again_and_then_records(
+    sandbox_factory: Callable[..., Sandbox],
+    connect_to: Callable[..., wb.Workbench],
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    blocker = tmp_path / "blocker"
+    blocker.write_text("")  # a file where the store's folder must go
+    w = connect_to(sandbox_factory(), db=blocker / "wb.db")
+    assert w.supplier.pending_requests().attrs["call_id"] is None
+    assert [r for r in caplog.records if "was not recorded" in r.getMessage()]
+    blocker.unlink()
+    call_id = w.supplier.pending_requests().attrs["call_id"]
+    assert _calls(blocker / "wb.db")[call_id]["operation"] == "supplier.pending_requests"

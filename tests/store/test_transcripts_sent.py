@@ -6,11 +6,15 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Callable
 from contextlib import closing
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
+import workbench as wb
+from tests.conftest import FAST
 from tests.store.helpers import ago, exchange, listed, soon
 from tests.test_send_cli import send, transcript_file
 from workbench import pesc, spec
@@ -147,3 +151,22 @@ def test_an_acknowledgment_we_sent_names_the_call_that_carried_it(
         call = store.table("calls").set_index("id").loc[ack.call_id]
     assert (ack.direction, ack.outbox_id) == ("sent", entry.id)
     assert ack.call_id == entry.call_id and call["method"] == "POST"
+
+
+def test_an_acknowledgment_inferred_sent_names_the_call_that_carried_it(
+    sandbox_factory: Callable[..., Sandbox], tmp_path: Path
+) -> None:
+    sb = sandbox_factory()
+    with wb.connect(env={**sb.env, **FAST}, db=tmp_path / "wb.db") as w:
+        w.pull(progress=False)
+        transcript_id = sb.pending_transcript_ids()[0]
+        sb.set_faults(drop_after_rate=1.0, path_pattern="/acknowledgment$")  # taken, unanswered
+        with pytest.raises(wb.TransportError) as lost:
+            w.consumer.send_acknowledgment(transcript_id)
+        sb.set_faults(drop_after_rate=0.0, path_pattern="")
+        w.pull(progress=False)  # the transcript is gone from the list: inferred sent
+        (entry,) = w.store.table("outbox").itertuples()
+        (ack,) = w.store.table("acknowledgments", where="direction = 'sent'").itertuples()
+        call = w.store.table("calls").set_index("id").loc[ack.call_id]
+    assert (entry.state, ack.inferred, ack.outbox_id) == ("sent", 1, entry.id)
+    assert ack.call_id == entry.call_id == lost.value.call_id and call["method"] == "POST"

@@ -23,6 +23,7 @@ from workbench.errors import (
     AuthError,
     ConfigError,
     InvalidValue,
+    NotFound,
     PartnerError,
     TransportError,
     WorkbenchError,
@@ -137,13 +138,16 @@ class Role:
         rows, _ = self._detail_rows(request_id, operation=operation)
         return rows[0]
 
-    def _answered_if_served(self, request_id: Any, *, operation: str) -> dict[str, Any] | None:
-        """:meth:`_answered`, or None when the partner does not serve it (its refusal of the
-        send then says why, and is recorded in the outbox)."""
+    def _answered_for_check(self, request_id: Any, *, operation: str) -> dict[str, Any]:
+        """:meth:`_answered`, to check a send against. A failure to read it (a 5xx, an
+        unreadable answer, the network) refuses the send, which never goes unchecked: nothing
+        is sent. ``NotFound`` and ``InvalidValue`` are raised as they are."""
         try:
             return self._answered(request_id, operation=operation)
-        except PartnerError:
-            return None
+        except (NotFound, InvalidValue):
+            raise  # an id refused before any call, or by the partner: it says why
+        except (PartnerError, TransportError) as exc:
+            raise _unchecked(exc, request_id, operation=operation, noun=self.noun) from exc
 
     def _send(
         self,
@@ -174,12 +178,15 @@ class Role:
         # transcript's student is checked against the request's in any case.
         if check and tracking and tracking != str(request_id):
             if answered is None:
-                answered = self._answered(request_id, operation=operation)
+                answered = self._answered_for_check(request_id, operation=operation)
             _check_answers(tracking, answered, request_id, operation=operation, noun=self.noun)
         if check and operation == "supplier.send_transcript":
-            if answered is None:
-                answered = self._answered_if_served(request_id, operation=operation)
-            _check_student(flat, answered or {}, request_id, operation=operation)
+            try:
+                if answered is None:
+                    answered = self._answered_for_check(request_id, operation=operation)
+                _check_student(flat, answered, request_id, operation=operation)
+            except NotFound:
+                pass  # the partner does not serve it: its refusal of the send says why
         entry = None
         if self._store is not None:
             outbox = self._store().outbox
@@ -274,7 +281,9 @@ class Supplier(Role):
         (``DuplicateSend``) unless ``force=True``. ``check``: as in :meth:`send_response`;
         it also refuses (``InvalidValue``) a transcript whose student differs from the
         request's on a name, the birth date or an id
-        (:func:`workbench.pesc.student.differing_fields`).
+        (:func:`workbench.pesc.student.differing_fields`), or whose request names no student
+        (its document unreadable). A failure to read the request (a 5xx, the network) refuses
+        the send too: nothing is sent unchecked.
         """
         return self._send(
             spec.SUPPLIER_TRANSCRIPTS_PATH,
@@ -411,6 +420,13 @@ def _check_student(
 ) -> None:
     """Refuse a transcript whose student differs from the request's on an identity field
     (:func:`workbench.pesc.student.differing_fields`); the message names fields, never values."""
+    if all(student.comparable(request.get(f), f) is None for f in student.IDENTITY):
+        raise InvalidValue(
+            f"{operation.split('.')[-1]}: the transcript's student cannot be checked against "
+            f"request {str(request_id)!r}'s: its own document names none (it could not be "
+            "read). Nothing was sent. Pass check=False once you have checked by hand that the "
+            "transcript is of the student it asks for."
+        )
     differ = student.differing_fields(request, flat)
     if differ:
         raise InvalidValue(
@@ -419,6 +435,25 @@ def _check_student(
             "student's transcript. Nothing was sent. Build it from the request's student, or "
             "pass check=False if you have checked by hand."
         )
+
+
+def _unchecked(
+    exc: PartnerError | TransportError, request_id: Any, *, operation: str, noun: str
+) -> WorkbenchError:
+    """The refusal of a send whose check could not read what it answers (``exc``): of the
+    same kind, saying that nothing was sent (a ``TransportError`` that never may have)."""
+    message = (
+        f"{operation}: the {noun} {str(request_id)!r} could not be read to check the document "
+        f"against ({exc}). Nothing was sent: try again, or pass check=False once you have "
+        "checked by hand."
+    )
+    refusal: WorkbenchError
+    if isinstance(exc, TransportError):
+        refusal = TransportError(message, may_have_reached=False)
+    else:
+        refusal = PartnerError(message, status=exc.status, body=exc.body)
+    refusal.call_id = exc.call_id
+    return refusal
 
 
 def _items(payload: Any, operation: str) -> list[dict[str, Any]]:
@@ -466,7 +501,7 @@ def _settle_failure(entry: _Entry, exc: BaseException) -> None:
     outbox, error = entry.outbox, str(exc)
     if isinstance(exc, TransportError):
         if exc.may_have_reached:
-            outbox.mark_uncertain(entry.id, error=error)
+            outbox.mark_uncertain(entry.id, error=error, call_id=exc.call_id)
         else:
             outbox.mark_failed(entry.id, error=error, call_id=exc.call_id)
     elif isinstance(exc, AuthError):  # refused at the door: a 401 is never processed
@@ -474,7 +509,9 @@ def _settle_failure(entry: _Entry, exc: BaseException) -> None:
     elif isinstance(exc, PartnerError) and exc.status is not None and 300 <= exc.status < 500:
         outbox.mark_failed(entry.id, error=error, status=exc.status, call_id=exc.call_id)
     else:  # a 5xx, an unexpected 2xx, or an interruption (Ctrl-C): it may have been processed
-        outbox.mark_uncertain(entry.id, error=f"{type(exc).__name__}: {exc}")
+        outbox.mark_uncertain(
+            entry.id, error=f"{type(exc).__name__}: {exc}", call_id=getattr(exc, "call_id", None)
+        )
 
 
 def _json_text(payload: Any) -> str:

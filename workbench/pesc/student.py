@@ -2,10 +2,15 @@
 
 One rule, used before a transcript is sent (``Supplier.send_transcript``, ``workbench send``)
 and by reconciliation afterwards (the ``student_identity`` check), on flattened PESC fields
-(:func:`workbench.pesc.flatten`):
+(:func:`workbench.pesc.flatten`). Only spelling noise is forgiven: case, accents, Unicode forms
+and widths, spaces, punctuation and invisible characters; a letter or digit that differs,
+differs.
 
 >>> differing_fields({"student_last_name": "Tremblay", "student_oen": "123-456-789"},
 ...                  {"student_last_name": " TREMBLAY", "student_oen": "123456789"})
+()
+>>> differing_fields({"student_last_name": "O'Brien-Lévesque", "student_oen": "1"},
+...                  {"student_last_name": "OBRIEN LEVESQUE"})
 ()
 >>> differing_fields({"student_birth_date": "1999-04-14"},
 ...                  {"student_birth_date": "1999-04-15T00:00:00", "student_oen": "1"})
@@ -14,10 +19,12 @@ and by reconciliation afterwards (the ``student_identity`` check), on flattened 
 
 from __future__ import annotations
 
-import math
 import re
+import unicodedata
 from collections.abc import Mapping
 from typing import Any
+
+import pandas as pd
 
 # The fields that name a student, in the order messages list them.
 IDENTITY = (
@@ -37,23 +44,32 @@ IDS = frozenset(
         "student_school_assigned_id",
     }
 )
-_ID_NOISE = re.compile(r"[\s-]")
-_SPACES = re.compile(r"\s+")
+_NOT_ALNUM = re.compile(r"[\W_]+")  # \w is str.isalnum() and "_"
+_DOTLESS = str.maketrans({"ı": "i"})  # Turkish: "ISMAIL" is "ısmail" there, "ismail" here
 
 
 def comparable(value: Any, field: str) -> str | None:
-    """``value`` of identity ``field`` as compared: ids without spaces and dashes, birth dates
-    on their first 10 characters, names case-folded, trimmed, inner whitespace collapsed.
-    None when there is no value (missing, or blank): it is then not compared."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return None
-    value = value if isinstance(value, str) else str(value)
-    if field in IDS:
-        text = _ID_NOISE.sub("", value)
-    elif field == "student_birth_date":
+    """``value`` of identity ``field`` as compared: a birth date on its first 10 characters (a
+    time of day or offset is no part of it); a name or id on its letters and digits only,
+    case-folded, accents dropped, compatibility forms (full-width digits) made plain. None when
+    there is no value (missing, blank, NaN, NaT, ``pd.NA``): it is then not compared."""
+    if not isinstance(value, str):
+        if pd.api.types.is_scalar(value) and pd.isna(value):
+            return None
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)  # an id read as a number
+        value = str(value)
+    if field == "student_birth_date":
+        if not value.isascii():  # full-width digits made plain, invisible characters gone
+            plain = unicodedata.normalize("NFKC", value)
+            value = "".join(c for c in plain if unicodedata.category(c) != "Cf")
         text = value.strip()[:10]
-    else:
-        text = _SPACES.sub(" ", value.casefold().strip())
+    elif value.isascii():
+        text = _NOT_ALNUM.sub("", value.casefold())
+    else:  # combining accents are no letters: NFKD splits them off, and they go
+        text = _NOT_ALNUM.sub(
+            "", unicodedata.normalize("NFKD", value.translate(_DOTLESS).casefold())
+        )
     return text or None
 
 

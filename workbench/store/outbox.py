@@ -158,9 +158,10 @@ class Outbox:
         """The send is known not to have taken effect (refused, or never left): may be retried."""
         self._mark(entry_id, "failed", error, status=status, call_id=call_id)
 
-    def mark_uncertain(self, entry_id: int, *, error: Any) -> None:
-        """The send may have reached the partner (the connection broke after sending)."""
-        self._mark(entry_id, "uncertain", error)
+    def mark_uncertain(self, entry_id: int, *, error: Any, call_id: int | None = None) -> None:
+        """The send may have reached the partner (the connection broke after sending);
+        ``call_id``: the call that may have carried it."""
+        self._mark(entry_id, "uncertain", error, call_id=call_id)
 
     def _mark(
         self, entry_id: int, state: str, error: Any, *, status: Any = None, call_id: Any = None

@@ -113,8 +113,8 @@ def resolve(
         return []
     marks = ", ".join("?" * len(operations))
     cursor = conn.execute(
-        "SELECT id, operation, request_id, state, payload, payload_flat, created_at, updated_at "
-        f"FROM outbox WHERE state = 'uncertain' AND operation IN ({marks}) "
+        "SELECT id, operation, request_id, state, payload, payload_flat, created_at, updated_at, "
+        f"call_id FROM outbox WHERE state = 'uncertain' AND operation IN ({marks}) "
         "AND updated_at < ? ORDER BY id",
         (*operations, requested),
     )
@@ -240,7 +240,8 @@ def record_document(
     else:
         xml, _ = pescxml_of(entry["payload"]) if entry["payload"] else (None, None)
         flat_text, direction = entry["payload_flat"], "sent"
-        call_id = reply[2] if reply else None  # the call that carried it (none when inferred)
+        # The call that carried it: inferred sent, the one that may have (none if unrecorded).
+        call_id = reply[2] if reply else entry.get("call_id")
     flat = json.loads(flat_text) if flat_text else {}
     fields: tuple[str, ...]
     if operation == "send_response":
