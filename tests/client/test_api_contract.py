@@ -179,34 +179,19 @@ def test_record_false_records_only_once_the_store_is_used(
     assert _calls(db)[call_id]["operation"] == "supplier.pending_requests"
 
 
-def test_a_store_it_may_not_write_nor_open_loses_its_records_with_one_line(
+@pytest.mark.parametrize("partner", ["the same partner", "another partner"])
+def test_a_newer_store_loses_its_records_with_one_line(
     sandbox_factory: Callable[..., Sandbox],
     connect_to: Callable[..., wb.Workbench],
     tmp_path: Path,
     caplog: pytest.LogCaptureFixture,
-) -> None:
-    db = tmp_path / "wb.db"
-    connect_to(sandbox_factory(), db=db).diagnostics()  # claimed by one partner
-    with sqlite3.connect(db) as conn:  # and written by a newer workbench
-        conn.execute("UPDATE meta SET value = '99' WHERE key = 'schema_version'")
-    w = connect_to(sandbox_factory(), db=db)  # another partner: its calls are not recorded
-    for _ in range(3):
-        assert w.supplier.pending_requests().attrs["call_id"] is None
-    lost = [r for r in caplog.records if "was not recorded" in r.getMessage()]
-    assert len(lost) == 1 and "newer" in lost[0].getMessage()
-
-
-def test_a_newer_store_of_the_same_partner_loses_its_records_with_one_line(
-    sandbox_factory: Callable[..., Sandbox],
-    connect_to: Callable[..., wb.Workbench],
-    tmp_path: Path,
-    caplog: pytest.LogCaptureFixture,
+    partner: str,
 ) -> None:
     db, sb = tmp_path / "wb.db", sandbox_factory()
     connect_to(sb, db=db).diagnostics()
     with sqlite3.connect(db) as conn:  # written by a newer workbench
         conn.execute("UPDATE meta SET value = '99' WHERE key = 'schema_version'")
-    w = connect_to(sb, db=db)
+    w = connect_to(sb if partner == "the same partner" else sandbox_factory(), db=db)
     for _ in range(3):
         assert w.supplier.pending_requests().attrs["call_id"] is None
     lost = [r for r in caplog.records if "was not recorded" in r.getMessage()]

@@ -25,7 +25,6 @@ from workbench.store.cells import now_text, row_id, utc_text
 from workbench.store.connection import Connection
 from workbench.store.frames import query_frame, snake, typed
 from workbench.store.lists import DETAIL_LISTS, LIST_NAMES, LISTS, list_info
-from workbench.store.schema import DOCUMENTS
 
 ITEM_COLUMNS = {
     "supplier_requests": ["request_id", "request_date"],
@@ -40,11 +39,6 @@ _LIST_OF_ENTITY = (
     + " ".join(f"WHEN '{i.table}' THEN '{i.name}'" for i in (LISTS[n] for n in DETAIL_LISTS))
     + " END"
 )
-# The columns of ``documents``, from its DDL (to check the names a caller asks for).
-_DOCUMENT_COLUMNS = frozenset(
-    line.split()[0] for line in DOCUMENTS.splitlines()
-    if line.startswith("  ") and not line.lstrip().startswith(("UNIQUE", "--"))
-)  # fmt: skip
 TIMELINE_COLUMNS = [
     "at", "kind", "list", "description", "run_id", "call_id", "snapshot_id", "outbox_id",
 ]  # fmt: skip
@@ -381,14 +375,14 @@ class History:
         >>> store.current_documents("supplier_requests")["validation"]  # doctest: +SKIP
         """
         info = list_info(list_name, details=True)
-        unknown = [c for c in columns if c not in _DOCUMENT_COLUMNS]
-        if unknown:
-            raise StoreError(
-                f"documents has no column {', '.join(map(repr, unknown))}; it has: "
-                f"{', '.join(sorted(_DOCUMENT_COLUMNS))}."
-            )
         picked = ", ".join(f"d.{c}" for c in ("item_id", *columns))
         with self._c.read() as conn:
+            known = {row[1] for row in conn.execute("PRAGMA table_info(documents)")}
+            if unknown := [c for c in columns if c not in known]:
+                raise StoreError(
+                    f"documents has no column {', '.join(map(repr, unknown))}; it has: "
+                    f"{', '.join(sorted(known))}."
+                )
             frame = query_frame(
                 conn,
                 f"SELECT {picked} FROM {info.table} e JOIN documents d ON d.entity = ? "

@@ -242,32 +242,20 @@ def record_document(
         flat_text, direction = entry["payload_flat"], "sent"
         # The call that carried it: inferred sent, the one that may have (none if unrecorded).
         call_id = reply[2] if reply else entry.get("call_id")
-    flat = json.loads(flat_text) if flat_text else {}
     fields: tuple[str, ...]
     if operation == "send_response":
         table, fields = "responses", RESPONSE_FIELDS
-        base = {"outbox_id": entry["id"], "request_id": entry["request_id"], "sent_at": at}
+        row = {"outbox_id": entry["id"], "request_id": entry["request_id"], "sent_at": at}
     else:
         table, fields = "acknowledgments", ACKNOWLEDGMENT_FIELDS
-        base = {
+        row = {
             "outbox_id": entry["id"],
             "request_id": entry["request_id"],
             "direction": direction,
             "call_id": call_id,
             "recorded_at": at,
         }
-    values = {
-        **base,
-        "inferred": int(inferred),
-        "pescxml": xml,
-        "pesc_json": flat_text,
-        **{f: scalar(flat.get(f)) for f in fields},
-    }
-    conn.execute(
-        f"INSERT OR REPLACE INTO {table} ({', '.join(values)}) "
-        f"VALUES ({', '.join('?' * len(values))})",
-        list(values.values()),
-    )
+    _file(conn, table, row, fields, xml=xml, flat_text=flat_text, inferred=inferred)
 
 
 def file_transcript_sent(
@@ -276,19 +264,33 @@ def file_transcript_sent(
     """File a sent ``send_transcript`` entry (``id``, ``request_id``, ``payload``,
     ``payload_flat``) in ``transcripts_sent``: its XML, flattened fields and counts."""
     xml, _ = pescxml_of(entry["payload"]) if entry["payload"] else (None, None)
-    flat_text = entry["payload_flat"]
+    row = {"outbox_id": entry["id"], "request_id": entry["request_id"], "sent_at": at}
+    _file(conn, "transcripts_sent", row, TRANSCRIPT_SENT_FIELDS,
+          xml=xml, flat_text=entry["payload_flat"], inferred=inferred)  # fmt: skip
+
+
+def _file(
+    conn: sqlite3.Connection,
+    table: str,
+    row: Mapping[str, Any],
+    fields: tuple[str, ...],
+    *,
+    xml: str | None,
+    flat_text: str | None,
+    inferred: bool,
+) -> None:
+    """One filed document: ``row``, then whether it was inferred, its XML and flattened JSON,
+    and its ``fields`` (of the flattened JSON) as columns."""
     flat = json.loads(flat_text) if flat_text else {}
     values = {
-        "outbox_id": entry["id"],
-        "request_id": entry["request_id"],
-        "sent_at": at,
+        **row,
         "inferred": int(inferred),
         "pescxml": xml,
         "pesc_json": flat_text,
-        **{f: scalar(flat.get(f)) for f in TRANSCRIPT_SENT_FIELDS},
+        **{f: scalar(flat.get(f)) for f in fields},
     }
     conn.execute(
-        f"INSERT OR REPLACE INTO transcripts_sent ({', '.join(values)}) "
+        f"INSERT OR REPLACE INTO {table} ({', '.join(values)}) "
         f"VALUES ({', '.join('?' * len(values))})",
         list(values.values()),
     )
