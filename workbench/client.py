@@ -23,7 +23,7 @@ import pandas as pd
 from workbench.api import domestic, international
 from workbench.api.exchange import Consumer, Supplier
 from workbench.config import Profile, load_profile, with_overrides
-from workbench.errors import ConfigError, StoreError, WorkbenchError
+from workbench.errors import ConfigError, WorkbenchError
 from workbench.session import Recorder, Session
 
 if TYPE_CHECKING:
@@ -217,6 +217,7 @@ class _Recording:
     def _opened(self) -> Store:
         from workbench.store import Store
         from workbench.store.identity import check_partner, stored_partner
+        from workbench.store.migrations import NewerStore
 
         db, wanted = self.profile.db, self.profile.identity()
         secrets = self.profile.secrets()
@@ -229,9 +230,8 @@ class _Recording:
         Path(db).parent.mkdir(parents=True, exist_ok=True)
         try:
             store = Store(db, secrets=secrets)
-        except StoreError as exc:
-            if _newer(db):  # never writable by this workbench; a lock or a disk may clear
-                self.refusal = str(exc)
+        except NewerStore as exc:  # never writable by this workbench; a lock or a disk may clear
+            self.refusal = str(exc)
             raise
         if all(store.meta(key) == value for key, value in wanted.items() if value):
             return store  # already claimed: opening takes no write lock
@@ -258,24 +258,6 @@ class _Recording:
             self.closed = True
             if self.store is not None:
                 self.store.close()
-
-
-def _newer(db: str) -> bool:
-    """Whether the database at ``db`` has a schema newer than this workbench knows."""
-    from workbench.store.connection import Connection
-    from workbench.store.migrations import SCHEMA_VERSION, read_version
-
-    try:
-        c = Connection(db, busy_timeout_s=1.0, read_only=True)
-    except StoreError:
-        return False
-    try:
-        with c.translated():
-            return read_version(c.conn) > SCHEMA_VERSION
-    except (StoreError, ValueError):
-        return False
-    finally:
-        c.close()
 
 
 def _shutdown(session: Session, sandbox: Sandbox | None, recording: _Recording) -> None:

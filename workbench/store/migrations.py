@@ -233,11 +233,15 @@ def read_version(conn: sqlite3.Connection) -> int:
     return int(row[0]) if row else 0
 
 
+class NewerStore(StoreError):
+    """The store was written by a later workbench: this one can neither read nor migrate it."""
+
+
 def refuse_newer(found: int, *, path: str, version: str) -> None:
-    """``StoreError`` when schema version ``found`` is newer than this code knows (a store
+    """:class:`NewerStore` when schema version ``found`` is newer than this code knows (a store
     written by a later workbench: migrating or reading it would go wrong)."""
     if found > SCHEMA_VERSION:
-        raise StoreError(
+        raise NewerStore(
             f"{path} has store schema version {found}, newer than this workbench ({version}) "
             f"knows (up to {SCHEMA_VERSION}). Upgrade workbench (pip install -U workbench) "
             "or open a copy of the database with the version that wrote it."
