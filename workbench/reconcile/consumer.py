@@ -120,8 +120,7 @@ def status(
     # Our newest acknowledgment that was sent, what it said, and the version it acknowledges.
     sent = ours[ours["state"] == "sent"].drop_duplicates("request_id", keep="last")
     version = acknowledged_versions(sent, t["versions"])
-    sent = sent.merge(newest_acknowledgments(t["acknowledgments"], "sent"), how="left",
-                      on="outbox_id", suffixes=("", "_ack"))  # fmt: skip
+    sent = sent.join(newest_acknowledgments(t["acknowledgments"], "sent"), on="outbox_id")
     sent = pd.DataFrame(
         {
             "ack_outbox_id": sent["outbox_id"],

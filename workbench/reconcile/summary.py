@@ -60,7 +60,6 @@ def headline(
     state = requests["state"].value_counts()
     open_, waiting = open_items(requests, transcripts)
     buckets = age_labels(sla_days)
-    responded = requests[requests["response_status"].notna()]
     later_copies = transcripts["duplicate"].fillna(False) & (
         transcripts["duplicate_of"] != transcripts["transcript_id"]
     ).fillna(False)
@@ -73,7 +72,7 @@ def headline(
         "open_over_sla": int(open_["sla_breached"].fillna(False).sum()),
         "requests_by_state": {s: int(state.get(s, 0)) for s in SUPPLIER_STATES},
         "responses_by_status": {
-            str(k): int(v) for k, v in responded["response_status"].value_counts().items()
+            str(k): int(v) for k, v in requests["response_status"].value_counts().items()
         },
         "transcripts_sent": int(requests["transcript_outbox_id"].notna().sum()),
         "transcripts_unacknowledged": int(state.get("transcript_sent", 0)),

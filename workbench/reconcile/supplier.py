@@ -130,8 +130,7 @@ def lifecycle(
     sent = ours[transcript]
     sent = sent[sent["state"] == "sent"]
     sent = sent[~request[sent.index].duplicated(keep="last")]
-    sent = sent.merge(newest_acknowledgments(t["acknowledgments"], "received"), how="left",
-                      on="outbox_id", suffixes=("", "_ack"), indicator="acked")  # fmt: skip
+    sent = sent.join(newest_acknowledgments(t["acknowledgments"], "received"), on="outbox_id")
     sent = pd.DataFrame(
         {
             "transcript_outbox_id": sent["outbox_id"],
@@ -142,7 +141,7 @@ def lifecycle(
             "acknowledged_at": sent["recorded_at"],
             "ack_award_total": sent["academic_award_total"],
             "ack_course_total": sent["course_total"],
-            "acked": (sent["acked"] == "both").astype(FLAG),
+            "acked": sent["acked"].fillna(False),
         }
     ).set_axis(sent["request_id"])
 
@@ -190,11 +189,9 @@ def lifecycle(
     awaiting = frame["state"] == "awaiting_response"
     late = overdue(frame["age_days"], listed_since, now, sla_days=sla_days, grace_days=grace_days)
     frame["sla_breached"] = awaiting & late
-    release = utc_times(frame["planned_release_date"])
     deferring = (frame["state"] == "responded") & frame["response_status"].isin(DEFERRING)
-    frame["release_overdue_days"] = days_between(release, now).where(
-        deferring.fillna(False) & (release < now).fillna(False)
-    )
+    release = utc_times(frame["planned_release_date"].where(deferring.fillna(False)))
+    frame["release_overdue_days"] = days_between(release, now).where((release < now).fillna(False))
     out = typed(frame, REQUEST_COLUMNS)
     out.attrs.update(operation="reconcile.supplier_lifecycle", now=now, sla_days=sla_days)
     return out
