@@ -104,7 +104,7 @@ class PlannedSend:
         lines += [
             f"Document:   {self.size:,} bytes, {self.source}",
             f"Keys:       DocumentID {self.document_id}, RequestTrackingID {self.tracking_id}",
-            f"Validation: {verdict(self.validation)}",
+            f"Validation: {self.validation}",
         ]
         if self.earlier is not None:
             lines.append(f"Outbox:     {self.earlier}")
@@ -121,18 +121,6 @@ class SendOutcome:
     outbox_id: int | None = None
     reply: str | None = None  # what the partner's answer says, briefly
     note: str | None = None  # an odd answer the send was still recorded for
-
-
-def verdict(validation: Validation) -> str:
-    """One line: valid, invalid (how many errors), or not validated and why; the schema once."""
-    note = validation.note or ""
-    if note.startswith("validated against "):  # the note names the schema and its version
-        text, note = f"{validation.status} {note.removeprefix('validated ')}", ""
-    else:
-        text = validation.status + (f" against {validation.schema}" if validation.schema else "")
-    if validation.errors:
-        text += f", {len(validation.errors)} error(s)"
-    return text + (f" ({note})" if note else "")
 
 
 def run_send(
@@ -247,7 +235,7 @@ def refuse(plan: PlannedSend, *, force: bool = False, allow_invalid: bool = Fals
     if plan.validation.status == "invalid" and not allow_invalid:
         errors = "; ".join(str(e) for e in plan.validation.errors[:3])
         message = (
-            f"The document fails validation ({verdict(plan.validation)}: {errors}). Nothing was "
+            f"The document fails validation ({plan.validation}: {errors}). Nothing was "
             "sent. Fix it, or pass --allow-invalid to send it anyway."
         )
         if plan.source.startswith("from "):

@@ -171,3 +171,19 @@ def test_a_schema_importing_from_the_network_is_not_fetched(
     assert "does not compile" in (result.note or "")
     assert recorder.connections == []
     assert no_sockets == []
+
+
+@needs_xsd
+def test_a_validation_reads_as_one_line_naming_its_schema_once(tmp_path: Path) -> None:
+    valid = pesc.validate(make_transcript(), schemas_dir=XSD_DIR)
+    assert str(valid) == ("valid against CollegeTranscript v1.3.0 (CollegeTranscript_v1.3.0.xsd)")
+    broken = make_transcript().replace("<DocumentID>CT-1</DocumentID>", "<DocumentID/>")
+    invalid = pesc.validate(broken, schemas_dir=XSD_DIR)
+    assert str(invalid).startswith("invalid against CollegeTranscript v1.3.0 (")
+    assert str(invalid).endswith(f", {len(invalid.errors)} error(s)") and invalid.errors
+    older = pesc.validate(make_transcript(Transcript(version="1.0.0")), schemas_dir=XSD_DIR)
+    assert str(older).count("CollegeTranscript_v1.3.0.xsd") == 1
+    assert "the nearest version to v1.0.0" in str(older)
+    missing = pesc.validate(make_transcript(), schemas_dir=tmp_path / "absent")
+    assert str(missing) == f"not validated: {missing.note}"
+    assert str(pesc.Validation("not validated")) == "not validated"

@@ -77,7 +77,7 @@ def test_the_first_errors_are_listed_and_the_rest_counted() -> None:
     )
     html = validation_html(document)
     assert 'data-validation="invalid"' in html
-    assert f"Validation: invalid ({MAX_ERRORS_SHOWN + 5} errors) against T.xsd" in html
+    assert f"Validation: invalid against T.xsd, {MAX_ERRORS_SHOWN + 5} error(s)" in html
     assert html.count("<li>line ") == MAX_ERRORS_SHOWN
     assert "line 1: bad &lt;thing&gt; 1" in html and "bad <thing>" not in html
     assert f"line {MAX_ERRORS_SHOWN + 1}:" not in html
@@ -113,7 +113,9 @@ def test_a_transcript_sent_has_its_whole_story(
     ]  # fmt: skip
     assert [d.validation.status for d in documents] == ["valid"] * 3
     assert documents[1].validation.schema == "CollegeTranscript_v1.3.0.xsd"
-    assert documents[1].validation_text.startswith("valid against CollegeTranscript_v1.3.0.xsd")
+    assert documents[1].validation_text.startswith(
+        "valid against CollegeTranscript v1.3.0 (CollegeTranscript_v1.3.0.xsd)"
+    )
     assert "identity_mismatch" in story and "critical" in story
     assert "send_transcript" in timeline
     html = documents_section(documents).data

@@ -36,6 +36,7 @@ from workbench.pesc.messages import (
 
 SCHEMAS_VARIABLE = "WORKBENCH_PESC_SCHEMAS"
 VALID, INVALID, NOT_VALIDATED = "valid", "invalid", "not validated"
+_VALIDATED_AGAINST = "validated against "  # how a note of a validation that ran begins
 MAX_ERRORS = 100
 
 _lock = threading.Lock()  # lxml schema objects keep their error log on the instance
@@ -64,6 +65,19 @@ class Validation:
     @property
     def valid(self) -> bool:
         return self.status == VALID
+
+    def __str__(self) -> str:
+        """One line, as every view shows it, the schema named once: ``valid against
+        CollegeTranscript v1.3.0 (CollegeTranscript_v1.3.0.xsd)``, ``invalid against ...,
+        3 error(s)``, ``not validated: <why>``."""
+        note = self.note or ""
+        if note.startswith(_VALIDATED_AGAINST):  # as ``_note`` writes it: the schema, its version
+            shown, note = f"{self.status} {note.removeprefix('validated ')}", ""
+        else:
+            shown = self.status + (f" against {self.schema}" if self.schema else "")
+        if self.errors:
+            shown += f", {len(self.errors)} error(s)"
+        return shown + (f": {note}" if note else "")
 
     def as_record(self, *, max_errors: int = 20) -> dict[str, object]:
         """As the store keeps it (JSON): status, schema, note and the first errors as text."""
@@ -104,7 +118,7 @@ def validate(
     if not directory:
         return Validation(
             NOT_VALIDATED,
-            note=f"no schema folder configured: set {SCHEMAS_VARIABLE} to a folder of PESC XSDs",
+            note=f"set {SCHEMAS_VARIABLE} to a folder of PESC XSDs (no schema folder is set)",
         )
     folder = Path(directory).expanduser().resolve()
     if not folder.is_dir():
@@ -143,7 +157,7 @@ def validate(
 
 def _note(doc: PescDocument, schema: _Schema) -> str:
     name = schema_name(schema.message_type)
-    note = f"validated against {name} v{schema.version} ({schema.path.name})"
+    note = f"{_VALIDATED_AGAINST}{name} v{schema.version} ({schema.path.name})"
     if doc.version is None:
         return f"{note}, the newest schema: the document's namespace has no version"
     if doc.version != schema.version:

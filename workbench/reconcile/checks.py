@@ -233,7 +233,10 @@ def _identity(t: Mapping[str, pd.DataFrame]) -> list[pd.DataFrame]:
     parts = []
     for column in IDENTITY:
         # Only the rows that differ as stored can differ once normalised: normalise those.
-        rows = pairs[_differ(pairs[column], pairs[f"sent_{column}"])]
+        differ = _differ(pairs[column], pairs[f"sent_{column}"])
+        if not differ.any():
+            continue
+        rows = pairs[differ]
         ours, theirs = (
             _comparable(rows[column], column),
             _comparable(rows[f"sent_{column}"], column),

@@ -58,16 +58,11 @@ class RequestDocument:
 
     @property
     def validation_text(self) -> str:
-        """``valid``, ``invalid (N errors)``, or why it was not validated."""
+        """The validation's one line; not validated with no schema folder set: how to set one."""
         v = self.validation
-        if v.status == NOT_VALIDATED:
-            unset = not os.environ.get(SCHEMAS_VARIABLE)
-            why = f"set {SCHEMAS_VARIABLE} to a folder of PESC XSDs" if unset else v.note
-            return f"not validated: {why}"
-        words = v.status if v.status != "invalid" else f"invalid ({len(v.errors)} errors)"
-        return (
-            words + (f" against {v.schema}" if v.schema else "") + (f"; {v.note}" if v.note else "")
-        )
+        if v.status == NOT_VALIDATED and not os.environ.get(SCHEMAS_VARIABLE):
+            return f"not validated: set {SCHEMAS_VARIABLE} to a folder of PESC XSDs"
+        return str(v)
 
 
 def require_request_id(request_id: str | None) -> str:
