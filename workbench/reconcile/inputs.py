@@ -245,7 +245,7 @@ def as_dtype(series: pd.Series, dtype: str) -> pd.Series:
         values = series.cat.categories.astype(TEXT).array
         taken = values.take(series.cat.codes.to_numpy(), allow_fill=True)
         return pd.Series(taken, index=series.index, name=series.name)
-    return series.astype(object).where(series.notna(), None).astype(TEXT)
+    return series.astype(TEXT)
 
 
 def utc_times(series: pd.Series) -> pd.Series:

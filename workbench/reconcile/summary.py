@@ -126,15 +126,17 @@ def by_organisation(
             out[column] = pd.Series(dtype=COUNT)
         return out
     out = pd.concat(parts, ignore_index=True)
-    for column in ORGANISATION_COUNTS:
-        values = out[column] if column in out.columns else pd.Series(0, index=out.index)
-        out[column] = values.fillna(0).astype(COUNT)
-    for column in ORGANISATION_COLUMNS[:3]:
-        out[column] = out[column].astype(TEXT)
+    out = pd.concat(
+        [
+            out[list(ORGANISATION_COLUMNS[:3])].astype(TEXT),
+            out.reindex(columns=list(ORGANISATION_COUNTS)).fillna(0).astype(COUNT),
+        ],
+        axis=1,
+    )
     out = out.sort_values(
         ["side", "items", "organisation_name"], ascending=[False, False, True], kind="stable"
     )
-    return out[list(ORGANISATION_COLUMNS)].reset_index(drop=True)
+    return out.reset_index(drop=True)
 
 
 def _side(
