@@ -16,7 +16,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "workbench"
 
 # Lowest first. A module may import its own layer and the ones above it in this list, never below.
 LAYERS: list[set[str]] = [
-    {"_lazy", "_version", "spec", "errors", "terminal", "folders", "codings", "ids"},
+    {"_lazy", "_version", "spec", "errors", "terminal", "folders", "codings", "ids", "severities"},
     {"secret_spellings", "redact", "partner_json", "config", "retries"},
     {"pesc", "auth", "status_errors"},
     {"session", "store", "sandbox"},

@@ -92,6 +92,8 @@ _PROFILE_KEYS = frozenset(
         *(f"{k}_env" for k in _PROFILE_SECRETS),
     }
 )
+# The folder of PESC XSDs documents are validated against (``workbench.pesc.validate``).
+SCHEMAS_VARIABLE = "WORKBENCH_PESC_SCHEMAS"
 # [profiles.NAME.smtp] / WORKBENCH_SMTP_*: how ``workbench report --mail-to`` sends (SmtpSettings)
 SMTP_TLS = ("starttls", "ssl", "none")
 _SMTP_PORTS = {"starttls": 587, "ssl": 465, "none": 25}

@@ -18,8 +18,8 @@ from typer.testing import CliRunner
 
 from workbench.cli import app
 from workbench.errors import InvalidParameter
-from workbench.report import freshness, freshness_section
-from workbench.report.freshness import check_max_age
+from workbench.report import Freshness, freshness, freshness_section
+from workbench.report.staleness import check_max_age
 from workbench.store import Store
 
 T0 = pd.Timestamp("2026-03-10T09:00Z")
@@ -105,7 +105,7 @@ def test_each_list_is_as_old_as_its_last_complete_read(two_pulls: Path) -> None:
     assert fresh.last_ok_pull_at == T0 - pd.Timedelta(hours=30)
     assert fresh.failed_lists == ["consumer_transcripts"]
     assert fresh.items_not_fetched == 1
-    assert fresh.not_fetched is not None and fresh.not_fetched["id"].tolist() == ["RQ-9"]
+    assert [item_id for _, item_id, _ in fresh.not_fetched] == ["RQ-9"]
     assert fresh.is_stale(24) and not fresh.is_stale(30) and not fresh.is_stale(48)
     assert "consumer_transcripts was last read 30.0 hours before" in (fresh.warning(24) or "")
     assert fresh.warning(48) is None
@@ -269,3 +269,15 @@ def test_max_age_is_checked_before_anything_runs(tmp_path: Path) -> None:
     code, _, err = _report("--db", str(tmp_path / "none.db"), "--max-age", "0")
     assert code == 2 and "--max-age" in err and "not a number of hours" in " ".join(err.split())
     assert not (tmp_path / "none.db").exists()
+
+
+def test_the_summary_s_json_gives_back_the_same_freshness(two_pulls: Path) -> None:
+    """What the notebook publishes is what ``workbench report`` decides ``--max-age`` on."""
+    with Store(two_pulls) as store:
+        store.begin_run(profile="prod")  # a pull that never finished: every field is set
+        fresh = freshness(store)
+    data = json.loads(json.dumps(fresh.to_json(), allow_nan=False))
+    again = Freshness.from_json(data)
+    assert again == fresh and again.unfinished_run is not None
+    assert again.as_dict(24) == fresh.as_dict(24) and again.warning(1) == fresh.warning(1)
+    assert [item_id for _, item_id, _ in again.not_fetched] == ["RQ-9"]

@@ -13,7 +13,8 @@ import json, sys
 import workbench.report.job, workbench.report.deliver
 job_modules = sorted(sys.modules)
 from workbench import report
-import workbench.report.trends, workbench.report.changes, workbench.report.freshness
+import workbench.report.trend_points, workbench.report.run_changes
+import workbench.report.staleness, workbench.report.store_freshness
 shadowed = {n: type(getattr(report, n)).__name__ for n in ("trends", "changes", "freshness")}
 missing = [n for n in report.__all__ if not hasattr(report, n)]
 where = {n: getattr(getattr(report, n), "__module__", "workbench") for n in report.__all__}

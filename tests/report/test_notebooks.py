@@ -12,7 +12,7 @@ import pytest
 
 from workbench import reconcile
 from workbench.errors import NotebookFailed
-from workbench.report import find_summary, summary_payload
+from workbench.report import find_summary, freshness, summary_payload
 from workbench.report.runner import run_notebook
 from workbench.store import Store
 
@@ -56,6 +56,7 @@ def test_reconcile_shows_the_figures_and_publishes_the_summary(
     nb = _run("reconcile", tmp_path / "out", db=str(report_copy), as_of=as_of)
     with Store(report_copy) as store:
         rec = reconcile.reconcile(reconcile.load(store, as_of=as_of), sla_days=5.0)
+        fresh = freshness(store, as_of=rec.now)
     html = _html(nb)
     found = figures(html)
     for key in ("open_requests", "open_over_sla", "transcripts_awaiting_ack", "ack_mismatches",
@@ -68,7 +69,7 @@ def test_reconcile_shows_the_figures_and_publishes_the_summary(
     assert "Critical (" in html and "identity_mismatch" in html
     assert "Requests, by the organisation that sent them" in html
     assert "Comparing run 2 (ok" in html
-    assert find_summary(nb) == summary_payload(rec)
+    assert find_summary(nb) == summary_payload(rec, freshness=fresh)
     assert [c.source for c in nb.cells if c.cell_type == "markdown"][1:] == [
         "## Headline", "## Lifecycle", "## Exceptions by severity",
         "## Resubmitted, re-issued and cancelled", "## By organisation",

@@ -30,6 +30,7 @@ def test_the_payload_has_its_documented_shape(crafted: reconcile.Reconciliation)
     assert payload["exceptions"] == 4
     assert payload["headline"]["now"] == "2026-03-10T09:00:00+00:00"
     assert payload["headline"]["open_by_age"] == crafted.headline["open_by_age"]
+    assert payload["freshness"] is None  # publish_summary(rec, freshness=...) sets it
     # strict JSON: no NaN, no Timestamp, and it survives a round trip
     assert json.loads(json.dumps(payload, allow_nan=False)) == payload
 

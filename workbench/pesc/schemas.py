@@ -26,6 +26,7 @@ from urllib.parse import unquote, urlparse
 
 from lxml import etree
 
+from workbench.config import SCHEMAS_VARIABLE
 from workbench.errors import PescError
 from workbench.pesc.document import PescDocument, as_document
 from workbench.pesc.messages import (
@@ -34,7 +35,6 @@ from workbench.pesc.messages import (
     schema_name,
 )
 
-SCHEMAS_VARIABLE = "WORKBENCH_PESC_SCHEMAS"
 VALID, INVALID, NOT_VALIDATED = "valid", "invalid", "not validated"
 _VALIDATED_AGAINST = "validated against "  # how a note of a validation that ran begins
 MAX_ERRORS = 100

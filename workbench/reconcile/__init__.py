@@ -85,7 +85,8 @@ from workbench.reconcile.inputs import TABLES, age_buckets, age_edges, age_label
 from workbench.reconcile.load import load
 from workbench.reconcile.summary import OPEN_STATES, ORGANISATION_COLUMNS, open_items
 from workbench.reconcile.supplier import REQUEST_COLUMNS, SUPPLIER_STATES, supplier_lifecycle
-from workbench.reconcile.triage import EXCEPTION_COLUMNS, EXCEPTION_KINDS, SEVERITIES, exceptions
+from workbench.reconcile.triage import EXCEPTION_COLUMNS, EXCEPTION_KINDS, exceptions
+from workbench.severities import SEVERITIES
 
 __all__ = [
     "CHECKS",

@@ -10,7 +10,7 @@ import pandas as pd
 from workbench.reconcile.consumer import CONSUMER_STATES
 from workbench.reconcile.inputs import COUNT, TEXT, age_labels
 from workbench.reconcile.supplier import SUPPLIER_STATES
-from workbench.reconcile.triage import SEVERITIES
+from workbench.severities import SEVERITIES
 
 _UNKNOWN = "(unknown)"
 ORGANISATION_COUNTS = tuple(

@@ -16,8 +16,8 @@ import pandas as pd
 
 from workbench.reconcile.checks import empty_checks
 from workbench.reconcile.inputs import TEXT, days_text, fill
+from workbench.severities import SEVERITIES
 
-SEVERITIES = ("low", "medium", "high", "critical")
 # kind -> (usual severity, when it is raised)
 EXCEPTION_KINDS: dict[str, tuple[str, str]] = {
     "identity_mismatch": (

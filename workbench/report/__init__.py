@@ -11,20 +11,27 @@
     display(report.exceptions_section(rec), report.organisations_section(rec))
     before = report.previous_reconciliation(store, rec)   # as of the previous pull run
     display(report.changes_section(store, current=rec, previous=before))  # since then
-    report.publish_summary(rec)                           # SUMMARY_MIME, for the runner
+    fresh = report.freshness(store, as_of=rec.now)        # how old the data is
+    display(report.freshness_section(fresh))
+    report.publish_summary(rec, freshness=fresh)          # SUMMARY_MIME, for the runner
 
 Layout::
 
     stores.py    open_store                 markup.py   escaping, tables, the stylesheet
-    figures.py   charts (matplotlib)        volumes.py  daily volumes
+    zones.py     report_zone                figures.py  charts (matplotlib)
+    volumes.py   daily volumes              summary.py  the machine-readable summary
     sections.py  headline, exceptions, organisations, figure_html
-    changes.py   since the previous run     summary.py  the machine-readable summary
-    freshness.py how old the data is: the report's first section
+    run_changes.py   changes since the previous pull run, pull_runs
+    staleness.py     Freshness: how old the data is, stale or not, its JSON (no pandas)
+    store_freshness.py  freshness() read from a store; the report's first section
     troubleshoot.py  one request's story    events.py   the two event feeds
     event_charts.py  the event feeds' charts
-    trends.py    the figures as of each pull run, over the last days (trend_charts.py: chart)
+    trend_points.py  the figures as of each pull run, over the last days (trend_charts.py: chart)
     notebooks.py the three report notebooks, built from code
     exports.py   csv and xlsx beside a report   deliver.py  its summary to a webhook, by mail
+
+No module is named like a name it defines (``trends``, ``changes``, ``freshness`` are
+functions): every name loads on first use, and importing the package loads no pandas.
 """
 
 from __future__ import annotations
@@ -32,18 +39,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from workbench._lazy import lazy_names as _lazy_names
-
-# Imported now, not on first use: each module shares a name with a function it defines, and
-# importing the module later would put the module where the function is.
-from workbench.report.changes import (
-    Changes,
-    changes,
-    changes_section,
-    previous_reconciliation,
-    pull_runs,
-)
-from workbench.report.freshness import Freshness, freshness, freshness_section
-from workbench.report.trends import Trends, trends, trends_section
 
 if TYPE_CHECKING:
     from workbench.report.event_charts import (
@@ -66,7 +61,13 @@ if TYPE_CHECKING:
         daily_volumes_chart,
         funnel_chart,
     )
-    from workbench.report.markup import report_zone
+    from workbench.report.run_changes import (
+        Changes,
+        changes,
+        changes_section,
+        previous_reconciliation,
+        pull_runs,
+    )
     from workbench.report.sections import (
         exception_counts,
         exceptions_section,
@@ -76,6 +77,8 @@ if TYPE_CHECKING:
         versions_overview,
         versions_overview_section,
     )
+    from workbench.report.staleness import Freshness
+    from workbench.report.store_freshness import freshness, freshness_section
     from workbench.report.stores import open_store
     from workbench.report.summary import (
         SUMMARY_FIELDS,
@@ -87,6 +90,7 @@ if TYPE_CHECKING:
         summary_payload,
     )
     from workbench.report.trend_charts import trends_chart
+    from workbench.report.trend_points import Trends, trends, trends_section
     from workbench.report.troubleshoot import (
         document_diffs,
         documents_section,
@@ -100,6 +104,7 @@ if TYPE_CHECKING:
         write_bundle,
     )
     from workbench.report.volumes import daily_volumes
+    from workbench.report.zones import report_zone
 
 __all__ = [
     "SUMMARY_FIELDS",
@@ -158,6 +163,17 @@ __all__ = [
 ]
 
 _LAZY = {  # public name -> the module defining it
+    "Changes": "workbench.report.run_changes",
+    "Freshness": "workbench.report.staleness",
+    "Trends": "workbench.report.trend_points",
+    "changes": "workbench.report.run_changes",
+    "changes_section": "workbench.report.run_changes",
+    "freshness": "workbench.report.store_freshness",
+    "freshness_section": "workbench.report.store_freshness",
+    "previous_reconciliation": "workbench.report.run_changes",
+    "pull_runs": "workbench.report.run_changes",
+    "trends": "workbench.report.trend_points",
+    "trends_section": "workbench.report.trend_points",
     "SUMMARY_FIELDS": "workbench.report.summary",
     "SUMMARY_MIME": "workbench.report.summary",
     "SUMMARY_VERSION": "workbench.report.summary",
@@ -187,7 +203,7 @@ _LAZY = {  # public name -> the module defining it
     "organisations_section": "workbench.report.sections",
     "publish_bundle": "workbench.report.summary",
     "publish_summary": "workbench.report.summary",
-    "report_zone": "workbench.report.markup",
+    "report_zone": "workbench.report.zones",
     "request_documents": "workbench.report.troubleshoot",
     "request_section": "workbench.report.troubleshoot",
     "require_known": "workbench.report.troubleshoot",

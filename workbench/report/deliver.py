@@ -31,13 +31,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-import httpx
-import pandas as pd
-
 from workbench.config import SmtpSettings, is_loopback, load_profile
 from workbench.errors import ConfigError, InvalidParameter, WorkbenchError
-from workbench.report.exports import export_formats, write_exports
-from workbench.report.freshness import DEFAULT_MAX_AGE_HOURS, freshness
+from workbench.report.staleness import DEFAULT_MAX_AGE_HOURS
 
 if TYPE_CHECKING:
     from workbench.reconcile import Reconciliation
@@ -72,6 +68,8 @@ class Delivery:
         return bool(self.notify or self.mail_to or self.export)
 
     def _notice(self, job: ReportJob, html: Path, done: Delivered) -> dict[str, Any]:
+        from workbench.report.exports import write_exports  # pandas: only when delivering
+        from workbench.report.store_freshness import freshness
         from workbench.report.stores import open_store
 
         rec, store_path = _reconciliation(job, self.db)
@@ -133,7 +131,11 @@ def plan_delivery(
         raise InvalidParameter(
             "--attach attaches the report to the mail: add --mail-to", parameter="attach"
         )
-    formats = export_formats(export)
+    formats: tuple[str, ...] = ()
+    if export is not None:
+        from workbench.report.exports import export_formats  # pandas: only when asked
+
+        formats = export_formats(export)
     smtp = sender = None
     if addresses or notify or formats:
         chosen = load_profile(profile, config_path=config_path)
@@ -157,6 +159,8 @@ def plan_delivery(
 def _webhook_url(text: str) -> str:
     """``text`` stripped, when it is an http(s) URL a request can be sent to; else an
     ``InvalidParameter`` for ``notify`` that never repeats it (its path may hold a token)."""
+    import httpx  # only when a webhook is asked for
+
     url = text.strip()
     try:
         parts = urlsplit(url)
@@ -242,6 +246,8 @@ def post_webhook(
 ) -> None:
     """POST ``notice`` as JSON; ``RuntimeError`` (with no part of the URL's path, which may hold
     its token, and none of the answer) unless the receiver answers 2xx."""
+    import httpx
+
     try:
         answer = httpx.post(url.strip(), json=notice, timeout=timeout_s)
     except (httpx.HTTPError, httpx.InvalidURL) as exc:
@@ -386,6 +392,8 @@ def _subject(data: Mapping[str, Any]) -> str:
 
 
 def _when(iso: str) -> str:
+    import pandas as pd
+
     return f"{pd.Timestamp(iso).tz_convert('UTC'):%Y-%m-%d %H:%M} UTC"
 
 

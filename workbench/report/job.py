@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import math
 import shlex
+import sqlite3
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from workbench.bundle import DEFAULT_OUT_DIR
 from workbench.errors import (
     ConfigError,
     InvalidParameter,
@@ -31,9 +31,6 @@ from workbench.errors import (
     WorkbenchError,
 )
 from workbench.folders import check_folder
-from workbench.reconcile import SEVERITIES
-from workbench.report.freshness import Freshness, check_max_age, freshness
-from workbench.report.markup import report_zone
 from workbench.report.notebooks import require_report
 from workbench.report.runner import (
     DEFAULT_OUTPUT_DIR,
@@ -45,6 +42,9 @@ from workbench.report.runner import (
     publishes_summary,
     run_report,
 )
+from workbench.report.staleness import Freshness, check_max_age
+from workbench.report.zones import report_zone
+from workbench.severities import SEVERITIES
 
 # How far ahead of this machine's clock ``as_of`` may be (another machine's clock, a slow typist).
 AS_OF_TOLERANCE = timedelta(minutes=5)
@@ -197,12 +197,13 @@ def _validate_stored(path: str, *, say: Callable[[str], None], warn: Callable[[s
     on as it is."""
     import os
 
-    from workbench.pesc.schemas import SCHEMAS_VARIABLE
-    from workbench.report.validation import validate_stored
-    from workbench.store import Store
+    from workbench.config import SCHEMAS_VARIABLE
 
     if not os.environ.get(SCHEMAS_VARIABLE):
         return  # nothing can change; the report says how to validate them
+    from workbench.report.validation import validate_stored
+    from workbench.store import Store
+
     try:
         with Store(path) as store:
             outcome = validate_stored(store)
@@ -219,14 +220,17 @@ def _validate_stored(path: str, *, say: Callable[[str], None], warn: Callable[[s
 def _freshness(
     path: str, run: NotebookRun | None, arguments: Mapping[str, object]
 ) -> Freshness | None:
-    """How fresh the store was at the moment the report was measured at (the summary's
-    ``as_of``, else the ``as_of`` it was given, else now); None when it cannot be read."""
-    from workbench.report import open_store
+    """How fresh the store was at the moment the report was measured at: what the notebook
+    published in its summary, else read from the store (at the summary's ``as_of``, else the
+    ``as_of`` it was given, else now); None when it cannot be read."""
+    summary = (run.summary if run else None) or {}
+    if isinstance(summary.get("freshness"), Mapping):
+        return Freshness.from_json(summary["freshness"])
+    from workbench.report import freshness, open_store  # pandas: only for such a notebook
 
-    as_of = ((run.summary if run else None) or {}).get("as_of") or arguments.get("as_of")
     try:
         with open_store(path) as store:
-            return freshness(store, as_of)
+            return freshness(store, summary.get("as_of") or arguments.get("as_of"))
     except (WorkbenchError, ValueError):  # a notebook that failed may leave no usable store
         return None
 
@@ -234,13 +238,17 @@ def _freshness(
 def run_troubleshoot_job(
     request_id: str,
     *,
-    bundle_dir: str = DEFAULT_OUT_DIR,
+    bundle_dir: str | None = None,
     warn: Callable[[str], None] = print,
     **options: Any,
 ) -> ReportJob:
     """:func:`run_report_job` of the troubleshoot notebook on one request, writing its support
-    bundle in ``bundle_dir`` (``ReportJob.bundle``); same ``options``."""
+    bundle in ``bundle_dir`` (None: ``workbench.bundle.DEFAULT_OUT_DIR``, ``data/bundles``;
+    ``ReportJob.bundle``); same ``options``."""
+    from workbench.bundle import DEFAULT_OUT_DIR
     from workbench.ids import check_request_id
+
+    bundle_dir = DEFAULT_OUT_DIR if bundle_dir is None else bundle_dir
 
     try:
         check_request_id(request_id)
@@ -304,13 +312,14 @@ def _pull_first(
     """The database to report on, and the status of the pull into it first (None with
     ``no_pull``; then the database must exist). A pull that raised is "stopped": the report
     still runs on what was stored before."""
-    from workbench.client import connect
     from workbench.config import load_profile
 
     path = db if db is not None else load_profile(profile, config_path=config_path).db
     check_store(path, pulling=not no_pull)
     if no_pull:
         return path, None
+    from workbench.client import connect  # the pull's modules (pandas, httpx): only to pull
+
     with connect(profile, db=db, config_path=config_path) as w:
         try:
             summary = w.pull(progress=False)
@@ -335,8 +344,8 @@ def check_store(path: str | Path, *, pulling: bool) -> None:
     (0 bytes, or SQLite with no table: nothing was ever pulled into it) or a store of another
     schema version. A pull creates the store in a missing or empty file.
     """
-    from workbench.store.connection import Connection
     from workbench.store.migrations import read_version
+    from workbench.store.schema import SCHEMA_VERSION
 
     where = Path(path)
     first = f"Run `workbench pull --db {shlex.quote(str(where))}` first"
@@ -363,17 +372,16 @@ def check_store(path: str | Path, *, pulling: bool) -> None:
             f"{where} is not an SQLite database, so not a workbench store: {another}."
         )
     try:
-        c = Connection(where, busy_timeout_s=30.0, read_only=True)
+        conn = _read_only(where)
         try:
-            with c.translated():
-                names = [str(row[0]) for row in c.conn.execute(
-                    "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE "
-                    "'sqlite_%' ORDER BY name"
-                )]  # fmt: skip
-                version = read_version(c.conn) if "meta" in names else 0
+            names = [str(row[0]) for row in conn.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE "
+                "'sqlite_%' ORDER BY name"
+            )]  # fmt: skip
+            version = read_version(conn) if "meta" in names else 0
         finally:
-            c.close()
-    except (StoreError, ValueError) as exc:  # ValueError: a meta table that is not ours
+            conn.close()
+    except (sqlite3.Error, ValueError) as exc:  # ValueError: a meta table that is not ours
         raise ConfigError(
             f"{where} cannot be read as a workbench store ({exc}): {another}."
         ) from None
@@ -389,9 +397,36 @@ def check_store(path: str | Path, *, pulling: bool) -> None:
             f"{where} is an SQLite database with no table, not a workbench store: nothing was "
             f"ever pulled into it. {first}, or {another}."
         )
-    from workbench.store import Store
+    if version == SCHEMA_VERSION:
+        return
+    from workbench.store import Store  # it says why it cannot read another version
 
     try:
-        Store(where, read_only=True).close()  # the schema version this workbench reads
+        Store(where, read_only=True).close()
     except StoreError as exc:
         raise ConfigError(str(exc)) from None
+
+
+def _read_only(where: Path) -> sqlite3.Connection:
+    """``where`` opened to read only, creating nothing beside it, as a read-only ``Store``
+    opens it (:mod:`workbench.store.connection`) but without sqlite-utils, which loads
+    pandas: as usual but refusing writes, else read-only, else the file as it is."""
+    uri = where.resolve().as_uri()
+    *first, last = ("mode=rw", "mode=ro", "mode=ro&immutable=1")
+    for mode in first:
+        try:
+            return _opened(f"{uri}?{mode}")
+        except sqlite3.OperationalError:
+            continue
+    return _opened(f"{uri}?{last}")
+
+
+def _opened(uri: str) -> sqlite3.Connection:
+    conn = sqlite3.connect(uri, uri=True, timeout=30.0, isolation_level=None)
+    try:
+        conn.execute("PRAGMA query_only = ON")
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()  # opens the WAL
+    except sqlite3.Error:
+        conn.close()
+        raise
+    return conn

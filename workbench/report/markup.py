@@ -75,22 +75,6 @@ def local_time(value: Any, tz: str | None = None) -> pd.Timestamp:
     return stamp.tz_convert(tz or "UTC")
 
 
-def report_zone(
-    tz: str | None = None, *, profile: str | None = None, config_path: str | None = None
-) -> str:
-    """The zone a report shows times in: ``tz`` when given, else the profile's ``timezone``
-    (WORKBENCH_TIMEZONE), else UTC. An unknown zone is a ``ConfigError`` naming it.
-
-    >>> report_zone("America/Toronto")
-    'America/Toronto'
-    """
-    from workbench.config import check_timezone, load_profile
-
-    if tz is not None:
-        return check_timezone(tz)
-    return load_profile(profile, config_path=config_path).timezone
-
-
 def moment(value: Any, tz: str | None = None) -> str:
     """A time to the minute in zone ``tz``, with the zone's abbreviation, unescaped.
 

@@ -21,9 +21,9 @@ DB = (
 )
 MAX_AGE = "max_age_hours = 24.0  # data read longer ago is called stale at the top"
 FRESHNESS = (
-    "report.freshness_section(report.freshness(store, as_of={as_of}), "
-    "max_age_hours=max_age_hours{tz})"
-)  # the first section of a report: how old its data is
+    "fresh = report.freshness(store, as_of={as_of})\n"
+    "report.freshness_section(fresh, max_age_hours=max_age_hours{tz})"
+)  # the first section of a report: how old its data is (the summary carries it too)
 KERNELSPEC = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
 
 RECONCILE = [
@@ -65,7 +65,7 @@ RECONCILE = [
     ("code", "report.trends_section(\n    report.trends(\n        store, days=trend_days, "
              "until=rec.now, sla_days=rec.sla_days,\n        grace_hours=rec.grace_hours, tz=tz, "
              "reuse=[before],\n    ),\n    tz=tz,\n)"),
-    ("code", "report.publish_summary(rec)"),
+    ("code", "report.publish_summary(rec, freshness=fresh)  # what `workbench report` reads"),
 ]  # fmt: skip
 
 TROUBLESHOOT = [

@@ -375,7 +375,7 @@ def exceptions_at_or_above(summary: dict[str, Any], severity: str) -> int:
     >>> exceptions_at_or_above({"exceptions_by_severity": {"high": 2, "low": 5}}, "medium")
     2
     """
-    from workbench.reconcile import SEVERITIES
+    from workbench.severities import SEVERITIES
 
     if severity not in SEVERITIES:
         raise ConfigError(f"Unknown severity {severity!r}: use one of {', '.join(SEVERITIES)}.")

@@ -1,23 +1,26 @@
 """The machine-readable summary a report notebook publishes, for whoever runs it.
 
-``publish_summary(rec)`` displays one output whose MIME bundle holds :data:`SUMMARY_MIME`
-(plus a short ``text/plain``). The payload (:data:`SUMMARY_FIELDS`, version
-:data:`SUMMARY_VERSION`)::
+``publish_summary(rec, freshness=fresh)`` displays one output whose MIME bundle holds
+:data:`SUMMARY_MIME` (plus a short ``text/plain``). The payload (:data:`SUMMARY_FIELDS`,
+version :data:`SUMMARY_VERSION`)::
 
     {
-      "version": 1,
+      "version": 2,
       "as_of": "2026-03-02T09:00:00+00:00",     # the reconciliation's moment, ISO 8601 UTC
       "sla_days": 5.0,
       "severities": ["low", "medium", "high", "critical"],   # mildest first
       "exceptions": 12,
       "exceptions_by_severity": {"critical": 0, "high": 2, "medium": 9, "low": 1},  # all four
-      "headline": {...}                         # rec.headline, JSON-safe (times as ISO text)
-    }
+      "headline": {...},                        # rec.headline, JSON-safe (times as ISO text)
+      "freshness": {...}                        # Freshness.to_json() of the report's first
+    }                                           # section, or null when it was not given
 
 ``publish_bundle(path)`` publishes a support bundle's path the same way, as ``{"bundle": path}``.
 ``find_summary(notebook)`` reads them back from an executed notebook, merged (on a key published
 twice, the last one wins): how ``workbench report --fail-on-exceptions`` decides its exit code,
-and how ``workbench troubleshoot`` learns where its bundle is.
+how ``workbench troubleshoot`` learns where its bundle is, and how ``--max-age`` learns how
+old the data was without reading the store again (``Freshness.from_json``). Reading one back
+needs no pandas: the process that runs a report job loads none.
 """
 
 from __future__ import annotations
@@ -27,16 +30,16 @@ import math
 import os
 from collections.abc import Mapping
 from datetime import date, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import pandas as pd
-from IPython.display import display
+from workbench.severities import SEVERITIES
 
-from workbench.reconcile import SEVERITIES, Reconciliation
+if TYPE_CHECKING:
+    from workbench.reconcile import Reconciliation
+    from workbench.report.staleness import Freshness
 
 SUMMARY_MIME = "application/vnd.workbench.summary+json"
-SUMMARY_VERSION = 1
+SUMMARY_VERSION = 2
 SUMMARY_FIELDS = (
     "version",
     "as_of",
@@ -45,12 +48,16 @@ SUMMARY_FIELDS = (
     "exceptions",
     "exceptions_by_severity",
     "headline",
+    "freshness",
 )
 
 
 def json_safe(value: Any) -> Any:
     """``value`` with only JSON types: times as ISO text, numpy/pandas scalars as Python ones,
     missing values as None."""
+    import numpy as np  # the kernel's, which has them loaded: not the job's process
+    import pandas as pd
+
     if isinstance(value, Mapping):
         return {str(k): json_safe(v) for k, v in value.items()}
     if isinstance(value, list | tuple | set | np.ndarray | pd.Series):
@@ -68,7 +75,7 @@ def json_safe(value: Any) -> Any:
     return str(value)
 
 
-def summary_payload(rec: Reconciliation) -> dict[str, Any]:
+def summary_payload(rec: Reconciliation, *, freshness: Freshness | None = None) -> dict[str, Any]:
     """The payload ``publish_summary`` displays (see the module docstring)."""
     found = rec.headline.get("exceptions_by_severity", {})
     by_severity = {s: int(found.get(s, 0)) for s in reversed(SEVERITIES)}
@@ -80,17 +87,21 @@ def summary_payload(rec: Reconciliation) -> dict[str, Any]:
         "exceptions": int(sum(by_severity.values())),
         "exceptions_by_severity": by_severity,
         "headline": json_safe(rec.headline),
+        "freshness": None if freshness is None else freshness.to_json(),
     }
 
 
-def publish_summary(rec: Reconciliation) -> None:
+def publish_summary(rec: Reconciliation, *, freshness: Freshness | None = None) -> None:
     """Display the summary as its own output (``SUMMARY_MIME``, a one-line text for consoles,
-    and nothing visible in HTML: the headline already shows the counts).
+    and nothing visible in HTML: the headline already shows the counts). ``freshness``: the
+    report's, for ``--max-age`` (else the job reads the store for it).
 
     >>> publish_summary(rec)  # doctest: +SKIP
     Summary as of 2026-03-02 09:00 UTC: 12 exceptions (critical 0, high 2, medium 9, low 1)
     """
-    payload = summary_payload(rec)
+    from IPython.display import display
+
+    payload = summary_payload(rec, freshness=freshness)
     counts = ", ".join(f"{k} {v}" for k, v in payload["exceptions_by_severity"].items())
     line = (
         f"Summary as of {rec.now:%Y-%m-%d %H:%M} UTC: {payload['exceptions']} exceptions ({counts})"
@@ -102,6 +113,8 @@ def publish_summary(rec: Reconciliation) -> None:
 
 def publish_bundle(path: str | os.PathLike[str]) -> None:
     """Print ``Support bundle: <path>`` and publish the path as the summary's ``bundle``."""
+    from IPython.display import display
+
     print(f"Support bundle: {path}")
     display({SUMMARY_MIME: {"bundle": os.fspath(path)}, "text/plain": ""}, raw=True)
 

@@ -1,4 +1,4 @@
-"""The trends chart: four panels over the pull runs :func:`~workbench.report.trends.trends`
+"""The trends chart: four panels over the pull runs :func:`~workbench.report.trend_points.trends`
 measured (matplotlib, kept apart so that the figures load without it).
 
 >>> display(figure_html(trends_chart(trends(store, days=14))))  # doctest: +SKIP
@@ -15,7 +15,7 @@ from matplotlib.ticker import MaxNLocator, PercentFormatter
 
 from workbench.report.figures import MUTED, SIDE, SLA, STAGE, Margins, fixed_subplots, no_data
 from workbench.report.markup import moment
-from workbench.report.trends import Trends
+from workbench.report.trend_points import Trends
 
 _KIND_COLORS = ("#2f6fb0", "#d9822b", "#3f9142", "#8e44ad", "#c0392b", "#16a085", "#7f8c8d",
                 "#b7950b")  # fmt: skip

@@ -17,12 +17,17 @@ Layout::
 
 from __future__ import annotations
 
+import typing
+
+from workbench._lazy import lazy_names as _lazy_names
 from workbench.errors import DuplicateSend
-from workbench.store.core import Store
-from workbench.store.lists import LIST_NAMES, OPERATIONS
-from workbench.store.outbox import Outbox
-from workbench.store.record import SnapshotDiff
-from workbench.store.schema import SCHEMA_VERSION
+
+if typing.TYPE_CHECKING:
+    from workbench.store.core import Store
+    from workbench.store.lists import LIST_NAMES, OPERATIONS
+    from workbench.store.outbox import Outbox
+    from workbench.store.record import SnapshotDiff
+    from workbench.store.schema import SCHEMA_VERSION
 
 __all__ = [
     "LIST_NAMES",
@@ -33,3 +38,18 @@ __all__ = [
     "SnapshotDiff",
     "Store",
 ]
+
+# Loaded on first use (PEP 562): a submodule (the schema version, migrations) imports without
+# Store, sqlite-utils and the pandas they load (a report job's check of a store).
+__getattr__, __dir__ = _lazy_names(
+    __name__,
+    globals(),
+    {
+        "LIST_NAMES": "workbench.store.lists",
+        "OPERATIONS": "workbench.store.lists",
+        "Outbox": "workbench.store.outbox",
+        "SCHEMA_VERSION": "workbench.store.schema",
+        "SnapshotDiff": "workbench.store.record",
+        "Store": "workbench.store.core",
+    },
+)

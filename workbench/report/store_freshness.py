@@ -1,4 +1,6 @@
-"""How old a report's data is: when each list and feed was last read, and how the last pull went.
+"""How old a store's data is, read from it and shown: when each list and feed was last read,
+and how the last pull went (the figures, :class:`~workbench.report.staleness.Freshness`, are
+plain Python: :mod:`workbench.report.staleness`).
 
 >>> fresh = freshness(store, as_of="2026-03-02T09:00Z")  # doctest: +SKIP
 >>> fresh.age_hours, fresh.is_stale(24), fresh.last_pull_status  # doctest: +SKIP
@@ -16,23 +18,27 @@ report names.
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 from IPython.display import HTML
 
-from workbench.errors import InvalidParameter
 from workbench.report.markup import moment, page, table, text
+from workbench.report.staleness import (
+    DEFAULT_MAX_AGE_HOURS,
+    Freshness,
+    ListFreshness,
+    hours_text,
+)
 from workbench.store.lists import LIST_NAMES
 
 if TYPE_CHECKING:
     from workbench.store import Store
 
-DEFAULT_MAX_AGE_HOURS = 24.0  # what a report calls stale when no --max-age is given
 SHOWN_FAILURES = 20  # items not fetched listed in the HTML (all are counted)
+NOT_FETCHED_COLUMNS = ("list", "id", "error")  # of Freshness.not_fetched
 LIST_LABELS = {
     "supplier_requests": "transcript requests to us (supplier)",
     "consumer_transcripts": "transcripts sent to us (consumer)",
@@ -45,120 +51,6 @@ INTERFACE_OF_LIST = {
     "placement_events": "international",
     "domestic_events": "domestic",
 }
-
-
-@dataclass(frozen=True)
-class ListFreshness:
-    """One list or feed: when it was last read, how long before ``as_of``, and what the last
-    pull said of it (``error`` when it could not read it, ``skipped`` when it did not try)."""
-
-    name: str
-    last_read_at: pd.Timestamp | None
-    age_hours: float | None
-    error: str | None = None
-    skipped: str | None = None
-
-    @property
-    def used(self) -> bool:
-        """Whether the profile reads it (its age counts)."""
-        return self.skipped is None
-
-
-@dataclass(frozen=True)
-class Freshness:
-    """How fresh a store is at ``as_of`` (see :func:`freshness`)."""
-
-    as_of: pd.Timestamp
-    lists: tuple[ListFreshness, ...]
-    last_pull_run: int | None = None
-    last_pull_at: pd.Timestamp | None = None  # when the last finished pull finished
-    last_pull_status: str | None = None  # ok, partial or failed
-    last_ok_pull_at: pd.Timestamp | None = None
-    problems: tuple[str, ...] = ()  # what failed in the last pull, other than single items
-    not_fetched: pd.DataFrame | None = None  # list, id, error: items the last pull could not get
-    unfinished_run: int | None = None  # a pull started after the last finished one, unfinished
-    unfinished_started_at: pd.Timestamp | None = None
-
-    @property
-    def items_not_fetched(self) -> int:
-        return 0 if self.not_fetched is None else len(self.not_fetched)
-
-    @property
-    def failed_lists(self) -> list[str]:
-        return [f.name for f in self.lists if f.error]
-
-    @property
-    def never_read(self) -> list[str]:
-        """Lists the profile uses that no pull has read yet."""
-        return [f.name for f in self.lists if f.used and f.last_read_at is None]
-
-    @property
-    def age_hours(self) -> float | None:
-        """Hours since the oldest last read of a list in use; None when one was never read
-        (or nothing was)."""
-        ages = [f.age_hours for f in self.lists if f.used]
-        if not ages or any(a is None for a in ages):
-            return None
-        return max(a for a in ages if a is not None)
-
-    def is_stale(self, max_age_hours: float = DEFAULT_MAX_AGE_HOURS) -> bool:
-        """Older than ``max_age_hours``, or a list in use never read, or nothing pulled."""
-        age = self.age_hours
-        return age is None or age > max_age_hours
-
-    def warning(self, max_age_hours: float = DEFAULT_MAX_AGE_HOURS) -> str | None:
-        """What a stale report says at its top (None when it is not stale)."""
-        if not self.is_stale(max_age_hours):
-            return None
-        limit = f"{max_age_hours:g} hours"
-        if not any(f.last_read_at is not None for f in self.lists):
-            return (
-                f"Stale data: no pull has read any list into this store as of "
-                f"{moment(self.as_of)}. Run `workbench pull` (or `workbench report` without "
-                "--no-pull) first."
-            )
-        if self.never_read:
-            return (
-                f"Stale data: {', '.join(self.never_read)} never read into this store; the "
-                f"figures leave them out. Check the last pull's failures below, then pull again."
-            )
-        oldest = max((f for f in self.lists if f.used), key=lambda f: f.age_hours or 0.0)
-        return (
-            f"Stale data: {oldest.name} was last read {_hours(oldest.age_hours)} before this "
-            f"report, more than {limit}. Figures may have changed at the partner since: pull "
-            "again before acting on them."
-        )
-
-    def as_dict(self, max_age_hours: float = DEFAULT_MAX_AGE_HOURS) -> dict[str, Any]:
-        """JSON-able figures, with no id, error text or personal data: list names, times,
-        counts (``hours_old``: the store's age, ``stale`` by ``max_age_hours``)."""
-        return {
-            "last_pull_at": _iso(self.last_pull_at),
-            "last_pull_status": self.last_pull_status,
-            "last_ok_pull_at": _iso(self.last_ok_pull_at),
-            "items_not_fetched": self.items_not_fetched,
-            "failed_lists": self.failed_lists,
-            "hours_old": None if self.age_hours is None else round(self.age_hours, 1),
-            "max_age_hours": max_age_hours,
-            "stale": self.is_stale(max_age_hours),
-            "last_read": {f.name: _iso(f.last_read_at) for f in self.lists if f.used},
-            "unfinished_pull": None
-            if self.unfinished_run is None
-            else {"run": self.unfinished_run, "started_at": _iso(self.unfinished_started_at)},
-            "problems": len(self.problems),
-        }
-
-
-def check_max_age(hours: float | None) -> float | None:
-    """``hours`` if a usable limit (finite, more than 0), else ``InvalidParameter``."""
-    if hours is not None and not (
-        isinstance(hours, int | float) and math.isfinite(hours) and hours > 0
-    ):
-        raise InvalidParameter(
-            f"{hours} is not a number of hours: use a finite number more than 0, e.g. 24",
-            parameter="max_age",  # --max-age
-        )
-    return None if hours is None else float(hours)
 
 
 def freshness(store: Store, as_of: Any = None) -> Freshness:
@@ -191,12 +83,13 @@ def freshness(store: Store, as_of: Any = None) -> Freshness:
             why = "never pulled"
         age = None if read is None else max((at - read).total_seconds() / 3600, 0.0)
         if why is not None:  # the profile does not read it: its age does not count
-            lists.append(ListFreshness(name, read, age, skipped=str(why)))
+            lists.append(ListFreshness(name, _plain(read), age, skipped=str(why)))
             continue
         error = result.get("error") if result else None
         if last is not None and name not in outcome and why is None:
             error = "not reached: the pull stopped before it"
-        lists.append(ListFreshness(name, read, age, None if error is None else str(error)))
+        error = None if error is None else str(error)
+        lists.append(ListFreshness(name, _plain(read), age, error))
     failures = [f for f in summary.get("failures") or [] if isinstance(f, Mapping)]
     items = [f for f in failures if not str(f.get("id", "")).startswith("(")]
     problems = [
@@ -207,21 +100,21 @@ def freshness(store: Store, as_of: Any = None) -> Freshness:
     if summary.get("error"):
         problems.insert(0, f"the pull stopped: {summary['error']}")
     ok = runs[runs["status"] == "ok"]["finished_at"]
-    frame = pd.DataFrame(items, columns=["list", "id", "error"]).astype("string")
+    rows = tuple(tuple(_text(f.get(key)) for key in NOT_FETCHED_COLUMNS) for f in items)
     unfinished = _unfinished(store, cutoff, None if last is None else last["finished_at"])
     if unfinished is not None:
         problems.insert(0, _unfinished_line(int(unfinished["id"]), unfinished["started_at"]))
     return Freshness(
-        as_of=at,
+        as_of=at.floor("us").to_pydatetime(),
         lists=tuple(lists),
         last_pull_run=None if last is None else int(last["id"]),
-        last_pull_at=None if last is None else last["finished_at"],
+        last_pull_at=None if last is None else _plain(last["finished_at"]),
         last_pull_status=None if last is None else str(last["status"]),
-        last_ok_pull_at=ok.max() if len(ok) else None,
+        last_ok_pull_at=_plain(ok.max()) if len(ok) else None,
         problems=tuple(problems),
-        not_fetched=frame,
+        not_fetched=rows,
         unfinished_run=None if unfinished is None else int(unfinished["id"]),
-        unfinished_started_at=None if unfinished is None else unfinished["started_at"],
+        unfinished_started_at=None if unfinished is None else _plain(unfinished["started_at"]),
     )
 
 
@@ -238,7 +131,7 @@ def _unfinished(store: Store, cutoff: str, after: pd.Timestamp | None) -> pd.Ser
     return None if runs.empty else runs.iloc[0]
 
 
-def _unfinished_line(run: int, started: pd.Timestamp, tz: str | None = None) -> str:
+def _unfinished_line(run: int, started: datetime, tz: str | None = None) -> str:
     return (
         f"pull run {run} started {moment(started, tz)} and never finished (crashed or still "
         "running)"
@@ -258,7 +151,7 @@ def freshness_section(
     state = "stale" if stale else "fresh"
     said = fresh.warning(limit) or (
         f"Fresh data: every list in use was read within {limit:g} hours of "
-        f"{moment(fresh.as_of, tz)} (the oldest {_hours(fresh.age_hours)} before)."
+        f"{moment(fresh.as_of, tz)} (the oldest {hours_text(fresh.age_hours)} before)."
     )
     css = "wb-figure wb-alert" if stale else "wb-figure"
     parts = [
@@ -273,7 +166,7 @@ def freshness_section(
                 "list": f.name,
                 "what": LIST_LABELS[f.name],
                 "last_read": f.last_read_at,
-                "age": _hours(f.age_hours) if f.used else "",
+                "age": hours_text(f.age_hours) if f.used else "",
                 "last_pull": _outcome(f),
             }
             for f in fresh.lists
@@ -284,13 +177,14 @@ def freshness_section(
     headers = {"list": "list", "what": "what", "last_read": "last read", "age": "age",
                "last_pull": "in the last pull"}  # fmt: skip
     parts.append(table(rows, headers, tz=tz))
-    if fresh.items_not_fetched and fresh.not_fetched is not None:
+    if fresh.items_not_fetched:
         parts.append(
             f'<p class="wb-meta" data-figure="items_not_fetched" '
             f'data-value="{fresh.items_not_fetched}">{fresh.items_not_fetched} item(s) could '
             "not be fetched by the last pull (the next pull retries them):</p>"
         )
-        parts.append(table(fresh.not_fetched, max_rows=SHOWN_FAILURES))
+        frame = pd.DataFrame(list(fresh.not_fetched), columns=list(NOT_FETCHED_COLUMNS))
+        parts.append(table(frame.astype("string"), max_rows=SHOWN_FAILURES))
     return page(*parts)
 
 
@@ -335,20 +229,22 @@ def _outcome(f: ListFreshness) -> str:
     return "read" if f.last_read_at is not None else "not read"
 
 
-def _hours(hours: float | None) -> str:
-    if hours is None:
-        return "never"
-    if hours >= 48:
-        return f"{hours:.1f} hours ({hours / 24:.1f} days)"
-    return f"{hours:.1f} hours"
-
-
 def _stamp(when: pd.Timestamp) -> pd.Timestamp:
     return when.tz_localize("UTC") if when.tzinfo is None else when.tz_convert("UTC")
 
 
-def _iso(when: pd.Timestamp | None) -> str | None:
-    return None if when is None or pd.isna(when) else when.isoformat()
+def _plain(when: Any) -> datetime | None:
+    """A stored time as a plain UTC ``datetime`` (to the microsecond, as stored); None if
+    missing."""
+    return (
+        None
+        if when is None or pd.isna(when)
+        else _stamp(pd.Timestamp(when)).floor("us").to_pydatetime()
+    )
+
+
+def _text(value: Any) -> str | None:
+    return None if value is None else str(value)
 
 
 def _loads(value: Any) -> dict[str, Any]:

@@ -94,7 +94,7 @@ def previous_reconciliation(store: Store, current: Reconciliation) -> Reconcilia
     """The store reconciled as of the finish of the pull run before the latest one finished
     by ``current.now``, with ``current``'s SLA and grace: what :func:`changes` compares
     ``current`` with (None with fewer than two such runs). :func:`changes` and
-    :func:`~workbench.report.trends.trends` take it rather than reconcile it again."""
+    :func:`~workbench.report.trend_points.trends` take it rather than reconcile it again."""
     runs = pull_runs(store, until=current.now).tail(2)
     if len(runs) < 2:
         return None

@@ -45,8 +45,8 @@ from IPython.display import HTML
 from workbench.errors import InvalidParameter
 from workbench.reconcile import EXCEPTION_KINDS, Reconciliation
 from workbench.reconcile.inputs import timestamp
-from workbench.report.changes import as_of_run, pull_runs
 from workbench.report.markup import local_time, moment, page, paragraph, table, text
+from workbench.report.run_changes import as_of_run, pull_runs
 from workbench.store import Store
 
 MAX_POINTS = 30  # more runs than this in the window: one point per day (each costs a reconcile)
