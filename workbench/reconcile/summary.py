@@ -146,20 +146,23 @@ def _side(
     organisation = frame["source_org_id"].fillna(frame["source_org_name"]).fillna(_UNKNOWN)
     # The organisations as integer codes: their text is hashed once, not in every step below.
     key = pd.Series(pd.factorize(organisation)[0], index=frame.index)
-    rows = pd.DataFrame(
-        {
-            "key": key,
-            "organisation_id": frame["source_org_id"],
-            "organisation_name": frame["source_org_name"],
-            "open": frame["state"] == OPEN_STATES[side],
-            "sla_breached": frame["sla_breached"].fillna(False),
-        }
-    ).join(pd.get_dummies(frame["state"]))  # a column per state (all of them): summed below
+    # What each row counts for: its state (a column per state, all of them), open, past the SLA.
+    counted = pd.get_dummies(frame["state"]).assign(
+        open=frame["state"] == OPEN_STATES[side],
+        sla_breached=frame["sla_breached"].fillna(False),
+    )
     if "duplicate" in frame.columns:
         later = frame["duplicate"] & (frame["duplicate_of"] != frame[id_column])
-        rows["duplicates"] = later.fillna(False)
-    out = rows.drop_duplicates("key").set_index("key")[["organisation_id", "organisation_name"]]
-    groups = rows.drop(columns=["organisation_id", "organisation_name"]).groupby("key", sort=False)
+        counted["duplicates"] = later.fillna(False)
+    first = ~key.duplicated()  # each organisation's first row names it
+    out = pd.DataFrame(
+        {
+            "organisation_id": frame["source_org_id"][first].array,
+            "organisation_name": frame["source_org_name"][first].array,
+        },
+        index=key[first].to_numpy(),
+    )
+    groups = counted.groupby(key, sort=False)
     out = out.join(groups.size().rename("items")).join(groups.sum())
     owner = exceptions["id"].map(pd.Series(key.to_numpy(), index=ids, dtype=COUNT))
     serious = exceptions["severity"] >= "high"
