@@ -344,6 +344,7 @@ def check_store(path: str | Path, *, pulling: bool) -> None:
     (0 bytes, or SQLite with no table: nothing was ever pulled into it) or a store of another
     schema version. A pull creates the store in a missing or empty file.
     """
+    from workbench.store.connection import open_read_only
     from workbench.store.migrations import read_version
     from workbench.store.schema import SCHEMA_VERSION
 
@@ -372,7 +373,7 @@ def check_store(path: str | Path, *, pulling: bool) -> None:
             f"{where} is not an SQLite database, so not a workbench store: {another}."
         )
     try:
-        conn = _read_only(where)
+        conn = open_read_only(where, busy_timeout_s=30.0)
         try:
             names = [str(row[0]) for row in conn.execute(
                 "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE "
@@ -405,28 +406,3 @@ def check_store(path: str | Path, *, pulling: bool) -> None:
         Store(where, read_only=True).close()
     except StoreError as exc:
         raise ConfigError(str(exc)) from None
-
-
-def _read_only(where: Path) -> sqlite3.Connection:
-    """``where`` opened to read only, creating nothing beside it, as a read-only ``Store``
-    opens it (:mod:`workbench.store.connection`) but without sqlite-utils, which loads
-    pandas: as usual but refusing writes, else read-only, else the file as it is."""
-    uri = where.resolve().as_uri()
-    *first, last = ("mode=rw", "mode=ro", "mode=ro&immutable=1")
-    for mode in first:
-        try:
-            return _opened(f"{uri}?{mode}")
-        except sqlite3.OperationalError:
-            continue
-    return _opened(f"{uri}?{last}")
-
-
-def _opened(uri: str) -> sqlite3.Connection:
-    conn = sqlite3.connect(uri, uri=True, timeout=30.0, isolation_level=None)
-    try:
-        conn.execute("PRAGMA query_only = ON")
-        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()  # opens the WAL
-    except sqlite3.Error:
-        conn.close()
-        raise
-    return conn

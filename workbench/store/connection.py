@@ -31,17 +31,48 @@ import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Any
-
-import sqlite_utils
+from typing import TYPE_CHECKING, Any
 
 from workbench.errors import StoreError
+
+if TYPE_CHECKING:
+    import sqlite_utils
 
 WAL_CHECKPOINT_PAGES = 2000  # see the module docstring
 # How a read-only store opens, first that works: as usual but refusing writes (SQLite removes
 # the -wal and -shm it made when the last connection closes); read-only (a folder one cannot
 # write in, a writer's -wal and -shm there); the file as it is (no writer can exist there).
 _READ_ONLY_MODES = ("mode=rw", "mode=ro", "mode=ro&immutable=1")
+
+
+def open_read_only(path: Path, *, busy_timeout_s: float) -> sqlite3.Connection:
+    """The database file ``path`` opened to read only, creating nothing beside it: the first of
+    ``_READ_ONLY_MODES`` that opens; ``sqlite3.OperationalError`` when none does."""
+    uri = path.resolve().as_uri()
+    for mode in _READ_ONLY_MODES:
+        conn = sqlite3.connect(
+            f"{uri}?{mode}", uri=True, timeout=busy_timeout_s, isolation_level=None,
+            check_same_thread=False,
+        )  # fmt: skip
+        try:
+            conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_s * 1000)}")
+            conn.execute("PRAGMA query_only = ON")
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()  # opens the WAL
+        except sqlite3.OperationalError:
+            conn.close()
+            if mode == _READ_ONLY_MODES[-1]:
+                raise
+            continue
+        return conn
+    raise AssertionError("unreachable: the last mode returns or raises")
+
+
+def _database(conn: sqlite3.Connection) -> sqlite_utils.Database:
+    """sqlite-utils' view of ``conn`` (imported here: it loads pandas, which a report job's
+    check of a store does without)."""
+    import sqlite_utils
+
+    return sqlite_utils.Database(conn, execute_plugins=False)
 
 
 class Connection:
@@ -77,30 +108,14 @@ class Connection:
         self._use_wal()
         self.conn.execute("PRAGMA synchronous = NORMAL")
         self.conn.execute(f"PRAGMA wal_autocheckpoint = {WAL_CHECKPOINT_PAGES}")
-        self.db = sqlite_utils.Database(self.conn, execute_plugins=False)
+        self.db = _database(self.conn)
 
     def _open_read_only(self) -> None:
         """Open for reading only, creating no file: see the module docstring."""
         if not self.path.is_file():
             raise StoreError(f"No workbench database at {self.path}; run `workbench pull` first.")
-        uri = self.path.resolve().as_uri()
-        for mode in _READ_ONLY_MODES:
-            conn = sqlite3.connect(
-                f"{uri}?{mode}", uri=True, timeout=self.busy_timeout_s, isolation_level=None,
-                check_same_thread=False,
-            )  # fmt: skip
-            try:
-                conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_s * 1000)}")
-                conn.execute("PRAGMA query_only = ON")
-                conn.execute("SELECT count(*) FROM sqlite_master").fetchone()  # opens the WAL
-            except sqlite3.OperationalError:
-                conn.close()
-                if mode == _READ_ONLY_MODES[-1]:
-                    raise
-                continue
-            self.conn = conn
-            self.db = sqlite_utils.Database(conn, execute_plugins=False)
-            return
+        self.conn = open_read_only(self.path, busy_timeout_s=self.busy_timeout_s)
+        self.db = _database(self.conn)
 
     def _use_wal(self) -> None:
         # Two programs opening a brand-new file at once race to switch it to WAL, and SQLite
