@@ -16,6 +16,7 @@ import re
 import shlex
 import shutil
 import sqlite3
+import stat
 import subprocess
 import zipfile
 from datetime import UTC, datetime
@@ -121,6 +122,8 @@ def test_the_demo_pulls_sends_reports_and_leaves_no_secret_behind(
     assert html_path.is_file() and html_path.resolve().parent == reports
     assert f"HTML report: {html_path.resolve()}" in text
     assert Path(result.report.ipynb_path).is_file()
+    private = [html_path, Path(result.report.ipynb_path)]  # a report names students
+    assert {stat.S_IMODE(path.stat().st_mode) for path in private} == {0o600}
     db = Path(result.db).resolve()
     with Store(db) as store:
         runs = store.table("runs")

@@ -120,3 +120,17 @@ def test_an_unknown_attribute_is_an_attribute_error():
     with pytest.raises(AttributeError, match="no attribute 'no_such_name'"):
         _ = workbench.no_such_name
     assert not hasattr(workbench, "__wrapped__")
+
+
+@pytest.mark.parametrize(
+    "args", [("--export", "csv,pdf"), ("--notify", "not a url"), ("--mail-to", "nobody")]
+)
+def test_a_refused_delivery_exits_2_before_papermill_loads(tmp_path, args):
+    """A report's delivery options are checked before the notebook machinery (papermill,
+    nbformat and its jsonschema: about 2 s) is imported."""
+    db = tmp_path / "x.db"
+    code, modules, _ = run_cli(tmp_path, "report", "--no-pull", "--db", str(db), *args)
+    assert code == 2
+    notebooks = ("papermill", "nbformat", "nbconvert", "jsonschema", "jupyter_client")
+    assert sorted(m for m in modules if m.split(".")[0] in notebooks) == []
+    assert not db.exists()

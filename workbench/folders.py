@@ -1,4 +1,5 @@
-"""Checks on the folders the workbench writes in, made before anything is written."""
+"""Checks on the folders the workbench writes in, made before anything is written, and the
+private files it writes there (reports and bundles name students: their owner alone reads them)."""
 
 from __future__ import annotations
 
@@ -24,3 +25,9 @@ def check_folder(folder: str | os.PathLike[str], *, parameter: str) -> None:
                 f"{existing} is not writable: pick another folder", parameter=parameter
             )
         return
+
+
+def create_private(path: Path) -> None:
+    """Create ``path``, empty, readable and writable by its owner only (0600), for a writer that
+    then fills it (opening it again keeps the mode); ``FileExistsError`` when it exists."""
+    os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))

@@ -7,6 +7,7 @@ import csv
 import io
 import json
 import re
+import stat
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -40,6 +41,7 @@ def test_the_zip_is_named_for_the_id_and_the_time_and_never_overwritten(worked, 
     assert re.fullmatch(rf"{worked.request_id}-\d{{8}}T\d{{6}}Z(-\d+)?\.zip", first.name)
     assert first != second and first.is_file() and second.is_file()
     assert sorted(p.name for p in out.iterdir()) == sorted([first.name, second.name])
+    assert stat.S_IMODE(first.stat().st_mode) == 0o600  # for the partner's support alone
 
 
 def test_the_zip_holds_the_documented_members(worked, tmp_path):

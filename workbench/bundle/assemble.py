@@ -21,6 +21,7 @@ from workbench.bundle.har import calls_about, har_log
 from workbench.bundle.plain import iso
 from workbench.bundle.redaction import DEFAULT_OUT_DIR, PERSONAL_ELEMENTS, Personal, Redaction
 from workbench.errors import ConfigError, StoreError
+from workbench.folders import create_private
 from workbench.redact import SENSITIVE_FIELDS, SENSITIVE_HEADERS
 from workbench.store import Store
 
@@ -196,6 +197,8 @@ def _write_zip_in(out_dir: Path, rid: str, made: datetime, members: dict[str, st
             info.external_attr = 0o644 << 16
             archive.writestr(info, text.encode("utf-8"))
     part = path.with_name(path.name + ".part")
+    part.unlink(missing_ok=True)  # left by a run that died: this one starts it again
+    create_private(part)  # 0600: the bundle is for the partner's support, not for every reader
     part.write_bytes(buffer.getvalue())
     os.replace(part, path)
     return path

@@ -161,7 +161,6 @@ def report(
     written: when one fails, the report is kept and the exit code is 1.
     """
     from workbench.report.deliver import plan_delivery
-    from workbench.report.job import run_report_job
 
     parameters = _key_values(param)
     with clean_errors():
@@ -169,6 +168,8 @@ def report(
             notify=notify, mail_to=mail_to, attach=attach, export=export, profile=profile,
             db=db, config_path=config,
         )  # fmt: skip
+        from workbench.report.job import run_report_job  # papermill: after the quick checks
+
         job = run_report_job(
             notebook, {"as_of": as_of, "sla_days": sla_days, "grace_hours": grace_hours, "tz": tz,
                        "trend_days": trend_days},

@@ -39,6 +39,7 @@ import nbformat
 
 from workbench.config import parse_bool
 from workbench.errors import ConfigError, NotebookFailed
+from workbench.folders import create_private
 from workbench.report.html_page import export_html
 from workbench.report.summary import SUMMARY_MIME, find_summary
 
@@ -300,7 +301,8 @@ def _this_python(private: Path) -> type:
 
 
 def _reserve(folder: Path, stem: str) -> Path:
-    """A new ``<stem>[-n].ipynb`` in ``folder`` whose ``.html`` is free too, created empty."""
+    """A new ``<stem>[-n].ipynb`` in ``folder`` and its ``.html``, both created empty and
+    private (0600: a report names students; papermill and the HTML export keep the mode)."""
     try:
         folder.mkdir(parents=True, exist_ok=True)
         for n in range(1, 1000):
@@ -308,8 +310,13 @@ def _reserve(folder: Path, stem: str) -> Path:
             if path.with_suffix(".html").exists():
                 continue
             try:
-                path.open("x").close()
+                create_private(path)
             except FileExistsError:
+                continue
+            try:
+                create_private(path.with_suffix(".html"))
+            except FileExistsError:  # made meanwhile by another run: leave both to it
+                path.unlink()
                 continue
             return path
     except OSError as exc:  # a file where the folder should be, no permission, a full disk
