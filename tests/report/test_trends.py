@@ -185,6 +185,8 @@ def test_the_section_is_self_contained_and_says_what_it_counts(history: History)
     last = t.points.iloc[-1]
     share = f"{last['answered_within_sla']} of {last['sla_decided']}"
     assert share in html
+    median = last["median_response_days"]  # days with one decimal, as ages show: 9.0, not 9
+    assert pd.notna(median) and f"<td>{median:.1f}</td>" in html
     assert len(trends_chart(t).axes) == 4
 
 

@@ -28,7 +28,7 @@ STYLE = """<style>
 .wb-report .wb-grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(11em, 1fr));
   gap: 0.6em; }
 .wb-report .wb-figure { border: 1px solid #d9e2ec; border-radius: 6px; padding: 0.5em 0.7em;
-  background: #f8fafc; }
+  background: #f8fafc; overflow-wrap: anywhere; }
 .wb-report .wb-figure.wb-alert { border-color: #e12d39; background: #fff5f5; }
 .wb-report .wb-value { font-size: 2em; font-weight: 600; line-height: 1.1; }
 .wb-report .wb-label { font-size: 0.9em; color: #3e4c59; }

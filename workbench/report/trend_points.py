@@ -44,7 +44,7 @@ from IPython.display import HTML
 
 from workbench.errors import InvalidParameter
 from workbench.reconcile import EXCEPTION_KINDS, Reconciliation
-from workbench.reconcile.inputs import timestamp
+from workbench.reconcile.inputs import days_text, timestamp
 from workbench.report.markup import local_time, moment, page, paragraph, table, text
 from workbench.report.run_changes import as_of_run, pull_runs
 from workbench.store import Store
@@ -184,7 +184,7 @@ def _thinned(runs: pd.DataFrame, tz: str | None, max_points: int) -> pd.DataFram
 
 def trends_table(t: Trends) -> pd.DataFrame:
     """``t.points`` as the section shows them, newest first; ``within_sla`` as text
-    (``"8 of 10 (80%)"``)."""
+    (``"8 of 10 (80%)"``), the medians as days with one decimal (``"9.0"``), as ages show."""
     p = t.points
     shown = [
         f"{w} of {n} ({w / n:.0%})" if n else "none decided yet"
@@ -192,7 +192,7 @@ def trends_table(t: Trends) -> pd.DataFrame:
     ]
     out = p.assign(within_sla=pd.Series(shown, index=p.index, dtype="string"))
     for column in ("median_response_days", "median_ack_days", "median_partner_ack_days"):
-        out[column] = out[column].round(1)
+        out[column] = days_text(out[column])
     return out.iloc[::-1].reset_index(drop=True)
 
 
