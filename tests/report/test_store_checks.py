@@ -145,3 +145,19 @@ def test_a_workbench_store_passes(tmp_path: Path) -> None:
 def test_a_folder_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="is a folder, not a database"):
         check_store(tmp_path, pulling=True)
+
+
+def test_a_damaged_store_is_refused_and_nothing_is_left_beside_it(tmp_path: Path) -> None:
+    """A store whose first page is damaged: SQLite says so (not a lock, so no other way of
+    opening is tried), and the connection that found out is closed at once, taking the -wal
+    and -shm it made with it."""
+    db = tmp_path / "damaged.db"
+    with Store(db):
+        pass
+    data = bytearray(db.read_bytes())
+    data[100:4096] = b"\xa5" * 3996  # the header stays SQLite's; the schema page is garbage
+    db.write_bytes(bytes(data))
+    with pytest.raises(ConfigError, match=r"cannot be read as a workbench store .*malformed"):
+        check_store(db, pulling=False)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["damaged.db"]
+    assert db.read_bytes() == data

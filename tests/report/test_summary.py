@@ -51,7 +51,7 @@ def test_json_safe_turns_scalars_into_json_types() -> None:
         "a": 3, "b": "2026-03-10T09:00:00+00:00", "c": [None], "d": None, "4": ["x"]}  # fmt: skip
 
 
-def _notebook(*payloads: dict) -> nbformat.NotebookNode:
+def _notebook(*payloads: object) -> nbformat.NotebookNode:
     cells = [new_code_cell("1 + 1", outputs=[new_output("execute_result", {"text/plain": "2"},
                                                          execution_count=1)])]  # fmt: skip
     for payload in payloads:
@@ -71,3 +71,11 @@ def test_find_summary_reads_the_last_one(tmp_path: Path) -> None:
 
 def test_no_summary_is_none() -> None:
     assert find_summary(_notebook()) is None
+
+
+def test_a_published_value_that_is_no_json_object_is_left_out() -> None:
+    """A notebook of one's own displaying the summary's MIME type with a list, a number or
+    text that is not JSON: never a traceback; the objects published around it still count."""
+    nb = _notebook({"exceptions": 1}, [1, 2], "not json", "[1]", 5, {"version": 2})
+    assert find_summary(nb) == {"exceptions": 1, "version": 2}
+    assert find_summary(_notebook([1], "null")) is None

@@ -370,7 +370,9 @@ def text(series: pd.Series, missing: str = "?") -> np.ndarray:
     if pd.api.types.is_float_dtype(series.dtype):
         days = series.to_numpy(dtype="float64", na_value=np.nan)
         shown = _tenths(days)
-        shown = np.where(np.strings.endswith(shown, ".0"), np.strings.slice(shown, 0, -2), shown)
+        if shown.size:  # the one ".0" of a "%.1f" dropped (numpy.strings.slice: numpy 2.3+)
+            ends = np.strings.endswith(shown, ".0")
+            shown = np.where(ends, np.strings.replace(shown, ".0", ""), shown)
         return _with_missing(shown, np.isnan(days), missing)
     return series.astype(TEXT).to_numpy(dtype=object, na_value=missing)
 

@@ -186,7 +186,7 @@ def run_report_job(
     context.update(profile=profile, max_age_hours=max_age_hours, **(automatic or {}))
     arguments = {k: v for k, v in context.items() if v is not None and k in declared} | values
     run = run_report(notebook, arguments, warn=warn, output_dir=output_dir, timeout_s=timeout_s)
-    fresh = _freshness(path, run, arguments)
+    fresh = _freshness(path, run, arguments, warn=warn)
     fail_on = severity if fail_on_exceptions else None
     return ReportJob(notebook, arguments, run, status, fail_on, max_age_hours, fresh)
 
@@ -218,20 +218,31 @@ def _validate_stored(path: str, *, say: Callable[[str], None], warn: Callable[[s
 
 
 def _freshness(
-    path: str, run: NotebookRun | None, arguments: Mapping[str, object]
+    path: str,
+    run: NotebookRun | None,
+    arguments: Mapping[str, object],
+    *,
+    warn: Callable[[str], None],
 ) -> Freshness | None:
     """How fresh the store was at the moment the report was measured at: what the notebook
-    published in its summary, else read from the store (at the summary's ``as_of``, else the
-    ``as_of`` it was given, else now); None when it cannot be read."""
+    published in its summary, else (none, or one ``warn`` says is unusable) read from the
+    store (at the summary's ``as_of``, else the ``as_of`` it was given, else now); None when
+    it cannot be read."""
     summary = (run.summary if run else None) or {}
-    if isinstance(summary.get("freshness"), Mapping):
-        return Freshness.from_json(summary["freshness"])
+    if summary.get("freshness") is not None:
+        try:
+            return Freshness.from_json(summary["freshness"])
+        except ValueError as exc:  # a notebook of one's own, or a hand-made summary
+            warn(
+                f"The summary's freshness cannot be used ({exc}): --max-age reads it from the "
+                "store instead."
+            )
     from workbench.report import freshness, open_store  # pandas: only for such a notebook
 
     try:
         with open_store(path) as store:
             return freshness(store, summary.get("as_of") or arguments.get("as_of"))
-    except (WorkbenchError, ValueError):  # a notebook that failed may leave no usable store
+    except (WorkbenchError, ValueError, TypeError):  # a failed notebook, a summary's odd as_of
         return None
 
 

@@ -13,6 +13,7 @@ True
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from datetime import UTC, datetime
 from typing import Any
@@ -87,7 +88,7 @@ class Freshness:
         """What a stale report says at its top (None when it is not stale)."""
         if not self.is_stale(max_age_hours):
             return None
-        limit = f"{max_age_hours:g} hours"
+        limit = f"{max_age_hours:g} hour{'' if max_age_hours == 1 else 's'}"
         if not any(f.last_read_at is not None for f in self.lists):
             return (
                 f"Stale data: no pull has read any list into this store as of "
@@ -137,17 +138,31 @@ class Freshness:
         return data
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Freshness:
-        """The :class:`Freshness` :meth:`to_json` wrote."""
-        values = dict(data)
-        values.update({name: _time(values.get(name)) for name in TIMES})
-        values["lists"] = tuple(
-            ListFreshness(**{**f, "last_read_at": _time(f.get("last_read_at"))})
-            for f in data["lists"]
-        )
-        values["problems"] = tuple(data.get("problems") or ())
-        values["not_fetched"] = tuple(tuple(row) for row in data.get("not_fetched") or ())
-        return cls(**values)
+    def from_json(cls, data: Mapping[str, Any]) -> Freshness:
+        """The :class:`Freshness` :meth:`to_json` wrote; ``ValueError`` saying what is wrong
+        with anything else (a missing or unknown key, a time that is not ISO 8601 with its
+        zone, an age that is not a finite number of hours, 0 or more)."""
+        if not isinstance(data, Mapping):
+            raise ValueError(f"a freshness is a JSON object, not {type(data).__name__}")
+        try:
+            values = dict(data)
+            values.update({name: _time(values.get(name)) for name in TIMES})
+            values["lists"] = tuple(_list(f) for f in _rows(data["lists"], "lists"))
+            values["problems"] = tuple(_text(p) for p in _rows(data.get("problems"), "problems"))
+            values["not_fetched"] = tuple(
+                tuple(_text(v) for v in _rows(row, "an item not fetched"))
+                for row in _rows(data.get("not_fetched"), "not_fetched")
+            )
+            for name in ("last_pull_run", "unfinished_run"):
+                _check(values.get(name), int, name)
+            _check(values.get("last_pull_status"), str, "last_pull_status")
+            if values["as_of"] is None:
+                raise ValueError("as_of: missing")
+            return cls(**values)
+        except KeyError as exc:
+            raise ValueError(f"{exc} missing") from None
+        except TypeError as exc:  # a key missing or unknown, a list that is not an object
+            raise ValueError(str(exc)) from None
 
 
 def check_max_age(hours: float | None) -> float | None:
@@ -175,5 +190,48 @@ def _iso(when: datetime | None) -> str | None:
     return None if when is None else when.isoformat()
 
 
-def _time(text: str | None) -> datetime | None:
-    return None if text is None else datetime.fromisoformat(text)
+def _time(text: Any) -> datetime | None:
+    """An ISO 8601 time with its zone (None for None); else ``ValueError``."""
+    if text is None:
+        return None
+    when = datetime.fromisoformat(_check(text, str, "a time"))
+    if when.tzinfo is None:
+        raise ValueError(f"{text!r} has no time zone")
+    return when
+
+
+def _list(data: Mapping[str, Any]) -> ListFreshness:
+    f = ListFreshness(**{**data, "last_read_at": _time(data.get("last_read_at"))})
+    age = f.age_hours
+    if age is not None and not (
+        isinstance(age, int | float)
+        and not isinstance(age, bool)
+        and math.isfinite(age)
+        and age >= 0
+    ):
+        raise ValueError(f"{f.name!r}: age {age!r} is not a number of hours, 0 or more")
+    if not isinstance(f.name, str):
+        raise ValueError(f"a list's name: {f.name!r} is not str")
+    _check(f.error, str, f"{f.name}'s error")
+    _check(f.skipped, str, f"{f.name}'s skipped")
+    return f
+
+
+def _rows(value: Any, what: str) -> list[Any]:
+    """``value`` as a list (None: empty); ``ValueError`` unless a JSON list."""
+    if value is None:
+        return []
+    return list(_check(value, list | tuple, what))
+
+
+def _text(value: Any) -> str | None:
+    return _check(value, str, "a text")
+
+
+def _check(value: Any, kind: Any, what: str) -> Any:
+    """``value`` when None or of ``kind`` (never a bool for an int), else ``ValueError``."""
+    if value is not None and (
+        not isinstance(value, kind) or (kind is int and isinstance(value, bool))
+    ):
+        raise ValueError(f"{what}: {value!r} is not {getattr(kind, '__name__', kind)}")
+    return value

@@ -132,8 +132,18 @@ def find_summary(notebook: Any) -> dict[str, Any] | None:
     for cell in notebook.get("cells", []):
         for output in cell.get("outputs", []) if cell.get("cell_type") == "code" else []:
             data = output.get("data", {})
-            if SUMMARY_MIME in data:
-                value = data[SUMMARY_MIME]
-                published = json.loads(value) if isinstance(value, str) else dict(value)
+            published = _object(data.get(SUMMARY_MIME))
+            if published is not None:
                 found = {**(found or {}), **published}
     return found
+
+
+def _object(value: Any) -> dict[str, Any] | None:
+    """A published value as a dict (text is parsed as JSON); None when it is no JSON object
+    (a notebook of one's own may display anything under the summary's MIME type)."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return None
+    return dict(value) if isinstance(value, Mapping) else None

@@ -47,7 +47,8 @@ _READ_ONLY_MODES = ("mode=rw", "mode=ro", "mode=ro&immutable=1")
 
 def open_read_only(path: Path, *, busy_timeout_s: float) -> sqlite3.Connection:
     """The database file ``path`` opened to read only, creating nothing beside it: the first of
-    ``_READ_ONLY_MODES`` that opens; ``sqlite3.OperationalError`` when none does."""
+    ``_READ_ONLY_MODES`` that opens; ``sqlite3.OperationalError`` when none does, another
+    ``sqlite3.Error`` at once (a damaged file: no mode reads it)."""
     uri = path.resolve().as_uri()
     for mode in _READ_ONLY_MODES:
         conn = sqlite3.connect(
@@ -58,9 +59,9 @@ def open_read_only(path: Path, *, busy_timeout_s: float) -> sqlite3.Connection:
             conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_s * 1000)}")
             conn.execute("PRAGMA query_only = ON")
             conn.execute("SELECT count(*) FROM sqlite_master").fetchone()  # opens the WAL
-        except sqlite3.OperationalError:
-            conn.close()
-            if mode == _READ_ONLY_MODES[-1]:
+        except sqlite3.Error as exc:
+            conn.close()  # now: it takes the -wal and -shm it made with it
+            if mode == _READ_ONLY_MODES[-1] or not isinstance(exc, sqlite3.OperationalError):
                 raise
             continue
         return conn
