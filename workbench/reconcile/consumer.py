@@ -98,13 +98,17 @@ def consumer_status(
     >>> transcripts = consumer_status(tables, now="2026-03-10")  # doctest: +SKIP
     >>> transcripts[transcripts.duplicate]  # doctest: +SKIP
     """
-    return status(prepared(tables), now=resolve_now(now, tables), sla_days=sla_days)
+    when = resolve_now(now, tables)
+    out = status(prepared(tables), now=when, sla_days=sla_days)
+    out.attrs.update(operation="reconcile.consumer_status", now=when, sla_days=sla_days)
+    return out
 
 
 def status(
     t: Mapping[str, pd.DataFrame], *, now: pd.Timestamp, sla_days: float, grace_days: float = 0
 ) -> pd.DataFrame:
-    """``consumer_status`` on ``prepared`` tables; overdue past ``sla_days + grace_days``."""
+    """``consumer_status`` on ``prepared`` tables; overdue past ``sla_days + grace_days``
+    (no ``attrs``: see ``prepared``)."""
     outbox = t["outbox"]
     ours = outbox.loc[outbox["operation"] == ACK_OPERATION, _ACKS]
 
@@ -168,9 +172,7 @@ def status(
         default=-1,
     )
     frame["document_problem"] = pd.Categorical.from_codes(problem, list(DOCUMENT_PROBLEMS))
-    out = typed(frame, TRANSCRIPT_COLUMNS)
-    out.attrs.update(operation="reconcile.consumer_status", now=now, sla_days=sla_days)
-    return out
+    return typed(frame, TRANSCRIPT_COLUMNS)
 
 
 def duplicates(frame: pd.DataFrame) -> tuple[pd.Series, pd.Series]:

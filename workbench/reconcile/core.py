@@ -81,19 +81,24 @@ def reconcile(
     requests = lifecycle(t, now=when, sla_days=sla_days, grace_days=grace_days)
     transcripts = status(t, now=when, sla_days=sla_days, grace_days=grace_days)
     checks = run_checks(t, requests, transcripts, sla_days=sla_days)
-    exceptions = triage(requests, transcripts, checks)
+    exceptions = triage(requests, transcripts, checks, sla_days=sla_days)
+    organisations = by_organisation(
+        requests,
+        transcripts,
+        exceptions,
+        {"supplier": t["requests"].index, "consumer": t["transcripts"].index},
+    )
+    figures = headline(requests, transcripts, exceptions, now=when, sla_days=sla_days)
+    # Stamped last: the rules work on frames without attrs (see ``inputs.prepared``).
+    requests.attrs.update(operation="reconcile.supplier_lifecycle", now=when, sla_days=sla_days)
+    transcripts.attrs.update(operation="reconcile.consumer_status", now=when, sla_days=sla_days)
     return Reconciliation(
         requests=requests,
         transcripts=transcripts,
         checks=checks,
         exceptions=exceptions,
-        headline=headline(requests, transcripts, exceptions, now=when, sla_days=sla_days),
-        by_organisation=by_organisation(
-            requests,
-            transcripts,
-            exceptions,
-            {"supplier": t["requests"].index, "consumer": t["transcripts"].index},
-        ),
+        headline=figures,
+        by_organisation=organisations,
         now=when,
         sla_days=sla_days,
         attrs={k: v for f in tables.values() for k, v in getattr(f, "attrs", {}).items()},

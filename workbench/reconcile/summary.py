@@ -58,7 +58,8 @@ def headline(
     the request or transcript was dated, the SLA one of the edges).
     """
     state = requests["state"].value_counts()
-    open_, waiting = open_items(requests, transcripts)
+    read = ["state", "age_bucket", "sla_breached"]  # a row filter copies every column it keeps
+    open_, waiting = open_items(requests[read], transcripts[read])
     buckets = age_labels(sla_days)
     later_copies = transcripts["duplicate"].fillna(False) & (
         transcripts["duplicate_of"] != transcripts["transcript_id"]

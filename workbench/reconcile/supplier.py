@@ -97,13 +97,17 @@ def supplier_lifecycle(
     >>> requests = supplier_lifecycle(tables, now="2026-03-10", sla_days=5)  # doctest: +SKIP
     >>> requests[requests.state == "awaiting_response"].sort_values("age_days")  # doctest: +SKIP
     """
-    return lifecycle(prepared(tables), now=resolve_now(now, tables), sla_days=sla_days)
+    when = resolve_now(now, tables)
+    out = lifecycle(prepared(tables), now=when, sla_days=sla_days)
+    out.attrs.update(operation="reconcile.supplier_lifecycle", now=when, sla_days=sla_days)
+    return out
 
 
 def lifecycle(
     t: Mapping[str, pd.DataFrame], *, now: pd.Timestamp, sla_days: float, grace_days: float = 0
 ) -> pd.DataFrame:
-    """``supplier_lifecycle`` on ``prepared`` tables; overdue past ``sla_days + grace_days``."""
+    """``supplier_lifecycle`` on ``prepared`` tables; overdue past ``sla_days + grace_days``
+    (no ``attrs``: see ``prepared``)."""
     outbox = t["outbox"]
     ours = outbox.loc[outbox["operation"].isin(SUPPLIER_OPERATIONS), _SENDS]
 
@@ -192,9 +196,7 @@ def lifecycle(
     deferring = (frame["state"] == "responded") & frame["response_status"].isin(DEFERRING)
     release = utc_times(frame["planned_release_date"].where(deferring.fillna(False)))
     frame["release_overdue_days"] = days_between(release, now).where((release < now).fillna(False))
-    out = typed(frame, REQUEST_COLUMNS)
-    out.attrs.update(operation="reconcile.supplier_lifecycle", now=now, sla_days=sla_days)
-    return out
+    return typed(frame, REQUEST_COLUMNS)
 
 
 def _differs(found: pd.Series, expected: pd.Series) -> pd.Series:

@@ -93,9 +93,15 @@ _SERIOUS_IDENTITY = (
 
 
 def exceptions(
-    requests: pd.DataFrame, transcripts: pd.DataFrame, checks: pd.DataFrame
+    requests: pd.DataFrame,
+    transcripts: pd.DataFrame,
+    checks: pd.DataFrame,
+    *,
+    sla_days: float | None = None,
 ) -> pd.DataFrame:
-    """The exceptions table of a lifecycle, a consumer status and their cross-checks.
+    """The exceptions table of a lifecycle, a consumer status and their cross-checks;
+    ``sla_days``: the SLA they were flagged with (default: the one in their ``attrs``, else
+    the ``sla`` checks').
 
     >>> ex = exceptions(rec.requests, rec.transcripts, rec.checks)  # doctest: +SKIP
     >>> ex[ex.severity >= "high"]  # doctest: +SKIP
@@ -106,7 +112,7 @@ def exceptions(
         *_consumer(transcripts.rename(columns={"transcript_id": "id"})),
         *_documents(requests.rename(columns={"request_id": "id"}), "supplier", "request"),
         *_documents(transcripts.rename(columns={"transcript_id": "id"}), "consumer", "transcript"),
-        *_from_checks(checks, requests, transcripts),
+        *_from_checks(checks, requests, transcripts, sla_days),
     ]
     frames = [p for p in parts if len(p)]
     if not frames:
@@ -207,6 +213,8 @@ def _consumer(t: pd.DataFrame) -> list[pd.DataFrame]:
 
 
 def _documents(frame: pd.DataFrame, side: str, noun: str) -> list[pd.DataFrame]:
+    # Only the columns read here: a row filter copies every column it keeps.
+    frame = frame[["id", "detail_error", "parse_error", "validation_status", "validation_error"]]
     missing = frame[frame["detail_error"].notna()]
     broken = frame[frame["parse_error"].notna()]
     invalid = frame[
@@ -248,7 +256,7 @@ def _joined(rows: pd.DataFrame, template: str) -> pd.DataFrame:
 
 
 def _from_checks(
-    checks: pd.DataFrame, requests: pd.DataFrame, transcripts: pd.DataFrame
+    checks: pd.DataFrame, requests: pd.DataFrame, transcripts: pd.DataFrame, sla: float | None
 ) -> list[pd.DataFrame]:
     parts = []
     rows = checks[checks["check"] == "tracking_id"]
@@ -277,8 +285,9 @@ def _from_checks(
                   "transcript, contact the partner at once to withdraw it.")
         )  # fmt: skip
 
-    # The SLA the lifecycles flagged ``sla_breached`` with (their attrs), else the sla checks'.
-    sla = requests.attrs.get("sla_days", transcripts.attrs.get("sla_days"))
+    # The SLA the lifecycles flagged ``sla_breached`` with (given, their attrs, the sla checks').
+    if sla is None:
+        sla = requests.attrs.get("sla_days", transcripts.attrs.get("sla_days"))
     if sla is None:
         sla = pd.to_numeric(checks.loc[checks["check"] == "sla", "expected"].str[3:]).max()
     parts += _overdue(requests, transcripts, sla)
