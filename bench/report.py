@@ -192,7 +192,7 @@ def main() -> None:
         print(f"  {bare:6.2f} s  python start")
         print(f"  {cli - bare:6.2f} s  the CLI's imports (workbench.cli)")
         print(f"  {runner:6.2f} s  papermill's and nbconvert's imports (jsonschema's among them)")
-        print(f"  {jobs:6.2f} s  the report job's imports (workbench.report: pandas, the store)")
+        print(f"  {jobs:6.2f} s  the report job's imports (workbench.report.job: no pandas)")
         print(f"  {in_cells:6.2f} s  notebook cells, of which:")
         for seconds, line in cells[:6]:
             print(f"      {seconds:6.2f} s  {line[:70]}")
