@@ -95,6 +95,12 @@ def test_the_error_list_is_capped() -> None:
     assert result.status == "invalid"
     assert len(result.errors) == MAX_ERRORS
     assert "only the first 100" in (result.note or "")
+    assert result.error_count > MAX_ERRORS
+    # one line that does not contradict itself: the note gives both counts
+    assert str(result).endswith(
+        f"only the first {MAX_ERRORS} of {result.error_count} errors are listed"
+    )
+    assert f"{MAX_ERRORS} error(s)" not in str(result)
 
 
 def test_not_validated_without_a_schema_folder(monkeypatch: pytest.MonkeyPatch) -> None:

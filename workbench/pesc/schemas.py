@@ -61,6 +61,7 @@ class Validation:
     errors: list[ValidationIssue] = field(default_factory=list)
     schema: str | None = None
     note: str | None = None
+    error_count: int | None = None  # every error found (``errors``: the first ``MAX_ERRORS``)
 
     @property
     def valid(self) -> bool:
@@ -75,8 +76,9 @@ class Validation:
             shown, note = f"{self.status} {note.removeprefix('validated ')}", ""
         else:
             shown = self.status + (f" against {self.schema}" if self.schema else "")
-        if self.errors:
-            shown += f", {len(self.errors)} error(s)"
+        listed = len(self.errors)
+        if listed and (self.error_count or listed) <= listed:  # else the note gives both counts
+            shown += f", {listed} error(s)"
         return shown + (f": {note}" if note else "")
 
     def as_record(self, *, max_errors: int = 20) -> dict[str, object]:
@@ -152,7 +154,7 @@ def validate(
     note = _note(doc, schema)
     if total > MAX_ERRORS:
         note += f"; only the first {MAX_ERRORS} of {total} errors are listed"
-    return Validation(INVALID if total else VALID, errors, schema.path.name, note)
+    return Validation(INVALID if total else VALID, errors, schema.path.name, note, total)
 
 
 def _note(doc: PescDocument, schema: _Schema) -> str:
