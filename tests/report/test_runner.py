@@ -17,6 +17,7 @@ import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from workbench.errors import ConfigError, NotebookFailed
+from workbench.report.job import ReportJob
 from workbench.report.runner import (
     NotebookRun,
     coerce_parameters,
@@ -408,3 +409,16 @@ def test_exceptions_at_or_above_tolerates_missing_counts_and_refuses_unknown_sev
     assert exceptions_at_or_above({"exceptions_by_severity": {"high": 2}}, "medium") == 2
     with pytest.raises(ConfigError, match="use one of low, medium, high, critical"):
         exceptions_at_or_above({}, "severe")
+
+
+@pytest.mark.parametrize(
+    "counts", [{"high": "lots"}, {"high": -1}, {"high": 1.5}, {"critical": True}, ["high"], 3]
+)
+def test_a_summary_whose_counts_are_not_counts_fails_the_job_with_why(tmp_path, counts):
+    summary = {"exceptions_by_severity": counts}
+    with pytest.raises(ValueError, match="not counts per severity"):
+        exceptions_at_or_above(summary, "low")
+    run = NotebookRun(tmp_path / "r.ipynb", tmp_path / "r.html", summary, 1.0)
+    job = ReportJob("mine", {}, run, None, fail_on="high")
+    code, reasons = job.verdict()
+    assert code == 1 and "summary is unusable" in reasons[-1]

@@ -89,7 +89,10 @@ class ReportJob:
         summary = self.run.summary
         if summary is None:  # it calls publish_summary, but that cell did not display it
             return 1, [*reasons, f"Exit 1: notebook {self.notebook} published no summary to check."]
-        found = exceptions_at_or_above(summary, self.fail_on)
+        try:
+            found = exceptions_at_or_above(summary, self.fail_on)
+        except ValueError as exc:  # a notebook of one's own that publishes its own summary
+            return 1, [*reasons, f"Exit 1: notebook {self.notebook}'s summary is unusable: {exc}."]
         if found:
             counts = summary.get("exceptions_by_severity") or {}
             worse = SEVERITIES[SEVERITIES.index(self.fail_on) :][::-1]

@@ -377,7 +377,8 @@ def _failing_line(cell: Any) -> tuple[int, str]:
 
 
 def exceptions_at_or_above(summary: dict[str, Any], severity: str) -> int:
-    """How many exceptions a summary counts at ``severity`` or worse (``SEVERITIES`` order).
+    """How many exceptions a summary counts at ``severity`` or worse (``SEVERITIES`` order);
+    ``ValueError`` when its counts are not whole numbers of 0 or more.
 
     >>> exceptions_at_or_above({"exceptions_by_severity": {"high": 2, "low": 5}}, "medium")
     2
@@ -388,4 +389,10 @@ def exceptions_at_or_above(summary: dict[str, Any], severity: str) -> int:
         raise ConfigError(f"Unknown severity {severity!r}: use one of {', '.join(SEVERITIES)}.")
     counts = summary.get("exceptions_by_severity") or {}
     worse = SEVERITIES[SEVERITIES.index(severity) :]
-    return sum(int(counts.get(s, 0) or 0) for s in worse)
+    found = [counts.get(s) or 0 for s in worse] if isinstance(counts, dict) else [None]
+    if not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in found):
+        raise ValueError(
+            f"its exceptions_by_severity is {counts!r}, not counts per severity (publish it "
+            "with report.publish_summary)"
+        )
+    return sum(found)
