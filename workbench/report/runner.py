@@ -389,10 +389,12 @@ def exceptions_at_or_above(summary: dict[str, Any], severity: str) -> int:
         raise ConfigError(f"Unknown severity {severity!r}: use one of {', '.join(SEVERITIES)}.")
     counts = summary.get("exceptions_by_severity") or {}
     worse = SEVERITIES[SEVERITIES.index(severity) :]
-    found = [counts.get(s) or 0 for s in worse] if isinstance(counts, dict) else [None]
-    if not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in found):
+    found = [counts.get(s) or 0 for s in worse] if isinstance(counts, dict) else None
+    if found is None or not all(
+        isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in found
+    ):
         raise ValueError(
             f"its exceptions_by_severity is {counts!r}, not counts per severity (publish it "
             "with report.publish_summary)"
         )
-    return sum(found)
+    return int(sum(found))
