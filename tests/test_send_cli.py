@@ -9,6 +9,7 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner, Result
@@ -477,13 +478,18 @@ def test_a_transcript_of_another_student_is_refused_before_any_prompt(
     assert sandbox.received == []
 
 
+def _pending_transcript(sb: Sandbox, folder: Path) -> tuple[str, Path, str, dict[str, Any]]:
+    """A pending request's id, a transcript file for it, its XML and its flattened fields."""
+    item = sb.pending_request_ids()[0]
+    path = transcript_file(sb, item, folder)
+    xml = path.read_text(encoding="utf-8")
+    return item, path, xml, pesc.flatten(pesc.parse(xml))
+
+
 def test_a_transcript_differing_only_in_case_spaces_and_dashes_is_sent(
     sandbox: Sandbox, tmp_path: Path
 ) -> None:
-    item = sandbox.pending_request_ids()[0]
-    path = transcript_file(sandbox, item, tmp_path)
-    xml = path.read_text(encoding="utf-8")
-    student = pesc.flatten(pesc.parse(xml))
+    item, path, xml, student = _pending_transcript(sandbox, tmp_path)
     first, last, oen = (student[f"student_{k}"] for k in ("first_name", "last_name", "oen"))
     assert first and last and oen and len(oen) > 3
     xml = with_person(xml, FirstName=f"  {first.upper()} ", LastName=f"{last.lower()}  ")
@@ -504,10 +510,7 @@ def full_width(text: str) -> str:
 def test_a_transcript_spelling_its_student_in_other_unicode_forms_is_sent(
     sandbox: Sandbox, tmp_path: Path
 ) -> None:
-    item = sandbox.pending_request_ids()[0]
-    path = transcript_file(sandbox, item, tmp_path)
-    xml = path.read_text(encoding="utf-8")
-    student = pesc.flatten(pesc.parse(xml))
+    item, path, xml, student = _pending_transcript(sandbox, tmp_path)
     first, last = student["student_first_name"], student["student_last_name"]
     xml = with_person(xml, FirstName=full_width(first), LastName=f"\u200b{last}\u00a0")
     path.write_text(xml, encoding="utf-8")

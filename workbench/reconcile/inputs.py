@@ -374,9 +374,8 @@ def text(series: pd.Series, missing: str = "?") -> np.ndarray:
     if pd.api.types.is_float_dtype(series.dtype):
         days = series.to_numpy(dtype="float64", na_value=np.nan)
         shown = _tenths(days)
-        if shown.size:  # the one ".0" of a "%.1f" dropped (numpy.strings.slice: numpy 2.3+)
-            ends = np.strings.endswith(shown, ".0")
-            shown = np.where(ends, np.strings.replace(shown, ".0", ""), shown)
+        if shown.size:  # (numpy 2.4's replace fails on an empty array)
+            shown = np.strings.replace(shown, ".0", "")  # "%.1f" has ".0" only at its end
         return _with_missing(shown, np.isnan(days), missing)
     return series.astype(TEXT).to_numpy(dtype=object, na_value=missing)
 

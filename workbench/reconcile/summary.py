@@ -121,12 +121,9 @@ def by_organisation(
             continue
         mine = exceptions[(exceptions["side"] == side).fillna(False)]
         parts.append(_side(frame, id_column, side, mine, ids[side]))
-    if not parts:
-        out = pd.DataFrame({c: pd.Series(dtype=TEXT) for c in ORGANISATION_COLUMNS[:3]})
-        for column in ORGANISATION_COUNTS:
-            out[column] = pd.Series(dtype=COUNT)
-        return out
-    out = pd.concat(parts, ignore_index=True)
+    out = (
+        pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=ORGANISATION_COLUMNS)
+    )
     out = pd.concat(
         [
             out[list(ORGANISATION_COLUMNS[:3])].astype(TEXT),
