@@ -25,6 +25,7 @@ import time
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from email.utils import parsedate_to_datetime
 from typing import Any
 
 import httpx
@@ -32,8 +33,8 @@ import jwt
 
 from workbench.errors import AuthError, PartnerError, WorkbenchError
 
-# How long a token is assumed to live when the identity server says nothing.
-DEFAULT_LIFETIME = 300.0
+# How long a token is taken to live when its login says nothing (spec §8: an hour).
+DEFAULT_LIFETIME = 3600.0
 # Renew when less than this share of a token's life is left, when shorter than the margin.
 _MARGIN_SHARE = 0.1
 
@@ -144,19 +145,26 @@ class StaticToken(BearerAuth):
 
 
 class OAuthGrant(BearerAuth):
-    """Tokens from the identity server's token endpoint (spec §4.1), cached and renewed."""
+    """Tokens from a login address (spec §4.1, or OCAS' eTMS login), cached and renewed.
+
+    The form carries what is configured: ``client_id`` and ``client_secret`` when given (OCAS'
+    eTMS login takes none), ``scope`` when given. ``fields="etms"`` spells the user's fields
+    ``Username`` and ``Password``, as OCAS' clients post them. A token's life is the answer's
+    ``expires_in``, else its ``.expires`` date, else its JWT ``exp``, else ``lifetime``.
+    """
 
     def __init__(
         self,
         *,
         role: str,
         token_url: str,
-        client_id: str,
-        client_secret: str,
-        scope: str,
+        client_id: str | None,
+        client_secret: str | None,
+        scope: str | None,
         cache: TokenCache,
         post_form: PostForm,
         margin: float = 60.0,
+        lifetime: float = DEFAULT_LIFETIME,
         hint: str = "the client id and secret",
         on_token: Callable[[str], None] | None = None,
         redact: Callable[[str], str] = lambda text: text,
@@ -165,17 +173,13 @@ class OAuthGrant(BearerAuth):
         self.token_url, self.client_id, self.scope = token_url, client_id, scope
         self._secret = client_secret
         self._cache, self._post_form = cache, post_form
-        self._margin, self._hint = margin, hint
+        self._margin, self._lifetime, self._hint = margin, lifetime, hint
         self._on_token, self._redact = on_token, redact
-        self.key: tuple[str, ...] = (token_url, client_id, self.grant, scope)
+        self.key: tuple[str, ...] = (token_url, client_id or "", self.grant, scope or "")
 
     def form(self) -> dict[str, str]:
-        return {
-            "grant_type": self.grant,
-            "client_id": self.client_id,
-            "client_secret": self._secret,
-            "scope": self.scope,
-        }
+        optional = {"client_id": self.client_id, "client_secret": self._secret, "scope": self.scope}
+        return {"grant_type": self.grant, **{k: v for k, v in optional.items() if v is not None}}
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "client_id": self.client_id, "scope": self.scope}
@@ -204,7 +208,7 @@ class OAuthGrant(BearerAuth):
         value = body["access_token"]
         if self._on_token is not None:
             self._on_token(value)
-        lifetime = _lifetime(body.get("expires_in"), value)
+        lifetime = _lifetime(body, value, self._lifetime)
         margin = min(self._margin, lifetime * _MARGIN_SHARE)
         return Token(
             value=value,
@@ -220,21 +224,23 @@ class OAuthGrant(BearerAuth):
         description = body.get("error_description") or body.get("Message") or body.get("message")
         description = self._redact(str(description)) if description else None
         said = ": ".join(x for x in (error, description) if x) or f"HTTP {status}"
-        if status == 429 or status >= 500:  # the identity server failed, not the credentials
+        if status == 429 or status >= 500:  # the login failed, not the credentials
             return PartnerError(
-                f"The identity server answered {status} to a token request for the {self.role} "
-                f"interface ({said}), after retries; try again later.",
+                f"The login at {self.token_url} answered {status} to a token request for the "
+                f"{self.role} interface ({said}), after retries; try again later.",
                 status=status,
                 body=self._redact(response.text[:2000]),
             )
+        if status == 200:
+            said = "its answer holds no access_token"
         check = {
             "invalid_scope": f"the scope ({self.scope!r})",
-            "invalid_grant": "the user name and password",
+            "invalid_grant": getattr(self, "user_hint", self._hint),
         }.get(error or "", self._hint)
+        who = f"client {self.client_id!r}" if self.client_id else "no client id"
         return AuthError(
-            f"The identity server refused a token for the {self.role} interface "
-            f"({self.grant} grant, client {self.client_id!r}, scope {self.scope!r}): {said}. "
-            f"Check {check}.",
+            f"The login at {self.token_url} refused a token for the {self.role} interface "
+            f"({self.grant} grant, {who}, scope {self.scope!r}): {said}. Check {check}.",
             error=error,
             description=description,
         )
@@ -247,18 +253,28 @@ class ClientCredentials(OAuthGrant):
 
 
 class PasswordGrant(OAuthGrant):
-    """The password grant (spec §4.1, international interface)."""
+    """The password grant (spec §4.1, international interface; OCAS' eTMS login)."""
 
     grant = "password"
 
-    def __init__(self, *, username: str, password: str, **options: Any) -> None:
+    def __init__(
+        self,
+        *,
+        username: str,
+        password: str,
+        fields: str = "oauth",
+        user_hint: str = "the user name and password",
+        **options: Any,
+    ) -> None:
         super().__init__(**options)
-        self.username, self._password = username, password
-        # Two users of one client must not share a token.
+        self.username, self._password, self.user_hint = username, password, user_hint
+        self._names = ("Username", "Password") if fields == "etms" else ("username", "password")
+        # Two users of one client must not share a token; two roles of one user do.
         self.key = (*self.key, username)
 
     def form(self) -> dict[str, str]:
-        return {**super().form(), "username": self.username, "password": self._password}
+        user, password = self._names
+        return {**super().form(), user: self.username, password: self._password}
 
 
 def _json_object(response: httpx.Response) -> dict[str, Any]:
@@ -269,20 +285,39 @@ def _json_object(response: httpx.Response) -> dict[str, Any]:
     return body if isinstance(body, dict) else {}
 
 
-def _lifetime(expires_in: Any, token: str) -> float:
-    """Seconds the token lives: ``expires_in``, shortened to the JWT's ``exp`` when sooner."""
+def _lifetime(body: dict[str, Any], token: str, default: float) -> float:
+    """Seconds the token lives: ``expires_in``, else ``.expires`` (an HTTP date, as ASP.NET
+    logins answer), else ``default``; shortened to the JWT's ``exp`` when that is sooner."""
+    lifetime: float | None
     try:
-        lifetime = float(expires_in)
+        lifetime = float(body.get("expires_in"))  # type: ignore[arg-type]
     except (TypeError, ValueError):
-        lifetime = None
+        lifetime = _until(body.get(".expires"))
     from_claims, _ = _claims(token)
-    if lifetime is None or lifetime <= 0:
-        return from_claims if from_claims is not None else DEFAULT_LIFETIME
+    if lifetime is None or not 0 < lifetime < float("inf"):
+        return from_claims if from_claims is not None and from_claims > 0 else default
     # `exp` is whole seconds, so a token may die up to 1 s before `expires_in` says; a clock
     # far off makes `exp` useless, and then `expires_in` alone counts.
     if from_claims is not None and 0 < from_claims < lifetime:
         return from_claims
     return lifetime
+
+
+def _until(expires: Any) -> float | None:
+    """Seconds from now until an HTTP date (``Tue, 10 Nov 2026 20:00:00 GMT``) or an ISO
+    8601 time; None when it is neither."""
+    if not isinstance(expires, str):
+        return None
+    try:
+        when = parsedate_to_datetime(expires)
+    except (TypeError, ValueError):
+        try:
+            when = datetime.fromisoformat(expires.replace("Z", "+00:00"))
+        except ValueError:
+            return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return (when - datetime.now(UTC)).total_seconds()
 
 
 def _claims(token: str) -> tuple[float | None, str | None]:

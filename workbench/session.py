@@ -38,7 +38,7 @@ import httpx
 from workbench._version import __version__
 from workbench.auth import BearerAuth, ClientCredentials, PasswordGrant, StaticToken, TokenCache
 from workbench.codings import ACCEPT_ENCODING, AnswerTooLarge, Undecodable, read_capped
-from workbench.config import Profile, RoleSettings, env_prefix
+from workbench.config import Profile, RoleSettings
 from workbench.errors import TransportError, UnreadableAnswer, WorkbenchError
 from workbench.redact import Redactor
 from workbench.retries import NOT_SENT, RETRY_STATUSES, SAFE_METHODS, RetryableStatus, retrying
@@ -184,25 +184,31 @@ class Session:
         if settings.grant == "static":
             assert settings.token is not None
             return StaticToken(role=settings.role, token=settings.token.reveal())
-        assert settings.client_id and settings.client_secret
-        prefix = env_prefix(settings.role)
+        assert settings.token_url is not None
+        secret = settings.client_secret.reveal() if settings.client_secret else None
+        client = [k for k in ("client_id", "client_secret") if getattr(settings, k) is not None]
         options: dict[str, Any] = {
             "role": settings.role,
             "token_url": settings.token_url,
             "client_id": settings.client_id,
-            "client_secret": settings.client_secret.reveal(),
+            "client_secret": secret,
             "scope": settings.scope,
             "cache": self.tokens,
             "post_form": self.post_form,
             "margin": self.profile.token_margin,
-            "hint": f"{prefix}CLIENT_ID and {prefix}CLIENT_SECRET",
+            "lifetime": self.profile.token_lifetime,
+            "hint": settings.where(*client) if client else f"the login address ({settings.token_url})",
             "on_token": self.redactor.add,
             "redact": self.redactor.text,
         }
         if settings.grant == "password":
-            assert settings.username and settings.password
+            assert settings.username is not None and settings.password is not None
             return PasswordGrant(
-                username=settings.username, password=settings.password.reveal(), **options
+                username=settings.username,
+                password=settings.password.reveal(),
+                fields="etms" if settings.login == "etms" else "oauth",
+                user_hint=settings.where("username", "password"),
+                **options,
             )
         return ClientCredentials(**options)
 

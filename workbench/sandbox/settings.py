@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import random
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -224,6 +225,22 @@ class SandboxSettings:
     max_peek_count: int = 100  # the largest Count the domestic peek accepts
     detail_shape: str = "array"  # or "object": the detail body as a bare object
     id_key: str = "RequestID"  # or "RequestId", in list and detail items
+    # What DESIGN §3 leaves open, each a choice of SETTING_KINDS (the first is the default);
+    # unknown_partner(seed) draws a combination.
+    # "identity": the exchange roles get client-credentials tokens from the identity server;
+    # "etms": OCAS' login, POST {exchange}/api/auth/login with Username, Password and
+    # grant_type=password, one account for both roles, a user name with a domain and a backslash.
+    exchange_login: str = "identity"
+    token_expiry: str = "expires_in"  # or "dot_expires" (an HTTP date in .expires), "none"
+    credentials_style: str = "long"  # or "short": a 7-character password, short keys
+    send_routes: str = "plural"  # or "singular": /response and /transcript, as OCAS' clients
+    process_code: str = "PRODUCTION"  # or "TEST" (OCAS' UAT): every document it sends says so
+    event_shape: str = "flat"  # or "kind_at" {id, kind, at, payload}, "event_info" (OCAS' SIS)
+    event_list: str = "array"  # or "object": the event feeds hold their array in an object
+    peek_removes: bool = False  # whether a peek takes the events it returns off the feed
+    empty_list: str = "message"  # or "array": an empty exchange list is 200 [] (not a 400)
+    unauthorized_body: str = "message"  # or "empty": a 401 with no body
+    exchange_key_required: bool = False  # the exchange wants the Subscription-Key too
     state_path: str | None = None  # persist state here, so restarts keep continuity
     credentials: Credentials = field(default_factory=Credentials)
     faults: Faults = field(default_factory=Faults)
@@ -244,4 +261,41 @@ SETTING_KINDS: dict[str, tuple[str, ...]] = {
     "detail_shape": ("array", "object"),
     "id_key": ("RequestID", "RequestId"),
     "cancellation_as": ("note", "transmission_type"),
+    "namespaces": ("v1.0.0", "v1.1.0"),
+    "exchange_login": ("identity", "etms"),
+    "token_expiry": ("expires_in", "dot_expires", "none"),
+    "credentials_style": ("long", "short"),
+    "send_routes": ("plural", "singular"),
+    "process_code": ("PRODUCTION", "TEST"),
+    "event_shape": ("flat", "kind_at", "event_info"),
+    "event_list": ("array", "object"),
+    "empty_list": ("message", "array"),
+    "unauthorized_body": ("message", "empty"),
 }
+
+# The open points that are yes or no (default: no).
+OPEN_FLAGS = ("peek_removes", "exchange_key_required")
+
+
+def open_points() -> list[tuple[str, Any]]:
+    """Every answer to an open point that is not the default, as (setting, value): what the
+    suite runs the client against one at a time."""
+    return [(name, value) for name, kinds in SETTING_KINDS.items() for value in kinds[1:]] + [
+        (name, True) for name in OPEN_FLAGS
+    ]
+
+
+def unknown_partner(seed: int, **overrides: Any) -> SandboxSettings:
+    """A partner the client has never met: one answer to every open point, drawn from
+    ``seed`` (the same seed, the same partner), its data seeded by ``seed`` too.
+
+    >>> unknown_partner(7) == unknown_partner(7)
+    True
+    """
+    rng = random.Random(f"unknown-partner-{seed}")
+    drawn: dict[str, Any] = {name: rng.choice(kinds) for name, kinds in SETTING_KINDS.items()}
+    drawn.update({name: rng.random() < 0.5 for name in OPEN_FLAGS})
+    drawn["max_peek_count"] = rng.choice((25, 50, 100, 500))
+    drawn["escaped_share"] = rng.choice((0.0, 0.25, 1.0))
+    faults = Faults(pescxml_key=rng.choice(("PESCXML", "PESCXml", "pescxml")))
+    return SandboxSettings(**{"seed": seed, **drawn, "faults": faults, **overrides})
