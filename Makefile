@@ -5,15 +5,22 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 LAB_OVERRIDES := $(VENV)/share/jupyter/lab/settings/overrides.json
 
-.PHONY: demo test test-fast lint format bench lab clean
+.PHONY: demo test test-fast lint format bench lab lock clean
 
+UV_VERSION := 0.13.9
+
+# The environment is installed from uv.lock, exactly (`make lock` updates it): the same versions
+# on every machine and in CI. uv itself is pinned. --inexact leaves uv in the environment;
 # --compile-bytecode: a fresh environment starts like a warm one (a first `workbench` command,
 # and the tests' subprocesses, do not compile every library they import on the way).
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml uv.lock
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip uv
-	$(BIN)/uv pip install --quiet --compile-bytecode --python $(BIN)/python -e '.[dev]'
+	$(BIN)/python -m pip install --quiet uv==$(UV_VERSION)
+	$(BIN)/uv sync --quiet --locked --inexact --extra dev --compile-bytecode --python $(BIN)/python
 	touch $(STAMP)
+
+lock: $(STAMP)  ## update uv.lock to the newest versions pyproject.toml allows (then commit it)
+	$(BIN)/uv lock --upgrade
 
 demo: $(STAMP) $(LAB_OVERRIDES)  ## the main job: sandbox -> tokens -> every list -> printed
 	$(BIN)/workbench demo
@@ -42,8 +49,8 @@ $(LAB_OVERRIDES): $(STAMP)
 	mkdir -p $(dir $@)
 	printf '%s\n' '{"@jupyterlab/apputils-extension:notification": {"fetchNews": "false", "checkForUpdates": false}}' > $@
 
-lab: $(STAMP) $(LAB_OVERRIDES)  ## JupyterLab on the notebooks, in the project's environment
-	WORKBENCH_HOME="$${WORKBENCH_HOME:-$(CURDIR)}" $(BIN)/jupyter lab \
+lab: $(STAMP) $(LAB_OVERRIDES)  ## JupyterLab on the notebooks (make lab PORT=8899 for a port)
+	WORKBENCH_HOME="$${WORKBENCH_HOME:-$(CURDIR)}" $(BIN)/jupyter lab $(if $(PORT),--port=$(PORT)) \
 	  --notebook-dir=notebooks --LabApp.news_url=None --LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate \
 	  --LabApp.extension_manager=readonly $$( [ "$$(id -u)" = 0 ] && echo --allow-root )
 

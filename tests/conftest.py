@@ -33,6 +33,13 @@ def _no_inherited_columns(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("COLUMNS", raising=False)
 
 
+@pytest.fixture(autouse=True)
+def _no_user_profiles(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: Any) -> None:
+    """A profiles file in the developer's config folder (found from any folder) never reaches
+    a test: the config folder is an empty one of the test's own."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("config")))
+
+
 @pytest.fixture
 def sandbox_factory() -> Iterator[Callable[..., Sandbox]]:
     """Start sandboxes with SandboxSettings (or Faults) overrides; all stop at teardown."""

@@ -163,19 +163,20 @@ def test_printable_escapes_bidi_controls(control: str) -> None:
     assert printable("Zoë, 東京 – ok") == "Zoë, 東京 – ok"
 
 
-def test_an_issued_token_unsafe_to_mask_is_masked_by_name_never_by_value() -> None:
+def test_a_short_issued_token_never_rewrites_a_document() -> None:
     from workbench.redact import MASK, Redactor
 
     r = Redactor()
     r.add("2026")  # an identity server may issue anything
-    assert r.text("RequestDate 2026-02-20") == "RequestDate 2026-02-20"
-    assert r.body(b'{"RequestDate": "2026-02-20"}', "application/json") == (
+    assert r.document('{"RequestDate": "2026-02-20"}') == '{"RequestDate": "2026-02-20"}'
+    assert r.body(b'{"RequestDate": "2026-02-20"}', "application/json", document=True) == (
         '{"RequestDate": "2026-02-20"}'
     )
     assert r.headers({"Authorization": "Bearer 2026"}) == {"Authorization": MASK}
     assert MASK in r.body(b'{"access_token": "2026"}', "application/json")
-    r.add("tok-8f3a9c2e71")  # safe to mask: masked wherever it shows up
-    assert r.text("echo tok-8f3a9c2e71") == f"echo {MASK}"
+    assert r.text("refused 2026") == f"refused {MASK}"  # what we say: masked whatever its length
+    r.add("tok-8f3a9c2e71-long")  # long enough to be no document's text: masked everywhere
+    assert r.document("echo tok-8f3a9c2e71-long") == f"echo {MASK}"
 
 
 def test_a_hostile_id_on_the_list_prints_no_escape(sandbox: Sandbox, tmp_path: Path) -> None:

@@ -92,7 +92,7 @@ def test_a_missing_profiles_file_is_named(tmp_path: Path, monkeypatch: pytest.Mo
     result = run("doctor", "--profile", "prod", columns=60)
     assert result.exit_code == 2
     message = " ".join(result.stderr.split())
-    assert f"there is no profiles file at {tmp_path / 'workbench.toml'}" in message
+    assert f"there is no profiles file (looked for {tmp_path / 'workbench.toml'}" in message
     assert "[profiles.prod]" in message and "--config PATH" in message
     lines = result.stderr.splitlines()
     assert len(lines) > 2  # wrapped at COLUMNS, a path never cut: it may be a line of its own

@@ -1,6 +1,6 @@
-"""A secret echoed by a partner in another encoder's spelling is masked all the same: by the
-session (errors, recorders) and by the store (nothing reaches the database file); a JSON body
-that held one stays JSON."""
+"""A secret echoed by a partner in another encoder's spelling is masked all the same wherever
+masking by value applies (logins, error answers, what we say): by the session and by the store
+(nothing reaches the database file); a JSON body that held one stays JSON."""
 
 from __future__ import annotations
 
@@ -115,8 +115,8 @@ def test_no_spelling_reaches_the_database_file(tmp_path: Path) -> None:
     store = Store(tmp_path / "wb.db", secrets=[SECRET])
     for spelled in SPELLINGS.values():
         body = '[{"RequestID": "R-1", "Note": "' + spelled + '"}]'
-        store.record_call(exchange(response_body=body, error=f"echo {spelled}"))
-        store.upsert_request("R-1", detail={"PESCXML": f"<X>{spelled}</X>"}, flat={}, children={})
+        store.record_call(exchange(status=400, response_body=body, error=f"echo {spelled}"))
+        store.record_detail_failure("supplier_requests", "R-1", error=f"<X>{spelled}</X>")
     store.close()
     data = b"".join(f.read_bytes() for f in tmp_path.iterdir())
     for name, spelled in SPELLINGS.items():
@@ -129,7 +129,7 @@ def test_a_body_holding_a_secret_that_is_json_syntax_stays_json(tmp_path: Path, 
     body = json.dumps({"ok": True, "note": None, "count": 1234, "x": f"a {secret} b"})
     redacted = Redactor([secret]).body(body, "application/json")
     store = Store(tmp_path / "wb.db", secrets=[secret])
-    store.record_call(exchange(response_body=body, request_body=body))
+    store.record_call(exchange(interface="identity", response_body=body, request_body=body))
     stored = store.table("calls")[["request_body", "response_body"]].iloc[0].tolist()
     store.close()
     for text in (redacted, *stored):
@@ -184,7 +184,14 @@ def test_any_secret_in_any_encoder_is_masked(secret: str, encoder: str) -> None:
         f"https://partner.example/a/{quote(SECRET, safe='')}/b",
     ],
 )
-def test_a_url_holding_a_secret_percent_encoded_is_masked(url: str) -> None:
-    masked = Redactor([SECRET]).url(url)
-    assert plain_core(SECRET) not in masked and MASK in masked.replace("%5B", "[")
-    assert plain_core(SECRET) not in Redactor([SECRET]).text(url)
+def test_a_url_holding_a_secret_percent_encoded_is_masked_in_what_we_say(url: str) -> None:
+    assert plain_core(SECRET) not in Redactor([SECRET]).text(f"GET {url} failed")
+
+
+def test_a_recorded_url_is_masked_by_position_and_its_ids_kept() -> None:
+    url = "https://svc:p4ss@partner.example/api/transcriptrequests/C2026/x?access_token=abc&n=2026"
+    masked = Redactor(["2026", "p4ss"]).url(url)
+    assert masked == (
+        "https://[REDACTED]@partner.example/api/transcriptrequests/C2026/x"
+        "?access_token=[REDACTED]&n=2026"
+    )

@@ -285,7 +285,12 @@ def _writer(fmt: str) -> Writer:
 
 def write_csv(frame: pd.DataFrame, path: str | os.PathLike[str]) -> list[str]:
     """``frame`` as csv: times as ISO 8601 in UTC (``2026-03-02T09:00:00.000000Z``), which
-    every reader parses; text made :func:`spreadsheet_safe`."""
+    every reader parses; text made :func:`spreadsheet_safe`. Rows end in CRLF (RFC 4180):
+    the writer then quotes every value holding a CR or an LF, so none starts a row (or a
+    formula) of its own in a spreadsheet.
+
+    defusedcsv was weighed for the guard and not taken: it leaves a leading tab, CR and the
+    full-width ``＝`` live, and takes the text "-2" for a number."""
     import pandas as pd
 
     out = frame.copy()
@@ -293,7 +298,7 @@ def write_csv(frame: pd.DataFrame, path: str | os.PathLike[str]) -> list[str]:
         if isinstance(out[column].dtype, pd.DatetimeTZDtype):
             utc = out[column].dt.tz_convert("UTC")
             out[column] = utc.dt.strftime("%Y-%m-%dT%H:%M:%S.%fZ").where(utc.notna(), None)
-    spreadsheet_safe(out).to_csv(path, index=False)
+    spreadsheet_safe(out).to_csv(path, index=False, lineterminator="\r\n")
     return []
 
 

@@ -40,7 +40,7 @@ from workbench.auth import BearerAuth, ClientCredentials, PasswordGrant, StaticT
 from workbench.codings import ACCEPT_ENCODING, AnswerTooLarge, Undecodable, read_capped
 from workbench.config import Profile, RoleSettings
 from workbench.errors import TransportError, UnreadableAnswer, WorkbenchError
-from workbench.redact import Redactor
+from workbench.redact import Redactor, is_document, is_sent_document
 from workbench.retries import NOT_SENT, RETRY_STATUSES, SAFE_METHODS, RetryableStatus, retrying
 from workbench.spec import SUBSCRIPTION_KEY_HEADER
 from workbench.status_errors import decoded, empty_or_raise, transport_failure
@@ -197,7 +197,9 @@ class Session:
             "post_form": self.post_form,
             "margin": self.profile.token_margin,
             "lifetime": self.profile.token_lifetime,
-            "hint": settings.where(*client) if client else f"the login address ({settings.token_url})",
+            "hint": settings.where(*client)
+            if client
+            else f"the login address ({settings.token_url})",
             "on_token": self.redactor.add,
             "redact": self.redactor.text,
         }
@@ -462,22 +464,32 @@ class Session:
             return
         meta = request.extensions.get(_EXT, {})
         r = self.redactor
+        interface = meta.get("interface", "?")
+        status = response.status_code if response is not None else None
+        # A login carries our credentials both ways; an error answer may echo them. A 2xx
+        # answer, and a document we send, are recorded as written (redact.is_document).
+        sent = is_sent_document(interface, request.method)
+        answered = is_document(interface, status)
         exchange = Exchange(
-            interface=meta.get("interface", "?"),
+            interface=interface,
             operation=meta.get("operation", "?"),
             method=request.method,
             url=r.url(str(request.url)),
             attempt=meta.get("attempt", 1),
             started_at=meta.get("started_at", datetime.now(UTC)),
             duration_s=time.perf_counter() - meta.get("t0", time.perf_counter()),
-            status=response.status_code if response is not None else None,
+            status=status,
             request_headers=r.headers(request.headers.multi_items()),
-            request_body=r.body(request.content, request.headers.get("content-type")),
-            response_headers=r.headers(response.headers.multi_items())
+            request_body=r.body(
+                request.content, request.headers.get("content-type"), document=sent
+            ),
+            response_headers=r.headers(response.headers.multi_items(), document=answered)
             if response is not None
             else {},
             response_body=r.body(
-                response.content if body is None else body, response.headers.get("content-type")
+                response.content if body is None else body,
+                response.headers.get("content-type"),
+                document=answered,
             )
             if response is not None
             else "",

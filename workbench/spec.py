@@ -12,6 +12,9 @@ INTL_SCOPE = "intl_api.public"
 DOMESTIC_SCOPE = "dod_api"
 # DESIGN §3: the spec does not say how the exchange authenticates; the sandbox uses this scope.
 EXCHANGE_SCOPE = "transcript_api"
+# Not in the spec: OCAS' partner-API overview and its own clients log the exchange roles in here,
+# on the exchange's own host (DESIGN §3, "exchange authentication").
+ETMS_LOGIN_PATH = "/api/auth/login"
 
 # §4.2 international placement interface (gateway)
 DIAGNOSTICS_PATH = "/api/v1/diagnostics/authorization"

@@ -41,7 +41,7 @@ def test_ok_prints_the_path_and_contacts_nobody(worked: Worked, tmp_path, no_set
 
 def test_the_profiles_secrets_are_masked(worked: Worked, tmp_path, no_settings):
     secret = worked.sb.credentials.supplier_client_secret
-    plant(Path(worked.w.db), worked.request_id, response_body=f"echo: {secret}!")
+    plant(Path(worked.w.db), worked.request_id, status=400, response_body=f"echo: {secret}!")
     env = {**worked.sb.env, "WORKBENCH_DB": worked.w.db}  # a configured profile: "env"
     result = _invoke(worked.request_id, "--out", str(tmp_path), "--redact-personal", env=env)
     assert result.exit_code == 0, result.output

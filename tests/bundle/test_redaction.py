@@ -60,6 +60,7 @@ def _leak_into_the_store(worked: Worked) -> list[str]:
         ),
         request_body=f"grant_type=password&password={password}&client_secret={secret}",
         response_headers=json.dumps({"content-type": "application/json", "set-cookie": "s=1"}),
+        status=401,  # an error answer: masked by value, whatever it echoes
         response_body=json.dumps(
             {"refresh_token": OPAQUE[1], "Message": f"client {secret} refused", "jwt": token}
         ),
@@ -74,8 +75,8 @@ def _leak_into_the_store(worked: Worked) -> list[str]:
         request_body=f"client_secret={secret}",
         response_body=json.dumps({"access_token": token}),
     )
-    payload = worked.response_xml.replace("Financial", f"Financial {secret} {token} {key}")
-    with sqlite3.connect(db) as conn:  # a failed send whose document carried them
+    payload = worked.response_xml.replace("Financial", f"Financial {token}")
+    with sqlite3.connect(db) as conn:  # a failed send whose document echoed our token
         conn.execute(
             "INSERT INTO outbox (operation, request_id, state, forced, payload, payload_sha256, "
             "created_at, updated_at) VALUES ('send_response', ?, 'failed', 1, ?, 'x', ?, ?)",
@@ -112,6 +113,22 @@ def test_no_secret_and_no_token_anywhere_even_if_the_store_held_them(
     for name in leaked_send:
         if name.startswith("documents/"):
             pesc.parse(files[name])
+
+
+def test_a_document_in_a_bundle_is_the_partners_as_written(worked, tmp_path):
+    """A secret a document spells (a short key spells dates) is kept there: the bundle shows
+    the partner its own documents, never rewritten; the key is masked where it is one."""
+    documents = [m for m in worked.documents if "2026" in m]
+    assert documents
+    path = make_bundle(
+        worked.w.store, worked.request_id, out_dir=tmp_path, secrets=["2026"], redact_personal=False
+    )
+    files = members(path)
+    kept = [v.decode() for n, v in files.items() if n.startswith("documents/")]
+    assert kept and all("[REDACTED]" not in text for text in kept)
+    har = json.loads(files["calls.har"])
+    sent = [h for e in har["log"]["entries"] for h in e["request"]["headers"]]
+    assert {"name": "authorization", "value": "[REDACTED]"} in sent
 
 
 # -- personal data ------------------------------------------------------------------------------

@@ -185,30 +185,37 @@ def _url_spellings(secret: str) -> set[str]:
 
 
 @pytest.mark.parametrize(
-    ("value", "why"),
-    [
-        ("2026", "fewer than 8 characters"),
-        ("20260220", "no letter"),
-        ("2026-02-20", "no letter"),
-        ("password", "letters only"),
-    ],
+    "value", ["2026", "20260220", "2026-02-20", "password", "a", "Pw#2026", "s3cr+t/val=ue&x y"]
 )
-def test_a_secret_too_short_or_common_to_mask_is_refused_at_load(
-    tmp_path, value: str, why: str
-) -> None:
-    # Masked wherever it shows up, "2026" would turn every date into "[REDACTED]-02-20".
-    env = {"WORKBENCH_GATEWAY_URL": "http://127.0.0.1:9", "WORKBENCH_SUBSCRIPTION_KEY": value}
-    with pytest.raises(wb.ConfigError, match=f"WORKBENCH_SUBSCRIPTION_KEY .*{why}") as info:
-        load_profile(env=env)
-    assert value not in str(info.value)
+def test_a_credential_of_any_length_or_form_is_taken_as_issued(tmp_path, value: str) -> None:
+    env = {
+        "WORKBENCH_GATEWAY_URL": "http://127.0.0.1:9",
+        "WORKBENCH_SUBSCRIPTION_KEY": value,
+        "WORKBENCH_DOMESTIC_TOKEN": "t0k",
+    }
+    assert value in load_profile(env=env).secrets()
     toml = tmp_path / "workbench.toml"
     toml.write_text('[profiles.prod.supplier]\nclient_secret_env = "PROD_SUPPLIER_SECRET"\n')
-    with pytest.raises(wb.ConfigError, match=f"PROD_SUPPLIER_SECRET .*named by.*{why}"):
-        load_profile("prod", env={"PROD_SUPPLIER_SECRET": value}, config_path=toml)
-
-
-@pytest.mark.parametrize("value", ["sandbox-key-0c9b", "s3cr+t/val=ue&x y", "Kq" * 8])
-def test_a_secret_safe_to_mask_is_accepted(value: str) -> None:
-    env = {"WORKBENCH_GATEWAY_URL": "http://127.0.0.1:9", "WORKBENCH_SUBSCRIPTION_KEY": value}
-    profile = load_profile(env=env)
+    profile = load_profile("prod", env={"PROD_SUPPLIER_SECRET": value}, config_path=toml)
     assert value in profile.secrets()
+
+
+def test_the_secrets_of_an_unused_interface_are_never_read(tmp_path) -> None:
+    toml = tmp_path / "workbench.toml"
+    toml.write_text(
+        '[profiles.p]\nexchange_url = "https://x.example"\ninterfaces = ["supplier"]\n'
+        '[profiles.p.supplier]\nclient_id = "c"\nclient_secret_env = "SUPPLIER_SECRET"\n'
+        '[profiles.p.intl]\nclient_id = "i"\npassword_env = "INTL_PASSWORD"\n'
+    )
+
+    class Reads(dict):
+        def get(self, key, default=None):
+            read.append(key)
+            return super().get(key, default)
+
+    read: list[str] = []
+    env = Reads(SUPPLIER_SECRET="s", INTL_PASSWORD="7-chars", WORKBENCH_INTL_CLIENT_SECRET="x")
+    profile = load_profile("p", env=env, config_path=toml)
+    assert profile.interfaces == ("supplier",)
+    assert profile.secrets() == ["s"]
+    assert "INTL_PASSWORD" not in read and "WORKBENCH_INTL_CLIENT_SECRET" not in read

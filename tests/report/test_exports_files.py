@@ -18,7 +18,7 @@ from tests.report.conftest import NOW, crafted_tables
 from tests.report.test_deliver import small_reconcile
 from workbench import reconcile
 from workbench.cli import app
-from workbench.export import FORMULA_START, export, spreadsheet_safe
+from workbench.export import FORMULA_START, export, spreadsheet_safe, write_csv
 from workbench.report import find_summary, open_store
 from workbench.report.exports import EXPORT_TABLES, export_formats, write_exports
 from workbench.store import Store
@@ -154,6 +154,20 @@ def test_partner_text_never_becomes_a_live_formula(tmp_path: Path) -> None:
     assert (plain.value, plain.quotePrefix) == ("R1", False)
     ages = [sheet.cell(row=r, column=header.index("age_days") + 1) for r in (2, 3)]
     assert [(c.value, c.data_type) for c in ages] == [(12, "n"), (0, "n")]
+
+
+@pytest.mark.parametrize("breaking", ["\r", "\n", "\r\n"])
+def test_a_line_break_in_a_value_never_starts_a_row_or_a_formula(
+    tmp_path: Path, breaking: str
+) -> None:
+    """A bare CR is a row break to spreadsheets and csv readers: every value holding one is
+    quoted, so the text after it stays in its cell, never a cell (or a formula) of its own."""
+    frame = pd.DataFrame({"event_id": [f"p017{breaking}=1+1", "p018"], "n": [1, 2]})
+    path = tmp_path / "events.csv"
+    write_csv(frame, path)
+    with path.open(encoding="utf-8", newline="") as f:
+        rows = list(csv.reader(f))
+    assert rows == [["event_id", "n"], [f"p017{breaking}=1+1", "1"], ["p018", "2"]]
 
 
 def test_a_negative_number_is_a_number_not_a_formula() -> None:

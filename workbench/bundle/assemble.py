@@ -62,16 +62,17 @@ def make_bundle(
     red = Redaction(list(secrets), personal)
 
     files = [(f"documents/{d.file_name(n)}", d.text) for n, d in enumerate(found, start=1)]
+    # Ours, masked by value; the HAR masked entry by entry (har.py); documents kept as written.
     members = {
-        "README.txt": _readme(rid, made, calls, files, red),
+        "README.txt": red.text(_readme(rid, made, calls, files, red)),
         "calls.har": json.dumps(har_log(calls, rid, red), indent=2, ensure_ascii=False),
-        "timeline.csv": _timeline_csv(timeline),
-        "validation.json": json.dumps(
-            validations(found, files, schemas_dir), indent=2, ensure_ascii=False
+        "timeline.csv": red.text(_timeline_csv(timeline)),
+        "validation.json": red.text(
+            json.dumps(validations(found, files, schemas_dir), indent=2, ensure_ascii=False)
         ),
-        **dict(files),
+        **{name: red.text(text, document=True) for name, text in files},
     }
-    return _write_zip(Path(out_dir), rid, made, {k: red.text(v) for k, v in members.items()})
+    return _write_zip(Path(out_dir), rid, made, members)
 
 
 def make_bundle_from_profile(

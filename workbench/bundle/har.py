@@ -13,6 +13,7 @@ import pandas as pd
 from workbench._version import __version__
 from workbench.bundle.plain import iso, records
 from workbench.bundle.redaction import Redaction
+from workbench.redact import is_document, is_sent_document
 from workbench.store import Store
 
 LIST_KINDS = ("appeared", "vanished")
@@ -54,11 +55,15 @@ def _entry(call: dict[str, Any], rid: str, red: Redaction) -> dict[str, Any]:
     response_headers = _headers(call["response_headers"])
     request_type = _header(request_headers, "content-type")
     response_type = _header(response_headers, "content-type") or ""
-    request_body = red.body(call["request_body"], request_type)
+    # The rule the session records by (redact.is_document): a login or an error answer is
+    # masked by value, a document is kept as written.
+    document = is_sent_document(call["interface"], call["method"])
+    answered = is_document(call["interface"], call["status"])
+    request_body = red.body(call["request_body"], request_type, document=document)
     response_text, comment = call["response_body"] or "", str(call["operation"] or "")
     if call["_listing"]:
         response_text, comment = _listed_items(response_text, rid, comment)
-    response_body = red.body(response_text, response_type)
+    response_body = red.body(response_text, response_type, document=answered)
     url = red.url(str(call["url"] or ""))
     time_ms = round(max(float(call["duration_s"] or 0.0), 0.0) * 1000, 3)
     status = int(call["status"]) if call["status"] is not None else 0
@@ -66,7 +71,7 @@ def _entry(call: dict[str, Any], rid: str, red: Redaction) -> dict[str, Any]:
         "method": str(call["method"] or "GET"),
         "url": url,
         "httpVersion": "HTTP/1.1",
-        "headers": red.headers(request_headers),
+        "headers": red.headers(request_headers, document=False),
         "queryString": [{"name": k, "value": v} for k, v in parse_qsl(urlsplit(url).query)],
         "cookies": [],
         "headersSize": -1,
@@ -82,7 +87,7 @@ def _entry(call: dict[str, Any], rid: str, red: Redaction) -> dict[str, Any]:
             "status": status,
             "statusText": _status_text(status),
             "httpVersion": "HTTP/1.1",
-            "headers": red.headers(response_headers),
+            "headers": red.headers(response_headers, document=answered),
             "cookies": [],
             "content": {
                 "size": len(response_body.encode()),

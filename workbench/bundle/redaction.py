@@ -32,19 +32,23 @@ class Redaction:
         self.personal = personal
         self._redactor = Redactor(secrets)
 
-    def text(self, text: str | None) -> str:
-        clean = self._redactor.text(text or "")
+    def text(self, text: str | None, *, document: bool = False) -> str:
+        """``text`` as :meth:`Redactor.text` masks it (or, for a document, as
+        :meth:`Redactor.document` keeps it), then personal data masked if asked."""
+        clean = self._redactor.answer(text or "", document=document)
         return self.personal.text(clean) if self.personal is not None else clean
 
-    def body(self, text: str | None, content_type: str | None) -> str:
-        return self.text(self._redactor.body(text or "", content_type))
+    def body(self, text: str | None, content_type: str | None, *, document: bool) -> str:
+        masked = self._redactor.body(text or "", content_type, document=document)
+        return self.text(masked, document=True)
 
     def url(self, url: str) -> str:
-        return self.text(self._redactor.url(url))
+        return self.text(self._redactor.url(url), document=True)
 
-    def headers(self, headers: Mapping[str, str]) -> list[dict[str, str]]:
-        masked = self._redactor.headers(headers)
-        return [{"name": str(k), "value": self.text(str(v))} for k, v in masked.items()]
+    def headers(self, headers: Mapping[str, str], *, document: bool) -> list[dict[str, str]]:
+        masked = self._redactor.headers(headers, document=document)
+        return [{"name": str(k), "value": self.text(str(v), document=True)}
+                for k, v in masked.items()]  # fmt: skip
 
 
 def _element_pattern(names: Iterable[str], *, escaped: bool) -> re.Pattern[str]:

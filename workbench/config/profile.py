@@ -246,14 +246,12 @@ class Profile:
         for side, gateway in (("gateway", True), ("exchange", False)):
             used = [self.roles[r] for r in self.interfaces
                     if r in self.roles and (r in GATEWAY_ROLES) == gateway]  # fmt: skip
-            if self.is_sandbox:
-                base = auth = EMBEDDED_SANDBOX
-            else:
+            base = auth = EMBEDDED_SANDBOX if self.is_sandbox else ""
+            if not self.is_sandbox:
                 base = next((r.base_url for r in used if r.base_url), "")
-                auth = next((r.auth_url or r.token_url for r in used
-                             if r.auth_url or r.token_url), "")  # fmt: skip
-            found[f"partner_{side}_url"] = normal_url(base or "")
-            found[f"partner_{side}_auth_url"] = normal_url(auth or "")
+                auth = next((r.auth_url or r.token_url or "" for r in used), "")
+            found[f"partner_{side}_url"] = normal_url(base)
+            found[f"partner_{side}_auth_url"] = normal_url(auth)
         return found
 
 
@@ -635,8 +633,8 @@ def _role(settings: _Settings, role: str) -> RoleSettings:
             if sec == SHARED_EXCHANGE and key == "auth_url":
                 continue
             setting = role_setting(key, sec)
-            value, where = settings.url(setting) if setting.kind == "url" else settings.lookup(
-                setting
+            value, where = (
+                settings.url(setting) if setting.kind == "url" else settings.lookup(setting)
             )
             if value is not None or key not in sources:
                 found[key], sources[key] = value, where

@@ -41,7 +41,7 @@ setting names where it came from: the variable, or the file and its key.
 """
 
 EXAMPLES = {
-    "The transcript exchange, logging in as OCAS' eTMS does (one account for both roles)": '''\
+    "The transcript exchange, logging in as OCAS' eTMS does (one account for both roles)": """\
 default_profile = "etms"
 
 [profiles.etms]
@@ -54,8 +54,8 @@ interfaces = ["supplier", "consumer"]
 [profiles.etms.exchange]
 username = 'Partner\\uat.college.user'
 password_env = "ETMS_PASSWORD"
-''',
-    "The transcript exchange through an identity server (one client per role)": '''\
+""",
+    "The transcript exchange through an identity server (one client per role)": """\
 default_profile = "exchange"
 
 [profiles.exchange]
@@ -70,8 +70,8 @@ client_secret_env = "SUPPLIER_SECRET"
 [profiles.exchange.consumer]
 client_id = "college-consumer"
 client_secret_env = "CONSUMER_SECRET"
-''',
-    "The international placement interface (password grant)": '''\
+""",
+    "The international placement interface (password grant)": """\
 default_profile = "intl"
 
 [profiles.intl]
@@ -84,8 +84,8 @@ client_id = "sis-client"
 client_secret_env = "INTL_SECRET"
 username = "analyst@college.example"
 password_env = "INTL_PASSWORD"
-''',
-    "The domestic on-demand interface (client credentials), events shaped its own way": '''\
+""",
+    "The domestic on-demand interface (client credentials), events shaped its own way": """\
 default_profile = "domestic"
 
 [profiles.domestic]
@@ -102,7 +102,7 @@ time = "when"
 [profiles.domestic.domestic]
 client_id = "dod-client"
 client_secret_env = "DOMESTIC_SECRET"
-''',
+""",
 }
 
 

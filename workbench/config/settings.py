@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from workbench.spec import DOMESTIC_SCOPE, EXCHANGE_SCOPE, INTL_SCOPE, TOKEN_PATH
+from workbench.spec import DOMESTIC_SCOPE, ETMS_LOGIN_PATH, EXCHANGE_SCOPE, INTL_SCOPE, TOKEN_PATH
 
 ROLES = ("international", "domestic", "supplier", "consumer")
 GATEWAY_ROLES = frozenset({"international", "domestic"})
@@ -23,9 +23,6 @@ SECTION_OF = {"international": "intl", "domestic": "domestic", "supplier": "supp
 SHARED_EXCHANGE = "exchange"  # [profiles.NAME.exchange]: one account for both exchange roles
 DEFAULT_SCOPES = {"international": INTL_SCOPE, "domestic": DOMESTIC_SCOPE,
                   "supplier": EXCHANGE_SCOPE, "consumer": EXCHANGE_SCOPE}  # fmt: skip
-# OCAS' eTMS login (its partner-API overview, integration tests, and the colleges' clients):
-# a form of Username, Password and grant_type=password on the exchange's own host.
-ETMS_LOGIN_PATH = "/api/auth/login"
 LOGINS = ("identity", "etms")
 SEND_ROUTES = ("plural", "singular")
 ENVIRONMENTS = ("test", "production")
@@ -62,96 +59,219 @@ def _tuning(key: str, kind: type, default: Any, limits: tuple[float, float], tex
 
 
 PROFILE_SETTINGS: tuple[Setting, ...] = (
-    Setting("auth_url", None, "url", None, "The identity server's base address ({auth_url}); "
-            f"a role's login is {{auth_url}}{TOKEN_PATH} unless its token_url says otherwise."),
-    Setting("gateway_url", None, "url", None, "The API gateway's base address ({base_url}): "
-            "the international and domestic interfaces."),
+    Setting(
+        "auth_url",
+        None,
+        "url",
+        None,
+        "The identity server's base address ({auth_url}); "
+        f"a role's login is {{auth_url}}{TOKEN_PATH} unless its token_url says otherwise.",
+    ),
+    Setting(
+        "gateway_url",
+        None,
+        "url",
+        None,
+        "The API gateway's base address ({base_url}): the international and domestic interfaces.",
+    ),
     Setting("exchange_url", None, "url", None, "The transcript exchange's base address."),
-    Setting("exchange_auth_url", None, "url", None,
-            "The identity server of the exchange roles, when it is not auth_url."),
+    Setting(
+        "exchange_auth_url",
+        None,
+        "url",
+        None,
+        "The identity server of the exchange roles, when it is not auth_url.",
+    ),
     Setting("subscription_key", None, str, None, "The gateway's Subscription-Key.", secret=True),
-    Setting("exchange_subscription_key", None, str, None,
-            "A Subscription-Key for the exchange; sent only when set.", secret=True),
-    Setting("login", None, str, "identity",
-            "How the exchange roles log in: identity (a token from the identity server, OAuth "
-            f"form fields) or etms (OCAS' login: a form of Username, Password and "
-            f"grant_type=password posted to {{exchange_url}}{ETMS_LOGIN_PATH}, no client id, "
-            "one account for both roles).", choices=LOGINS),
-    _tuning("token_lifetime", float, 3600.0, (1.0, 7 * 86400.0),
-            "Seconds a token is taken to live when its login answer gives neither expires_in "
-            "nor .expires (a 401 logs in again in any case)."),
-    Setting("send_routes", None, str, "plural",
-            "How the partner spells the send routes: plural (the spec's /responses and "
-            "/transcripts) or singular (/response and /transcript, as OCAS' own clients post). "
-            "A send refused 404/405 on one spelling tries the other once and the store "
-            "remembers the one that worked.", choices=SEND_ROUTES),
-    Setting("environment", None, str, None,
-            "The partner's environment, test or production: every document sent must carry "
-            "its DocumentProcessCode (TEST or PRODUCTION).", choices=ENVIRONMENTS),
-    Setting("db", None, "path", "data/workbench.db",
-            "The SQLite store. Relative to the profiles file's folder when set there, else to "
-            "WORKBENCH_HOME or the working folder."),
-    Setting("interfaces", None, "list", None,
-            "The interfaces this profile uses (international, domestic, supplier, consumer; a "
-            "variable takes them separated by commas). Default: those it has credentials for. "
-            "Credentials of the others are never read."),
+    Setting(
+        "exchange_subscription_key",
+        None,
+        str,
+        None,
+        "A Subscription-Key for the exchange; sent only when set.",
+        secret=True,
+    ),
+    Setting(
+        "login",
+        None,
+        str,
+        "identity",
+        "How the exchange roles log in: identity (a token from the identity server, OAuth "
+        f"form fields) or etms (OCAS' login: a form of Username, Password and "
+        f"grant_type=password posted to {{exchange_url}}{ETMS_LOGIN_PATH}, no client id, "
+        "one account for both roles).",
+        choices=LOGINS,
+    ),
+    _tuning(
+        "token_lifetime",
+        float,
+        3600.0,
+        (1.0, 7 * 86400.0),
+        "Seconds a token is taken to live when its login answer gives neither expires_in "
+        "nor .expires (a 401 logs in again in any case).",
+    ),
+    Setting(
+        "send_routes",
+        None,
+        str,
+        "plural",
+        "How the partner spells the send routes: plural (the spec's /responses and "
+        "/transcripts) or singular (/response and /transcript, as OCAS' own clients post). "
+        "A send refused 404/405 on one spelling tries the other once and the store "
+        "remembers the one that worked.",
+        choices=SEND_ROUTES,
+    ),
+    Setting(
+        "environment",
+        None,
+        str,
+        None,
+        "The partner's environment, test or production: every document sent must carry "
+        "its DocumentProcessCode (TEST or PRODUCTION).",
+        choices=ENVIRONMENTS,
+    ),
+    Setting(
+        "db",
+        None,
+        "path",
+        "data/workbench.db",
+        "The SQLite store. Relative to the profiles file's folder when set there, else to "
+        "WORKBENCH_HOME or the working folder.",
+    ),
+    Setting(
+        "interfaces",
+        None,
+        "list",
+        None,
+        "The interfaces this profile uses (international, domestic, supplier, consumer; a "
+        "variable takes them separated by commas). Default: those it has credentials for. "
+        "Credentials of the others are never read.",
+    ),
     Setting("timezone", None, str, "UTC", "The IANA zone reports show times in."),
-    Setting("event_fields", None, "table", None,
-            "Where the partner puts an event's id, type and time when no common name finds "
-            'them: a table such as { type = "eventInfo.action", time = "when" } (a variable: '
-            '"type=eventInfo.action,time=when").'),
+    Setting(
+        "event_fields",
+        None,
+        "table",
+        None,
+        "Where the partner puts an event's id, type and time when no common name finds "
+        'them: a table such as { type = "eventInfo.action", time = "when" } (a variable: '
+        '"type=eventInfo.action,time=when").',
+    ),
     _tuning("read_only", bool, False, (0, 1), "Refuse every send."),
     _tuning("connect_timeout", float, 5.0, (0.001, 600.0), "Seconds to connect."),
     _tuning("read_timeout", float, 30.0, (0.001, 3600.0), "Seconds one read may wait."),
     _tuning("concurrency", int, 8, (1, 64), "Details fetched at once."),
-    _tuning("max_attempts", int, 5, (1, 100), "Attempts of a read (retries of 429, 5xx, "
-            "dropped connections)."),
+    _tuning(
+        "max_attempts",
+        int,
+        5,
+        (1, 100),
+        "Attempts of a read (retries of 429, 5xx, dropped connections).",
+    ),
     _tuning("backoff_initial", float, 0.5, (0.0, 3600.0), "First wait between attempts, s."),
     _tuning("backoff_max", float, 10.0, (0.0, 3600.0), "Longest wait between attempts, s."),
-    _tuning("retry_after_max", float, 30.0, (0.0, 3600.0),
-            "Longest Retry-After honoured, s."),
-    _tuning("token_margin", float, 60.0, (0.0, 86400.0), "Renew a token this many seconds "
-            "before it expires."),
-    _tuning("call_deadline", float, 120.0, (0.001, 86400.0),
-            "Seconds one call may take, retries included."),
-    _tuning("max_answer_bytes", int, 32 * 1024 * 1024, (1, 1024**3),
-            "The most bytes one answer may hold once decompressed."),
-    _tuning("pull_deadline", float, 3600.0, (0.001, 7 * 86400.0),
-            "Seconds a whole pull may take."),
-    _tuning("peek_count", int, 100, (1, 100_000), "The domestic peek's Count; a refused "
-            "count is learned and kept in the store."),
+    _tuning("retry_after_max", float, 30.0, (0.0, 3600.0), "Longest Retry-After honoured, s."),
+    _tuning(
+        "token_margin",
+        float,
+        60.0,
+        (0.0, 86400.0),
+        "Renew a token this many seconds before it expires.",
+    ),
+    _tuning(
+        "call_deadline",
+        float,
+        120.0,
+        (0.001, 86400.0),
+        "Seconds one call may take, retries included.",
+    ),
+    _tuning(
+        "max_answer_bytes",
+        int,
+        32 * 1024 * 1024,
+        (1, 1024**3),
+        "The most bytes one answer may hold once decompressed.",
+    ),
+    _tuning("pull_deadline", float, 3600.0, (0.001, 7 * 86400.0), "Seconds a whole pull may take."),
+    _tuning(
+        "peek_count",
+        int,
+        100,
+        (1, 100_000),
+        "The domestic peek's Count; a refused count is learned and kept in the store.",
+    ),
 )
 
 ROLE_SETTINGS: tuple[Setting, ...] = (
-    Setting("client_id", "*", str, None, "The client id (required by the identity server's "
-            "client-credentials grant and the international password grant)."),
+    Setting(
+        "client_id",
+        "*",
+        str,
+        None,
+        "The client id (required by the identity server's "
+        "client-credentials grant and the international password grant).",
+    ),
     Setting("client_secret", "*", str, None, "The client secret.", secret=True),
-    Setting("username", "*", str, None, "A password grant's user name (any characters, "
-            "such as Partner\\uat.college.user)."),
+    Setting(
+        "username",
+        "*",
+        str,
+        None,
+        "A password grant's user name (any characters, such as Partner\\uat.college.user).",
+    ),
     Setting("password", "*", str, None, "A password grant's password.", secret=True),
-    Setting("scope", "*", str, None, "The scope asked for (default: the interface's, "
-             "none for an etms login)."),
-    Setting("token", "*", str, None, "A bearer token issued by hand; it cannot be renewed.",
-            secret=True),
-    Setting("auth_url", "*", "url", None, "This role's identity server, when not the "
-            "profile's."),
-    Setting("token_url", "*", "url", None, "The full address of this role's login (default "
-            f"{{auth_url}}{TOKEN_PATH}, or {{exchange_url}}{ETMS_LOGIN_PATH} for an etms "
-            "login)."),
+    Setting(
+        "scope",
+        "*",
+        str,
+        None,
+        "The scope asked for (default: the interface's, none for an etms login).",
+    ),
+    Setting(
+        "token", "*", str, None, "A bearer token issued by hand; it cannot be renewed.", secret=True
+    ),
+    Setting("auth_url", "*", "url", None, "This role's identity server, when not the profile's."),
+    Setting(
+        "token_url",
+        "*",
+        "url",
+        None,
+        "The full address of this role's login (default "
+        f"{{auth_url}}{TOKEN_PATH}, or {{exchange_url}}{ETMS_LOGIN_PATH} for an etms "
+        "login).",
+    ),
 )
 ROLE_SECTIONS = (*SECTION_OF.values(), SHARED_EXCHANGE)
 
 SMTP_SETTINGS: tuple[Setting, ...] = (
     Setting("host", "smtp", str, None, "The mail server that sends a report (--mail-to)."),
-    Setting("port", "smtp", int, None, "Its port (default 587, 465 with ssl, 25 with none).",
-            limits=(1, 65535)),
-    Setting("tls", "smtp", str, "starttls", "starttls, ssl or none (none only to a server "
-            "on this machine when a login is sent).", choices=SMTP_TLS),
+    Setting(
+        "port",
+        "smtp",
+        int,
+        None,
+        "Its port (default 587, 465 with ssl, 25 with none).",
+        limits=(1, 65535),
+    ),
+    Setting(
+        "tls",
+        "smtp",
+        str,
+        "starttls",
+        "starttls, ssl or none (none only to a server on this machine when a login is sent).",
+        choices=SMTP_TLS,
+    ),
     Setting("username", "smtp", str, None, "The mail server's login."),
     Setting("password", "smtp", str, None, "Its password.", secret=True),
     Setting("from", "smtp", str, None, "The From address."),
-    Setting("timeout", "smtp", float, 30.0, "Seconds to wait for the mail server.",
-            limits=(0.001, 600.0)),
+    Setting(
+        "timeout",
+        "smtp",
+        float,
+        30.0,
+        "Seconds to wait for the mail server.",
+        limits=(0.001, 600.0),
+    ),
 )
 
 # Read from the environment only, never from a profile.

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -33,6 +34,7 @@ from workbench.sandbox.settings import SandboxSettings
 from workbench.sandbox.state import Item, PartnerState, iso_ms
 from workbench.sandbox.tokens import Grant, IdentityServer, OAuthError, TokenRejected
 
+Endpoint = Callable[[Request], Awaitable[Response]]
 VALID_ID = re.compile(r"[A-Za-z0-9-]{1,64}")
 NOT_FOUND_MESSAGE = "No HTTP resource was found that matches the request URI."
 MISSING_KEY = (
@@ -88,8 +90,10 @@ def _media_type(request: Request) -> str:
 # -- identity server (§4.1) --------------------------------------------------------------
 
 
-def identity_routes(core: Core) -> list[Route]:
-    async def token(request: Request) -> Response:
+def _login(core: Core, issue: Callable[..., dict[str, object]]) -> Endpoint:
+    """A login endpoint: a form in, a token (or an RFC 6749 error) out."""
+
+    async def login(request: Request) -> Response:
         if _media_type(request) != "application/x-www-form-urlencoded":
             err = OAuthError(
                 "invalid_request", "The body must be application/x-www-form-urlencoded."
@@ -104,12 +108,16 @@ def identity_routes(core: Core) -> list[Route]:
             err = OAuthError("invalid_request", "The body is not UTF-8.")
             return JSONResponse(err.body(), status_code=400)
         try:
-            answer = core.identity.issue(form, ttl=core.token_ttl)
+            answer = issue(form, ttl=core.token_ttl)
         except OAuthError as err:
             return JSONResponse(err.body(), status_code=err.status)
         return JSONResponse(answer, headers={"Cache-Control": "no-store", "Pragma": "no-cache"})
 
-    return [Route(spec.TOKEN_PATH, token, methods=["POST"])]
+    return login
+
+
+def identity_routes(core: Core) -> list[Route]:
+    return [Route(spec.TOKEN_PATH, _login(core, core.identity.issue), methods=["POST"])]
 
 
 # -- gateway (§4.2, §4.3, §5) ------------------------------------------------------------
@@ -211,7 +219,14 @@ SEND_ACKNOWLEDGMENT = Operation("send_acknowledgment", CONSUMER, "Acknowledgment
 
 
 def _require_role(core: Core, request: Request, role: str) -> None:
-    if _bearer(core, request).role != role:
+    if core.settings.exchange_key_required:
+        key = request.headers.get(spec.SUBSCRIPTION_KEY_HEADER)
+        if not key:
+            raise Refusal(MISSING_KEY, 401)
+        if key != core.settings.credentials.subscription_key:
+            raise Refusal(WRONG_KEY, 401)
+    # An eTMS account serves both roles.
+    if _bearer(core, request).role not in (role, "exchange"):
         raise Refusal(f"This client is not authorised for the {role} role.", 403)
 
 
@@ -283,11 +298,15 @@ def exchange_routes(core: Core) -> list[Route]:
         (spec.CONSUMER_ACKNOWLEDGMENT_PATH, "POST", partial(_send, core, SEND_ACKNOWLEDGMENT)),
     ]
     # §4.4: "a trailing slash may be present"; answered in place, never redirected.
-    return [
+    served = [
         Route(path + slash, handler, methods=[method])
         for path, method, handler in routes
         for slash in ("", "/")
     ]
+    if core.settings.exchange_login == "etms":
+        login = _login(core, core.identity.etms_login)
+        served.append(Route(spec.ETMS_LOGIN_PATH, login, methods=["POST"]))
+    return served
 
 
 # -- sandbox controls ----------------------------------------------------------------------
@@ -336,18 +355,23 @@ async def _not_found(request: Request, exc: Exception) -> Response:
     return message(404, NOT_FOUND_MESSAGE)
 
 
-async def _refused(request: Request, exc: Exception) -> Response:
-    assert isinstance(exc, Refusal)
-    return message(exc.status, str(exc))
+def _refused(core: Core) -> Callable[[Request, Exception], Awaitable[Response]]:
+    async def refused(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, Refusal)
+        if exc.status == 401 and core.settings.unauthorized_body == "empty":
+            return Response(status_code=401, headers={"WWW-Authenticate": "Bearer"})
+        return message(exc.status, str(exc))
+
+    return refused
 
 
 async def _server_error(request: Request, exc: Exception) -> Response:
     return message(500, "An error has occurred.")
 
 
-def _interface(routes: list[Route]) -> Starlette:
+def _interface(core: Core, routes: list[Route]) -> Starlette:
     app = Starlette(
-        routes=routes, exception_handlers={Refusal: _refused, HTTPException: _not_found}
+        routes=routes, exception_handlers={Refusal: _refused(core), HTTPException: _not_found}
     )
     app.router.redirect_slashes = False
     return app
@@ -373,15 +397,15 @@ class _Hits:
 def build_app(core: Core) -> ASGIApp:
     """The ASGI app serving all three interfaces of one sandbox."""
     faults = core.settings.faults
-    identity = FaultMiddleware(_interface(identity_routes(core)), faults, latency_only=True)
-    gateway = FaultMiddleware(_interface(gateway_routes(core)), faults)
-    exchange = FaultMiddleware(_interface(exchange_routes(core)), faults)
+    identity = FaultMiddleware(_interface(core, identity_routes(core)), faults, latency_only=True)
+    gateway = FaultMiddleware(_interface(core, gateway_routes(core)), faults)
+    exchange = FaultMiddleware(_interface(core, exchange_routes(core)), faults)
     root = Starlette(
         routes=[
             Mount("/identity", app=identity),
             Mount("/gateway", app=gateway),
             Mount("/exchange", app=exchange),
-            Mount("/_sandbox", app=_interface(control_routes(core))),
+            Mount("/_sandbox", app=_interface(core, control_routes(core))),
         ],
         exception_handlers={HTTPException: _not_found, Exception: _server_error},
     )

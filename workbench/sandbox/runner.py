@@ -29,7 +29,12 @@ class Sandbox:
         self.core = Core(
             settings=settings,
             state=self.state,
-            identity=IdentityServer(settings.credentials, clock=lambda: self.state.now),
+            identity=IdentityServer(
+                settings.credentials,
+                clock=lambda: self.state.now,
+                exchange_login=settings.exchange_login,
+                expiry=settings.token_expiry,
+            ),
             hits=Counter(),
         )
         self.app = build_app(self.core)
@@ -66,9 +71,11 @@ class Sandbox:
 
     @property
     def env(self) -> dict[str, str]:
-        """The WORKBENCH_* variables that point a client at this sandbox (DESIGN §5)."""
+        """The WORKBENCH_* variables that point a client at this sandbox (DESIGN §5): what
+        a partner would issue, and nothing a client should find out for itself (route
+        spellings, event shapes)."""
         c = self.credentials
-        return {
+        env = {
             "WORKBENCH_AUTH_URL": self.auth_url,
             "WORKBENCH_GATEWAY_URL": self.gateway_url,
             "WORKBENCH_EXCHANGE_URL": self.exchange_url,
@@ -79,13 +86,22 @@ class Sandbox:
             "WORKBENCH_INTL_PASSWORD": c.intl_password,
             "WORKBENCH_DOMESTIC_CLIENT_ID": c.domestic_client_id,
             "WORKBENCH_DOMESTIC_CLIENT_SECRET": c.domestic_client_secret,
-            "WORKBENCH_SUPPLIER_CLIENT_ID": c.supplier_client_id,
-            "WORKBENCH_SUPPLIER_CLIENT_SECRET": c.supplier_client_secret,
-            "WORKBENCH_SUPPLIER_SCOPE": EXCHANGE_SCOPE,
-            "WORKBENCH_CONSUMER_CLIENT_ID": c.consumer_client_id,
-            "WORKBENCH_CONSUMER_CLIENT_SECRET": c.consumer_client_secret,
-            "WORKBENCH_CONSUMER_SCOPE": EXCHANGE_SCOPE,
         }
+        if self.settings.exchange_login == "etms":
+            env.update(
+                WORKBENCH_LOGIN="etms",
+                WORKBENCH_EXCHANGE_USERNAME=c.exchange_username,
+                WORKBENCH_EXCHANGE_PASSWORD=c.exchange_password,
+            )
+        else:
+            for role in ("supplier", "consumer"):
+                prefix = f"WORKBENCH_{role.upper()}_"
+                env[prefix + "CLIENT_ID"] = getattr(c, f"{role}_client_id")
+                env[prefix + "CLIENT_SECRET"] = getattr(c, f"{role}_client_secret")
+                env[prefix + "SCOPE"] = EXCHANGE_SCOPE
+        if self.settings.exchange_key_required:
+            env["WORKBENCH_EXCHANGE_SUBSCRIPTION_KEY"] = c.subscription_key
+        return env
 
     # -- controls and records ---------------------------------------------------------------
 

@@ -36,9 +36,26 @@ class Credentials:
     consumer_client_id: str = "exchange-consumer-demo"
     consumer_client_secret: str = "sandbox-consumer-secret-4a6f"
     subscription_key: str = "sandbox-subscription-key-0c9b2e"
+    # OCAS' eTMS login (exchange_login="etms"): one account for both exchange roles.
+    exchange_username: str = "Partner\\sandbox.demo.user"
+    exchange_password: str = "sandbox-etms-password-2b7c"
     customer_code: str = "DEMO01"
     caller_name: str = "Demo College (sandbox)"
     caller_role: str = "SIS"
+
+    @classmethod
+    def short(cls) -> Credentials:
+        """Credentials as short as partners issue them: a 7-character password, a secret of
+        three letters, a subscription key that every date of 2026 spells."""
+        return cls(
+            intl_client_secret="intl7cs",
+            intl_password="Pw#2026",
+            domestic_client_secret="dod",
+            supplier_client_secret="sup1",
+            consumer_client_secret="con1",
+            subscription_key="2026",
+            exchange_password="Ab1!x9Z",
+        )
 
     def secrets(self) -> list[str]:
         """Every value that must never show up in a log, a database or a report."""
@@ -49,6 +66,7 @@ class Credentials:
             self.supplier_client_secret,
             self.consumer_client_secret,
             self.subscription_key,
+            self.exchange_password,
         ]
 
     def clients(self) -> dict[str, dict[str, str]]:
@@ -253,6 +271,8 @@ class SandboxSettings:
                 )
         if self.max_peek_count < 1:
             raise ValueError("max_peek_count must be a positive integer.")
+        if self.credentials_style == "short" and self.credentials == Credentials():
+            self.credentials = Credentials.short()
 
 
 # The choices of the SandboxSettings that take one of a few values; the first is the default.

@@ -1,5 +1,12 @@
-"""The sandbox identity server: OAuth2 token issue (spec §4.1) and bearer-token checks (§5).
-Tokens expire in real time, and sooner as ``Sandbox.advance`` moves the sandbox's clock."""
+"""The sandbox identity server: OAuth2 token issue (spec §4.1), OCAS' eTMS login on the
+exchange, and bearer-token checks (§5). Tokens expire in real time, and sooner as
+``Sandbox.advance`` moves the sandbox's clock.
+
+With ``exchange_login="etms"`` the exchange roles have no client at the identity server: one
+account logs in at ``POST {exchange}/api/auth/login`` with a form of ``Username``, ``Password``
+and ``grant_type=password`` (field names matched case-insensitively, as ASP.NET binds them),
+and its token serves both roles. ``token_expiry`` says how an answer gives the token's life:
+``expires_in``, an HTTP date in ``.expires`` (ASP.NET's OAuth answers), or not at all."""
 
 from __future__ import annotations
 
@@ -10,7 +17,8 @@ import uuid
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
+from email.utils import format_datetime
 
 import jwt
 
@@ -49,12 +57,28 @@ class IdentityServer:
     """Issues HS256 JWTs to the demo clients and checks them on every protected call."""
 
     def __init__(
-        self, credentials: Credentials, *, clock: Callable[[], datetime], key: bytes | None = None
+        self,
+        credentials: Credentials,
+        *,
+        clock: Callable[[], datetime],
+        key: bytes | None = None,
+        exchange_login: str = "identity",
+        expiry: str = "expires_in",
     ) -> None:
         self.credentials = credentials
         self._clock, self._started = clock, clock()  # the sandbox's simulated time
         self._key = key or secrets.token_bytes(32)
         self._clients = credentials.clients()
+        self._expiry_style = expiry
+        if exchange_login == "etms":  # the exchange's own account replaces its two clients
+            for role in ("supplier", "consumer"):
+                del self._clients[getattr(credentials, f"{role}_client_id")]
+            self._clients[credentials.exchange_username] = {
+                "secret": credentials.exchange_password,
+                "grant": "etms",
+                "scope": "",
+                "role": "exchange",
+            }
         self._lock = threading.Lock()
         self.token_requests: Counter[str] = Counter()
         self.issued_tokens: list[str] = []
@@ -65,7 +89,9 @@ class IdentityServer:
             if not form.get(name):
                 raise OAuthError("invalid_request", f"The '{name}' parameter is missing.")
         client = self._clients.get(form["client_id"])
-        if client is None or not _same(form["client_secret"], client["secret"]):
+        if client is None or client["grant"] == "etms":
+            raise OAuthError("invalid_client", "Client authentication failed.", status=401)
+        if not _same(form["client_secret"], client["secret"]):
             raise OAuthError("invalid_client", "Client authentication failed.", status=401)
         grant_type = form["grant_type"]
         if grant_type not in ("password", "client_credentials"):
@@ -84,11 +110,32 @@ class IdentityServer:
             raise OAuthError(
                 "invalid_scope", f"The scope requested is not allowed for this client: {requested}"
             )
+        subject = form.get("username") or form["client_id"]
+        answer = self._answer(form["client_id"], subject, client, ttl=ttl)
+        return {**answer, "scope": client["scope"]}
+
+    def etms_login(self, form: dict[str, str], *, ttl: int) -> dict[str, object]:
+        """Answer OCAS' eTMS login (its form fields as received) or raise OAuthError."""
+        fields = {k.lower(): v for k, v in form.items()}
+        username, password = fields.get("username", ""), fields.get("password", "")
+        if fields.get("grant_type") != "password":
+            raise OAuthError("unsupported_grant_type", "grant_type must be password.")
+        if not username or not password:
+            raise OAuthError("invalid_request", "The Username and Password fields are required.")
+        client = self._clients.get(username)
+        if client is None or client["grant"] != "etms" or not _same(password, client["secret"]):
+            raise OAuthError("invalid_grant", "The user name or password is incorrect.")
+        return {**self._answer(username, username, client, ttl=ttl), "userName": username}
+
+    def _answer(
+        self, client_id: str, subject: str, client: dict[str, str], *, ttl: int
+    ) -> dict[str, object]:
+        """A signed token for ``client`` and how this server says how long it lives."""
         now = int(self._now())
         claims = {
             "iss": ISSUER,
-            "sub": form.get("username") or form["client_id"],
-            "client_id": form["client_id"],
+            "sub": subject,
+            "client_id": client_id,
             "scope": client["scope"],
             "role": client["role"],
             "iat": now,
@@ -97,14 +144,17 @@ class IdentityServer:
         }
         token = jwt.encode(claims, self._key, algorithm="HS256")
         with self._lock:
-            self.token_requests[form["client_id"]] += 1
+            self.token_requests[client_id] += 1
             self.issued_tokens.append(token)
-        return {
-            "access_token": token,
-            "expires_in": ttl,
-            "token_type": "Bearer",
-            "scope": client["scope"],
-        }
+        answer: dict[str, object] = {"access_token": token, "token_type": "Bearer"}
+        if self._expiry_style == "expires_in":
+            answer["expires_in"] = ttl
+        elif self._expiry_style == "dot_expires":
+            answer[".issued"] = format_datetime(datetime.fromtimestamp(now, UTC), usegmt=True)
+            answer[".expires"] = format_datetime(
+                datetime.fromtimestamp(now + ttl, UTC), usegmt=True
+            )
+        return answer
 
     def _now(self) -> float:
         """The wall clock, moved on as far as the sandbox's clock was advanced."""

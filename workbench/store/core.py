@@ -15,7 +15,7 @@ from typing import Any
 import sqlite_utils
 
 from workbench.errors import StoreError
-from workbench.redact import Redactor, headers_by_name
+from workbench.redact import Redactor, is_document, is_sent_document
 from workbench.store import details, entities, identity, lock, settle
 from workbench.store.cells import dumps, now_text, partner_time, row_id, utc_text
 from workbench.store.connection import Connection
@@ -185,7 +185,7 @@ class Store(History):
         run_id = row_id(run_id) or 0
         if status not in RUN_STATUSES:
             raise StoreError(f"Run status {status!r} is not one of {', '.join(RUN_STATUSES)}.")
-        text = self._scrub.dumps([summary], dumps)[0] if summary is not None else None
+        text = dumps(self._scrub.data(summary)) if summary is not None else None
         with self._c.write() as conn:
             cursor = conn.execute(
                 "UPDATE runs SET finished_at = ?, status = ?, summary = coalesce(?, summary) "
@@ -206,13 +206,19 @@ class Store(History):
         url, error, request_body, response_body = (
             _as_text(getattr(exchange, name, None)) for name in _CALL_TEXTS
         )
-        sent, received = (headers_by_name(getattr(exchange, name, None)) for name in _CALL_HEADERS)
-        texts = [url, error, dumps(sent), request_body, dumps(received), response_body]
-        # One scan proves the lot clean (the usual case): the body is most of it, and scanned
-        # once. Else each text is masked, the headers value by value (Redactor.headers).
-        if not self._scrub.clean("\x00".join(t for t in texts if t)):
-            texts[2], texts[4] = (dumps(self._scrub.headers(h)) for h in (sent, received))
-            texts = [self._scrub.text(t) for t in texts]
+        # The session masked it already; a database is forever, so again, by the same rule.
+        interface, status = getattr(exchange, "interface", None), getattr(exchange, "status", None)
+        document = is_sent_document(interface, getattr(exchange, "method", None))
+        answered = is_document(interface, status)
+        sent, received = (getattr(exchange, name, None) for name in _CALL_HEADERS)
+        texts = [
+            self._scrub.url(url) if url else url,
+            self._scrub.text(error),
+            dumps(self._scrub.headers(sent)),
+            self._scrub.answer(request_body, document=document),
+            dumps(self._scrub.headers(received, document=answered)),
+            self._scrub.answer(response_body, document=answered),
+        ]
         url, error, request_headers, request_body, response_headers, response_body = texts
         started = getattr(exchange, "started_at", None)
         params = (
@@ -264,7 +270,7 @@ class Store(History):
         taken = utc_text(taken_at) if taken_at is not None else now_text()
         assert taken is not None
         items = list(items)
-        texts = self._scrub.dumps(items, dumps)
+        texts = [self._scrub.document(dumps(item)) for item in items]
         keys = [item_key(item, key, text) for item, text in zip(items, texts, strict=True)]
         current = dict(zip(keys, texts, strict=True))
         with self._c.write() as conn:
@@ -402,7 +408,7 @@ class Store(History):
         if source not in EVENT_SOURCES:
             raise StoreError(f"Unknown event source {source!r}; one of: placement, domestic.")
         events = list(events)
-        texts = self._scrub.dumps(events, dumps)
+        texts = [self._scrub.document(dumps(event)) for event in events]
         keys = [item_key(e, None, t) for e, t in zip(events, texts, strict=True)]
         at = utc_text(seen_at) if seen_at is not None else now_text()
         assert at is not None

@@ -139,7 +139,7 @@ def prepare_detail(
         xml, rest = pescxml_of(detail)
         texts["detail_json"] = dumps(rest) if rest is not None else None
         decoded["detail_json"] = rest
-        document_xml = scrub.text(pescxml if pescxml is not None else unescaped_once(xml))
+        document_xml = scrub.document(pescxml if pescxml is not None else unescaped_once(xml))
         values.update(detail_fetched_at=seen, detail_call_id=call_id, detail_failed_at=None,
                       detail_error=None, detail_request_date=partner_time(
                           listed_date if listed_date is not None else request_date))  # fmt: skip
@@ -159,19 +159,20 @@ def prepare_detail(
         }
     fields = FLAT_FIELDS[table]
     found = _flat_values(flat, fields) if flat is not None else []
-    if scrub.clean(_scanned(texts, found, plain)):  # the usual case: nothing to mask
+    scanned = _scanned(texts, found, plain)
+    if scrub.document(scanned) == scanned:  # the usual case: no token of ours echoed
         values.update(texts)
     else:
         for name, text in texts.items():
             if text is not None and name in decoded:
-                decoded[name] = scrub.data(decoded[name])
+                decoded[name] = _documented(scrub, decoded[name])
                 values[name] = dumps(decoded[name])
             else:
-                values[name] = scrub.text(text)
+                values[name] = scrub.document(text)
         if flat is not None:
             found = _flat_values(decoded["pesc_json"], fields)
         if plain:
-            plain = {name: scrub.data(records) for name, records in plain.items()}
+            plain = {name: _documented(scrub, records) for name, records in plain.items()}
     # The item id is a key (child rows and document_records link to it): never masked.
     kids = _children(table, id_column, str(item_id), plain) if plain is not None else None
     if flat is not None:
@@ -392,6 +393,17 @@ def _scanned(
     if children:
         parts.append(_SCAN.encode(children))
     return "\x00".join(parts)
+
+
+def _documented(scrub: Redactor, value: Any) -> Any:
+    """JSON-able ``value`` with each of its texts as :meth:`Redactor.document` keeps them."""
+    if isinstance(value, str):
+        return scrub.document(value)
+    if isinstance(value, Mapping):
+        return {k: _documented(scrub, v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_documented(scrub, v) for v in value]
+    return value
 
 
 def _children(

@@ -87,8 +87,9 @@ class Outbox:
             payload = payload.decode("utf-8", "replace")
         text = payload if isinstance(payload, str) else dumps(payload)
         digest = sha256(text)
-        clean = self._scrub.text(text)
-        clean_flat = self._scrub.data(dict(flat)) if flat is not None else None
+        # A document we send is kept as written (redact.Redactor.document).
+        clean = self._scrub.document(text)
+        clean_flat = dict(flat) if flat is not None else None
         flat_text = dumps(clean_flat) if clean_flat is not None else None
         version = acknowledged_document(operation, clean_flat)
         at = now_text()
@@ -140,8 +141,8 @@ class Outbox:
         (the acknowledgment ``send_transcript`` returns)."""
         entry_id, call_id, status = row_id(entry_id) or 0, row_id(call_id), row_id(status)
         body = response_body if isinstance(response_body, str | None) else dumps(response_body)
-        body = self._scrub.text(body)
-        reply = dumps(self._scrub.data(dict(reply_flat))) if reply_flat is not None else None
+        body = self._scrub.document(body)  # a 2xx answer: the partner's document
+        reply = dumps(dict(reply_flat)) if reply_flat is not None else None
         with self._c.write(durable=True) as conn:
             entry = _entry(conn, entry_id, "sent")
             at = now_text()

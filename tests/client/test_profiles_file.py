@@ -1,0 +1,139 @@
+"""The profiles file is found from any folder and read safely; the sandbox is never used by
+accident; every setting is documented in docs/configuration.md."""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+from pathlib import Path
+
+import pytest
+
+import workbench as wb
+from workbench.config import load_profile
+from workbench.config.reference import DOCS_PATH, EXAMPLES, render
+from workbench.config.settings import PROFILE_SETTINGS, ROLE_SETTINGS, SMTP_SETTINGS
+
+PROD = """
+default_profile = "prod"
+
+[profiles.prod]
+exchange_url = "https://exchange.example.test"
+db = "stores/prod.db"
+
+[profiles.prod.supplier]
+client_id = "college-supplier"
+client_secret_env = "PROD_SUPPLIER_SECRET"
+"""
+
+
+def test_the_users_profiles_are_found_from_any_folder(tmp_path: Path, monkeypatch) -> None:
+    config = Path(os.environ["XDG_CONFIG_HOME"]) / "workbench"
+    config.mkdir(parents=True)
+    (config / "workbench.toml").write_text(PROD)
+    elsewhere = tmp_path / "cron" / "job"
+    elsewhere.mkdir(parents=True)
+    monkeypatch.chdir(elsewhere)
+    profile = load_profile(env={"PROD_SUPPLIER_SECRET": "s", **os.environ})
+    assert profile.name == "prod" and profile.config_path == str(config / "workbench.toml")
+    # A store set in the file lives beside the file, whatever folder the command runs in.
+    assert profile.db == str(config / "stores" / "prod.db")
+
+
+def test_the_working_folder_wins_over_home_and_the_config_folder(tmp_path, monkeypatch) -> None:
+    here, home = tmp_path / "here", tmp_path / "home"
+    for folder, name in ((here, "here"), (home, "home")):
+        folder.mkdir()
+        (folder / "workbench.toml").write_text(f'default_profile = "{name}"\n[profiles.{name}]\n')
+    monkeypatch.chdir(here)
+    assert load_profile(env={"WORKBENCH_HOME": str(home)}).name == "here"
+    monkeypatch.chdir(tmp_path)
+    assert load_profile(env={"WORKBENCH_HOME": str(home)}).name == "home"
+
+
+@pytest.mark.parametrize(
+    "variable", ["WORKBENCH_SUPPLIER_CLIENT_SECRET", "WORKBENCH_EXCHANGE_PASSWORD",
+                 "WORKBENCH_LOGIN", "WORKBENCH_SUBSCRIPTION_KEY"]
+)  # fmt: skip
+def test_partner_settings_no_profile_uses_are_refused_not_replaced_by_the_sandbox(
+    tmp_path, monkeypatch, variable: str
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(wb.ConfigError, match=rf"{variable} is set, but no profile uses it") as e:
+        load_profile(env={variable: "etms"})
+    assert "--profile sandbox" in str(e.value) and "etms" not in str(e.value).replace(
+        "WORKBENCH_LOGIN", ""
+    )
+    assert load_profile("sandbox", env={variable: "x"}).is_sandbox  # chosen on purpose
+    assert not (tmp_path / "data").exists()
+
+
+def test_a_profiles_file_that_chooses_no_profile_is_refused(tmp_path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "workbench.toml").write_text("[profiles.prod]\n[profiles.test]\n")
+    with pytest.raises(wb.ConfigError, match="defines prod, test but chooses none"):
+        load_profile(env={})
+
+
+@pytest.mark.parametrize(
+    "url", ["https://svc:PASS@etms.example", "https://svc@etms.example", "https://:PASS@x.example"]
+)
+def test_a_url_with_credentials_in_it_is_refused_naming_the_setting(url: str) -> None:
+    with pytest.raises(wb.ConfigError, match="WORKBENCH_EXCHANGE_URL holds a user name") as e:
+        load_profile(env={"WORKBENCH_EXCHANGE_URL": url})
+    assert "PASS" not in str(e.value)
+
+
+def test_hostile_profile_files_are_refused_in_one_line(tmp_path: Path) -> None:
+    deep = tmp_path / "deep.toml"
+    deep.write_text("x = " + "[" * 100_000 + "]" * 100_000 + "\n")
+    big = tmp_path / "big.toml"
+    big.write_text("# " + "x" * 2_000_000 + "\n")
+    fifo = tmp_path / "fifo.toml"
+    os.mkfifo(fifo)
+    cases = {
+        tmp_path: "not a regular file",
+        Path("/dev/zero"): "not a regular file",
+        fifo: "not a regular file",
+        deep: "nests its tables or arrays too deep",
+        big: "holds at most",
+    }
+    for path, message in cases.items():
+        done: list[BaseException] = []
+        thread = threading.Thread(  # a FIFO must not block the read
+            target=lambda p=path, out=done: out.append(_refusal(p)), daemon=True
+        )
+        thread.start()
+        thread.join(timeout=20)
+        assert done, f"{path} hung"
+        assert isinstance(done[0], wb.ConfigError) and message in str(done[0]), (path, done)
+        assert "\n" not in str(done[0])
+
+
+def _refusal(path: Path) -> BaseException:
+    try:
+        load_profile(env={}, config_path=path)
+    except BaseException as exc:
+        return exc
+    raise AssertionError(f"{path} was read")
+
+
+def test_the_configuration_reference_is_current() -> None:
+    assert DOCS_PATH.read_text(encoding="utf-8") == render(), (
+        "docs/configuration.md is stale: run python -m workbench.config.reference"
+    )
+    text = render()
+    for setting in (*PROFILE_SETTINGS, *ROLE_SETTINGS, *SMTP_SETTINGS):
+        assert f"`{setting.file_key}`" in text
+        assert setting.variable.replace("WORKBENCH_*_", "WORKBENCH_<ROLE>_") in text
+
+
+@pytest.mark.parametrize("title", sorted(EXAMPLES))
+def test_every_example_profile_loads(tmp_path: Path, title: str) -> None:
+    path = tmp_path / "workbench.toml"
+    path.write_text(EXAMPLES[title])
+    names = re.findall(r'_env = "(\w+)"', EXAMPLES[title])
+    profile = load_profile(env=dict.fromkeys(names, "issued-value"), config_path=path)
+    profile.check_interfaces()
+    assert profile.interfaces
