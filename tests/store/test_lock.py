@@ -76,3 +76,20 @@ def test_a_fifo_in_place_of_the_lock_file_is_refused(store: Store) -> None:
         store.run_lock(timeout_s=0.5),
     ):
         pass  # pragma: no cover - never entered
+
+
+def test_a_store_reached_through_a_symbolic_link_is_locked_as_its_file(db_path: Path) -> None:
+    """Two names of one database lock the same file, and a refusal names the real holder."""
+    link = db_path.with_name("link.db")
+    Store(db_path).close()
+    link.symlink_to(db_path)
+    real, linked = Store(db_path), Store(link)
+    with real.run_lock(timeout_s=1):
+        with (
+            pytest.raises(StoreError, match=rf"Another pull is running on .*\(pid {os.getpid()}"),
+            linked.run_lock(timeout_s=0.1),
+        ):
+            pass  # pragma: no cover - never entered
+    assert not link.with_name("link.db.lock").exists()
+    real.close()
+    linked.close()

@@ -29,7 +29,10 @@ LOCK_NAME = "pull"
 
 
 def lock_path(db_path: Path) -> Path:
-    return db_path.with_name(db_path.name + ".lock")
+    """The lock of the database file ``db_path`` names, its symbolic links followed: every
+    name of one database locks one file."""
+    real = db_path.resolve()
+    return real.with_name(real.name + ".lock")
 
 
 @contextmanager
@@ -93,7 +96,7 @@ def _busy_message(c: Connection, timeout_s: float) -> str:
         where = "" if host == socket.gethostname() else f" on {host}"
         who = f" (pid {pid}{where} since {since})"
     return (
-        f"Another pull is running on {c.path}{who}; waited {timeout_s:g} s. Wait for it to "
+        f"Another pull is running on {c.path.resolve()}{who}; waited {timeout_s:g} s. Wait for it to "
         "finish and try again, or stop that process (its lock is released the moment it ends)."
     )
 
