@@ -15,7 +15,7 @@ from typing import Any
 
 import httpx
 
-from workbench.config import GATEWAY_ROLES, Profile, env_prefix
+from workbench.config import Profile
 from workbench.errors import (
     AuthError,
     InvalidValue,
@@ -104,17 +104,19 @@ def decoded(response: httpx.Response, *, redactor: Redactor, role: str, operatio
 
 
 def unauthorized(profile: Profile, role: str, said: str) -> str:
-    """What a 401 that survived a token renewal means, and what to check."""
-    prefix = env_prefix(role)
-    if profile.role(role).grant == "static":
+    """What a 401 that survived a token renewal means, and what to check, naming the settings
+    where they came from (a variable, or the profiles file's key)."""
+    settings = profile.role(role)
+    if settings.grant == "static":
         return (
             f"The {role} interface refused the static token (401: {said}). It may have "
-            f"expired: set a fresh one in {prefix}TOKEN, or configure {prefix}CLIENT_ID and "
-            f"{prefix}CLIENT_SECRET instead."
+            f"expired: set a fresh one in {settings.where('token')}, or configure a login "
+            "instead (docs/configuration.md)."
         )
-    check = f"that the {prefix}* client is entitled to this interface"
-    if role in GATEWAY_ROLES:
-        check = f"WORKBENCH_SUBSCRIPTION_KEY, and {check}"
+    account = settings.where("username") if settings.grant == "password" else None
+    account = account or settings.where("client_id")
+    check = f"that the account of {account} is entitled to this interface"
+    check = f"{settings.where('subscription_key')}, and {check}"
     return (
         f"The {role} interface refused the request twice (401: {said}), even with a fresh "
         f"token. Check {check}."

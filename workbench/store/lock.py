@@ -96,8 +96,9 @@ def _busy_message(c: Connection, timeout_s: float) -> str:
         where = "" if host == socket.gethostname() else f" on {host}"
         who = f" (pid {pid}{where} since {since})"
     return (
-        f"Another pull is running on {c.path.resolve()}{who}; waited {timeout_s:g} s. Wait for it to "
-        "finish and try again, or stop that process (its lock is released the moment it ends)."
+        f"Another pull is running on {c.path.resolve()}{who}; waited {timeout_s:g} s. Wait for "
+        "it to finish and try again, or stop that process (its lock is released the moment it "
+        "ends)."
     )
 
 
