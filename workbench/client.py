@@ -11,24 +11,24 @@ from __future__ import annotations
 import os
 import threading
 import weakref
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 import httpx
 import pandas as pd
 
 from workbench.api import domestic, international
 from workbench.api.exchange import Consumer, Supplier
-from workbench.config import Profile, load_profile, with_overrides
-from workbench.errors import ConfigError, WorkbenchError
+from workbench.config import ROLES, Profile, load_profile, with_overrides
+from workbench.errors import ConfigError, InvalidParameter, WorkbenchError
+from workbench.terminal import printable
 from workbench.session import Recorder, Session
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
-
     from workbench.pull import PullSummary
     from workbench.sandbox import Sandbox, SandboxSettings
     from workbench.store import Store
@@ -126,6 +126,28 @@ class Workbench:
     def peek_events(self, count: int | None = 10) -> pd.DataFrame:
         """Domestic interface: up to ``count`` events, without removing them."""
         return domestic.peek_events(self.session, count)
+
+    def read(self, role: str, path: str, *, params: Mapping[str, str] | None = None) -> Any:
+        """An ad hoc GET of ``path`` (below the role's base URL) with the role's token, headers,
+        deadline, retries and recording: the decoded JSON answer. Writes go through the outbox
+        (``w.supplier.send_*``), never through here.
+
+        >>> w.read("supplier", "/api/transcriptrequests/no_response")  # doctest: +SKIP
+        """
+        if role not in ROLES:
+            raise InvalidParameter(
+                f"{role!r} is not a role; use one of {', '.join(ROLES)}.", parameter="role"
+            )
+        parts = urlsplit(path)
+        bad = not path.startswith("/") or path.startswith("//") or parts.scheme or parts.netloc
+        if bad or ".." in path.split("/") or any(ord(c) < 32 or c == "\x7f" for c in path):
+            raise InvalidParameter(
+                f"{printable(path)!r} is not a path below the {role} interface's base URL: "
+                "write it from its first slash, such as /api/transcriptrequests/no_response.",
+                parameter="path",
+            )
+        answer = self.session.call(role, "GET", path, operation="read", params=params)
+        return answer.value
 
     def close(self) -> None:
         """Close the HTTP clients and stop the embedded sandbox, if any. Safe to call twice."""

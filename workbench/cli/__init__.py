@@ -59,6 +59,7 @@ for command in (
     data.doctor,
     data.pull,
     data.export,
+    data.call,
     simulate.demo,
     reports.bundle,
     reports.report,

@@ -142,3 +142,48 @@ def export(
     for note in done.notes:
         say(f"Note: {note}", err=True)
     typer.echo(str(done.path))
+
+
+def call(
+    role: Annotated[
+        str,
+        typer.Argument(metavar="ROLE", help="international, domestic, supplier or consumer."),
+    ],
+    path: Annotated[
+        str,
+        typer.Argument(
+            metavar="PATH",
+            help="Below the role's base URL, from its first slash: "
+            "/api/transcriptrequests/no_response.",
+        ),
+    ],
+    param: Annotated[
+        list[str] | None,
+        typer.Option("--param", metavar="NAME=VALUE", help="A query parameter (repeat for more)."),
+    ] = None,
+    profile: Profile = None,
+    db: Db = None,
+    config: Config = None,
+) -> None:
+    """Send one GET to the partner, as you would in Postman, and print its answer.
+
+    Tokens, headers, deadline and retries are handled, and the call is recorded in the
+    database as every call is; the answer is printed as JSON with its control characters
+    escaped and tokens of ours masked. Writes are not possible here: they go through
+    `workbench send` and its outbox. Exit 0 on a 2xx, 1 on another answer (its message
+    printed), 2 on a usage or configuration error.
+    """
+    import json
+
+    from workbench.client import connect
+
+    params: dict[str, str] = {}
+    for pair in param or []:
+        name, sep, value = pair.partition("=")
+        if not sep or not name.strip():
+            raise typer.BadParameter(f"{pair!r}: write NAME=VALUE.", param_hint="--param")
+        params[name.strip()] = value
+    with clean_errors(), connect(profile, db=db, config_path=config) as w:
+        answer = w.read(role, path, params=params or None)
+        shown = json.dumps(answer, indent=2, ensure_ascii=False)
+        say(w.session.redactor.document(shown), wrap=False)

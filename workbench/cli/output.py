@@ -14,6 +14,10 @@ import typer
 from workbench.errors import ConfigError, InvalidParameter, WorkbenchError
 
 
+# Parameters that are arguments of a command (shown in capitals), not --options.
+_ARGUMENTS = frozenset({"request_id", "role", "path"})
+
+
 def say(text: str, *, err: bool = False, wrap: bool = True) -> None:
     """Print ``text`` (ours, maybe holding partner text) with its control characters escaped,
     its long lines wrapped at :func:`width` (``wrap=False`` for a document to copy as is)."""
@@ -61,7 +65,7 @@ def clean_errors() -> Iterator[None]:
         yield
     except InvalidParameter as exc:
         name = exc.parameter
-        flag = "REQUEST_ID" if name == "request_id" else "--" + name.replace("_", "-")
+        flag = name.upper() if name in _ARGUMENTS else "--" + name.replace("_", "-")
         raise typer.BadParameter(str(exc), param_hint=flag) from None
     except ConfigError as exc:
         say(f"Configuration error: {exc}", err=True)
