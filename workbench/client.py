@@ -25,8 +25,8 @@ from workbench.api import domestic, international
 from workbench.api.exchange import Consumer, Supplier
 from workbench.config import ROLES, Profile, load_profile, with_overrides
 from workbench.errors import ConfigError, InvalidParameter, WorkbenchError
-from workbench.terminal import printable
 from workbench.session import Recorder, Session
+from workbench.terminal import printable
 
 if TYPE_CHECKING:
     from workbench.pull import PullSummary

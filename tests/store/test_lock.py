@@ -84,12 +84,12 @@ def test_a_store_reached_through_a_symbolic_link_is_locked_as_its_file(db_path: 
     Store(db_path).close()
     link.symlink_to(db_path)
     real, linked = Store(db_path), Store(link)
-    with real.run_lock(timeout_s=1):
-        with (
-            pytest.raises(StoreError, match=rf"Another pull is running on .*\(pid {os.getpid()}"),
-            linked.run_lock(timeout_s=0.1),
-        ):
-            pass  # pragma: no cover - never entered
+    with (
+        real.run_lock(timeout_s=1),
+        pytest.raises(StoreError, match=rf"Another pull is running on .*\(pid {os.getpid()}"),
+        linked.run_lock(timeout_s=0.1),
+    ):
+        pass  # pragma: no cover - never entered
     assert not link.with_name("link.db.lock").exists()
     real.close()
     linked.close()

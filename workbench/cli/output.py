@@ -13,7 +13,6 @@ import typer
 
 from workbench.errors import ConfigError, InvalidParameter, WorkbenchError
 
-
 # Parameters that are arguments of a command (shown in capitals), not --options.
 _ARGUMENTS = frozenset({"request_id", "role", "path"})
 
