@@ -1,22 +1,36 @@
-"""``workbench browse``: Datasette on a store, read-only, on 127.0.0.1, with the store's
-metadata (titles, descriptions, units and canned queries: ``workbench.store.metadata``).
+"""``workbench browse``: Datasette on a store, read-only, on 127.0.0.1, for you alone.
 
-Datasette opens the file with SQLite's ``mode=ro``: no query, canned or typed, can write, and
-a pull running meanwhile shows up on the next page load (``--immutable`` would ignore what a
-pull holds in its write-ahead log). Datasette is the ``browse`` extra.
+The store names students, so the server is guarded (:func:`guarded`) as JupyterLab guards a
+notebook server:
+
+- a key: the URL printed on start carries a random token; the first page sets it as a cookie,
+  and every request without it is refused. Another user of this machine cannot read the store
+  through the port;
+- the ``Host`` header must be the address it serves on: a web page that rebinds its own name to
+  127.0.0.1 (DNS rebinding) is refused, and its origin never sees the cookie anyway;
+- no CSV download: a spreadsheet would run partner text in it as formulas. ``workbench export``
+  writes csv with its formula guard.
+
+Datasette opens the file read-only (its connections use SQLite's ``mode=ro``), with the
+store's metadata (titles, descriptions, units and canned queries: ``workbench.store.metadata``);
+a pull running meanwhile shows up on the next page load. Datasette is the ``browse`` extra.
 """
 
 from __future__ import annotations
 
-import json
+import errno
 import os
+import secrets
 import signal
-import tempfile
+import socket
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, MutableMapping
 from contextlib import contextmanager
+from http.cookies import SimpleCookie
 from importlib.util import find_spec
 from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qsl, urlencode
 
 from workbench.errors import ConfigError, InvalidParameter
 
@@ -31,20 +45,18 @@ SQL_TIME_LIMIT_MS = 5000
 # A table's page shows this much of a long cell (a document's XML, its JSON) and an ellipsis, so
 # that a row is a line; the row's own page and the JSON API give the whole value.
 TRUNCATE_CELLS = 120
+COOKIE = "workbench_browse"
+TOKEN_PARAMETER = "token"  # noqa: S105 - the name of a query parameter
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
 def datasette_installed() -> bool:
     return find_spec("datasette") is not None
-
-
-def datasette_arguments(path: Path, metadata: Path, *, port: int, open_browser: bool) -> list[str]:
-    """``datasette serve``'s arguments: ``path`` read-only on ``HOST:port`` with ``metadata``."""
-    arguments = [
-        "serve", str(path), "--metadata", str(metadata), "--host", HOST, "--port", str(port),
-        "--setting", "sql_time_limit_ms", str(SQL_TIME_LIMIT_MS),
-        "--setting", "truncate_cells_html", str(TRUNCATE_CELLS),
-    ]  # fmt: skip
-    return [*arguments, "--open"] if open_browser else arguments
 
 
 def browse(
@@ -56,15 +68,14 @@ def browse(
     open_browser: bool = True,
     announce: Callable[[str], None] = print,
 ) -> int:
-    """Serve the profile's store (``db`` overrides it) in Datasette until it stops (Ctrl-C);
-    0 once stopped, else Datasette's exit code. ``announce`` is told the URL first.
+    """Serve the profile's store (``db`` overrides it) in Datasette until it stops (Ctrl-C or
+    SIGTERM); 0 once stopped. ``announce`` is told the URL, with its key, first.
 
     ``ConfigError`` when Datasette is not installed (saying how to install it), or there is no
-    workbench store at the path; ``InvalidParameter`` for a port outside 1-65535.
+    workbench store at the path; ``InvalidParameter`` for a port outside 1-65535 or taken.
     """
     from workbench.config import load_profile
     from workbench.report.job import check_store
-    from workbench.store.metadata import datasette_metadata
 
     if not 0 < port < 65536:
         raise InvalidParameter(f"The port must be within 1-65535, not {port}.", parameter="port")
@@ -77,25 +88,112 @@ def browse(
         )
     check_store(path, pulling=False)
     path = path.resolve()
-    # In this process: Ctrl-C and SIGTERM stop its server (uvicorn shuts down, then raises the
-    # signal again), and the metadata file is removed with its folder.
+    listener = _listen(port)  # held from here, so the port cannot be taken meanwhile
+    token = secrets.token_urlsafe(32)
+    url = f"http://{HOST}:{port}/?{TOKEN_PARAMETER}={token}"
     try:
-        with (
-            _stopped_by_sigterm(),
-            tempfile.TemporaryDirectory(prefix="workbench-browse-") as folder,
-        ):
-            metadata = Path(folder) / "metadata.json"
-            metadata.write_text(json.dumps(datasette_metadata(path.stem)), encoding="utf-8")
-            arguments = datasette_arguments(path, metadata, port=port, open_browser=open_browser)
-            announce(f"Datasette on {path} (read-only): http://{HOST}:{port}/ (Ctrl-C stops it)")
-            from datasette.cli import cli
+        with _stopped_by_sigterm():
+            server = _server(path, port, token)
+            announce(
+                f"Datasette on {path} (read-only, for you alone): {url}\n"
+                "The link holds your key: keep it to yourself. Ctrl-C stops it."
+            )
+            if open_browser:
+                import webbrowser
 
-            cli.main(args=arguments, prog_name="datasette", standalone_mode=False)
+                webbrowser.open(url)
+            server.run(sockets=[listener])
     except (KeyboardInterrupt, _Stopped):
         return 0
-    except SystemExit as exc:  # uvicorn exits 1 when it cannot bind the port
-        return exc.code if isinstance(exc.code, int) else 1
+    finally:
+        listener.close()
     return 0
+
+
+def _listen(port: int) -> socket.socket:
+    """A socket bound to ``HOST:port``; ``InvalidParameter`` saying so when it is taken."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((HOST, port))
+    except OSError as exc:
+        sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            raise InvalidParameter(
+                f"Port {port} on {HOST} is taken (another workbench browse, or another "
+                "server): pass another --port.",
+                parameter="port",
+            ) from None
+        raise InvalidParameter(f"Cannot serve on {HOST}:{port}: {exc}.", parameter="port") from None
+    sock.listen(128)
+    return sock
+
+
+def _server(path: Path, port: int, token: str) -> Any:
+    """A uvicorn server of Datasette on ``path``, behind :func:`guarded`."""
+    import asyncio
+
+    import uvicorn
+    from datasette.app import Datasette
+
+    from workbench.store.metadata import datasette_metadata
+
+    ds = Datasette(
+        [str(path)],
+        metadata=datasette_metadata(path.stem),
+        settings={"sql_time_limit_ms": SQL_TIME_LIMIT_MS, "truncate_cells_html": TRUNCATE_CELLS},
+    )
+    asyncio.run(ds.invoke_startup())  # what `datasette serve` runs before serving
+    app = guarded(ds.app(), token=token, hosts={f"{HOST}:{port}", f"localhost:{port}"})
+    config = uvicorn.Config(app, log_level="warning", lifespan="on", workers=1)
+    return uvicorn.Server(config)
+
+
+def guarded(app: ASGIApp, *, token: str, hosts: set[str]) -> ASGIApp:
+    """``app`` answering only requests for ``hosts`` that carry ``token`` (the URL's, which
+    sets it as a cookie, or the cookie), and never a CSV download."""
+
+    async def guard(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await app(scope, receive, send)
+            return
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        if headers.get("host", "").lower() not in hosts:
+            await _refuse(send, 421, "This server answers only for the address it printed.")
+            return
+        query = parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
+        given = dict(query).get(TOKEN_PARAMETER)
+        if given is not None and secrets.compare_digest(given, token):
+            rest = urlencode([(k, v) for k, v in query if k != TOKEN_PARAMETER])
+            where = scope.get("path", "/") + (f"?{rest}" if rest else "")
+            await _send(send, 303, b"", [
+                (b"location", where.encode("latin-1")),
+                (b"set-cookie", f"{COOKIE}={token}; HttpOnly; SameSite=Strict; Path=/".encode()),
+            ])  # fmt: skip
+            return
+        cookie = SimpleCookie(headers.get("cookie", "")).get(COOKIE)
+        if cookie is None or not secrets.compare_digest(cookie.value, token):
+            await _refuse(send, 401, "The store names students: open the link that "
+                          "workbench browse printed (it holds your key).")  # fmt: skip
+            return
+        if scope.get("path", "").endswith(".csv") or ("_format", "csv") in query:
+            await _refuse(send, 403, "CSV downloads are off here: a spreadsheet would run "
+                          "partner text in them as formulas. Use workbench export NAME "
+                          "--format csv (or xlsx), which guards them.")  # fmt: skip
+            return
+        await app(scope, receive, send)
+
+    return guard
+
+
+async def _refuse(send: Send, status: int, text: str) -> None:
+    await _send(send, status, text.encode(), [(b"content-type", b"text/plain; charset=utf-8")])
+
+
+async def _send(send: Send, status: int, body: bytes, headers: list[tuple[bytes, bytes]]) -> None:
+    headers = [*headers, (b"content-length", str(len(body)).encode())]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
 
 
 class _Stopped(Exception):

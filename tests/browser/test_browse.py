@@ -1,10 +1,11 @@
 """``workbench browse`` in headless Chromium: Datasette serves a store pulled from the sandbox,
-read-only on 127.0.0.1, with the store's titles, descriptions and canned queries; the overdue
-requests it shows are those the store holds."""
+read-only on 127.0.0.1, for whoever holds the key it printed, with the store's titles,
+descriptions and canned queries; the overdue requests it shows are those the store holds."""
 
 from __future__ import annotations
 
 import os
+import re
 import signal
 import sqlite3
 import subprocess
@@ -33,6 +34,7 @@ SLA_DAYS = 5  # the overdue query's default
 @dataclass(frozen=True)
 class Served:
     url: str
+    key: str  # the printed URL, which sets the key as a cookie
     db: Path
     log: Path
 
@@ -52,10 +54,16 @@ def _up(url: str, process: subprocess.Popen[bytes]) -> bool:
     deadline = time.monotonic() + START_S
     while time.monotonic() < deadline and process.poll() is None:
         with suppress(httpx.HTTPError):
-            if httpx.get(f"{url}/-/versions.json", timeout=2).status_code == 200:
+            if httpx.get(f"{url}/-/versions.json", timeout=2).status_code == 401:  # keyed
                 return True
         time.sleep(0.25)
     return False
+
+
+def _printed_url(log: Path) -> str:
+    found = re.search(r"(http://127\.0\.0\.1:\d+/\?token=[\w-]+)", log.read_text())
+    assert found, log.read_text()
+    return found.group(1)
 
 
 @pytest.fixture
@@ -78,7 +86,7 @@ def served(browser_db: Path, tmp_path: Path) -> Iterator[Served]:
         url = f"http://127.0.0.1:{port}"
         try:
             if _up(url, process):
-                yield Served(url, db, log)
+                yield Served(url, _printed_url(log), db, log)
                 return
         finally:
             _stop(process)
@@ -113,6 +121,7 @@ def test_browse_serves_the_store_with_its_canned_queries(
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
         page.on("request", lambda request: requested.append(request.url))
 
+        page.goto(served.key)  # the key becomes a cookie
         page.goto(f"{served.url}/workbench")
         page.wait_for_selector("h1", timeout=WAIT_MS)
         assert page.get_by_role("link", name="Overdue requests").count() == 1
@@ -150,7 +159,41 @@ def test_browse_serves_the_store_with_its_canned_queries(
     assert shot.stat().st_size > 10_000
     assert {urlparse(url).hostname for url in requested} == {"127.0.0.1"}
     # read-only: Datasette refuses a write, and the file is unchanged
-    refused = httpx.get(f"{served.url}/workbench.json", params={"sql": "DELETE FROM meta"})
+    with httpx.Client(base_url=served.url, follow_redirects=True) as keyed:
+        keyed.get(served.key)
+        refused = keyed.get("/workbench.json", params={"sql": "DELETE FROM meta"})
     assert refused.status_code == 400
     with closing(sqlite3.connect(served.db)) as conn:
         assert conn.execute("SELECT count(*) FROM meta").fetchone()[0] > 0
+
+
+def test_browse_serves_only_whoever_holds_its_key(served: Served) -> None:
+    """Another user of the machine, a page rebinding its own name to 127.0.0.1, and a
+    spreadsheet download are all refused; the key's holder reads."""
+    story = "/workbench/transcript_requests.json"
+    assert httpx.get(served.url + story).status_code == 401
+    assert httpx.get(served.url + story, params={"sql": "select * from meta"}).status_code == 401
+    with httpx.Client(base_url=served.url, follow_redirects=True) as keyed:
+        assert keyed.get(served.key).status_code == 200
+        assert keyed.get(story).status_code == 200
+        rebound = keyed.get(story, headers={"Host": "rebind.attacker.example"})
+        assert rebound.status_code == 421 and b"student" not in rebound.content
+        for csv in (
+            "/workbench/transcript_requests.csv",
+            "/workbench/transcript_requests?_format=csv",
+        ):
+            refused = keyed.get(csv)
+            assert refused.status_code == 403 and "workbench export" in refused.text
+    wrong = httpx.get(served.url + "/?token=not-the-key", follow_redirects=True)
+    assert wrong.status_code == 401
+
+
+def test_browse_on_a_taken_port_says_so_and_exits_2(served: Served, tmp_path: Path) -> None:
+    port = urlparse(served.url).port
+    result = subprocess.run(
+        [sys.executable, "-m", "workbench.cli", "browse", "--db", str(served.db), "--port",
+         str(port), "--no-open"], capture_output=True, text=True, timeout=60, cwd=tmp_path,
+    )  # fmt: skip
+    assert result.returncode == 2
+    assert f"Port {port} on 127.0.0.1 is taken" in result.stderr
+    assert "Traceback" not in result.stderr and "http://" not in result.stdout
