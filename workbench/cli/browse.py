@@ -26,9 +26,10 @@ def browse(
     canned queries (overdue requests, transcripts awaiting acknowledgment, acknowledgment
     mismatches, one request's story).
 
-    Serves on 127.0.0.1 until Ctrl-C. Needs the browse extra (it says how to install it).
-    The partner is not contacted. Exit 2 when Datasette is missing or there is no workbench
-    store at --db.
+    Serves on 127.0.0.1 until Ctrl-C, to you alone: the URL it prints holds a key, and CSV
+    downloads are off (workbench export guards formulas). Needs the browse extra (it says how
+    to install it). The partner is not contacted. Exit 2 when Datasette is missing, the port
+    is taken, or there is no workbench store at --db.
     """
     from workbench.browse import browse as serve
 
