@@ -126,7 +126,7 @@ class PullSummary:
                        f"{'changed':>7s} {'details':>7s} {'failed':>6s}"]  # fmt: skip
         for name, r in self.lists.items():
             if r.error:
-                lines.append(f"  {name:22s} FAILED: {printable(r.error)}")
+                lines.append(f"  {name:22s} FAILED (below)")
                 continue
             lines.append(
                 f"  {name:22s} {r.listed:7d} {r.new:5d} {r.vanished:5d} {r.changed:7d} "
@@ -137,12 +137,33 @@ class PullSummary:
             reasons.setdefault(why, []).append(interface)
         for why, interfaces in reasons.items():
             lines.append(f"  skipped: {', '.join(interfaces)} ({why})")
+        for name, r in self.lists.items():  # a list that failed, then its items that did
+            if r.error:
+                lines.append(f"  failed: {name}: {printable(r.error)}")
         for failure in self.failures[:10]:  # ids and errors come from the partner: one line each
             list_name, item, error = (printable(failure[k]) for k in ("list", "id", "error"))
             lines.append(f"  failed: {list_name} {item}: {error}")
         if len(self.failures) > 10:
             lines.append(f"  ... and {len(self.failures) - 10} more failures (see the runs table)")
         return "\n".join(lines)
+
+
+class PullInterrupted(KeyboardInterrupt):
+    """Ctrl-C during a pull: what it stored is kept, and ``str()`` says what that was."""
+
+    def __init__(self, summary: PullSummary, *, calls: int) -> None:
+        super().__init__()
+        self.summary, self.calls = summary, calls
+
+    def __str__(self) -> str:
+        done = [f"{name} ({r.listed} listed, {r.details_fetched} details)"
+                for name, r in self.summary.lists.items() if not r.error]  # fmt: skip
+        return (
+            f"Interrupted: pull run {self.summary.run_id} stopped after "
+            f"{self.summary.elapsed_s:.1f} s. What it stored is kept: {self.calls} calls"
+            + (f", and in full {', '.join(done)}" if done else "")
+            + ". The next pull continues from there (it fetches what is still missing)."
+        )
 
 
 def pull(
@@ -183,8 +204,12 @@ def pull(
         except BaseException as exc:
             summary.status = "failed"
             summary.elapsed_s = time.perf_counter() - started
+            error = "interrupted (Ctrl-C)" if isinstance(exc, KeyboardInterrupt) else _short(exc)
             store.finish_run(run_id, status="failed", summary={**summary.as_dict(),
-                                                               "error": _short(exc)})  # fmt: skip
+                                                               "error": error})  # fmt: skip
+            if isinstance(exc, KeyboardInterrupt):
+                calls = len(store.table("calls", where="run_id = ?", params=[run_id]))
+                raise PullInterrupted(summary, calls=calls) from None
             raise
         lost = session.unrecorded - unrecorded
         if lost:  # the store no longer holds what the partner answered: not an ok run

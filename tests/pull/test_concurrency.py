@@ -8,6 +8,7 @@ The CLI pulls are subprocesses that import the workbench before they are told to
 from __future__ import annotations
 
 import os
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -217,3 +218,35 @@ def test_a_reader_is_not_blocked_by_a_pull(
     # Reads returned between the pull's writes, not after them: they watched it progress.
     assert len(set(seen)) >= 2, seen
     assert seen == sorted(seen)
+
+
+@pytest.mark.slow
+def test_ctrl_c_says_what_was_stored_and_the_next_pull_continues(
+    sandbox_factory: Callable[..., Sandbox], cli_pulls: Callable[..., CliPull], tmp_path: Path
+) -> None:
+    sb = sandbox_factory(**SLOW_PARTNER)
+    db = tmp_path / "workbench.db"
+    first = cli_pulls(db, sb.env)
+    first.go()
+    run_id, _ = wait_for_run(db, first)
+    with Store(db, read_only=True) as store:  # some details are in before Ctrl-C
+        while detail_calls(store, run_id) < 10:
+            time.sleep(0.05)
+    first.proc.send_signal(signal.SIGINT)
+    code, out, err = first.finish()
+    assert code == 130
+    assert f"Interrupted: pull run {run_id} stopped" in err and "The next pull continues" in err
+    assert "Traceback" not in err
+    with Store(db, read_only=True) as store:
+        fetched = detail_calls(store, run_id)
+    second = cli_pulls(db, sb.env)
+    second.go()
+    code, out, err = second.finish()
+    assert code == 0, out + err
+    with Store(db) as store:
+        (next_run,) = store.table("runs", where="pid = ?", params=[second.pid])["id"]
+        listed = len(sb.pending_request_ids()) + len(sb.pending_transcript_ids())
+        assert (
+            fetched + detail_calls(store, next_run) <= listed + 8
+        )  # at most those in flight again
+        assert store.table("runs", where="id = ?", params=[run_id])["status"].iloc[0] == "failed"

@@ -311,3 +311,19 @@ def test_a_detail_that_cannot_be_written_is_never_counted_as_stored(connected):
     stored = _ids(w, "transcript_requests", "request_id", where="detail_call_id IS NOT NULL")
     assert summary.lists["supplier_requests"].details_fetched == len(stored) == 5
     assert broken not in stored
+
+
+def test_the_closing_failed_lines_name_every_list_that_failed_and_every_item() -> None:
+    from workbench.pull import ListResult, PullSummary
+
+    summary = PullSummary(run_id=3, status="partial")
+    summary.lists["supplier_requests"] = ListResult(listed=2, details_fetched=1, details_failed=1)
+    summary.lists["domestic_events"] = ListResult(error="PartnerError: 503 twice\x1b[2J")
+    summary.failures.append({"list": "supplier_requests", "id": "R-1", "error": "timed out"})
+    lines = str(summary).splitlines()
+    failed = [line.strip() for line in lines if line.strip().startswith("failed:")]
+    assert failed == [
+        "failed: domestic_events: PartnerError: 503 twice\\x1b[2J",
+        "failed: supplier_requests R-1: timed out",
+    ]
+    assert any(line.split() == ["domestic_events", "FAILED", "(below)"] for line in lines)

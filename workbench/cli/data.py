@@ -62,13 +62,19 @@ def pull(
     failed (nothing could be read: --allow-partial does not accept that), 2 on a configuration
     error.
     """
+    from pathlib import Path
+
     from workbench.client import connect
-    from workbench.pull import PULL_FAILED
+    from workbench.pull import PULL_FAILED, PullInterrupted
 
     with clean_errors(), connect(profile, db=db, config_path=config) as w:
-        summary = w.pull(progress=progress, lock_timeout_s=wait)
+        try:
+            summary = w.pull(progress=progress, lock_timeout_s=wait)
+        except PullInterrupted as stop:
+            say(str(stop), err=True)
+            raise typer.Exit(130) from None
         say(str(summary))
-        typer.echo(f"Stored in {w.db}")
+        typer.echo(f"Stored in {Path(w.db).resolve()}")
     if summary.status == "failed":
         typer.echo(f"The pull failed: {PULL_FAILED}.", err=True)
         raise typer.Exit(1)
