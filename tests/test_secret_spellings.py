@@ -195,3 +195,21 @@ def test_a_recorded_url_is_masked_by_position_and_its_ids_kept() -> None:
         "https://[REDACTED]@partner.example/api/transcriptrequests/C2026/x"
         "?access_token=[REDACTED]&n=2026"
     )
+
+
+@pytest.mark.parametrize(
+    ("secret", "text", "masked"),
+    [
+        ("t", "ConnectError: Connection refused", "ConnectError: Connection refused"),
+        ("t", "token t expired", f"token {MASK} expired"),
+        ("2026", "RequestDate 2026-02-20", f"RequestDate {MASK}-02-20"),
+        ("2026", "C20261127 listed", "C20261127 listed"),
+        ("Pw#2026", 'password "Pw#2026" refused', f'password "{MASK}" refused'),
+        ("Pw#2026", "echo Pw%232026&x", f"echo {MASK}&x"),
+        ("long-secret-9", "xlong-secret-9y", f"x{MASK}y"),
+    ],
+)
+def test_a_short_secret_is_masked_as_a_word_a_long_one_anywhere(
+    secret: str, text: str, masked: str
+) -> None:
+    assert Redactor([secret]).text(text) == masked

@@ -102,6 +102,9 @@ def _hex_digits(value: int, *, width: int = 1) -> str:
 
 
 MIN_CORE_LENGTH = 4  # a shorter core would match ordinary text too often to be a filter
+# A secret shorter than this is found only as a word of its own: a static token "t" must not
+# turn "Connection refused" into "Connec[REDACTED]ion refused". A longer one is found anywhere.
+WHOLE_WORD_BELOW = 8
 
 
 @dataclass(frozen=True)
@@ -154,4 +157,7 @@ def _filter(secret: str) -> str:
 
 @lru_cache(maxsize=4096)  # a session learns tokens one by one: each is compiled once
 def _compiled(secret: str) -> re.Pattern[str]:
-    return re.compile(spelling_pattern(secret))
+    pattern = spelling_pattern(secret)
+    if len(secret) < WHOLE_WORD_BELOW:
+        pattern = f"(?<![A-Za-z0-9]){pattern}(?![A-Za-z0-9])"
+    return re.compile(pattern)

@@ -136,3 +136,14 @@ def test_cli_demo_with_a_failing_report_exits_1_and_prints_the_partial_outputs(
     assert all(p.is_absolute() and p.parent == tmp_path / "out" for p in partial)
     assert all(p.is_file() for p in partial)
     assert "Demo FAILED" in result.output and "Traceback" not in result.output
+
+
+def test_doctor_answers_a_refused_connection_after_one_retry(tmp_path: Path) -> None:
+    """A pull is patient with a partner that refuses connections (it may be restarting); a
+    doctor answers at once what it found."""
+    env = {"WORKBENCH_GATEWAY_URL": "http://127.0.0.1:9", "WORKBENCH_SUBSCRIPTION_KEY": "k",
+           "WORKBENCH_DOMESTIC_TOKEN": "t"}  # fmt: skip
+    result = CliRunner().invoke(app, ["doctor"], env=env)
+    assert result.exit_code == 1
+    assert "after 2 attempt(s) (ConnectError" in result.output
+    assert "Connection refused" in result.output  # a short secret never garbles a word

@@ -19,8 +19,12 @@ def doctor(profile: Profile = None, config: Config = None) -> None:
     from workbench.client import connect
     from workbench.doctor import FIX_HEADING, passed, render, run_checks
 
-    # A check writes nothing: its calls are not recorded, and it creates no database.
-    with clean_errors(), connect(profile, config_path=config, record=False) as w:
+    # A check writes nothing: its calls are not recorded, and it creates no database. It
+    # answers quickly: one retry, a second at most between attempts (a pull is more patient).
+    with (
+        clean_errors(),
+        connect(profile, config_path=config, record=False, max_attempts=2, backoff_max=1.0) as w,
+    ):
         say(f"Profile {w.profile.name!r} ({w.profile.origin})")
         checks = run_checks(w)
         say(render(checks, width=width()))
