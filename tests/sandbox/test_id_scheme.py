@@ -126,7 +126,7 @@ def test_the_sandbox_command_refuses_an_unknown_id_scheme():
 
     from workbench.cli import app
 
-    result = CliRunner().invoke(app, ["sandbox", "--port", "0", "--id-scheme", "uuid"])
+    result = CliRunner().invoke(app, ["sandbox", "--port", "0", "--set", "id_scheme=uuid"])
     assert result.exit_code == 2
     assert "tracking" in result.output and "guid" in result.output
 
@@ -136,7 +136,7 @@ def test_the_sandbox_command_serves_the_guid_scheme():
 
     import httpx
 
-    proc, env = start_cli("--requests", "3", "--id-scheme", "guid", "--max-peek-count", "5")
+    proc, env = start_cli("--requests", "3", "--set", "id_scheme=guid", "--set", "max_peek_count=5")
     try:
         form = {
             "client_id": env["WORKBENCH_SUPPLIER_CLIENT_ID"],

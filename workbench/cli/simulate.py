@@ -43,13 +43,6 @@ def sandbox(
     ] = "now",
     requests: Annotated[int, typer.Option(metavar="N", help="Transcript requests at start.")] = 25,
     transcripts: Annotated[int, typer.Option(metavar="N", help="Transcripts at start.")] = 15,
-    namespaces: Annotated[
-        str,
-        typer.Option(
-            metavar="v1.0.0|v1.1.0",
-            help="PESC namespaces: v1.0.0 (the spec's) or v1.1.0 (real traffic).",
-        ),
-    ] = "v1.0.0",
     token_ttl: Annotated[
         int, typer.Option(metavar="SECONDS", help="Access-token lifetime, seconds.")
     ] = 3600,
@@ -72,33 +65,28 @@ def sandbox(
     invalid_share: Annotated[
         float, typer.Option(metavar="SHARE", help="Share of schema-invalid XML.")
     ] = 0.0,
-    pescxml_key: Annotated[
-        str, typer.Option(metavar="KEY", help="JSON key of the XML in GET bodies.")
-    ] = "PESCXML",
     state: Annotated[
         str | None,
         typer.Option(metavar="PATH", help="Keep the partner's state in this file across restarts."),
     ] = None,
-    id_scheme: Annotated[
-        str,
+    unknown_partner: Annotated[
+        int | None,
         typer.Option(
-            metavar="tracking|guid",
-            help="API RequestIDs: tracking (the tracking ID) or guid (a GUID apart).",
+            "--unknown-partner",
+            metavar="SEED",
+            help="A partner you have never met: one answer to every point the spec leaves open "
+            "(login, routes, event shapes, ids, process code...), drawn from SEED and printed.",
         ),
-    ] = "tracking",
-    max_peek_count: Annotated[
-        int, typer.Option(metavar="N", help="The largest Count the domestic peek accepts.")
-    ] = 100,
-    detail_shape: Annotated[
-        str, typer.Option(metavar="array|object", help="Detail bodies: array (one item) or object.")
-    ] = "array",
-    id_key: Annotated[
-        str,
+    ] = None,
+    set_: Annotated[
+        list[str] | None,
         typer.Option(
-            metavar="RequestID|RequestId",
-            help="Spelling of the id key in items: RequestID or RequestId.",
+            "--set",
+            metavar="NAME=VALUE",
+            help="One answer to an open point, repeatable: id_scheme=guid, send_routes=singular, "
+            "exchange_login=etms, event_shape=kind_at, process_code=TEST, peek_removes=yes...",
         ),
-    ] = "RequestID",
+    ] = None,
     hours_per_minute: Annotated[
         float,
         typer.Option(
@@ -113,23 +101,30 @@ def sandbox(
         ),
     ] = None,
 ) -> None:
-    """Serve the partner simulation until Ctrl-C, printing its URLs and demo credentials."""
+    """Serve the partner simulation until Ctrl-C, printing its URLs and demo credentials.
+
+    Its answers to what the spec leaves open are the defaults (docs/design.md §3), those of
+    --set, or a combination drawn by --unknown-partner SEED (then --set overrides it).
+    """
     from workbench.sandbox import Sandbox, SandboxSettings
     from workbench.sandbox.runner import with_overrides
-    from workbench.sandbox.settings import fault_changes
+    from workbench.sandbox.settings import fault_changes, setting_changes
+    from workbench.sandbox.settings import unknown_partner as unknown_partner_of
 
-    if namespaces not in ("v1.0.0", "v1.1.0"):
-        raise typer.BadParameter("use v1.0.0 or v1.1.0", param_hint="--namespaces")
     if hours_per_minute < 0:
         raise typer.BadParameter("the clock only moves forward", param_hint="--hours-per-minute")
     try:
+        chosen = setting_changes(set_ or [])
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--set") from exc
+    base = SandboxSettings() if unknown_partner is None else unknown_partner_of(unknown_partner)
+    try:
         settings = with_overrides(
-            SandboxSettings(),
-            seed=seed,
+            base,
+            seed=seed if unknown_partner is None else unknown_partner,
             start=_parse_start(start),
             initial_requests=requests,
             initial_transcripts=transcripts,
-            namespaces=namespaces,
             token_ttl=token_ttl,
             latency_ms=latency_ms,
             jitter_ms=jitter_ms,
@@ -138,12 +133,8 @@ def sandbox(
             drop_rate=drop_rate,
             malformed_share=malformed_share,
             invalid_share=invalid_share,
-            pescxml_key=pescxml_key,
             state_path=state,
-            id_scheme=id_scheme,
-            max_peek_count=max_peek_count,
-            detail_shape=detail_shape,
-            id_key=id_key,
+            **chosen,
         )
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from exc
@@ -163,7 +154,7 @@ def sandbox(
     # with SIGINT ignored, and Python then never raises KeyboardInterrupt.
     previous = {sig: signal.signal(sig, _stop) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
-        _serve(sb, seed=seed, hours_per_minute=hours_per_minute)
+        _serve(sb, hours_per_minute=hours_per_minute)
     except _Stopped:  # while it was starting
         pass
     finally:
@@ -179,11 +170,15 @@ def _stop(_signal: int, _frame: object) -> None:
     raise _Stopped
 
 
-def _serve(sb: Sandbox, *, seed: int, hours_per_minute: float) -> None:
+def _serve(sb: Sandbox, *, hours_per_minute: float) -> None:
     """Serve ``sb``, print what a client needs, and move its clock, until a signal stops it."""
+    from workbench.sandbox.settings import SETTABLE
+
     with sb:
         try:
-            typer.echo(f"Sandbox (seed {seed}) serving on {sb.root_url}")
+            typer.echo(f"Sandbox (seed {sb.settings.seed}) serving on {sb.root_url}")
+            answers = ", ".join(f"{k}={getattr(sb.settings, k)}" for k in SETTABLE)
+            typer.echo(f"  open points       {answers}")
             typer.echo(f"  identity server   {sb.auth_url}")
             typer.echo(f"  gateway           {sb.gateway_url}")
             typer.echo(f"  transcript exch.  {sb.exchange_url}")

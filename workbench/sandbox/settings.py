@@ -305,6 +305,36 @@ def open_points() -> list[tuple[str, Any]]:
     ]
 
 
+# What `workbench sandbox --set NAME=VALUE` may set: every open point, and its bounds.
+SETTABLE = (*SETTING_KINDS, *OPEN_FLAGS, "max_peek_count", "escaped_share")
+
+
+def setting_changes(assignments: list[str]) -> dict[str, Any]:
+    """``["event_shape=kind_at", "peek_removes=yes"]`` as typed ``SandboxSettings`` changes;
+    a ValueError that says what to write instead."""
+    defaults = {f.name: f.default for f in dataclasses.fields(SandboxSettings)}
+    changes: dict[str, Any] = {}
+    for assignment in assignments:
+        name, sep, text = assignment.partition("=")
+        name, text = name.strip(), text.strip()
+        if not sep or name not in SETTABLE:
+            raise ValueError(
+                f"Cannot read {assignment!r}: write NAME=VALUE, NAME one of {', '.join(SETTABLE)}."
+            )
+        kind: Any = type(defaults[name])
+        if kind is bool:
+            if text.lower() not in ("1", "true", "yes", "on", "0", "false", "no", "off"):
+                raise ValueError(f"{name} takes yes or no, not {text!r}.")
+            changes[name] = text.lower() in ("1", "true", "yes", "on")
+        else:
+            try:
+                changes[name] = kind(text)
+            except ValueError:
+                raise ValueError(f"{name} takes a {kind.__name__}, not {text!r}.") from None
+    SandboxSettings(**changes)  # the choices and bounds are checked there
+    return changes
+
+
 def unknown_partner(seed: int, **overrides: Any) -> SandboxSettings:
     """A partner the client has never met: one answer to every open point, drawn from
     ``seed`` (the same seed, the same partner), its data seeded by ``seed`` too.
