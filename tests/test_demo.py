@@ -102,6 +102,10 @@ def test_the_printed_explorer_command_starts_lab_as_make_lab_does(tmp_path: Path
     assert len(options) == 3, lab_rule
     (explore,) = [step for step in next_steps(tmp_path / "demo.db", None) if " lab " in step]
     assert options <= set(shlex.split(explore))
+    # Both take a port: make lab PORT=8899, and the printed command shows where it goes.
+    assert "$(if $(PORT),--port=$(PORT))" in lab_rule
+    words = shlex.split(explore)
+    assert words[words.index("--port") + 1] == "8888"
     demo_rule = re.search(r"^demo:([^#\n]*)", makefile, re.M)
     assert demo_rule is not None and "$(LAB_OVERRIDES)" in demo_rule.group(1).split()
 

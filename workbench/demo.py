@@ -158,6 +158,7 @@ def critical_id(db: Path) -> str | None:
     return str(found["id"].iloc[0]) if len(found) else None  # most severe first
 
 
+LAB_PORT = 8888  # JupyterLab's own default
 # What `make lab` starts JupyterLab with: no news, no update checks, no PyPI lookups.
 LAB_OPTIONS = (
     "--LabApp.news_url=None --LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate "
@@ -183,7 +184,9 @@ def next_steps(db: Path, request_id: str | None) -> list[str]:
     if explore is not None:
         root = " --allow-root" if hasattr(os, "geteuid") and os.geteuid() == 0 else ""
         db_env = shlex.quote(str(db.resolve()))
-        lab = f"{_command('jupyter')} lab {explore} {LAB_OPTIONS}{root}"
+        # The port shown, so that it is plain where to change it (JupyterLab tries the next
+        # ones when it is taken).
+        lab = f"{_command('jupyter')} lab {explore} --port {LAB_PORT} {LAB_OPTIONS}{root}"
         steps.append(f"WORKBENCH_DB={db_env} {lab}")
     steps.append(f"{workbench} report --db {where} --no-pull")
     return steps
