@@ -8,9 +8,10 @@ import pandas as pd
 import pytest
 
 import workbench as wb
-from workbench.api.frames import EVENT_COLUMNS, events_frame, snake
+from workbench.api.frames import events_frame, snake
 from workbench.errors import UnreadableAnswer
 from workbench.sandbox import Sandbox
+from workbench.store.events import EVENT_COLUMNS
 
 from .conftest import exchange_hits
 

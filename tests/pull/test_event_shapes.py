@@ -96,6 +96,11 @@ def test_a_pull_stores_each_shape_and_the_report_counts_it(sandbox_factory, tmp_
                     i: pd.Timestamp(e["occurredAt"]) for i, e in truth.items()
                 }
                 assert not mine["time_is_first_seen"].any()
+            listed = w.store.as_of()[f"{source}_events"]  # the list as the pull saw it
+            assert dict(zip(listed["event_id"], listed["event_type"], strict=True)) == {
+                i: e["eventType"] for i, e in truth.items()
+            }
+            assert bool(listed["occurred_at"].isna().all()) is no_time
             # latest: newest first, whatever the shape (no time: the feed's order, reversed)
             latest = latest_events(w.store, 10, source=source)
             assert latest["event_id"].tolist() == _newest_first(truth)[:10]

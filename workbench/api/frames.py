@@ -29,10 +29,11 @@ from typing import Any
 
 import pandas as pd
 
-from workbench.partner_json import EventFields, event_fields, list_items
+from workbench.partner_json import list_items
 from workbench.pesc.fields import KEYS
 from workbench.pesc.frames import TIME_DTYPE as PESC_TIME
 from workbench.pesc.frames import dtype_of
+from workbench.store.events import events_flat
 from workbench.store.frames import is_missing, snake, utc
 
 logger = logging.getLogger(__name__)
@@ -41,9 +42,6 @@ _TIME_NAME = re.compile(r"(^|_)(at|time|timestamp|datetime)$|^request_date$")
 _ID_NAME = re.compile(r"(^|_)id$")
 _DATE = re.compile(r"\s*(\d{4}-\d{2}-\d{2})(?:$|[TZ+\-\s])")
 RAW = "raw"
-# An event's own columns: never required of the partner (the spec shows no event field), present,
-# maybe empty, always.
-EVENT_COLUMNS = ("event_id", "event_type", "occurred_at")
 CALL_ID = "call_id"
 TIME = "datetime64[us, UTC]"
 DATE = "datetime64[s]"  # a calendar date: no time of day, no time zone
@@ -130,51 +128,18 @@ def events_frame(
     paths: Mapping[str, str] | None = None,
 ) -> pd.DataFrame:
     """Events of any shape: :data:`EVENT_COLUMNS` first, found wherever each event keeps them
-    (:func:`~workbench.partner_json.event_fields`, the profile's ``paths`` first; missing where
-    it has none: a live answer has no first-seen time to stand in), then every field flattened
-    with ``pandas.json_normalize``; ``raw`` keeps each event's JSON as the partner sent it.
+    (the profile's ``paths`` first), then every other field flattened
+    (:func:`workbench.store.events.events_flat`); ``raw`` keeps each event's JSON as sent.
 
     Accepts an array, or an object holding one array (DESIGN §3); anything else is an
-    ``UnreadableAnswer``. An event that is not an object becomes ``{"value": event}``.
+    ``UnreadableAnswer``.
     """
     items = list_items(payload, operation=operation)
-    found = [event_fields(e, paths) for e in items]
-    events = [
-        _rest(e, f) if isinstance(e, dict) else {"value": e}
-        for e, f in zip(items, found, strict=True)
-    ]
-    flat = pd.json_normalize(events, sep="_") if events else pd.DataFrame()
-    flat = flat.rename(columns=snake)
-    flat = flat.loc[:, ~flat.columns.duplicated()]
-    flat = flat.drop(columns=[c for c in EVENT_COLUMNS if c in flat.columns])  # not read as such
-    own = pd.DataFrame(
-        {
-            "event_id": pd.array([f.id for f in found], dtype="string"),
-            "event_type": pd.array([f.type for f in found], dtype="string"),
-            "occurred_at": pd.Series([f.time for f in found], dtype=object).astype(TIME),
-        },
-    )
-    flat = pd.concat([own, flat.reset_index(drop=True)], axis="columns")
+    flat = events_flat(items, paths)
     flat[RAW] = pd.array(
         [json.dumps(e, ensure_ascii=False, sort_keys=True) for e in items], dtype="string"
     )
-    return finish(flat.reset_index(drop=True), operation=operation, call_id=call_id)
-
-
-def _rest(event: dict[str, Any], found: EventFields) -> dict[str, Any]:
-    """``event`` without the fields its id, type and time were read from (their columns show
-    them; ``raw`` keeps them as sent)."""
-    rest = dict(event)
-    for what, keys in found.paths.items():
-        if what == "payload":
-            continue
-        *outer, last = keys
-        node = rest
-        for key in outer:  # one level down at most: copied, never changed in place
-            node[key] = dict(node[key])
-            node = node[key]
-        del node[last]
-    return rest
+    return finish(flat, operation=operation, call_id=call_id)
 
 
 def _typed(series: pd.Series, dtype: str, name: str) -> pd.Series:

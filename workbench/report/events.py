@@ -293,11 +293,11 @@ def readable_events(frame: pd.DataFrame, *, tz: str | None = None) -> pd.DataFra
     zone = tz or "UTC"
     ours = ("source", f"occurred ({zone})", "event type", OTHER_FIELDS, f"first seen ({zone})",
             "on list", "event id")  # fmt: skip
+    flags = frame.get("time_is_first_seen", pd.Series(False, index=frame.index))
     columns: dict[str, list[Any]] = {
         "source": list(frame["source"]),
         f"occurred ({zone})": [
-            _occurred(v, flag, tz)
-            for v, flag in zip(frame["occurred_at"], frame["time_is_first_seen"], strict=True)
+            _occurred(v, flag, tz) for v, flag in zip(frame["occurred_at"], flags, strict=True)
         ],
         "event type": list(frame["event_type"]),
     }

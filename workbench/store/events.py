@@ -13,8 +13,15 @@ import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+import pandas as pd
+
 from workbench.partner_json import EventFields, event_fields
 from workbench.store.cells import dumps, sha256, utc_text
+from workbench.store.frames import snake
+
+# An event's own columns: never required of the partner (the spec shows no event field), present,
+# maybe empty, always.
+EVENT_COLUMNS = ("event_id", "event_type", "occurred_at")
 
 _UPSERT_SEEN = (
     "INSERT INTO events (source, event_key, event_id, event_type, occurred_at, "
@@ -37,6 +44,49 @@ _UPSERT_LISTED = _UPSERT_SEEN + ", on_list = 1, left_at = NULL, left_reason = NU
 def read_events(events: Iterable[Any], paths: Mapping[str, str] | None = None) -> list[EventFields]:
     """What each event says of itself (``paths``: the profile's ``event_fields``)."""
     return [event_fields(event, paths) for event in events]
+
+
+def events_flat(events: Sequence[Any], paths: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """Events as rows: :data:`EVENT_COLUMNS` (:func:`read_events`; ``occurred_at`` UTC, missing
+    where the event has no time: a list read has no first-seen time to stand in), then every
+    other field flattened with ``pandas.json_normalize`` in snake_case. An event that is not an
+    object is ``{"value": event}``."""
+    found = read_events(events, paths)
+    rest = [
+        _rest(e, f) if isinstance(e, dict) else {"value": e}
+        for e, f in zip(events, found, strict=True)
+    ]
+    flat = pd.json_normalize(rest, sep="_") if rest else pd.DataFrame()
+    flat = flat.rename(columns=snake)
+    flat = flat.loc[:, ~flat.columns.duplicated()]
+    # a field so named that was passed over (an occurredAt that is no time): the JSON keeps it
+    flat = flat.drop(columns=[c for c in EVENT_COLUMNS if c in flat.columns])
+    own = pd.DataFrame(
+        {
+            "event_id": pd.array([f.id for f in found], dtype="string"),
+            "event_type": pd.array([f.type for f in found], dtype="string"),
+            "occurred_at": pd.Series([f.time for f in found], dtype=object).astype(
+                "datetime64[us, UTC]"
+            ),
+        }
+    )
+    return pd.concat([own, flat.reset_index(drop=True)], axis="columns")
+
+
+def _rest(event: dict[str, Any], found: EventFields) -> dict[str, Any]:
+    """``event`` without the fields its id, type and time were read from (their columns show
+    them; the JSON keeps them as sent)."""
+    rest = dict(event)
+    for what, keys in found.paths.items():
+        if what == "payload":
+            continue
+        *outer, last = keys
+        node = rest
+        for key in outer:  # copied on the way down: the event itself is never changed
+            node[key] = dict(node[key])
+            node = node[key]
+        del node[last]
+    return rest
 
 
 def event_key(found: EventFields, text: str) -> str:
