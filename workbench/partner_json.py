@@ -271,6 +271,13 @@ _EPOCH_SECONDS = 10**9  # 2001-09-09: a smaller number under a time's name is no
 _EPOCH_MILLISECONDS = 10**12
 
 Keys = tuple[Any, ...]  # the keys leading to a field: ("eventInfo", "action")
+# name (lower case) -> (the order it is tried in, whether it is the event's own)
+_RANKS = {
+    what: {n.lower(): (rank, rank < len(own)) for rank, n in enumerate((*own, *generic))}
+    for what, (own, generic) in EVENT_NAMES.items()
+}
+_HOLDERS = frozenset(h.lower() for h in EVENT_HOLDERS)
+_FOLDED_PAYLOAD = tuple(n.lower() for n in PAYLOAD_NAMES)
 
 
 @dataclass(frozen=True)
@@ -301,17 +308,17 @@ def event_fields(event: Any, paths: Mapping[str, str] | None = None) -> EventFie
     """
     if not isinstance(event, Mapping):
         return EventFields()
+    view = _View(event)
     found: dict[str, Any] = {}
     where: dict[str, Keys] = {}
     for what in EVENT_NAMES:
         read = event_time if what == "time" else _id_or_type
-        mapped = (paths or {}).get(what)
-        for keys in _places(event, what, mapped):
+        for keys in view.places(what, (paths or {}).get(what)):
             value = read(_value_at(event, keys))
             if value is not None:
                 found[what], where[what] = value, keys
                 break
-    held = next(_payload_places(event), None)
+    held = next(view.payload_places(), None)
     if held is not None:
         found["payload"], where["payload"] = _value_at(event, held), held
     return EventFields(paths=where, **found)
@@ -350,46 +357,57 @@ def _id_or_type(value: Any) -> str | None:
     return None
 
 
-def _places(event: Mapping[str, Any], what: str, mapped: str | None) -> Iterator[Keys]:
-    """Where ``what`` may be, in the order to try: the mapped path, the top, one level down."""
-    if mapped:
-        keys = _resolve(event, mapped.split("."))
-        if keys is not None:
-            yield keys
-    own, generic = EVENT_NAMES[what]
-    top = _folded(event)
-    for name in (*own, *generic):
-        key = _one(top, name)
-        if key is not None:
-            yield (key,)
-    holders = {h.lower() for h in EVENT_HOLDERS}
-    for outer, inner in event.items():
-        if isinstance(inner, Mapping):
-            names = (*own, *generic) if str(outer).lower() in holders else own
-            index = _folded(inner)
-            for name in names:
+class _View:
+    """An event's keys by their lower case, at its top and in each object one level down:
+    folded once per event, not once per name tried."""
+
+    def __init__(self, event: Mapping[Any, Any]) -> None:
+        self.event = event
+        self.top = _folded(event)
+        self.below = [
+            (outer, inner, _folded(inner), str(outer).lower() in _HOLDERS)
+            for outer, inner in event.items()
+            if isinstance(inner, Mapping)
+        ]
+
+    def places(self, what: str, mapped: str | None) -> Iterator[Keys]:
+        """Where ``what`` may be, in the order to try: the mapped path, the top, one level
+        down (generic names only in a holder)."""
+        if mapped:
+            keys = _resolve(self.event, mapped.split("."))
+            if keys is not None:
+                yield keys
+        ranks = _RANKS[what]
+        yield from ((key,) for key in _ranked(self.top, ranks, generic=True))
+        for outer, _, index, holder in self.below:
+            yield from ((outer, key) for key in _ranked(index, ranks, generic=holder))
+
+    def payload_places(self) -> Iterator[Keys]:
+        """Where the event's data may be: a payload object at its top, else in a holder."""
+        for name in _FOLDED_PAYLOAD:
+            key = _one(self.top, name)
+            if key is not None and isinstance(self.event[key], Mapping):
+                yield (key,)
+        for outer, inner, index, holder in self.below:
+            if not holder:
+                continue
+            for name in _FOLDED_PAYLOAD:
                 key = _one(index, name)
-                if key is not None:
+                if key is not None and isinstance(inner[key], Mapping):
                     yield (outer, key)
 
 
-def _payload_places(event: Mapping[str, Any]) -> Iterator[Keys]:
-    """Where the event's data may be: a payload object at its top, else in a holder."""
-    top = _folded(event)
-    for name in PAYLOAD_NAMES:
-        key = _one(top, name)
-        if key is not None and isinstance(event[key], Mapping):
-            yield (key,)
-    for holder in EVENT_HOLDERS:
-        outer = _one(top, holder)
-        if outer is None or not isinstance(event[outer], Mapping):
-            continue
-        inner = event[outer]
-        index = _folded(inner)
-        for name in PAYLOAD_NAMES:
-            key = _one(index, name)
-            if key is not None and isinstance(inner[key], Mapping):
-                yield (outer, key)
+def _ranked(
+    index: dict[str, list[Any]], ranks: dict[str, tuple[int, bool]], *, generic: bool
+) -> list[Any]:
+    """The keys of a folded object that are names of ``ranks``, in the order they are tried
+    (``generic``: the generic names too); a name two keys match is left out."""
+    found = [
+        (ranks[name][0], keys[0])
+        for name, keys in index.items()
+        if name in ranks and len(keys) == 1 and (generic or ranks[name][1])
+    ]
+    return [key for _, key in sorted(found, key=lambda pair: pair[0])]
 
 
 def _folded(node: Mapping[Any, Any]) -> dict[str, list[Any]]:
@@ -400,9 +418,10 @@ def _folded(node: Mapping[Any, Any]) -> dict[str, list[Any]]:
     return index
 
 
-def _one(index: dict[str, list[Any]], name: str) -> Any:
-    """The one key named ``name`` in any case; None when none is, or several are."""
-    keys = index.get(name.lower(), ())
+def _one(index: dict[str, list[Any]], folded: str) -> Any:
+    """The one key named ``folded`` (lower case) in any case; None when none is, or several
+    are."""
+    keys = index.get(folded, ())
     return keys[0] if len(keys) == 1 else None
 
 
@@ -413,7 +432,7 @@ def _resolve(event: Mapping[str, Any], parts: list[str]) -> Keys | None:
     for part in parts:
         if not isinstance(node, Mapping):
             return None
-        key = _one(_folded(node), part.strip())
+        key = _one(_folded(node), part.strip().lower())
         if key is None:
             return None
         keys.append(key)
