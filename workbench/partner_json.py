@@ -15,6 +15,8 @@ The shapes (DESIGN §3):
   (:func:`workbench.ids.check_request_id`): :func:`listed_requests`.
 - a **detail** or a send's **echo** is an object, or an array of objects: :func:`answer_items`;
   a detail names the request it was asked for, or none: :func:`detail_items`.
+- an **event** is any JSON: its id, type, time and payload are wherever the partner keeps
+  them, or nowhere: :func:`event_fields`.
 
 Each refusal is an :class:`~workbench.errors.UnreadableAnswer` (a ``PartnerError``).
 
@@ -32,8 +34,9 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from workbench.errors import InvalidValue, NotFound, UnreadableAnswer
@@ -233,3 +236,212 @@ def _text(*texts: str) -> None:
             text.encode("utf-8")
         except UnicodeEncodeError:
             raise ValueError("a lone surrogate (\\ud800-\\udfff), which is not text") from None
+
+
+# -- events ---------------------------------------------------------------------------------
+
+# The names an event's id, type and time go by (DESIGN §3), in the order they are tried, in any
+# case: the event's own names ("eventType"), then generic ones ("type"). Own names count at the
+# top or one level down ("data.eventType"); generic ones one level down only inside an object
+# about the event (EVENT_HOLDERS: OCAS' "eventInfo.action"), never in its payload, where "id"
+# and "type" are the student's or the application's: taken for the event's id, they would
+# merge distinct events into one.
+EVENT_NAMES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "id": (
+        ("eventId", "event_id", "eventGuid", "event_guid", "eventUuid", "event_uuid"),
+        ("id", "guid", "uuid"),
+    ),
+    "type": (
+        ("eventType", "event_type", "eventName", "event_name", "eventKind", "event_kind"),
+        ("type", "kind", "action", "event"),
+    ),
+    "time": (
+        ("occurredAt", "occurred_at", "occurredOn", "occurred_on", "eventTime", "event_time",
+         "eventDate", "event_date", "eventTimestamp", "event_timestamp"),
+        ("at", "timestamp", "time", "dateTime", "date_time", "date", "createdAt", "created_at",
+         "createdOn", "created_on", "created"),
+    ),
+}  # fmt: skip
+EVENT_HOLDERS = ("eventInfo", "event_info", "event", "eventHeader", "event_header", "meta",
+                 "metadata", "header", "envelope")  # fmt: skip
+# Where an event keeps its data (the report's program and campus): at its top, or in a holder.
+PAYLOAD_NAMES = ("payload", "data", "eventData", "event_data", "body", "details", "detail")
+_DOTNET_DATE = re.compile(r"/Date\((-?\d+)(?:[+-]\d{4})?\)/")  # ASP.NET's JSON dates, in ms
+_EPOCH_SECONDS = 10**9  # 2001-09-09: a smaller number under a time's name is not a time
+_EPOCH_MILLISECONDS = 10**12
+
+Keys = tuple[Any, ...]  # the keys leading to a field: ("eventInfo", "action")
+# name (lower case) -> (the order it is tried in, whether it is the event's own)
+_RANKS = {
+    what: {n.lower(): (rank, rank < len(own)) for rank, n in enumerate((*own, *generic))}
+    for what, (own, generic) in EVENT_NAMES.items()
+}
+_HOLDERS = frozenset(h.lower() for h in EVENT_HOLDERS)
+_FOLDED_PAYLOAD = tuple(n.lower() for n in PAYLOAD_NAMES)
+
+
+@dataclass(frozen=True)
+class EventFields:
+    """What an event says of itself (:func:`event_fields`); None where it says nothing.
+
+    ``time`` is UTC; ``payload`` the object holding the event's data, if it has one;
+    ``paths`` the keys each was found under (``{"type": ("eventInfo", "action")}``).
+    """
+
+    id: str | None = None
+    type: str | None = None
+    time: datetime | None = None
+    payload: Mapping[str, Any] | None = None
+    paths: Mapping[str, Keys] = field(default_factory=dict)
+
+
+def event_fields(event: Any, paths: Mapping[str, str] | None = None) -> EventFields:
+    """An event's id, type, time and payload, wherever it keeps them: at ``paths`` first (a
+    profile's ``event_fields``, dotted: ``{"type": "eventInfo.action"}``), then under a common
+    name (:data:`EVENT_NAMES`) at its top, then one level down. Names match in any case; a name
+    two keys match (``id`` and ``ID``) counts as absent. An id or a type is a string or a
+    number, a time what :func:`event_time` reads; a value that is not is passed over. Nothing
+    is required: an event that is not an object says nothing of itself.
+
+    >>> event_fields({"id": 7, "eventInfo": {"action": "OfferMade", "data": {}}}).type
+    'OfferMade'
+    """
+    if not isinstance(event, Mapping):
+        return EventFields()
+    view = _View(event)
+    found: dict[str, Any] = {}
+    where: dict[str, Keys] = {}
+    for what in EVENT_NAMES:
+        read = event_time if what == "time" else _id_or_type
+        for keys in view.places(what, (paths or {}).get(what)):
+            value = read(_value_at(event, keys))
+            if value is not None:
+                found[what], where[what] = value, keys
+                break
+    held = next(view.payload_places(), None)
+    if held is not None:
+        found["payload"], where["payload"] = _value_at(event, held), held
+    return EventFields(paths=where, **found)
+
+
+def event_time(value: Any) -> datetime | None:
+    """A partner's time as an aware UTC ``datetime``: ISO 8601 text (without a zone: UTC),
+    ASP.NET's ``/Date(1772442000000)/``, or epoch seconds or milliseconds (a number past
+    2001-09-09); None for anything else.
+
+    >>> event_time(1772442000000)
+    datetime.datetime(2026, 3, 2, 9, 0, tzinfo=datetime.timezone.utc)
+    """
+    try:
+        if isinstance(value, str):
+            text = value.strip()
+            dotnet = _DOTNET_DATE.fullmatch(text)
+            if dotnet:
+                return datetime.fromtimestamp(int(dotnet[1]) / 1000, UTC)
+            when = datetime.fromisoformat(text)
+            return (when if when.tzinfo else when.replace(tzinfo=UTC)).astimezone(UTC)
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            seconds = value / 1000 if abs(value) >= _EPOCH_MILLISECONDS else value
+            return datetime.fromtimestamp(seconds, UTC) if seconds >= _EPOCH_SECONDS else None
+    except (ValueError, OverflowError, OSError):
+        return None
+    return None
+
+
+def _id_or_type(value: Any) -> str | None:
+    """An id or a type: a string that is not blank, or a number, as text."""
+    if isinstance(value, str):
+        return value if value.strip() else None
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return str(value)
+    return None
+
+
+class _View:
+    """An event's keys by their lower case, at its top and in each object one level down:
+    folded once per event, not once per name tried."""
+
+    def __init__(self, event: Mapping[Any, Any]) -> None:
+        self.event = event
+        self.top = _folded(event)
+        self.below = [
+            (outer, inner, _folded(inner), str(outer).lower() in _HOLDERS)
+            for outer, inner in event.items()
+            if isinstance(inner, Mapping)
+        ]
+
+    def places(self, what: str, mapped: str | None) -> Iterator[Keys]:
+        """Where ``what`` may be, in the order to try: the mapped path, the top, one level
+        down (generic names only in a holder)."""
+        if mapped:
+            keys = _resolve(self.event, mapped.split("."))
+            if keys is not None:
+                yield keys
+        ranks = _RANKS[what]
+        yield from ((key,) for key in _ranked(self.top, ranks, generic=True))
+        for outer, _, index, holder in self.below:
+            yield from ((outer, key) for key in _ranked(index, ranks, generic=holder))
+
+    def payload_places(self) -> Iterator[Keys]:
+        """Where the event's data may be: a payload object at its top, else in a holder."""
+        for name in _FOLDED_PAYLOAD:
+            key = _one(self.top, name)
+            if key is not None and isinstance(self.event[key], Mapping):
+                yield (key,)
+        for outer, inner, index, holder in self.below:
+            if not holder:
+                continue
+            for name in _FOLDED_PAYLOAD:
+                key = _one(index, name)
+                if key is not None and isinstance(inner[key], Mapping):
+                    yield (outer, key)
+
+
+def _ranked(
+    index: dict[str, list[Any]], ranks: dict[str, tuple[int, bool]], *, generic: bool
+) -> list[Any]:
+    """The keys of a folded object that are names of ``ranks``, in the order they are tried
+    (``generic``: the generic names too); a name two keys match is left out."""
+    found = [
+        (ranks[name][0], keys[0])
+        for name, keys in index.items()
+        if name in ranks and len(keys) == 1 and (generic or ranks[name][1])
+    ]
+    return [key for _, key in sorted(found, key=lambda pair: pair[0])]
+
+
+def _folded(node: Mapping[Any, Any]) -> dict[str, list[Any]]:
+    """An object's keys by their lower case (once per object, not once per name tried)."""
+    index: dict[str, list[Any]] = {}
+    for key in node:
+        index.setdefault(str(key).lower(), []).append(key)
+    return index
+
+
+def _one(index: dict[str, list[Any]], folded: str) -> Any:
+    """The one key named ``folded`` (lower case) in any case; None when none is, or several
+    are."""
+    keys = index.get(folded, ())
+    return keys[0] if len(keys) == 1 else None
+
+
+def _resolve(event: Mapping[str, Any], parts: list[str]) -> Keys | None:
+    """The keys a dotted path names, each matched in any case; None where it leads nowhere."""
+    keys: list[Any] = []
+    node: Any = event
+    for part in parts:
+        if not isinstance(node, Mapping):
+            return None
+        key = _one(_folded(node), part.strip().lower())
+        if key is None:
+            return None
+        keys.append(key)
+        node = node[key]
+    return tuple(keys)
+
+
+def _value_at(event: Mapping[str, Any], keys: Keys) -> Any:
+    node: Any = event
+    for key in keys:
+        node = node[key]
+    return node

@@ -30,6 +30,7 @@ import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from workbench.api.batch import fetch_all
@@ -196,8 +197,9 @@ def pull(
                             session, store, source, summary, progress=progress
                         )
                 if "international" in profile.interfaces:
+                    read = partial(pending_placement_events, session)
                     summary.lists["placement_events"] = _pull_events(
-                        store, run_id, "placement_events", lambda: pending_placement_events(session)
+                        session, store, "placement_events", run_id, read
                     )
                 if "domestic" in profile.interfaces:
                     summary.lists["domestic_events"] = _pull_domestic(session, store, summary)
@@ -325,15 +327,24 @@ def _fetch_details(
     return stored
 
 
-def _pull_events(store: Store, run_id: int, list_name: str, fetch: Callable[[], Any]) -> ListResult:
+def _pull_events(
+    session: Session, store: Store, list_name: str, run_id: int, fetch: Callable[[], Any]
+) -> ListResult:
+    """Snapshot the events ``fetch`` reads (a frame of ``events_frame``), each as it came."""
     result = ListResult()
     try:
         frame = fetch()
     except WorkbenchError as exc:
         result.error = _short(exc)
         return result
-    events = [json.loads(value) for value in frame[RAW]] if RAW in frame else []  # each as JSON
-    diff = store.record_snapshot(run_id, list_name, events, call_id=frame.attrs.get("call_id"))
+    events = [json.loads(value) for value in frame[RAW]] if RAW in frame else []
+    diff = store.record_snapshot(
+        run_id,
+        list_name,
+        events,
+        call_id=frame.attrs.get("call_id"),
+        event_fields=session.profile.event_fields,
+    )
     result.listed = len(events)
     result.new, result.vanished = len(diff.appeared), len(diff.vanished)
     return result
@@ -341,18 +352,22 @@ def _pull_events(store: Store, run_id: int, list_name: str, fetch: Callable[[], 
 
 def _pull_domestic(session: Session, store: Store, summary: PullSummary) -> ListResult:
     """The domestic feed, at the largest count the partner accepts; a feed answered with exactly
-    the count asked may hide events past it (peek does not remove them): a failure entry says
-    so. More events than asked is what the partner chose to answer, not a cut-off."""
-    asked: list[int] = []
+    the count asked may hide events past it (when peek does not remove them): a failure entry
+    says so. More events than asked is what the partner chose to answer, not a cut-off.
+
+    Every event any peek of the pull was handed is stored, the probes' too: a partner whose
+    peek removes events never hands them out again."""
+    asked: list[tuple[int, int]] = []  # (count asked, events answered) of the peek kept
 
     def fetch() -> Any:
-        frame, count = _peek_within_cap(session, store)
-        asked.append(count)
-        return frame
+        handed: list[Any] = []
+        frame, count = _peek_within_cap(session, store, handed)
+        asked.append((count, len(frame)))
+        return _every_event(handed)
 
-    result = _pull_events(store, summary.run_id, "domestic_events", fetch)
-    if asked and result.error is None and result.listed == asked[0]:
-        result.cut_off_at = count = asked[0]
+    result = _pull_events(session, store, "domestic_events", summary.run_id, fetch)
+    if asked and result.error is None and asked[0][1] == asked[0][0]:
+        result.cut_off_at = count = asked[0][0]
         if str(count) == store.meta(PEEK_LEARNED) and count < session.profile.peek_count:
             what = (
                 f"the most this partner hands out at once (it refused more): peek does not "
@@ -365,13 +380,23 @@ def _pull_domestic(session: Session, store: Store, summary: PullSummary) -> List
                 "raise WORKBENCH_PEEK_COUNT (peek_count in the profile) if the partner hands "
                 "out more at once"
             )
-        error = f"the feed answered {result.listed} events (Count={count}), {what}."
+        error = f"the feed answered {count} events (Count={count}), {what}."
         summary.failures.append({"list": "domestic_events", "id": "(feed)", "error": error})
     return result
 
 
-def _peek_within_cap(session: Session, store: Store) -> tuple[Any, int]:
-    """Peek at the profile's count, or at the partner's learned cap when lower: (frame, count).
+def _every_event(frames: list[Any]) -> Any:
+    """The events of ``frames`` (peeks' frames, in order), each once; the last call's id."""
+    import pandas as pd
+
+    every = pd.concat(frames, ignore_index=True).drop_duplicates(subset=RAW, ignore_index=True)
+    every.attrs = dict(frames[-1].attrs)
+    return every
+
+
+def _peek_within_cap(session: Session, store: Store, handed: list[Any]) -> tuple[Any, int]:
+    """Peek at the profile's count, or at the partner's learned cap when lower: (frame, count);
+    every frame a peek answered is added to ``handed``.
 
     Any 400 to a peek is a refusal of the count: the pull then finds the largest count the
     partner accepts (the number its refusal names, then halving, then a binary search up) and
@@ -387,10 +412,11 @@ def _peek_within_cap(session: Session, store: Store) -> tuple[Any, int]:
     except PartnerError as exc:
         if exc.status != 400:
             raise
-        return _search_cap(session, store, count, exc)
+        return _search_cap(session, store, count, exc, handed)
+    handed.append(frame)
     if count < wanted and len(frame) == count:  # at the learned cap: has the partner grown?
         try:
-            more = _peek_or_none(session, wanted)
+            more = _peek_or_none(session, wanted, handed)
         except WorkbenchError:  # the feed was read: a failed extra look does not undo that
             more = None
         if more is not None:
@@ -400,19 +426,19 @@ def _peek_within_cap(session: Session, store: Store) -> tuple[Any, int]:
 
 
 def _search_cap(
-    session: Session, store: Store, refused: int, refusal: PartnerError
+    session: Session, store: Store, refused: int, refusal: PartnerError, handed: list[Any]
 ) -> tuple[Any, int]:
     """The largest count below ``refused`` the partner accepts, learned: (frame, count)."""
     named = _named_cap(f"{refusal} {refusal.body or ''}", below=refused)
     if named is not None:
-        frame = _peek_or_none(session, named)
+        frame = _peek_or_none(session, named, handed)
         if frame is not None:  # the partner named its cap: take its word
             store.set_meta(PEEK_LEARNED, str(named))
             return frame, named
         refused = named
     accepted, frame, probe = 0, None, refused // 2
     while frame is None and probe >= 1:
-        frame = _peek_or_none(session, probe)
+        frame = _peek_or_none(session, probe, handed)
         if frame is None:
             refused, probe = probe, probe // 2
         else:
@@ -421,7 +447,7 @@ def _search_cap(
         raise refusal  # even Count=1 is refused: the refusal is not about the count
     while refused - accepted > 1:
         middle = (accepted + refused) // 2
-        found = _peek_or_none(session, middle)
+        found = _peek_or_none(session, middle, handed)
         if found is None:
             refused = middle
         else:
@@ -430,14 +456,17 @@ def _search_cap(
     return frame, accepted
 
 
-def _peek_or_none(session: Session, count: int) -> Any:
-    """The peek at ``count``, or ``None`` when the partner refuses it (a 400)."""
+def _peek_or_none(session: Session, count: int, handed: list[Any]) -> Any:
+    """The peek at ``count`` (added to ``handed``), or ``None`` when the partner refuses it
+    (a 400)."""
     try:
-        return peek_events(session, count)
+        frame = peek_events(session, count)
     except PartnerError as exc:
         if exc.status != 400:
             raise
         return None
+    handed.append(frame)
+    return frame
 
 
 def _named_cap(text: str, *, below: int) -> int | None:

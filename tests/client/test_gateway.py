@@ -9,9 +9,9 @@ import pytest
 
 import workbench as wb
 from workbench.api.frames import events_frame, snake
-from workbench.api.international import EVENT_COLUMNS
 from workbench.errors import UnreadableAnswer
 from workbench.sandbox import Sandbox
+from workbench.store.events import EVENT_COLUMNS
 
 from .conftest import exchange_hits
 
@@ -90,7 +90,7 @@ def test_peek_events_surfaces_the_partners_bound(w: wb.Workbench) -> None:
     ],
 )
 def test_events_of_any_shape(payload) -> None:
-    df = events_frame(payload, operation="x", columns=EVENT_COLUMNS)
+    df = events_frame(payload, operation="x")
     assert list(df["event_id"]) == ["1", "2"]
     assert "kind_a" in df.columns and "extra" in df.columns
     assert df["event_type"].isna().all()
@@ -99,8 +99,8 @@ def test_events_of_any_shape(payload) -> None:
 
 def test_events_single_object_and_scalars() -> None:
     with pytest.raises(UnreadableAnswer):  # a feed is an array, or an object holding one
-        events_frame({"eventId": "9"}, operation="x", columns=EVENT_COLUMNS)
-    df = events_frame(["a", 2], operation="x", columns=EVENT_COLUMNS)
+        events_frame({"eventId": "9"}, operation="x")
+    df = events_frame(["a", 2], operation="x")
     assert list(df["value"]) == ["a", 2]
 
 

@@ -1,6 +1,7 @@
 """The events report: counts by the day, weekday and hour events occurred (in the report's
 zone), by type, program and campus, readable latest events, charts whose labels do not repeat,
-and the cap warning. A crafted store: every event first seen on one day, occurring on others."""
+and the cap warning. A crafted store: every event first seen on one day, occurring on others;
+the two with no readable time of their own are placed on that day, and said so."""
 
 from __future__ import annotations
 
@@ -87,11 +88,12 @@ def _fields(event: dict[str, Any]) -> dict[str, Any]:
     return {**event, **event.get("payload", {})}
 
 
-def _occurred(event: dict[str, Any], tz: str | None) -> datetime | None:
+def _occurred(event: dict[str, Any], tz: str | None) -> datetime:
+    """When the event occurred, else (no time, or not a time) when it was first seen."""
     try:
         when = datetime.fromisoformat(event["occurredAt"])
     except (KeyError, ValueError):
-        return None
+        when = datetime.fromisoformat(SEEN)
     return when.astimezone(ZoneInfo(tz or "UTC"))
 
 
@@ -106,8 +108,6 @@ def _key(event: dict[str, Any], by: str, tz: str | None) -> Any:
             return f"{f['programName']} ({f['programCode']})"
         return f.get("programCode", "(not given)")
     when = _occurred(event, tz)
-    if when is None:
-        return None
     return {"day": when.date(), "weekday": when.strftime("%a"), "hour": when.hour}[by]
 
 
@@ -141,8 +141,8 @@ def test_days_are_when_events_occurred_in_the_report_zone(crafted_db: Path, tz: 
     assert days["day"].tolist() == [
         first + timedelta(days=n) for n in range((last - first).days + 1)
     ]
-    assert days.attrs["undated"] == 2  # p4 has no occurrence time, d4's is not a time
-    assert date(2026, 3, 10) not in set(days["day"])  # the day they were first seen
+    assert days.attrs["without_time"] == 2  # p4 has no occurrence time, d4's is not a time
+    assert _counted(days, "day")[date(2026, 3, 10)] == (1, 1, 2)  # the day they were first seen
 
 
 def test_the_zone_moves_events_across_midnight(crafted_db: Path) -> None:
@@ -162,10 +162,10 @@ def test_breakdowns_equal_counts_computed_here(crafted_db: Path, by: str, tz: st
     assert _counted(frame, by) == _expected(by, tz)
     if by in ("weekday", "hour"):
         assert len(frame) == (7 if by == "weekday" else 24)  # every one listed, in order
-        assert frame.attrs["undated"] == 2
     else:
         assert frame["total"].is_monotonic_decreasing
-        assert frame["total"].sum() == len(PLACEMENT) + len(DOMESTIC)
+    assert frame["total"].sum() == len(PLACEMENT) + len(DOMESTIC)
+    assert frame.attrs["without_time"] == 2
 
 
 def test_an_unknown_breakdown_is_refused(crafted_db: Path) -> None:
@@ -202,7 +202,8 @@ def test_the_tables_show_those_counts(crafted_db: Path, tz: str | None) -> None:
         "weekday", tz
     )
     assert "Business &amp; &lt;Accounting&gt; (B&amp;A)" in html  # escaped, never markup
-    assert "2 events without an occurrence time are not counted per day." in html
+    note = "2 events had no time of their own: each is counted at the time it was first seen."
+    assert html.count(note) == 2  # per day, and per weekday
 
 
 def test_latest_events_are_readable_tables(crafted_db: Path) -> None:
@@ -218,7 +219,10 @@ def test_latest_events_are_readable_tables(crafted_db: Path) -> None:
     assert {"program code", "program name", "campus", "event type", "event id"} <= set(domestic)
     by_id = domestic.set_index("event id")
     assert by_id.loc["d5", column] == "2026-03-06\u00a001:00:00"  # 06:00 UTC, to the second
-    assert by_id.loc["d4", column] == "yesterday"  # not a time: as the partner wrote it
+    # not a time: placed when first seen, said so, and shown as the partner wrote it
+    assert by_id.loc["d4", column] == "2026-03-10\u00a005:00:00 (first seen)"
+    assert by_id.loc["d4", "occurred at"] == "yesterday"
+    assert "occurred at" not in placement  # read as a time: its own column only
     assert by_id.loc["d2", "conditions"] == "English 12, Math"
     assert by_id.loc["d1", "program code"] == "CPAN"  # top-level fields flattened too
     assert by_id.loc["d3", "source"] == "domestic"  # the feed; the event's own field beside it
@@ -226,8 +230,7 @@ def test_latest_events_are_readable_tables(crafted_db: Path) -> None:
     assert placement.set_index("event id").loc["p2", "given name"] == "Zoë"
     # latest first by when they occurred; d4 (no time) sorts by when it was first seen
     assert first_three["event_id"].tolist() == ["d4", "d5", "d3"]
-    dated = [v for v in domestic[column] if v != "yesterday"]
-    assert dated == sorted(dated, reverse=True)
+    assert list(domestic[column]) == sorted(domestic[column], reverse=True)
 
 
 def test_a_hostile_payload_keeps_the_latest_events_table_small(tmp_path: Path) -> None:
@@ -284,14 +287,14 @@ def test_the_days_chart_stacks_the_counts_and_labels_each_day_once(crafted_db: P
         fig = events_days_chart(store)
     png(fig)  # drawn: tick labels are set
     (ax,) = fig.axes
-    assert _labels(ax) == ["Mar 02", "Mar 03", "Mar 04", "Mar 05", "Mar 06"]
+    assert _labels(ax) == [f"Mar {d:02d}" for d in range(2, 11)]
     heights: Counter[float] = Counter()
     for bar in ax.patches:
         heights[round(bar.get_x() + bar.get_width() / 2)] += bar.get_height()
     assert sorted(heights.values()) == sorted(
-        [*(t for _, _, t in _expected("day").values()), 0]  # and Mar 05, empty
+        [*(t for _, _, t in _expected("day").values()), 0, 0, 0, 0]  # and Mar 05, 07-09, empty
     )
-    assert "2 without an occurrence time left out" in ax.get_title()
+    assert "2 with no time of their own on the day first seen" in ax.get_title()
 
 
 def test_a_long_span_labels_days_without_repeating(tmp_path: Path) -> None:

@@ -1,16 +1,18 @@
 """The events notebook run as ``workbench report --notebook events`` runs it (the library job):
 its HTML holds readable tables and charts, counts by occurrence day in the report's zone, and
-no raw JSON."""
+no raw JSON, whatever shape the partner gives its events."""
 
 from __future__ import annotations
 
 import io
 import re
+from collections import Counter
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
+import workbench as wb
 from workbench.report.job import run_report_job
 from workbench.store import Store
 
@@ -64,3 +66,36 @@ def test_the_events_report(report_copy: Path, tmp_path: Path) -> None:
     latest = html.split("<h4>Latest domestic events</h4>", 1)[1]
     assert f"<th>occurred ({TORONTO})</th>" in latest and "<th>program name</th>" in latest
     assert re.search(r"<td>\d{4}-\d\d-\d\d\xa0\d\d:\d\d:\d\d</td>", latest)
+
+
+def test_the_events_report_of_a_partner_shaping_events_as_kind_at(sandbox_factory, tmp_path):
+    """Events as ``{id, kind, at, payload}``, in an object holding their array: the notebook
+    counts their types, draws them on the days they occurred, and lists the latest first."""
+    sb = sandbox_factory(event_shape="kind_at", event_list="object")
+    db = tmp_path / "kind_at.db"
+    with wb.connect(env=sb.env, db=db) as w:
+        assert w.pull(progress=False).status == "ok"
+    said: list[str] = []
+    job = run_report_job(
+        "events", {"tz": TORONTO}, db=str(db), no_pull=True,
+        output_dir=str(tmp_path / "reports"), say=said.append, warn=said.append,
+    )  # fmt: skip
+    assert job.run is not None, said
+    assert job.verdict() == (0, [])
+    html = job.run.html_path.read_text(encoding="utf-8")
+    truth = [*sb.state.placement_events, *sb.state.domestic_events]
+
+    def table_after(title: str) -> pd.DataFrame:
+        body = html.split(f"<h4>{title}</h4>", 1)[1]
+        return pd.read_html(io.StringIO(body.split("<h4>", 1)[0]))[0]
+
+    types = table_after("By event type").set_index("event_type")["total"].to_dict()
+    assert types == dict(Counter(e["eventType"] for e in truth))  # no "(not given)"
+    days = table_after(f"Events per day they occurred ({TORONTO})").set_index("day")["total"]
+    occurred = pd.to_datetime([e["occurredAt"] for e in truth], utc=True).tz_convert(TORONTO)
+    assert days[days > 0].to_dict() == Counter(occurred.strftime("%Y-%m-%d"))
+    assert "had no time of their own" not in html
+    latest = table_after("Latest domestic events")[f"occurred ({TORONTO})"].tolist()
+    newest = sorted(sb.state.domestic_events, key=lambda e: e["occurredAt"], reverse=True)
+    expected = pd.to_datetime([e["occurredAt"] for e in newest[:20]], utc=True)
+    assert latest == list(expected.tz_convert(TORONTO).strftime("%Y-%m-%d\xa0%H:%M:%S"))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 
 import httpx
@@ -46,6 +47,54 @@ def test_peek_does_not_remove_events(sandbox):
         first = client.get(spec.PEEK_EVENTS_PATH, params={"Count": 5}).json()
         again = client.get(spec.PEEK_EVENTS_PATH, params={"Count": 5}).json()
     assert first == again
+
+
+SHAPE_KEYS = {
+    "flat": {"eventId", "eventType", "occurredAt", "payload"},
+    "kind_at": {"id", "kind", "at", "payload"},
+    "event_info": {"id", "eventInfo"},
+}
+
+
+@pytest.mark.parametrize("event_list", ["array", "object"])
+@pytest.mark.parametrize("shape", SHAPE_KEYS)
+def test_events_come_in_the_shape_and_list_set(sandbox_factory, shape, event_list):
+    sb = sandbox_factory(event_shape=shape, event_list=event_list)
+    with gateway(sb) as client:
+        placement = client.get(spec.PENDING_PLACEMENT_EVENTS_PATH).json()
+    with gateway(sb, "domestic") as client:
+        domestic = client.get(spec.PEEK_EVENTS_PATH, params={"Count": 100}).json()
+    for answer, truth in ((placement, sb.state.placement_events),
+                          (domestic, sb.state.domestic_events)):  # fmt: skip
+        if event_list == "object":
+            assert answer == {"events": answer["events"], "count": len(truth)}
+            answer = answer["events"]
+        assert len(answer) == len(truth)
+        for event in answer:
+            assert set(event) == SHAPE_KEYS[shape]
+        if shape == "event_info":  # OCAS' International SIS shape: no time at all
+            assert set(answer[0]["eventInfo"]) == {"action", "data"}
+            assert "occurredAt" not in json.dumps(answer)
+
+
+@pytest.mark.parametrize(("written", "first"), [("epoch_ms", 1772442000005),
+                                                ("dotnet", "/Date(1772442000005)/")])  # fmt: skip
+def test_event_times_are_written_as_set(sandbox_factory, written, first):
+    sb = sandbox_factory(event_time=written, initial_domestic_events=1)
+    sb.state.domestic_events[0]["occurredAt"] = "2026-03-02T09:00:00.005Z"
+    with gateway(sb, "domestic") as client:
+        (event,) = client.get(spec.PEEK_EVENTS_PATH).json()
+    assert event["occurredAt"] == first
+
+
+def test_peek_removes_what_it_returns_when_set(sandbox_factory):
+    sb = sandbox_factory(peek_removes=True, initial_domestic_events=12)
+    with gateway(sb, "domestic") as client:
+        first = client.get(spec.PEEK_EVENTS_PATH, params={"Count": 10}).json()
+        rest = client.get(spec.PEEK_EVENTS_PATH, params={"Count": 10}).json()
+        none = client.get(spec.PEEK_EVENTS_PATH, params={"Count": 10}).json()
+    assert (len(first), len(rest), none) == (10, 2, [])
+    assert first[-1]["occurredAt"] <= rest[0]["occurredAt"]  # oldest first, as without removal
 
 
 def test_peek_count_is_capped_by_what_exists(sandbox):

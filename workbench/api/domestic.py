@@ -8,7 +8,6 @@ from __future__ import annotations
 import pandas as pd
 
 from workbench.api.frames import events_frame
-from workbench.api.international import EVENT_COLUMNS
 from workbench.errors import InvalidValue
 from workbench.session import Session
 from workbench.spec import PEEK_EVENTS_PATH
@@ -26,5 +25,8 @@ def peek_events(session: Session, count: int | None = 10) -> pd.DataFrame:
         params = {"Count": count}
     answer = session.call(ROLE, "GET", PEEK_EVENTS_PATH, operation=operation, params=params)
     return events_frame(
-        answer.value, operation=operation, columns=EVENT_COLUMNS, call_id=answer.call_id
+        answer.value,
+        operation=operation,
+        call_id=answer.call_id,
+        paths=session.profile.event_fields,
     )

@@ -33,6 +33,7 @@ from workbench.partner_json import list_items
 from workbench.pesc.fields import KEYS
 from workbench.pesc.frames import TIME_DTYPE as PESC_TIME
 from workbench.pesc.frames import dtype_of
+from workbench.store.events import events_flat
 from workbench.store.frames import is_missing, snake, utc
 
 logger = logging.getLogger(__name__)
@@ -120,27 +121,25 @@ def finish(df: pd.DataFrame, *, operation: str, call_id: Any = None) -> pd.DataF
 
 
 def events_frame(
-    payload: Any, *, operation: str, columns: Sequence[str], call_id: Any = None
+    payload: Any,
+    *,
+    operation: str,
+    call_id: Any = None,
+    paths: Mapping[str, str] | None = None,
 ) -> pd.DataFrame:
-    """Events of any shape, flattened with ``pandas.json_normalize``; ``raw`` keeps each as JSON.
+    """Events of any shape: :data:`EVENT_COLUMNS` first, found wherever each event keeps them
+    (the profile's ``paths`` first), then every other field flattened
+    (:func:`workbench.store.events.events_flat`); ``raw`` keeps each event's JSON as sent.
 
     Accepts an array, or an object holding one array (DESIGN §3); anything else is an
-    ``UnreadableAnswer``. An event that is not an object becomes ``{"value": event}``.
+    ``UnreadableAnswer``.
     """
     items = list_items(payload, operation=operation)
-    events = [e if isinstance(e, dict) else {"value": e} for e in items]
-    flat = pd.json_normalize(events, sep="_") if events else pd.DataFrame()
-    flat = flat.rename(columns=snake)
-    flat = flat.loc[:, ~flat.columns.duplicated()]
-    for column in columns:
-        if column not in flat.columns:
-            flat[column] = pd.NA
-    ordered = [*columns, *(c for c in flat.columns if c not in columns)]
-    flat = flat.reindex(columns=ordered)
+    flat = events_flat(items, paths)
     flat[RAW] = pd.array(
-        [json.dumps(e, ensure_ascii=False, sort_keys=True) for e in events], dtype="string"
+        [json.dumps(e, ensure_ascii=False, sort_keys=True) for e in items], dtype="string"
     )
-    return finish(flat.reset_index(drop=True), operation=operation, call_id=call_id)
+    return finish(flat, operation=operation, call_id=call_id)
 
 
 def _typed(series: pd.Series, dtype: str, name: str) -> pd.Series:

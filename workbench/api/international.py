@@ -16,8 +16,6 @@ from workbench.spec import DIAGNOSTICS_PATH, PENDING_PLACEMENT_EVENTS_PATH
 
 ROLE = "international"
 DIAGNOSTICS_COLUMNS = ("name", "customer_code", "roles")
-# Not required of the partner (the spec shows no event fields); present, maybe empty, always.
-EVENT_COLUMNS = ("event_id", "event_type", "occurred_at")
 
 
 def diagnostics(session: Session) -> pd.DataFrame:
@@ -41,5 +39,8 @@ def pending_placement_events(session: Session) -> pd.DataFrame:
     operation = "pending_placement_events"
     answer = session.call(ROLE, "GET", PENDING_PLACEMENT_EVENTS_PATH, operation=operation)
     return events_frame(
-        answer.value, operation=operation, columns=EVENT_COLUMNS, call_id=answer.call_id
+        answer.value,
+        operation=operation,
+        call_id=answer.call_id,
+        paths=session.profile.event_fields,
     )

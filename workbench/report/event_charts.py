@@ -53,8 +53,8 @@ def events_days_chart(store: Store, *, tz: str | None = None) -> Figure:
     fig = blank_figure(10, 4)
     ax = fig.subplots()
     title = f"Events per day they occurred ({tz or 'UTC'})"
-    if days.attrs.get("undated"):
-        title += f"; {days.attrs['undated']} without an occurrence time left out"
+    if days.attrs.get("without_time"):
+        title += f"; {days.attrs['without_time']} with no time of their own on the day first seen"
     if days.empty:
         no_data(ax, title)
         return fig
@@ -121,7 +121,10 @@ def events_breakdown_chart(store: Store, *, tz: str | None = None) -> Figure:
     handles, labels = axes["hour"].get_legend_handles_labels()
     if handles:
         fig.legend(handles, labels, loc="outside upper right", fontsize=8, frameon=False)
-    fig.suptitle("Events by type, program, campus and when they occurred")
+    title = "Events by type, program, campus and when they occurred"
+    if counts.attrs.get("without_time"):
+        title += f" ({counts.attrs['without_time']} with no time of their own: when first seen)"
+    fig.suptitle(title)
     return fig
 
 

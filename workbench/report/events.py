@@ -2,10 +2,13 @@
 interface) and domestic on-demand events, per pull run, per day they occurred, by type,
 program, campus, weekday and hour, and the latest ones as readable tables.
 
-The partner's spec shows no event field (DESIGN §3): program and campus are read from the
-stored JSON where the sandbox and OCAS put them (``payload.programCode``, ``programName``,
-``campus``, else the same names at the top); a missing one counts as "(not given)". Times
-show in zone ``tz`` (None: UTC); the store stays UTC.
+The partner's spec shows no event field (DESIGN §3): an event's type and time are the store's
+columns, found wherever the event keeps them; an event with no time of its own is placed at
+the time it was first seen, and the tables and charts say how many were. Program and campus
+are read from the stored JSON, in the event's payload wherever it keeps one
+(:func:`workbench.partner_json.event_fields`: ``payload``, ``data``, ``eventInfo.data``), else at
+its top (``programCode``, ``programName``, ``campus``, in any case); a missing one counts as
+"(not given)". Times show in zone ``tz`` (None: UTC); the store stays UTC.
 
 >>> display(events_section(store, tz=tz))  # doctest: +SKIP
 >>> display(figure_html(events_breakdown_chart(store, tz=tz)))  # doctest: +SKIP
@@ -13,15 +16,17 @@ show in zone ``tz`` (None: UTC); the store stays UTC.
 
 from __future__ import annotations
 
+import functools
 import json
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pandas as pd
 from IPython.display import HTML
 
 from workbench.errors import StoreError
+from workbench.partner_json import event_fields
 from workbench.report.figures import SIDE, STAGE
 from workbench.report.markup import (
     heading,
@@ -33,6 +38,7 @@ from workbench.report.markup import (
     text,
 )
 from workbench.store import Store
+from workbench.store.cells import field, scalar
 from workbench.store.frames import snake, typed
 from workbench.store.lists import EVENT_SOURCES
 
@@ -40,8 +46,8 @@ FEEDS = {"placement": "placement events", "domestic": "domestic events"}
 COLORS = {"placement": STAGE, "domestic": SIDE}
 RUN_COLUMNS = ("source", "run_id", "taken_at", "listed", "appeared", "vanished")
 LATEST_COLUMNS = (
-    "source", "event_id", "event_type", "occurred_at", "first_seen_at", "last_seen_at",
-    "on_list", "raw_json",
+    "source", "event_id", "event_type", "occurred_at", "time_is_first_seen", "first_seen_at",
+    "last_seen_at", "on_list", "raw_json",
 )  # fmt: skip
 NOT_GIVEN = "(not given)"
 WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
@@ -55,18 +61,14 @@ BREAKDOWNS = {  # what events_breakdown counts by -> its heading
 EVENT_COLUMNS = 12  # event fields with a column of their own, beyond program and campus
 EVENT_CELL_CHARS = 200  # characters of an event's field shown in the latest events' tables
 OTHER_FIELDS = "other fields"
-_EVENT_OWN = {"event_id", "id", "event_type", "type", "occurred_at", "timestamp"}  # columns
+FIRST_SEEN = " (first seen)"  # after the time of an event that has none of its own
 SECONDS = "%Y-%m-%d\u00a0%H:%M:%S"  # a no-break space: a time never wraps in a table
-_ISO = "[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T*"  # a time as the store writes it (UTC)
-# Where an event's fields are, first found wins (JSON paths into the stored event).
-_FIELDS = {
-    "program_code": ("$.payload.programCode", "$.programCode", "$.payload.program_code",
-                     "$.program_code"),
-    "program_name": ("$.payload.programName", "$.programName", "$.payload.program_name",
-                     "$.program_name", "$.payload.program", "$.program"),
-    "campus": ("$.payload.campus", "$.campus", "$.payload.campusName", "$.campusName",
-               "$.payload.campusCode", "$.campusCode"),
-}  # fmt: skip
+# The names program and campus go by (any case), first found wins: in the payload, then at top.
+PLACE_FIELDS = {
+    "program_code": ("programCode", "program_code"),
+    "program_name": ("programName", "program_name", "program"),
+    "campus": ("campus", "campusName", "campus_name", "campusCode", "campus_code"),
+}
 
 
 def _query(store: Store, sql: str, params: Sequence[Any] = ()) -> pd.DataFrame:
@@ -80,9 +82,30 @@ def _query(store: Store, sql: str, params: Sequence[Any] = ()) -> pd.DataFrame:
     return typed(pd.DataFrame.from_records(rows, columns=columns))
 
 
-def _json_field(paths: Sequence[str]) -> str:
-    found = ", ".join(f"json_extract(raw_json, '{p}')" for p in paths)
-    return f"CASE WHEN json_valid(raw_json) THEN coalesce({found}, NULL) END"
+@functools.lru_cache(maxsize=8)  # SQLite asks for each of an event's fields in turn
+def _place(raw: Any) -> tuple[Any, ...]:
+    """A stored event's program code, program name and campus (:data:`PLACE_FIELDS`), as
+    SQLite values."""
+    try:
+        event = json.loads(raw)
+    except (TypeError, ValueError, RecursionError):
+        return (None,) * len(PLACE_FIELDS)
+    held = [h for h in (event_fields(event).payload, event) if isinstance(h, Mapping)]
+    return tuple(
+        scalar(next((v for h in held if (v := field(h, *names)) is not None), None))
+        for names in PLACE_FIELDS.values()
+    )
+
+
+def _place_fields(store: Store) -> str:
+    """SQL selecting :data:`PLACE_FIELDS` of ``events.raw_json``, read in SQLite row by row
+    (the events' JSON never leaves it as a result)."""
+    store.db.conn.create_function(
+        "workbench_event_place", 2, lambda raw, n: _place(raw)[n], deterministic=True
+    )
+    return ", ".join(
+        f"workbench_event_place(raw_json, {n}) AS {name}" for n, name in enumerate(PLACE_FIELDS)
+    )
 
 
 def _times(values: pd.Series, tz: str | None) -> pd.Series:
@@ -97,13 +120,12 @@ def _label(value: Any) -> str:
 
 def event_facts(store: Store, *, tz: str | None = None) -> pd.DataFrame:
     """One row per stored event, its raw JSON left in SQLite: ``source``, ``event_type``,
-    ``program`` ("name (code)"), ``campus``, ``occurred_at`` (in zone ``tz``; missing when
-    absent or unreadable), ``first_seen_at``."""
-    fields = ", ".join(f"{_json_field(paths)} AS {name}" for name, paths in _FIELDS.items())
+    ``program`` ("name (code)"), ``campus``, ``occurred_at`` (in zone ``tz``: its own time,
+    else when it was first seen), ``time_is_first_seen``, ``first_seen_at``."""
     found = _query(
         store,
-        "SELECT source, event_type, occurred_at AS occurred_text, first_seen_at, "  # noqa: S608
-        f"{fields} FROM events ORDER BY rowid",
+        "SELECT source, event_type, occurred_at AS occurred_text, time_is_first_seen, "  # noqa: S608
+        f"first_seen_at, {_place_fields(store)} FROM events ORDER BY rowid",
     )
     code = [None if is_missing(v) else str(v).strip() for v in found["program_code"]]
     name = [None if is_missing(v) else str(v).strip() for v in found["program_name"]]
@@ -118,6 +140,7 @@ def event_facts(store: Store, *, tz: str | None = None) -> pd.DataFrame:
             "program": pd.Series([_label(p) for p in program], dtype="string"),
             "campus": found["campus"].map(_label).astype("string"),
             "occurred_at": _times(found["occurred_text"], tz),
+            "time_is_first_seen": found["time_is_first_seen"],
             "first_seen_at": found["first_seen_at"],
         }
     )
@@ -136,28 +159,36 @@ def events_breakdown(
 ) -> pd.DataFrame:
     """Events counted by ``by`` (a key of ``BREAKDOWNS``) per feed: a column named ``by``,
     ``placement``, ``domestic``, ``total``. Types, programs and campuses come largest first;
-    weekdays (``Mon``..``Sun``) and hours (0..23, in zone ``tz``) in order, each listed, and
-    events without an occurrence time are left out of them (``attrs["undated"]``).
-    ``facts``: ``event_facts(store, tz=tz)`` when already read."""
+    weekdays (``Mon``..``Sun``) and hours (0..23, in zone ``tz``) in order, each listed, an
+    event with no time of its own at the time it was first seen (how many:
+    ``attrs["without_time"]``). ``facts``: ``event_facts(store, tz=tz)`` when already read."""
     if by not in BREAKDOWNS:
         raise ValueError(f"events_breakdown counts by one of {', '.join(BREAKDOWNS)}, not {by!r}.")
     facts = event_facts(store, tz=tz) if facts is None else facts
-    undated = 0
     if by in ("weekday", "hour"):
-        dated = facts[facts["occurred_at"].notna()]
-        undated = len(facts) - len(dated)
-        when = dated["occurred_at"]
+        when = facts["occurred_at"]
         keys: list[Any] = list(WEEKDAYS) if by == "weekday" else list(range(24))
         values = (
             when.dt.day_of_week.map(dict(enumerate(WEEKDAYS))) if by == "weekday" else when.dt.hour
         )
-        counts = _per_feed(values.rename(by), dated).reindex(keys, fill_value=0)
+        counts = _per_feed(values.rename(by), facts).reindex(keys, fill_value=0)
     else:
         counts = _per_feed(facts[by].rename(by), facts)
         counts = counts.sort_values("total", ascending=False, kind="stable")
     out = counts.rename_axis(index=by).reset_index()
-    out.attrs["undated"] = undated
+    out.attrs["without_time"] = _without_time(facts)
     return out
+
+
+def _without_time(facts: pd.DataFrame) -> int:
+    """How many events had no time of their own (placed at the time first seen)."""
+    return int(facts["time_is_first_seen"].fillna(False).sum())
+
+
+def without_time_note(count: int) -> str:
+    """What the tables say of the events placed at the time they were first seen."""
+    events = "1 event" if count == 1 else f"{count} events"
+    return f"{events} had no time of their own: each is counted at the time it was first seen."
 
 
 def event_runs(store: Store) -> pd.DataFrame:
@@ -176,27 +207,29 @@ def event_runs(store: Store) -> pd.DataFrame:
 
 def event_days(store: Store, *, tz: str | None = None) -> pd.DataFrame:
     """Per day the events occurred (in zone ``tz``; days without any included, up to a year):
-    ``day`` (a date), ``placement``, ``domestic``, ``total``. Events without a readable
-    occurrence time are left out and counted in ``attrs["undated"]``."""
+    ``day`` (a date), ``placement``, ``domestic``, ``total``. An event with no time of its own
+    counts on the day it was first seen (how many: ``attrs["without_time"]``)."""
     facts = event_facts(store, tz=tz)
-    dated = facts[facts["occurred_at"].notna()]
-    days = dated["occurred_at"].dt.tz_localize(None).dt.normalize().rename("day")
-    counts = _per_feed(days, dated)
+    days = facts["occurred_at"].dt.tz_localize(None).dt.normalize().rename("day")
+    counts = _per_feed(days, facts)
     if len(counts) and (counts.index.max() - counts.index.min()).days <= 366:
         counts = counts.reindex(pd.date_range(counts.index.min(), counts.index.max()), fill_value=0)
     out = counts.rename_axis(index="day").reset_index()
     out["day"] = pd.to_datetime(out["day"]).dt.date if len(out) else pd.Series(dtype="object")
-    out.attrs["undated"] = int(len(facts) - len(dated))
+    out.attrs["without_time"] = _without_time(facts)
     return out
 
 
 def feed_summary(store: Store) -> pd.DataFrame:
-    """Per source: events seen, still listed, event types, first and last seen."""
+    """Per source: events seen, still listed, event types, events with no time of their own,
+    first and last seen."""
     found = _query(
         store,
         "SELECT source, count(*) AS events, coalesce(sum(on_list), 0) AS listed_now, "
-        "count(DISTINCT event_type) AS event_types, min(first_seen_at) AS first_seen_at, "
-        "max(last_seen_at) AS last_seen_at FROM events GROUP BY source",
+        "count(DISTINCT event_type) AS event_types, "
+        "coalesce(sum(time_is_first_seen), 0) AS without_time, "
+        "min(first_seen_at) AS first_seen_at, max(last_seen_at) AS last_seen_at "
+        "FROM events GROUP BY source",
     ).set_index("source")
     rows = []
     for source in FEEDS:
@@ -207,6 +240,7 @@ def feed_summary(store: Store) -> pd.DataFrame:
                 "events": int(mine["events"]) if mine is not None else 0,
                 "listed_now": int(mine["listed_now"]) if mine is not None else 0,
                 "event_types": int(mine["event_types"]) if mine is not None else 0,
+                "without_time": int(mine["without_time"]) if mine is not None else 0,
                 "first_seen": mine["first_seen_at"] if mine is not None else None,
                 "last_seen": mine["last_seen_at"] if mine is not None else None,
             }
@@ -215,9 +249,9 @@ def feed_summary(store: Store) -> pd.DataFrame:
 
 
 def latest_events(store: Store, n: int = 50, *, source: str | None = None) -> pd.DataFrame:
-    """The ``n`` most recent events (by when they occurred, else, when that is absent or not a
-    time, first seen), of both feeds or of ``source``; stored columns, ``raw_json`` included.
-    Only these ``n`` rows are read."""
+    """The ``n`` most recent events, newest first (by when they occurred; an event with no
+    time of its own by when it was first seen, the later stored first), of both feeds or of
+    ``source``; stored columns, ``raw_json`` included. Only these ``n`` rows are read."""
     if source is not None and source not in FEEDS:
         raise ValueError(f"source is one of {', '.join(FEEDS)}, not {source!r}.")
     columns = ", ".join(LATEST_COLUMNS)
@@ -225,8 +259,7 @@ def latest_events(store: Store, n: int = 50, *, source: str | None = None) -> pd
     return _query(
         store,
         f"SELECT {columns} FROM events {where}"  # noqa: S608 - our own column names
-        f"ORDER BY CASE WHEN occurred_at GLOB '{_ISO}' THEN occurred_at ELSE first_seen_at END "
-        "DESC, rowid LIMIT ?",
+        "ORDER BY occurred_at DESC, rowid DESC LIMIT ?",
         [*([source] if source else []), max(int(n), 0)],
     )
 
@@ -247,7 +280,7 @@ def readable_events(frame: pd.DataFrame, *, tz: str | None = None) -> pd.DataFra
     :data:`EVENT_COLUMNS` fields most events have get a column; the rest of an event's fields
     share one ``other fields`` cell ("name: value; ..."), so a partner's odd payload cannot
     make the table thousands of columns wide."""
-    rows = [_event_fields(raw) for raw in frame.get("raw_json", [])]
+    rows = [_flat_fields(raw) for raw in frame.get("raw_json", [])]
     seen: dict[str, int] = {}  # field -> events that have it, in the order first found
     for row in rows:
         for name in row:
@@ -260,9 +293,12 @@ def readable_events(frame: pd.DataFrame, *, tz: str | None = None) -> pd.DataFra
     zone = tz or "UTC"
     ours = ("source", f"occurred ({zone})", "event type", OTHER_FIELDS, f"first seen ({zone})",
             "on list", "event id")  # fmt: skip
+    flags = frame.get("time_is_first_seen", pd.Series(False, index=frame.index))
     columns: dict[str, list[Any]] = {
         "source": list(frame["source"]),
-        f"occurred ({zone})": [_stamp(v, tz) for v in frame["occurred_at"]],
+        f"occurred ({zone})": [
+            _occurred(v, flag, tz) for v, flag in zip(frame["occurred_at"], flags, strict=True)
+        ],
         "event type": list(frame["event_type"]),
     }
     for name in own:
@@ -279,13 +315,19 @@ def readable_events(frame: pd.DataFrame, *, tz: str | None = None) -> pd.DataFra
     return out.dropna(axis="columns", how="all")
 
 
-def _event_fields(raw: Any) -> dict[str, Any]:
-    """One stored event's fields, flattened (``payload.programCode`` -> ``program_code``; a
-    field at the top and in the payload: the first found), its id, type and time left out."""
+def _flat_fields(raw: Any) -> dict[str, Any]:
+    """One stored event's fields, flattened (its payload's without their prefix:
+    ``payload.programCode`` and ``eventInfo.data.programCode`` -> ``program_code``; a field at
+    the top and in the payload: the first found), the fields its id, type and time were read
+    from left out (they have columns of their own)."""
     try:
         value = json.loads(str(raw))
     except (ValueError, RecursionError):
         return {}
+    found = event_fields(value)
+    path = {what: snake("_".join(map(str, keys))) for what, keys in found.paths.items()}
+    own = {name for what, name in path.items() if what != "payload"}
+    payload = f"{path['payload']}_" if "payload" in path else None
     fields: dict[str, Any] = {}
     stack: list[tuple[str, Any]] = [("", value)] if isinstance(value, dict) else []
     while stack:  # depth first, in the event's order, without recursion
@@ -293,8 +335,11 @@ def _event_fields(raw: Any) -> dict[str, Any]:
         if isinstance(node, dict) and node:
             stack.extend(reversed([(f"{prefix}{k}_", v) for k, v in node.items()]))
         elif prefix:
-            name = snake(prefix[:-1]).removeprefix("payload_")
-            if name not in _EVENT_OWN and is_missing(fields.get(name)):
+            name = snake(prefix[:-1])
+            if name in own:
+                continue
+            name = name.removeprefix(payload) if payload else name
+            if is_missing(fields.get(name)):
                 fields[name] = node
     return fields
 
@@ -304,6 +349,14 @@ def _others(row: dict[str, Any], names: list[str]) -> str | None:
     table cuts the cell when long."""
     said = [f"{n.replace('_', ' ')}: {_cell(row[n])}" for n in names if n in row]
     return "; ".join(said) or None
+
+
+def _occurred(value: Any, first_seen: Any, tz: str | None) -> str | None:
+    """When an event occurred, to the second in zone ``tz``, said so when that is when it was
+    first seen (it had no time of its own)."""
+    stamp = _stamp(value, tz)
+    flagged = not is_missing(first_seen) and bool(first_seen)
+    return stamp + FIRST_SEEN if stamp is not None and flagged else stamp
 
 
 def _stamp(value: Any, tz: str | None) -> str | None:
@@ -378,8 +431,8 @@ def events_breakdown_section(store: Store, *, tz: str | None = None) -> HTML:
         counts = events_breakdown(store, by, tz=tz, facts=facts)
         suffix = f" ({tz or 'UTC'})" if by == "weekday" else ""
         parts += [heading(title + suffix, 4), table(counts, empty="No events stored yet.")]
-        if counts.attrs.get("undated"):
-            note = f"{counts.attrs['undated']} events without an occurrence time are not counted."
+        if by == "weekday" and counts.attrs.get("without_time"):
+            note = without_time_note(counts.attrs["without_time"])
             parts.append(paragraph(note, "wb-more"))
     return page(*parts)
 
@@ -394,9 +447,9 @@ def events_section(store: Store, *, max_rows: int = 200, tz: str | None = None) 
     alert = f'<div class="wb-figure wb-alert" data-cut-off="domestic">{text(warning)}</div>'
     alert = alert if warning else ""
     days = event_days(store, tz=tz)
-    undated = days.attrs.get("undated", 0)
-    note = f"{undated} events without an occurrence time are not counted per day."
-    note = paragraph(note, "wb-more") if undated else ""
+    without_time = days.attrs.get("without_time", 0)
+    note = without_time_note(without_time)
+    note = paragraph(note, "wb-more") if without_time else ""
     return page(
         alert,
         heading("Feeds", 4),
@@ -404,6 +457,6 @@ def events_section(store: Store, *, max_rows: int = 200, tz: str | None = None) 
         heading("Per pull run", 4),
         table(runs, max_rows=max_rows, empty="No event list was pulled yet.", tz=tz),
         heading(f"Events per day they occurred ({tz or 'UTC'})", 4),
-        table(days.iloc[::-1], max_rows=max_rows, empty="No event has an occurrence time."),
+        table(days.iloc[::-1], max_rows=max_rows, empty="No events stored yet."),
         note,
     )

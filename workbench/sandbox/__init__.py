@@ -27,11 +27,15 @@ interfaces) and ``{root}/exchange`` (transcript exchange).
 
 Choices for what the spec leaves open (DESIGN §3):
 
-- event records are small JSON objects (``eventId``, ``eventType``, ``occurredAt``, plus a
-  ``payload`` object); both event endpoints answer a JSON array;
+- event records are small JSON objects, ``{eventId, eventType, occurredAt, payload}`` by
+  default; ``event_shape`` "kind_at" sends ``{id, kind, at, payload}`` and "event_info" OCAS'
+  International SIS ``{id, eventInfo: {action, data}}`` with no time; ``event_time`` writes
+  times as ISO text, epoch milliseconds or ASP.NET's ``/Date(ms)/``; both event endpoints
+  answer a JSON array, or (``event_list="object"``) ``{"events": [...], "count": n}``;
 - ``Count`` on peek is an integer 1..``max_peek_count`` (100 by default), default 10; anything
   else is a 400 with a ``Message`` naming the range;
-  peeking does not remove events; pending placement events stay until the clock moves;
+  peeking does not remove events unless ``peek_removes``; pending placement events stay until
+  the clock moves;
 - the exchange authenticates with bearer tokens from the sandbox identity server (client
   credentials, scope ``transcript_api``), one client per role; it needs no subscription key;
   a token of one role is refused (403) on the other role's operations;

@@ -22,6 +22,7 @@ from starlette.routing import Mount, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from workbench import spec
+from workbench.sandbox import generator
 from workbench.sandbox.faults import FaultMiddleware, with_transport
 from workbench.sandbox.intake import (
     Refusal,
@@ -155,11 +156,19 @@ def gateway_routes(core: Core) -> list[Route]:
             }
         )
 
+    def feed(events: list[dict[str, Any]]) -> JSONResponse:
+        """Events as this partner shapes them, in an array or in an object holding one."""
+        s = core.settings
+        shaped = [generator.shaped_event(e, s.event_shape, s.event_time) for e in events]
+        if s.event_list == "object":
+            return JSONResponse({"events": shaped, "count": len(shaped)})
+        return JSONResponse(shaped)
+
     async def pending_placement_events(request: Request) -> Response:
         _gateway_grant(core, request, spec.INTL_SCOPE)
         with core.state.lock:
             events = list(core.state.placement_events)
-        return JSONResponse(events)
+        return feed(events)
 
     async def peek_events(request: Request) -> Response:
         _gateway_grant(core, request, spec.DOMESTIC_SCOPE)
@@ -172,9 +181,7 @@ def gateway_routes(core: Core) -> list[Route]:
                     f"The value '{shown}' is not valid for Count: use an integer 1..{most}."
                 )
             count = int(raw)
-        with core.state.lock:
-            events = sorted(core.state.domestic_events, key=lambda e: e["occurredAt"])[:count]
-        return JSONResponse(events)
+        return feed(core.state.peek(count))
 
     return [
         Route(spec.DIAGNOSTICS_PATH, diagnostics, methods=["GET"]),

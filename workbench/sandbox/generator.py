@@ -388,6 +388,25 @@ def _event(
     }
 
 
+def shaped_event(event: dict[str, Any], shape: str, time: str = "iso") -> dict[str, Any]:
+    """An event record (as :func:`placement_event` makes it) as a partner of ``shape`` sends
+    it: "flat" as it is, "kind_at" ``{id, kind, at, payload}``, "event_info" OCAS'
+    International SIS ``{id, eventInfo: {action, data}}`` (no time); the time written as
+    ``time``: "iso" text, "epoch_ms" (milliseconds since 1970) or "dotnet" (``/Date(ms)/``)."""
+    when = event["occurredAt"]
+    if time != "iso":
+        moment = datetime.fromisoformat(when.replace("Z", "+00:00"))
+        ms = round(moment.timestamp() * 1000)
+        when = ms if time == "epoch_ms" else f"/Date({ms})/"
+    if shape == "kind_at":
+        return {"id": event["eventId"], "kind": event["eventType"], "at": when,
+                "payload": event["payload"]}  # fmt: skip
+    if shape == "event_info":
+        return {"id": event["eventId"],
+                "eventInfo": {"action": event["eventType"], "data": event["payload"]}}  # fmt: skip
+    return {**event, "occurredAt": when}
+
+
 def placement_event(seed: int, index: int, *, occurred_at: datetime) -> dict[str, Any]:
     """An international placement event (JSON-able): a placement's life at the college."""
     rng = _rng(seed, "placement-event", index)

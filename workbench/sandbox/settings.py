@@ -253,8 +253,13 @@ class SandboxSettings:
     credentials_style: str = "long"  # or "short": a 7-character password, short keys
     send_routes: str = "plural"  # or "singular": /response and /transcript, as OCAS' clients
     process_code: str = "PRODUCTION"  # or "TEST" (OCAS' UAT): every document it sends says so
-    event_shape: str = "flat"  # or "kind_at" {id, kind, at, payload}, "event_info" (OCAS' SIS)
-    event_list: str = "array"  # or "object": the event feeds hold their array in an object
+    # {eventId, eventType, occurredAt, payload}; "kind_at": {id, kind, at, payload};
+    # "event_info": OCAS' International SIS shape {id, eventInfo: {action, data}}, with no time
+    event_shape: str = "flat"
+    # How an event's time is written: "iso" text, "epoch_ms" (a number of milliseconds) or
+    # "dotnet" (ASP.NET's "/Date(1772442000000)/").
+    event_time: str = "iso"
+    event_list: str = "array"  # or "object": the feeds answer {"events": [...], "count": n}
     peek_removes: bool = False  # whether a peek takes the events it returns off the feed
     empty_list: str = "message"  # or "array": an empty exchange list is 200 [] (not a 400)
     unauthorized_body: str = "message"  # or "empty": a 401 with no body
@@ -288,6 +293,7 @@ SETTING_KINDS: dict[str, tuple[str, ...]] = {
     "send_routes": ("plural", "singular"),
     "process_code": ("PRODUCTION", "TEST"),
     "event_shape": ("flat", "kind_at", "event_info"),
+    "event_time": ("iso", "epoch_ms", "dotnet"),
     "event_list": ("array", "object"),
     "empty_list": ("message", "array"),
     "unauthorized_body": ("message", "empty"),

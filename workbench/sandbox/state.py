@@ -263,6 +263,19 @@ class PartnerState:
         self.save()
         return added
 
+    def peek(self, count: int) -> list[dict[str, Any]]:
+        """The ``count`` oldest domestic events; taken off the feed when ``peek_removes``."""
+        with self.lock:
+            events = sorted(self.domestic_events, key=lambda e: e["occurredAt"])[:count]
+            if self.settings.peek_removes and events:
+                taken = {e["eventId"] for e in events}
+                self.domestic_events = [
+                    e for e in self.domestic_events if e["eventId"] not in taken
+                ]
+        if self.settings.peek_removes and events:
+            self.save()
+        return events
+
     def _close_elsewhere(self, count: int, when: datetime) -> None:
         open_ids = sorted(i.id for i in self.requests.values() if i.open)
         for _ in range(min(count, len(open_ids))):

@@ -19,7 +19,7 @@ from workbench.redact import Redactor, is_document, is_sent_document
 from workbench.store import details, entities, identity, lock, settle
 from workbench.store.cells import dumps, now_text, partner_time, row_id, utc_text
 from workbench.store.connection import Connection
-from workbench.store.events import events_seen
+from workbench.store.events import event_key, events_seen, read_events
 from workbench.store.history import History
 from workbench.store.lists import EVENT_SOURCES, LISTS, list_info
 from workbench.store.migrations import ensure_schema, read_version, refuse_newer
@@ -251,6 +251,7 @@ class Store(History):
         call_id: int | None = None,
         key: str | None = None,
         taken_at: Any = None,
+        event_fields: Mapping[str, str] | None = None,
     ) -> SnapshotDiff:
         """Append what a list showed; the diff against its previous snapshot.
 
@@ -262,7 +263,8 @@ class Store(History):
         unknown time (nothing is settled). Only call it with a complete list from a successful
         call.
         ``key``: the item field naming an item (default ``RequestID``; events: their id, else
-        a content hash).
+        a content hash). ``event_fields``: where the partner puts an event's id, type and time
+        (the profile's setting), tried before the common names.
         """
         run_id, call_id = row_id(run_id), row_id(call_id)
         info = list_info(list_name)
@@ -271,7 +273,11 @@ class Store(History):
         assert taken is not None
         items = list(items)
         texts = [self._scrub.document(dumps(item)) for item in items]
-        keys = [item_key(item, key, text) for item, text in zip(items, texts, strict=True)]
+        said = read_events(items, event_fields) if info.source is not None else []
+        if key is None:  # an event list
+            keys = [event_key(f, t) for f, t in zip(said, texts, strict=True)]
+        else:
+            keys = [item_key(item, key, text) for item, text in zip(items, texts, strict=True)]
         current = dict(zip(keys, texts, strict=True))
         with self._c.write() as conn:
             found = conn.execute(
@@ -320,7 +326,7 @@ class Store(History):
             if info.source is None:
                 entities.list_seen(conn, info, items, keys, at=taken)
             else:
-                events_seen(conn, info.source, items, keys, texts, at=taken, listed=True)
+                events_seen(conn, info.source, said, keys, texts, at=taken, listed=True)
             # A list speaks only of the sends begun before it was requested (see settle.py).
             requested = settle.requested_at(conn, call_id) or (
                 taken if taken_at is not None else None
@@ -400,20 +406,26 @@ class Store(History):
         self.write_details([self.prepare_detail(list_name, item_id, **values)])
 
     def upsert_events(
-        self, source: str, events: Iterable[Any], *, seen_at: Any = None
+        self,
+        source: str,
+        events: Iterable[Any],
+        *,
+        seen_at: Any = None,
+        event_fields: Mapping[str, str] | None = None,
     ) -> dict[str, list[str]]:
         """Upsert events of ``placement`` or ``domestic``, deduplicated by id (else content);
         ``{"new": [...], "seen": [...]}`` keys. ``record_snapshot`` of an events list does this
-        by itself."""
+        by itself. ``event_fields`` as for ``record_snapshot``."""
         if source not in EVENT_SOURCES:
             raise StoreError(f"Unknown event source {source!r}; one of: placement, domestic.")
         events = list(events)
         texts = [self._scrub.document(dumps(event)) for event in events]
-        keys = [item_key(e, None, t) for e, t in zip(events, texts, strict=True)]
+        said = read_events(events, event_fields)
+        keys = [event_key(f, t) for f, t in zip(said, texts, strict=True)]
         at = utc_text(seen_at) if seen_at is not None else now_text()
         assert at is not None
         with self._c.write() as conn:
-            new = events_seen(conn, source, events, keys, texts, at=at, listed=False)
+            new = events_seen(conn, source, said, keys, texts, at=at, listed=False)
         return {"new": new, "seen": [k for k in dict.fromkeys(keys) if k not in set(new)]}
 
     def mark_left(

@@ -34,8 +34,11 @@ INTEGERS = frozenset(
     }
 )  # fmt: skip
 FLAGS = frozenset(
-    {"on_list", "forced", "inferred", "has_detail", "totals_match", "release_authorized"}
-)
+    {
+        "on_list", "forced", "inferred", "has_detail", "totals_match", "release_authorized",
+        "time_is_first_seen",
+    }
+)  # fmt: skip
 _TIME = re.compile(r"(^|_)at$|^request_date$")
 _TEXT_ID = re.compile(r"(^|_)(id|key)$")
 _CAMEL_1 = re.compile(r"([A-Z]+)([A-Z][a-z])")

@@ -23,14 +23,13 @@ import pandas as pd
 from workbench.errors import StoreError
 from workbench.store.cells import now_text, row_id, utc_text
 from workbench.store.connection import Connection
+from workbench.store.events import events_flat
 from workbench.store.frames import query_frame, snake, typed
 from workbench.store.lists import DETAIL_LISTS, LIST_NAMES, LISTS, list_info
 
-ITEM_COLUMNS = {
+ITEM_COLUMNS = {  # of the request lists (events: EVENT_COLUMNS)
     "supplier_requests": ["request_id", "request_date"],
     "consumer_transcripts": ["request_id", "request_date"],
-    "placement_events": ["event_id", "event_type", "occurred_at"],
-    "domestic_events": ["event_id", "event_type", "occurred_at"],
 }
 DIFF_COLUMNS = ["list", "key", "change", "before", "after", "snapshot_a", "snapshot_b"]
 # The list whose items a ``documents`` row's entity holds (SQL, for ``documents d``).
@@ -72,17 +71,21 @@ def _items(conn: sqlite3.Connection, snapshot_id: int | None) -> list[tuple[str,
 def items_frame(
     list_name: str, items: list[tuple[str, str]], snapshot_id: int | None, taken_at: str | None
 ) -> pd.DataFrame:
-    """A list's items, flattened (``json_normalize``, snake_case), with their ``item_key``."""
+    """A list's items, flattened (``json_normalize``, snake_case), with their ``item_key``;
+    events with their id, type and time wherever they keep them (``events_flat``)."""
     records = [json.loads(text) for _, text in items]
-    records = [r if isinstance(r, dict) else {"value": r} for r in records]
-    flat = pd.json_normalize(records, sep="_") if records else pd.DataFrame()
-    flat = flat.rename(columns=snake)
-    flat = flat.loc[:, ~flat.columns.duplicated()]
-    base = ITEM_COLUMNS[list_name]
-    for column in base:
-        if column not in flat.columns:
-            flat[column] = None
-    flat = flat[[*base, *(c for c in flat.columns if c not in base)]]
+    if LISTS[list_name].source is not None:
+        flat = events_flat(records)
+    else:
+        records = [r if isinstance(r, dict) else {"value": r} for r in records]
+        flat = pd.json_normalize(records, sep="_") if records else pd.DataFrame()
+        flat = flat.rename(columns=snake)
+        flat = flat.loc[:, ~flat.columns.duplicated()]
+        base = ITEM_COLUMNS[list_name]
+        for column in base:
+            if column not in flat.columns:
+                flat[column] = None
+        flat = flat[[*base, *(c for c in flat.columns if c not in base)]]
     flat.insert(0, "item_key", [k for k, _ in items])
     flat["snapshot_id"] = snapshot_id
     flat["taken_at"] = taken_at

@@ -46,7 +46,6 @@ EVENT_SOURCES = {"placement": "placement_events", "domestic": "domestic_events"}
 OPERATIONS = ("send_response", "send_transcript", "send_acknowledgment")
 LIST_OF_OPERATION = {op: info.name for info in LISTS.values() for op in info.operations}
 LEFT_REASONS = ("outbox", "elsewhere")
-EVENT_ID_FIELDS = ("eventId", "event_id", "id", "EventID")
 
 
 def list_info(list_name: str, *, details: bool = False) -> ListInfo:

@@ -10,12 +10,14 @@ this code is refused with advice. Views are recreated by every migration (they h
 
 from __future__ import annotations
 
+import json
 import re
 import sqlite3
 from collections.abc import Callable
 
 from workbench.errors import StoreError
-from workbench.store.cells import now_text, pescxml_of, sha256, unescaped_once
+from workbench.partner_json import event_fields
+from workbench.store.cells import now_text, pescxml_of, sha256, unescaped_once, utc_text
 from workbench.store.schema import (
     CHILDREN,
     CURRENT,
@@ -187,6 +189,33 @@ def _v3_to_v4(conn: sqlite3.Connection) -> None:
         file_transcript_sent(conn, entry, at=entry["updated_at"], inferred=inferred)
 
 
+def _v4_to_v5(conn: sqlite3.Connection) -> None:
+    """v5: ``events.time_is_first_seen``; every event's type and time read again from its
+    JSON wherever it keeps them (they were read under a few names only), one without a readable
+    time placed at when it was first seen. Keys and ids stay: snapshots name events by them."""
+    conn.execute("ALTER TABLE events ADD COLUMN time_is_first_seen INTEGER NOT NULL DEFAULT 0")
+    last = 0
+    while rows := conn.execute(  # a thousand at a time: a large store never held in memory
+        "SELECT rowid, raw_json, first_seen_at FROM events WHERE rowid > ? ORDER BY rowid "
+        "LIMIT 1000",
+        (last,),
+    ).fetchall():
+        last = rows[-1][0]
+        changes = []
+        for rowid, raw, first_seen in rows:
+            try:
+                found = event_fields(json.loads(raw))
+            except (ValueError, RecursionError):  # not JSON (edited by hand): it says nothing
+                found = event_fields(None)
+            own = utc_text(found.time)
+            changes.append((found.type, own or first_seen, int(own is None), rowid))
+        conn.executemany(
+            "UPDATE events SET event_type = ?, occurred_at = ?, time_is_first_seen = ? "
+            "WHERE rowid = ?",
+            changes,
+        )
+
+
 # SQLite's message when an object of the user's (not the workbench's) reads a dropped column.
 _IN_THE_WAY = re.compile(r"error in (view|trigger|index) (\S+) after drop column")
 
@@ -219,6 +248,7 @@ MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
     2: _v1_to_v2,
     3: _v2_to_v3,
     4: _v3_to_v4,
+    5: _v4_to_v5,
 }
 
 

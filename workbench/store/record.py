@@ -14,7 +14,6 @@ from typing import Any
 from urllib.parse import unquote
 
 from workbench.store.cells import field, sha256
-from workbench.store.lists import EVENT_ID_FIELDS
 
 _ID_PATHS = ("transcriptrequests", "transcripts")
 _NOT_IDS = frozenset({"no_response"})
@@ -62,10 +61,11 @@ class SnapshotDiff:
         return self.snapshot_id
 
 
-def item_key(item: Any, key: str | None, text: str) -> str:
-    """An item's key: its ``key`` field (any case), an event id, else a content hash."""
+def item_key(item: Any, key: str, text: str) -> str:
+    """An item's key: its ``key`` field (any case), else a content hash (events:
+    :func:`workbench.store.events.event_key`)."""
     if isinstance(item, Mapping):
-        value = field(item, key) if key else field(item, *EVENT_ID_FIELDS)
+        value = field(item, key)
         if value is not None and not isinstance(value, Mapping | list):
             return str(value)
     return "sha256:" + sha256(text)

@@ -14,7 +14,7 @@ included.
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 # PESC fields kept as columns (types: TEXT unless listed in INTEGER_FIELDS).
 ENVELOPE_FIELDS = (
@@ -221,7 +221,8 @@ CREATE TABLE events (
   event_key TEXT NOT NULL,           -- the event's id, else sha256 of its content
   event_id TEXT,
   event_type TEXT,
-  occurred_at TEXT,
+  occurred_at TEXT,                  -- its own time, else when it was first seen (below)
+  time_is_first_seen INTEGER NOT NULL DEFAULT 0,  -- 1: it gave no readable time of its own
   content_sha256 TEXT NOT NULL,
   raw_json TEXT NOT NULL,
   first_seen_at TEXT NOT NULL,
