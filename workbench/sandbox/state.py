@@ -325,6 +325,7 @@ class PartnerState:
             item.version,
             item.transmission_type,
             self.settings.cancellation_as,
+            self.settings.process_code,
         )
         return html.escape(xml, quote=False) if item.escaped else xml
 
@@ -366,6 +367,7 @@ class PartnerState:
             request_id=item.tracking,
             created=self.now,
             namespaces=self.settings.namespaces,
+            process_code=self.settings.process_code,
         )
         if _share(item.id, "ack-miscount") < self.settings.faults.ack_miscount_rate:
             xml = generator.miscount_courses(xml)
@@ -394,6 +396,7 @@ def _document(
     version: int,
     transmission_type: str,
     cancellation_as: str,
+    process_code: str,
 ) -> str:
     build = (
         generator.transcript_request_xml if kind == "request" else generator.college_transcript_xml
@@ -408,4 +411,5 @@ def _document(
         version=version,
         transmission_type=transmission_type,
         cancellation_as=cancellation_as,
+        process_code=process_code,
     )
