@@ -200,6 +200,26 @@ def flatten(doc_or_xml: PescDocument | str | bytes) -> dict[str, Any]:
     return row
 
 
+def transmission_kind(doc_or_xml: PescDocument | str | bytes) -> str | None:
+    """A document's TransmissionType (Original, Reissue, ...), except that a cancellation is
+    ``Cancellation`` however it is written: PESC's TransmissionType has none, so it may come as
+    TransmissionType ``Cancellation`` (OCAS' word), DocumentTypeCode ``Cancel`` (CoreMain
+    1.14), or ``MutuallyDefined`` with a TransmissionData NoteMessage ``Cancellation``."""
+    doc = as_document(doc_or_xml)
+    data = el.child(doc.root, "TransmissionData")
+    fields = el.children(data)
+    kind = el.text(fields.get("TransmissionType"))
+    if (el.text(fields.get("DocumentTypeCode")) or "").lower() == "cancel":
+        return "Cancellation"
+    if (kind or "").lower() == "mutuallydefined" and any(
+        note.strip().lower() == "cancellation" for note in el.texts(data, "NoteMessage")
+    ):
+        return "Cancellation"
+    if (kind or "").lower() == "cancellation":
+        return "Cancellation"
+    return kind
+
+
 def _transmission(row: dict[str, Any], data: Element | None) -> None:
     fields = el.children(data)
     text = el.text

@@ -39,6 +39,11 @@ _LIST_OF_ENTITY = (
     + " ".join(f"WHEN '{i.table}' THEN '{i.name}'" for i in (LISTS[n] for n in DETAIL_LISTS))
     + " END"
 )
+# A request's sent documents of one table, each with ``n``, its version: 1, 2, ... as sent.
+_NUMBERED = (
+    "SELECT *, row_number() OVER (ORDER BY sent_at, outbox_id) AS n FROM {table} "
+    "WHERE request_id = ?"
+)
 TIMELINE_COLUMNS = [
     "at", "kind", "list", "description", "run_id", "call_id", "snapshot_id", "outbox_id",
 ]  # fmt: skip
@@ -279,16 +284,19 @@ class History:
                 "FROM outbox WHERE request_id = ? AND state != 'pending'",
                 (rid, rid),
             ).fetchall()
+            # Each response and transcript we sent is a version of our side: numbered in the
+            # order sent (a re-issue, a response to a cancellation), like the partner's.
             rows += conn.execute(
-                "SELECT sent_at, 'response', NULL, 'response ' || "
-                "coalesce(response_status, '?') || "
+                "SELECT sent_at, 'response', NULL, 'response version ' || n || ': ' || "
+                "coalesce(response_status, '?') || ', document ' || coalesce(document_id, '?') || "
                 "CASE WHEN inferred THEN ' (inferred)' ELSE '' END, NULL, NULL, NULL, outbox_id "
-                "FROM responses WHERE request_id = ? UNION ALL "
-                "SELECT sent_at, 'transcript_sent', NULL, 'transcript sent: document ' || "
+                f"FROM ({_NUMBERED.format(table='responses')}) UNION ALL "
+                "SELECT sent_at, 'transcript_sent', NULL, 'transcript sent: version ' || n || "
+                "' (' || coalesce(transmission_type, '?') || '), document ' || "
                 "coalesce(document_id, '?') || ', awards ' || coalesce(award_count, '?') || "
                 "', courses ' || coalesce(course_count, '?') || "
                 "CASE WHEN inferred THEN ' (inferred)' ELSE '' END, NULL, NULL, NULL, outbox_id "
-                "FROM transcripts_sent WHERE request_id = ? UNION ALL "
+                f"FROM ({_NUMBERED.format(table='transcripts_sent')}) UNION ALL "
                 "SELECT recorded_at, 'acknowledgment', NULL, 'acknowledgment ' || direction || "
                 "': awards ' || coalesce(academic_award_total, '?') || ', courses ' || "
                 "coalesce(course_total, '?'), NULL, call_id, NULL, outbox_id "
@@ -338,6 +346,32 @@ class History:
                 (item_id, json.dumps(tables)),
                 operation="store.versions",
                 request_id=item_id,
+            )
+        frame["version"] = frame["version"].astype("Int64")
+        return frame
+
+    def sent_versions(self, request_id: str) -> pd.DataFrame:
+        """Every response and transcript we sent for ``request_id``, each a ``version`` of its
+        kind (1, 2, ... in the order sent: a transcript re-issued, a response to the request's
+        cancellation): ``document`` (response or transcript), ``version``, ``sent_at``,
+        ``document_id``, ``transmission_type``, ``response_status``, ``inferred`` (settled
+        from the lists), ``outbox_id``.
+
+        >>> store.sent_versions("7c1d0b52...")[["document", "version"]]  # doctest: +SKIP
+        """
+        rid = str(request_id)
+        with self._c.read() as conn:
+            frame = query_frame(
+                conn,
+                "SELECT 'response' AS document, n AS version, sent_at, document_id, "
+                "NULL AS transmission_type, response_status, inferred, outbox_id "
+                f"FROM ({_NUMBERED.format(table='responses')}) UNION ALL "
+                "SELECT 'transcript', n, sent_at, document_id, transmission_type, NULL, "
+                f"inferred, outbox_id FROM ({_NUMBERED.format(table='transcripts_sent')}) "
+                "ORDER BY sent_at, outbox_id",
+                (rid, rid),
+                operation="store.sent_versions",
+                request_id=rid,
             )
         frame["version"] = frame["version"].astype("Int64")
         return frame
