@@ -127,12 +127,12 @@ def test_the_process_code_is_copied_else_the_one_given(stated: str | None) -> No
         transcript = transcript.replace(
             ">PRODUCTION</DocumentProcessCode>", f">{stated}</DocumentProcessCode>"
         )
-    for given in ("TEST", "PRODUCTION", None):
+    for code in ("TEST", "PRODUCTION", None):
         built = (
-            pesc.build_response(request, process_code=given),
-            pesc.build_acknowledgment(transcript, process_code=given),
+            pesc.build_response(request, process_code=code),
+            pesc.build_acknowledgment(transcript, process_code=code),
         )
-        assert [pesc.flatten(x)["process_code"] for x in built] == [stated or given] * 2
+        assert [pesc.flatten(x)["process_code"] for x in built] == [stated or code] * 2
     with pytest.raises(ValueError, match="process_code"):
         pesc.build_response(make_request(Request(process_code="")), process_code="UAT")
 

@@ -426,6 +426,24 @@ class History:
             )
         return frame.set_index("item_id")
 
+    def process_codes(self, item_id: str | None = None) -> dict[str | None, int]:
+        """How many stored documents say each DocumentProcessCode (TEST, PRODUCTION; None: none
+        stated): every version received, and every document we sent; of ``item_id`` only, when
+        given. :func:`workbench.pesc.fields.environment_of` says it in a word.
+
+        >>> environment_of(store.process_codes())  # doctest: +SKIP
+        'TEST'
+        """
+        rows = self._c.rows(
+            "SELECT upper(trim(code)), count(*) FROM ("
+            "SELECT json_extract(pesc_json, '$.process_code') AS code FROM documents "
+            "WHERE ?1 IS NULL OR item_id = ?1 UNION ALL "
+            "SELECT json_extract(payload_flat, '$.process_code') FROM outbox "
+            "WHERE state = 'sent' AND (?1 IS NULL OR request_id = ?1)) GROUP BY 1",
+            (None if item_id is None else str(item_id),),
+        )
+        return {code or None: int(count) for code, count in rows}
+
     def meta(self, key: str) -> str | None:
         """A value of the ``meta`` table (``schema_version``, ``peek_count_learned``...)."""
         rows = self._c.rows("SELECT value FROM meta WHERE key = ?", [key])
