@@ -21,10 +21,11 @@ from typing import TYPE_CHECKING, Any, TypeAlias, TypeGuard
 import pandas as pd
 
 from workbench import pesc, spec
+from workbench.api import send_checks
 from workbench.api.batch import ERROR, Rows, fetch_all, ids_of
 from workbench.api.documents import PARSE_ERROR, PESCXML, parse_pescxml, split_pescxml, text_of
 from workbench.api.frames import CALL_ID, frame, snake_keys
-from workbench.api.send_checks import SENDS, CheckedSend, check_send, document_fields
+from workbench.api.send_checks import SENDS, CheckedSend, document_fields
 from workbench.errors import (
     AuthError,
     ConfigError,
@@ -186,7 +187,7 @@ class Role:
                 if check:
                     raise
                 # checked by hand: the partner's own answer to the send says what it knows
-        return check_send(
+        return send_checks.check_send(
             kind,
             request_id,
             xml,
