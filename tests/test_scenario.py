@@ -44,3 +44,17 @@ def test_act_out_sends_a_mix_that_reconciles_into_every_common_state(tmp_path: P
     assert {consumer[i] for i in acted["acknowledgment"]} == {"acknowledged"}
     assert rec.headline["responses_by_status"] == {
         "Hold": 2, "TranscriptRequestReceived": 1, "NoRecord": 1}  # fmt: skip
+
+
+@pytest.mark.parametrize("process_code", ["TEST", "PRODUCTION"])
+def test_act_out_sends_every_document_in_the_partners_environment(
+    tmp_path: Path, process_code: str
+) -> None:
+    settings = SandboxSettings(process_code=process_code)
+    with wb.connect("sandbox", db=tmp_path / "w.db", sandbox=settings) as w:
+        w.pull(progress=False)
+        acted = act_out(w)
+        assert w.sandbox is not None
+        sent = [wb.pesc.flatten(d["payload"]) for d in w.sandbox.state.documents]
+    assert len(sent) == sum(len(ids) for ids in acted.values())
+    assert {d["process_code"] for d in sent} == {process_code}

@@ -204,7 +204,9 @@ def test_a_file_of_the_wrong_message_type_is_refused(sandbox: Sandbox, tmp_path:
     ack.write_text(pesc.build_acknowledgment(transcript.read_text()), encoding="utf-8")
     done = send(sandbox, tmp_path / "wb.db", "transcript", item, str(ack), "--yes")
     assert done.exit_code == 2, done.output
-    assert "its message is Acknowledgment" in done.output
+    assert "expected a CollegeTranscript or HighSchoolTranscript document, got Acknowledgment" in (
+        " ".join(done.output.split())
+    )
     assert sandbox.received == []
 
 
@@ -538,7 +540,7 @@ def test_a_transcript_for_a_request_that_cannot_be_read_is_refused_before_any_pr
     done = send(sb, db, "transcript", item, str(path), input="y\n")
     assert done.exit_code == 1, done.output
     message = " ".join(done.output.split())
-    assert "The transcript's student cannot be checked against the transcript request" in message
+    assert "the transcript's student cannot be checked against the transcript request" in message
     assert "Nothing was sent" in message and "check=False" in message
     assert "Send it?" not in done.output
     assert outbox(db) == [] and sb.received == []
@@ -572,3 +574,81 @@ def test_a_transcript_for_a_stored_request_makes_no_call_but_its_send(
         calls = store.table("calls").iloc[before:]
     exchange = calls[calls["interface"] != "identity"]
     assert exchange["operation"].tolist() == ["supplier.send_transcript"]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_singular_only_partner_takes_each_send_exactly_once(
+    sandbox_factory: Callable[..., Sandbox], tmp_path: Path, kind: str
+) -> None:
+    sb = sandbox_factory(send_routes="singular")
+    db = tmp_path / "wb.db"
+    item, args = arguments(kind, sb, tmp_path)
+    done = send(sb, db, *args, "--yes")
+    assert done.exit_code == 0, done.output
+    assert [(r["operation"], r["request_id"]) for r in sb.received] == [(OPERATIONS[kind], item)]
+    assert outbox(db) == [(OPERATIONS[kind], item, "sent")]
+
+
+def _with_code(path: Path, code: str) -> Path:
+    text = path.read_text(encoding="utf-8")
+    for found in ("TEST", "PRODUCTION"):
+        text = text.replace(f">{found}</DocumentProcessCode>", f">{code}</DocumentProcessCode>")
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("dry_run", [False, True])
+@pytest.mark.parametrize(("partner", "file"), [("TEST", "PRODUCTION"), ("PRODUCTION", "TEST")])
+def test_a_file_of_another_process_code_is_refused_before_any_prompt(
+    sandbox_factory: Callable[..., Sandbox], tmp_path: Path, partner: str, file: str, dry_run: bool
+) -> None:
+    sb = sandbox_factory(process_code=partner)
+    item = sb.pending_request_ids()[0]
+    path = _with_code(transcript_file(sb, item, tmp_path), file)
+    db = tmp_path / "wb.db"
+    options = ["--dry-run"] if dry_run else []
+    done = send(sb, db, "transcript", item, str(path), *options, input="y\n")
+    assert done.exit_code == 2, done.output
+    message = " ".join(done.output.split())
+    assert f"DocumentProcessCode is {file}" in message and f"says {partner}" in message
+    assert "Send it?" not in done.output
+    assert sb.received == [] and outbox(db) == []
+
+
+def test_a_profile_declaring_another_environment_refuses_a_built_document(
+    sandbox_factory: Callable[..., Sandbox], tmp_path: Path
+) -> None:
+    sb = sandbox_factory(process_code="TEST")
+    db = tmp_path / "wb.db"
+    _, args = arguments("response", sb, tmp_path)
+    done = send(sb, db, *args, input="y\n", WORKBENCH_ENVIRONMENT="production")
+    assert done.exit_code == 2, done.output
+    message = " ".join(done.output.split())
+    assert "DocumentProcessCode TEST" in message and "environment is production" in message
+    assert "Send it?" not in done.output
+    assert sb.received == [] and outbox(db) == []
+    fitting = send(sb, db, *args, "--yes", WORKBENCH_ENVIRONMENT="test")
+    assert fitting.exit_code == 0, fitting.output
+    assert len(sb.received) == 1
+
+
+def test_a_reissued_transcript_is_asked_as_a_reissue_and_sent_without_force(
+    sandbox: Sandbox, tmp_path: Path
+) -> None:
+    db = tmp_path / "wb.db"
+    item = sandbox.pending_request_ids()[0]
+    first = transcript_file(sandbox, item, tmp_path)
+    first_id = pesc.flatten(first.read_text(encoding="utf-8"))["document_id"]
+    assert send(sandbox, db, "transcript", item, str(first), "--yes").exit_code == 0
+    reissue = transcript_file(sandbox, item, tmp_path, version=2, transmission_type="Reissue")
+    done = send(sandbox, db, "transcript", item, str(reissue), input="y\n")
+    assert done.exit_code == 0, done.output
+    summary = " ".join(done.stderr.split())
+    assert "New send: re-issue of the transcript of outbox entry 1 (sent" in summary
+    assert f"DocumentID {first_id})" in summary
+    assert "Send it?" in done.stderr
+    assert outbox(db) == [("send_transcript", item, "sent")] * 2
+    assert len(sandbox.received) == 2
+    again = send(sandbox, db, "transcript", item, str(reissue), "--yes")
+    assert again.exit_code == 1 and "DuplicateSend" in again.stderr
+    assert len(sandbox.received) == 2

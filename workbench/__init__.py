@@ -17,6 +17,7 @@ from workbench._lazy import lazy_names as _lazy_names
 from workbench.errors import (
     AuthError,
     ConfigError,
+    DocumentMismatch,
     DuplicateSend,
     InvalidValue,
     NotebookFailed,
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
 __all__ = [
     "AuthError",
     "ConfigError",
+    "DocumentMismatch",
     "DuplicateSend",
     "InvalidValue",
     "NotFound",

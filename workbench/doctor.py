@@ -3,7 +3,11 @@
 For each of international, domestic, supplier and consumer that the profile uses (those it has
 credentials for, or those its ``interfaces`` setting names; the others are skipped): obtain
 a fresh token (grant, granted scope, lifetime), then make one read (diagnostics and pending
-events for the international interface). The result is a DataFrame, one row per check.
+events for the international interface). The result is a DataFrame, one row per check; its
+``attrs["about"]`` says, in lines :func:`render` prints first, which environment the profile
+declares and the stored documents come from (their DocumentProcessCode), and which spelling
+of the send routes a send goes to first. A profile declaring one environment over a database
+of the other fails a check.
 
 >>> with workbench.connect() as w:  # doctest: +SKIP
 ...     print(render(run_checks(w)))
@@ -14,13 +18,17 @@ from __future__ import annotations
 import textwrap
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from workbench.api.exchange import SEND_ROUTES_META
 from workbench.client import Workbench
 from workbench.config import ROLES, env_prefix
 from workbench.errors import ConfigError, WorkbenchError
+from workbench.pesc.fields import environment_of
+from workbench.store import Store
 from workbench.terminal import printable
 
 OK, FAILED, SKIPPED = "ok", "FAILED", "skipped"
@@ -53,8 +61,10 @@ def run_checks(w: Workbench) -> pd.DataFrame:
     checks: list[Check] = []
     for role in ROLES:
         checks += _checks_of(w, role)
+    lines, mismatch = _about(w)
+    checks += mismatch
     df = pd.DataFrame([asdict(c) for c in checks], columns=list(COLUMNS))
-    df.attrs.update(operation="doctor", profile=w.profile.name)
+    df.attrs.update(operation="doctor", profile=w.profile.name, about=lines)
     return df
 
 
@@ -68,14 +78,16 @@ def render(checks: pd.DataFrame, *, width: int | None = None) -> str:
     """The checks as a plain-text table, for terminals and logs (partner text in a cell is
     made printable: one line, no control character). ``width``: wrap the detail column so
     that rows fit in that many columns."""
+    about = [printable(line) for line in checks.attrs.get("about", [])]
     if checks.empty:
-        return "(no checks)"
+        return "\n".join([*about, "(no checks)"])
     shown = ["interface", "check", "status", "detail"]
     cells = checks[shown].map(lambda v: printable(str(v)))
     widths = {c: max(len(c), *(len(v) for v in cells[c])) for c in shown}
     start = sum(widths[c] + 2 for c in shown[:-1])  # where the detail column begins
     room = max(width - start, 20) if width else None
-    lines = ["  ".join(c.ljust(widths[c]) for c in shown).rstrip()]
+    lines = [*about, *([""] if about else [])]
+    lines.append("  ".join(c.ljust(widths[c]) for c in shown).rstrip())
     for row in cells.itertuples(index=False):
         head = "  ".join(getattr(row, c).ljust(widths[c]) for c in shown[:-1])
         details = textwrap.wrap(row.detail, room, break_on_hyphens=False) if room else []
@@ -124,6 +136,49 @@ def _read(role: str, name: str, read: Read, w: Workbench) -> Check:
     except WorkbenchError as exc:
         return Check(role, name, FAILED, type(exc).__name__, str(exc))
     return Check(role, name, OK, f"{len(df)} row(s)")
+
+
+def _about(w: Workbench) -> tuple[list[str], list[Check]]:
+    """The lines on the environment and the send routes, and a failed check when the profile
+    declares another environment than its stored documents say."""
+    profile = w.profile
+    remembered, codes, data = None, {}, "no documents stored yet"
+    if Path(w.db).is_file():
+        try:
+            with Store(w.db, read_only=True) as store:  # a check writes nothing
+                remembered, codes = store.meta(SEND_ROUTES_META), store.process_codes()
+        except WorkbenchError as exc:
+            data = f"unread ({exc})"
+    if codes:
+        data = environment_of(codes)
+    if profile.environment:
+        declared = f"{profile.environment} (every document sent must say so)"
+    else:
+        declared = (
+            'not declared (set environment = "test" or "production" in the profile, or '
+            "WORKBENCH_ENVIRONMENT, and documents of the other are refused)"
+        )
+    lines = [f"Environment: {declared}; the stored documents: {data}"]
+    if "supplier" in profile.roles:
+        if remembered:
+            lines.append(f"Send routes: {remembered}, remembered from a send the partner took")
+        else:
+            lines.append(
+                f"Send routes: {profile.send_routes} (send_routes; a send refused 404 or 405 "
+                "there tries the other spelling once)"
+            )
+    wanted = (profile.environment or "").upper()
+    if not wanted or data in (wanted, "not stated", "no documents stored yet"):
+        return lines, []
+    mismatch = Check(
+        "profile",
+        "environment",
+        FAILED,
+        f"declared {profile.environment}, but the stored documents say {data}",
+        f"Check that this profile points at the {profile.environment} partner and uses its own "
+        "database (db); or correct environment (WORKBENCH_ENVIRONMENT).",
+    )
+    return lines, [mismatch]
 
 
 def _lifetime(token: Any) -> str:

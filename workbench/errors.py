@@ -9,7 +9,9 @@
     ├── PartnerError            an unexpected status; carries ``status`` and ``body``
     │   ├── NotFound            unknown transcript request / transcript id
     │   ├── InvalidValue        a value is invalid (the partner's 400), or we refused to send it
-    │   │   └── DuplicateSend   the outbox already holds this send: ``force=True`` to resend
+    │   │   ├── DuplicateSend   the outbox already holds this send: ``force=True`` to resend
+    │   │   └── DocumentMismatch a document does not fit what it answers: another request's
+    │   │                       tracking id, another student, another DocumentProcessCode
     │   └── UnreadableAnswer    a 2xx answer that is not safe JSON, or not of the expected shape
     ├── TransportError          the network failed (connect, read, TLS) after retries
     ├── PescError               XML that is malformed, hostile, too big or not PESC
@@ -88,6 +90,12 @@ class DuplicateSend(InvalidValue):
         super().__init__(message)
         self.entry_id = entry_id
         self.state = state
+
+
+class DocumentMismatch(InvalidValue):
+    """A document to send does not fit what it answers, or the profile: another request's
+    RequestTrackingID, another student, or another DocumentProcessCode (TEST, PRODUCTION)
+    than the request's or the profile's ``environment``. Nothing was sent."""
 
 
 class TransportError(WorkbenchError):

@@ -24,6 +24,7 @@ from lxml import etree
 
 from workbench import pesc
 from workbench.errors import TransportError
+from workbench.spec import PROCESS_CODES
 
 if TYPE_CHECKING:
     from workbench.client import Workbench
@@ -79,7 +80,9 @@ def act_out(w: Workbench, *, seed: int = 1) -> dict[str, list[str]]:
         acted["transcript"].append(rid)
     wrong = rest[TRANSCRIPTS]
     # The mistake the report must catch: the send's student check would refuse it.
-    w.supplier.send_transcript(wrong, transcript_for(None, wrong, seed=seed, index=97), check=False)
+    code = pesc.flatten(_request_document(w, wrong))["process_code"]
+    other = transcript_for(None, wrong, seed=seed, index=97, process_code=code)
+    w.supplier.send_transcript(wrong, other, check=False)
     acted["transcript_wrong_student"].append(wrong)
     if w.sandbox is not None:
         lost = rest[TRANSCRIPTS + 1]
@@ -100,16 +103,29 @@ def act_out(w: Workbench, *, seed: int = 1) -> dict[str, list[str]]:
 
 
 def transcript_for(
-    request_xml: str | None, request_id: str, *, seed: int = 1, index: int = 0
+    request_xml: str | None,
+    request_id: str,
+    *,
+    seed: int = 1,
+    index: int = 0,
+    process_code: str | None = None,
 ) -> str:
     """A CollegeTranscript filling ``request_id``, of the student ``request_xml`` asks for
-    (of a generated other student when it is None), in the request's namespace family."""
+    (of a generated other student when it is None), in the request's namespace family and
+    with its DocumentProcessCode (``process_code`` when it states none; else PRODUCTION)."""
     from workbench.sandbox import generator
 
     request = pesc.parse(request_xml) if request_xml is not None else None
     family = "v1.1.0" if request is not None and request.version == "1.1.0" else "v1.0.0"
+    stated = pesc.flatten(request)["process_code"] if request is not None else None
+    code = str(stated or process_code or "PRODUCTION").upper()
     xml = generator.college_transcript_xml(
-        seed, 900 + index, request_id=request_id, created=datetime.now(UTC), namespaces=family
+        seed,
+        900 + index,
+        request_id=request_id,
+        created=datetime.now(UTC),
+        namespaces=family,
+        process_code=code if code in PROCESS_CODES else "PRODUCTION",
     )
     if request is None:
         return xml

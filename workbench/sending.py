@@ -11,11 +11,12 @@
 
 Every send goes through the outbox (``Supplier.send_response``, ``send_transcript``,
 ``Consumer.send_acknowledgment``): recorded before it leaves, never sent twice. Checked before
-anything leaves (``run_send``): the profile may send, the document parses and is of the right
-type (a FILE answers its id; a transcript, its student), it validates against
-``WORKBENCH_PESC_SCHEMAS`` when set, and the outbox holds no earlier send of it. Ids pasted
-with dashes or in upper case are matched to the partner's spelling when they are hex GUIDs
-(:func:`resolve_id`).
+anything is asked (``run_send``): the profile may send, the document passes the send's own
+checks (:func:`workbench.api.send_checks.check_send`: its type, its DocumentProcessCode, the
+request it answers, a transcript's student), it validates against ``WORKBENCH_PESC_SCHEMAS``
+when set, and the outbox holds no earlier send of it (a re-issue, or a response to a
+cancellation, is a send of its own, and the summary says so). Ids pasted with dashes or in
+upper case are matched to the partner's spelling when they are hex GUIDs (:func:`resolve_id`).
 """
 
 from __future__ import annotations
@@ -27,7 +28,14 @@ from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from workbench.errors import ConfigError, DuplicateSend, InvalidParameter, InvalidValue, PescError
+from workbench.errors import (
+    ConfigError,
+    DocumentMismatch,
+    DuplicateSend,
+    InvalidParameter,
+    InvalidValue,
+    PescError,
+)
 from workbench.ids import guid_key, resolve_id
 
 if TYPE_CHECKING:
@@ -35,21 +43,12 @@ if TYPE_CHECKING:
     from workbench.pesc import Validation
     from workbench.store import Store
 
-# kind -> (outbox operation, role, what the id names, the message types it may send)
-KINDS: dict[str, tuple[str, str, str, tuple[str, ...]]] = {
-    "response": ("send_response", "supplier", "transcript request", ("TranscriptResponse",)),
-    "transcript": (
-        "send_transcript",
-        "supplier",
-        "transcript request",
-        ("CollegeTranscript", "HighSchoolTranscript"),
-    ),
-    "ack": (
-        "send_acknowledgment",
-        "consumer",
-        "transcript",
-        ("Acknowledgment", "TranscriptAcknowledgment"),
-    ),
+# kind (the command's word) -> the outbox's operation (workbench.api.send_checks.SENDS)
+KINDS = {"response": "send_response", "transcript": "send_transcript", "ack": "send_acknowledgment"}
+# How the send summary introduces the earlier send a renewal follows.
+_RENEWALS = {
+    "re-issue": "re-issue of",
+    "answer to a cancellation": "answer to the request's cancellation, after",
 }
 # The store's list and entity table of what each role's sends answer.
 _STORED = {
@@ -87,6 +86,8 @@ class PlannedSend:
     source: str  # where the document comes from
     validation: Validation
     earlier: DuplicateSend | None  # the outbox's earlier send of it, if any
+    renewal: str | None = None  # a send of its own beside an earlier one: "re-issue", ...
+    renews: dict[str, Any] | None = None  # the outbox entry it renews (Outbox.last_sent)
 
     @property
     def size(self) -> int:
@@ -106,9 +107,24 @@ class PlannedSend:
             f"Keys:       DocumentID {self.document_id}, RequestTrackingID {self.tracking_id}",
             f"Validation: {self.validation}",
         ]
+        if self.renewal is not None:
+            lines.append(f"New send:   {self.renewal_text()}")
         if self.earlier is not None:
             lines.append(f"Outbox:     {self.earlier}")
         return "\n".join(lines)
+
+    def renewal_text(self) -> str:
+        """What makes this a send of its own beside an earlier one, e.g. "re-issue of the
+        transcript of outbox entry 3 (sent 2026-03-02T09:00:00+00:00, DocumentID ...)"."""
+        what = _RENEWALS.get(self.renewal or "", f"{self.renewal} of")
+        document = self.operation.split("_", 1)[1]
+        before = self.renews
+        if before is None:
+            return f"{what} no {document} in the outbox"
+        return (
+            f"{what} the {document} of outbox entry {before['id']} ({before['state']} "
+            f"{before['updated_at']}, DocumentID {before['document_id'] or 'not recorded'})"
+        )
 
 
 @dataclass(frozen=True)
@@ -168,19 +184,24 @@ def plan_send(
     parsed, validated and checked against the outbox; nothing is sent. ``reading``: use the
     store only if it exists (a dry run creates no database)."""
     from workbench import pesc
+    from workbench.api.send_checks import SENDS, check_send, document_fields
 
-    operation, role, noun, expects = KINDS[request.kind]
+    kind = SENDS[KINDS[request.kind]]
+    operation, role, noun = kind.name, kind.role, kind.noun
     store = _store(w, reading=reading)
     request_id = _partner_id(w, store, role, request.request_id.strip())
     if document is None and request.file is not None:
         document = _read_file(request.file)
     label = str(request.file.absolute()) if request.file is not None else "the document"
+    code = w.profile.environment.upper() if w.profile.environment else None
+    answered = None
     if document is not None:
         source = f"from {label}"
     elif request.kind == "transcript":
         raise InvalidParameter("A transcript is sent from a FILE.", parameter="file")
     else:
-        answered, source = _answered(w, store, role, noun, request_id)
+        answered, source = _answered(w, store, role, noun, request_id, required=True)
+        assert answered is not None
         try:
             if request.kind == "response":
                 document = pesc.build_response(
@@ -189,30 +210,39 @@ def plan_send(
                     hold_reason=request.hold_reason,
                     planned_release_date=request.release,
                     note=request.note,
+                    process_code=code,
                 )
             else:
-                document = pesc.build_acknowledgment(answered, note=request.note)
+                document = pesc.build_acknowledgment(answered, note=request.note, process_code=code)
         except PescError as exc:
             raise InvalidValue(
                 f"Cannot build the {operation.split('_', 1)[1]} from the {noun} {request_id!r}: "
                 f"{exc}. Give the document as FILE instead."
             ) from None
         source = f"built from {source}"
+    given = source.startswith("from ")
     try:
         doc = pesc.parse(document)
     except PescError as exc:
         raise InvalidParameter(
             f"{label} is not a usable PESC document: {exc}", parameter="file"
         ) from None
-    if doc.message_type not in expects:
-        raise InvalidParameter(
-            f"{label}: its message is {doc.message_type}; `send {request.kind}` sends "
-            f"{' or '.join(expects)}.",
-            parameter="file",
+    try:
+        document_fields(kind, doc.text)
+    except InvalidValue as exc:  # of the wrong type
+        raise InvalidParameter(f"{label}: {exc}", parameter="file") from None
+    if given:
+        answered, _ = _answered(w, store, role, noun, request_id, required=False)
+    try:
+        checked = check_send(
+            kind, request_id, doc.text, answered=answered, environment=w.profile.environment
         )
-    flat = pesc.flatten(doc)
-    if source.startswith("from "):  # given, not built from what it answers
-        _check_answers(w, store, request.kind, request_id, flat, label)
+    except DocumentMismatch as exc:
+        if given:  # the FILE is wrong (a built one: the profile's environment is)
+            raise InvalidParameter(f"{label}: {exc}", parameter="file") from None
+        raise
+    flat = checked.flat
+    renews = checked.renewal is not None
     return PlannedSend(
         kind=request.kind,
         operation=operation,
@@ -220,12 +250,14 @@ def plan_send(
         typed_id=request.request_id,
         document=doc.text,  # unescaped, decoded: what the send would make of it anyway
         message_type=doc.message_type,
-        document_id=flat.get("document_id"),
+        document_id=checked.document_id,
         tracking_id=flat.get("request_tracking_id"),
         response_status=request.status if request.kind == "response" else None,
         source=source,
         validation=pesc.validate(doc),
-        earlier=_earlier(store, operation, request_id, flat.get("document_id")),
+        earlier=_earlier(store, operation, request_id, checked.document_id, renews=renews),
+        renewal=checked.renewal,
+        renews=store.outbox.last_sent(operation, request_id) if store and renews else None,
     )
 
 
@@ -369,10 +401,11 @@ def _partner_id(w: Workbench, store: Store | None, role: str, typed: str) -> str
 
 
 def _answered(
-    w: Workbench, store: Store | None, role: str, noun: str, request_id: str
-) -> tuple[str, str]:
-    """The XML of what a built document answers (the stored current version, else fetched),
-    and where it came from."""
+    w: Workbench, store: Store | None, role: str, noun: str, request_id: str, *, required: bool
+) -> tuple[str | None, str]:
+    """The XML of what a document answers (the stored current version, else fetched), and
+    where it came from. Unreadable: ``InvalidValue`` when ``required`` (a document is built
+    from it), else None (the checks say what that means for a FILE)."""
     from workbench.api.documents import PARSE_ERROR, PESCXML
 
     list_name = _STORED[role][0]
@@ -380,10 +413,11 @@ def _answered(
     if xml:
         return xml, f"the stored {noun}"
     fetch = w.supplier.request if role == "supplier" else w.consumer.transcript
-    df = fetch(request_id)
-    row = df.iloc[0]
+    row = fetch(request_id).iloc[0]
     error = row.get(PARSE_ERROR)
     if (isinstance(error, str) and error) or not isinstance(row.get(PESCXML), str):
+        if not required:
+            return None, f"the {noun} fetched from the partner"
         raise InvalidValue(
             f"The {noun} {request_id!r} has no readable document ({error or 'none'}); give "
             "the document to send as FILE."
@@ -391,62 +425,14 @@ def _answered(
     return str(row[PESCXML]), f"the {noun} fetched from the partner"
 
 
-def _check_answers(
-    w: Workbench,
-    store: Store | None,
-    kind: str,
-    request_id: str,
-    flat: dict[str, Any],
-    label: str,
-) -> None:
-    """Refuse a FILE that is not for what it answers, when that is known (the send checks the
-    rest): its RequestTrackingID another's, or (a transcript) its student another student, by
-    :func:`workbench.pesc.student.differing_fields`, or one that cannot be checked (the
-    request's own document unreadable). The message names fields, never values."""
-    from workbench import pesc
-    from workbench.pesc.student import described, differing_fields
-
-    _, role, noun, _ = KINDS[kind]
-    tracking = flat.get("request_tracking_id")
-    foreign = bool(tracking) and tracking != request_id  # else the API id names this very item
-    if not foreign and kind != "transcript":
-        return
-    try:
-        xml, _ = _answered(w, store, role, noun, request_id)
-        answered = pesc.flatten(pesc.parse(xml))
-    except (InvalidValue, PescError):
-        if kind != "transcript":
-            return  # unreadable: the send decides, and says why
-        raise InvalidValue(
-            f"The transcript's student cannot be checked against the {noun} {request_id!r}'s: "
-            f"its own document cannot be read. Nothing was sent. Once you have checked by hand "
-            f"that {label} is of the student it asks for, send it with "
-            "w.supplier.send_transcript(..., check=False)."
-        ) from None
-    expected = answered.get("request_tracking_id")
-    if foreign and expected and expected != tracking:
-        raise InvalidParameter(
-            f"{label} has RequestTrackingID {tracking!r}, but the {noun} {request_id!r} has "
-            f"{expected!r}: it belongs to another request. Nothing was sent.",
-            parameter="file",
-        )
-    differ = differing_fields(answered, flat) if kind == "transcript" else ()
-    if differ:
-        raise InvalidParameter(
-            f"{label}: the transcript's student differs from the {noun} {request_id!r}'s on "
-            f"{described(differ)}: it may be another student's transcript. Nothing was sent. "
-            "Build it from the request's student.",
-            parameter="file",
-        )
-
-
 def _earlier(
-    store: Store | None, operation: str, request_id: str, document_id: str | None
+    store: Store | None, operation: str, request_id: str, document_id: str | None, *, renews: bool
 ) -> DuplicateSend | None:
-    """The outbox's earlier send of this document (for an acknowledgment, of this version),
-    as the refusal the send itself would raise; None when there is none."""
+    """The outbox's earlier send of this document (for an acknowledgment or a send that
+    renews an earlier one, of this DocumentID), as the refusal the send itself would raise;
+    None when there is none."""
     if store is None:
         return None
     return store.outbox.duplicate_of(
-        operation, request_id, document_id=document_id, hint="pass --force"
+        operation, request_id, document_id=document_id, renews=renews, hint="pass --force"
     )

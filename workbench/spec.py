@@ -31,6 +31,21 @@ SUPPLIER_TRANSCRIPTS_PATH = "/api/transcriptrequests/{id}/transcripts"
 CONSUMER_PENDING_PATH = "/api/transcripts/no_response"
 CONSUMER_TRANSCRIPT_PATH = "/api/transcripts/{id}"
 CONSUMER_ACKNOWLEDGMENT_PATH = "/api/transcripts/{id}/acknowledgment"
+# DESIGN §3: the two send routes of the supplier as a partner spells them. "plural" is the
+# spec's (and OCAS' endpoints page); "singular" what OCAS' overview page, its own integration
+# tests and Mohawk's client post to.
+SEND_ROUTES = {
+    "plural": {
+        "send_response": SUPPLIER_RESPONSES_PATH,
+        "send_transcript": SUPPLIER_TRANSCRIPTS_PATH,
+    },
+    "singular": {
+        "send_response": "/api/transcriptrequests/{id}/response",
+        "send_transcript": "/api/transcriptrequests/{id}/transcript",
+    },
+}
+# TransmissionData/DocumentProcessCode: test traffic or real (pesc/NOTES.md §2)
+PROCESS_CODES = ("TEST", "PRODUCTION")
 
 PESCXML_FIELD = "PESCXML"
 

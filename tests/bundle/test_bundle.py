@@ -52,6 +52,7 @@ def test_the_zip_holds_the_documented_members(worked, tmp_path):
     readme = files["README.txt"].decode()
     assert worked.request_id in readme and "workbench" in readme
     assert "Personal data: NOT masked" in readme
+    assert "Environment: PRODUCTION (the DocumentProcessCode of its documents" in readme
 
 
 def test_an_unknown_id_is_a_store_error_and_writes_nothing(worked, tmp_path):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -10,6 +11,8 @@ import pytest
 import workbench as wb
 from tests.pull.hostile import HostilePartner
 from workbench import spec
+from workbench.sandbox import generator
+from workbench.sandbox.settings import FIXED_START
 
 from .documents import response_xml
 
@@ -18,7 +21,11 @@ RESPONSES = spec.SUPPLIER_RESPONSES_PATH.format(id="R-1")
 
 @pytest.fixture
 def partner() -> Iterator[HostilePartner]:
+    """A partner serving request R-1, whose sends each test answers as it likes."""
+    request = generator.transcript_request_xml(1, 0, request_id="R-1", created=FIXED_START)
+    detail = [{"RequestID": "R-1", "RequestDate": "2026-03-02T09:00:00.000Z", "PESCXML": request}]
     with HostilePartner() as p:
+        p.answer("GET", spec.SUPPLIER_REQUEST_PATH.format(id="R-1"), json.dumps(detail).encode())
         yield p
 
 

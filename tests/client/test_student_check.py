@@ -38,11 +38,12 @@ def test_another_students_transcript_is_refused_and_sent_unchecked(
         w.pull(progress=False)
     item = sb.pending_request_ids()[0]
     wrong = _transcript(sb, item, LastName="Someone-Else", BirthDate="1970-01-01")
-    with pytest.raises(wb.InvalidValue) as refused:
+    with pytest.raises(wb.DocumentMismatch) as refused:
         w.supplier.send_transcript(item, wrong)
     message = str(refused.value)
     assert message.startswith(
-        f"send_transcript: the transcript's student differs from request {item!r}'s on "
+        f"send_transcript: the transcript's student differs from the transcript request "
+        f"{item!r}'s on "
         "last name and birth date: it may be another student's transcript. Nothing was sent."
     )
     assert "Someone-Else" not in message and "1970" not in message

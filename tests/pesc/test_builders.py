@@ -114,6 +114,29 @@ def test_response_document_id_defaults_to_the_request_id_without_dashes() -> Non
     assert pesc.flatten(xml)["document_id"] == "MINE-1"
 
 
+@pytest.mark.parametrize("stated", ["TEST", "PRODUCTION", None])
+def test_the_process_code_is_copied_else_the_one_given(stated: str | None) -> None:
+    request, transcript = make_request(Request()), make_transcript(Transcript())
+    if stated is None:  # the document states none: the one given is written
+        request, transcript = (
+            x.replace(f"<DocumentProcessCode>{c}</DocumentProcessCode>", "")
+            for x, c in ((request, "TEST"), (transcript, "PRODUCTION"))
+        )
+    else:
+        request = request.replace(">TEST</DocumentProcessCode>", f">{stated}</DocumentProcessCode>")
+        transcript = transcript.replace(
+            ">PRODUCTION</DocumentProcessCode>", f">{stated}</DocumentProcessCode>"
+        )
+    for code in ("TEST", "PRODUCTION", None):
+        built = (
+            pesc.build_response(request, process_code=code),
+            pesc.build_acknowledgment(transcript, process_code=code),
+        )
+        assert [pesc.flatten(x)["process_code"] for x in built] == [stated or code] * 2
+    with pytest.raises(ValueError, match="process_code"):
+        pesc.build_response(make_request(Request(process_code="")), process_code="UAT")
+
+
 def test_one_response_per_request_with_its_own_tracking_id() -> None:
     text = (
         '<r:TranscriptRequest xmlns:r="urn:org:pesc:message:TranscriptRequest:v1.0.0">'

@@ -379,3 +379,30 @@ def test_a_default_namespace_is_read_all_the_same() -> None:
     assert row["academic_award_total"] == 2
     assert row["course_total"] is None  # not a number
     assert row["note"] == "one two"
+
+
+@pytest.mark.parametrize(
+    ("transmission", "kind"),
+    [
+        ("<TransmissionType>Reissue</TransmissionType>", "Reissue"),
+        ("<TransmissionType>Cancellation</TransmissionType>", "Cancellation"),
+        ("<DocumentTypeCode>Cancel</DocumentTypeCode><TransmissionType>Original</TransmissionType>",
+         "Cancellation"),
+        ("<TransmissionType>MutuallyDefined</TransmissionType><NoteMessage> cancellation "
+         "</NoteMessage>", "Cancellation"),
+        ("<TransmissionType>MutuallyDefined</TransmissionType><NoteMessage>Other</NoteMessage>",
+         "MutuallyDefined"),
+        ("", None),
+    ],
+)  # fmt: skip
+def test_transmission_kind_names_a_cancellation_however_it_is_written(
+    transmission: str, kind: str | None
+) -> None:
+    from workbench.pesc.fields import transmission_kind
+
+    xml = (
+        '<TranscriptRequest xmlns="urn:org:pesc:message:TranscriptRequest:v1.1.0">'
+        f"<TransmissionData><DocumentID>D1</DocumentID>{transmission}</TransmissionData>"
+        "</TranscriptRequest>"
+    )
+    assert transmission_kind(xml) == kind

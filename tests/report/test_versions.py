@@ -80,3 +80,30 @@ def test_the_explorer_shows_the_versions_of_a_document(reissued) -> None:
         assert "Version 2 → version 1" in explorer.document.value
     finally:
         explorer.close()
+
+
+def test_the_report_and_troubleshoot_show_our_reissued_transcript_and_the_environment(
+    sandbox_factory, tmp_path: Path
+) -> None:
+    from tests.students import of_student, request_xml
+    from workbench.report import headline_section
+    from workbench.sandbox import generator
+
+    sb = sandbox_factory(process_code="TEST", initial_requests=2, initial_transcripts=1)
+    item = sb.pending_request_ids()[0]
+    with wb.connect(env=sb.env, db=tmp_path / "s.db") as w:
+        w.pull(progress=False)
+        for version, kind in ((1, "Original"), (2, "Reissue")):
+            xml = generator.college_transcript_xml(
+                5, 1, request_id=sb.state.requests[item].tracking, created=sb.state.now,
+                version=version, transmission_type=kind, process_code="TEST",
+            )  # fmt: skip
+            w.supplier.send_transcript(item, of_student(xml, request_xml(sb, item)))
+    with Store(tmp_path / "s.db") as store:
+        rec = reconcile.reconcile(reconcile.load(store))
+        html = versions_section(store, item).data
+    overview = versions_overview(rec)
+    assert overview[["id", "side", "transcript_version"]].values.tolist() == [[item, "supplier", 2]]
+    assert rec.headline["environment"] == "TEST"
+    assert 'data-environment="TEST"' in headline_section(rec).data
+    assert "Sent by us" in html and html.count("Reissue") == 1

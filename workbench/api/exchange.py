@@ -3,6 +3,11 @@
 >>> w.supplier.pending_requests()                  # doctest: +SKIP
 >>> w.supplier.requests(w.supplier.pending_requests())  # every detail, 8 at a time
 >>> w.consumer.send_acknowledgment(request_id)     # built from the transcript
+
+Sends are checked first (:mod:`workbench.api.send_checks`), go through the outbox, and reach
+the partner at its spelling of the send routes (``send_routes``; a 404 or 405 there tries the
+other spelling once, and the store remembers, in meta ``send_routes_learned``, the one that
+took the send).
 """
 
 from __future__ import annotations
@@ -16,9 +21,11 @@ from typing import TYPE_CHECKING, Any, TypeAlias, TypeGuard
 import pandas as pd
 
 from workbench import pesc, spec
+from workbench.api import send_checks
 from workbench.api.batch import ERROR, Rows, fetch_all, ids_of
 from workbench.api.documents import PARSE_ERROR, PESCXML, parse_pescxml, split_pescxml, text_of
 from workbench.api.frames import CALL_ID, frame, snake_keys
+from workbench.api.send_checks import SENDS, CheckedSend, document_fields
 from workbench.errors import (
     AuthError,
     ConfigError,
@@ -30,8 +37,6 @@ from workbench.errors import (
 )
 from workbench.ids import check_request_id, request_path
 from workbench.partner_json import answer_items, detail_items, list_items, unexpected
-from workbench.pesc import student
-from workbench.pesc.builders import ID_LENGTH
 from workbench.pesc.fields import KEYS
 from workbench.session import Session
 from workbench.store.frames import is_missing
@@ -42,6 +47,9 @@ if TYPE_CHECKING:
 
 SUMMARY_COLUMNS = ("request_id", "request_date")
 TAIL = (PESCXML, PARSE_ERROR)
+# Store meta: the spelling of the send routes (spec.SEND_ROUTES) this partner last took a send at.
+SEND_ROUTES_META = "send_routes_learned"
+NO_ROUTE = (404, 405)  # a send answered so reached no operation: the partner took nothing
 Ids: TypeAlias = Iterable[Any] | pd.DataFrame | pd.Series
 Expects: TypeAlias = tuple[str, ...]
 logger = logging.getLogger(__name__)
@@ -138,70 +146,95 @@ class Role:
         rows, _ = self._detail_rows(request_id, operation=operation)
         return rows[0]
 
-    def _answered_for_check(self, request_id: Any, *, operation: str) -> dict[str, Any]:
-        """:meth:`_answered`, to check a send against. A failure to read it (a 5xx, an
-        unreadable answer, the network) refuses the send, which never goes unchecked: nothing
-        is sent. ``NotFound`` and ``InvalidValue`` are raised as they are."""
+    def _answered_xml(self, request_id: Any, *, operation: str) -> str | None:
+        """The XML of what a send to ``request_id`` answers (:meth:`_answered`), to check the
+        send against. A failure to read it (a 5xx, an unreadable answer, the network) refuses
+        the send, which never goes unchecked: nothing is sent. ``NotFound`` and
+        ``InvalidValue`` are raised as they are."""
         try:
-            return self._answered(request_id, operation=operation)
+            row = self._answered(request_id, operation=operation)
         except (NotFound, InvalidValue):
             raise  # an id refused before any call, or by the partner: it says why
         except (PartnerError, TransportError) as exc:
             raise _unchecked(exc, request_id, operation=operation, noun=self.noun) from exc
+        xml = row.get(PESCXML)
+        return xml if isinstance(xml, str) and xml else None
 
-    def _send(
+    def check_send(
         self,
-        template: str,
+        operation: str,
         request_id: Any,
         pescxml: Any,
         *,
-        operation: str,
-        expects: Expects,
+        check: bool = True,
+        answered: str | None = None,
+    ) -> CheckedSend:
+        """Every check a send makes before anything leaves (:mod:`workbench.api.send_checks`),
+        sending nothing: ``operation`` is send_response, send_transcript or
+        send_acknowledgment. ``answered``: the XML of what it answers, else the store's
+        current version, else fetched; a failure to fetch it refuses the send, unless
+        ``check=False`` (then its DocumentProcessCode is checked against the profile's
+        environment only). Raises why it would be refused."""
+        kind = SENDS[operation]
+        check_request_id(request_id)  # a hostile id goes neither to the store nor the partner
+        xml = text_of(pescxml)
+        name = f"{self.role}.{operation}"
+        document_fields(kind, xml)  # a bad document is refused before anything is read
+        if answered is None:
+            try:
+                answered = self._answered_xml(request_id, operation=name)
+            except (PartnerError, TransportError):
+                if check:
+                    raise
+                # checked by hand: the partner's own answer to the send says what it knows
+        return send_checks.check_send(
+            kind,
+            request_id,
+            xml,
+            answered=answered,
+            environment=self._environment,
+            check=check,
+        )
+
+    @property
+    def _environment(self) -> str | None:
+        """The profile's environment: test, production, or None (undeclared)."""
+        return self._session.profile.environment
+
+    def _send(
+        self,
+        kind: str,
+        request_id: Any,
+        pescxml: Any,
+        *,
         force: bool = False,
         check: bool = True,
-        answered: dict[str, Any] | None = None,
+        answered: str | None = None,
     ) -> pd.DataFrame:
         """POST a document through the outbox: recorded before it leaves, marked after.
 
-        The document is first checked against what it answers (``answered``: given, else
-        :meth:`_answered`), unless ``check=False``. Never resent: a failure after the bytes
-        may have left is ``uncertain`` in the outbox, and the next pull settles it from the
-        partner's lists.
+        First :meth:`check_send` (``answered``: given, else read). Never resent: a failure after
+        the bytes may have left is ``uncertain`` in the outbox, and the next pull settles it
+        from the partner's lists.
         """
+        operation = f"{self.role}.{kind}"
         self._require_writable(operation)
-        path = request_path(template, request_id)
-        xml = text_of(pescxml)
-        flat = _check_document(xml, operation=operation, expects=expects)
-        tracking = flat.get("request_tracking_id")
-        # A tracking id equal to the API id names this very item under either id scheme (a
-        # GUID is no tracking id), so only another one needs what the send answers; a
-        # transcript's student is checked against the request's in any case.
-        if check and tracking and tracking != str(request_id):
-            if answered is None:
-                answered = self._answered_for_check(request_id, operation=operation)
-            _check_answers(tracking, answered, request_id, operation=operation, noun=self.noun)
-        if check and operation == "supplier.send_transcript":
-            try:
-                if answered is None:
-                    answered = self._answered_for_check(request_id, operation=operation)
-                _check_student(flat, answered, request_id, operation=operation)
-            except NotFound:
-                pass  # the partner does not serve it: its refusal of the send says why
+        checked = self.check_send(kind, request_id, pescxml, check=check, answered=answered)
         entry = None
         if self._store is not None:
             outbox = self._store().outbox
-            kind = operation.split(".")[-1]
-            entry = _Entry(outbox, outbox.begin(kind, str(request_id), xml, force=force, flat=flat))
+            entry_id = outbox.begin(
+                kind,
+                str(request_id),
+                checked.xml,
+                force=force,
+                flat=checked.flat,
+                renews=checked.renewal is not None,
+            )
+            entry = _Entry(outbox, entry_id)
         unread: PartnerError | None = None
         try:
-            answer = self._session.call(
-                self.role,
-                "POST",
-                path,
-                operation=operation,
-                json={spec.PESCXML_FIELD: xml},
-                subject=f"{self.noun} {request_id!r}",
-            )
+            answer = self._post(kind, request_id, checked.xml, operation=operation)
             payload, call_id = answer.value, answer.call_id
         except BaseException as exc:
             if not _accepted(exc):
@@ -225,6 +258,61 @@ class Role:
             df.attrs["reply_note"] = note
             logger.warning("%s", note)
         return df
+
+    def _post(self, kind: str, request_id: Any, xml: str, *, operation: str) -> Any:
+        """POST ``xml`` to the route of ``kind``, as this partner spells it (the spelling
+        remembered, else the profile's ``send_routes``). A 404 or 405 there reached no
+        operation, so the partner took nothing: the other spelling is tried once, and the one
+        that takes the send is remembered."""
+        spellings = self._spellings() if kind in spec.SEND_ROUTES["plural"] else [""]
+        refusals: list[PartnerError] = []
+        for spelling in spellings:
+            template = spec.SEND_ROUTES[spelling][kind] if spelling else _ROUTES[kind]
+            try:
+                answer = self._session.call(
+                    self.role,
+                    "POST",
+                    request_path(template, request_id),
+                    operation=operation,
+                    json={spec.PESCXML_FIELD: xml},
+                    subject=f"{self.noun} {request_id!r}",
+                )
+            except PartnerError as exc:
+                if _accepted(exc):
+                    self._remember(spelling, refusals)
+                elif exc.status in NO_ROUTE and spelling and spelling != spellings[-1]:
+                    refusals.append(exc)
+                    continue
+                elif exc.status in NO_ROUTE and refusals:
+                    raise _no_route(exc, refusals[0], operation, spellings) from exc
+                raise
+            self._remember(spelling, refusals)
+            return answer
+        raise AssertionError("unreachable: the last spelling returns or raises")
+
+    def _spellings(self) -> list[str]:
+        """The send routes' spellings, the one to try first first: remembered, else the
+        profile's."""
+        remembered = self._store().meta(SEND_ROUTES_META) if self._store is not None else None
+        first = remembered if remembered in spec.SEND_ROUTES else self._session.profile.send_routes
+        return [first, *(s for s in spec.SEND_ROUTES if s != first)]
+
+    def _remember(self, spelling: str, refusals: list[PartnerError]) -> None:
+        """Keep the spelling the partner took a send at, when it is news to the store."""
+        if not spelling or self._store is None:
+            return
+        store = self._store()
+        if store.meta(SEND_ROUTES_META) != spelling:
+            store.set_meta(SEND_ROUTES_META, spelling)
+        if refusals:
+            logger.warning(
+                "The partner took the send at its %s send route, after a %s at the other; "
+                "the store remembers it. Set send_routes = %r in the profile "
+                "(WORKBENCH_SEND_ROUTES) to start there.",
+                spelling,
+                refusals[0].status,
+                spelling,
+            )
 
 
 class Supplier(Role):
@@ -258,19 +346,16 @@ class Supplier(Role):
         """Send a TranscriptResponse; returns the echoed response, parsed.
 
         Goes through the outbox: a second response to the same request is refused
-        (``DuplicateSend``) unless ``force=True``. Its RequestTrackingID is checked against
-        the request's (``InvalidValue``); ``check=False`` skips that, for a request whose own
-        document cannot be read, once you have checked it by hand.
+        (``DuplicateSend``) unless ``force=True``, except one of another DocumentID answering
+        the request's cancellation (a new send). Checked first
+        (:mod:`workbench.api.send_checks`): its DocumentProcessCode is the request's and the
+        profile's environment's (``DocumentMismatch``), and its RequestTrackingID the
+        request's (``DocumentMismatch``); ``check=False`` skips the latter only, for a request
+        whose own document cannot be read, once you have checked it by hand. The route is
+        the partner's spelling (:attr:`Profile.send_routes`; a 404 or 405 tries the other
+        once, and the store remembers the one that took it).
         """
-        return self._send(
-            spec.SUPPLIER_RESPONSES_PATH,
-            request_id,
-            pescxml,
-            operation="supplier.send_response",
-            expects=("TranscriptResponse",),
-            force=force,
-            check=check,
-        )
+        return self._send("send_response", request_id, pescxml, force=force, check=check)
 
     def send_transcript(
         self, request_id: str, pescxml: Any, *, force: bool = False, check: bool = True
@@ -278,22 +363,15 @@ class Supplier(Role):
         """Send the transcript for a request; returns the partner's acknowledgment, parsed.
 
         Goes through the outbox: a second transcript for the same request is refused
-        (``DuplicateSend``) unless ``force=True``. ``check``: as in :meth:`send_response`;
-        it also refuses (``InvalidValue``) a transcript whose student differs from the
+        (``DuplicateSend``) unless ``force=True``, except a re-issue (TransmissionType
+        Reissue) of another DocumentID, a new send. ``check``: as in :meth:`send_response`;
+        it also refuses (``DocumentMismatch``) a transcript whose student differs from the
         request's on a name, the birth date or an id
-        (:func:`workbench.pesc.student.differing_fields`), or whose request names no student
-        (its document unreadable). A failure to read the request (a 5xx, the network) refuses
-        the send too: nothing is sent unchecked.
+        (:func:`workbench.pesc.student.differing_fields`), or (``InvalidValue``) whose request
+        names no student (its document unreadable). A failure to read the request (a 5xx,
+        the network) refuses the send too: nothing is sent unchecked.
         """
-        return self._send(
-            spec.SUPPLIER_TRANSCRIPTS_PATH,
-            request_id,
-            pescxml,
-            operation="supplier.send_transcript",
-            expects=("CollegeTranscript", "HighSchoolTranscript"),
-            force=force,
-            check=check,
-        )
+        return self._send("send_transcript", request_id, pescxml, force=force, check=check)
 
 
 class Consumer(Role):
@@ -326,7 +404,8 @@ class Consumer(Role):
         its current version (the store's, else fetched), and so acknowledges that version.
         Goes through the outbox: a second acknowledgment of the same version is refused
         (``DuplicateSend``) unless ``force=True``; one of a version re-issued since is not.
-        ``check``: as in :meth:`Supplier.send_response`.
+        ``check``: as in :meth:`Supplier.send_response` (the DocumentProcessCode is the
+        transcript's).
 
         >>> w.consumer.send_acknowledgment("6f1c...")  # doctest: +SKIP
         """
@@ -334,28 +413,32 @@ class Consumer(Role):
         self._require_writable(operation)
         answered = None
         if pescxml is None:
-            answered = self._answered(request_id, operation=operation)
-            pescxml = _build_acknowledgment(answered, request_id, operation=operation)
+            transcript = self._answered(request_id, operation=operation)
+            pescxml = _build_acknowledgment(
+                transcript, request_id, operation=operation, environment=self._environment
+            )
+            answered = transcript[PESCXML]
         return self._send(
-            spec.CONSUMER_ACKNOWLEDGMENT_PATH,
+            "send_acknowledgment",
             request_id,
             pescxml,
-            operation=operation,
-            expects=("Acknowledgment", "TranscriptAcknowledgment"),
             force=force,
             check=check,
             answered=answered,
         )
 
 
-def _build_acknowledgment(transcript: dict[str, Any], request_id: Any, *, operation: str) -> str:
+def _build_acknowledgment(
+    transcript: dict[str, Any], request_id: Any, *, operation: str, environment: str | None
+) -> str:
     if transcript.get(PARSE_ERROR) or not transcript.get(PESCXML):
         raise InvalidValue(
             f"{operation}: cannot build an acknowledgment, the transcript {request_id!r} "
             f"does not parse ({transcript.get(PARSE_ERROR) or 'no document'}); pass pescxml= "
             "explicitly."
         )
-    return pesc.build_acknowledgment(transcript[PESCXML])
+    code = environment.upper() if environment else None
+    return pesc.build_acknowledgment(transcript[PESCXML], process_code=code)
 
 
 def _document_row(item: dict[str, Any]) -> dict[str, Any]:
@@ -368,73 +451,6 @@ def _document_row(item: dict[str, Any]) -> dict[str, Any]:
         row[key if key not in row else f"pesc_{key}"] = value
     row[PESCXML] = xml
     return row
-
-
-def _check_document(xml: str, *, operation: str, expects: Expects) -> dict[str, Any]:
-    """Refuse, before sending, XML that is malformed or of the wrong type; its fields."""
-    if not xml.strip():
-        raise InvalidValue(f"{operation}: pescxml is empty.")
-    document = pesc.parse(xml)
-    if document.message_type not in expects:
-        raise InvalidValue(
-            f"{operation}: expected a {' or '.join(expects)} document, got {document.message_type}."
-        )
-    return pesc.flatten(document)
-
-
-def _check_answers(
-    tracking: str, answered: dict[str, Any], request_id: Any, *, operation: str, noun: str
-) -> None:
-    """Refuse a document for another request: its RequestTrackingID ``tracking`` (not the API
-    id) must be the one of the document it answers (a partner may key its API by a GUID, not
-    the tracking id). When that one is unknown (its document did not parse), the API id stands
-    for it if it could be a tracking id; else the document cannot be checked, and is refused."""
-    expected = answered.get("request_tracking_id")
-    unchecked = "; if you have checked by hand that the document answers it, pass check=False."
-    if expected:
-        if tracking != expected:
-            raise InvalidValue(
-                f"{operation}: the document's RequestTrackingID {tracking!r} is not the one of "
-                f"the {noun} {request_id!r} ({expected!r}); it belongs to another request. "
-                f"Build the document from that {noun}, or send it to the id it answers."
-            )
-        return
-    unread = f"the {noun}'s own document gives none (it could not be read, or lacks one)"
-    if len(str(request_id)) <= ID_LENGTH:  # a dashed GUID (36 characters) never fits
-        if tracking != str(request_id):
-            raise InvalidValue(
-                f"{operation}: the document's RequestTrackingID {tracking!r} is not the "
-                f"{noun}'s API id {request_id!r}, and {unread}: it may belong to another "
-                f"request{unchecked}"
-            )
-        return
-    raise InvalidValue(
-        f"{operation}: the document (RequestTrackingID {tracking!r}) cannot be checked "
-        f"against the {noun} {request_id!r}: its API id is no tracking id, and {unread}. "
-        f"Nothing was sent{unchecked}"
-    )
-
-
-def _check_student(
-    flat: dict[str, Any], request: dict[str, Any], request_id: Any, *, operation: str
-) -> None:
-    """Refuse a transcript whose student differs from the request's on an identity field
-    (:func:`workbench.pesc.student.differing_fields`); the message names fields, never values."""
-    if all(student.comparable(request.get(f), f) is None for f in student.IDENTITY):
-        raise InvalidValue(
-            f"{operation.split('.')[-1]}: the transcript's student cannot be checked against "
-            f"request {str(request_id)!r}'s: its own document names none (it could not be "
-            "read). Nothing was sent. Pass check=False once you have checked by hand that the "
-            "transcript is of the student it asks for."
-        )
-    differ = student.differing_fields(request, flat)
-    if differ:
-        raise InvalidValue(
-            f"{operation.split('.')[-1]}: the transcript's student differs from request "
-            f"{str(request_id)!r}'s on {student.described(differ)}: it may be another "
-            "student's transcript. Nothing was sent. Build it from the request's student, or "
-            "pass check=False if you have checked by hand."
-        )
 
 
 def _unchecked(
@@ -453,6 +469,23 @@ def _unchecked(
     else:
         refusal = PartnerError(message, status=exc.status, body=exc.body)
     refusal.call_id = exc.call_id
+    return refusal
+
+
+def _no_route(
+    last: PartnerError, first: PartnerError, operation: str, spellings: list[str]
+) -> PartnerError:
+    """The refusal of a send that neither spelling of its route took (both a 404 or 405)."""
+    refusal = PartnerError(
+        f"{operation}: the partner serves this send at neither spelling of its route: the "
+        f"{spellings[0]} one answered {first.status}, the {spellings[1]} one {last.status}. "
+        "Nothing was received, so sending again is allowed. Ask the partner how it spells its "
+        "send routes and set send_routes in the profile (WORKBENCH_SEND_ROUTES: plural for "
+        "/responses and /transcripts, singular for /response and /transcript).",
+        status=last.status,
+        body=last.body,
+    )
+    refusal.call_id = last.call_id
     return refusal
 
 
@@ -485,6 +518,10 @@ def _reply_rows(
         "recorded as sent and the answer kept in the outbox (response_body): do not send it "
         "again."
     )
+
+
+# The routes of the sends that have one spelling only.
+_ROUTES = {"send_acknowledgment": spec.CONSUMER_ACKNOWLEDGMENT_PATH}
 
 
 @dataclass(frozen=True)

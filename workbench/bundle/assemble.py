@@ -22,6 +22,7 @@ from workbench.bundle.plain import iso
 from workbench.bundle.redaction import DEFAULT_OUT_DIR, PERSONAL_ELEMENTS, Personal, Redaction
 from workbench.errors import ConfigError, StoreError
 from workbench.folders import create_private
+from workbench.pesc.fields import environment_of
 from workbench.redact import SENSITIVE_FIELDS, SENSITIVE_HEADERS
 from workbench.store import Store
 
@@ -62,9 +63,10 @@ def make_bundle(
     red = Redaction(list(secrets), personal)
 
     files = [(f"documents/{d.file_name(n)}", d.text) for n, d in enumerate(found, start=1)]
+    environment = environment_of(store.process_codes(rid))
     # Ours, masked by value; the HAR masked entry by entry (har.py); documents kept as written.
     members = {
-        "README.txt": red.text(_readme(rid, made, calls, files, red)),
+        "README.txt": red.text(_readme(rid, made, calls, files, red, environment)),
         "calls.har": json.dumps(har_log(calls, rid, red), indent=2, ensure_ascii=False),
         "timeline.csv": red.text(_timeline_csv(timeline)),
         "validation.json": red.text(
@@ -126,6 +128,7 @@ def _readme(
     calls: list[dict[str, Any]],
     files: list[tuple[str, str]],
     red: Redaction,
+    environment: str,
 ) -> str:
     listed = sum(1 for c in calls if c["_listing"])
     secrets = (
@@ -154,6 +157,7 @@ def _readme(
     )
     return f"""Support bundle for request {rid}
 Made {iso(made)} by workbench {__version__}.
+Environment: {environment} (the DocumentProcessCode of its documents, received and sent).
 
 Contents
   calls.har        {len(calls)} recorded HTTP calls about this id, as a HAR 1.2 log; open it in

@@ -39,7 +39,11 @@ Show = Annotated[
 ]
 Force = Annotated[
     bool,
-    typer.Option("--force", help="Send even though the outbox holds an earlier send of it."),
+    typer.Option(
+        "--force",
+        help="Send even though the outbox holds an earlier send of it (a re-issue, or a "
+        "response to a cancellation, is a send of its own and needs none).",
+    ),
 ]
 AllowInvalid = Annotated[
     bool,
@@ -62,7 +66,8 @@ Id = Annotated[
 EXITS = (
     "Exit 0 sent (or, with --dry-run, would be sent); 1 declined at the prompt, refused (already "
     "in the outbox, an invalid built document) or failed; 2 on a usage or configuration error (a "
-    "read-only profile, an unusable FILE or option)."
+    "read-only profile, an unusable FILE or option, a document whose DocumentProcessCode is not "
+    "the request's or the profile's environment's)."
 )
 
 
@@ -130,8 +135,10 @@ def transcript(
 ) -> None:
     """Send the transcript in FILE for a transcript request.
 
-    Its RequestTrackingID must be the request's, and its student the request's (names, birth
-    date, ids). Shows what will be sent and asks before sending, unless --yes.
+    Its RequestTrackingID must be the request's, its student the request's (names, birth
+    date, ids), and its DocumentProcessCode (TEST or PRODUCTION) the request's. A corrected
+    transcript, sent again, is a re-issue: a new DocumentID and TransmissionType Reissue. Shows
+    what will be sent and asks before sending, unless --yes.
     """
     from workbench.sending import SendRequest
 
@@ -192,7 +199,7 @@ def _send(
     config: str | None,
 ) -> None:
     """Run the send, printing the plan; the prompt's answer no exits 1."""
-    from workbench.errors import DuplicateSend, InvalidParameter
+    from workbench.errors import DocumentMismatch, DuplicateSend, InvalidParameter
     from workbench.sending import refuse, run_send
 
     def confirm(plan: PlannedSend) -> bool:
@@ -218,6 +225,9 @@ def _send(
             hint = "" if "--force" in str(exc) else " On the command line: --force."
             say(f"Error (DuplicateSend): {exc}{hint}", err=True)
             raise typer.Exit(1) from None
+        except DocumentMismatch as exc:  # a built document for another environment
+            say(f"Error (DocumentMismatch): {exc}", err=True)
+            raise typer.Exit(2) from None
     _report(outcome)
 
 

@@ -34,6 +34,7 @@ from workbench.pesc.messages import (
     acknowledgment_version,
     namespace_for,
 )
+from workbench.spec import PROCESS_CODES
 
 # AcRec ResponseStatusType and HoldReasonType: the same values in AcRec 1.2.0 to 1.9.0.
 RESPONSE_STATUSES = (
@@ -83,6 +84,7 @@ def build_response(
     note: str | None = None,
     created: datetime | str | None = None,
     document_id: str | None = None,
+    process_code: str | None = None,
 ) -> str:
     """A TranscriptResponse answering a TranscriptRequest, as XML text.
 
@@ -93,8 +95,9 @@ def build_response(
     80-character pieces at spaces). Each Response's RequestTrackingID is the request's
     TransmissionData/RequestTrackingID, else its Request's first Recipient's, copied as is.
     TransmissionData reverses the request's Source and Destination and copies its tracking id
-    and DocumentProcessCode; ``document_id`` defaults to the request's DocumentID without
-    dashes (what Mohawk sends), ``created`` to now.
+    and DocumentProcessCode (``process_code``, TEST or PRODUCTION, when it states none);
+    ``document_id`` defaults to the request's DocumentID without dashes (what Mohawk sends),
+    ``created`` to now.
 
     >>> xml = build_response(request_xml, status="Hold", hold_reason="Financial",
     ...                      planned_release_date="2025-06-30", note="Fees owing")
@@ -138,6 +141,7 @@ def build_response(
         type_code="Response",
         answered=transmission,
         tracking_id=transmission_tracking or _first_recipient_tracking(requests[0]),
+        process_code=process_code,
     )
     for request_element in requests:
         response = etree.SubElement(root, qualified + "Response")
@@ -167,12 +171,14 @@ def build_acknowledgment(
     *,
     created: datetime | str | None = None,
     note: str | None = None,
+    process_code: str | None = None,
 ) -> str:
     """An Acknowledgment of a CollegeTranscript, as XML text.
 
     ``AcademicAwardTotal`` and ``CourseTotal`` count every AcademicAward and Course of the
     transcript, record- and session-level. TransmissionData copies the transcript's DocumentID,
-    RequestTrackingID and DocumentProcessCode and reverses Source and Destination; ``Person``
+    RequestTrackingID and DocumentProcessCode (``process_code`` when it states none) and
+    reverses Source and Destination; ``Person``
     is the transcript student's identity (the elements an acknowledgment allows; ``Name`` is
     always present). ``note`` becomes NoteMessages as in ``build_response``.
 
@@ -197,6 +203,7 @@ def build_acknowledgment(
         type_code="Acknowledgment",
         answered=transmission,
         tracking_id=el.text(transmission.get("RequestTrackingID")),
+        process_code=process_code,
     )
     root.append(_acknowledgment_person(el.child(student, "Person")))
     _leaf(root, "AcademicAwardTotal", str(awards))
@@ -224,8 +231,11 @@ def _transmission_data(
     type_code: str,
     answered: dict[str, Element],
     tracking_id: str | None,
+    process_code: str | None,
 ) -> None:
-    """TransmissionData answering another message's: Source and Destination swapped."""
+    """TransmissionData answering another message's: Source and Destination swapped, its
+    DocumentProcessCode copied (``process_code`` when it states none: a document sent
+    carries the code of what it answers)."""
     _leaf(parent, "DocumentID", document_id)
     _leaf(parent, "CreatedDateTime", created)
     _leaf(parent, "DocumentTypeCode", type_code)
@@ -235,9 +245,11 @@ def _transmission_data(
         etree.SubElement(etree.SubElement(parent, side), "Organization").extend(
             _organization_parts(organization)
         )
-    process_code = el.text(answered.get("DocumentProcessCode"))
-    if process_code in ("TEST", "PRODUCTION"):
-        _leaf(parent, "DocumentProcessCode", process_code)
+    copied = (el.text(answered.get("DocumentProcessCode")) or "").upper()
+    code = copied if copied in PROCESS_CODES else process_code
+    if code is not None and code not in PROCESS_CODES:
+        raise ValueError(f"process_code must be one of {', '.join(PROCESS_CODES)}; got {code!r}")
+    _leaf(parent, "DocumentProcessCode", code)
     _leaf(parent, "RequestTrackingID", tracking_id)
 
 

@@ -72,6 +72,7 @@ anywhere in a document is in ``records(doc)["notes"]``.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from workbench.pesc import elements as el
@@ -198,6 +199,46 @@ def flatten(doc_or_xml: PescDocument | str | bytes) -> dict[str, Any]:
         row["course_total"] = el.integer(el.text(top.get("CourseTotal")))
         row["note"] = _join(el.texts(root, "NoteMessage"))
     return row
+
+
+def transmission_kind(doc_or_xml: PescDocument | str | bytes) -> str | None:
+    """A document's TransmissionType (Original, Reissue, ...), except that a cancellation is
+    ``Cancellation`` however it is written: PESC's TransmissionType has none, so it may come as
+    TransmissionType ``Cancellation`` (OCAS' word), DocumentTypeCode ``Cancel`` (CoreMain
+    1.14), or ``MutuallyDefined`` with a TransmissionData NoteMessage ``Cancellation``."""
+    doc = as_document(doc_or_xml)
+    data = el.child(doc.root, "TransmissionData")
+    fields = el.children(data)
+    kind = el.text(fields.get("TransmissionType"))
+    if (el.text(fields.get("DocumentTypeCode")) or "").lower() == "cancel":
+        return "Cancellation"
+    if (kind or "").lower() == "mutuallydefined" and any(
+        note.strip().lower() == "cancellation" for note in el.texts(data, "NoteMessage")
+    ):
+        return "Cancellation"
+    if (kind or "").lower() == "cancellation":
+        return "Cancellation"
+    return kind
+
+
+def environment_of(counts: Mapping[str | None, int]) -> str:
+    """Which environment documents come from, by their DocumentProcessCode ``counts`` (code,
+    None for none stated -> how many): ``TEST``, ``PRODUCTION``, ``mixed: TEST 3, PRODUCTION
+    2``, or ``not stated`` when no document states one.
+
+    >>> environment_of({"TEST": 12, None: 1})
+    'TEST'
+    """
+    stated: dict[str, int] = {}
+    for code, count in counts.items():
+        word = str(code).strip().upper() if code is not None else ""
+        if word and count:
+            stated[word] = stated.get(word, 0) + int(count)
+    if not stated:
+        return "not stated"
+    if len(stated) == 1:
+        return next(iter(stated))
+    return "mixed: " + ", ".join(f"{k} {v}" for k, v in sorted(stated.items()))
 
 
 def _transmission(row: dict[str, Any], data: Element | None) -> None:

@@ -57,6 +57,7 @@ TRANSCRIPT_COLUMNS: dict[str, str | None] = {
     "document_id": TEXT,
     "request_tracking_id": TEXT,
     "transmission_type": TEXT,
+    "process_code": TEXT,
     "current_version": COUNT,
     "version_count": COUNT,
     "source_org_id": TEXT,

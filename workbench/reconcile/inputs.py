@@ -42,6 +42,7 @@ _DOCUMENT = {
     "source_org_name": TEXT,
     "destination_org_id": TEXT,
     "destination_org_name": TEXT,
+    "process_code": CODE,  # TEST or PRODUCTION: the environment the document comes from
     **dict.fromkeys(IDENTITY, TEXT),
 }
 _LISTED = {

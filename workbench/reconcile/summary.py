@@ -7,6 +7,7 @@ from typing import Any
 
 import pandas as pd
 
+from workbench.pesc.fields import environment_of
 from workbench.reconcile.consumer import CONSUMER_STATES
 from workbench.reconcile.inputs import COUNT, TEXT, age_labels
 from workbench.reconcile.supplier import SUPPLIER_STATES
@@ -55,7 +56,9 @@ def headline(
     ``open_*``: requests awaiting our response; ``transcripts_unacknowledged``: transcripts we
     sent with no acknowledgment recorded; ``transcripts_awaiting_ack``: transcripts received
     that await ours; ``*_by_age``: counts per age bucket (``age_labels(sla_days)``: days since
-    the request or transcript was dated, the SLA one of the edges).
+    the request or transcript was dated, the SLA one of the edges); ``environment``: which one
+    the documents come from, by their DocumentProcessCode
+    (:func:`workbench.pesc.fields.environment_of`: TEST, PRODUCTION, mixed or not stated).
     """
     state = requests["state"].value_counts()
     read = ["state", "age_bucket", "sla_breached"]  # a row filter copies every column it keeps
@@ -93,6 +96,12 @@ def headline(
         + int(transcripts["document_problem"].notna().sum()),
         "exceptions": len(exceptions),
         "exceptions_by_severity": _counts(exceptions["severity"], SEVERITIES[::-1]),
+        "environment": environment_of(
+            pd.concat([requests["process_code"], transcripts["process_code"]])
+            .astype("string")
+            .value_counts()
+            .to_dict()
+        ),
     }
 
 

@@ -52,6 +52,7 @@ REQUEST_COLUMNS: dict[str, str | None] = {
     "left_at": TIME,
     "left_reason": TEXT,
     "transmission_type": TEXT,
+    "process_code": TEXT,
     "current_version": COUNT,
     "version_count": COUNT,
     "cancelled_at": TIME,
@@ -67,6 +68,7 @@ REQUEST_COLUMNS: dict[str, str | None] = {
     "responded_at": TIME,
     "response_inferred": FLAG,
     "transcript_outbox_id": COUNT,
+    "transcript_version": COUNT,
     "transcript_sent_at": TIME,
     "transcript_inferred": FLAG,
     "sent_award_count": COUNT,
@@ -131,13 +133,17 @@ def lifecycle(
     ).set_axis(unsettled["request_id"])
 
     # The newest transcript that was sent, and the partner's acknowledgment of it.
+    # Each one sent is a version of ours (a re-issue, or forced): the newest is the count.
     sent = ours[transcript]
     sent = sent[sent["state"] == "sent"]
-    sent = sent[~request[sent.index].duplicated(keep="last")]
+    sent_of = request[sent.index]
+    version = sent_of.groupby(sent_of).transform("size")
+    sent = sent[~sent_of.duplicated(keep="last")]
     sent = sent.join(newest_acknowledgments(t["acknowledgments"], "received"), on="outbox_id")
     sent = pd.DataFrame(
         {
             "transcript_outbox_id": sent["outbox_id"],
+            "transcript_version": version[sent.index],
             "transcript_sent_at": sent["resolved_at"].fillna(sent["updated_at"]),
             "transcript_inferred": sent["resolved_at"].notna().astype(FLAG),
             "sent_award_count": sent["sent_award_count"],

@@ -59,15 +59,19 @@ def _parts(prefix: str, counts: dict[str, int], label: str = "{}") -> str:
 
 
 def as_of_line(rec: Reconciliation, *, tz: str | None = None) -> str:
-    """The moment every figure is measured at, in zone ``tz`` (None: UTC), and the SLA."""
+    """The moment every figure is measured at, in zone ``tz`` (None: UTC), the SLA, and the
+    environment the data comes from (its documents' DocumentProcessCode)."""
     zone = f" ({tz}; stored in UTC)" if tz and tz != "UTC" else ""
     grace = f" + {rec.grace_hours:g} h grace" if rec.grace_hours else ""
+    environment = str(rec.headline.get("environment", "not stated"))
     return (
         f'<p class="wb-meta" data-as-of="{text(rec.now.isoformat())}" '
         f'data-sla-days="{text(float(rec.sla_days))}" data-tz="{text(tz or "UTC")}" '
-        f'data-grace-hours="{text(float(rec.grace_hours))}">'
+        f'data-grace-hours="{text(float(rec.grace_hours))}" '
+        f'data-environment="{text(environment)}">'
         f"As of {text(moment(rec.now, tz))}{text(zone)} · SLA "
-        f"{text(float(rec.sla_days))} days{text(grace)}</p>"
+        f"{text(float(rec.sla_days))} days{text(grace)} · environment (DocumentProcessCode): "
+        f"{text(environment)}</p>"
     )
 
 
@@ -171,17 +175,26 @@ VERSIONS_TABLE = {
     "id": "id", "side": "side", "state": "state", "current_version": "current version",
     "version_count": "versions", "transmission_type": "TransmissionType",
     "acknowledged_version": "version we acknowledged",
+    "transcript_version": "transcripts we sent",
 }  # fmt: skip
 
 
 def versions_overview(rec: Reconciliation) -> pd.DataFrame:
     """Requests and transcripts received with more than one document (resubmitted, re-issued
-    or cancelled), newest version first: what each is now and where it stands."""
+    or cancelled), and requests we sent more than one transcript for (re-issued), newest
+    version first: what each is now and where it stands."""
+    requests, transcripts = rec.requests, rec.transcripts
+    several = (requests["version_count"] > 1) | (requests["transcript_version"] > 1)
     parts = [
-        rec.requests.rename(columns={"request_id": "id"}).assign(side="supplier"),
-        rec.transcripts.rename(columns={"transcript_id": "id"}).assign(side="consumer"),
+        requests[several.fillna(False)].rename(columns={"request_id": "id"}),
+        transcripts[(transcripts["version_count"] > 1).fillna(False)].rename(
+            columns={"transcript_id": "id"}
+        ),
     ]
-    frame = pd.concat([p[p["version_count"] > 1] for p in parts], ignore_index=True)
+    frame = pd.concat(
+        [p.assign(side=side) for p, side in zip(parts, ("supplier", "consumer"), strict=True)],
+        ignore_index=True,
+    )
     columns = [c for c in VERSIONS_TABLE if c in frame.columns]
     frame = frame.reindex(columns=columns).astype({"state": "string"})
     return frame.sort_values(["side", "id"], ascending=[False, True]).reset_index(drop=True)

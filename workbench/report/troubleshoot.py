@@ -41,6 +41,13 @@ VERSION_COLUMNS = {
 }  # fmt: skip
 
 
+SENT_COLUMNS = {
+    "document": "document", "version": "version", "transmission_type": "TransmissionType",
+    "response_status": "ResponseStatus", "document_id": "DocumentID", "sent_at": "sent",
+    "inferred": "inferred", "outbox_id": "outbox entry",
+}  # fmt: skip
+
+
 @dataclass(frozen=True)
 class RequestDocument:
     """One distinct PESC document about a request, pretty-printed, with its validation."""
@@ -205,10 +212,15 @@ def versions_section(
     compare: tuple[int, int] | None = None,
     max_chars: int | None = None,
 ) -> HTML:
-    """A table of the versions of ``request_id``'s document, then the diff between two of
-    them (``compare``; default: each version against the one before)."""
+    """A table of the versions of ``request_id``'s document, then of the responses and
+    transcripts we sent for it (each a version of ours: a re-issue, a response to a
+    cancellation), then the diff between two received versions (``compare``; default: each
+    version against the one before)."""
     versions = store.versions(request_id)
     parts = [table(versions, VERSION_COLUMNS, empty="No document of this id is stored.")]
+    sent = store.sent_versions(request_id)
+    if not sent.empty:
+        parts += [heading("Sent by us", 4), table(sent, SENT_COLUMNS)]
     numbers = [int(v) for v in versions["version"]]
     pairs = [compare] if compare else list(pairwise(numbers))
     if not compare and len(numbers) <= 1:

@@ -29,6 +29,7 @@ from workbench.sandbox.intake import (
     local_name,
     parse_document,
     pescxml_from_body,
+    process_code,
     tracking_id,
 )
 from workbench.sandbox.settings import SandboxSettings
@@ -284,6 +285,14 @@ async def _send(core: Core, op: Operation, request: Request) -> Response:
             "The PESCXML value is invalid: its RequestTrackingID does not match the"
             " tracking ID of the request in the path."
         )
+    # DESIGN §3: an environment takes documents of its own process code only (OCAS' UAT
+    # requires TEST); a document that states none is taken.
+    code, expected = process_code(root), core.settings.process_code
+    if code is not None and code != expected:
+        raise Refusal(
+            f"The PESCXML value is invalid: its DocumentProcessCode is {code[:64]!r}, and this "
+            f"environment accepts {expected} documents only."
+        )
     reply = payload
     if op is SEND_TRANSCRIPT:
         try:
@@ -295,11 +304,13 @@ async def _send(core: Core, op: Operation, request: Request) -> Response:
 
 
 def exchange_routes(core: Core) -> list[Route]:
+    # DESIGN §3: the send routes in the one spelling this partner serves; the other is a 404.
+    sends = spec.SEND_ROUTES[core.settings.send_routes]
     routes = [
         (spec.SUPPLIER_PENDING_PATH, "GET", partial(_listing, core, SUPPLIER)),
         (spec.SUPPLIER_REQUEST_PATH, "GET", partial(_detail, core, SUPPLIER)),
-        (spec.SUPPLIER_RESPONSES_PATH, "POST", partial(_send, core, SEND_RESPONSE)),
-        (spec.SUPPLIER_TRANSCRIPTS_PATH, "POST", partial(_send, core, SEND_TRANSCRIPT)),
+        (sends[SEND_RESPONSE.name], "POST", partial(_send, core, SEND_RESPONSE)),
+        (sends[SEND_TRANSCRIPT.name], "POST", partial(_send, core, SEND_TRANSCRIPT)),
         (spec.CONSUMER_PENDING_PATH, "GET", partial(_listing, core, CONSUMER)),
         (spec.CONSUMER_TRANSCRIPT_PATH, "GET", partial(_detail, core, CONSUMER)),
         (spec.CONSUMER_ACKNOWLEDGMENT_PATH, "POST", partial(_send, core, SEND_ACKNOWLEDGMENT)),

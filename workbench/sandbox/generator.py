@@ -54,7 +54,7 @@ from workbench.sandbox.gen_acknowledgment import acknowledgment_parts
 from workbench.sandbox.gen_parts import Term, leaf
 from workbench.sandbox.gen_request import request_parts
 from workbench.sandbox.gen_transcript import transcript_parts
-from workbench.spec import NAMESPACE_FAMILIES
+from workbench.spec import NAMESPACE_FAMILIES, PROCESS_CODES
 
 DEFECTS = ("malformed", "invalid")
 TRANSMISSION_TYPES = ("Original", "Resubmission", "Reissue", "Cancellation")
@@ -139,12 +139,14 @@ def transcript_request_xml(
     version: int = 1,
     transmission_type: str = "Original",
     cancellation_as: str = "note",
+    process_code: str = "PRODUCTION",
 ) -> str:
     """An OCAS-like TranscriptRequest asking the home college for a student's transcript.
 
     ``version`` 2, 3, ... is a later document for the same request (a new DocumentID) of the
     given ``transmission_type`` (see ``TRANSMISSION_TYPES``); a Cancellation is written as
-    ``cancellation_as`` says (``CANCELLATION``).
+    ``cancellation_as`` says (``CANCELLATION``). ``process_code``: its DocumentProcessCode,
+    PRODUCTION or TEST.
     """
     family, created_text = _check(namespaces, defect, request_id, created)
     parts = request_parts(
@@ -156,6 +158,7 @@ def transcript_request_xml(
     )
     root = _message(family, "TranscriptRequest", "TrnReq", parts, qualify_children=True)
     _set_transmission_type(root, transmission_type, cancellation_as)
+    _set_process_code(root, process_code)
     defects = _rng(seed, "transcript-request-defect", index)
     if defect == "invalid":
         defects.choice((_dashed_document_id, _digits_birthday))(root)
@@ -173,10 +176,11 @@ def college_transcript_xml(
     version: int = 1,
     transmission_type: str = "Original",
     cancellation_as: str = "note",
+    process_code: str = "PRODUCTION",
 ) -> str:
     """A CollegeTranscript (DocumentTypeCode RequestedRecord) filling request ``request_id``.
 
-    ``version``, ``transmission_type`` and ``cancellation_as`` as for
+    ``version``, ``transmission_type``, ``cancellation_as`` and ``process_code`` as for
     ``transcript_request_xml``.
     """
     family, created_text = _check(namespaces, defect, request_id, created)
@@ -192,6 +196,7 @@ def college_transcript_xml(
     )
     root = _message(family, "CollegeTranscript", "ColTrn", parts, qualify_children=False)
     _set_transmission_type(root, transmission_type, cancellation_as)
+    _set_process_code(root, process_code)
     defects = _rng(seed, "college-transcript-defect", index)
     if defect == "invalid":
         defects.choice((_dashed_document_id, _foreign_element))(root)
@@ -204,8 +209,10 @@ def acknowledgment_xml(
     request_id: str,
     created: datetime,
     namespaces: str = "v1.0.0",
+    process_code: str = "PRODUCTION",
 ) -> str:
-    """The Acknowledgment the partner returns for a transcript, with counted totals.
+    """The Acknowledgment the partner returns for a transcript, with counted totals, saying
+    ``process_code`` (the partner's environment, whatever the transcript said).
 
     Works on any CollegeTranscript version; raises ValueError for any other root.
     """
@@ -216,6 +223,7 @@ def acknowledgment_xml(
         transcript_root, request_id=request_id, created_text=created_text, created=created
     )
     root = _message(family, "Acknowledgment", "TrnAck", parts, qualify_children=False)
+    _set_process_code(root, process_code)
     return _serialize(root)
 
 
@@ -245,6 +253,26 @@ def _set_transmission_type(
         _first(root, "TransmissionData").append(leaf_note)  # NoteMessage comes last
     else:
         element.text = transmission_type
+
+
+def _set_process_code(root: etree._Element, process_code: str) -> None:
+    """Write TransmissionData/DocumentProcessCode (placed before RequestTrackingID, as the
+    schemas order it, when the document had none)."""
+    if process_code not in PROCESS_CODES:
+        raise ValueError(f"process_code must be one of {PROCESS_CODES}, not {process_code!r}")
+    transmission = _first(root, "TransmissionData")
+    found = transmission.xpath("*[local-name()='DocumentProcessCode']")
+    if isinstance(found, list) and found:
+        element = found[0]
+        assert isinstance(element, etree._Element)
+    else:
+        element = etree.Element("DocumentProcessCode")
+        after = transmission.xpath("*[local-name()='Source' or local-name()='Destination'][last()]")
+        assert isinstance(after, list) and after
+        anchor = after[0]
+        assert isinstance(anchor, etree._Element)
+        anchor.addnext(element)
+    element.text = process_code
 
 
 def miscount_courses(acknowledgment: str) -> str:

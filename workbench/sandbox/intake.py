@@ -68,3 +68,11 @@ def tracking_id(root: etree._Element) -> str | None:
         "string(*[local-name()='TransmissionData']/*[local-name()='RequestTrackingID'])"
     )
     return str(found).strip() or None
+
+
+def process_code(root: etree._Element) -> str | None:
+    """TransmissionData/DocumentProcessCode, whatever the namespaces; None when absent."""
+    found = root.xpath(
+        "string(*[local-name()='TransmissionData']/*[local-name()='DocumentProcessCode'])"
+    )
+    return str(found).strip() or None

@@ -213,8 +213,9 @@ class PartnerState:
         """Move the clock: new items arrive at the configured rates, old events drain away.
 
         Existing ids get new documents too: transcripts are re-issued (back on the list if
-        they had left it), listed requests resubmitted or cancelled. A cancelled request stays
-        listed with its Cancellation until the next ``advance``, then leaves the list.
+        they had left it), listed requests resubmitted or cancelled, and requests answered with
+        a response cancelled (back on the list). A cancelled request stays listed with its
+        Cancellation until the next ``advance``, then leaves the list.
         """
         if hours < 0:
             raise ValueError("the sandbox clock only moves forward")
@@ -289,9 +290,7 @@ class PartnerState:
         table = self.transcripts if kind == "reissue" else self.requests
         made = 0
         for k in range(count):
-            candidates = sorted(
-                i.id for i in table.values() if kind == "reissue" or (i.open and not i.cancelling)
-            )
+            candidates = sorted(i.id for i in table.values() if _may_get(kind, i))
             if not candidates:
                 break
             n = self.counters.get(kind, 0)
@@ -303,7 +302,9 @@ class PartnerState:
             item.version += 1
             item.transmission_type = NEW_DOCUMENTS[kind]
             item.cancelling = kind == "cancellation"
-            if kind == "reissue":  # a transcript we acknowledged awaits acknowledgment again
+            # A transcript we acknowledged awaits acknowledgment again; a request we answered
+            # is listed with its cancellation, awaiting an answer to it.
+            if not item.open:
                 item.open, item.closed_by, item.closed_at = True, None, None
             made += 1
         return made
@@ -338,6 +339,7 @@ class PartnerState:
             item.version,
             item.transmission_type,
             self.settings.cancellation_as,
+            self.settings.process_code,
         )
         return html.escape(xml, quote=False) if item.escaped else xml
 
@@ -379,10 +381,22 @@ class PartnerState:
             request_id=item.tracking,
             created=self.now,
             namespaces=self.settings.namespaces,
+            process_code=self.settings.process_code,
         )
         if _share(item.id, "ack-miscount") < self.settings.faults.ack_miscount_rate:
             xml = generator.miscount_courses(xml)
         return xml
+
+
+def _may_get(kind: str, item: Item) -> bool:
+    """Whether ``item`` may get a new document of ``kind``: any transcript a re-issue; a listed
+    request a resubmission or a cancellation, and a request we answered with a response (a
+    deferral, a hold) a cancellation too, which OCAS answers with TranscriptSent when the
+    transcript went out already."""
+    if kind == "reissue":
+        return True
+    listed = item.open and not item.cancelling
+    return listed or (kind == "cancellation" and item.closed_by == "response")
 
 
 def _share(item_id: str, purpose: str) -> float:
@@ -407,6 +421,7 @@ def _document(
     version: int,
     transmission_type: str,
     cancellation_as: str,
+    process_code: str,
 ) -> str:
     build = (
         generator.transcript_request_xml if kind == "request" else generator.college_transcript_xml
@@ -421,4 +436,5 @@ def _document(
         version=version,
         transmission_type=transmission_type,
         cancellation_as=cancellation_as,
+        process_code=process_code,
     )

@@ -38,6 +38,11 @@ _LIST_OF_ENTITY = (
     + " ".join(f"WHEN '{i.table}' THEN '{i.name}'" for i in (LISTS[n] for n in DETAIL_LISTS))
     + " END"
 )
+# A request's sent documents of one table, each with ``n``, its version: 1, 2, ... as sent.
+_NUMBERED = (
+    "SELECT *, row_number() OVER (ORDER BY sent_at, outbox_id) AS n FROM {table} "
+    "WHERE request_id = ?"
+)
 TIMELINE_COLUMNS = [
     "at", "kind", "list", "description", "run_id", "call_id", "snapshot_id", "outbox_id",
 ]  # fmt: skip
@@ -282,16 +287,19 @@ class History:
                 "FROM outbox WHERE request_id = ? AND state != 'pending'",
                 (rid, rid),
             ).fetchall()
+            # Each response and transcript we sent is a version of our side: numbered in the
+            # order sent (a re-issue, a response to a cancellation), like the partner's.
             rows += conn.execute(
-                "SELECT sent_at, 'response', NULL, 'response ' || "
-                "coalesce(response_status, '?') || "
+                "SELECT sent_at, 'response', NULL, 'response version ' || n || ': ' || "
+                "coalesce(response_status, '?') || ', document ' || coalesce(document_id, '?') || "
                 "CASE WHEN inferred THEN ' (inferred)' ELSE '' END, NULL, NULL, NULL, outbox_id "
-                "FROM responses WHERE request_id = ? UNION ALL "
-                "SELECT sent_at, 'transcript_sent', NULL, 'transcript sent: document ' || "
+                f"FROM ({_NUMBERED.format(table='responses')}) UNION ALL "
+                "SELECT sent_at, 'transcript_sent', NULL, 'transcript sent: version ' || n || "
+                "' (' || coalesce(transmission_type, '?') || '), document ' || "
                 "coalesce(document_id, '?') || ', awards ' || coalesce(award_count, '?') || "
                 "', courses ' || coalesce(course_count, '?') || "
                 "CASE WHEN inferred THEN ' (inferred)' ELSE '' END, NULL, NULL, NULL, outbox_id "
-                "FROM transcripts_sent WHERE request_id = ? UNION ALL "
+                f"FROM ({_NUMBERED.format(table='transcripts_sent')}) UNION ALL "
                 "SELECT recorded_at, 'acknowledgment', NULL, 'acknowledgment ' || direction || "
                 "': awards ' || coalesce(academic_award_total, '?') || ', courses ' || "
                 "coalesce(course_total, '?'), NULL, call_id, NULL, outbox_id "
@@ -345,6 +353,32 @@ class History:
         frame["version"] = frame["version"].astype("Int64")
         return frame
 
+    def sent_versions(self, request_id: str) -> pd.DataFrame:
+        """Every response and transcript we sent for ``request_id``, each a ``version`` of its
+        kind (1, 2, ... in the order sent: a transcript re-issued, a response to the request's
+        cancellation): ``document`` (response or transcript), ``version``, ``sent_at``,
+        ``document_id``, ``transmission_type``, ``response_status``, ``inferred`` (settled
+        from the lists), ``outbox_id``.
+
+        >>> store.sent_versions("7c1d0b52...")[["document", "version"]]  # doctest: +SKIP
+        """
+        rid = str(request_id)
+        with self._c.read() as conn:
+            frame = query_frame(
+                conn,
+                "SELECT 'response' AS document, n AS version, sent_at, document_id, "
+                "NULL AS transmission_type, response_status, inferred, outbox_id "
+                f"FROM ({_NUMBERED.format(table='responses')}) UNION ALL "
+                "SELECT 'transcript', n, sent_at, document_id, transmission_type, NULL, "
+                f"inferred, outbox_id FROM ({_NUMBERED.format(table='transcripts_sent')}) "
+                "ORDER BY sent_at, outbox_id",
+                (rid, rid),
+                operation="store.sent_versions",
+                request_id=rid,
+            )
+        frame["version"] = frame["version"].astype("Int64")
+        return frame
+
     def document(
         self, item_id: str, *, list_name: str | None = None, version: int | None = None
     ) -> str | None:
@@ -394,6 +428,24 @@ class History:
                 operation="store.current_documents",
             )
         return frame.set_index("item_id")
+
+    def process_codes(self, item_id: str | None = None) -> dict[str | None, int]:
+        """How many stored documents say each DocumentProcessCode (TEST, PRODUCTION; None: none
+        stated): every version received, and every document we sent; of ``item_id`` only, when
+        given. :func:`workbench.pesc.fields.environment_of` says it in a word.
+
+        >>> environment_of(store.process_codes())  # doctest: +SKIP
+        'TEST'
+        """
+        rows = self._c.rows(
+            "SELECT upper(trim(code)), count(*) FROM ("
+            "SELECT json_extract(pesc_json, '$.process_code') AS code FROM documents "
+            "WHERE ?1 IS NULL OR item_id = ?1 UNION ALL "
+            "SELECT json_extract(payload_flat, '$.process_code') FROM outbox "
+            "WHERE state = 'sent' AND (?1 IS NULL OR request_id = ?1)) GROUP BY 1",
+            (None if item_id is None else str(item_id),),
+        )
+        return {code or None: int(count) for code, count in rows}
 
     def meta(self, key: str) -> str | None:
         """A value of the ``meta`` table (``schema_version``, ``peek_count_learned``...)."""

@@ -4,10 +4,12 @@ States: ``pending`` (recorded, being sent) -> ``sent`` | ``failed`` (known not t
 effect; sending again is allowed) | ``uncertain`` (it may have reached the partner).
 
 - The same operation for the same request is refused (:class:`DuplicateSend`) while an entry is
-  pending, sent or uncertain, unless ``force=True``. An acknowledgment is refused per version:
-  one of a transcript re-issued since (another DocumentID) is a new send; one whose DocumentID
-  is unknown is refused by, and refuses, every other. The check and the insert are one
-  transaction, so two processes cannot both pass it.
+  pending, sent or uncertain, unless ``force=True``. A send that renews an earlier one is
+  refused per DocumentID instead: an acknowledgment (of a transcript re-issued since, it
+  carries another DocumentID), a re-issued transcript, a response to a request's
+  cancellation (``renews=True``). Of those, only one carrying the DocumentID of an earlier
+  send is a duplicate; one whose DocumentID is unknown is refused by, and refuses, every
+  other. The check and the insert are one transaction, so two processes cannot both pass it.
 - A crash between ``begin`` and ``mark_*`` leaves ``pending``. :meth:`Outbox.sweep_stale` (run
   when a store opens and when a pull takes the lock) turns a pending entry into ``uncertain``
   when its process is gone (same host), its run has ended, or it is older than
@@ -68,13 +70,15 @@ class Outbox:
         force: bool = False,
         flat: Mapping[str, Any] | None = None,
         run_id: int | None = None,
+        renews: bool = False,
     ) -> int:
         """Record a send as pending, before it goes out; its entry id.
 
         ``flat`` is the flattened PESC record of the document being sent (it fills
         ``responses``/``acknowledgments`` once sent). Raises ``DuplicateSend`` when the same
-        operation for the same request is pending, sent or uncertain (for an acknowledgment:
-        of the same version, its ``document_id``), unless ``force``.
+        operation for the same request is pending, sent or uncertain, unless ``force``; for
+        an acknowledgment, or a send that ``renews`` an earlier one (a re-issued transcript, a
+        response to a cancellation), only when that one carries the same ``document_id``.
 
         >>> entry = store.outbox.begin("send_response", "R1", {"PESCXML": xml})  # doctest: +SKIP
         """
@@ -91,7 +95,7 @@ class Outbox:
         clean = self._scrub.document(text)
         clean_flat = dict(flat) if flat is not None else None
         flat_text = dumps(clean_flat) if clean_flat is not None else None
-        version = acknowledged_document(operation, clean_flat)
+        version = sent_version(operation, clean_flat, renews=renews)
         at = now_text()
         with self._c.write(durable=True) as conn:
             found = _blocking(conn, operation, request_id, version)
@@ -118,12 +122,18 @@ class Outbox:
             return int(cursor.lastrowid or 0)
 
     def duplicate_of(
-        self, operation: str, request_id: str, *, document_id: str | None = None, hint: str = ""
+        self,
+        operation: str,
+        request_id: str,
+        *,
+        document_id: str | None = None,
+        renews: bool = False,
+        hint: str = "",
     ) -> DuplicateSend | None:
-        """The refusal ``begin`` would raise for this send now (``document_id``: the version an
-        acknowledgment acknowledges), or None: lets a caller say so before it asks anyone.
-        ``hint`` replaces the advice to pass ``force=True`` (a CLI says ``--force``)."""
-        version = document_id if operation == "send_acknowledgment" and document_id else None
+        """The refusal ``begin`` would raise for this send now (``document_id``: its
+        DocumentID, ``renews``: as for ``begin``), or None: lets a caller say so before it asks
+        anyone. ``hint`` replaces the advice to pass ``force=True`` (a CLI says ``--force``)."""
+        version = sent_version(operation, {"document_id": document_id}, renews=renews)
         with self._c.read() as conn:
             found = _blocking(conn, operation, request_id, version)
         return _duplicate(operation, request_id, found, None, hint=hint) if found else None
@@ -258,11 +268,29 @@ class Outbox:
             )
         return [entry_id for entry_id, _ in stale]
 
+    def last_sent(self, operation: str, request_id: str) -> dict[str, Any] | None:
+        """The newest entry of ``operation`` for ``request_id`` that is sent, pending or
+        uncertain (``id``, ``state``, ``updated_at``, ``document_id``); None when there is none.
+        A send that renews it says so."""
+        with self._c.read() as conn:
+            cursor = conn.execute(
+                "SELECT id, state, updated_at, json_extract(payload_flat, '$.document_id') AS "
+                "document_id FROM outbox WHERE operation = ? AND request_id = ? "
+                "AND state IN (?, ?, ?) ORDER BY id DESC LIMIT 1",
+                (operation, request_id, *BLOCKING),
+            )
+            row = cursor.fetchone()
+            columns = [d[0] for d in cursor.description]
+        return dict(zip(columns, row, strict=True)) if row else None
 
-def acknowledged_document(operation: str, flat: Mapping[str, Any] | None) -> str | None:
-    """The DocumentID an acknowledgment acknowledges (it copies the transcript's; None: not
-    an acknowledgment, or unknown): its duplicates are those of the same version."""
-    if operation != "send_acknowledgment" or not flat:
+
+def sent_version(
+    operation: str, flat: Mapping[str, Any] | None, *, renews: bool = False
+) -> str | None:
+    """The DocumentID a send's duplicates carry, when they are told by it: an acknowledgment
+    (it copies the transcript version's), or a send that renews an earlier one. None: any
+    earlier send of the operation is a duplicate (a first send, or a DocumentID unknown)."""
+    if not (operation == "send_acknowledgment" or renews) or not flat:
         return None
     value = flat.get("document_id")
     return str(value) if value not in (None, "") else None
@@ -272,7 +300,7 @@ def _blocking(
     conn: sqlite3.Connection, operation: str, request_id: str, version: str | None
 ) -> tuple[Any, ...] | None:
     """The newest entry that blocks this send: the same operation and request, pending, sent
-    or uncertain (for an acknowledgment of a known version, of that version or unknown)."""
+    or uncertain (with a ``version``, :func:`sent_version`: of that DocumentID or unknown)."""
     return conn.execute(
         "SELECT id, state, updated_at, payload_sha256, pid, document_id FROM "
         "(SELECT *, json_extract(payload_flat, '$.document_id') AS document_id "
@@ -296,9 +324,11 @@ def _duplicate(
     if digest is not None:
         entry += ", the same payload" if sent_digest == digest else ", a different payload"
     subject = repr(request_id)
-    if operation == "send_acknowledgment":  # refused per version (see acknowledged_document)
-        version = f"DocumentID {document_id!r}" if document_id else "a version not recorded"
+    version = f"DocumentID {document_id!r}" if document_id else "a DocumentID not recorded"
+    if operation == "send_acknowledgment":  # refused per version (see sent_version)
         subject += f" that acknowledges {version}"
+    else:
+        subject += f" ({version})"
     what = {
         "sent": f"was already sent at {since}",
         "uncertain": (
@@ -310,9 +340,15 @@ def _duplicate(
             f"pid {pid}); if that process is gone the next pull settles it,"
         ),
     }[state]
+    again = {
+        "send_transcript": "To send a corrected transcript, give it a new DocumentID and "
+        "TransmissionType Reissue: a re-issue is a send of its own. ",
+        "send_response": "A response to the request's cancellation is a send of its own (pull "
+        "first if the store does not hold the cancellation yet). ",
+    }.get(operation, "")
     return DuplicateSend(
         f"{operation} for {subject} {what} ({entry}). Sending it again could duplicate it at "
-        f"the partner; {hint or 'pass force=True'} to send it anyway.",
+        f"the partner. {again}Else {hint or 'pass force=True'} to send it anyway.",
         entry_id=entry_id,
         state=state,
     )
