@@ -14,7 +14,7 @@ included.
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5  # v5: the views' one meaning of open (workbench.store.views)
 
 # PESC fields kept as columns (types: TEXT unless listed in INTEGER_FIELDS).
 ENVELOPE_FIELDS = (
