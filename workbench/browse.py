@@ -64,6 +64,7 @@ def browse(
     """
     from workbench.config import load_profile
     from workbench.report.job import check_store
+    from workbench.store import Store
     from workbench.store.metadata import datasette_metadata
 
     if not 0 < port < 65536:
@@ -78,15 +79,18 @@ def browse(
     check_store(path, pulling=False)
     path = path.resolve()
     # In this process: Ctrl-C and SIGTERM stop its server (uvicorn shuts down, then raises the
-    # signal again), and the metadata file is removed with its folder.
+    # signal again), and the metadata file is removed with its folder. An older store is
+    # served from its private migrated copy (Store.file), removed when the store closes.
     try:
         with (
             _stopped_by_sigterm(),
+            Store(path, read_only=True) as store,
             tempfile.TemporaryDirectory(prefix="workbench-browse-") as folder,
         ):
             metadata = Path(folder) / "metadata.json"
             metadata.write_text(json.dumps(datasette_metadata(path.stem)), encoding="utf-8")
-            arguments = datasette_arguments(path, metadata, port=port, open_browser=open_browser)
+            served = store.file
+            arguments = datasette_arguments(served, metadata, port=port, open_browser=open_browser)
             announce(f"Datasette on {path} (read-only): http://{HOST}:{port}/ (Ctrl-C stops it)")
             from datasette.cli import cli
 
