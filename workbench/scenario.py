@@ -79,7 +79,9 @@ def act_out(w: Workbench, *, seed: int = 1) -> dict[str, list[str]]:
         acted["transcript"].append(rid)
     wrong = rest[TRANSCRIPTS]
     # The mistake the report must catch: the send's student check would refuse it.
-    w.supplier.send_transcript(wrong, transcript_for(None, wrong, seed=seed, index=97), check=False)
+    tracking = pesc.flatten(pesc.parse(_request_document(w, wrong))).get("request_tracking_id")
+    another = transcript_for(None, str(tracking or wrong), seed=seed, index=97)
+    w.supplier.send_transcript(wrong, another, check=False)
     acted["transcript_wrong_student"].append(wrong)
     if w.sandbox is not None:
         lost = rest[TRANSCRIPTS + 1]
@@ -102,14 +104,17 @@ def act_out(w: Workbench, *, seed: int = 1) -> dict[str, list[str]]:
 def transcript_for(
     request_xml: str | None, request_id: str, *, seed: int = 1, index: int = 0
 ) -> str:
-    """A CollegeTranscript filling ``request_id``, of the student ``request_xml`` asks for
-    (of a generated other student when it is None), in the request's namespace family."""
+    """A CollegeTranscript answering the request ``request_xml``: its RequestTrackingID and
+    the student it asks for, in its namespace family. Without a request (None), of a
+    generated other student, tracked as ``request_id``; the API's id stands in for a request
+    with no tracking id too (under the "guid" id scheme the two differ)."""
     from workbench.sandbox import generator
 
     request = pesc.parse(request_xml) if request_xml is not None else None
     family = "v1.1.0" if request is not None and request.version == "1.1.0" else "v1.0.0"
+    tracking = (pesc.flatten(request).get("request_tracking_id") if request else None) or request_id
     xml = generator.college_transcript_xml(
-        seed, 900 + index, request_id=request_id, created=datetime.now(UTC), namespaces=family
+        seed, 900 + index, request_id=str(tracking), created=datetime.now(UTC), namespaces=family
     )
     if request is None:
         return xml
