@@ -4,11 +4,17 @@ from a private copy, migrated there (report, export, browse, troubleshoot, bundl
 from __future__ import annotations
 
 import os
+import signal
+import socket
 import sqlite3
 import stat
-from contextlib import closing
+import subprocess
+import sys
+import time
+from contextlib import closing, suppress
 from pathlib import Path
 
+import httpx
 import pytest
 from typer.testing import CliRunner
 
@@ -19,6 +25,12 @@ from workbench.store import SCHEMA_VERSION, Store
 
 # No WORKBENCH_* setting of the machine running the tests, and no partner anywhere.
 UNSET: dict[str, str | None] = {k: None for k in os.environ if k.startswith("WORKBENCH_")}
+
+
+def _free_port() -> int:
+    with closing(socket.socket()) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
 
 
 def _files(folder: Path) -> dict[str, bytes]:
@@ -98,4 +110,35 @@ def test_troubleshoot_reads_an_older_store_offline(tmp_path: Path) -> None:
         env=UNSET,
     )  # fmt: skip
     assert done.exit_code == 0, done.output
+    assert path.read_bytes() == before
+
+
+@pytest.mark.slow  # a Datasette server
+def test_browse_serves_an_older_store_with_this_workbenchs_views(tmp_path: Path) -> None:
+    pytest.importorskip("datasette")
+    path = old_store(tmp_path / "old.db", 1)
+    before = path.read_bytes()
+    log = tmp_path / "browse.log"
+    port = _free_port()
+    command = [sys.executable, "-m", "workbench.cli", "browse", "--db", str(path),
+               "--port", str(port), "--no-open"]  # fmt: skip
+    env = {k: v for k, v in os.environ.items() if not k.startswith("WORKBENCH_")}
+    with log.open("wb") as out:
+        process = subprocess.Popen(command, cwd=tmp_path, env=env, stdout=out, stderr=out)
+    url = f"http://127.0.0.1:{port}/old"
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and process.poll() is None:
+            with suppress(httpx.HTTPError):
+                if httpx.get(f"{url}.json", timeout=2).status_code == 200:
+                    break
+            time.sleep(0.25)
+        rows = httpx.get(f"{url}/open_requests.json?_shape=array", timeout=10)
+        assert rows.status_code == 200, log.read_text(errors="replace")
+        assert [r["request_id"] for r in rows.json()] == ["R-1"]
+        still = httpx.get(f"{url}/answered_still_listed.json?_shape=array", timeout=10)
+        assert still.status_code == 200 and still.json() == []
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=30)
     assert path.read_bytes() == before
