@@ -50,7 +50,7 @@ def _everywhere(db: Path, tmp_path: Path) -> tuple[set[str], set[str]]:
     with Store(db, read_only=True) as store:
         view = set(store.table("open_requests")["request_id"].astype(str))
         still = set(store.table("answered_still_listed")["request_id"].astype(str))
-        assert DEFAULT_SOURCE == Source("view", "open_requests")
+        assert Source("view", "open_requests") == DEFAULT_SOURCE
         explorer = load_rows(store, DEFAULT_SOURCE, Filter(), limit=10_000)
         rec = reconcile.reconcile(reconcile.load(store))
     states = rec.requests.set_index(rec.requests["request_id"].astype(str))["state"].astype(str)

@@ -74,11 +74,11 @@ class Workbench:
         Every call of this workbench, from its first, is recorded in it, and DataFrames name
         their call in ``df.attrs["call_id"]``. Every send goes through its outbox. The store
         records whom it holds (:mod:`workbench.store.identity`) once a call to that partner
-        succeeded, or a send is recorded in its outbox: a mistyped URL binds nothing. A store holding another partner's
-        data is opened for reading only: no call is recorded in it (``call_id`` is then None),
-        and a pull or a send raises ``ConfigError`` (:meth:`writable_store`; ``workbench store
-        repoint`` when the partner's address really changed). After :meth:`close`,
-        ``WorkbenchError``.
+        succeeded, or a send is recorded in its outbox: a mistyped URL binds nothing. A store
+        holding another partner's data is opened for reading only: no call is recorded in it
+        (``call_id`` is then None), and a pull or a send raises ``ConfigError``
+        (:meth:`writable_store`; ``workbench store repoint`` when the partner's address really
+        changed). After :meth:`close`, ``WorkbenchError``.
         """
         return self._recording.open()
 

@@ -11,8 +11,8 @@ import pytest
 from typer.testing import CliRunner
 
 import workbench as wb
-from tests.pesc.factories import Request, make_request
 from tests.conftest import FAST
+from tests.pesc.factories import Request, make_request
 from tests.pull.hostile import HostilePartner, LoopbackServer, body
 from workbench import pesc, spec
 from workbench.cli import app
