@@ -410,13 +410,17 @@ def test_a_file_that_is_not_xml_is_described_never_quoted(sandbox: Sandbox, tmp_
 
 
 @pytest.mark.slow  # a pull, then a Python process that imports the workbench
+@pytest.mark.parametrize("id_scheme", ["tracking", "guid"])
 def test_the_readmes_transcript_recipe_writes_one_that_is_sent(
-    sandbox: Sandbox,
+    sandbox_factory: Callable[..., Sandbox],
     tmp_path: Path,
     connect_to: Callable[..., wb.Workbench],
+    id_scheme: str,
 ) -> None:
     """README, "Acting from the command line": the one-liner that writes a transcript for a
-    stored request, run as printed from the demo's folder, gives a FILE `send` accepts."""
+    stored request, run as printed from the demo's folder, gives a FILE `send` accepts, under
+    either id scheme (under "guid" the API id is not the tracking id)."""
+    sandbox = sandbox_factory(id_scheme=id_scheme)
     readme = (Path(__file__).parents[1] / "README.md").read_text(encoding="utf-8")
     found = re.search(r"\n(\.venv/bin/python -c '(.*?)' ID > transcript\.xml)\n", readme, re.S)
     assert found is not None, "the README's transcript recipe"
@@ -442,7 +446,7 @@ def test_the_readmes_transcript_recipe_writes_one_that_is_sent(
     transcript.write_text(done.stdout, encoding="utf-8")
     requested = pesc.flatten(pesc.parse(request_xml))
     ours = pesc.flatten(pesc.parse(done.stdout))
-    assert ours["request_tracking_id"] == item
+    assert ours["request_tracking_id"] == requested["request_tracking_id"]
     assert requested["student_last_name"] and requested["student_birth_date"]
     assert (ours["student_last_name"], ours["student_birth_date"]) == (
         requested["student_last_name"],

@@ -76,6 +76,7 @@ def browse(
     """
     from workbench.config import load_profile
     from workbench.report.job import check_store
+    from workbench.store import Store
 
     if not 0 < port < 65536:
         raise InvalidParameter(f"The port must be within 1-65535, not {port}.", parameter="port")
@@ -92,8 +93,10 @@ def browse(
     token = secrets.token_urlsafe(32)
     url = f"http://{HOST}:{port}/?{TOKEN_PARAMETER}={token}"
     try:
-        with _stopped_by_sigterm():
-            server = _server(path, port, token)
+        # An older store is served from its private migrated copy (Store.file), removed when
+        # the store closes.
+        with _stopped_by_sigterm(), Store(path, read_only=True) as store:
+            server = _server(store.file, port, token, name=path.stem)
             announce(
                 f"Datasette on {path} (read-only, for you alone): {url}\n"
                 "The link holds your key: keep it to yourself. Ctrl-C stops it."
@@ -129,8 +132,9 @@ def _listen(port: int) -> socket.socket:
     return sock
 
 
-def _server(path: Path, port: int, token: str) -> Any:
-    """A uvicorn server of Datasette on ``path``, behind :func:`guarded`."""
+def _server(path: Path, port: int, token: str, *, name: str) -> Any:
+    """A uvicorn server of Datasette on ``path`` (the database ``name``), behind
+    :func:`guarded`."""
     import asyncio
 
     import uvicorn
@@ -140,7 +144,7 @@ def _server(path: Path, port: int, token: str) -> Any:
 
     ds = Datasette(
         [str(path)],
-        metadata=datasette_metadata(path.stem),
+        metadata=datasette_metadata(name),
         settings={"sql_time_limit_ms": SQL_TIME_LIMIT_MS, "truncate_cells_html": TRUNCATE_CELLS},
     )
     asyncio.run(ds.invoke_startup())  # what `datasette serve` runs before serving

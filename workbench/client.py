@@ -55,6 +55,7 @@ class Workbench:
         # Every exchange is recorded, the store opened at the first unless ``record=False``
         # (not a reference to self: the finalizer below must run when `w` is dropped).
         session.recorders.append(self._recording.record)
+        session.reached.append(self._recording.reached)  # binds the store to its partner
         self.supplier = Supplier(session, store=self._sending_store)
         self.consumer = Consumer(session, store=self._sending_store)
         # Closes the clients and the store, and stops an embedded sandbox, even if close() is
@@ -70,12 +71,14 @@ class Workbench:
     def store(self) -> Store:
         """The snapshot store at ``w.db``, created or migrated at the first call (or use).
 
-        Opening it records whom it holds (the profile's partner, :mod:`workbench.store.identity`)
-        before anything else is written. Every call of this workbench, from its first, is
-        recorded in it, and DataFrames name their call in ``df.attrs["call_id"]``. Every send
-        goes through its outbox. A store holding another partner's data is opened for reading
-        only: no call is recorded in it (``call_id`` is then None), and a pull or a send raises
-        ``ConfigError`` (:meth:`writable_store`). After :meth:`close`, ``WorkbenchError``.
+        Every call of this workbench, from its first, is recorded in it, and DataFrames name
+        their call in ``df.attrs["call_id"]``. Every send goes through its outbox. The store
+        records whom it holds (:mod:`workbench.store.identity`) once a call to that partner
+        succeeded, or a send is recorded in its outbox: a mistyped URL binds nothing. A store
+        holding another partner's data is opened for reading only: no call is recorded in it
+        (``call_id`` is then None), and a pull or a send raises ``ConfigError``
+        (:meth:`writable_store`; ``workbench store repoint`` when the partner's address really
+        changed). After :meth:`close`, ``WorkbenchError``.
         """
         return self._recording.open()
 
@@ -112,8 +115,11 @@ class Workbench:
 
     def _sending_store(self) -> Store:
         # Sends check read_only before asking (exchange._require_writable), so a read-only
-        # profile never creates a database just to refuse a send.
-        return self.writable_store()
+        # profile never creates a database just to refuse a send. A send recorded in the
+        # outbox binds the store to its partner, whose lists alone may settle it.
+        store = self.writable_store()
+        self._recording.bind("exchange")
+        return store
 
     def diagnostics(self) -> pd.DataFrame:
         """Who the partner thinks we are: name, customer_code, roles (one row)."""
@@ -222,10 +228,11 @@ class _Recording:
         self.store: Store | None = None
         self.run_id: int | None = None
         self.refusal: str | None = None  # why nothing is recorded: another partner's, or newer
+        self.bound: set[str] = set()  # the sides (gateway, exchange) the store is known to record
         self.closed = False
 
     def open(self) -> Store:
-        """The store, opened (created, migrated, its partner claimed) on first use."""
+        """The store, opened (created, migrated, its partner checked) on first use."""
         with self.lock:
             if self.closed:
                 raise WorkbenchError(
@@ -251,18 +258,35 @@ class _Recording:
             return Store(db, secrets=secrets, read_only=True)
         Path(db).parent.mkdir(parents=True, exist_ok=True)
         try:
-            store = Store(db, secrets=secrets)
+            return Store(db, secrets=secrets)
         except NewerStore as exc:  # never writable by this workbench; a lock or a disk may clear
             self.refusal = str(exc)
             raise
-        if all(store.meta(key) == value for key, value in wanted.items() if value):
-            return store  # already claimed: opening takes no write lock
-        try:
-            store.claim_partner(wanted)  # re-checked in its write: another may claim it
-        except BaseException:
-            store.close()
-            raise
-        return store
+
+    def reached(self, role: str) -> None:
+        """A call of ``role`` reached the partner (:meth:`Session.call`): :meth:`bind` its side."""
+        from workbench.store.identity import side_of
+
+        self.bind(side_of(role))
+
+    def bind(self, side: str) -> None:
+        """Record the partner of ``side`` (gateway, exchange) in the open store, once
+        (``ConfigError`` when another partner claimed it since the store was opened)."""
+        from workbench.store.identity import side_identity
+
+        if side in self.bound or self.store is None or self.refusal is not None:
+            return  # (not opened: a record=False workbench binds once its store is used)
+        with self.lock:
+            if side in self.bound or self.store is None:
+                return
+            claim = side_identity(self.profile.identity(), side)
+            if not all(self.store.meta(k) == v for k, v in claim.items() if v):
+                try:
+                    self.store.claim_partner(claim)  # re-checked in its write transaction
+                except ConfigError as exc:
+                    self.refusal = str(exc)
+                    raise
+            self.bound.add(side)
 
     def record(self, exchange: Any) -> int | None:
         """Store one exchange (a session recorder): its call id; None when the store is

@@ -80,9 +80,10 @@ def act_out(w: Workbench, *, seed: int = 1) -> dict[str, list[str]]:
         acted["transcript"].append(rid)
     wrong = rest[TRANSCRIPTS]
     # The mistake the report must catch: the send's student check would refuse it.
-    code = pesc.flatten(_request_document(w, wrong))["process_code"]
-    other = transcript_for(None, wrong, seed=seed, index=97, process_code=code)
-    w.supplier.send_transcript(wrong, other, check=False)
+    request = pesc.flatten(pesc.parse(_request_document(w, wrong)))
+    tracking, code = request.get("request_tracking_id"), request["process_code"]
+    another = transcript_for(None, str(tracking or wrong), seed=seed, index=97, process_code=code)
+    w.supplier.send_transcript(wrong, another, check=False)
     acted["transcript_wrong_student"].append(wrong)
     if w.sandbox is not None:
         lost = rest[TRANSCRIPTS + 1]
@@ -110,19 +111,22 @@ def transcript_for(
     index: int = 0,
     process_code: str | None = None,
 ) -> str:
-    """A CollegeTranscript filling ``request_id``, of the student ``request_xml`` asks for
-    (of a generated other student when it is None), in the request's namespace family and
-    with its DocumentProcessCode (``process_code`` when it states none; else PRODUCTION)."""
+    """A CollegeTranscript answering the request ``request_xml``: its RequestTrackingID, the
+    student it asks for, its namespace family and its DocumentProcessCode (``process_code``
+    when it states none; else PRODUCTION). Without a request (None), of a generated other
+    student, tracked as ``request_id``; the API's id stands in for a request with no
+    tracking id too (under the "guid" id scheme the two differ)."""
     from workbench.sandbox import generator
 
     request = pesc.parse(request_xml) if request_xml is not None else None
     family = "v1.1.0" if request is not None and request.version == "1.1.0" else "v1.0.0"
-    stated = pesc.flatten(request)["process_code"] if request is not None else None
-    code = str(stated or process_code or "PRODUCTION").upper()
+    fields = pesc.flatten(request) if request is not None else {}
+    tracking = fields.get("request_tracking_id") or request_id
+    code = str(fields.get("process_code") or process_code or "PRODUCTION").upper()
     xml = generator.college_transcript_xml(
         seed,
         900 + index,
-        request_id=request_id,
+        request_id=str(tracking),
         created=datetime.now(UTC),
         namespaces=family,
         process_code=code if code in PROCESS_CODES else "PRODUCTION",

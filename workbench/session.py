@@ -108,6 +108,8 @@ class Session:
         self.profile = profile
         self.redactor = Redactor(profile.secrets())
         self.recorders: list[Recorder] = [recorder] if recorder else []
+        # Told the role of every call the partner answered as only it does (see call()).
+        self.reached: list[Callable[[str], object]] = []
         self.tokens = TokenCache()
         self._transport = transport
         self._user_agent = f"workbench/{__version__}"
@@ -233,6 +235,9 @@ class Session:
 
         ``empty`` lists the 400 messages that mean "nothing to list" (spec §7); ``subject``
         names what the call is about in error messages ("transcript request 'X'").
+        ``reached`` is told the role once the answer proves the partner is at that address:
+        a 2xx with JSON, or one of the ``empty`` 400s; any web server answers a 401, a 404 or
+        an HTML page, so none of those does (nor a token from the identity server).
         """
         # What the recorders return for this call's exchanges, its token requests included.
         call_ids: list[Any] = [None]
@@ -260,6 +265,8 @@ class Session:
             raise
         finally:
             self._local.call_ids = None
+        for listener in self.reached:
+            listener(role)
         return Answer(value, call_ids[-1])
 
     def post_form(self, url: str, form: dict[str, str]) -> httpx.Response:

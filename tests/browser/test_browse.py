@@ -22,7 +22,9 @@ import pandas as pd
 import pytest
 
 from tests.browser.conftest import chromium, free_port
+from workbench import reconcile
 from workbench.browse import TRUNCATE_CELLS
+from workbench.store import Store
 
 pytestmark = pytest.mark.slow
 
@@ -96,17 +98,14 @@ def served(browser_db: Path, tmp_path: Path) -> Iterator[Served]:
 
 
 def overdue_ids(db: Path) -> list[str]:
-    """Open requests older than the SLA, computed with pandas from the entity table."""
-    with closing(sqlite3.connect(db)) as conn:
-        requests = pd.read_sql(
-            "SELECT request_id, request_date, on_list, cancelled_at FROM transcript_requests",
-            conn,
-        )
+    """Open requests (as reconcile tells them) older than the SLA, computed with pandas."""
+    with Store(db, read_only=True) as store:
+        requests = reconcile.supplier_lifecycle(reconcile.load(store))
+    open_ = requests["state"] == reconcile.OPEN_STATES["supplier"]
     now = pd.Timestamp.now(tz="UTC")
-    age = (now - pd.to_datetime(requests["request_date"], utc=True)).dt.total_seconds() / 86400
-    open_ = (requests["on_list"] == 1) & requests["cancelled_at"].isna()
+    age = (now - requests["request_date"]).dt.total_seconds() / 86400
     overdue = requests[open_ & (age.round(1) > SLA_DAYS)]
-    return overdue.sort_values("request_date")["request_id"].tolist()
+    return overdue.sort_values("request_date")["request_id"].astype(str).tolist()
 
 
 def test_browse_serves_the_store_with_its_canned_queries(

@@ -105,7 +105,7 @@ def test_as_of_shows_what_was_known_then(store: Store) -> None:
         "R3": "awaiting_response",
     }
     assert _states(reconcile.load(store, as_of=while_uncertain)) == {
-        "R1": "responded",
+        "R1": "answered_still_listed",  # the last list then still showed it
         "R2": "awaiting_response",
         "R3": "uncertain_send",
     }

@@ -62,8 +62,9 @@ def test_headline_figures(rec: reconcile.Reconciliation) -> None:
     assert h["open_by_age"] == {"0-2": 1, "2-5": 2, "5-10": 2, ">10": 3}
     assert h["open_over_sla"] == 5
     assert h["requests_by_state"] == {
-        "awaiting_response": 8, "responded": 2, "transcript_sent": 1, "acknowledged": 1,
-        "ack_mismatch": 1, "closed_elsewhere": 0, "cancelled": 0, "uncertain_send": 0,
+        "awaiting_response": 8, "answered_still_listed": 0, "responded": 2,
+        "transcript_sent": 1, "acknowledged": 1, "ack_mismatch": 1, "closed_elsewhere": 0,
+        "cancelled": 0, "uncertain_send": 0,
     }  # fmt: skip
     assert h["responses_by_status"] == {"Hold": 2, "TranscriptRequestReceived": 1}
     assert (h["transcripts_sent"], h["ack_mismatches"], h["uncertain_sends"]) == (3, 1, 1)

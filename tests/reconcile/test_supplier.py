@@ -174,6 +174,20 @@ def _response(entry: int, status: str = "TranscriptRequestReceived") -> dict:
         # the acknowledgment of an older transcript does not acknowledge a newer one
         ([_entry(1, "send_transcript", "sent"), _entry(2, "send_transcript", "sent")],
          [_ack(1, 2, 12)], [], {}, "transcript_sent"),
+        # answered, acknowledged even, and the last list still shows it: not open, its own
+        ([_entry(1, "send_transcript", "sent")], [_ack(1, 2, 12)], [], {"on_list": True},
+         "answered_still_listed"),
+        ([_entry(1, "send_transcript", "sent")], [_ack(1, 0, 0)], [], {"on_list": True},
+         "answered_still_listed"),
+        ([_entry(1, "send_response", "sent")], [], [_response(1)], {"on_list": True},
+         "answered_still_listed"),
+        # ... unless a send of ours is in doubt, or it is cancelled
+        ([_entry(1, "send_response", "sent"), _entry(2, "send_transcript", "uncertain")], [],
+         [_response(1)], {"on_list": True}, "uncertain_send"),
+        ([_entry(1, "send_response", "sent")], [], [_response(1)],
+         {"on_list": True, "cancelled_at": NOW}, "cancelled"),
+        # never listed (a row of a detail only) and nothing sent: awaiting a response
+        ([], [], [], {"left_reason": None}, "awaiting_response"),
     ],
 )  # fmt: skip
 def test_precedence(outbox, acks, responses, listing, expected) -> None:
@@ -224,3 +238,14 @@ def test_documents_without_their_outbox_entry_are_joined_by_request_id() -> None
         "R2": "awaiting_response",
     }
     assert frame.loc["R1", "response_status"] == "NoRecord"
+
+
+def test_an_ack_mismatch_of_a_request_still_listed_is_still_an_exception() -> None:
+    tables = _tables([_entry(1, "send_transcript", "sent")], [_ack(1, 2, 11)], on_list=True)
+    rec = reconcile.reconcile(tables, now=NOW)
+    assert rec.requests["state"].astype(str).tolist() == ["answered_still_listed"]
+    assert rec.checks[rec.checks["check"] == "ack_totals"]["id"].tolist() == ["R1"]
+    assert "ack_mismatch" in rec.exceptions["kind"].astype(str).tolist()
+    assert rec.headline["ack_mismatches"] == 1
+    assert rec.headline["answered_still_listed"] == 1
+    assert rec.headline["open_requests"] == 0

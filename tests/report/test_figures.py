@@ -37,11 +37,30 @@ def test_the_funnel_counts_the_lifecycle(crafted: reconcile.Reconciliation) -> N
     labels = [t.get_text() for t in supplier.get_yticklabels()]
     assert dict(zip(labels, widths, strict=True)) == {
         "requests listed": 4, "responded": 1, "transcript sent": 1, "acknowledged": 0,
-        "closed elsewhere": 1, "uncertain send": 0, "ack mismatch": 0,
+        "still listed": 0, "closed elsewhere": 1, "uncertain send": 0, "ack mismatch": 0,
     }  # fmt: skip
     assert "4 (100%)" in _texts(fig) and "1 (25%)" in _texts(fig)
     assert consumer.get_title() == "Consumer: transcripts received"
     assert "no data" in _texts(fig)  # no transcript received in the crafted state
+
+
+def test_an_answer_still_listed_counts_at_every_stage_it_reached() -> None:
+    tables = reconcile.empty_tables()
+    tables["requests"] = pd.DataFrame({"request_id": ["R1"], "on_list": [True]})
+    tables["outbox"] = pd.DataFrame(
+        [{"outbox_id": 1, "operation": "send_transcript", "request_id": "R1", "state": "sent",
+          "sent_award_count": 2, "sent_course_count": 12}]
+    )  # fmt: skip
+    tables["acknowledgments"] = pd.DataFrame(
+        [{"outbox_id": 1, "direction": "received", "request_id": "R1", "recorded_at": NOW,
+          "academic_award_total": 2, "course_total": 12}]
+    )  # fmt: skip
+    fig = funnel_chart(reconcile.reconcile(tables, now=NOW))
+    supplier = fig.axes[0]
+    labels = [t.get_text() for t in supplier.get_yticklabels()]
+    widths = dict(zip(labels, [p.get_width() for p in supplier.patches], strict=True))
+    assert [widths[k] for k in ("responded", "transcript sent", "acknowledged")] == [1, 1, 1]
+    assert widths["still listed"] == 1
 
 
 def _sla_x(ax) -> float:

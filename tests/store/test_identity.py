@@ -1,8 +1,9 @@
-"""One store, one partner (issue #11): a store records whom it holds when first pulled into,
-and refuses a pull from another partner without writing anything."""
+"""One store, one partner: a store records whom it holds once a call reached that partner,
+refuses a pull from another partner without writing anything, and is re-pointed on request."""
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -10,8 +11,9 @@ import pytest
 from typer.testing import CliRunner
 
 import workbench as wb
+from tests.conftest import FAST
 from tests.pesc.factories import Request, make_request
-from tests.pull.hostile import HostilePartner, body
+from tests.pull.hostile import HostilePartner, LoopbackServer, body
 from workbench import pesc, spec
 from workbench.cli import app
 from workbench.config import load_profile
@@ -206,3 +208,83 @@ def test_a_store_with_the_former_identity_keys_is_still_recognised(
     with wb.connect(env=sb.env, db=db) as w:
         assert w.pull(progress=False).status == "ok"
         assert w.store.meta("partner_gateway_auth_url") == sb.auth_url
+
+
+def _portal(handler, _body: bytes) -> None:
+    """A web server at a mistyped address: 200 and an HTML page, whatever is asked."""
+    page = b"<html><body>Welcome</body></html>"
+    handler.send_response(200)
+    handler.send_header("Content-Type", "text/html")
+    handler.send_header("Content-Length", str(len(page)))
+    handler.end_headers()
+    handler.wfile.write(page)
+
+
+@pytest.mark.parametrize("mistyped", ["nothing there", "a web page"])
+def test_a_first_pull_at_a_mistyped_url_binds_nothing_and_the_right_one_then_pulls(
+    sandbox: Sandbox, tmp_path: Path, mistyped: str
+) -> None:
+    db = tmp_path / "wb.db"
+    right = {**_unset(), **sandbox.env, **FAST}
+    portal = LoopbackServer(_portal)
+    try:
+        wrong_url = sandbox.exchange_url + "x" if mistyped == "nothing there" else portal.url
+        wrong = {**right, "WORKBENCH_EXCHANGE_URL": wrong_url, "WORKBENCH_GATEWAY_URL": wrong_url,
+                 "WORKBENCH_MAX_ATTEMPTS": "1"}  # fmt: skip
+        done = CliRunner().invoke(app, ["pull", "--db", str(db)], env=wrong)
+    finally:
+        portal.close()
+    assert done.exit_code == 1, done.output  # nothing read
+    with Store(db, read_only=True) as store:
+        assert [store.meta(k) for k in IDENTITY] == [None] * len(IDENTITY)
+        assert not store.table("calls").empty  # what was tried is on record
+    done = CliRunner().invoke(app, ["pull", "--db", str(db)], env=right)
+    assert done.exit_code == 0, done.output
+    with Store(db, read_only=True) as store:
+        assert store.meta("partner_exchange_url") == sandbox.exchange_url
+
+
+def test_repoint_asks_then_records_the_partners_new_address(
+    sandbox_factory, tmp_path: Path
+) -> None:
+    before_move, after_move = sandbox_factory(), sandbox_factory()  # the partner's new host
+    db = tmp_path / "wb.db"
+    old = {**_unset(), **before_move.env, **FAST}
+    new = {**_unset(), **after_move.env, **FAST}
+    assert CliRunner().invoke(app, ["pull", "--db", str(db)], env=old).exit_code == 0
+    refused = CliRunner().invoke(app, ["pull", "--db", str(db)], env=new)
+    assert refused.exit_code == 2, refused.output
+    assert "workbench store repoint" in " ".join(refused.output.split())
+    files = _files(db)
+
+    declined = CliRunner().invoke(app, ["store", "repoint", "--db", str(db)], env=new, input="n\n")
+    assert declined.exit_code == 1, declined.output
+    shown = " ".join(declined.output.split())
+    assert f"partner_exchange_url: {before_move.exchange_url} -> {after_move.exchange_url}" in shown
+    assert f"partner_gateway_url: {before_move.gateway_url} -> {after_move.gateway_url}" in shown
+    assert "Re-point it?" in shown and "Nothing was changed." in shown
+    assert _files(db) == files
+
+    done = CliRunner().invoke(app, ["store", "repoint", "--db", str(db)], env=new, input="y\n")
+    assert done.exit_code == 0, done.output
+    with Store(db, read_only=True) as store:
+        assert [store.meta(k) for k in IDENTITY] == [
+            "env", after_move.gateway_url, after_move.auth_url, after_move.exchange_url,
+            after_move.auth_url,
+        ]  # fmt: skip
+        runs = store.table("runs", where="kind = 'repoint'")
+    assert len(runs) == 1 and runs["status"].tolist() == ["ok"]
+    assert json.loads(runs["summary"].iloc[0])["repointed"]["partner_exchange_url"] == {
+        "from": before_move.exchange_url, "to": after_move.exchange_url,
+    }  # fmt: skip
+    assert CliRunner().invoke(app, ["pull", "--db", str(db)], env=new).exit_code == 0
+    again = CliRunner().invoke(app, ["store", "repoint", "--db", str(db), "--yes"], env=new)
+    assert again.exit_code == 0 and "nothing changed" in again.output
+
+
+def test_repoint_without_a_store_is_a_configuration_error(tmp_path: Path) -> None:
+    done = CliRunner().invoke(
+        app, ["store", "repoint", "--db", str(tmp_path / "none.db"), "--yes"], env=_unset()
+    )
+    assert done.exit_code == 2, done.output
+    assert not (tmp_path / "none.db").exists()

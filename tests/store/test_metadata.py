@@ -70,8 +70,8 @@ def test_datasette_metadata_has_every_table_and_the_canned_queries() -> None:
     assert calls["units"] == {"duration_s": "s"}
     assert calls["columns"]["duration_s"] == "How long it took."
     assert set(database["queries"]) == {
-        "overdue_requests", "transcripts_awaiting_acknowledgment", "acknowledgment_mismatches",
-        "request_story",
+        "overdue_requests", "answered_still_listed", "transcripts_awaiting_acknowledgment",
+        "acknowledgment_mismatches", "request_story",
     }  # fmt: skip
     for query in database["queries"].values():
         assert query["title"] and query["description"]
@@ -107,10 +107,10 @@ def store_db(tmp_path: Path) -> Path:
         for request_id, age, on_list, cancelled in rows:
             conn.execute(
                 "INSERT INTO transcript_requests (request_id, request_date, on_list, "
-                "first_seen_at, last_seen_at, cancelled_at, student_last_name) "
-                "SELECT ?, at, ?, at, at, ?, 'Gonçalves' "
-                "FROM (SELECT strftime('%Y-%m-%dT%H:%M:%fZ', 'now', ?) AS at)",
-                (request_id, on_list, cancelled, age),
+                "first_seen_at, last_seen_at, left_at, cancelled_at, student_last_name) "
+                "SELECT ?1, at, ?2, at, at, CASE WHEN ?2 = 0 THEN at END, ?3, 'Gonçalves' "
+                "FROM (SELECT strftime('%Y-%m-%dT%H:%M:%fZ', 'now', ?4) AS at)",
+                (request_id, on_list, cancelled, age),  # ?4: the age
             )
         conn.execute(
             "INSERT INTO transcripts_received (transcript_id, request_date, on_list, "

@@ -19,7 +19,7 @@ ESCAPED = TRANSCRIPT_XML.replace("&", "&amp;").replace("<", "&lt;").replace('"',
 SEEN = "2026-03-02T09:00:00.000000Z"
 
 
-def _v2_database(path: Path) -> None:
+def v2_database(path: Path) -> None:
     """A v2 store as the workbench before issue #11 left it: one request whose XML is in its
     detail call's body, one transcript holding its XML (escaped) itself, one listed only."""
     conn = sqlite3.connect(path)
@@ -65,7 +65,7 @@ def _rows(path: Path, table: str) -> list[dict]:
 
 def test_a_v2_store_is_migrated_in_place_with_its_documents_as_version_1(tmp_path: Path) -> None:
     path = tmp_path / "old.db"
-    _v2_database(path)
+    v2_database(path)
     before = {t: _rows(path, t) for t in ("transcript_requests", "transcripts_received", "calls")}
 
     with Store(path) as store:

@@ -30,7 +30,7 @@ SENT_FLAT = json.dumps(
 )  # fmt: skip
 
 
-def _v3_database(path: Path) -> None:
+def v3_database(path: Path) -> None:
     """A v3 store as the workbench before issue #14 left it: a request with two versions
     whose current one's texts are inline; a transcript holding its XML inline without a
     version, with courses; a transcript whose detail held no XML; sends of every kind."""
@@ -109,7 +109,7 @@ def _indexes(path: Path, table: str) -> set[str]:
 
 def test_a_v3_store_keeps_every_value_and_its_entity_tables_become_narrow(tmp_path: Path) -> None:
     path = tmp_path / "v3.db"
-    _v3_database(path)
+    v3_database(path)
     tables = ("transcript_requests", "transcripts_received", "courses", "outbox")
     before = {t: _rows(path, t) for t in tables}
     old_documents = _rows(path, "documents")
@@ -169,7 +169,7 @@ def test_a_v3_store_keeps_every_value_and_its_entity_tables_become_narrow(tmp_pa
 
 def test_a_v3_store_reopened_after_its_migration_changes_nothing(tmp_path: Path) -> None:
     path = tmp_path / "v3.db"
-    _v3_database(path)
+    v3_database(path)
     Store(path).close()
     migrated = {t: _rows(path, t) for t in ("documents", "transcripts_sent", "document_records")}
     with Store(path) as store:
@@ -188,7 +188,7 @@ def test_an_analysts_view_on_a_moved_column_is_refused_with_advice_and_v3_stays(
     tmp_path: Path,
 ) -> None:
     path = tmp_path / "v3.db"
-    _v3_database(path)
+    v3_database(path)
     conn = sqlite3.connect(path)
     conn.execute("CREATE VIEW my_xml AS SELECT request_id, pescxml FROM transcript_requests")
     conn.commit()
@@ -215,7 +215,7 @@ def test_an_analysts_index_on_a_moved_column_is_dropped_and_the_store_migrates(
     tmp_path: Path,
 ) -> None:
     path = tmp_path / "v3.db"
-    _v3_database(path)
+    v3_database(path)
     conn = sqlite3.connect(path)
     conn.execute("CREATE INDEX my_validation ON transcripts_received(validation)")
     conn.execute("CREATE INDEX my_dates ON transcripts_received(request_date, first_seen_at)")
@@ -231,7 +231,7 @@ def test_an_analysts_index_on_a_moved_column_is_dropped_and_the_store_migrates(
 
 def test_a_large_store_migrates_without_holding_its_documents_in_memory(tmp_path: Path) -> None:
     path = tmp_path / "v3.db"
-    _v3_database(path)
+    v3_database(path)
     big = "<CollegeTranscript>" + "x" * 1_000_000 + "</CollegeTranscript>"  # 1 MB each
     conn = sqlite3.connect(path)
     conn.executemany(
@@ -256,7 +256,7 @@ def test_a_large_store_migrates_without_holding_its_documents_in_memory(tmp_path
         tracemalloc.stop()
     assert peak < 12_000_000  # the 41 MB of documents went through a few at a time
     with Store(path) as store:
-        assert len(store.table("transcripts_sent")) == 42  # 40 + the 2 of _v3_database
+        assert len(store.table("transcripts_sent")) == 42  # 40 + the 2 of v3_database
         assert (
             store.current_documents("consumer_transcripts", ("pescxml",)).loc["T-BIG", "pescxml"]
             == big

@@ -10,7 +10,8 @@ repaint the terminal.
 
 Layout: ``options.py`` (the options commands share), ``output.py`` (printing, errors to exit
 codes), ``data.py`` (doctor, pull, export), ``reports.py`` (report, troubleshoot, bundle),
-``simulate.py`` (sandbox, demo), ``browse.py`` (browse), ``send.py`` (the ``send`` group).
+``simulate.py`` (sandbox, demo), ``browse.py`` (browse), ``send.py`` (the ``send`` group),
+``store.py`` (the ``store`` group: ``repoint``).
 
 Starting is cheap: ``--help`` and ``--version`` load neither pandas, matplotlib, httpx nor Rich;
 each command imports what it uses inside its function (``tests/test_fast_start.py``,
@@ -23,7 +24,7 @@ from typing import Annotated
 
 import typer
 
-from workbench.cli import browse, data, reports, send, simulate
+from workbench.cli import browse, data, reports, send, simulate, store
 from workbench.cli.help import CONTEXT_SETTINGS, Command, Group
 
 app = typer.Typer(
@@ -68,6 +69,7 @@ for command in (
 ):
     app.command(cls=Command)(command)
 app.add_typer(send.app, name="send")
+app.add_typer(store.app, name="store")
 
 
 def main() -> None:

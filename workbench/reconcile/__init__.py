@@ -22,33 +22,46 @@ their ``RequestTrackingID``; the two are never required to be equal.
 
 **Supplier lifecycle** (``requests.state``). The first that holds, in this order, wins:
 
-1. ``ack_mismatch``: the newest transcript we sent was acknowledged, and the partner's
+1. ``answered_still_listed``: a response or a transcript of ours took effect (``sent``, or
+   inferred sent), no send of ours is in doubt, the request is not cancelled, and the
+   partner's last list read still shows it (``on_list``): until a pull sees it leave, nothing
+   else about it can be told (the partner may not have taken our answer in; right after a
+   send it is only that no list was read since). Not open;
+2. ``ack_mismatch``: the newest transcript we sent was acknowledged, and the partner's
    ``AcademicAwardTotal``/``CourseTotal`` differ from the counts of what we sent (a total it
-   left out counts as different; when our counts are unknown, no mismatch can be told);
-2. ``acknowledged``: the newest transcript we sent was acknowledged;
-3. ``cancelled``: the request's current version is a Cancellation (``cancelled_at``): it is
+   left out counts as different; when our counts are unknown, no mismatch can be told). The
+   flag ``ack_totals_differ`` (and the ``ack_totals`` check) tells it in any state;
+3. ``acknowledged``: the newest transcript we sent was acknowledged;
+4. ``cancelled``: the request's current version is a Cancellation (``cancelled_at``): it is
    closed, nothing is owed and no SLA runs;
-4. ``uncertain_send``: the latest send of a response or of a transcript is ``uncertain`` or
+5. ``uncertain_send``: the latest send of a response or of a transcript is ``uncertain`` or
    ``pending`` in the outbox (it may or may not have reached the partner). An older uncertain
    entry that a newer send of the same operation superseded does not count;
-5. ``transcript_sent``: a transcript of ours was sent (or inferred sent from the lists) and no
+6. ``transcript_sent``: a transcript of ours was sent (or inferred sent from the lists) and no
    acknowledgment of it is recorded;
-6. ``responded``: a TranscriptResponse of ours was sent; ``response_status``, ``hold_reason``
+7. ``responded``: a TranscriptResponse of ours was sent; ``response_status``, ``hold_reason``
    and ``planned_release_date`` say which (the newest);
-7. ``closed_elsewhere``: the request left the partner's list, ``left_reason`` ``elsewhere``,
+8. ``closed_elsewhere``: the request left the partner's list (``left_at``/``left_reason``)
    and no send of ours took effect (failed sends do not count);
-8. ``awaiting_response``: anything else: listed, nothing of ours sent yet (``age_days``
-   counts from ``request_date``).
+9. ``awaiting_response``: anything else: not gone from the list (listed, or never seen
+   leaving it), not cancelled, nothing of ours sent or in doubt (``age_days`` counts from
+   ``request_date``).
+
+**Open** means one thing everywhere: ``awaiting_response`` (and, for transcripts received,
+``awaiting_ack``); ``OPEN_STATES``, ``open_items``. The store's views ``open_requests``,
+``answered_still_listed`` and ``transcripts_awaiting_ack`` are these rules in SQL
+(``workbench.store.views``), and so are the explorer, ``workbench export``, Datasette's
+queries and the report's figures and spreadsheets (``tests/test_open_everywhere.py``).
 
 Furthest along wins because it is the most the partner can have seen; an unsettled send ranks
 above a plain sent or responded one because it is what the analyst must act on first.
 
 **Consumer side** (``transcripts.state``): ``acknowledged`` (an acknowledgment of ours of
 the current version was sent) > ``ack_uncertain`` (our latest one is uncertain or pending) >
-``closed_elsewhere`` > ``awaiting_ack``. An acknowledgment is matched to the version it
-acknowledges (its ``DocumentID``, else the latest version received before it:
-``acknowledged_version``); a transcript re-issued since awaits ours again (``awaiting_ack``
-with ``reissued_after_ack``).
+``closed_elsewhere`` (it left the consumer list) > ``awaiting_ack``. An acknowledgment is
+matched to the version it acknowledges (its ``DocumentID``, else the latest version received
+before it: ``acknowledged_version``); a transcript re-issued since awaits ours again
+(``awaiting_ack`` with ``reissued_after_ack``).
 Beside the state: ``duplicate`` / ``duplicate_of`` / ``duplicate_key`` (same
 student, by OEN, OCAS account, OCAS application, or name and birth date, compared exactly, and
 same source organisation; a weaker key does not match where a stronger one differs) and

@@ -293,7 +293,7 @@ def _sla(requests: pd.DataFrame, transcripts: pd.DataFrame, sla_days: float) -> 
 
 def _ack_totals(requests: pd.DataFrame, transcripts: pd.DataFrame) -> list[pd.DataFrame]:
     parts = []
-    theirs = requests[requests["state"] == "ack_mismatch"]
+    theirs = requests[requests["ack_totals_differ"].fillna(False)]  # in any state
     mine = transcripts[
         (transcripts["state"] == "acknowledged")
         & (transcripts["ack_award_total"].notna() | transcripts["ack_course_total"].notna())

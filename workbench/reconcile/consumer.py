@@ -146,12 +146,12 @@ def status(
     acknowledged = acked & ~older
     frame["age_days"] = days_between(frame["request_date"].fillna(frame["first_seen_at"]), now)
     frame["age_bucket"] = age_buckets(frame["age_days"], sla_days)
-    left_elsewhere = ~frame["on_list"].fillna(False) & (frame["left_reason"] == "elsewhere")
+    left = frame["left_at"].notna() | frame["left_reason"].notna()  # a row never listed: not
     frame["state"] = states(
         [
             ("acknowledged", acknowledged),
             ("ack_uncertain", frame["ack_send_state"].isin(UNSETTLED)),
-            ("closed_elsewhere", left_elsewhere),
+            ("closed_elsewhere", ~frame["on_list"].fillna(False) & left),
         ],
         default="awaiting_ack",
         order=CONSUMER_STATES,

@@ -53,12 +53,15 @@ def headline(
 ) -> dict[str, Any]:
     """The report's headline figures: plain ints and dicts of them (``now`` a Timestamp).
 
-    ``open_*``: requests awaiting our response; ``transcripts_unacknowledged``: transcripts we
-    sent with no acknowledgment recorded; ``transcripts_awaiting_ack``: transcripts received
-    that await ours; ``*_by_age``: counts per age bucket (``age_labels(sla_days)``: days since
-    the request or transcript was dated, the SLA one of the edges); ``environment``: which one
-    the documents come from, by their DocumentProcessCode
-    (:func:`workbench.pesc.fields.environment_of`: TEST, PRODUCTION, mixed or not stated).
+    ``open_*``: requests awaiting our response (``OPEN_STATES``); ``answered_still_listed``:
+    requests we answered that the partner's last list still showed; ``ack_mismatches``:
+    requests whose acknowledgment's totals differ from what we sent (in any state);
+    ``transcripts_unacknowledged``: transcripts we sent with no acknowledgment recorded;
+    ``transcripts_awaiting_ack``: transcripts received that await ours; ``*_by_age``: counts
+    per age bucket (``age_labels(sla_days)``: days since the request or transcript was dated,
+    the SLA one of the edges); ``environment``: which one the documents come from, by their
+    DocumentProcessCode (:func:`workbench.pesc.fields.environment_of`: TEST, PRODUCTION,
+    mixed or not stated).
     """
     state = requests["state"].value_counts()
     read = ["state", "age_bucket", "sla_breached"]  # a row filter copies every column it keeps
@@ -74,13 +77,14 @@ def headline(
         "open_requests": len(open_),
         "open_by_age": _counts(open_["age_bucket"], buckets),
         "open_over_sla": int(open_["sla_breached"].fillna(False).sum()),
+        "answered_still_listed": int(state.get("answered_still_listed", 0)),
         "requests_by_state": {s: int(state.get(s, 0)) for s in SUPPLIER_STATES},
         "responses_by_status": {
             str(k): int(v) for k, v in requests["response_status"].value_counts().items()
         },
         "transcripts_sent": int(requests["transcript_outbox_id"].notna().sum()),
         "transcripts_unacknowledged": int(state.get("transcript_sent", 0)),
-        "ack_mismatches": int(state.get("ack_mismatch", 0)),
+        "ack_mismatches": int(requests["ack_totals_differ"].fillna(False).sum()),
         "uncertain_sends": int(state.get("uncertain_send", 0))
         + int((transcripts["state"] == "ack_uncertain").sum()),
         "transcripts_received": len(transcripts),

@@ -30,6 +30,7 @@ from workbench.reconcile.inputs import (
 
 SUPPLIER_STATES = (
     "awaiting_response",
+    "answered_still_listed",
     "responded",
     "transcript_sent",
     "acknowledged",
@@ -76,6 +77,7 @@ REQUEST_COLUMNS: dict[str, str | None] = {
     "acknowledged_at": TIME,
     "ack_award_total": COUNT,
     "ack_course_total": COUNT,
+    "ack_totals_differ": FLAG,
     "unsettled_outbox_id": COUNT,
     "unsettled_operation": TEXT,
     "unsettled_state": TEXT,
@@ -181,17 +183,23 @@ def lifecycle(
     differs = _differs(frame["ack_award_total"], frame["sent_award_count"]) | _differs(
         frame["ack_course_total"], frame["sent_course_count"]
     )
-    left_elsewhere = ~frame["on_list"].fillna(False) & (frame["left_reason"] == "elsewhere")
+    listed = frame["on_list"].fillna(False)
+    left = ~listed & (frame["left_at"].notna() | frame["left_reason"].notna())  # never listed: not
     cancelled = frame["cancelled_at"].notna() | (frame["transmission_type"] == "Cancellation")
+    unsettled = frame["unsettled_outbox_id"].notna()
+    sent = frame["transcript_outbox_id"].notna()
+    answered = sent | frame["responded"].fillna(False)
+    frame["ack_totals_differ"] = acked & known & differs  # in any state (ack_totals check)
     frame["state"] = states(
         [
-            ("ack_mismatch", acked & known & differs),
+            ("answered_still_listed", listed & ~cancelled & answered & ~unsettled),
+            ("ack_mismatch", frame["ack_totals_differ"]),
             ("acknowledged", acked),
             ("cancelled", cancelled),
-            ("uncertain_send", frame["unsettled_outbox_id"].notna()),
-            ("transcript_sent", frame["transcript_outbox_id"].notna()),
+            ("uncertain_send", unsettled),
+            ("transcript_sent", sent),
             ("responded", frame["responded"]),
-            ("closed_elsewhere", left_elsewhere),
+            ("closed_elsewhere", left),
         ],
         default="awaiting_response",
         order=SUPPLIER_STATES,
@@ -199,7 +207,11 @@ def lifecycle(
     awaiting = frame["state"] == "awaiting_response"
     late = overdue(frame["age_days"], listed_since, now, sla_days=sla_days, grace_days=grace_days)
     frame["sla_breached"] = awaiting & late
-    deferring = (frame["state"] == "responded") & frame["response_status"].isin(DEFERRING)
+    deferring = (
+        frame["state"].isin(["responded", "answered_still_listed"])
+        & ~sent
+        & frame["response_status"].isin(DEFERRING)
+    )
     release = utc_times(frame["planned_release_date"].where(deferring.fillna(False)))
     frame["release_overdue_days"] = days_between(release, now).where((release < now).fillna(False))
     return typed(frame, REQUEST_COLUMNS)

@@ -23,13 +23,13 @@ import pandas as pd
 
 from workbench.errors import InvalidParameter
 from workbench.export import write_csv, write_private, write_xlsx
-from workbench.reconcile import Reconciliation
+from workbench.reconcile import Reconciliation, open_items
 
 EXPORT_FORMATS = ("csv", "xlsx")
 # name -> what it holds; the order of the xlsx's sheets
 EXPORT_TABLES = {
     "exceptions": "what needs an analyst (rec.exceptions)",
-    "open_requests": "requests awaiting our response (state awaiting_response)",
+    "open_requests": "open requests: awaiting our response (reconcile.OPEN_STATES)",
     "transcripts_awaiting_ack": "transcripts received awaiting our acknowledgment",
 }
 
@@ -57,10 +57,11 @@ def export_formats(text: str | Iterable[str] | None) -> tuple[str, ...]:
 
 def export_tables(rec: Reconciliation) -> dict[str, pd.DataFrame]:
     """The tables an export holds (:data:`EXPORT_TABLES`), as the reconciliation has them."""
+    requests, transcripts = open_items(rec.requests, rec.transcripts)
     return {
         "exceptions": rec.exceptions.reset_index(drop=True),
-        "open_requests": _rows(rec.requests, "awaiting_response"),
-        "transcripts_awaiting_ack": _rows(rec.transcripts, "awaiting_ack"),
+        "open_requests": requests.reset_index(drop=True),
+        "transcripts_awaiting_ack": transcripts.reset_index(drop=True),
     }
 
 
@@ -83,7 +84,3 @@ def write_exports(
             write_private(path, lambda target: write_xlsx(tables, target), force=True)
             written.append(path)
     return written
-
-
-def _rows(frame: pd.DataFrame, state: str) -> pd.DataFrame:
-    return frame[frame["state"] == state].reset_index(drop=True)

@@ -38,7 +38,15 @@ VOLUME_LABELS = {
     "transcripts_sent": "transcripts we sent",
     "acknowledgments_sent": "acknowledgments we sent",
 }
-_RESPONDED = ("responded", "transcript_sent", "acknowledged", "ack_mismatch")
+# The states past each stage of the funnel; answered_still_listed is past "responded" and
+# past the others when its transcript was sent (and acknowledged).
+_RESPONDED = (
+    "responded",
+    "transcript_sent",
+    "acknowledged",
+    "ack_mismatch",
+    "answered_still_listed",
+)
 _TRANSCRIPT = ("transcript_sent", "acknowledged", "ack_mismatch")
 _ACKNOWLEDGED = ("acknowledged", "ack_mismatch")
 
@@ -136,7 +144,8 @@ def _bars(ax: Axes, title: str, stages: list[tuple[str, int, str]], total: int) 
 
 def funnel_chart(rec: Reconciliation, *, tz: str | None = None) -> Figure:
     """The supplier lifecycle funnel (requests listed → responded → transcript sent →
-    acknowledged, with side bars for closed elsewhere, uncertain sends and ack mismatches),
+    acknowledged, with side bars for answered but still listed, closed elsewhere, uncertain
+    sends and ack mismatches),
     and beside it the consumer side (transcripts received → acknowledged by us); its title
     gives the moment in zone ``tz`` (None: UTC)."""
     # the longest bar labels ("closed elsewhere", "acknowledged by us") need about 1.4 in
@@ -147,14 +156,18 @@ def funnel_chart(rec: Reconciliation, *, tz: str | None = None) -> Figure:
         no_data(left, "Supplier: requests")
     else:
         n = len(requests)
+        listed = requests == "answered_still_listed"
+        sent = listed & rec.requests["transcript_outbox_id"].notna()
+        acked = sent & rec.requests["acknowledged_at"].notna()
         _bars(left, "Supplier: requests", [
             ("requests listed", n, STAGE),
             ("responded", int(requests.isin(_RESPONDED).sum()), STAGE),
-            ("transcript sent", int(requests.isin(_TRANSCRIPT).sum()), STAGE),
-            ("acknowledged", int(requests.isin(_ACKNOWLEDGED).sum()), STAGE),
+            ("transcript sent", int((requests.isin(_TRANSCRIPT) | sent).sum()), STAGE),
+            ("acknowledged", int((requests.isin(_ACKNOWLEDGED) | acked).sum()), STAGE),
+            ("still listed", int(listed.sum()), SIDE),
             ("closed elsewhere", int((requests == "closed_elsewhere").sum()), SIDE),
             ("uncertain send", int((requests == "uncertain_send").sum()), SIDE),
-            ("ack mismatch", int((requests == "ack_mismatch").sum()), SIDE),
+            ("ack mismatch", rec.headline["ack_mismatches"], SIDE),
         ], n)  # fmt: skip
     transcripts = rec.transcripts["state"].astype(str)
     if transcripts.empty:

@@ -196,8 +196,8 @@ def run_report_job(
 
 def _validate_stored(path: str, *, say: Callable[[str], None], warn: Callable[[str], None]) -> None:
     """Validate the stored documents never validated, when a schema folder is set, keeping the
-    results (:mod:`workbench.report.validation`); a store that cannot be written is reported
-    on as it is."""
+    results (:mod:`workbench.report.validation`); a store that cannot be written, or of an
+    older schema, is reported on as it is."""
     import os
 
     from workbench.config import SCHEMAS_VARIABLE
@@ -206,6 +206,19 @@ def _validate_stored(path: str, *, say: Callable[[str], None], warn: Callable[[s
         return  # nothing can change; the report says how to validate them
     from workbench.report.validation import validate_stored
     from workbench.store import Store
+    from workbench.store.connection import open_read_only
+    from workbench.store.migrations import read_version
+    from workbench.store.schema import SCHEMA_VERSION
+
+    conn = open_read_only(Path(path), busy_timeout_s=30.0)
+    try:
+        older = read_version(conn) < SCHEMA_VERSION
+    finally:
+        conn.close()
+    if older:  # validating would migrate the file: a report leaves an older store as it is
+        warn("The store has an older schema: the report counts what was validated before "
+             "(a pull migrates it, then the next report validates).")  # fmt: skip
+        return
 
     try:
         with Store(path) as store:
@@ -354,13 +367,14 @@ def check_store(path: str | Path, *, pulling: bool) -> None:
     it was, a 0-byte file included).
 
     Refused: a folder; a file that is not SQLite; an SQLite database holding other tables
-    than a workbench store's (they are named); and, without a pull, a missing or empty file
-    (0 bytes, or SQLite with no table: nothing was ever pulled into it) or a store of another
-    schema version. A pull creates the store in a missing or empty file.
+    than a workbench store's (they are named); a store of a newer schema than this workbench
+    reads; and, without a pull, a missing or empty file (0 bytes, or SQLite with no table:
+    nothing was ever pulled into it). A pull creates the store in a missing or empty file; an
+    older store is read as it is, without the partner (a pull migrates it).
     """
+    from workbench._version import __version__
     from workbench.store.connection import open_read_only
-    from workbench.store.migrations import read_version
-    from workbench.store.schema import SCHEMA_VERSION
+    from workbench.store.migrations import read_version, refuse_newer
 
     where = Path(path)
     first = f"Run `workbench pull --db {shlex.quote(str(where))}` first"
@@ -412,11 +426,7 @@ def check_store(path: str | Path, *, pulling: bool) -> None:
             f"{where} is an SQLite database with no table, not a workbench store: nothing was "
             f"ever pulled into it. {first}, or {another}."
         )
-    if version == SCHEMA_VERSION:
-        return
-    from workbench.store import Store  # it says why it cannot read another version
-
-    try:
-        Store(where, read_only=True).close()
+    try:  # an older store is read from a migrated private copy (Store, read_only=True)
+        refuse_newer(version, path=str(where), version=__version__)
     except StoreError as exc:
         raise ConfigError(str(exc)) from None

@@ -98,7 +98,7 @@ def not_validated_note(rec: Reconciliation) -> str:
 def headline_section(rec: Reconciliation, *, tz: str | None = None) -> HTML:
     """The headline figures as a grid of big numbers (``data-figure`` keys: ``requests``,
     ``open_requests`` (+ ``open_age_0_2`` ..., the buckets of ``figures.ageing``, which
-    end at the SLA), ``open_over_sla``, ``responses`` (+
+    end at the SLA), ``open_over_sla``, ``answered_still_listed``, ``responses`` (+
     ``responses_<status>``), ``transcripts_sent``, ``transcripts_unacknowledged``,
     ``transcripts_received``, ``transcripts_awaiting_ack`` (+ ``awaiting_age_*``),
     ``awaiting_ack_over_sla``, ``ack_mismatches``, ``uncertain_sends``,
@@ -115,6 +115,8 @@ def headline_section(rec: Reconciliation, *, tz: str | None = None) -> HTML:
               "age in days: " + _parts("open_age", ages["open"])),
         _tile("open_over_sla", h["open_over_sla"], "open requests over SLA",
               alert=h["open_over_sla"] > 0),
+        _tile("answered_still_listed", h["answered_still_listed"],
+              "answered by us, still on the partner's list", "as of its last list: pull to see"),
         _tile("responses", sum(by_status.values()), "requests answered with a response",
               _parts("responses", by_status) if by_status else "none yet"),
         _tile("transcripts_sent", h["transcripts_sent"], "transcripts we sent"),

@@ -58,6 +58,8 @@ Choices for what the spec leaves open (DESIGN §3):
   ``NoteMessage`` ``Cancellation`` (``cancellation_as="transmission_type"`` writes
   TransmissionType ``Cancellation``, as OCAS names it); the request stays listed with it until
   the clock next moves, then leaves the list;
+- an empty exchange list is the spec's 400 ``{"Message": "No requests found"}`` (``No
+  transcripts found.``), or ``200 []`` with ``empty_list="array"``;
 - a detail body is a one-item array, or a bare object with ``detail_shape="object"``; list and
   detail items spell the key ``RequestID``, or ``RequestId`` with ``id_key="RequestId"``;
 - a share of ``PESCXML`` strings is XML-escaped; the key can be renamed ``PESCXml`` (a fault);

@@ -252,7 +252,7 @@ def _find(core: Core, side: Side, raw_id: str) -> Item:
 async def _listing(core: Core, side: Side, request: Request) -> Response:
     _require_role(core, request, side.role)
     rows = core.state.pending(side.table(core.state))
-    if not rows:
+    if not rows and core.settings.empty_list == "message":  # spec §7; "array": 200 []
         raise Refusal(side.empty)
     return JSONResponse(rows)
 

@@ -16,24 +16,35 @@
   same for it: the statement takes the write lock as it starts, and waits the same way.
 - SQLite errors become :class:`~workbench.errors.StoreError` with a message that says what to do;
   "database is locked" never escapes as a ``sqlite3`` traceback.
+- A new database file is created readable and writable by its owner only (0600, whatever
+  the umask): it holds students' personal data. SQLite gives its ``-wal`` and ``-shm`` the
+  file's mode. An existing file keeps its mode.
 - ``read_only=True`` (bundles, reports on stored data) creates nothing next to the database
   (no folder, no lock file, no migration) and refuses writes (``query_only``). It opens the
   database as usual when it can, so it sees a running pull's commits, and SQLite removes the
   ``-wal``/``-shm`` files when the last connection closes. In a folder one cannot write in,
   it reads the file as it is (``immutable=1``): no writer can work there either.
+- A read-only store of an older schema is read from a private copy (:meth:`Connection.
+  read_copy`): the file is copied (SQLite's backup, consistent even while another program
+  writes) into a folder of its own (0700, the system's temporary folder), migrated there, and
+  removed with it on close. Reading an archived store never changes it, nor needs the partner.
 """
 
 from __future__ import annotations
 
+import shutil
 import sqlite3
+import tempfile
 import threading
 import time
-from collections.abc import Iterator, Sequence
+import weakref
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from workbench.errors import StoreError
+from workbench.folders import create_private
 
 if TYPE_CHECKING:
     import sqlite_utils
@@ -84,6 +95,8 @@ class Connection:
         self.busy_timeout_s = busy_timeout_s
         self.read_only = read_only
         self.lock = threading.RLock()
+        self.file = self.path  # the file read: ``path``, or its private copy (read_copy)
+        self._copy: weakref.finalize | None = None
         if str(path) == ":memory:" or str(path).startswith("file:"):
             raise StoreError("The store needs a database file path (WAL and locks need a file).")
         if read_only:
@@ -94,6 +107,12 @@ class Connection:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise StoreError(f"Cannot create the folder of {self.path}: {exc}.") from exc
+        try:  # SQLite would create it 0644; its -wal and -shm take the file's mode
+            create_private(self.path)
+        except FileExistsError:
+            pass
+        except OSError as exc:
+            raise StoreError(f"Cannot create the database {self.path}: {exc}.") from exc
         with self.translated():
             self._open()
 
@@ -117,6 +136,36 @@ class Connection:
             raise StoreError(f"No workbench database at {self.path}; run `workbench pull` first.")
         self.conn = open_read_only(self.path, busy_timeout_s=self.busy_timeout_s)
         self.db = _database(self.conn)
+
+    def read_copy(self, prepare: Callable[[sqlite3.Connection], object]) -> None:
+        """Read a private copy of the database from now on, ``prepare`` (a migration) run on
+        it in one transaction: see the module docstring. Read-only connections only."""
+        assert self.read_only and self._copy is None
+        folder = Path(tempfile.mkdtemp(prefix="workbench-store-"))  # 0700
+        removal = weakref.finalize(self, shutil.rmtree, folder, ignore_errors=True)
+        copy = folder / self.path.name
+        try:
+            create_private(copy)  # its owner only, like the store: it is the same data
+            conn = sqlite3.connect(str(copy), isolation_level=None, check_same_thread=False)
+            try:
+                with self.lock, self.translated():
+                    self.conn.backup(conn)
+                    conn.execute("PRAGMA journal_mode = MEMORY")  # no file beside the copy
+                    conn.execute("PRAGMA synchronous = OFF")  # a crash loses only the copy
+                    conn.execute("BEGIN IMMEDIATE")
+                    prepare(conn)
+                    conn.execute("COMMIT")
+                    conn.execute("PRAGMA query_only = ON")
+            except BaseException:
+                conn.close()
+                raise
+        except BaseException:
+            removal()
+            raise
+        with self.lock:
+            self.conn.close()
+            self.conn, self.file, self._copy = conn, copy, removal
+            self.db = _database(conn)
 
     def _use_wal(self) -> None:
         # Two programs opening a brand-new file at once race to switch it to WAL, and SQLite
@@ -212,8 +261,11 @@ class Connection:
             return conn.execute(sql, params).fetchall()
 
     def close(self) -> None:
-        with self.lock, suppress(sqlite3.Error):  # closing never matters enough to raise
-            self.conn.close()
+        with self.lock:
+            with suppress(sqlite3.Error):  # closing never matters enough to raise
+                self.conn.close()
+            if self._copy is not None:
+                self._copy()  # removes the private copy and its folder
 
     # -- errors ------------------------------------------------------------------------------
 

@@ -9,6 +9,7 @@ import socket
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -44,8 +45,10 @@ class Store(History):
     Opening creates the database, or migrates an older one in place. Thread-safe: the threads
     of a pull share one store. Every write is its own transaction. ``read_only=True`` opens an
     existing database for reading only (bundles, reports): it creates, migrates and settles
-    nothing, and writes raise ``StoreError``. Its read side (``table``, ``as_of``, ``diff``,
-    ``timeline``, ``versions``, ``document``, ``meta``) is :class:`History`'s.
+    nothing, and writes raise ``StoreError``; an older store is read from a private migrated
+    copy (:meth:`Connection.read_copy`), its file left as it was. Its read side (``table``,
+    ``as_of``, ``diff``, ``timeline``, ``versions``, ``document``, ``meta``) is
+    :class:`History`'s. ``file`` is the file read.
 
     >>> store = Store("data/workbench.db", secrets=["s3cret"])  # doctest: +SKIP
     >>> run = store.begin_run(kind="pull", profile="sandbox")  # doctest: +SKIP
@@ -80,16 +83,26 @@ class Store(History):
             found = read_version(conn)
         if found == SCHEMA_VERSION:  # the usual case: no write lock needed
             return found
-        if self.read_only:
-            refuse_newer(found, path=str(self.path), version=workbench_version())
+        migrate = partial(ensure_schema, path=str(self.path), version=workbench_version())
+        if not self.read_only:
+            with self._c.write() as conn:
+                return migrate(conn)
+        refuse_newer(found, path=str(self.path), version=workbench_version())
+        if found == 0:
             raise StoreError(
-                f"The database {self.path} has schema version {found}, this workbench reads "
-                f"{SCHEMA_VERSION}: run `workbench pull` on it once (it migrates), or upgrade."
+                f"The database {self.path} holds no workbench store (nothing was ever pulled "
+                "into it); run `workbench pull` first, or point at another database."
             )
-        with self._c.write() as conn:
-            return ensure_schema(conn, path=str(self.path), version=workbench_version())
+        self._c.read_copy(migrate)  # an older store: read, migrated, from a private copy
+        return SCHEMA_VERSION
 
     # -- housekeeping -------------------------------------------------------------------------
+
+    @property
+    def file(self) -> Path:
+        """The database file read: ``path``, or the private migrated copy of an older store
+        opened read-only (removed on close)."""
+        return self._c.file
 
     @property
     def db(self) -> sqlite_utils.Database:

@@ -244,11 +244,17 @@ def _drop_column(conn: sqlite3.Connection, table: str, column: str) -> None:
             conn.execute(f'DROP INDEX "{name}"')  # an index of a column that is going away
 
 
+def _v5_to_v6(conn: sqlite3.Connection) -> None:
+    """v6: no table changes; the views (recreated after every migration) give "open" the
+    lifecycle's meaning, and ``answered_still_listed`` is new (:mod:`workbench.store.views`)."""
+
+
 MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
     2: _v1_to_v2,
     3: _v2_to_v3,
     4: _v3_to_v4,
     5: _v4_to_v5,
+    6: _v5_to_v6,
 }
 
 

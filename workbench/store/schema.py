@@ -14,7 +14,8 @@ included.
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 5
+# v5: events.time_is_first_seen; v6: the views' one meaning of open (workbench.store.views)
+SCHEMA_VERSION = 6
 
 # PESC fields kept as columns (types: TEXT unless listed in INTEGER_FIELDS).
 ENVELOPE_FIELDS = (

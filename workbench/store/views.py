@@ -1,10 +1,15 @@
 """Views an analyst wants first; recreated by every migration (they hold no data).
 
-- ``open_requests``: transcript requests on the supplier's no-response list and not cancelled,
-  oldest first, with their age in days, the student, and what we last tried to send for them.
-- ``transcripts_awaiting_ack``: transcripts on the consumer's list whose current version we
-  have not acknowledged (no acknowledgment sent or being sent since that version arrived: a
-  transcript re-issued after our acknowledgment awaits one again).
+- ``open_requests``: transcript requests awaiting our response, oldest first, with their age
+  in days, the student, and what we last tried to send for them. "Open" is the lifecycle
+  state ``awaiting_response`` of :mod:`workbench.reconcile` (whose docstring gives the rules),
+  here in SQL: not gone from the supplier's list (listed, or never seen leaving it), not
+  cancelled, and no response or transcript of ours sent or in doubt.
+- ``answered_still_listed``: the state of that name: requests we answered (a response or a
+  transcript sent, none in doubt), not cancelled, that the partner's last list still showed.
+- ``transcripts_awaiting_ack``: transcripts not gone from the consumer's list whose current
+  version we have not acknowledged and whose latest acknowledgment is not in doubt (reconcile's
+  ``awaiting_ack``; a transcript re-issued after our acknowledgment awaits one again).
 - ``outbox_unresolved``: sends that are pending or uncertain: do not resend these blindly.
 - ``ack_totals_check``: every acknowledgment's ``AcademicAwardTotal``/``CourseTotal`` against the
   counts of the transcript it acknowledges (sent by us, or received by us).
@@ -17,20 +22,54 @@
 its XML, flattened fields, validation and detail item since v4.)
 """
 
+# ruff: noqa: S608  (the views' SQL is put together from our own constants, never from data)
+
 from __future__ import annotations
 
+# The supplier lifecycle's conditions (workbench.reconcile.supplier), for a request ``r``.
+# Not cancelled: its current version is no Cancellation.
+_NOT_CANCELLED = "r.cancelled_at IS NULL AND r.transmission_type IS NOT 'Cancellation'"
+# Answered: a transcript of ours sent, or a response of ours filed (sent, or inferred).
+_ANSWERED = """(EXISTS (SELECT 1 FROM outbox o WHERE o.request_id = r.request_id
+    AND o.operation = 'send_transcript' AND o.state = 'sent')
+  OR EXISTS (SELECT 1 FROM outbox o JOIN responses s ON s.outbox_id = o.id
+    WHERE o.request_id = r.request_id))"""
+# In doubt: the latest send of either operation is pending or uncertain.
+_IN_DOUBT = """EXISTS (SELECT 1 FROM outbox o WHERE o.request_id = r.request_id
+    AND o.operation IN ('send_response', 'send_transcript')
+    AND o.state IN ('pending', 'uncertain')
+    AND o.id = (SELECT max(o2.id) FROM outbox o2
+      WHERE o2.request_id = o.request_id AND o2.operation = o.operation))"""
+_LAST_SEND = """(SELECT o.operation || ': ' || o.state FROM outbox o
+    WHERE o.request_id = r.request_id ORDER BY o.id DESC LIMIT 1) AS last_send"""
+
 VIEWS: dict[str, str] = {
-    "open_requests": """
+    "open_requests": f"""
 SELECT r.request_id, r.request_date,
   round(julianday('now') - julianday(r.request_date), 1) AS age_days,
   r.student_first_name, r.student_last_name, r.student_birth_date, r.student_oen,
   r.student_ocas_application, r.source_org_name, r.transcript_purpose,
   r.detail_fetched_at IS NOT NULL AS has_detail, r.parse_error, r.detail_error,
   r.first_seen_at, r.last_seen_at,
-  (SELECT o.operation || ': ' || o.state FROM outbox o
-    WHERE o.request_id = r.request_id ORDER BY o.id DESC LIMIT 1) AS last_send
+  {_LAST_SEND}
 FROM transcript_requests r
-WHERE r.on_list = 1 AND r.cancelled_at IS NULL
+WHERE (r.on_list = 1 OR (r.left_at IS NULL AND r.left_reason IS NULL))
+  AND {_NOT_CANCELLED} AND NOT {_ANSWERED} AND NOT {_IN_DOUBT}
+ORDER BY r.request_date
+""",
+    "answered_still_listed": f"""
+SELECT r.request_id, r.request_date, r.student_first_name, r.student_last_name,
+  r.source_org_name,
+  (SELECT max(o.updated_at) FROM outbox o WHERE o.request_id = r.request_id
+    AND o.operation IN ('send_response', 'send_transcript') AND o.state = 'sent')
+    AS answered_at,
+  r.last_seen_at,
+  r.last_seen_at > (SELECT max(o.updated_at) FROM outbox o WHERE o.request_id = r.request_id
+    AND o.operation IN ('send_response', 'send_transcript') AND o.state = 'sent')
+    AS listed_since_answer,
+  {_LAST_SEND}
+FROM transcript_requests r
+WHERE r.on_list = 1 AND {_NOT_CANCELLED} AND {_ANSWERED} AND NOT {_IN_DOUBT}
 ORDER BY r.request_date
 """,
     "transcripts_awaiting_ack": """
@@ -42,12 +81,15 @@ SELECT t.transcript_id, t.request_date,
   (SELECT o.state FROM outbox o WHERE o.request_id = t.transcript_id
     AND o.operation = 'send_acknowledgment' ORDER BY o.id DESC LIMIT 1) AS ack_state
 FROM transcripts_received t
-WHERE t.on_list = 1 AND NOT EXISTS (
+WHERE (t.on_list = 1 OR (t.left_at IS NULL AND t.left_reason IS NULL)) AND NOT EXISTS (
   SELECT 1 FROM outbox o WHERE o.request_id = t.transcript_id
     AND o.operation = 'send_acknowledgment' AND o.state IN ('pending', 'sent')
     AND o.created_at >= coalesce((SELECT d.first_seen_at FROM documents d
       WHERE d.entity = 'transcripts_received' AND d.item_id = t.transcript_id
         AND d.version = t.current_version), ''))
+  AND coalesce((SELECT o.state FROM outbox o WHERE o.request_id = t.transcript_id
+    AND o.operation = 'send_acknowledgment' ORDER BY o.id DESC LIMIT 1), '')
+    NOT IN ('pending', 'uncertain')
 ORDER BY t.request_date
 """,
     "outbox_unresolved": """

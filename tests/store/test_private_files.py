@@ -1,0 +1,39 @@
+"""Store files hold students' personal data: created for their owner only, like reports."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from workbench.store import Store
+
+
+def _modes(folder: Path) -> dict[str, int]:
+    return {p.name: stat.S_IMODE(p.stat().st_mode) for p in folder.iterdir()}
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o000])
+def test_a_new_store_its_wal_and_its_shm_are_0600_whatever_the_umask(
+    tmp_path: Path, umask: int
+) -> None:
+    folder = tmp_path / "data"
+    previous = os.umask(umask)
+    try:
+        with Store(folder / "wb.db") as store:
+            store.set_meta("written", "yes")  # the -wal and -shm exist while it is open
+            modes = _modes(folder)
+    finally:
+        os.umask(previous)
+    assert modes == {"wb.db": 0o600, "wb.db-wal": 0o600, "wb.db-shm": 0o600}
+
+
+def test_an_existing_store_keeps_its_mode(tmp_path: Path) -> None:
+    path = tmp_path / "wb.db"
+    Store(path).close()
+    path.chmod(0o640)  # an owner's choice (a group that reads it) is theirs to make
+    with Store(path) as store:
+        store.set_meta("written", "yes")
+    assert stat.S_IMODE(path.stat().st_mode) == 0o640
