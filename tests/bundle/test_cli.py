@@ -33,7 +33,7 @@ def test_ok_prints_the_path_and_contacts_nobody(worked: Worked, tmp_path, no_set
     out = tmp_path / "out"
     result = _invoke(worked.request_id, "--db", worked.w.db, "--out", str(out))
     assert result.exit_code == 0, result.output
-    path = Path(result.output.strip())
+    path = Path(result.stdout.strip())
     assert path.parent == out and path.is_file()
     assert "calls.har" in members(path)
     assert sb.hits == hits and sb.token_requests == tokens
@@ -45,7 +45,7 @@ def test_the_profiles_secrets_are_masked(worked: Worked, tmp_path, no_settings):
     env = {**worked.sb.env, "WORKBENCH_DB": worked.w.db}  # a configured profile: "env"
     result = _invoke(worked.request_id, "--out", str(tmp_path), "--redact-personal", env=env)
     assert result.exit_code == 0, result.output
-    files = members(Path(result.output.strip()))
+    files = members(Path(result.stdout.strip()))
     assert not [n for n, v in files.items() if secret.encode() in v]
     har = json.loads(files["calls.har"])
     assert any(

@@ -8,7 +8,7 @@ import typer
 
 from workbench.browse import DEFAULT_PORT
 from workbench.cli.options import Config, Db, Profile
-from workbench.cli.output import clean_errors, say
+from workbench.cli.output import announce_store, clean_errors, say
 
 
 def browse(
@@ -34,6 +34,7 @@ def browse(
     from workbench.browse import browse as serve
 
     with clean_errors():
+        announce_store(profile, db, config)
         code = serve(
             db, profile=profile, config_path=config, port=port, open_browser=open_browser,
             announce=lambda text: say(text, err=True),

@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from workbench.cli.options import Config, Db, Profile
-from workbench.cli.output import clean_errors, say, width
+from workbench.cli.output import announce_partner, announce_store, clean_errors, say, width
 
 
 def doctor(profile: Profile = None, config: Config = None) -> None:
@@ -21,11 +21,12 @@ def doctor(profile: Profile = None, config: Config = None) -> None:
 
     # A check writes nothing: its calls are not recorded, and it creates no database. It
     # answers quickly: one retry, a second at most between attempts (a pull is more patient).
+    with clean_errors():
+        announce_partner(profile, None, config)
     with (
         clean_errors(),
         connect(profile, config_path=config, record=False, max_attempts=2, backoff_max=1.0) as w,
     ):
-        say(f"Profile {w.profile.name!r} ({w.profile.origin})")
         checks = run_checks(w)
         say(render(checks, width=width()))
         w.profile.check_interfaces()  # the same ConfigError as pull and report: exit 2
@@ -71,6 +72,8 @@ def pull(
     from workbench.client import connect
     from workbench.pull import PULL_FAILED, PullInterrupted
 
+    with clean_errors():
+        announce_partner(profile, db, config)
     with clean_errors(), connect(profile, db=db, config_path=config) as w:
         try:
             summary = w.pull(progress=progress, lock_timeout_s=wait)
@@ -138,6 +141,7 @@ def export(
     from workbench.export import export_from_profile
 
     with clean_errors():
+        announce_store(profile, db, config)
         try:
             done = export_from_profile(
                 name, fmt, out, profile=profile, db=db, config_path=config, as_of=as_of,
@@ -193,6 +197,8 @@ def call(
         if not sep or not name.strip():
             raise typer.BadParameter(f"{pair!r}: write NAME=VALUE.", param_hint="--param")
         params[name.strip()] = value
+    with clean_errors():
+        announce_partner(profile, db, config)
     with clean_errors(), connect(profile, db=db, config_path=config) as w:
         answer = w.read(role, path, params=params or None)
         shown = json.dumps(answer, indent=2, ensure_ascii=False)

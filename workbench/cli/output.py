@@ -72,3 +72,29 @@ def clean_errors() -> Iterator[None]:
     except WorkbenchError as exc:
         say(f"Error ({type(exc).__name__}): {exc}", err=True)
         raise typer.Exit(1) from None
+
+
+def announce_partner(profile: str | None, db: str | None, config: str | None) -> None:
+    """Say (on stderr) which profile a command uses, which partner it talks to ("embedded
+    sandbox" included) and which store it records in, its absolute path: a job started in the
+    wrong folder says so on its first line."""
+    from pathlib import Path
+
+    from workbench.config import load_profile
+
+    chosen = load_profile(profile, config_path=config)
+    store = Path(db if db is not None else chosen.db).resolve()
+    say(f"Profile {chosen.name!r} ({chosen.origin}); partner: {chosen.partner}; store: {store}",
+        err=True)  # fmt: skip
+
+
+def announce_store(profile: str | None, db: str | None, config: str | None) -> None:
+    """Say (on stderr) which store a command reads, its absolute path, and whose data it
+    holds ("the embedded sandbox's" included); the partner is not contacted."""
+    from pathlib import Path
+
+    from workbench.config import load_profile
+    from workbench.store.identity import data_source, stored_partner
+
+    path = Path(db if db is not None else load_profile(profile, config_path=config).db)
+    say(f"Store: {path.resolve()} ({data_source(stored_partner(path))})", err=True)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from workbench.cli.options import Config, Db, OutputDir, Profile, RequestId
-from workbench.cli.output import clean_errors, say, warn
+from workbench.cli.output import announce_partner, announce_store, clean_errors, say, warn
 
 if TYPE_CHECKING:
     from workbench.report.job import ReportJob
@@ -168,6 +168,7 @@ def report(
             notify=notify, mail_to=mail_to, attach=attach, export=export, profile=profile,
             db=db, config_path=config,
         )  # fmt: skip
+        (announce_store if no_pull else announce_partner)(profile, db, config)
         from workbench.report.job import run_report_job  # papermill: after the quick checks
 
         job = run_report_job(
@@ -211,6 +212,7 @@ def troubleshoot(
     from workbench.report.job import run_troubleshoot_job
 
     with clean_errors():
+        (announce_store if no_pull else announce_partner)(profile, db, config)
         job = run_troubleshoot_job(
             request_id, bundle_dir=bundle_dir, profile=profile, db=db, config_path=config,
             no_pull=no_pull, output_dir=output_dir, timeout_s=timeout, say=say, warn=warn,
@@ -248,6 +250,7 @@ def bundle(
 
     with clean_errors():
         check_folder(out, parameter="out")
+        announce_store(profile, db, config)
         zip_path = make_bundle_from_profile(
             request_id,
             profile=profile,

@@ -14,7 +14,7 @@ import typer
 
 from workbench.cli.help import Command, Group
 from workbench.cli.options import Config, Db, Profile
-from workbench.cli.output import clean_errors, say, warn
+from workbench.cli.output import announce_partner, clean_errors, say, warn
 
 if TYPE_CHECKING:
     from workbench.sending import PlannedSend, SendOutcome, SendRequest
@@ -209,6 +209,7 @@ def _send(
         return yes or typer.confirm("Send it?", default=False, err=True)
 
     with clean_errors():
+        announce_partner(profile, db, config)
         try:
             outcome = run_send(
                 request, profile=profile, db=db, config_path=config, dry_run=dry_run,

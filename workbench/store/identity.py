@@ -32,10 +32,10 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from workbench._version import __version__
-from workbench.config import GATEWAY_ROLES, normal_url
+from workbench.config import EMBEDDED_SANDBOX, GATEWAY_ROLES, normal_url
 from workbench.errors import ConfigError, StoreError
 from workbench.store.cells import dumps, now_text
-from workbench.store.connection import Connection
+from workbench.store.connection import Connection, open_read_only
 from workbench.store.migrations import read_version, refuse_newer
 
 PARTNER_KEYS = (
@@ -89,12 +89,30 @@ def stored_partner(path: str | Path) -> dict[str, str]:
     when there is no file yet, or it records nobody)."""
     if not Path(path).is_file():
         return {}
-    c = Connection(path, busy_timeout_s=30.0, read_only=True)
-    try:
-        with c.translated():
-            return read_partner(c.conn)
-    finally:
-        c.close()
+    try:  # sqlite3 alone: a report job's check of its store loads no sqlite-utils, no pandas
+        conn = open_read_only(Path(path), busy_timeout_s=30.0)
+        try:
+            return read_partner(conn)
+        finally:
+            conn.close()
+    except sqlite3.Error as exc:
+        raise StoreError(f"Cannot read {path} as a workbench database: {exc}.") from None
+
+
+def data_source(recorded: Mapping[str, str]) -> str:
+    """Whose data a store with ``recorded`` partner keys holds, in words: "data of the
+    embedded sandbox", "data of https://...", or that it records no partner yet."""
+    urls = [recorded[k] for k in ("partner_exchange_url", "partner_gateway_url") if recorded.get(k)]
+    if not urls:
+        return "no partner recorded yet"
+    if any(url == EMBEDDED_SANDBOX for url in urls):
+        return "data of the embedded sandbox"
+    return "data of " + ", ".join(dict.fromkeys(urls))
+
+
+def is_sandbox_data(recorded: Mapping[str, str]) -> bool:
+    """Whether a store with ``recorded`` partner keys holds the embedded sandbox's data."""
+    return EMBEDDED_SANDBOX in recorded.values()
 
 
 def check_partner(
