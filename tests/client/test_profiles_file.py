@@ -137,3 +137,9 @@ def test_every_example_profile_loads(tmp_path: Path, title: str) -> None:
     profile = load_profile(env=dict.fromkeys(names, "issued-value"), config_path=path)
     profile.check_interfaces()
     assert profile.interfaces
+
+
+def test_a_file_that_only_tunes_the_sandbox_chooses_it(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "workbench.toml").write_text('[profiles.sandbox]\ntimezone = "America/Toronto"\n')
+    assert load_profile(env={}).name == "sandbox"

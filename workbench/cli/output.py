@@ -97,4 +97,8 @@ def announce_store(profile: str | None, db: str | None, config: str | None) -> N
     from workbench.store.identity import data_source, stored_partner
 
     path = Path(db if db is not None else load_profile(profile, config_path=config).db)
-    say(f"Store: {path.resolve()} ({data_source(stored_partner(path))})", err=True)
+    try:
+        source = data_source(stored_partner(path)) if path.exists() else "no such file"
+    except WorkbenchError:  # not a store: the command itself says so, with its exit code
+        source = "not readable as a workbench database"
+    say(f"Store: {path.resolve()} ({source})", err=True)

@@ -374,9 +374,10 @@ def _unnamed(
             + ". Nothing ran against the embedded sandbox instead: set the URLs, pass --profile "
             "NAME or --config PATH, or --profile sandbox to use the sandbox on purpose."
         )
-    if profiles:
+    partners = sorted(set(profiles) - {SANDBOX})  # [profiles.sandbox] tunes the sandbox
+    if partners:
         raise ConfigError(
-            f"The profiles file {path} defines {', '.join(sorted(profiles))} but chooses none: "
+            f"The profiles file {path} defines {', '.join(partners)} but chooses none: "
             'pass --profile NAME, set WORKBENCH_PROFILE, or add default_profile = "NAME" to it '
             "(--profile sandbox uses the embedded sandbox)."
         )
