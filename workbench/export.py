@@ -59,6 +59,7 @@ class Exported:
     columns: int
     snapshot: str | None = None
     notes: list[str] = field(default_factory=list)
+    sandbox: bool = False  # the embedded sandbox's data (the file name says so too)
 
 
 def sources(store: Store) -> dict[str, str]:
@@ -131,7 +132,21 @@ def export(
     else:
         frame = store.table(name)
     notes = write_private(path, lambda target: writer(_portable(frame), target, name), force=force)
-    return Exported(path, name, kind, fmt, len(frame), len(frame.columns), snapshot, notes)
+    sandbox = store.holds_sandbox_data()
+    if sandbox and fmt == "xlsx":  # a spreadsheet says so in its title; a csv cannot
+        from workbench.store.identity import SANDBOX_TITLE
+
+        _retitle(path, f"{SANDBOX_TITLE}: {name}")
+    return Exported(path, name, kind, fmt, len(frame), len(frame.columns), snapshot, notes, sandbox)
+
+
+def _retitle(path: Path, title: str) -> None:
+    """Set the title of the xlsx workbook at ``path`` (its document properties)."""
+    from openpyxl import load_workbook
+
+    book = load_workbook(path)
+    book.properties.title = title
+    book.save(path)
 
 
 def list_moment(store: Store, as_of: str | int | None) -> tuple[Any, str]:
@@ -190,7 +205,8 @@ def _target(
     if out is None:
         stamp = f"{datetime.now(UTC):%Y%m%dT%H%M%SZ}"
         past = "" if as_of is None else "-as-of-" + re.sub(r"[^0-9A-Za-z]+", "", str(as_of))
-        out = Path(store.path).parent / "exports" / f"{name}{past}-{stamp}.{fmt}"
+        sandbox = "sandbox-" if store.holds_sandbox_data() else ""
+        out = Path(store.path).parent / "exports" / f"{sandbox}{name}{past}-{stamp}.{fmt}"
     path = Path(out).expanduser().absolute()
     if path.is_dir():
         raise InvalidParameter(f"{path} is a folder: give a file name", parameter="out")

@@ -25,6 +25,7 @@ from workbench.folders import create_private
 from workbench.pesc.fields import environment_of
 from workbench.redact import SENSITIVE_FIELDS, SENSITIVE_HEADERS
 from workbench.store import Store
+from workbench.store.identity import SANDBOX_TITLE
 
 
 def make_bundle(
@@ -64,9 +65,12 @@ def make_bundle(
 
     files = [(f"documents/{d.file_name(n)}", d.text) for n, d in enumerate(found, start=1)]
     environment = environment_of(store.process_codes(rid))
+    sandbox = store.holds_sandbox_data()
     # Ours, masked by value; the HAR masked entry by entry (har.py); documents kept as written.
     members = {
-        "README.txt": red.text(_readme(rid, made, calls, files, red, environment)),
+        "README.txt": red.text(
+            _readme(rid, made, calls, files, red, environment, sandbox_data=sandbox)
+        ),
         "calls.har": json.dumps(har_log(calls, rid, red), indent=2, ensure_ascii=False),
         "timeline.csv": red.text(_timeline_csv(timeline)),
         "validation.json": red.text(
@@ -74,7 +78,8 @@ def make_bundle(
         ),
         **{name: red.text(text, document=True) for name, text in files},
     }
-    return _write_zip(Path(out_dir), rid, made, members)
+    stem = f"sandbox-{rid}" if sandbox else rid
+    return _write_zip(Path(out_dir), stem, made, members)
 
 
 def make_bundle_from_profile(
@@ -129,14 +134,17 @@ def _readme(
     files: list[tuple[str, str]],
     red: Redaction,
     environment: str,
+    *,
+    sandbox_data: bool,
 ) -> str:
     listed = sum(1 for c in calls if c["_listing"])
     secrets = (
         "Secrets: access tokens, client secrets, passwords and subscription keys are replaced "
         f"by [REDACTED]: headers ({', '.join(sorted(SENSITIVE_HEADERS))}) and fields "
         f"({', '.join(sorted(SENSITIVE_FIELDS))}) by name; {red.secret_count} configured "
-        "secret values wherever they appear; anything shaped like a JWT or a Bearer-scheme "
-        "token. Token requests are left out."
+        "secret values, and anything shaped like a JWT or a Bearer-scheme token, in error "
+        "answers and in our own texts. Documents (the partner's answers, and ours) are as "
+        "they were sent, but for an echo of an access token. Token requests are left out."
     )
     if red.personal is None:
         personal = (
@@ -155,7 +163,8 @@ def _readme(
     wrap = textwrap.TextWrapper(
         width=92, initial_indent="  - ", subsequent_indent="    ", break_on_hyphens=False
     )
-    return f"""Support bundle for request {rid}
+    sandbox = f"{SANDBOX_TITLE}: " if sandbox_data else ""
+    return f"""{sandbox}Support bundle for request {rid}
 Made {iso(made)} by workbench {__version__}.
 Environment: {environment} (the DocumentProcessCode of its documents, received and sent).
 

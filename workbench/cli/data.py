@@ -152,7 +152,9 @@ def export(
                 raise
             raise typer.BadParameter(str(exc), param_hint="NAME") from None
     source = f"{done.kind} {done.name}" + (f", {done.snapshot}" if done.snapshot else "")
-    say(f"Wrote {done.rows} rows and {done.columns} columns of {source} as {done.fmt}.", err=True)
+    data = " (the embedded sandbox's data, made up)" if done.sandbox else ""
+    say(f"Wrote {done.rows} rows and {done.columns} columns of {source}{data} as {done.fmt}.",
+        err=True)  # fmt: skip
     for note in done.notes:
         say(f"Note: {note}", err=True)
     typer.echo(str(done.path))

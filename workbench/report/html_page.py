@@ -5,6 +5,7 @@ the network are removed too, for viewers that ignore the policy.
 
 from __future__ import annotations
 
+import html
 import re
 from pathlib import Path
 from typing import Any
@@ -29,14 +30,15 @@ _REMOTE_TAG = re.compile(
     r"|<link\b[^>]*\bhref\s*=\s*[\"']?(?:https?:)?//[^>]*>",
     re.I | re.S,
 )
+_BODY_START = re.compile(r"<body\b[^>]*>", re.I)
 _REMOTE_IMG_SRC = re.compile(
     r"(<img\b[^>]*?)\bsrc\s*=\s*[\"']?(?:https?:)?//[^\s\"'>]*[\"']?", re.I
 )
 
 
-def export_html(nb: Any, path: Path, *, title: str, base: Path) -> Path:
+def export_html(nb: Any, path: Path, *, title: str, base: Path, banner: str | None = None) -> Path:
     """Input and prompts hidden, images embedded (markdown ones relative to ``base``), nothing
-    to fetch; ``<title>`` is ``title``."""
+    to fetch; ``<title>`` is ``title``; ``banner``, when given, is the page's first line."""
     from jinja2 import DictLoader
     from nbconvert import HTMLExporter
 
@@ -55,5 +57,12 @@ def export_html(nb: Any, path: Path, *, title: str, base: Path) -> Path:
         nb, resources={"metadata": {"name": title, "path": str(base)}}
     )
     body = _REMOTE_IMG_SRC.sub(r"\1", _REMOTE_TAG.sub("", body))
+    if banner:
+        line = (
+            '<p class="wb-banner" role="note" data-banner="sandbox" style="background:#fff3cd;'
+            'border:1px solid #c69500;padding:.5em 1em;font-weight:bold;margin:0 0 1em">'
+            f"{html.escape(banner)}</p>"
+        )
+        body = _BODY_START.sub(lambda m: m.group(0) + line, body, count=1)
     path.write_text(body, encoding="utf-8")
     return path

@@ -159,7 +159,8 @@ def run_notebook(
     kernel_name: str | None = None,
 ) -> NotebookRun:
     """Execute ``<notebooks>/<name>.ipynb`` and write ``<output_dir>/<name>-<UTC time>.ipynb``
-    and ``.html``. ``kernel_name`` picks an installed kernelspec instead of this Python.
+    and ``.html``. ``kernel_name`` picks an installed kernelspec instead of this Python. A
+    report of the embedded sandbox's store (its ``db``) says so in its title and first line.
 
     ``ConfigError`` for an unknown notebook or parameter (nothing runs); ``NotebookFailed``
     when a cell raises or runs longer than ``timeout_s`` (both files are written anyway).
@@ -170,7 +171,8 @@ def run_notebook(
     started_at, started = datetime.now(UTC), time.perf_counter()
     ipynb_path = _reserve(Path(output_dir), f"{name}-{started_at:%Y%m%dT%H%M%SZ}")
     html_path = ipynb_path.with_suffix(".html")
-    title = f"{name} report, {started_at:%Y-%m-%d %H:%M} UTC"
+    banner = _banner(values.get("db"))
+    title = f"{banner + ': ' if banner else ''}{name} report, {started_at:%Y-%m-%d %H:%M} UTC"
     seconds = max(1, math.ceil(timeout_s))  # nbclient counts whole seconds
     failure = _execute(source, ipynb_path, values, timeout_s=seconds, kernel_name=kernel_name)
     nb = nbformat.read(ipynb_path, as_version=4)
@@ -180,7 +182,7 @@ def run_notebook(
             error = {"ename": failure[1], "evalue": failure[2], "traceback": [failure[2]]}
             cell.setdefault("outputs", []).append(nbformat.v4.new_output("error", **error))
             nbformat.write(nb, ipynb_path)
-        export_html(nb, html_path, title=f"{title} (failed)", base=source.parent)
+        export_html(nb, html_path, title=f"{title} (failed)", base=source.parent, banner=banner)
         where = (
             f"cell {index + 1} of {count}, line {number} ({line})"
             if index is not None
@@ -196,8 +198,22 @@ def run_notebook(
             ipynb_path=ipynb_path,
             html_path=html_path,
         )
-    export_html(nb, html_path, title=title, base=source.parent)
+    export_html(nb, html_path, title=title, base=source.parent, banner=banner)
     return NotebookRun(ipynb_path, html_path, find_summary(nb), time.perf_counter() - started)
+
+
+def _banner(db: Any) -> str | None:
+    """What heads a report of the store ``db``: that it holds the embedded sandbox's data
+    (made up), or nothing for a partner's (or a store that cannot be read: the notebook says)."""
+    from workbench.errors import WorkbenchError
+    from workbench.store.identity import SANDBOX_TITLE, is_sandbox_data, stored_partner
+
+    if not db:
+        return None
+    try:
+        return SANDBOX_TITLE if is_sandbox_data(stored_partner(str(db))) else None
+    except WorkbenchError:
+        return None
 
 
 def run_report(

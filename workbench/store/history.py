@@ -447,6 +447,13 @@ class History:
         )
         return {code or None: int(count) for code, count in rows}
 
+    def holds_sandbox_data(self) -> bool:
+        """Whether the store holds the embedded sandbox's data (it records it as its partner)."""
+        from workbench.store.identity import is_sandbox_data, read_partner
+
+        with self._c.read() as conn:
+            return is_sandbox_data(read_partner(conn))
+
     def meta(self, key: str) -> str | None:
         """A value of the ``meta`` table (``schema_version``, ``peek_count_learned``...)."""
         rows = self._c.rows("SELECT value FROM meta WHERE key = ?", [key])

@@ -110,6 +110,11 @@ def data_source(recorded: Mapping[str, str]) -> str:
     return "data of " + ", ".join(dict.fromkeys(urls))
 
 
+# What a report, an export or a bundle of the embedded sandbox's data says in its title, so that
+# no one takes it for a partner's.
+SANDBOX_TITLE = "Embedded sandbox data (made up, not a partner's)"
+
+
 def is_sandbox_data(recorded: Mapping[str, str]) -> bool:
     """Whether a store with ``recorded`` partner keys holds the embedded sandbox's data."""
     return EMBEDDED_SANDBOX in recorded.values()
