@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from tests.browser.conftest import ROOT, chromium
+from tests.browser.conftest import chromium
 from workbench import reconcile
 from workbench.report import freshness
 from workbench.store import Store
@@ -52,9 +52,6 @@ def expected_figures(headline: dict) -> dict[str, int]:
 
 @pytest.fixture
 def report_html(browser_db: Path, tmp_path: Path) -> Path:
-    for needed in ("workbench/report/runner.py", "notebooks/reconcile.ipynb"):
-        if not (ROOT / needed).is_file():
-            pytest.skip(f"{needed} is not there yet")
     from workbench.report.runner import run_notebook
 
     run = run_notebook(

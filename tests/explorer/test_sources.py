@@ -46,6 +46,7 @@ def test_sqlite_internals_are_not_offered(analyzed: Explorer) -> None:
 
 def test_every_source_offered_loads(analyzed: Explorer) -> None:
     analyzed.limit.value = 1
+    assert len(analyzed.source.options) > 10  # tables, views and lists, every one tried below
     for _label, source in analyzed.source.options:
         analyzed.source.value = source
         assert "workbench-error" not in analyzed.status.value, source

@@ -53,5 +53,6 @@ def test_the_acknowledgment_of_a_sent_transcript_validates(sandbox_factory, sche
 def test_invalid_share_serves_documents_that_fail_the_schema(sandbox_factory, schemas):
     sb = sandbox_factory(invalid_share=1.0, escaped_share=0.0, initial_requests=6)
     documents = _served(sb, spec.SUPPLIER_REQUEST_PATH, sb.pending_request_ids(), "supplier")
+    assert len(documents) == 6  # every one checked below
     for xml in documents:
         assert schema_errors(schemas, etree.fromstring(xml.encode())) != []

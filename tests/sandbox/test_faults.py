@@ -95,8 +95,10 @@ def test_escaped_share_escapes_some_documents(sandbox_factory):
 
 def test_malformed_share_makes_documents_that_do_not_parse(sandbox_factory):
     sb = sandbox_factory(malformed_share=1.0, escaped_share=0.0, initial_transcripts=5)
+    ids = sb.pending_transcript_ids()
+    assert len(ids) == 5  # every one checked below
     with exchange(sb, "consumer") as client:
-        for transcript_id in sb.pending_transcript_ids():
+        for transcript_id in ids:
             xml = client.get(path(spec.CONSUMER_TRANSCRIPT_PATH, transcript_id)).json()[0]
             with pytest.raises(etree.XMLSyntaxError):
                 etree.fromstring(xml["PESCXML"].encode())

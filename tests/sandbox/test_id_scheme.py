@@ -31,7 +31,9 @@ def _detail(client, template, item_id):
 def test_tracking_scheme_keys_the_api_by_the_tracking_id(sandbox_factory):
     sb = sandbox_factory(id_scheme="tracking")
     with exchange(sb, "supplier") as client:
-        for item in client.get(spec.SUPPLIER_PENDING_PATH).json()[:5]:
+        items = client.get(spec.SUPPLIER_PENDING_PATH).json()[:5]
+        assert len(items) == 5  # every one checked below
+        for item in items:
             xml = pescxml(_detail(client, spec.SUPPLIER_REQUEST_PATH, item["RequestID"])[0])
             assert xpath_text(xml, "RequestTrackingID") == item["RequestID"]
             assert 1 <= len(item["RequestID"]) <= 35
