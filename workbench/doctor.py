@@ -108,10 +108,10 @@ def _checks_of(w: Workbench, role: str) -> list[Check]:
     settings = w.profile.roles.get(role)
     skipped = w.profile.skipped().get(role)
     if settings is None or skipped is not None:
-        detail = (
-            f"not configured (set {env_prefix(role)}* to use it)"
-            if settings is None or not settings.configured
-            else f"skipped: {skipped}"
+        detail = (  # a profile that names its interfaces skips the others, credentials or not
+            f"skipped: {skipped}"
+            if w.profile.interfaces_named
+            else f"not configured (set {env_prefix(role)}* to use it)"
         )
         return [Check(role, "configuration", SKIPPED, detail)]
     try:

@@ -104,7 +104,8 @@ def test_secret_written_in_the_file_is_refused(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("text", "match"),
     [
-        ("[profiles.x]\ngateway_ur = 'https://g'\n", "Unknown setting 'gateway_ur'"),
+        ("[profiles.x]\ngateway_ur = 'https://g'\n", "Unknown setting 'gateway_ur'.*'gateway_url'"),
+        ("[profiles.x.international]\nclient_id = 'c'\n", r"Did you mean 'intl'\?.*\[\.\.\.intl\]"),
         ("[profiles.x]\nconcurrency = 'many'\n", "concurrency.*must be int"),
         ("[profiles.x]\nconcurrency = 0\n", "at least 1"),
         ("[profiles.x]\ngateway_url = 'ftp://g'\n", "must be an http"),

@@ -178,3 +178,13 @@ def test_doctor_answers_a_refused_connection_after_one_retry(tmp_path: Path) -> 
     assert result.exit_code == 1
     assert "after 2 attempt(s) (ConnectError" in result.output
     assert "Connection refused" in result.output  # a short secret never garbles a word
+
+
+def test_an_interface_left_out_by_the_profile_is_skipped_saying_why(
+    sandbox: Sandbox, connect_to
+) -> None:
+    w = connect_to(sandbox, WORKBENCH_INTERFACES="supplier,consumer")
+    checks = run_checks(w).set_index("interface")
+    for role in ("international", "domestic"):  # credentials set, but not in its interfaces
+        assert checks.loc[role, "status"] == SKIPPED
+        assert checks.loc[role, "detail"] == "skipped: not in the profile's interfaces"

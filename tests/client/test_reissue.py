@@ -53,8 +53,12 @@ def test_a_reissue_is_sent_without_force_and_a_duplicate_is_refused(
     with pytest.raises(wb.DuplicateSend, match=f"DocumentID {ids[1]!r}"):  # the same again
         w.supplier.send_transcript(item, reissue)
     accidental = transcript(sandbox, item, version=3)  # a new DocumentID, but no Reissue
-    with pytest.raises(wb.DuplicateSend, match="TransmissionType Reissue"):
+    new_id = wb.pesc.flatten(accidental)["document_id"]
+    with pytest.raises(wb.DuplicateSend) as refused:
         w.supplier.send_transcript(item, accidental)
+    said = str(refused.value)  # it tells this document's DocumentID from the one sent before
+    assert f"another DocumentID ({new_id!r}) but its TransmissionType is not Reissue" in said
+    assert f"DocumentID {ids[1]!r}" in said and said.index(ids[1]) > said.index("outbox entry")
     assert len(sandbox.received) == 2
     w.supplier.send_transcript(item, accidental, force=True)  # the rare true resend
     assert len(sandbox.received) == 3

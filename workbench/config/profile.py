@@ -30,6 +30,7 @@ the embedded sandbox is never used by accident.
 
 from __future__ import annotations
 
+import difflib
 import functools
 import ipaddress
 import math
@@ -486,10 +487,12 @@ def _check_table(table: Any, where: str) -> None:
             for sub in value:
                 _check_key(sub, allowed, f"[...{key}] of {where}")
         else:
-            _check_key(key, profile_keys, where)
+            _check_key(key, profile_keys, where, tables=(*ROLE_SECTIONS, "smtp"))
 
 
-def _check_key(key: str, allowed: Mapping[str, Setting], where: str) -> None:
+def _check_key(
+    key: str, allowed: Mapping[str, Setting], where: str, *, tables: tuple[str, ...] = ()
+) -> None:
     if key not in allowed:
         secret = next((s for s in allowed.values() if s.secret and s.key == key), None)
         if secret is not None:
@@ -497,8 +500,14 @@ def _check_key(key: str, allowed: Mapping[str, Setting], where: str) -> None:
                 f"{key} in {where}: secrets are not kept in files. Put the secret in an "
                 f'environment variable and name it instead: {key}_env = "NAME_OF_THE_VARIABLE".'
             )
+        sections = f"; and the tables [...{'], [...'.join(tables)}]" if tables else ""
+        names = {**dict.fromkeys(allowed), **dict.fromkeys(tables), "international": None}
+        close = difflib.get_close_matches(key, names, n=1)
+        guess = "intl" if close == ["international"] else close[0] if close else None
+        hint = f" Did you mean {guess!r}?" if guess else ""
         raise ConfigError(
-            f"Unknown setting {key!r} in {where}; known: {', '.join(sorted(allowed))}."
+            f"Unknown setting {key!r} in {where}.{hint} Known: {', '.join(sorted(allowed))}"
+            f"{sections}."
         )
 
 

@@ -100,7 +100,8 @@ class Outbox:
         with self._c.write(durable=True) as conn:
             found = _blocking(conn, operation, request_id, version)
             if found and not force:
-                raise _duplicate(operation, request_id, found, digest)
+                this = (clean_flat or {}).get("document_id")
+                raise _duplicate(operation, request_id, found, digest, this=this)
             cursor = conn.execute(
                 "INSERT INTO outbox (operation, request_id, state, forced, payload, "
                 "payload_sha256, payload_flat, created_at, updated_at, run_id, pid, host) "
@@ -136,7 +137,9 @@ class Outbox:
         version = sent_version(operation, {"document_id": document_id}, renews=renews)
         with self._c.read() as conn:
             found = _blocking(conn, operation, request_id, version)
-        return _duplicate(operation, request_id, found, None, hint=hint) if found else None
+        if not found:
+            return None
+        return _duplicate(operation, request_id, found, None, hint=hint, this=document_id)
 
     def mark_sent(
         self,
@@ -318,17 +321,20 @@ def _duplicate(
     digest: str | None,
     *,
     hint: str = "",
+    this: Any = None,
 ) -> DuplicateSend:
+    """The refusal of a send that ``found`` (the entry blocking it) already made; ``this``:
+    the DocumentID of the document refused, to say how it differs."""
     entry_id, state, since, sent_digest, pid, document_id = found
+    version = f"DocumentID {document_id!r}" if document_id else "a DocumentID not recorded"
     entry = f"outbox entry {entry_id}"
     if digest is not None:
         entry += ", the same payload" if sent_digest == digest else ", a different payload"
     subject = repr(request_id)
-    version = f"DocumentID {document_id!r}" if document_id else "a DocumentID not recorded"
     if operation == "send_acknowledgment":  # refused per version (see sent_version)
         subject += f" that acknowledges {version}"
     else:
-        subject += f" ({version})"
+        entry += f", {version}"
     what = {
         "sent": f"was already sent at {since}",
         "uncertain": (
@@ -340,9 +346,14 @@ def _duplicate(
             f"pid {pid}); if that process is gone the next pull settles it,"
         ),
     }[state]
+    renewal = (
+        "To send a corrected transcript, give it a new DocumentID and TransmissionType Reissue"
+        if not (this and document_id and str(this) != str(document_id))
+        else f"This one has another DocumentID ({this!r}) but its TransmissionType is not "
+        "Reissue: to send it as a correction, make it Reissue"
+    )
     again = {
-        "send_transcript": "To send a corrected transcript, give it a new DocumentID and "
-        "TransmissionType Reissue: a re-issue is a send of its own. ",
+        "send_transcript": f"{renewal}: a re-issue is a send of its own. ",
         "send_response": "A response to the request's cancellation is a send of its own (pull "
         "first if the store does not hold the cancellation yet). ",
     }.get(operation, "")
