@@ -123,7 +123,8 @@ def _checks_of(w: Workbench, role: str) -> list[Check]:
         token = auth.token(force=True)
     except WorkbenchError as exc:
         return [Check(role, "token", FAILED, type(exc).__name__, str(exc))]
-    detail = f"{auth.grant} grant, scope {token.scope or settings.scope}, {_lifetime(token)}"
+    scope = token.scope or settings.scope
+    detail = f"{auth.grant} grant, {f'scope {scope}' if scope else 'no scope'}, {_lifetime(token)}"
     checks = [Check(role, "token", OK, detail)]
     for name, read in READS[role]:
         checks.append(_read(role, name, read, w))

@@ -182,8 +182,8 @@ def pull(
     ``StoreError`` saying who holds it.
     """
     profile = session.profile
-    started = time.perf_counter()
     with store.run_lock(timeout_s=lock_timeout_s):
+        started = time.perf_counter()  # the run's own time, not the wait for another's
         run_id = store.begin_run(kind="pull", profile=profile.name)
         summary = PullSummary(run_id=run_id, skipped=profile.skipped())
         unrecorded = session.unrecorded

@@ -86,8 +86,10 @@ def test_a_url_with_credentials_in_it_is_refused_naming_the_setting(url: str) ->
 
 
 def test_hostile_profile_files_are_refused_in_one_line(tmp_path: Path) -> None:
-    deep = tmp_path / "deep.toml"
-    deep.write_text("x = " + "[" * 100_000 + "]" * 100_000 + "\n")
+    deep = tmp_path / "deep.toml"  # across lines, so that no line is long
+    deep.write_text("x = " + "[\n" * 100_000 + "]\n" * 100_000)
+    header = tmp_path / "header.toml"  # a table header 100,000 keys deep: slow, not recursive
+    header.write_text("[" + ".".join(["a"] * 100_000) + "]\n")
     big = tmp_path / "big.toml"
     big.write_text("# " + "x" * 2_000_000 + "\n")
     fifo = tmp_path / "fifo.toml"
@@ -97,6 +99,7 @@ def test_hostile_profile_files_are_refused_in_one_line(tmp_path: Path) -> None:
         Path("/dev/zero"): "not a regular file",
         fifo: "not a regular file",
         deep: "nests its tables or arrays too deep",
+        header: "has a line of 200,001 characters",
         big: "holds at most",
     }
     for path, message in cases.items():
@@ -117,6 +120,25 @@ def _refusal(path: Path) -> BaseException:
     except BaseException as exc:
         return exc
     raise AssertionError(f"{path} was read")
+
+
+@pytest.mark.parametrize(
+    "text", ['[profile.prod]\nexchange_url = "https://x.example"\n', "x = 1\n"]
+)
+def test_a_misspelt_profiles_file_is_refused_not_left_to_the_sandbox(tmp_path, text) -> None:
+    path = tmp_path / "workbench.toml"
+    path.write_text(text)
+    with pytest.raises(wb.ConfigError, match="Unknown key .* at the top of") as refused:
+        load_profile(env={}, config_path=path)
+    if "profile." in text:
+        assert "Did you mean 'profiles'?" in str(refused.value)
+
+
+def test_a_url_with_credentials_shows_neither(tmp_path) -> None:
+    for url in ("http://TOKEN@x.example/exchange", "http://svc%3ATOKEN@x.example"):
+        with pytest.raises(wb.ConfigError) as refused:
+            load_profile(env={"WORKBENCH_EXCHANGE_URL": url})
+        assert "TOKEN" not in str(refused.value) and "***@x.example" in str(refused.value)
 
 
 def test_the_configuration_reference_is_current() -> None:

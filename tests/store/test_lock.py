@@ -93,3 +93,16 @@ def test_a_store_reached_through_a_symbolic_link_is_locked_as_its_file(db_path: 
     assert not link.with_name("link.db.lock").exists()
     real.close()
     linked.close()
+
+
+def test_a_pull_that_waits_for_another_says_so_before_waiting(db_path: Path, caplog) -> None:
+    first, second = Store(db_path), Store(db_path)
+    with (
+        first.run_lock(timeout_s=1),
+        pytest.raises(StoreError, match="waited 0.2 s"),
+        second.run_lock(timeout_s=0.2),
+    ):
+        pass  # pragma: no cover - never entered
+    assert f"(pid {os.getpid()}" in caplog.text and "waiting for it, 0.2 s at most" in caplog.text
+    first.close()
+    second.close()

@@ -20,6 +20,9 @@ from workbench.errors import ConfigError
 DEFAULT_CONFIG = "workbench.toml"
 # A profiles file is a few kilobytes; anything larger is not one (or is /dev/zero).
 MAX_CONFIG_BYTES = 1024 * 1024
+# Its lines are short: one of tens of thousands of characters is a nesting made to be slow
+# (a table header 100,000 keys deep takes tomllib half a minute), never a setting.
+MAX_LINE_CHARACTERS = 4096
 
 
 def user_config_dir(env: Mapping[str, str]) -> Path:
@@ -81,7 +84,14 @@ def read_config(path: Path) -> dict[str, Any]:
             raw = handle.read(MAX_CONFIG_BYTES + 1)
         if len(raw) > MAX_CONFIG_BYTES:  # it grew while we read it
             raise ConfigError(f"Profiles file {path} is larger than {MAX_CONFIG_BYTES:,} bytes.")
-        return tomllib.loads(raw.decode("utf-8"))
+        text = raw.decode("utf-8")
+        longest = max(map(len, text.splitlines()), default=0)
+        if longest > MAX_LINE_CHARACTERS:
+            raise ConfigError(
+                f"Profiles file {path} has a line of {longest:,} characters; a profiles file's "
+                f"lines hold at most {MAX_LINE_CHARACTERS:,}. Check that it is the right file."
+            )
+        return tomllib.loads(text)
     except OSError as exc:
         raise ConfigError(f"Profiles file {path} cannot be read: {exc.strerror}.") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:

@@ -300,6 +300,14 @@ def load_profile(
     path, looked = find_config(config_path, env)
     document = read_config(path) if path is not None else {}
     where_file = str(path) if path is not None else "the profiles file"
+    unknown = sorted(set(document) - {"profiles", "default_profile"})
+    if unknown:  # a misspelt [profile.prod] must not leave the sandbox to run instead
+        close = difflib.get_close_matches(unknown[0], ["profiles", "default_profile"], n=1)
+        hint = f" Did you mean {close[0]!r}?" if close else ""
+        raise ConfigError(
+            f"Unknown key {unknown[0]!r} at the top of {where_file}.{hint} A profiles file "
+            'holds default_profile = "NAME" and [profiles.NAME] tables (docs/configuration.md).'
+        )
     profiles = document.get("profiles", {})
     if not isinstance(profiles, dict):
         raise ConfigError(f"'profiles' in {where_file} must be a table of [profiles.NAME] tables.")
@@ -309,18 +317,22 @@ def load_profile(
             f"default_profile in {where_file} must be a profile name in quotes, such as "
             f'default_profile = "prod"; got {type(default).__name__} {default!r}.'
         )
+    chosen_by = (
+        "--profile" if name else "WORKBENCH_PROFILE" if env.get("WORKBENCH_PROFILE") else None
+    )
     name = name or env.get("WORKBENCH_PROFILE") or default or _unnamed(env, profiles, path, looked)
     if name not in (SANDBOX, ENV_ONLY) and name not in profiles:
+        other = f"or another {chosen_by}" if chosen_by else f"or change default_profile in {path}"
         if path is None:
             raise ConfigError(
                 f"Profile {name!r} is not defined: there is no profiles file (looked for "
                 f"{', '.join(map(str, looked))}). Create one with a [profiles.{name}] table, "
-                "pass --config PATH, or unset WORKBENCH_PROFILE."
+                f"pass --config PATH, {other}."
             )
         known = ", ".join(sorted(profiles)) or "none"
         raise ConfigError(
             f"Profile {name!r} is not defined: add [profiles.{name}] to {path} "
-            f"(profiles there: {known}), or unset WORKBENCH_PROFILE."
+            f"(profiles there: {known}), {other}."
         )
     table = profiles.get(name, {})
     _check_table(table, f"[profiles.{name}] of {where_file}")
@@ -369,7 +381,8 @@ def _unnamed(
     if partner:
         raise ConfigError(
             f"{', '.join(partner)} {'is' if len(partner) == 1 else 'are'} set, but no profile "
-            "uses it: no partner URL variable is set (WORKBENCH_GATEWAY_URL, "
+            f"uses {'it' if len(partner) == 1 else 'them'}: no partner URL variable is set "
+            "(WORKBENCH_GATEWAY_URL, "
             "WORKBENCH_EXCHANGE_URL) and no profile is chosen"
             + (f" from {path}" if path else f" (no profiles file at {', '.join(map(str, looked))})")
             + ". Nothing ran against the embedded sandbox instead: set the URLs, pass --profile "
@@ -590,13 +603,11 @@ class _Settings:
 
 
 def _shown_url(url: str) -> str:
-    """``url`` with any password in it hidden, for messages."""
+    """``url`` with its user name and password hidden (either may be a token), for messages."""
     parts = urlsplit(url)
-    if parts.password is None:
+    if "@" not in parts.netloc:
         return url
-    netloc = parts.netloc.rpartition("@")
-    user = netloc[0].partition(":")[0]
-    return urlunsplit(parts._replace(netloc=f"{user}:***@{netloc[2]}"))
+    return urlunsplit(parts._replace(netloc=f"***@{parts.netloc.rpartition('@')[2]}"))
 
 
 def parse_bool(text: str) -> bool:

@@ -13,6 +13,7 @@ waiter hold the deleted file while a newcomer locks a new one at the same path.
 
 from __future__ import annotations
 
+import logging
 import os
 import socket
 import sqlite3
@@ -26,6 +27,7 @@ from workbench.store.cells import now_text
 from workbench.store.connection import Connection
 
 LOCK_NAME = "pull"
+logger = logging.getLogger(__name__)
 
 
 def lock_path(db_path: Path) -> Path:
@@ -40,10 +42,18 @@ def run_lock(c: Connection, *, timeout_s: float) -> Iterator[None]:
     """Hold the pull lock of ``c``'s database for the ``with`` block."""
     path = lock_path(c.path)
     _check_lock_file(path)
-    holder = sqlite3.connect(str(path), timeout=max(timeout_s, 0.0), isolation_level=None)
+    holder = sqlite3.connect(str(path), timeout=0, isolation_level=None)
     try:
         try:
-            holder.execute("BEGIN EXCLUSIVE")
+            try:
+                holder.execute("BEGIN EXCLUSIVE")
+            except sqlite3.OperationalError as busy:
+                if "locked" not in str(busy).lower() or timeout_s <= 0:
+                    raise
+                # Said before waiting, so a pull that seems to hang says why.
+                logger.warning("%s", _busy_message(c, timeout_s, waiting=True))
+                holder.execute(f"PRAGMA busy_timeout = {int(timeout_s * 1000)}")
+                holder.execute("BEGIN EXCLUSIVE")
         except sqlite3.DatabaseError as exc:
             text = str(exc).lower()
             if "locked" in text or "busy" in text:
@@ -88,13 +98,18 @@ def _check_lock_file(path: Path) -> None:
     )
 
 
-def _busy_message(c: Connection, timeout_s: float) -> str:
+def _busy_message(c: Connection, timeout_s: float, *, waiting: bool = False) -> str:
     rows = c.rows("SELECT pid, host, since FROM locks WHERE name = ?", (LOCK_NAME,))
     who = ""
     if rows:
         pid, host, since = rows[0]
         where = "" if host == socket.gethostname() else f" on {host}"
         who = f" (pid {pid}{where} since {since})"
+    if waiting:
+        return (
+            f"Another pull is running on {c.path.resolve()}{who}: waiting for it, "
+            f"{timeout_s:g} s at most (--wait)."
+        )
     return (
         f"Another pull is running on {c.path.resolve()}{who}; waited {timeout_s:g} s. Wait for "
         "it to finish and try again, or stop that process (its lock is released the moment it "
