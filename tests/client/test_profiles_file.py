@@ -128,7 +128,7 @@ def _refusal(path: Path) -> BaseException:
 def test_a_misspelt_profiles_file_is_refused_not_left_to_the_sandbox(tmp_path, text) -> None:
     path = tmp_path / "workbench.toml"
     path.write_text(text)
-    with pytest.raises(wb.ConfigError, match="Unknown key .* at the top of") as refused:
+    with pytest.raises(wb.ConfigError, match=r"Unknown key .* at the top of") as refused:
         load_profile(env={}, config_path=path)
     if "profile." in text:
         assert "Did you mean 'profiles'?" in str(refused.value)

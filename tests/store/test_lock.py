@@ -99,7 +99,7 @@ def test_a_pull_that_waits_for_another_says_so_before_waiting(db_path: Path, cap
     first, second = Store(db_path), Store(db_path)
     with (
         first.run_lock(timeout_s=1),
-        pytest.raises(StoreError, match="waited 0.2 s"),
+        pytest.raises(StoreError, match=r"waited 0\.2 s"),
         second.run_lock(timeout_s=0.2),
     ):
         pass  # pragma: no cover - never entered
