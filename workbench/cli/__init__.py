@@ -74,4 +74,7 @@ app.add_typer(store.app, name="store")
 
 def main() -> None:
     """Entry point of the console script."""
+    from workbench.cli.output import show_library_warnings
+
+    show_library_warnings()
     app()

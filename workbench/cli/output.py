@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import shutil
 import sys
@@ -102,3 +103,23 @@ def announce_store(profile: str | None, db: str | None, config: str | None) -> N
     except WorkbenchError:  # not a store: the command itself says so, with its exit code
         source = "not readable as a workbench database"
     say(f"Store: {path.resolve()} ({source})", err=True)
+
+
+class _Warnings(logging.Handler):
+    """The library's warnings, printed as the CLI prints: control characters escaped, wrapped
+    at the terminal's width."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            warn(self.format(record))
+        except Exception:  # a warning must never fail the command
+            self.handleError(record)
+
+
+def show_library_warnings() -> None:
+    """Route the ``workbench`` loggers' warnings to :func:`warn` (once per process)."""
+    root = logging.getLogger("workbench")
+    if not any(isinstance(h, _Warnings) for h in root.handlers):
+        handler = _Warnings(level=logging.WARNING)
+        root.addHandler(handler)
+        root.propagate = False
