@@ -20,7 +20,7 @@ import pandas as pd
 
 from workbench.errors import WorkbenchError
 from workbench.explorer.query import Order
-from workbench.report.markup import heading, local_time, plain
+from workbench.report.markup import clock, heading, plain
 from workbench.report.troubleshoot import RequestDocument, documents_section
 
 MAX_CELL = 120  # characters of a cell shown in a table; the rest is cut with an ellipsis
@@ -66,7 +66,7 @@ def cell_text(value: Any, *, max_chars: int = MAX_CELL, tz: str | None = None) -
     """A cell as short plain text: missing is empty, a time to the second in zone ``tz``
     (None: UTC), long text cut with ``…``."""
     if isinstance(value, datetime) and not pd.isna(value):
-        return local_time(value, tz).strftime("%Y-%m-%d %H:%M:%S")
+        return clock(value, tz, seconds=True)
     text = plain(value)
     return text if len(text) <= max_chars else text[: max_chars - 1] + "…"
 
