@@ -468,7 +468,8 @@ def test_an_implausible_time_is_listed_and_counted_when_first_seen(odd_db: Path)
         ("domestic", "y9", "occurredAt", "9999-12-31T23:59:59Z"),
         ("placement", "n1", "eventInfo.timestamp", "0001-01-01T00:00:00Z"),
     ]
-    assert "3 events gave times outside the plausible dates" in html
+    assert "Times outside the plausible dates" in html
+    assert "3 events gave times outside the plausible dates" in html  # the per-day table's note
     assert "3 events gave times outside the plausible dates" in breakdown
     # the latest are the latest plausible ones; the odd ones show their value, marked
     assert latest["event_id"].tolist() == ["d4", "d5", "y9"]  # y9 by when first seen

@@ -549,7 +549,10 @@ def events_section(store: Store, *, max_rows: int = 200, tz: str | None = None) 
         listed = (
             f'<div class="wb-problems" data-problems="{len(problems)}">'
             + heading("Data problems", 4)
-            + paragraph(implausible_note(len(problems)))
+            + paragraph(
+                f"Times outside the plausible dates ({WINDOW}): each event is counted "
+                "at the time it was first seen instead."
+            )
             + table(problems, max_rows=max_rows, tz=tz)
             + "</div>"
         )
