@@ -97,14 +97,8 @@ _DO_NOT_RESEND = (
     "Do not resend blindly: run `workbench pull` to settle it from the partner's list; if it "
     "stays uncertain, ask the partner whether it arrived, and resend only if it did not: {resend}."
 )  # {resend}: the command and call of the send, forced
-# What holds a failed check's expected value (its ``found`` is the ``subject``'s), by check
-# and field: the detail names both sides.
-_HOLDERS = {
-    ("tracking_id", "document_id"): "transcript sent",
-    ("ack_totals", "supplier"): "transcript sent",
-    ("ack_totals", "consumer"): "transcript received",
-    ("tracking_id", "consumer"): "transcript received",
-}
+# A failed check's pieces name both sides: ``holder`` holds ``expected`` (``_holders``), the
+# ``subject`` holds ``found``.
 _SIDES = "{label} ({holder}: {expected} · {subject}: {found})"
 _FIELD_LABELS = {
     "student_first_name": "first name",
@@ -195,18 +189,21 @@ def _part(
 
 # The characters a shell word may hold unquoted (``shlex.quote``'s).
 _PLAIN = r"[\w@%+=:,./-]+"
+_UNPLAIN = re.compile(r"[^\w@%+=:,./\n-]|^-", re.ASCII | re.MULTILINE)  # over ids, one a line
 
 
 def _quoted(ids: pd.Series) -> dict[str, np.ndarray]:
     """Each id as one shell word (``sh``: ``shlex.quote``, after ``--`` when it starts with a
     dash, so no command reads it as an option) and as a Python string (``py``). Plain ids,
-    nearly all of them, are written as they are, without a call per id."""
+    nearly always all of them (one scan tells), are written as they are."""
     values = ids.astype(TEXT).fillna("")
-    plain = values.str.fullmatch(_PLAIN, flags=re.ASCII).to_numpy(dtype=bool)
-    dashed = values.str.startswith("-").to_numpy(dtype=bool)
     raw = values.to_numpy(dtype=object)
     sh = raw.copy()
     py = ("'" + values + "'").to_numpy(dtype=object)
+    if not _UNPLAIN.search("\n".join(raw)):
+        return {"sh": sh, "py": py}
+    plain = values.str.fullmatch(_PLAIN, flags=re.ASCII).to_numpy(dtype=bool)
+    dashed = values.str.startswith("-").to_numpy(dtype=bool)
     for i in np.flatnonzero(~plain | dashed):
         sh[i] = ("-- " if dashed[i] else "") + shlex.quote(raw[i])
     for i in np.flatnonzero(~plain):
@@ -315,16 +312,26 @@ def _dates(frame: pd.DataFrame, side: str, noun: str) -> pd.DataFrame:
                  "it.")  # fmt: skip
 
 
+def _holders(rows: pd.DataFrame) -> np.ndarray:
+    """What holds each failed check's ``expected`` value: the transcript we sent (its
+    DocumentID, its counts), the transcript received (on the consumer side), else the request."""
+    supplier = (rows["side"] == "supplier").fillna(False).to_numpy(dtype=bool)
+    ours = (rows["field"] == "document_id") | ((rows["check"] == "ack_totals") & supplier)
+    return np.select(
+        [ours.fillna(False).to_numpy(dtype=bool), ~supplier],
+        ["transcript sent", "transcript received"],
+        default="request",
+    ).astype(object)
+
+
 def _joined(rows: pd.DataFrame, template: str = _SIDES) -> pd.DataFrame:
     """One row per (side, id) of failed checks: their pieces (``template`` over each, naming
     both sides: ``holder`` holds ``expected``, ``subject`` ``found``) joined with ``; ``, the
     first outbox id and subject, and whether a serious identity field is among them."""
     rows = rows.sort_values(["side", "id"], kind="stable")
-    by_field = pd.Series(list(zip(rows["check"], rows["field"], strict=True)), index=rows.index)
-    by_side = pd.Series(list(zip(rows["check"], rows["side"], strict=True)), index=rows.index)
     rows = rows.assign(
         label=rows["field"].map(_FIELD_LABELS).fillna(rows["field"]),
-        holder=by_field.map(_HOLDERS).fillna(by_side.map(_HOLDERS)).fillna("request"),
+        holder=_holders(rows),
         expected=rows["expected"].fillna("not stated"),
         found=rows["found"].fillna("not stated"),
     )
