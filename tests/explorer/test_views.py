@@ -155,6 +155,7 @@ def test_our_transcript_next_to_the_acknowledgment_totals(explorer: Explorer) ->
     assert "Our transcript against the partner&#x27;s acknowledgment" in html
     courses = len(pesc.to_frames(str(sent["payload"].iloc[0]))["courses"])
     assert f'<tr data-total="courses"><td>courses</td><td>{courses}</td><td>{courses}</td>' in html
+    assert "<th>our transcript (sent)</th><th>the partner&#x27;s acknowledgment</th>" in html
     # an acknowledgment that counted otherwise is marked
     found = request_documents(explorer.store, rid)
     ack = found[-1]
@@ -168,6 +169,31 @@ def test_our_transcript_next_to_the_acknowledgment_totals(explorer: Explorer) ->
     assert f"<td>{courses}</td><td>{courses + 1}</td>" in row
     assert 'class="workbench-mismatch">differs' in row
     assert ack_totals_html(found[:1]) == ""  # nothing sent: nothing to set side by side
+
+
+def _row(html: str, label: str) -> str:
+    return html.split(f'<tr data-total="{label}">', 1)[1].split("</tr>", 1)[0]
+
+
+def test_a_field_the_acknowledgment_leaves_out_is_not_stated_not_differing(
+    explorer: Explorer,
+) -> None:
+    """An acknowledgment without the student's birth date says nothing of it: no red
+    "differs"; one without its CourseTotal leaves out what it owes."""
+    sent = explorer.store.table("outbox", where="operation = 'send_transcript'")
+    found = request_documents(explorer.store, str(sent["request_id"].iloc[0]))
+    ack = found[-1]
+    assert "<BirthDate>" in ack.text and "<CourseTotal>" in ack.text
+    changed = re.sub(r"<BirthDate>[^<]*</BirthDate>", "", ack.text)
+    changed = re.sub(r"<CourseTotal>[^<]*</CourseTotal>", "", changed)
+    doctored = [*found[:-1], type(ack)(**{**ack.__dict__, "text": changed})]
+    shown = ack_totals_html(doctored)
+    birth = _row(shown, "birth date")
+    assert re.search(r"<td>\d{4}-\d\d-\d\d</td><td>not stated</td>", birth)
+    assert '<td class="workbench-unstated">not stated by the acknowledgment</td>' in birth
+    assert "differs" not in birth and "mismatch" not in birth
+    assert "not stated by the acknowledgment (a required total)" in _row(shown, "courses")
+    assert _row(shown, "student last name").endswith("<td>same</td>")
 
 
 def test_a_diff_between_any_two_versions(explorer: Explorer) -> None:

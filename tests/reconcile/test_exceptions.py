@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import UTC, datetime
 
 import pandas as pd
 import pytest
 
-from tests.reconcile.builders import NOW, Partner, request_flat, transcript_flat
+from tests.reconcile.builders import NOW, Partner, days_ago, request_flat, transcript_flat
 from workbench import reconcile
 
 EXPECTED = {
@@ -32,7 +33,10 @@ EXPECTED = {
     ("closed_elsewhere", "R-GONE", "supplier", "low"),
     ("closed_elsewhere", "T-GONE", "consumer", "low"),
     ("schema_invalid", "T-INVALID", "consumer", "low"),
+    ("implausible_date", "R-EPOCH", "supplier", "low"),
+    ("implausible_date", "T-NEVER", "consumer", "low"),
 }
+YEAR_ONE = datetime(1, 1, 1, 9, tzinfo=UTC)
 
 
 @pytest.fixture(scope="module")
@@ -83,6 +87,20 @@ def rec(module_partner: Callable[[], Partner]) -> reconcile.Reconciliation:
     p.transcript("T-GONE", flat=transcript_flat("T-GONE", **student()))
     p.transcript("T-INVALID", validation={"status": "invalid", "errors": ["Birthday: '1210'"]},
                  flat=transcript_flat("T-INVALID", **student()))  # fmt: skip
+    # A RequestDate of year 1 and one of 9999, as a partner may send them: kept, not used.
+    for item, upsert, flat, dated in (
+        ("R-EPOCH", p.store.upsert_request, request_flat("R-EPOCH"), YEAR_ONE),
+        ("T-NEVER", p.store.upsert_transcript, transcript_flat("T-NEVER", **student()),
+         datetime(9999, 12, 31, 9, tzinfo=UTC)),
+    ):  # fmt: skip
+        upsert(
+            item,
+            request_date=dated,
+            seen_at=days_ago(1),
+            flat=flat,
+            detail={"RequestID": item, "PESCXML": "<x/>"},
+            validation={"status": "valid"},
+        )
     p.list_requests("R-TRK", "R-BROKEN", "R-LATE", "R-VERY-LATE", "R-GONE")
     p.list_transcripts("T-TOTALS", "T-UNSURE", "T-BROKEN", "T-LATE", "T-GONE", "T-INVALID")
     p.list_requests("R-TRK", "R-BROKEN", "R-LATE", "R-VERY-LATE")
@@ -121,29 +139,45 @@ def _row(rec: reconcile.Reconciliation, kind: str, item: str) -> pd.Series:
     ("kind", "item", "detail", "action"),
     [
         ("response_overdue", "R-LATE", "has had no response for 8.0 days (SLA 5)",
-         "Send a TranscriptResponse (Hold or TranscriptRequestReceived) — open 8.0 days, SLA 5"),
+         "Send a TranscriptResponse (Hold or TranscriptRequestReceived): `workbench send "
+         "response --status TranscriptRequestReceived R-LATE` — open 8.0 days, SLA 5"),
         ("ack_overdue", "T-LATE", "awaited our acknowledgment for 6.0 days (SLA 5)",
-         "w.consumer.send_acknowledgment('T-LATE') — waiting 6.0 days, SLA 5"),
-        ("identity_mismatch", "R-WHO", "OEN 123456789 vs 000000000", "withdraw it"),
-        ("identity_mismatch", "R-NAME", "last name Tremblay vs Smith", "registrar"),
-        ("tracking_id_mismatch", "R-TRK", "acknowledgment received: RequestTrackingID C2, not C1",
+         "`workbench send ack T-LATE` (Python: `w.consumer.send_acknowledgment('T-LATE')`) — "
+         "waiting 6.0 days, SLA 5"),
+        ("identity_mismatch", "R-WHO", "OEN (request: 123456789 · transcript sent: 000000000)",
+         "withdraw it"),
+        ("identity_mismatch", "R-NAME", "last name (request: Tremblay · transcript sent: Smith)",
+         "registrar"),
+        ("tracking_id_mismatch", "R-TRK",
+         "RequestTrackingID (request: C1 · acknowledgment received: C2)",
          "`workbench bundle R-TRK`"),
-        ("tracking_id_mismatch", "R-OURS", "response sent: RequestTrackingID R-SOMEONE, not "
-         "R-OURS", "A document we sent names another request: check outbox entry"),
-        ("ack_mismatch", "R-TOTALS", "awards 2 counted, 1 acknowledged", "force=True"),
-        ("ack_mismatch", "T-TOTALS", "courses 12 counted, 10 acknowledged",
-         "w.consumer.send_acknowledgment('T-TOTALS', force=True)"),
-        ("uncertain_send", "R-UNSURE", "send_response is uncertain since", "Do not resend"),
-        ("uncertain_send", "T-UNSURE", "send_acknowledgment is uncertain", "run a pull"),
+        ("tracking_id_mismatch", "R-OURS", "RequestTrackingID (request: R-OURS · response sent: "
+         "R-SOMEONE)", "(`workbench troubleshoot R-OURS`) and tell the partner"),
+        ("ack_mismatch", "R-TOTALS", "awards (transcript sent: 2 · acknowledgment received: 1)",
+         "`workbench send transcript --force R-TOTALS FILE` (Python: "
+         "`w.supplier.send_transcript('R-TOTALS', xml, force=True)`)"),
+        ("ack_mismatch", "T-TOTALS", "courses (transcript received: 12 · acknowledgment sent: 10)",
+         "`workbench send ack --force T-TOTALS` "
+         "(Python: `w.consumer.send_acknowledgment('T-TOTALS', force=True)`)"),
+        ("uncertain_send", "R-UNSURE", "send_response is uncertain since",
+         "`workbench send response --status STATUS --force R-UNSURE`"),
+        ("uncertain_send", "T-UNSURE", "send_acknowledgment is uncertain",
+         "run `workbench pull`"),
         ("parse_error", "T-BROKEN", "does not parse: malformed: a raw &", "well-formed"),
         ("hold_overdue", "R-HOLD", "Response Hold (reason: TranscriptFee) planned release "
          "2026-03-05, 5.4 days ago", "new PlannedReleaseDate"),
         ("transcript_unacknowledged", "R-NOACK", "no acknowledgment of it is recorded",
          "we sent 2 awards, 12 courses"),
         ("reissued_after_ack", "T-REISSUED", "Version 2 (Reissue) arrived after our "
-         "acknowledgment of version 1", "w.consumer.send_acknowledgment('T-REISSUED')."),
+         "acknowledgment of version 1", "`workbench troubleshoot T-REISSUED`"),
         ("duplicate_transcript", "T-AGAIN", "Same student (oen: Tremblay, Emma) and source "
-         "(St. Brendan's College) as transcript T-FIRST", "acknowledge both"),
+         "(St. Brendan's College) as transcript T-FIRST",
+         "acknowledge both (`workbench send ack T-AGAIN`"),
+        ("response_overdue", "R-VERY-LATE", "dated 2026-02-26 09:00 UTC",
+         "`workbench send response --status TranscriptRequestReceived R-VERY-LATE`"),
+        ("implausible_date", "R-EPOCH", "RequestDate is 0001-01-01 09:00 UTC, outside the "
+         "plausible dates", "`workbench bundle R-EPOCH`"),
+        ("implausible_date", "T-NEVER", "RequestDate is 9999-12-31 09:00 UTC", "as they sent it"),
         ("detail_missing", "R-FAIL", "could not be fetched: HTTP 503 from the partner",
          "`workbench bundle R-FAIL`"),
         ("closed_elsewhere", "T-GONE", "Left the consumer list at", "nothing to send"),
@@ -160,3 +194,40 @@ def test_details_and_actions_an_analyst_can_act_on(rec, kind, item, detail, acti
 def test_the_pure_function_matches_reconcile(rec: reconcile.Reconciliation) -> None:
     again = reconcile.exceptions(rec.requests, rec.transcripts, rec.checks)
     pd.testing.assert_frame_equal(again, rec.exceptions)
+
+
+def test_an_implausible_request_date_is_kept_and_taken_as_missing(
+    rec: reconcile.Reconciliation,
+) -> None:
+    """Year 1 is not 739,000 days overdue, nor is 9999 "dated after the as-of time": both
+    count from when we first saw them, their value beside."""
+    rows = rec.requests.set_index("request_id")
+    assert pd.isna(rows.loc["R-EPOCH", "request_date"])
+    assert rows.loc["R-EPOCH", "implausible_request_date"].year == 1
+    assert rows.loc["R-EPOCH", "age_days"] == 1.0  # seen a day ago (the builder's seen_at)
+    transcripts = rec.transcripts.set_index("transcript_id")
+    assert transcripts.loc["T-NEVER", "implausible_request_date"].year == 9999
+    assert pd.isna(transcripts.loc["T-NEVER", "request_date"])
+    assert rows["implausible_request_date"].notna().sum() == 1
+
+
+@pytest.mark.parametrize(
+    ("item", "shell", "python"),
+    [
+        ("C 12", "'C 12'", "'C 12'"),
+        ("-a1", "-- -a1", "'-a1'"),
+        ("O'Brien", "'O'\"'\"'Brien'", '"O\'Brien"'),
+        ("abc-1", "abc-1", "'abc-1'"),
+    ],
+)
+def test_commands_quote_the_id(item: str, shell: str, python: str) -> None:
+    """An id the shell or Python would split, or read as an option, is quoted in the command."""
+    day = pd.Timedelta(days=1)
+    tables = reconcile.empty_tables()
+    tables["transcripts"] = pd.DataFrame(
+        {"transcript_id": [item], "on_list": [True], "request_date": [pd.Timestamp(NOW) - 9 * day]}
+    )
+    ex = reconcile.reconcile(tables, now=NOW, sla_days=5).exceptions
+    action = ex.loc[ex["kind"] == "ack_overdue", "suggested_action"].iloc[0]
+    assert f"`workbench send ack {shell}`" in action
+    assert f"`w.consumer.send_acknowledgment({python})`" in action

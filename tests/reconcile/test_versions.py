@@ -147,7 +147,7 @@ def test_exceptions_of_versions(rec: reconcile.Reconciliation) -> None:
     )  # a cancelled request is closed: no response_overdue, however old
     row = ex[(ex["kind"] == "reissued_after_ack") & (ex["id"] == "T-REISSUED")].iloc[0]
     assert "Version 2 (Reissue) arrived after our acknowledgment of version 1" in row["detail"]
-    assert "w.consumer.send_acknowledgment('T-REISSUED')." in row["suggested_action"]
+    assert "`w.consumer.send_acknowledgment('T-REISSUED')`" in row["suggested_action"]
     assert "force" not in row["suggested_action"]  # a new version is a new send
     assert rec.headline["transcripts_awaiting_ack"] == 6  # the re-issued ones await ours again
 

@@ -15,6 +15,7 @@ from zoneinfo import ZoneInfo
 
 import pandas as pd
 import pytest
+from matplotlib import dates as mdates
 
 import workbench as wb
 from workbench.report import (
@@ -290,7 +291,9 @@ def test_the_days_chart_stacks_the_counts_and_labels_each_day_once(crafted_db: P
     assert _labels(ax) == [f"Mar {d:02d}" for d in range(2, 11)]
     heights: Counter[float] = Counter()
     for bar in ax.patches:
-        heights[round(bar.get_x() + bar.get_width() / 2)] += bar.get_height()
+        middle = bar.get_x() + bar.get_width() / 2
+        assert middle % 1 == pytest.approx(0.5)  # centred on its day: noon
+        heights[int(middle)] += bar.get_height()
     assert sorted(heights.values()) == sorted(
         [*(t for _, _, t in _expected("day").values()), 0, 0, 0, 0]  # and Mar 05, 07-09, empty
     )
@@ -419,3 +422,63 @@ def test_a_feed_read_at_the_profiles_count_says_what_to_raise(
         w.store.finish_run(later, status="ok",
                            summary={"lists": {"domestic_events": {"cut_off_at": 0}}})  # fmt: skip
         assert "data-cut-off" not in events_section(w.store).data
+
+
+# -- implausible times --------------------------------------------------------------------
+
+
+ODD_SEEN = "2026-03-05T00:00:00Z"
+
+
+@pytest.fixture
+def odd_db(crafted_db: Path) -> Path:
+    """The crafted store and three events a partner may send, first seen on March 5: of year
+    1, of 9999 (both read as times, so stored as such), and one of year 1 kept elsewhere."""
+    with Store(crafted_db) as store:
+        store.upsert_events("domestic", [
+            _event("y1", "OfferMade", "0001-01-01T00:00:00Z", **CPAN),
+            _event("y9", "OfferMade", "9999-12-31T23:59:59Z", campus="Main"),
+        ], seen_at=ODD_SEEN)  # fmt: skip
+        store.upsert_events("placement", [
+            {"eventId": "n1", "eventInfo": {"timestamp": "0001-01-01T00:00:00Z", "data": {}}},
+        ], seen_at=ODD_SEEN)  # fmt: skip
+    return crafted_db
+
+
+def test_an_implausible_time_is_listed_and_counted_when_first_seen(odd_db: Path) -> None:
+    with Store(odd_db) as store:
+        days = event_days(store, tz=TORONTO)
+        weekdays = events_breakdown(store, "weekday", tz=TORONTO)
+        html = events_section(store, tz=TORONTO).data
+        breakdown = events_breakdown_section(store, tz=TORONTO).data
+        latest = latest_events(store, 3, source="domestic")
+        latest_html = latest_events_section(store, 20, tz=TORONTO).data
+        figs = [events_days_chart(store, tz=TORONTO), events_breakdown_chart(store, tz=TORONTO),
+                events_chart(store, tz=TORONTO)]  # fmt: skip
+    # counted on the day first seen, as an event with no time is
+    assert days.attrs["implausible"] == 3 and days.attrs["without_time"] == 2
+    assert min(days["day"]) == date(2026, 3, 2) and max(days["day"]) == date(2026, 3, 10)
+    assert days[["placement", "domestic"]].to_numpy().sum() == 12
+    assert weekdays["total"].sum() == 12 and weekdays.attrs["implausible"] == 3
+    # each listed, with the field and the value as the partner wrote them
+    assert 'data-problems="3"' in html
+    rows = re.findall(r"<tr><td>(\w+)</td><td>(\w+)</td><td>([\w.]+)</td><td>([^<]+)</td>", html)
+    assert sorted(rows) == [
+        ("domestic", "y1", "occurredAt", "0001-01-01T00:00:00Z"),
+        ("domestic", "y9", "occurredAt", "9999-12-31T23:59:59Z"),
+        ("placement", "n1", "eventInfo.timestamp", "0001-01-01T00:00:00Z"),
+    ]
+    assert "Times outside the plausible dates" in html
+    assert "3 events gave times outside the plausible dates" in html  # the per-day table's note
+    assert "3 events gave times outside the plausible dates" in breakdown
+    # the latest are the latest plausible ones; the odd ones show their value, marked
+    assert latest["event_id"].tolist() == ["d4", "d5", "y9"]  # y9 by when first seen
+    assert "9999-12-31\u00a018:59:59 (implausible)" in latest_html  # Toronto, 5 hours behind
+    assert "0000-12-31\u00a018:42:28 (implausible)" in latest_html  # local mean time
+    for fig in figs:
+        png(fig)  # draws
+    (ax,) = figs[0].axes
+    low, high = (mdates.num2date(x) for x in ax.get_xlim())
+    assert (low.date(), high.date()) == (date(2026, 3, 2), date(2026, 3, 11))
+    assert "3 with an implausible time on the day first seen" in ax.get_title()
+    assert "3 with an implausible time" in figs[1].get_suptitle()

@@ -118,12 +118,13 @@ HOSTILE_NAMES = ["+cmd|' /C calc'!A0", "@SUM(1+1)*cmd|' /C calc'!A0", "-2+3", "\
 
 def hostile_rec() -> reconcile.Reconciliation:
     """The crafted reconciliation with partner text that looks like formulas, and R2 (open)
-    dated two days after the report's moment."""
+    dated 20 hours after the report's moment (a partner clock ahead of ours: within the
+    plausible dates, which end a day after it)."""
     tables = crafted_tables()
     requests = tables["requests"]
     requests["source_org_name"] = HOSTILE_ORGS
     requests["student_last_name"] = HOSTILE_NAMES
-    requests.loc[1, "request_date"] = NOW + pd.Timedelta(days=2)
+    requests.loc[1, "request_date"] = NOW + pd.Timedelta(hours=20)
     return reconcile.reconcile(tables, now=NOW, sla_days=5)
 
 

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import io
+import re
 import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from matplotlib import dates as mdates
 from matplotlib.figure import Figure
 
 from workbench import reconcile
@@ -20,7 +22,9 @@ from workbench.report import (
     daily_volumes,
     daily_volumes_chart,
     funnel_chart,
+    headline_section,
 )
+from workbench.report.figures import png
 from workbench.store import Store
 
 from .conftest import NOW, crafted_tables
@@ -36,8 +40,9 @@ def test_the_funnel_counts_the_lifecycle(crafted: reconcile.Reconciliation) -> N
     widths = [p.get_width() for p in supplier.patches]
     labels = [t.get_text() for t in supplier.get_yticklabels()]
     assert dict(zip(labels, widths, strict=True)) == {
-        "requests listed": 4, "responded": 1, "transcript sent": 1, "acknowledged": 0,
-        "still listed": 0, "closed elsewhere": 1, "uncertain send": 0, "ack mismatch": 0,
+        "transcript requests": 4, "answered": 1, "transcripts sent": 1,
+        "transcripts acknowledged": 0, "answered, still listed": 0, "closed elsewhere": 1,
+        "uncertain sends": 0, "ack mismatches": 0,
     }  # fmt: skip
     assert "4 (100%)" in _texts(fig) and "1 (25%)" in _texts(fig)
     assert consumer.get_title() == "Consumer: transcripts received"
@@ -59,8 +64,9 @@ def test_an_answer_still_listed_counts_at_every_stage_it_reached() -> None:
     supplier = fig.axes[0]
     labels = [t.get_text() for t in supplier.get_yticklabels()]
     widths = dict(zip(labels, [p.get_width() for p in supplier.patches], strict=True))
-    assert [widths[k] for k in ("responded", "transcript sent", "acknowledged")] == [1, 1, 1]
-    assert widths["still listed"] == 1
+    stages = ("answered", "transcripts sent", "transcripts acknowledged")
+    assert [widths[k] for k in stages] == [1, 1, 1]
+    assert widths["answered, still listed"] == 1
 
 
 def _sla_x(ax) -> float:
@@ -145,3 +151,93 @@ def test_no_pyplot_figure_is_left_open(crafted: reconcile.Reconciliation) -> Non
     ageing_chart(crafted)
     pyplot = sys.modules.get("matplotlib.pyplot")
     assert pyplot is None or pyplot.get_fignums() == []
+
+
+def _two_days() -> dict[str, pd.DataFrame]:
+    """Requests dated over two days (one at 23:00, one just after midnight) and a transcript
+    sent on the second."""
+    tables = reconcile.empty_tables()
+    tables["requests"] = pd.DataFrame(
+        {
+            "request_id": ["A", "B", "C"],
+            "request_date": pd.to_datetime(
+                ["2026-03-08T23:00Z", "2026-03-09T00:30Z", "2026-03-09T08:00Z"]
+            ),
+        }
+    )
+    return tables
+
+
+def test_two_days_of_volumes_tick_each_day_under_its_bars() -> None:
+    fig = daily_volumes_chart(_two_days(), until=NOW)
+    png(fig)  # drawn: tick labels are set
+    (ax,) = fig.axes
+    ticks = ax.get_xticks()
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["Mar 08", "Mar 09"]  # no hours
+    assert [t % 1 for t in ticks] == [0.5, 0.5]  # under each day's middle
+    bars = [p for p in ax.patches if p.get_height() > 0]
+    assert len(bars) == 2
+    for bar in ax.patches:  # every bar inside its day, the day's bars centred on its noon
+        start, end = bar.get_x(), bar.get_x() + bar.get_width()
+        assert int(start) == int(end) and 0 < start % 1 < end % 1 < 1
+    for day in {int(p.get_x()) for p in ax.patches}:
+        mine = [p.get_x() + p.get_width() / 2 for p in ax.patches if int(p.get_x()) == day]
+        assert len(mine) == 5 and np.mean(mine) == pytest.approx(day + 0.5)
+    assert ax.get_xlim() == (ticks[0] - 0.5, ticks[-1] + 0.5)  # the axis is the two days
+
+
+@pytest.mark.parametrize("odd", ["0001-01-01T00:00:00Z", "9999-12-31T23:59:59Z", None, "soon"])
+def test_an_implausible_date_stays_off_the_volumes_axis(odd: str | None) -> None:
+    """Year 1, year 9999, no date and a date that is no date: counted on the day first seen,
+    the axis within the plausible dates, and the chart draws."""
+    tables = _two_days()
+    tables["requests"] = pd.concat(
+        [
+            tables["requests"],
+            pd.DataFrame(
+                {
+                    "request_id": ["Z"],
+                    "request_date": [odd],
+                    "first_seen_at": [NOW - pd.Timedelta(days=1)],
+                }
+            ),
+        ],
+        ignore_index=True,
+    )
+    volumes = daily_volumes(tables, until=NOW)
+    assert volumes["requests_listed"].sum() == 4
+    assert volumes["day"].min() >= pd.Timestamp("2026-03-08", tz="UTC")
+    assert volumes.attrs["implausible"] == (1 if odd and odd[0].isdigit() else 0)
+    fig = daily_volumes_chart(tables, until=NOW, tz="Pacific/Kiritimati")
+    png(fig)
+    low, high = fig.axes[0].get_xlim()
+    assert mdates.num2date(low).year == mdates.num2date(high).year == 2026
+    if volumes.attrs["implausible"]:
+        assert "1 with an implausible date on the day first seen" in fig.axes[0].get_title()
+
+
+_CARD = re.compile(
+    r'data-figure="(\w+)" data-value="(\d+)"><div class="wb-value">\d+</div>'
+    r'<div class="wb-label">([^<]+)</div>'
+)
+
+
+def test_the_cards_and_the_funnel_name_each_figure_alike(report_db: Path) -> None:
+    """Every bar of the funnel is a headline card of the same name and number (not "answered
+    with a response: 4" beside "responded 10")."""
+    with Store(report_db, read_only=True) as store:
+        rec = reconcile.reconcile(reconcile.load(store))
+    cards = {label: int(value) for _key, value, label in _CARD.findall(
+        headline_section(rec).data)}  # fmt: skip
+    fig = funnel_chart(rec)
+    bars = {}
+    for ax in fig.axes:
+        labels = [t.get_text() for t in ax.get_yticklabels()]
+        bars.update(zip(labels, [int(p.get_width()) for p in ax.patches], strict=True))
+    named = {label: width for label, width in bars.items() if label in cards}
+    assert named == {label: cards[label] for label in named}
+    stages = ["transcript requests", "answered", "transcripts sent", "transcripts acknowledged",
+              "transcripts received", "acknowledged by us", "awaiting our ack"]  # fmt: skip
+    assert set(stages) <= set(named), set(stages) - set(named)
+    assert bars["answered"] >= bars["transcripts sent"] >= bars["transcripts acknowledged"] > 0
+    assert cards["answered with a TranscriptResponse"] <= cards["answered"]

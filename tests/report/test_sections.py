@@ -127,3 +127,23 @@ def test_one_notion_of_missing(value: Any, missing: bool, shown: str) -> None:
     assert plain(value) == shown  # the explorer's cells and filters
     assert plain(value, missing=MISSING) == (MISSING if missing else shown)
     assert (text(value) == MISSING) is missing  # the report's cells
+
+
+def responded(*statuses: str) -> reconcile.Reconciliation:
+    """A reconciliation of one request per ResponseStatus, each answered with it."""
+    ids = [f"R{n}" for n in range(len(statuses))]
+    tables = reconcile.empty_tables()
+    tables["requests"] = pd.DataFrame({"request_id": ids, "on_list": False, "request_date": NOW})
+    tables["responses"] = pd.DataFrame(
+        {"outbox_id": range(1, len(ids) + 1), "request_id": ids, "response_status": statuses}
+    )
+    return reconcile.reconcile(tables, now=NOW, sla_days=5)
+
+
+def test_cards_wrap_a_long_name_only_where_a_word_of_it_starts() -> None:
+    html = headline_section(responded("TranscriptRequestReceived", "OfflineRecordSearch")).data
+    assert "Transcript<wbr>Request<wbr>Received: 1" in html
+    assert "Offline<wbr>Record<wbr>Search: 1" in html
+    card = re.search(r"\.wb-report \.wb-figure \{[^}]*\}", html)
+    assert card is not None
+    assert "anywhere" not in card[0] and "break-all" not in card[0]  # never mid-word

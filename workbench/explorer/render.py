@@ -20,7 +20,8 @@ import pandas as pd
 
 from workbench.errors import WorkbenchError
 from workbench.explorer.query import Order
-from workbench.report.markup import heading, local_time, plain
+from workbench.pesc.student import comparable
+from workbench.report.markup import clock, heading, plain
 from workbench.report.troubleshoot import RequestDocument, documents_section
 
 MAX_CELL = 120  # characters of a cell shown in a table; the rest is cut with an ellipsis
@@ -38,6 +39,7 @@ STYLE = """<style>
 .workbench-explorer button.workbench-sort-header:hover { text-decoration: underline; }
 .workbench-explorer details.workbench-raw > summary { cursor: pointer; margin: 0.5em 0; }
 .workbench-explorer .workbench-mismatch { color: #b00020; font-weight: 600; }
+.workbench-explorer .workbench-unstated { color: #616e7c; font-style: italic; }
 </style>"""
 # A header's click: write its key into the sort box and tell the widget (ipywidgets syncs a
 # text box that is not ``continuous_update`` on its ``change`` event).
@@ -51,22 +53,26 @@ RECORD_TABLES = (
     ("recipients", "Recipients"), ("responses", "Responses"), ("holds", "Holds"),
     ("notes", "Notes"),
 )  # fmt: skip
-# What an acknowledgment totals, and where our transcript says the same: (label, ours, theirs).
+# What an acknowledgment totals, and where our transcript says the same: (label, ours, theirs,
+# required). The totals are what an acknowledgment is for (PESC requires them, and the
+# reconciliation counts one left out as a mismatch); the student's fields are its to leave out.
 ACK_TOTALS = (
-    ("courses", "course_count", "course_total"),
-    ("awards", "award_count", "academic_award_total"),
-    ("student last name", "student_last_name", "student_last_name"),
-    ("student first name", "student_first_name", "student_first_name"),
-    ("birth date", "student_birth_date", "student_birth_date"),
-    ("OEN", "student_oen", "student_oen"),
+    ("courses", "course_count", "course_total", True),
+    ("awards", "award_count", "academic_award_total", True),
+    ("student last name", "student_last_name", "student_last_name", False),
+    ("student first name", "student_first_name", "student_first_name", False),
+    ("birth date", "student_birth_date", "student_birth_date", False),
+    ("OEN", "student_oen", "student_oen", False),
 )
+SENT, ACKNOWLEDGED = "our transcript (sent)", "the partner's acknowledgment"
+NOT_STATED = "not stated"
 
 
 def cell_text(value: Any, *, max_chars: int = MAX_CELL, tz: str | None = None) -> str:
     """A cell as short plain text: missing is empty, a time to the second in zone ``tz``
     (None: UTC), long text cut with ``…``."""
     if isinstance(value, datetime) and not pd.isna(value):
-        return local_time(value, tz).strftime("%Y-%m-%d %H:%M:%S")
+        return clock(value, tz, seconds=True)
     text = plain(value)
     return text if len(text) <= max_chars else text[: max_chars - 1] + "…"
 
@@ -174,8 +180,11 @@ def record_html(xml: str, *, tz: str | None = None) -> str:
 
 
 def ack_totals_html(found: list[RequestDocument]) -> str:
-    """The last transcript we sent next to the totals of the last acknowledgment received, each
-    line marked when they differ; empty unless both are stored."""
+    """The last transcript we sent next to the last acknowledgment received, field by field,
+    each side named: ``same`` or ``differs`` (red) by the reconciliation's rule
+    (``pesc.student.comparable``), or which side does not state it (plain: a student's field
+    the acknowledgment leaves out is no mismatch; a total it leaves out is). Empty unless both
+    are stored."""
     sent = [d for d in found if d.kind == "sent" and d.message_type.endswith("Transcript")]
     acks = [d for d in found if d.kind == "received" and d.message_type == "Acknowledgment"]
     ours = _frames(sent[-1].text) if sent else None
@@ -184,21 +193,36 @@ def ack_totals_html(found: list[RequestDocument]) -> str:
         return ""
     mine, partner = ours["document"].iloc[0], theirs["document"].iloc[0]
     rows = []
-    for label, our_field, their_field in ACK_TOTALS:
+    for label, our_field, their_field, required in ACK_TOTALS:
         a, b = mine.get(our_field), partner.get(their_field)
-        same = plain(a).strip().casefold() == plain(b).strip().casefold()
+        said = _compared(comparable(a, our_field), comparable(b, our_field), required)
         rows.append(
             f'<tr data-total="{escape(label)}"><td>{escape(label)}</td>'
-            f"<td>{escape(plain(a))}</td><td>{escape(plain(b))}</td>"
-            + ("<td>same</td>" if same else '<td class="workbench-mismatch">differs</td>')
-            + "</tr>\n"
+            f"<td>{escape(plain(a, missing=NOT_STATED))}</td>"
+            f"<td>{escape(plain(b, missing=NOT_STATED))}</td>{said}</tr>\n"
         )
     return (
         heading("Our transcript against the partner's acknowledgment", 4)
         + '<table class="dataframe workbench-rows workbench-ack-totals"><thead><tr>'
-        "<th></th><th>we sent</th><th>partner acknowledged</th><th></th></tr></thead>\n"
-        f"<tbody>\n{''.join(rows)}</tbody></table>"
+        f"<th></th><th>{escape(SENT)}</th><th>{escape(ACKNOWLEDGED)}</th><th></th></tr>"
+        f"</thead>\n<tbody>\n{''.join(rows)}</tbody></table>"
     )
+
+
+def _compared(ours: str | None, theirs: str | None, required: bool) -> str:
+    """The verdict cell of one line of :func:`ack_totals_html`."""
+    if ours is not None and theirs is not None:
+        return "<td>same</td>" if ours == theirs else '<td class="workbench-mismatch">differs</td>'
+    if ours is None and theirs is None:
+        return '<td class="workbench-unstated">stated by neither</td>'
+    if ours is None:
+        return '<td class="workbench-unstated">not stated by our transcript</td>'
+    if required:  # a total the acknowledgment owes
+        return (
+            '<td class="workbench-mismatch">not stated by the acknowledgment (a required '
+            "total)</td>"
+        )
+    return '<td class="workbench-unstated">not stated by the acknowledgment</td>'
 
 
 def _frames(xml: str) -> dict[str, pd.DataFrame] | None:

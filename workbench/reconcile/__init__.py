@@ -70,6 +70,9 @@ same source organisation; a weaker key does not match where a stronger one diffe
 **Ageing** (``age_bucket``, the headline's ``*_by_age``): days since the item was dated, in
 buckets ending at 2, 5 and 10 days and at the SLA (``age_labels``); each holds ages above its
 lower edge, up to and including its upper one, so an item at exactly the SLA is within it.
+An item is dated by its ``request_date``, else when we first saw it. A ``request_date``
+outside the plausible dates (``plausible``: 1990 to a day past ``now``) is taken as missing,
+its value kept in ``implausible_request_date`` and raised as an ``implausible_date``.
 ``OPEN_STATES`` / ``open_items``: what is open (awaiting our response or our acknowledgment).
 
 **Cross-checks** (``checks``): ``tracking_id``, ``student_identity``, ``sla``, ``ack_totals``;
@@ -81,6 +84,7 @@ come from masks; a million requests take seconds (``bench/reconcile.py``).
 Layout::
 
     inputs.py    the input tables' columns and dtypes, shared helpers
+    plausible.py the dates a partner can plausibly send (the reports use it too)
     load.py      reading them from a store (the only I/O), as of a moment
     versions.py  which version of a transcript an acknowledgment acknowledges
     supplier.py  requests' lifecycle          consumer.py  transcripts received

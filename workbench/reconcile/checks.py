@@ -71,8 +71,8 @@ def cross_checks(
     >>> checks = cross_checks(tables)  # doctest: +SKIP
     >>> checks[checks.check == "student_identity"]  # doctest: +SKIP
     """
-    t = prepared(tables)
     when = resolve_now(now, tables)
+    t = prepared(tables, now=when)
     requests = lifecycle(t, now=when, sla_days=sla_days)
     transcripts = status(t, now=when, sla_days=sla_days)
     return checks(t, requests, transcripts, sla_days=sla_days)

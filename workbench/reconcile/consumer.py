@@ -48,6 +48,7 @@ TRANSCRIPT_COLUMNS: dict[str, str | None] = {
     "transcript_id": TEXT,
     "state": None,
     "request_date": TIME,
+    "implausible_request_date": TIME,
     "age_days": "Float64",
     "age_bucket": None,
     "sla_breached": FLAG,
@@ -100,7 +101,7 @@ def consumer_status(
     >>> transcripts[transcripts.duplicate]  # doctest: +SKIP
     """
     when = resolve_now(now, tables)
-    out = status(prepared(tables), now=when, sla_days=sla_days)
+    out = status(prepared(tables, now=when), now=when, sla_days=sla_days)
     out.attrs.update(operation="reconcile.consumer_status", now=when, sla_days=sla_days)
     return out
 

@@ -77,7 +77,7 @@ def reconcile(
         )
     grace_days = grace_hours / 24
     when = resolve_now(now, tables)
-    t = prepared(tables)
+    t = prepared(tables, now=when)
     requests = lifecycle(t, now=when, sla_days=sla_days, grace_days=grace_days)
     transcripts = status(t, now=when, sla_days=sla_days, grace_days=grace_days)
     checks = run_checks(t, requests, transcripts, sla_days=sla_days)

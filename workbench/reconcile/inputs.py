@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from workbench.pesc.student import IDENTITY  # the fields that name a student
+from workbench.reconcile.plausible import screened
 
 TIME = "datetime64[us, UTC]"
 TEXT = pd.StringDtype("python")  # the same with or without pyarrow installed
@@ -179,11 +180,12 @@ def _conformed(frame: pd.DataFrame, columns: Mapping[str, str]) -> bool:
     )
 
 
-def prepared(tables: Mapping[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
+def prepared(tables: Mapping[str, pd.DataFrame], *, now: pd.Timestamp) -> dict[str, pd.DataFrame]:
     """The conformed tables as the rules read them: one row per request and per transcript (a
-    repeated id keeps its last row), indexed by its id; the outbox oldest first; and each
-    response and acknowledgment with ``answers``: the id its outbox entry was sent for (its
-    own ``request_id`` when we hold no such entry).
+    repeated id keeps its last row), indexed by its id, its ``request_date`` missing when
+    implausible at ``now`` (``plausible``: the value in ``implausible_request_date``); the
+    outbox oldest first; and each response and acknowledgment with ``answers``: the id its
+    outbox entry was sent for (its own ``request_id`` when we hold no such entry).
 
     The rules attach what they find per id by index alignment (``join``, ``map``): the ids
     are hashed once, into the index, and not again in every step. The tables carry no
@@ -191,7 +193,8 @@ def prepared(tables: Mapping[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
     step (3 to 6 % of bench/reconcile.py at 1k-10k); ``reconcile`` stamps its outputs."""
     t = conform(tables)
     for name, id_column in (("requests", "request_id"), ("transcripts", "transcript_id")):
-        t[name] = t[name].drop_duplicates(id_column, keep="last").set_index(id_column)
+        unique = t[name].drop_duplicates(id_column, keep="last").set_index(id_column)
+        t[name] = screened(unique, "request_date", now)
     outbox = t["outbox"].sort_values("outbox_id", kind="stable", ignore_index=True)
     t["outbox"] = outbox
     entries = outbox[["outbox_id", "request_id"]].dropna(subset=["outbox_id"])
@@ -370,7 +373,9 @@ def text(series: pd.Series, missing: str = "?") -> np.ndarray:
     """
     if isinstance(series.dtype, pd.DatetimeTZDtype):
         minutes = series.dt.tz_convert(None).to_numpy(dtype="datetime64[m]")
-        shown = np.strings.replace(np.datetime_as_string(minutes), "T", " ")
+        shown = np.datetime_as_string(minutes)
+        if shown.size:  # (numpy 2.4's replace fails on an empty array)
+            shown = np.strings.replace(shown, "T", " ")
         return _with_missing(np.strings.add(shown, " UTC"), np.isnat(minutes), missing)
     if pd.api.types.is_float_dtype(series.dtype):
         days = series.to_numpy(dtype="float64", na_value=np.nan)

@@ -53,11 +53,15 @@ def headline(
 ) -> dict[str, Any]:
     """The report's headline figures: plain ints and dicts of them (``now`` a Timestamp).
 
-    ``open_*``: requests awaiting our response (``OPEN_STATES``); ``answered_still_listed``:
-    requests we answered that the partner's last list still showed; ``ack_mismatches``:
+    ``open_*``: requests awaiting our response (``OPEN_STATES``); ``answered``: requests we
+    answered, with a TranscriptResponse or a transcript, whatever their state now (the
+    report's funnel: ``answered`` >= ``transcripts_sent`` >= ``transcripts_acknowledged``, by
+    the partner); ``answered_still_listed``: requests we answered that the partner's last
+    list still showed; ``ack_mismatches``:
     requests whose acknowledgment's totals differ from what we sent (in any state);
     ``transcripts_unacknowledged``: transcripts we sent with no acknowledgment recorded;
-    ``transcripts_awaiting_ack``: transcripts received that await ours; ``*_by_age``: counts
+    ``transcripts_awaiting_ack``: transcripts received that await ours;
+    ``transcripts_acknowledged_by_us``: those ours acknowledged; ``*_by_age``: counts
     per age bucket (``age_labels(sla_days)``: days since the request or transcript was dated,
     the SLA one of the edges); ``environment``: which one the documents come from, by their
     DocumentProcessCode (:func:`workbench.pesc.fields.environment_of`: TEST, PRODUCTION,
@@ -77,18 +81,25 @@ def headline(
         "open_requests": len(open_),
         "open_by_age": _counts(open_["age_bucket"], buckets),
         "open_over_sla": int(open_["sla_breached"].fillna(False).sum()),
+        "answered": int(
+            (
+                requests["response_outbox_id"].notna() | requests["transcript_outbox_id"].notna()
+            ).sum()
+        ),
         "answered_still_listed": int(state.get("answered_still_listed", 0)),
         "requests_by_state": {s: int(state.get(s, 0)) for s in SUPPLIER_STATES},
         "responses_by_status": {
             str(k): int(v) for k, v in requests["response_status"].value_counts().items()
         },
         "transcripts_sent": int(requests["transcript_outbox_id"].notna().sum()),
+        "transcripts_acknowledged": int(requests["acknowledged_at"].notna().sum()),
         "transcripts_unacknowledged": int(state.get("transcript_sent", 0)),
         "ack_mismatches": int(requests["ack_totals_differ"].fillna(False).sum()),
         "uncertain_sends": int(state.get("uncertain_send", 0))
         + int((transcripts["state"] == "ack_uncertain").sum()),
         "transcripts_received": len(transcripts),
         "transcripts_awaiting_ack": len(waiting),
+        "transcripts_acknowledged_by_us": int((transcripts["state"] == "acknowledged").sum()),
         "awaiting_ack_by_age": _counts(waiting["age_bucket"], buckets),
         "awaiting_ack_over_sla": int(waiting["sla_breached"].fillna(False).sum()),
         "duplicate_transcripts": int(later_copies.sum()),

@@ -46,6 +46,7 @@ REQUEST_COLUMNS: dict[str, str | None] = {
     "request_id": TEXT,
     "state": None,
     "request_date": TIME,
+    "implausible_request_date": TIME,
     "age_days": "Float64",
     "age_bucket": None,
     "sla_breached": FLAG,
@@ -102,7 +103,7 @@ def supplier_lifecycle(
     >>> requests[requests.state == "awaiting_response"].sort_values("age_days")  # doctest: +SKIP
     """
     when = resolve_now(now, tables)
-    out = lifecycle(prepared(tables), now=when, sla_days=sla_days)
+    out = lifecycle(prepared(tables, now=when), now=when, sla_days=sla_days)
     out.attrs.update(operation="reconcile.supplier_lifecycle", now=when, sla_days=sla_days)
     return out
 

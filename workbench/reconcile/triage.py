@@ -4,18 +4,23 @@ Each row names a ``kind`` (:data:`EXCEPTION_KINDS`), the request or transcript `
 ``severity`` (ordered categorical, ``low`` < ``medium`` < ``high`` < ``critical``, so
 ``df[df.severity >= "high"]`` works), a ``detail`` and a ``suggested_action`` in words an
 analyst can act on, and the ``side`` (supplier or consumer). One row per kind and id: several
-failed comparisons of one kind for one id are joined into one detail.
+failed comparisons of one kind for one id are joined into one detail, each naming both sides
+("first name (request: Joaquín · transcript sent: Anne-Marie)"). An action that is a command
+gives it for the shell, the id quoted (``workbench send ack 'C 12'``), and as a Python call.
 """
 
 from __future__ import annotations
 
+import re
+import shlex
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from workbench.reconcile.checks import empty_checks
-from workbench.reconcile.inputs import TEXT, days_text, fill
+from workbench.reconcile.inputs import TEXT, days_text, fill, text
+from workbench.reconcile.plausible import WINDOW
 from workbench.severities import SEVERITIES
 
 # kind -> (usual severity, when it is raised)
@@ -65,12 +70,36 @@ EXCEPTION_KINDS: dict[str, tuple[str, str]] = {
     "detail_missing": ("medium", "the last fetch of a document failed"),
     "closed_elsewhere": ("low", "an item left the partner's list with no send of ours"),
     "schema_invalid": ("low", "a document the partner gave us fails its PESC schema"),
+    "implausible_date": (
+        "low",
+        f"a partner's RequestDate outside the plausible dates ({WINDOW}): kept as sent, "
+        "taken as missing (the item is dated when we first saw it)",
+    ),
 }
 EXCEPTION_COLUMNS = ("kind", "id", "severity", "detail", "suggested_action", "side")
-_DO_NOT_RESEND = (
-    "Do not resend blindly: run a pull to settle it from the partner's list; if it stays "
-    "uncertain, ask the partner whether it arrived, and resend with force=True only if it did not."
+# Suggested actions name the command and the Python call; ``{sh}`` is the id as one shell word,
+# ``{py}`` as a Python string (``_quoted``).
+_SEND_ACK = "`workbench send ack {sh}` (Python: `w.consumer.send_acknowledgment({py})`)"
+_RESEND_ACK = (
+    "`workbench send ack --force {sh}` (Python: `w.consumer.send_acknowledgment({py}, force=True)`)"
 )
+_RESEND_TRANSCRIPT = (
+    "`workbench send transcript --force {sh} FILE` "
+    "(Python: `w.supplier.send_transcript({py}, xml, force=True)`)"
+)
+_RESEND_RESPONSE = (
+    "`workbench send response --status STATUS --force {sh}` "
+    "(Python: `w.supplier.send_response({py}, xml, force=True)`)"
+)
+_TROUBLESHOOT = "`workbench troubleshoot {sh}`"
+_BUNDLE = "`workbench bundle {sh}`"
+_DO_NOT_RESEND = (
+    "Do not resend blindly: run `workbench pull` to settle it from the partner's list; if it "
+    "stays uncertain, ask the partner whether it arrived, and resend only if it did not: {resend}."
+)  # {resend}: the command and call of the send, forced
+# A failed check's pieces name both sides: ``holder`` holds ``expected`` (``_holders``), the
+# ``subject`` holds ``found``.
+_SIDES = "{label} ({holder}: {expected} · {subject}: {found})"
 _FIELD_LABELS = {
     "student_first_name": "first name",
     "student_last_name": "last name",
@@ -112,6 +141,8 @@ def exceptions(
         *_consumer(transcripts.rename(columns={"transcript_id": "id"})),
         *_documents(requests.rename(columns={"request_id": "id"}), "supplier", "request"),
         *_documents(transcripts.rename(columns={"transcript_id": "id"}), "consumer", "transcript"),
+        _dates(requests.rename(columns={"request_id": "id"}), "supplier", "request"),
+        _dates(transcripts.rename(columns={"transcript_id": "id"}), "consumer", "transcript"),
         *_from_checks(checks, requests, transcripts, sla_days),
     ]
     frames = [p for p in parts if len(p)]
@@ -136,10 +167,13 @@ def empty_exceptions() -> pd.DataFrame:
 def _part(
     kind: str, rows: pd.DataFrame, side: str, severity: Any, detail: str, action: str
 ) -> pd.DataFrame:
-    """Exceptions of one kind: ``detail`` and ``action`` are templates over ``rows``' columns
-    (none: an empty frame, which :func:`exceptions` leaves out)."""
+    """Exceptions of one kind: ``detail`` and ``action`` are templates over ``rows``' columns,
+    ``{sh}`` and ``{py}`` the id quoted (none: an empty frame, which :func:`exceptions` leaves
+    out)."""
     if rows.empty:
         return pd.DataFrame()
+    if "{sh}" in action or "{py}" in action:
+        rows = rows.assign(**_quoted(rows["id"]))
     return pd.DataFrame(
         {
             "kind": kind,
@@ -153,9 +187,35 @@ def _part(
     )
 
 
+# The characters a shell word may hold unquoted (``shlex.quote``'s).
+_PLAIN = r"[\w@%+=:,./-]+"
+_UNPLAIN = re.compile(r"[^\w@%+=:,./\n-]|^-", re.ASCII | re.MULTILINE)  # over ids, one a line
+
+
+def _quoted(ids: pd.Series) -> dict[str, np.ndarray]:
+    """Each id as one shell word (``sh``: ``shlex.quote``, after ``--`` when it starts with a
+    dash, so no command reads it as an option) and as a Python string (``py``). Plain ids,
+    nearly always all of them (one scan tells), are written as they are."""
+    values = ids.astype(TEXT).fillna("")
+    raw = values.to_numpy(dtype=object)
+    sh = raw.copy()
+    py = ("'" + values + "'").to_numpy(dtype=object)
+    if not _UNPLAIN.search("\n".join(raw)):
+        return {"sh": sh, "py": py}
+    plain = values.str.fullmatch(_PLAIN, flags=re.ASCII).to_numpy(dtype=bool)
+    dashed = values.str.startswith("-").to_numpy(dtype=bool)
+    for i in np.flatnonzero(~plain | dashed):
+        sh[i] = ("-- " if dashed[i] else "") + shlex.quote(raw[i])
+    for i in np.flatnonzero(~plain):
+        py[i] = repr(raw[i])
+    return {"sh": sh, "py": py}
+
+
 def _supplier(r: pd.DataFrame) -> list[pd.DataFrame]:
     u = r[r["state"] == "uncertain_send"]
-    u = u.assign(note=u["unsettled_note"].fillna("no note"))
+    u = u.assign(note=u["unsettled_note"].fillna("no note"), **_quoted(u["id"]))
+    response = (u["unsettled_operation"] == "send_response").to_numpy(dtype=bool)
+    u = u.assign(resend=np.where(response, fill(_RESEND_RESPONSE, u), fill(_RESEND_TRANSCRIPT, u)))
     s = r[r["state"] == "transcript_sent"]
     inferred = s["transcript_inferred"].fillna(False).to_numpy(dtype=bool)
     s = s.assign(how=np.where(inferred, ", inferred from the partner's list", ""))
@@ -174,18 +234,21 @@ def _supplier(r: pd.DataFrame) -> list[pd.DataFrame]:
         _part("hold_overdue", h, "supplier", "medium",
               "Response {response_status} (reason: {why}) planned release "
               "{planned_release_date}, {days} days ago; no transcript sent",
-              "Send the transcript, or a new TranscriptResponse with a new PlannedReleaseDate "
-              "(force=True)."),
+              "Send the transcript: `workbench send transcript {sh} FILE` (Python: "
+              "`w.supplier.send_transcript({py}, xml)`); or a new TranscriptResponse with a new "
+              "PlannedReleaseDate: `workbench send response --status Hold --release YYYY-MM-DD "
+              "--force {sh}`."),
         _part("closed_elsewhere", c, "supplier", "low",
               "Left the partner's list at {left_at} with no send of ours",
-              "Check who answered it (another system, or the partner's portal); nothing to send "
-              "unless it comes back on the list."),
+              "Check who answered it (another system, or the partner's portal; its story: "
+              f"{_TROUBLESHOOT}); nothing to send unless it comes back on the list."),
     ]  # fmt: skip
 
 
 def _consumer(t: pd.DataFrame) -> list[pd.DataFrame]:
     u = t[t["state"] == "ack_uncertain"]
-    u = u.assign(note=u["ack_note"].fillna("no note"))
+    u = u.assign(note=u["ack_note"].fillna("no note"), **_quoted(u["id"]))
+    u = u.assign(resend=fill(_RESEND_ACK, u))
     c = t[t["state"] == "closed_elsewhere"]
     later = t["duplicate"].fillna(False) & (t["duplicate_of"] != t["id"]).fillna(False)
     d = t[later]
@@ -201,14 +264,13 @@ def _consumer(t: pd.DataFrame) -> list[pd.DataFrame]:
         _part("reissued_after_ack", r, "consumer", "medium",
               "Version {current_version} ({kind_of}) arrived after our acknowledgment of "
               "version {acknowledged_version} (outbox {ack_outbox_id})",
-              "Compare the versions (`workbench troubleshoot {id}`), then acknowledge the "
-              "current one (an acknowledgment of a new version is a new send): "
-              "w.consumer.send_acknowledgment('{id}')."),
+              f"Compare the versions ({_TROUBLESHOOT}), then acknowledge the current one (an "
+              f"acknowledgment of a new version is a new send): {_SEND_ACK}."),
         _part("duplicate_transcript", d, "consumer", "medium",
               "Same student ({duplicate_key}: {student_last_name}, {student_first_name}) and "
               "source ({source}) as transcript {duplicate_of}",
-              "Compare the two (a Replace or Reissue, or a resend); acknowledge both, and keep "
-              "the right one in the SIS."),
+              f"Compare the two (a Replace or Reissue, or a resend: {_TROUBLESHOOT}); "
+              f"acknowledge both ({_SEND_ACK}), and keep the right one in the SIS."),
     ]  # fmt: skip
 
 
@@ -225,11 +287,11 @@ def _documents(frame: pd.DataFrame, side: str, noun: str) -> list[pd.DataFrame]:
         _part("detail_missing", missing, side, "medium",
               f"The {noun}'s document could not be fetched: {{detail_error}}",
               "The next pull retries it; if it keeps failing, run `workbench doctor` and send "
-              "the partner `workbench bundle {id}`."),
+              f"the partner {_BUNDLE}."),
         _part("parse_error", broken, side, "high",
               f"The {noun}'s PESCXML does not parse: {{parse_error}}",
-              "Ask the partner to resend a well-formed document (attach `workbench bundle {id}`);"
-              " handle it by hand meanwhile."),
+              f"Ask the partner to resend a well-formed document (attach {_BUNDLE}); handle it "
+              "by hand meanwhile."),
         _part("schema_invalid", invalid, side, "low",
               f"The {noun} fails its PESC schema: {{error}}",
               "Usable as stored; tell the partner if it recurs (real documents often carry "
@@ -237,14 +299,41 @@ def _documents(frame: pd.DataFrame, side: str, noun: str) -> list[pd.DataFrame]:
     ]  # fmt: skip
 
 
-def _joined(rows: pd.DataFrame, template: str) -> pd.DataFrame:
-    """One row per (side, id) of failed checks: their pieces joined with ``; ``, the first
-    outbox id and subject, and whether a serious identity field is among them."""
+def _dates(frame: pd.DataFrame, side: str, noun: str) -> pd.DataFrame:
+    """Items whose RequestDate is implausible (``plausible``): the value as sent."""
+    if "implausible_request_date" not in frame.columns:  # frames not made by the lifecycles
+        return pd.DataFrame()
+    bad = frame.loc[frame["implausible_request_date"].notna(), ["id", "implausible_request_date"]]
+    return _part("implausible_date", bad, side, "low",
+                 f"The {noun}'s RequestDate is {{implausible_request_date}}, outside the "
+                 f"plausible dates ({WINDOW}): taken as missing, so the {noun} is dated when we "
+                 "first saw it, and left out of the charts by date",
+                 f"Tell the partner (attach {_BUNDLE}); the store keeps the date as they sent "
+                 "it.")  # fmt: skip
+
+
+def _holders(rows: pd.DataFrame) -> np.ndarray:
+    """What holds each failed check's ``expected`` value: the transcript we sent (its
+    DocumentID, its counts), the transcript received (on the consumer side), else the request."""
+    supplier = (rows["side"] == "supplier").fillna(False).to_numpy(dtype=bool)
+    ours = (rows["field"] == "document_id") | ((rows["check"] == "ack_totals") & supplier)
+    return np.select(
+        [ours.fillna(False).to_numpy(dtype=bool), ~supplier],
+        ["transcript sent", "transcript received"],
+        default="request",
+    ).astype(object)
+
+
+def _joined(rows: pd.DataFrame, template: str = _SIDES) -> pd.DataFrame:
+    """One row per (side, id) of failed checks: their pieces (``template`` over each, naming
+    both sides: ``holder`` holds ``expected``, ``subject`` ``found``) joined with ``; ``, the
+    first outbox id and subject, and whether a serious identity field is among them."""
     rows = rows.sort_values(["side", "id"], kind="stable")
     rows = rows.assign(
         label=rows["field"].map(_FIELD_LABELS).fillna(rows["field"]),
-        expected=rows["expected"].fillna("missing"),
-        found=rows["found"].fillna("missing"),
+        holder=_holders(rows),
+        expected=rows["expected"].fillna("not stated"),
+        found=rows["found"].fillna("not stated"),
     )
     rows = rows.assign(piece=fill(template, rows), serious=rows["field"].isin(_SERIOUS_IDENTITY))
     groups = rows.groupby(["side", "id"], sort=False, dropna=False)
@@ -261,28 +350,29 @@ def _from_checks(
     parts = []
     rows = checks[checks["check"] == "tracking_id"]
     if not rows.empty:
-        g = _joined(rows, "{subject}: {label} {found}, not {expected}")
+        g = _joined(rows)
         ours = g["subject"].str.endswith(" sent").fillna(False)
         for side, frame in g[~ours].groupby("side"):
             parts.append(_part("tracking_id_mismatch", frame, str(side), "high", "{piece}",
-                               "The partner's document names another request: send them "
-                               "`workbench bundle {id}` and hold off answering it until they "
-                               "correct it."))  # fmt: skip
+                               f"The partner's document names another request: send them "
+                               f"{_BUNDLE} and hold off answering it until they correct "
+                               "it."))  # fmt: skip
         for side, frame in g[ours].groupby("side"):
             parts.append(_part("tracking_id_mismatch", frame, str(side), "high", "{piece}",
                                "A document we sent names another request: check outbox entry "
-                               "{outbox_id} and tell the partner which request it belongs "
-                               "to."))  # fmt: skip
+                               f"{{outbox_id}} ({_TROUBLESHOOT}) and tell the partner which "
+                               "request it belongs to."))  # fmt: skip
 
     rows = checks[checks["check"] == "student_identity"]
     if not rows.empty:
-        g = _joined(rows, "{label} {expected} vs {found}")
+        g = _joined(rows)
         parts.append(
             _part("identity_mismatch", g, "supplier", np.where(g["serious"], "critical", "high"),
                   "The transcript we sent (outbox {outbox_id}) names another student than the "
                   "request: {piece}",
                   "Confirm the student with the registrar; if we sent another student's "
-                  "transcript, contact the partner at once to withdraw it.")
+                  "transcript, contact the partner at once to withdraw it (its story: "
+                  f"{_TROUBLESHOOT}).")
         )  # fmt: skip
 
     # The SLA the lifecycles flagged ``sla_breached`` with (given, their attrs, the sla checks').
@@ -294,21 +384,20 @@ def _from_checks(
 
     rows = checks[checks["check"] == "ack_totals"]
     if not rows.empty:
-        g = _joined(rows, "{label} {expected} counted, {found} acknowledged")
+        g = _joined(rows)
         parts.append(
             _part("ack_mismatch", g[g["side"] == "supplier"], "supplier", "high",
                   "The partner's acknowledgment differs from the transcript we sent (outbox "
                   "{outbox_id}): {piece}",
                   "Compare the transcript in outbox entry {outbox_id} with the student's "
                   "record; ask the partner what did not arrive, and resend a corrected "
-                  "transcript with force=True if ours was wrong.")
+                  f"transcript if ours was wrong: {_RESEND_TRANSCRIPT}.")
         )  # fmt: skip
         parts.append(
             _part("ack_mismatch", g[g["side"] == "consumer"], "consumer", "medium",
                   "Our acknowledgment (outbox {outbox_id}) differs from the transcript "
                   "received: {piece}",
-                  "Check the acknowledgment we built, then send a corrected one: "
-                  "w.consumer.send_acknowledgment('{id}', force=True).")
+                  f"Check the acknowledgment we built, then send a corrected one: {_RESEND_ACK}.")
         )  # fmt: skip
     return parts
 
@@ -327,19 +416,22 @@ def _overdue(requests: pd.DataFrame, transcripts: pd.DataFrame, sla: float) -> l
     for frame in (late, waiting):
         age = frame["age_days"]
         severity = np.where((age > 2 * sla).fillna(False), "high", "medium")
-        parts.append((frame.assign(days=days_text(age),
+        dated = pd.Series(text(frame["request_date"], missing=""), index=frame.index)
+        dated = ("dated " + dated).where(
+            dated != "", "with no usable RequestDate (aged from when we first saw it)"
+        )
+        parts.append((frame.assign(days=days_text(age), dated=dated,
                                    sla=int(sla) if sla == int(sla) else sla),
                       severity))  # fmt: skip
     (late, late_severity), (waiting, waiting_severity) = parts
     return [
         _part("response_overdue", late, "supplier", late_severity,
-              "Request from {source_org_name} dated {request_date} has had no response for "
-              "{days} days (SLA {sla})",
-              "Send a TranscriptResponse (Hold or TranscriptRequestReceived) — open {days} "
-              "days, SLA {sla}"),
+              "Request from {source_org_name} {dated} has had no response for {days} days "
+              "(SLA {sla})",
+              "Send a TranscriptResponse (Hold or TranscriptRequestReceived): `workbench send "
+              "response --status TranscriptRequestReceived {sh}` — open {days} days, SLA {sla}"),
         _part("ack_overdue", waiting, "consumer", waiting_severity,
-              "Transcript from {source_org_name} dated {request_date} has awaited our "
-              "acknowledgment for {days} days (SLA {sla})",
-              "Acknowledge it: w.consumer.send_acknowledgment('{id}') — waiting {days} days, "
-              "SLA {sla}"),
+              "Transcript from {source_org_name} {dated} has awaited our acknowledgment for "
+              "{days} days (SLA {sla})",
+              f"Acknowledge it: {_SEND_ACK} — waiting {{days}} days, SLA {{sla}}"),
     ]  # fmt: skip

@@ -1,7 +1,8 @@
 """The event feeds' charts, for ``notebooks/events.ipynb``: per day they occurred, by type,
 program, campus, weekday and hour, and per pull run; counts from :mod:`workbench.report.events`.
 
-Day axes tick whole days, each labelled once; time axes use matplotlib's concise date format.
+Day axes tick whole days, bars centred on them (``figures.day_axis``); time axes use
+matplotlib's concise date format.
 
 >>> display(figure_html(events_days_chart(store, tz="America/Toronto")))  # doctest: +SKIP
 """
@@ -25,26 +26,10 @@ from workbench.report.events import (
     event_runs,
     events_breakdown,
 )
-from workbench.report.figures import SIDE, STAGE, blank_figure, no_data
+from workbench.report.figures import SIDE, STAGE, blank_figure, day_axis, day_middles, no_data
 from workbench.store import Store
 
 TOP = 10  # a chart's bars by type, program or campus: the largest, the rest as "other"
-
-
-def _day_axis(ax: Axes, first: pd.Timestamp, last: pd.Timestamp) -> None:
-    """Ticks on whole days, each labelled once: every day for two weeks or less, else as
-    matplotlib's date locator spaces them (never under a day); the year when spanning one."""
-    span = (last - first).days
-    locator: mdates.DateLocator
-    if span <= 14:
-        locator = mdates.DayLocator()
-    else:
-        locator = mdates.AutoDateLocator(minticks=3, maxticks=10)
-        locator.intervald[mdates.DAILY] = [1, 2, 3, 7, 14]
-        locator.intervald[mdates.HOURLY] = []  # never ticks within a day
-    ax.xaxis.set_major_locator(locator)
-    ax.xaxis.set_major_formatter(mdates.DateFormatter("%Y-%m-%d" if span > 300 else "%b %d"))
-    ax.tick_params(axis="x", labelrotation=30, labelsize=8)
 
 
 def events_days_chart(store: Store, *, tz: str | None = None) -> Figure:
@@ -55,15 +40,17 @@ def events_days_chart(store: Store, *, tz: str | None = None) -> Figure:
     title = f"Events per day they occurred ({tz or 'UTC'})"
     if days.attrs.get("without_time"):
         title += f"; {days.attrs['without_time']} with no time of their own on the day first seen"
+    if days.attrs.get("implausible"):
+        title += f"; {days.attrs['implausible']} with an implausible time on the day first seen"
     if days.empty:
         no_data(ax, title)
         return fig
-    x = mdates.date2num(pd.to_datetime(days["day"]))
+    x = day_middles(days["day"])
     bottom = None
     for source, label in FEEDS.items():
         ax.bar(x, days[source], 0.8, bottom=bottom, label=label, color=COLORS[source])
         bottom = days[source] if bottom is None else bottom + days[source]
-    _day_axis(ax, pd.Timestamp(days["day"].iloc[0]), pd.Timestamp(days["day"].iloc[-1]))
+    day_axis(ax, pd.Timestamp(days["day"].iloc[0]), pd.Timestamp(days["day"].iloc[-1]))
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_ylabel("events")
     ax.set_title(title)
@@ -122,8 +109,10 @@ def events_breakdown_chart(store: Store, *, tz: str | None = None) -> Figure:
     if handles:
         fig.legend(handles, labels, loc="outside upper right", fontsize=8, frameon=False)
     title = "Events by type, program, campus and when they occurred"
-    if counts.attrs.get("without_time"):
-        title += f" ({counts.attrs['without_time']} with no time of their own: when first seen)"
+    placed = {"no time of their own": "without_time", "an implausible time": "implausible"}
+    said = [f"{counts.attrs[k]} with {what}" for what, k in placed.items() if counts.attrs.get(k)]
+    if said:
+        title += f" ({', '.join(said)}: when first seen)"
     fig.suptitle(title)
     return fig
 

@@ -4,7 +4,9 @@ program, campus, weekday and hour, and the latest ones as readable tables.
 
 The partner's spec shows no event field (DESIGN §3): an event's type and time are the store's
 columns, found wherever the event keeps them; an event with no time of its own is placed at
-the time it was first seen, and the tables and charts say how many were. Program and campus
+the time it was first seen, and the tables and charts say how many were; so is one whose time
+is implausible (``workbench.reconcile.plausible``: before 1990, or more than a day ahead),
+each listed under "Data problems" with the field and the value it gave. Program and campus
 are read from the stored JSON, in the event's payload wherever it keeps one
 (:func:`workbench.partner_json.event_fields`: ``payload``, ``data``, ``eventInfo.data``), else at
 its top (``programCode``, ``programName``, ``campus``, in any case); a missing one counts as
@@ -27,18 +29,19 @@ from IPython.display import HTML
 
 from workbench.errors import StoreError
 from workbench.partner_json import event_fields
+from workbench.reconcile.plausible import WINDOW, outside, window
 from workbench.report.figures import SIDE, STAGE
 from workbench.report.markup import (
+    clock,
     heading,
     is_missing,
-    local_time,
     page,
     paragraph,
     table,
     text,
 )
 from workbench.store import Store
-from workbench.store.cells import field, scalar
+from workbench.store.cells import field, scalar, utc_text
 from workbench.store.frames import snake, typed
 from workbench.store.lists import EVENT_SOURCES
 
@@ -62,7 +65,8 @@ EVENT_COLUMNS = 12  # event fields with a column of their own, beyond program an
 EVENT_CELL_CHARS = 200  # characters of an event's field shown in the latest events' tables
 OTHER_FIELDS = "other fields"
 FIRST_SEEN = " (first seen)"  # after the time of an event that has none of its own
-SECONDS = "%Y-%m-%d\u00a0%H:%M:%S"  # a no-break space: a time never wraps in a table
+IMPLAUSIBLE = " (implausible)"  # after a time outside the plausible dates
+PROBLEM_COLUMNS = ("source", "event id", "field", "value", "counted at")
 # The names program and campus go by (any case), first found wins: in the payload, then at top.
 PLACE_FIELDS = {
     "program_code": ("programCode", "program_code"),
@@ -111,7 +115,12 @@ def _place_fields(store: Store) -> str:
 def _times(values: pd.Series, tz: str | None) -> pd.Series:
     """Stored UTC text (or times) in zone ``tz``; what does not parse is missing."""
     parsed = pd.to_datetime(values.astype("object"), utc=True, errors="coerce", format="ISO8601")
-    return parsed.dt.tz_convert(tz or "UTC")
+    return parsed.astype("datetime64[us, UTC]").dt.tz_convert(tz or "UTC")
+
+
+def _now() -> pd.Timestamp:
+    """The moment the event feeds are reported at: their plausible dates end a day later."""
+    return pd.Timestamp.now(tz="UTC")
 
 
 def _label(value: Any) -> str:
@@ -121,11 +130,12 @@ def _label(value: Any) -> str:
 def event_facts(store: Store, *, tz: str | None = None) -> pd.DataFrame:
     """One row per stored event, its raw JSON left in SQLite: ``source``, ``event_type``,
     ``program`` ("name (code)"), ``campus``, ``occurred_at`` (in zone ``tz``: its own time,
-    else when it was first seen), ``time_is_first_seen``, ``first_seen_at``."""
+    else, when it has none or an implausible one, when it was first seen),
+    ``time_is_first_seen`` (it has none), ``implausible_time``, ``first_seen_at``, ``rowid``."""
     found = _query(
         store,
-        "SELECT source, event_type, occurred_at AS occurred_text, time_is_first_seen, "  # noqa: S608
-        f"first_seen_at, {_place_fields(store)} FROM events ORDER BY rowid",
+        "SELECT rowid, source, event_type, occurred_at AS occurred_text, "  # noqa: S608
+        f"time_is_first_seen, first_seen_at, {_place_fields(store)} FROM events ORDER BY rowid",
     )
     code = [None if is_missing(v) else str(v).strip() for v in found["program_code"]]
     name = [None if is_missing(v) else str(v).strip() for v in found["program_name"]]
@@ -133,15 +143,21 @@ def event_facts(store: Store, *, tz: str | None = None) -> pd.DataFrame:
         f"{n} ({c})" if c and n and c != n else (n or c or None)
         for c, n in zip(code, name, strict=True)
     ]
+    told = _times(found["occurred_text"], None)
+    odd = outside(told, _now())
+    occurred = told.where(~odd).fillna(_times(found["first_seen_at"], None))
+    none = found["time_is_first_seen"].fillna(False).astype(bool) | told.isna()
     return pd.DataFrame(
         {
             "source": found["source"].astype("string"),
             "event_type": found["event_type"].map(_label).astype("string"),
             "program": pd.Series([_label(p) for p in program], dtype="string"),
             "campus": found["campus"].map(_label).astype("string"),
-            "occurred_at": _times(found["occurred_text"], tz),
-            "time_is_first_seen": found["time_is_first_seen"],
+            "occurred_at": occurred.dt.tz_convert(tz or "UTC"),
+            "time_is_first_seen": none.to_numpy(),
+            "implausible_time": odd.to_numpy(),
             "first_seen_at": found["first_seen_at"],
+            "rowid": found["rowid"],
         }
     )
 
@@ -161,7 +177,8 @@ def events_breakdown(
     ``placement``, ``domestic``, ``total``. Types, programs and campuses come largest first;
     weekdays (``Mon``..``Sun``) and hours (0..23, in zone ``tz``) in order, each listed, an
     event with no time of its own at the time it was first seen (how many:
-    ``attrs["without_time"]``). ``facts``: ``event_facts(store, tz=tz)`` when already read."""
+    ``attrs["without_time"]``, and with an implausible one: ``attrs["implausible"]``).
+    ``facts``: ``event_facts(store, tz=tz)`` when already read."""
     if by not in BREAKDOWNS:
         raise ValueError(f"events_breakdown counts by one of {', '.join(BREAKDOWNS)}, not {by!r}.")
     facts = event_facts(store, tz=tz) if facts is None else facts
@@ -176,19 +193,85 @@ def events_breakdown(
         counts = _per_feed(facts[by].rename(by), facts)
         counts = counts.sort_values("total", ascending=False, kind="stable")
     out = counts.rename_axis(index=by).reset_index()
-    out.attrs["without_time"] = _without_time(facts)
+    out.attrs.update(_placed(facts))
     return out
 
 
-def _without_time(facts: pd.DataFrame) -> int:
-    """How many events had no time of their own (placed at the time first seen)."""
-    return int(facts["time_is_first_seen"].fillna(False).sum())
+def _placed(facts: pd.DataFrame) -> dict[str, int]:
+    """How many events are placed at the time first seen: with no time of their own
+    (``without_time``), with an implausible one (``implausible``)."""
+    return {
+        "without_time": int(facts["time_is_first_seen"].sum()),
+        "implausible": int(facts["implausible_time"].sum()),
+    }
 
 
 def without_time_note(count: int) -> str:
     """What the tables say of the events placed at the time they were first seen."""
     events = "1 event" if count == 1 else f"{count} events"
     return f"{events} had no time of their own: each is counted at the time it was first seen."
+
+
+def implausible_note(count: int) -> str:
+    """What the tables say of the events whose time is implausible."""
+    events = "1 event gave a time" if count == 1 else f"{count} events gave times"
+    return (
+        f"{events} outside the plausible dates ({WINDOW}): each is counted at the time it "
+        "was first seen (see Data problems)."
+    )
+
+
+def _notes(counts: Mapping[str, int]) -> str:
+    """The notes on events placed at the time first seen, as paragraphs (none: empty)."""
+    said = [without_time_note(counts["without_time"])] if counts.get("without_time") else []
+    said += [implausible_note(counts["implausible"])] if counts.get("implausible") else []
+    return "".join(paragraph(note, "wb-more") for note in said)
+
+
+def event_problems(store: Store, *, facts: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The events whose own time is implausible (:mod:`workbench.reconcile.plausible`):
+    their feed, id, the field the time came from (its path in the event), the value as sent,
+    and the time they are counted at instead (first seen, UTC). Columns ``PROBLEM_COLUMNS``.
+    ``facts``: ``event_facts(store)`` when already read; the raw JSON of these events only
+    leaves SQLite."""
+    facts = event_facts(store) if facts is None else facts
+    odd = facts.loc[facts["implausible_time"], "rowid"]
+    if odd.empty:
+        return pd.DataFrame({c: pd.Series(dtype="string") for c in PROBLEM_COLUMNS})
+    found = _query(
+        store,
+        "SELECT source, event_id, occurred_at AS occurred_text, raw_json, first_seen_at "
+        "FROM events WHERE rowid IN (SELECT value FROM json_each(?)) ORDER BY rowid",
+        [json.dumps([int(n) for n in odd])],
+    )
+    where = [_time_field(raw, told) for raw, told in zip(found["raw_json"], found["occurred_text"],
+                                                         strict=True)]  # fmt: skip
+    return pd.DataFrame(
+        {
+            "source": found["source"].astype("string"),
+            "event id": found["event_id"].astype("string"),
+            "field": pd.Series([w[0] for w in where], dtype="string"),
+            "value": pd.Series([w[1] for w in where], dtype="string"),
+            "counted at": found["first_seen_at"],
+        },
+        columns=list(PROBLEM_COLUMNS),
+    )
+
+
+def _time_field(raw: Any, stored: Any) -> tuple[str, str]:
+    """Where an event keeps its time (a dotted path) and the value there, as sent; else
+    ``time`` and the value as stored."""
+    try:
+        event = json.loads(str(raw))
+    except (ValueError, RecursionError):
+        event = None
+    keys = event_fields(event).paths.get("time")
+    if not keys:
+        return "time", str(stored)
+    value: Any = event
+    for key in keys:
+        value = value[key]
+    return ".".join(map(str, keys)), str(value)
 
 
 def event_runs(store: Store) -> pd.DataFrame:
@@ -205,18 +288,22 @@ def event_runs(store: Store) -> pd.DataFrame:
     return out[list(RUN_COLUMNS)].reset_index(drop=True)
 
 
-def event_days(store: Store, *, tz: str | None = None) -> pd.DataFrame:
+def event_days(
+    store: Store, *, tz: str | None = None, facts: pd.DataFrame | None = None
+) -> pd.DataFrame:
     """Per day the events occurred (in zone ``tz``; days without any included, up to a year):
     ``day`` (a date), ``placement``, ``domestic``, ``total``. An event with no time of its own
-    counts on the day it was first seen (how many: ``attrs["without_time"]``)."""
-    facts = event_facts(store, tz=tz)
+    counts on the day it was first seen (how many: ``attrs["without_time"]``), and so does one
+    whose time is implausible (``attrs["implausible"]``). ``facts``: ``event_facts(store,
+    tz=tz)`` when already read."""
+    facts = event_facts(store, tz=tz) if facts is None else facts
     days = facts["occurred_at"].dt.tz_localize(None).dt.normalize().rename("day")
     counts = _per_feed(days, facts)
     if len(counts) and (counts.index.max() - counts.index.min()).days <= 366:
         counts = counts.reindex(pd.date_range(counts.index.min(), counts.index.max()), fill_value=0)
     out = counts.rename_axis(index="day").reset_index()
     out["day"] = pd.to_datetime(out["day"]).dt.date if len(out) else pd.Series(dtype="object")
-    out.attrs["without_time"] = _without_time(facts)
+    out.attrs.update(_placed(facts))
     return out
 
 
@@ -250,17 +337,21 @@ def feed_summary(store: Store) -> pd.DataFrame:
 
 def latest_events(store: Store, n: int = 50, *, source: str | None = None) -> pd.DataFrame:
     """The ``n`` most recent events, newest first (by when they occurred; an event with no
-    time of its own by when it was first seen, the later stored first), of both feeds or of
-    ``source``; stored columns, ``raw_json`` included. Only these ``n`` rows are read."""
+    time of its own, or an implausible one, by when it was first seen; the later stored first),
+    of both feeds or of ``source``; stored columns, ``raw_json`` included. Only these ``n``
+    rows are read."""
     if source is not None and source not in FEEDS:
         raise ValueError(f"source is one of {', '.join(FEEDS)}, not {source!r}.")
     columns = ", ".join(LATEST_COLUMNS)
     where = "WHERE source = ? " if source else ""
+    # The stored times are fixed-width UTC text: the plausible window compares as text.
+    first, last = (utc_text(t.to_pydatetime()) for t in window(_now()))
     return _query(
         store,
         f"SELECT {columns} FROM events {where}"  # noqa: S608 - our own column names
-        "ORDER BY occurred_at DESC, rowid DESC LIMIT ?",
-        [*([source] if source else []), max(int(n), 0)],
+        "ORDER BY CASE WHEN occurred_at BETWEEN ? AND ? THEN occurred_at ELSE first_seen_at "
+        "END DESC, rowid DESC LIMIT ?",
+        [*([source] if source else []), first, last, max(int(n), 0)],
     )
 
 
@@ -294,10 +385,12 @@ def readable_events(frame: pd.DataFrame, *, tz: str | None = None) -> pd.DataFra
     ours = ("source", f"occurred ({zone})", "event type", OTHER_FIELDS, f"first seen ({zone})",
             "on list", "event id")  # fmt: skip
     flags = frame.get("time_is_first_seen", pd.Series(False, index=frame.index))
+    odd = outside(_times(frame["occurred_at"], None), _now())
     columns: dict[str, list[Any]] = {
         "source": list(frame["source"]),
         f"occurred ({zone})": [
-            _occurred(v, flag, tz) for v, flag in zip(frame["occurred_at"], flags, strict=True)
+            _occurred(v, flag, bad, tz)
+            for v, flag, bad in zip(frame["occurred_at"], flags, odd, strict=True)
         ],
         "event type": list(frame["event_type"]),
     }
@@ -351,20 +444,22 @@ def _others(row: dict[str, Any], names: list[str]) -> str | None:
     return "; ".join(said) or None
 
 
-def _occurred(value: Any, first_seen: Any, tz: str | None) -> str | None:
+def _occurred(value: Any, first_seen: Any, implausible: bool, tz: str | None) -> str | None:
     """When an event occurred, to the second in zone ``tz``, said so when that is when it was
-    first seen (it had no time of its own)."""
+    first seen (it had no time of its own) or when it is implausible."""
     stamp = _stamp(value, tz)
     flagged = not is_missing(first_seen) and bool(first_seen)
-    return stamp + FIRST_SEEN if stamp is not None and flagged else stamp
+    mark = FIRST_SEEN if flagged else IMPLAUSIBLE if implausible else ""
+    return stamp + mark if stamp is not None else stamp
 
 
 def _stamp(value: Any, tz: str | None) -> str | None:
-    """A time to the second in zone ``tz``; text that is not a time as written."""
+    """A time to the second in zone ``tz`` (a no-break space inside: it never wraps in a
+    table); text that is not a time as written."""
     if is_missing(value):
         return None
     try:
-        return local_time(value, tz).strftime(SECONDS)
+        return clock(value, tz, seconds=True, space="\u00a0")
     except (ValueError, TypeError):
         return str(value)
 
@@ -431,14 +526,14 @@ def events_breakdown_section(store: Store, *, tz: str | None = None) -> HTML:
         counts = events_breakdown(store, by, tz=tz, facts=facts)
         suffix = f" ({tz or 'UTC'})" if by == "weekday" else ""
         parts += [heading(title + suffix, 4), table(counts, empty="No events stored yet.")]
-        if by == "weekday" and counts.attrs.get("without_time"):
-            note = without_time_note(counts.attrs["without_time"])
-            parts.append(paragraph(note, "wb-more"))
+        if by == "weekday":
+            parts.append(_notes(counts.attrs))
     return page(*parts)
 
 
 def events_section(store: Store, *, max_rows: int = 200, tz: str | None = None) -> HTML:
-    """Both feeds: the cap warning, a summary, counts per pull run and per day they occurred."""
+    """Both feeds: the cap warning, the data problems (``event_problems``: a block with
+    ``data-problems``, how many), a summary, counts per pull run and per day they occurred."""
     runs = event_runs(store)
     summary = feed_summary(store)
     if runs.empty and not summary["events"].any():
@@ -446,17 +541,29 @@ def events_section(store: Store, *, max_rows: int = 200, tz: str | None = None) 
     warning = cut_off_warning(store)
     alert = f'<div class="wb-figure wb-alert" data-cut-off="domestic">{text(warning)}</div>'
     alert = alert if warning else ""
-    days = event_days(store, tz=tz)
-    without_time = days.attrs.get("without_time", 0)
-    note = without_time_note(without_time)
-    note = paragraph(note, "wb-more") if without_time else ""
+    facts = event_facts(store, tz=tz)
+    days = event_days(store, tz=tz, facts=facts)
+    problems = event_problems(store, facts=facts)
+    listed = ""
+    if len(problems):
+        listed = (
+            f'<div class="wb-problems" data-problems="{len(problems)}">'
+            + heading("Data problems", 4)
+            + paragraph(
+                f"Times outside the plausible dates ({WINDOW}): each event is counted "
+                "at the time it was first seen instead."
+            )
+            + table(problems, max_rows=max_rows, tz=tz)
+            + "</div>"
+        )
     return page(
         alert,
+        listed,
         heading("Feeds", 4),
         table(summary, tz=tz),
         heading("Per pull run", 4),
         table(runs, max_rows=max_rows, empty="No event list was pulled yet.", tz=tz),
         heading(f"Events per day they occurred ({tz or 'UTC'})", 4),
         table(days.iloc[::-1], max_rows=max_rows, empty="No events stored yet."),
-        note,
+        _notes(days.attrs),
     )

@@ -38,17 +38,22 @@ VOLUME_LABELS = {
     "transcripts_sent": "transcripts we sent",
     "acknowledgments_sent": "acknowledgments we sent",
 }
-# The states past each stage of the funnel; answered_still_listed is past "responded" and
-# past the others when its transcript was sent (and acknowledged).
-_RESPONDED = (
-    "responded",
-    "transcript_sent",
-    "acknowledged",
-    "ack_mismatch",
-    "answered_still_listed",
-)
-_TRANSCRIPT = ("transcript_sent", "acknowledged", "ack_mismatch")
-_ACKNOWLEDGED = ("acknowledged", "ack_mismatch")
+# What the headline's cards and the funnel call each figure (``rec.headline``'s keys, and the
+# states the funnel counts): one thing, one name, in both.
+LABELS = {
+    "requests": "transcript requests",
+    "answered": "answered",
+    "transcripts_sent": "transcripts sent",
+    "transcripts_acknowledged": "transcripts acknowledged",
+    "answered_still_listed": "answered, still listed",
+    "closed_elsewhere": "closed elsewhere",
+    "uncertain_sends": "uncertain sends",
+    "ack_mismatches": "ack mismatches",
+    "transcripts_received": "transcripts received",
+    "transcripts_acknowledged_by_us": "acknowledged by us",
+    "transcripts_awaiting_ack": "awaiting our ack",
+    "duplicate_transcripts": "duplicate transcripts",
+}
 
 
 def ageing(rec: Reconciliation) -> dict[str, dict[str, int]]:
@@ -143,45 +148,43 @@ def _bars(ax: Axes, title: str, stages: list[tuple[str, int, str]], total: int) 
 
 
 def funnel_chart(rec: Reconciliation, *, tz: str | None = None) -> Figure:
-    """The supplier lifecycle funnel (requests listed → responded → transcript sent →
-    acknowledged, with side bars for answered but still listed, closed elsewhere, uncertain
-    sends and ack mismatches),
-    and beside it the consumer side (transcripts received → acknowledged by us); its title
-    gives the moment in zone ``tz`` (None: UTC)."""
-    # the longest bar labels ("closed elsewhere", "acknowledged by us") need about 1.4 in
-    margins = Margins(left=1.45, top=0.6, bottom=0.35, across=1.75)
+    """The supplier's funnel (transcript requests → answered → transcripts sent → transcripts
+    acknowledged, by the partner), with side bars for those answered but still listed, closed
+    elsewhere, uncertain sends and ack mismatches; beside it the consumer side (transcripts
+    received → acknowledged by us, and those awaiting our ack, uncertain, closed elsewhere or
+    duplicates). Bars are the headline's figures under the headline's names (:data:`LABELS`);
+    its title gives the moment in zone ``tz`` (None: UTC)."""
+    # the longest bar labels ("transcripts acknowledged", "duplicate transcripts") need 1.9 in
+    margins = Margins(left=2.0, top=0.6, bottom=0.35, across=1.9)
     fig, (left, right) = fixed_subplots(10, 4, margins, 1, 2, width_ratios=[3, 2])
-    requests = rec.requests["state"].astype(str)
-    if requests.empty:
+    h = rec.headline
+    if not h["requests"]:
         no_data(left, "Supplier: requests")
     else:
-        n = len(requests)
-        listed = requests == "answered_still_listed"
-        sent = listed & rec.requests["transcript_outbox_id"].notna()
-        acked = sent & rec.requests["acknowledged_at"].notna()
+        state = h["requests_by_state"]
         _bars(left, "Supplier: requests", [
-            ("requests listed", n, STAGE),
-            ("responded", int(requests.isin(_RESPONDED).sum()), STAGE),
-            ("transcript sent", int((requests.isin(_TRANSCRIPT) | sent).sum()), STAGE),
-            ("acknowledged", int((requests.isin(_ACKNOWLEDGED) | acked).sum()), STAGE),
-            ("still listed", int(listed.sum()), SIDE),
-            ("closed elsewhere", int((requests == "closed_elsewhere").sum()), SIDE),
-            ("uncertain send", int((requests == "uncertain_send").sum()), SIDE),
-            ("ack mismatch", rec.headline["ack_mismatches"], SIDE),
-        ], n)  # fmt: skip
+            (LABELS["requests"], h["requests"], STAGE),
+            (LABELS["answered"], h["answered"], STAGE),
+            (LABELS["transcripts_sent"], h["transcripts_sent"], STAGE),
+            (LABELS["transcripts_acknowledged"], h["transcripts_acknowledged"], STAGE),
+            (LABELS["answered_still_listed"], h["answered_still_listed"], SIDE),
+            (LABELS["closed_elsewhere"], state["closed_elsewhere"], SIDE),
+            (LABELS["uncertain_sends"], state["uncertain_send"], SIDE),
+            (LABELS["ack_mismatches"], h["ack_mismatches"], SIDE),
+        ], h["requests"])  # fmt: skip
     transcripts = rec.transcripts["state"].astype(str)
-    if transcripts.empty:
+    if not h["transcripts_received"]:
         no_data(right, "Consumer: transcripts received")
     else:
-        n = len(transcripts)
         _bars(right, "Consumer: transcripts received", [
-            ("received", n, STAGE),
-            ("acknowledged by us", int((transcripts == "acknowledged").sum()), STAGE),
-            ("awaiting our ack", int((transcripts == "awaiting_ack").sum()), SIDE),
-            ("ack uncertain", int((transcripts == "ack_uncertain").sum()), SIDE),
-            ("closed elsewhere", int((transcripts == "closed_elsewhere").sum()), SIDE),
-            ("duplicates", rec.headline["duplicate_transcripts"], SIDE),
-        ], n)  # fmt: skip
+            (LABELS["transcripts_received"], h["transcripts_received"], STAGE),
+            (LABELS["transcripts_acknowledged_by_us"], h["transcripts_acknowledged_by_us"],
+             STAGE),
+            (LABELS["transcripts_awaiting_ack"], h["transcripts_awaiting_ack"], SIDE),
+            (LABELS["uncertain_sends"], int((transcripts == "ack_uncertain").sum()), SIDE),
+            (LABELS["closed_elsewhere"], int((transcripts == "closed_elsewhere").sum()), SIDE),
+            (LABELS["duplicate_transcripts"], h["duplicate_transcripts"], SIDE),
+        ], h["transcripts_received"])  # fmt: skip
     fig.suptitle(f"Lifecycle as of {moment(rec.now, tz)}")
     return fig
 
@@ -224,6 +227,41 @@ def ageing_chart(rec: Reconciliation) -> Figure:
     return fig
 
 
+EVERY_DAY = 16  # a day axis this many days long or less labels every day, under its middle
+BARS = 31  # the daily volumes as bars for this many days or less, as lines beyond
+
+
+def day_middles(days: pd.Series) -> np.ndarray:
+    """Days (their midnights: dates, or times in a zone) as matplotlib dates of their noon:
+    where a day's bars are centred, so none straddles midnight."""
+    midnights = pd.to_datetime(pd.Series(days))
+    if isinstance(midnights.dtype, pd.DatetimeTZDtype):
+        midnights = midnights.dt.tz_localize(None)
+    return np.asarray(mdates.date2num(midnights.dt.normalize())) + 0.5
+
+
+def day_axis(ax: Axes, first: pd.Timestamp, last: pd.Timestamp) -> None:
+    """An x axis of whole days from ``first`` to ``last`` (midnights, naive), bars centred on
+    :func:`day_middles`: for :data:`EVERY_DAY` days or fewer a tick under the middle of each
+    day (every other day up to twice that), labelled with its date; beyond, matplotlib's date
+    locator, never under a day. The axis ends at the first and last days' edges."""
+    span = (last - first).days + 1
+    start = float(mdates.date2num(first))
+    ax.set_xlim(start, start + span)
+    fmt = "%Y-%m-%d" if first.year != last.year or span > 300 else "%b %d"
+    if span <= 2 * EVERY_DAY:
+        step = 1 if span <= EVERY_DAY else 2
+        ticks = pd.date_range(first, last, freq=f"{step}D")
+        ax.set_xticks(np.asarray(mdates.date2num(ticks)) + 0.5, [d.strftime(fmt) for d in ticks])
+    else:
+        locator = mdates.AutoDateLocator(minticks=3, maxticks=10)
+        locator.intervald[mdates.DAILY] = [1, 2, 3, 7, 14]
+        locator.intervald[mdates.HOURLY] = []  # never ticks within a day
+        ax.xaxis.set_major_locator(locator)
+        ax.xaxis.set_major_formatter(mdates.DateFormatter(fmt))
+    ax.tick_params(axis="x", labelrotation=30, labelsize=8)
+
+
 def daily_volumes_chart(
     source: Store | Mapping[str, pd.DataFrame],
     *,
@@ -232,19 +270,22 @@ def daily_volumes_chart(
 ) -> Figure:
     """Per day in zone ``tz`` (None: UTC): requests listed, transcripts received, and the
     responses, transcripts and acknowledgments we sent (``daily_volumes``, up to ``until``);
-    bars for a month or less, lines beyond; dates labelled by matplotlib's concise format."""
+    bars centred on their day for a month or less, lines beyond (:func:`day_axis`)."""
     volumes = daily_volumes(source, until=until, tz=tz)
-    fig, ax = fixed_subplots(10, 4, Margins())
+    fig, ax = fixed_subplots(10, 4, Margins(bottom=0.75))
     title = "Daily volumes"
     later = volumes.attrs.get("after_until", 0)
-    if later:
-        title += f" ({later} dated after the as-of time left out)"
+    odd = volumes.attrs.get("implausible", 0)
+    notes = [f"{later} dated after the as-of time left out"] if later else []
+    notes += [f"{odd} with an implausible date on the day first seen"] if odd else []
+    if notes:
+        title += f" ({'; '.join(notes)})"
     if volumes.empty:
         no_data(ax, title)
         return fig
-    days = mdates.date2num(volumes["day"].dt.tz_localize(None))
+    days = day_middles(volumes["day"])
     colors = ("#2f6fb0", "#7cb7e8", "#d9822b", "#3f9142", "#8e44ad")
-    if len(volumes) <= 31:
+    if len(volumes) <= BARS:
         width = 0.8 / len(VOLUME_COLUMNS)
         for i, (column, color) in enumerate(zip(VOLUME_COLUMNS, colors, strict=True)):
             offset = (i - (len(VOLUME_COLUMNS) - 1) / 2) * width
@@ -255,9 +296,8 @@ def daily_volumes_chart(
     else:
         for column, color in zip(VOLUME_COLUMNS, colors, strict=True):
             ax.plot(days, volumes[column], label=VOLUME_LABELS[column], color=color)
-    locator = mdates.AutoDateLocator(minticks=3, maxticks=10)
-    ax.xaxis.set_major_locator(locator)
-    ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))
+    shown = volumes["day"].dt.tz_localize(None)
+    day_axis(ax, shown.iloc[0], shown.iloc[-1])
     ax.set_ylabel(f"per day ({tz or 'UTC'})")
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_title(title)

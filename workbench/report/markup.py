@@ -8,6 +8,7 @@ names with ``&``, apostrophes and accents, and a document may hold anything.
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Iterable, Mapping
 from datetime import date, datetime
 from typing import Any
@@ -20,6 +21,7 @@ from workbench.store.frames import is_missing
 MISSING = "–"
 MAX_ROWS = 200
 MAX_CELL_CHARS = 1000  # characters of one table cell shown; the rest is cut
+_WORD_STARTS = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")  # inside camelCase: TranscriptRequest
 
 STYLE = """<style>
 .wb-report { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; color: #1f2933; }
@@ -28,7 +30,7 @@ STYLE = """<style>
 .wb-report .wb-grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(11em, 1fr));
   gap: 0.6em; }
 .wb-report .wb-figure { border: 1px solid #d9e2ec; border-radius: 6px; padding: 0.5em 0.7em;
-  background: #f8fafc; overflow-wrap: anywhere; }
+  background: #f8fafc; overflow-wrap: normal; word-break: normal; hyphens: manual; }
 .wb-report .wb-figure.wb-alert { border-color: #e12d39; background: #fff5f5; }
 .wb-report .wb-value { font-size: 2em; font-weight: 600; line-height: 1.1; }
 .wb-report .wb-label { font-size: 0.9em; color: #3e4c59; }
@@ -75,13 +77,31 @@ def local_time(value: Any, tz: str | None = None) -> pd.Timestamp:
     return stamp.tz_convert(tz or "UTC")
 
 
+def clock(value: Any, tz: str | None = None, *, seconds: bool = False, space: str = " ") -> str:
+    """A time in zone ``tz`` (None: UTC) as ``YYYY-MM-DD HH:MM`` (``:SS`` with ``seconds``;
+    ``space`` between date and time), unescaped. Any time pandas holds: a partner's year 1 in
+    a zone west of UTC is year 0, which ``strftime`` refuses.
+
+    >>> clock("0001-01-01T00:00Z", "America/Toronto")  # local mean time, 5:17:32 behind
+    '0000-12-31 18:42'
+    """
+    t = local_time(value, tz)
+    shown = f"{t.year:04d}-{t.month:02d}-{t.day:02d}{space}{t.hour:02d}:{t.minute:02d}"
+    return f"{shown}:{t.second:02d}" if seconds else shown
+
+
 def moment(value: Any, tz: str | None = None) -> str:
     """A time to the minute in zone ``tz``, with the zone's abbreviation, unescaped.
 
     >>> moment("2026-03-02T14:00Z", "America/Toronto")
     '2026-03-02 09:00 EST'
     """
-    return local_time(value, tz).strftime("%Y-%m-%d %H:%M %Z")
+    stamp = local_time(value, tz)
+    try:
+        zone = stamp.tzname() or tz or "UTC"
+    except (ValueError, NotImplementedError, OverflowError):  # a year Python's datetime lacks
+        zone = tz or "UTC"
+    return f"{clock(stamp, tz)} {zone}"
 
 
 def text(value: Any, tz: str | None = None) -> str:
@@ -90,12 +110,22 @@ def text(value: Any, tz: str | None = None) -> str:
     if is_missing(value):
         return MISSING
     if isinstance(value, pd.Timestamp | datetime):
-        return html.escape(local_time(value, tz).strftime("%Y-%m-%d %H:%M"))
+        return html.escape(clock(value, tz))
     if isinstance(value, date):
         return html.escape(value.isoformat())
     if isinstance(value, float):
         return f"{value:g}"
     return html.escape(str(value))
+
+
+def breakable(value: Any) -> str:
+    """``value`` as :func:`text` escapes it, that may wrap inside a camelCase word only where a
+    word of it starts (``<wbr>``), never mid-word.
+
+    >>> breakable("TranscriptRequestReceived: 4")
+    'Transcript<wbr>Request<wbr>Received: 4'
+    """
+    return "<wbr>".join(text(part) for part in _WORD_STARTS.split(plain(value, missing=MISSING)))
 
 
 def _cut(value: Any, tz: str | None, limit: int) -> str:

@@ -20,8 +20,17 @@ from matplotlib.figure import Figure
 
 from workbench.pesc.schemas import NOT_VALIDATED, SCHEMAS_VARIABLE
 from workbench.reconcile import CONSUMER_STATES, SEVERITIES, SUPPLIER_STATES, Reconciliation
-from workbench.report.figures import ageing, png
-from workbench.report.markup import MAX_ROWS, heading, moment, page, paragraph, table, text
+from workbench.report.figures import LABELS, ageing, png
+from workbench.report.markup import (
+    MAX_ROWS,
+    breakable,
+    heading,
+    moment,
+    page,
+    paragraph,
+    table,
+    text,
+)
 
 WORST_FIRST = tuple(reversed(SEVERITIES))
 EXCEPTION_TABLE = {
@@ -40,6 +49,8 @@ def bucket_key(bucket: str) -> str:
 
 
 def _tile(key: str, value: Any, label: str, sub: str = "", *, alert: bool = False) -> str:
+    """A card: a big number, its label (``LABELS`` where the funnel shows it too) and ``sub``,
+    HTML already escaped."""
     css = "wb-figure wb-alert" if alert else "wb-figure"
     return (
         f'<div class="{css}" data-figure="{text(key)}" data-value="{text(value)}">'
@@ -50,10 +61,11 @@ def _tile(key: str, value: Any, label: str, sub: str = "", *, alert: bool = Fals
 
 
 def _parts(prefix: str, counts: dict[str, int], label: str = "{}") -> str:
-    """Small figures inside a tile (``data-figure="<prefix>_<key>"``), e.g. ageing buckets."""
+    """Small figures inside a tile (``data-figure="<prefix>_<key>"``), e.g. ageing buckets;
+    a long name (a ResponseStatus) may wrap only where a word of it starts."""
     return " · ".join(
         f'<span data-figure="{text(prefix + "_" + bucket_key(k))}" data-value="{text(v)}">'
-        f"{text(label.format(k))}: {text(v)}</span>"
+        f"{breakable(label.format(k))}: {text(v)}</span>"
         for k, v in counts.items()
     )
 
@@ -98,41 +110,54 @@ def not_validated_note(rec: Reconciliation) -> str:
 def headline_section(rec: Reconciliation, *, tz: str | None = None) -> HTML:
     """The headline figures as a grid of big numbers (``data-figure`` keys: ``requests``,
     ``open_requests`` (+ ``open_age_0_2`` ..., the buckets of ``figures.ageing``, which
-    end at the SLA), ``open_over_sla``, ``answered_still_listed``, ``responses`` (+
-    ``responses_<status>``), ``transcripts_sent``, ``transcripts_unacknowledged``,
-    ``transcripts_received``, ``transcripts_awaiting_ack`` (+ ``awaiting_age_*``),
-    ``awaiting_ack_over_sla``, ``ack_mismatches``, ``uncertain_sends``,
+    end at the SLA), ``open_over_sla``, ``answered``, ``answered_still_listed``,
+    ``responses`` (+ ``responses_<status>``), ``transcripts_sent``,
+    ``transcripts_acknowledged``, ``transcripts_unacknowledged``, ``ack_mismatches``,
+    ``uncertain_sends``, ``transcripts_received``, ``transcripts_acknowledged_by_us``,
+    ``transcripts_awaiting_ack`` (+ ``awaiting_age_*``), ``awaiting_ack_over_sla``,
     ``duplicate_transcripts``, ``document_problems``, ``exceptions`` (+
     ``exceptions_<severity>``: the one place severity counts show), with the moment (in zone
-    ``tz``) and the SLA they are measured at."""
+    ``tz``) and the SLA they are measured at. A figure the funnel shows too has its name
+    there (``figures.LABELS``)."""
     h = rec.headline
     ages = ageing(rec)
     by_status = h["responses_by_status"]
     severity = h["exceptions_by_severity"]
+    sides = {"supplier": h["requests_by_state"]["uncertain_send"]}
+    sides["consumer"] = h["uncertain_sends"] - sides["supplier"]
     tiles = [
-        _tile("requests", h["requests"], "transcript requests"),
+        _tile("requests", h["requests"], LABELS["requests"]),
         _tile("open_requests", h["open_requests"], "open requests (awaiting our response)",
               "age in days: " + _parts("open_age", ages["open"])),
         _tile("open_over_sla", h["open_over_sla"], "open requests over SLA",
               alert=h["open_over_sla"] > 0),
+        _tile("answered", h["answered"], LABELS["answered"],
+              text("with a TranscriptResponse or a transcript, whatever became of it since")),
         _tile("answered_still_listed", h["answered_still_listed"],
-              "answered by us, still on the partner's list", "as of its last list: pull to see"),
-        _tile("responses", sum(by_status.values()), "requests answered with a response",
+              LABELS["answered_still_listed"],
+              text("on the partner's list at its last read: pull to see")),
+        _tile("responses", sum(by_status.values()), "answered with a TranscriptResponse",
               _parts("responses", by_status) if by_status else "none yet"),
-        _tile("transcripts_sent", h["transcripts_sent"], "transcripts we sent"),
+        _tile("transcripts_sent", h["transcripts_sent"], LABELS["transcripts_sent"]),
+        _tile("transcripts_acknowledged", h["transcripts_acknowledged"],
+              LABELS["transcripts_acknowledged"], "by the partner"),
         _tile("transcripts_unacknowledged", h["transcripts_unacknowledged"],
               "transcripts sent, not acknowledged"),
-        _tile("ack_mismatches", h["ack_mismatches"], "acknowledgments with other totals",
+        _tile("ack_mismatches", h["ack_mismatches"], LABELS["ack_mismatches"],
+              text("acknowledgments whose totals differ from what we sent"),
               alert=h["ack_mismatches"] > 0),
-        _tile("uncertain_sends", h["uncertain_sends"], "uncertain sends (do not resend blindly)",
+        _tile("uncertain_sends", h["uncertain_sends"], LABELS["uncertain_sends"],
+              "do not resend blindly; " + _parts("uncertain", sides),
               alert=h["uncertain_sends"] > 0),
-        _tile("transcripts_received", h["transcripts_received"], "transcripts received"),
+        _tile("transcripts_received", h["transcripts_received"], LABELS["transcripts_received"]),
+        _tile("transcripts_acknowledged_by_us", h["transcripts_acknowledged_by_us"],
+              LABELS["transcripts_acknowledged_by_us"]),
         _tile("transcripts_awaiting_ack", h["transcripts_awaiting_ack"],
-              "transcripts awaiting our acknowledgment",
+              LABELS["transcripts_awaiting_ack"],
               "age in days: " + _parts("awaiting_age", ages["awaiting"])),
         _tile("awaiting_ack_over_sla", h["awaiting_ack_over_sla"],
-              "awaiting our acknowledgment over SLA", alert=h["awaiting_ack_over_sla"] > 0),
-        _tile("duplicate_transcripts", h["duplicate_transcripts"], "duplicate transcripts"),
+              "awaiting our ack over SLA", alert=h["awaiting_ack_over_sla"] > 0),
+        _tile("duplicate_transcripts", h["duplicate_transcripts"], LABELS["duplicate_transcripts"]),
         _tile("document_problems", h["document_problems"], "documents that fail to parse or "
               "validate", not_validated_note(rec)),
         _tile("exceptions", h["exceptions"], "exceptions",

@@ -9,11 +9,12 @@ import pandas as pd
 
 from workbench.reconcile.inputs import conform, timestamp
 from workbench.reconcile.load import load
+from workbench.reconcile.plausible import outside
 from workbench.store import Store
 
 # column -> (input table, time column, outbox operation or None). Requests and transcripts
-# count on the partner's date (``request_date``; when it is missing, the day we first saw
-# them): a first pull of a ten-day backlog is ten days of volume, not one.
+# count on the partner's date (``request_date``; when it is missing or implausible, the day we
+# first saw them): a first pull of a ten-day backlog is ten days of volume, not one.
 VOLUME_COLUMNS: dict[str, tuple[str, str, str | None]] = {
     "requests_listed": ("requests", "request_date", None),
     "transcripts_received": ("transcripts", "request_date", None),
@@ -33,7 +34,9 @@ def daily_volumes(
     ``source``: a store, or the tables ``reconcile.load`` returns. One row per day (``day``:
     its midnight in ``tz``) from the first to the last day with anything, zeros included; no
     rows when there is nothing. ``attrs["after_until"]``: how many were dated after ``until``
-    (a partner clock ahead of ours) and left out.
+    (a partner clock ahead of ours) and left out; ``attrs["implausible"]``: how many partner
+    dates were outside the plausible ones (``reconcile.plausible``), counted on the day first
+    seen instead.
 
     >>> daily_volumes(store, tz="America/Toronto").tail(3)  # doctest: +SKIP
     """
@@ -44,14 +47,16 @@ def daily_volumes(
     zone = tz or "UTC"
     tables = conform(tables)
     counts = {}
-    after = 0
+    after = implausible = 0
     for column, (name, time_column, operation) in VOLUME_COLUMNS.items():
         frame = tables[name]
         if operation is not None:
             frame = frame[(frame["operation"] == operation) & (frame["state"] != "failed")]
         when = frame[time_column]
-        if "first_seen_at" in frame.columns:
-            when = when.fillna(frame["first_seen_at"])
+        if "first_seen_at" in frame.columns:  # a partner's date: ours when it is not usable
+            bad = outside(when, pd.Timestamp.now(tz="UTC") if until is None else until)
+            implausible += int(bad.sum())
+            when = when.where(~bad).fillna(frame["first_seen_at"])
         when = when.dropna()
         if until is not None:
             late = when > timestamp(until)
@@ -64,7 +69,7 @@ def daily_volumes(
         out = pd.DataFrame({"day": pd.Series(dtype=f"datetime64[us, {zone}]")})
         for column in VOLUME_COLUMNS:
             out[column] = pd.Series(dtype="int64")
-        out.attrs["after_until"] = after
+        out.attrs.update(after_until=after, implausible=implausible)
         return out
     first = min(i.min() for i in found)
     last = max(i.max() for i in found)
@@ -73,5 +78,5 @@ def daily_volumes(
                                                 nonexistent="shift_forward")})  # fmt: skip
     for column, values in counts.items():
         out[column] = values.reindex(days, fill_value=0).to_numpy(dtype="int64")
-    out.attrs["after_until"] = after
+    out.attrs.update(after_until=after, implausible=implausible)
     return out
