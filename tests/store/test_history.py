@@ -146,6 +146,15 @@ def test_open_requests_view_has_age_and_student(store: Store) -> None:
     assert latest["item_count"].tolist() == [1] and latest["vanished"].tolist() == [1]
 
 
+@pytest.mark.parametrize("date", ["0001-01-01T00:00:00Z", "9999-12-31T00:00:00Z", "soon"])
+def test_a_view_s_age_is_from_when_first_seen_when_the_date_is_implausible(
+    store: Store, date: str
+) -> None:
+    store.record_snapshot(None, "supplier_requests", [{"RequestID": "R-1", "RequestDate": date}])
+    (age,) = store.table("open_requests")["age_days"]
+    assert 0 <= age <= 0.1  # not 739,000 days, nor negative
+
+
 def test_ids_taken_from_dataframes_are_accepted(store: Store) -> None:
     store.begin_run()
     store.begin_run()

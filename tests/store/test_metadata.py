@@ -87,11 +87,6 @@ def test_every_canned_query_opens_on_its_results() -> None:
     assert {name: q.get("hide_sql") for name, q in queries.items()} == dict.fromkeys(queries, True)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="workbench/store/metadata.py passes on a query's title, description and sql only: "
-    "datasette_metadata must pass its hide_sql too",
-)
 def test_datasette_is_told_to_hide_the_sql() -> None:
     queries = datasette_metadata("demo")["databases"]["demo"]["queries"]
     assert {name: q.get("hide_sql") for name, q in queries.items()} == dict.fromkeys(queries, True)

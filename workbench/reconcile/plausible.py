@@ -26,8 +26,11 @@ from typing import Any
 
 import pandas as pd
 
-EARLIEST = pd.Timestamp("1990-01-01", tz="UTC")
-AHEAD = pd.Timedelta(days=1)
+from workbench.store.views import PLAUSIBLE_AHEAD_DAYS, PLAUSIBLE_FROM
+
+# The store's views measure ages by the same window.
+EARLIEST = pd.Timestamp(PLAUSIBLE_FROM, tz="UTC")
+AHEAD = pd.Timedelta(days=PLAUSIBLE_AHEAD_DAYS)
 # The window in words, for messages written without the moment at hand.
 WINDOW = "from 1990-01-01 to a day past the as-of time"
 

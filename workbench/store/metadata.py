@@ -89,8 +89,8 @@ def datasette_metadata(database: str) -> dict[str, Any]:
         if units:
             entry["units"] = units
         tables[table] = entry
-    queries = {
-        name: {"title": q["title"], "description": q["description"], "sql": query_sql(name)}
+    queries = {  # the query's own options (title, description, hide_sql...), its SQL built
+        name: {**{k: v for k, v in q.items() if k != "sql"}, "sql": query_sql(name)}
         for name, q in meta["queries"].items()
     }
     return {

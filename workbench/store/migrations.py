@@ -249,12 +249,18 @@ def _v5_to_v6(conn: sqlite3.Connection) -> None:
     lifecycle's meaning, and ``answered_still_listed`` is new (:mod:`workbench.store.views`)."""
 
 
+def _v6_to_v7(conn: sqlite3.Connection) -> None:
+    """v7: no table changes; the views measure an age from a plausible date only
+    (:mod:`workbench.store.views`), so a year-1 RequestDate is not 739,000 days old."""
+
+
 MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
     2: _v1_to_v2,
     3: _v2_to_v3,
     4: _v3_to_v4,
     5: _v4_to_v5,
     6: _v5_to_v6,
+    7: _v6_to_v7,
 }
 
 

@@ -14,8 +14,9 @@ included.
 
 from __future__ import annotations
 
-# v5: events.time_is_first_seen; v6: the views' one meaning of open (workbench.store.views)
-SCHEMA_VERSION = 6
+# v5: events.time_is_first_seen; v6: the views' one meaning of open; v7: the views' ages from
+# plausible dates (workbench.store.views)
+SCHEMA_VERSION = 7
 
 # PESC fields kept as columns (types: TEXT unless listed in INTEGER_FIELDS).
 ENVELOPE_FIELDS = (

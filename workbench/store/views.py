@@ -26,6 +26,22 @@ its XML, flattened fields, validation and detail item since v4.)
 
 from __future__ import annotations
 
+# The dates a partner can plausibly send (workbench.reconcile.plausible says why): from this
+# day to this many days past now. An age is measured from a plausible date, else from when the
+# item was first seen, as the reconciliation measures it.
+PLAUSIBLE_FROM = "1990-01-01"
+PLAUSIBLE_AHEAD_DAYS = 1
+
+
+def _age_days(date: str, first_seen: str) -> str:
+    """Days since ``date`` when plausible, else since ``first_seen`` (SQL columns)."""
+    return (
+        f"round(julianday('now') - julianday(CASE WHEN {date} >= '{PLAUSIBLE_FROM}' AND "
+        f"julianday({date}) <= julianday('now', '+{PLAUSIBLE_AHEAD_DAYS} day') THEN {date} "
+        f"ELSE {first_seen} END), 1)"
+    )
+
+
 # The supplier lifecycle's conditions (workbench.reconcile.supplier), for a request ``r``.
 # Not cancelled: its current version is no Cancellation.
 _NOT_CANCELLED = "r.cancelled_at IS NULL AND r.transmission_type IS NOT 'Cancellation'"
@@ -46,7 +62,7 @@ _LAST_SEND = """(SELECT o.operation || ': ' || o.state FROM outbox o
 VIEWS: dict[str, str] = {
     "open_requests": f"""
 SELECT r.request_id, r.request_date,
-  round(julianday('now') - julianday(r.request_date), 1) AS age_days,
+  {_age_days("r.request_date", "r.first_seen_at")} AS age_days,
   r.student_first_name, r.student_last_name, r.student_birth_date, r.student_oen,
   r.student_ocas_application, r.source_org_name, r.transcript_purpose,
   r.detail_fetched_at IS NOT NULL AS has_detail, r.parse_error, r.detail_error,
@@ -72,9 +88,9 @@ FROM transcript_requests r
 WHERE r.on_list = 1 AND {_NOT_CANCELLED} AND {_ANSWERED} AND NOT {_IN_DOUBT}
 ORDER BY r.request_date
 """,
-    "transcripts_awaiting_ack": """
+    "transcripts_awaiting_ack": f"""
 SELECT t.transcript_id, t.request_date,
-  round(julianday('now') - julianday(t.request_date), 1) AS age_days,
+  {_age_days("t.request_date", "t.first_seen_at")} AS age_days,
   t.document_id, t.request_tracking_id, t.student_first_name, t.student_last_name,
   t.source_org_name, t.award_count, t.course_count,
   t.detail_fetched_at IS NOT NULL AS has_detail, t.first_seen_at,
