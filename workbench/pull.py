@@ -90,6 +90,12 @@ PULL_FAILED = (
     "no list or event feed could be read; check the partner's status and the credentials "
     "(workbench doctor)"
 )
+# What a partial pull says: its failures are not all items a next pull fetches again (a feed
+# may be cut off at the most the partner hands out).
+PULL_PARTIAL = (
+    "its failures, listed above, say what was not read: failed items are retried by the "
+    "next pull; --allow-partial accepts a partial pull"
+)
 
 
 @dataclass
