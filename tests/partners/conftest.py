@@ -24,7 +24,7 @@ from workbench.scenario import transcript_for
 DATA = {"initial_transcripts": 1}
 
 
-def live_a_day(sb: Sandbox, db: Path, *, full_reports: bool = False) -> None:
+def live_a_day(sb: Sandbox, db: Path) -> None:
     """The flow against ``sb`` into the store ``db``, each step held to what the sandbox knows;
     fails the test at the first step that does not pass, saying why."""
     with wb.connect(env={**sb.env, **FAST}, db=db) as w:
@@ -41,7 +41,7 @@ def live_a_day(sb: Sandbox, db: Path, *, full_reports: bool = False) -> None:
         _pull(w, sb)
         sb.advance(hours=8)
         _pull(w, sb)
-    summary = reports(db, full=full_reports)
+    summary = reports(db)
     assert summary["transcripts_sent"] == ("send_transcript" in sent)
     consumer = "consumer" in sb.settings.account
     assert summary["transcripts_received"] == (len(sb.state.transcripts) if consumer else 0)
@@ -80,14 +80,13 @@ def _pull(w: wb.Workbench, sb: Sandbox) -> None:
     assert {e["eventId"] for e in listed} <= stored
 
 
-def reports(db: Path, *, full: bool) -> dict[str, Any]:
+def reports(db: Path) -> dict[str, Any]:
     """What ``notebooks/reconcile.ipynb`` and ``events.ipynb`` show, called in process: the
-    reconciliation and the events sections, as HTML; ``full``: the changes since the previous
-    pull, the trends and the charts too (most of the time a report takes). Returns the
-    headline of the summary the reconcile notebook publishes."""
+    reconciliation and events sections, as HTML, and the summary the reconcile notebook
+    publishes, whose headline it returns. Their charts, trends and changes since the previous
+    pull (three quarters of a report's time) run in the slow tests, in the notebooks."""
     with report.open_store(db) as store:
-        tables = reconcile.load(store)
-        rec = reconcile.reconcile(tables)
+        rec = reconcile.reconcile(reconcile.load(store))
         fresh = report.freshness(store, as_of=rec.now)
         shown = [
             report.freshness_section(fresh),
@@ -99,19 +98,6 @@ def reports(db: Path, *, full: bool) -> dict[str, Any]:
             report.events_breakdown_section(store),
             report.latest_events_section(store, 20),
         ]
-        if full:
-            before = report.previous_reconciliation(store, rec)
-            shown.append(report.changes_section(store, current=rec, previous=before))
-            shown.append(report.trends_section(report.trends(store, until=rec.now, reuse=[before])))
-            figures = [
-                report.funnel_chart(rec),
-                report.ageing_chart(rec),
-                report.daily_volumes_chart(tables, until=rec.now),
-                report.events_days_chart(store),
-                report.events_chart(store),
-                report.events_breakdown_chart(store),
-            ]
-            shown += [report.figure_html(figure) for figure in figures]
         assert all(section.data for section in shown)
         return dict(report.summary_payload(rec, freshness=fresh)["headline"])
 

@@ -32,7 +32,7 @@ def test_each_open_point_alone(sandbox_factory, tmp_path, name, value):
 @pytest.mark.parametrize("seed", SEEDS)
 def test_an_unknown_partner(tmp_path, seed):
     with Sandbox(unknown_partner(seed, **DATA)) as sb:
-        live_a_day(sb, tmp_path / "wb.db", full_reports=True)
+        live_a_day(sb, tmp_path / "wb.db")
 
 
 @pytest.mark.slow
