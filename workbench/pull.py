@@ -19,7 +19,9 @@ does not use are skipped, and said so. The domestic peek asks the profile's ``pe
 the partner's largest ``Count`` once a refusal (any 400 to a peek) taught it (meta
 ``peek_count_learned``). A feed answered at exactly a learned cap asks the profile's count once
 more in the same pull, and forgets the cap when the partner now accepts it. A feed answered with
-exactly the count asked for may hide events past it: the run is then ``partial``.
+exactly the count asked for is peeked again: a partner whose peek removes events hands out the
+rest; when one that keeps them answers the same events, those past the count may be hidden, and
+the run is ``partial``.
 """
 
 from __future__ import annotations
@@ -49,6 +51,9 @@ if TYPE_CHECKING:
     from workbench.store import Store
 
 PEEK_LEARNED = "peek_count_learned"  # meta key: the largest Count the partner accepts
+# Peeks after a full answer, for a partner whose peek removes events: a feed growing as fast
+# as it is read must not keep a pull going.
+PEEKS_AFTER_FULL = 50
 # How a refusal names the largest Count: "1..30", "between 1 and 30", "max 30", "maximum of
 # 30", "at most 30", "no more than 30", "less than or equal to 30".
 _NAMED_CAP = re.compile(
@@ -84,6 +89,12 @@ class ListResult:
 PULL_FAILED = (
     "no list or event feed could be read; check the partner's status and the credentials "
     "(workbench doctor)"
+)
+# What a partial pull says: its failures are not all items a next pull fetches again (a feed
+# may be cut off at the most the partner hands out).
+PULL_PARTIAL = (
+    "its failures, listed above, say what was not read: failed items are retried by the "
+    "next pull; --allow-partial accepts a partial pull"
 )
 
 
@@ -351,9 +362,10 @@ def _pull_events(
 
 
 def _pull_domestic(session: Session, store: Store, summary: PullSummary) -> ListResult:
-    """The domestic feed, at the largest count the partner accepts; a feed answered with exactly
-    the count asked may hide events past it (when peek does not remove them): a failure entry
-    says so. More events than asked is what the partner chose to answer, not a cut-off.
+    """The domestic feed, at the largest count the partner accepts, peeked until it is drained
+    or answers the same events again (:func:`_peek_rest`); a feed still answering exactly the
+    count asked may hide events past it: a failure entry says so. More events than asked is
+    what the partner chose to answer, not a cut-off.
 
     Every event any peek of the pull was handed is stored, the probes' too: a partner whose
     peek removes events never hands them out again."""
@@ -362,6 +374,7 @@ def _pull_domestic(session: Session, store: Store, summary: PullSummary) -> List
     def fetch() -> Any:
         handed: list[Any] = []
         frame, count = _peek_within_cap(session, store, handed)
+        frame = _peek_rest(session, count, frame, handed)
         asked.append((count, len(frame)))
         return _every_event(handed)
 
@@ -383,6 +396,26 @@ def _pull_domestic(session: Session, store: Store, summary: PullSummary) -> List
         error = f"the feed answered {count} events (Count={count}), {what}."
         summary.failures.append({"list": "domestic_events", "id": "(feed)", "error": error})
     return result
+
+
+def _peek_rest(session: Session, count: int, frame: Any, handed: list[Any]) -> Any:
+    """After an answer with all ``count`` events asked, peek again while each answer brings
+    events not handed before: a partner whose peek removes what it hands out gives the rest
+    (up to ``PEEKS_AFTER_FULL`` more peeks), one whose peek keeps them the same ones again.
+    Returns the last answer that brought new events: still full, the feed may be cut off."""
+    for _ in range(PEEKS_AFTER_FULL):
+        if len(frame) != count:
+            break
+        seen = {raw for earlier in handed for raw in earlier.get(RAW, ())}
+        try:
+            more = peek_events(session, count)
+        except WorkbenchError:  # what was handed is kept; the run says the feed may be cut off
+            break
+        handed.append(more)
+        if set(more.get(RAW, ())) <= seen:  # the peek keeps the events it hands out
+            break
+        frame = more
+    return frame
 
 
 def _every_event(frames: list[Any]) -> Any:

@@ -82,10 +82,11 @@ def test_request_detail(sandbox_factory, connect_to, id_scheme, escaped_share: f
     assert df.attrs["operation"] == "supplier.request"
 
 
-def test_pescxml_key_is_matched_whatever_its_case(sandbox: Sandbox, w: wb.Workbench) -> None:
-    sandbox.set_faults(pescxml_key="PESCXml")
-    request_id = sandbox.pending_request_ids()[0]
-    row = w.supplier.request(request_id).iloc[0]
+@pytest.mark.parametrize("key", ["PESCXml", "pescxml"])
+def test_pescxml_key_is_matched_whatever_its_case(sandbox_factory, connect_to, key) -> None:
+    sb = sandbox_factory(pescxml_key=key)
+    request_id = sb.pending_request_ids()[0]
+    row = connect_to(sb).supplier.request(request_id).iloc[0]
     assert row["message_type"] == "TranscriptRequest"
     assert "pesc_xml" not in row.index
 

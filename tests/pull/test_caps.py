@@ -224,19 +224,21 @@ def test_a_learned_cap_is_tried_again_when_the_feed_fills_it(feed: _Feed, tmp_pa
     with wb.connect(env=feed.env, db=tmp_path / "wb.db") as w:
         assert w.pull(progress=False).lists["domestic_events"].listed == 37
         assert w.store.meta("peek_count_learned") == "37"
-        still = w.pull(progress=False)  # the cap has not moved: one extra call, refused
-        assert _asked_counts(w, still.run_id) == [("37", 200), ("100", 400)]
+        # The cap has not moved: one extra call, refused; the same events again at the cap say
+        # the peek keeps what it hands out.
+        still = w.pull(progress=False)
+        assert _asked_counts(w, still.run_id) == [("37", 200), ("100", 400), ("37", 200)]
         assert w.store.meta("peek_count_learned") == "37"
         feed.cap = 100  # the partner now hands out more: the profile's count is used again
         grown = w.pull(progress=False)
-        assert _asked_counts(w, grown.run_id) == [("37", 200), ("100", 200)]
+        assert _asked_counts(w, grown.run_id) == [("37", 200), ("100", 200), ("100", 200)]
         assert grown.lists["domestic_events"].listed == 100
         assert w.store.meta("peek_count_learned") is None
     with wb.connect(env={**feed.env, "WORKBENCH_PEEK_COUNT": "150"}, db=tmp_path / "b.db") as w:
         w.pull(progress=False)  # learns 100
         feed.cap = 120
         again = w.pull(progress=False)
-        assert _asked_counts(w, again.run_id) == [("100", 200), ("150", 400)]
+        assert _asked_counts(w, again.run_id) == [("100", 200), ("150", 400), ("100", 200)]
         assert w.store.meta("peek_count_learned") == "100"  # 150 refused: still the best known
 
 
@@ -247,3 +249,15 @@ def test_more_events_than_asked_is_not_a_cut_off(feed: _Feed, tmp_path: Path) ->
         assert summary.status == "ok", str(summary)
         assert summary.lists["domestic_events"].listed == 150
         assert summary.lists["domestic_events"].cut_off_at == 0
+
+
+def test_a_feed_whose_peek_removes_events_is_read_whole_past_its_cap(sandbox_factory, tmp_path):
+    sb = sandbox_factory(max_peek_count=20, initial_domestic_events=45, peek_removes=True)
+    truth = {e["eventId"] for e in sb.state.domestic_events}
+    with wb.connect(env=sb.env, db=tmp_path / "wb.db") as w:
+        summary = w.pull(progress=False)
+        assert summary.status == "ok", str(summary)  # nothing is hidden: the rest was peeked
+        events = w.store.table("events", where="source = 'domestic'")
+        assert set(events["event_key"]) == truth
+        assert sb.state.domestic_events == []
+        assert [c for c, _ in _asked_counts(w, summary.run_id)][-3:] == ["20", "20", "20"]

@@ -1,5 +1,6 @@
-"""An empty exchange list, as the spec writes it (400 "No requests found") or as a partner may
-(200 []), is an empty list to every reader: the pending lists, the pull and reconcile."""
+"""An empty exchange list, as the spec writes it (400 "No requests found"), in another error body
+or as a partner may (200 []), is an empty list to every reader: the pending lists, the pull and
+reconcile."""
 
 from __future__ import annotations
 
@@ -18,19 +19,25 @@ LISTS = (
 )  # fmt: skip
 
 
-@pytest.mark.parametrize(("empty_list", "status", "body"), [
-    ("message", 400, '{"Message": "No requests found"}'),
-    ("array", 200, "[]"),
+@pytest.mark.parametrize(("empty_list", "error_body", "status", "body"), [
+    ("message", "message", 400, '{"Message": "No requests found"}'),
+    ("message", "problem", 400,
+     '{"type":"about:blank","title":"Bad Request","status":400,"detail":"No requests found"}'),
+    ("message", "text", 400, "No requests found"),
+    ("array", "message", 200, "[]"),
 ])  # fmt: skip
 def test_an_empty_exchange_list_is_empty_whatever_the_partner_answers(
     sandbox_factory: Callable[..., Sandbox],
     connect_to: Callable[..., wb.Workbench],
     exchanges: list[Exchange],
     empty_list: str,
+    error_body: str,
     status: int,
     body: str,
 ) -> None:
-    sb = sandbox_factory(empty_list=empty_list, initial_requests=0, initial_transcripts=0)
+    sb = sandbox_factory(
+        empty_list=empty_list, error_body=error_body, initial_requests=0, initial_transcripts=0
+    )
     w = connect_to(sb)
     requests, transcripts = w.supplier.pending_requests(), w.consumer.pending_transcripts()
     assert requests.empty and "request_id" in requests.columns

@@ -206,6 +206,7 @@ def test_cli_pull_exit_codes(sandbox_factory, tmp_path, monkeypatch, id_scheme):
     partial = runner.invoke(app, ["pull", "--db", db, "--no-progress"])
     assert partial.exit_code == 1
     assert "partial" in partial.output
+    assert "--allow-partial accepts a partial pull" in partial.stderr  # what to do about it
     allowed = runner.invoke(app, ["pull", "--db", db, "--no-progress", "--allow-partial"])
     assert allowed.exit_code == 0, allowed.output
 

@@ -72,12 +72,10 @@ def test_identity_server_gets_latency_but_no_errors(sandbox):
     assert token(sandbox, "supplier")
 
 
-def test_pescxml_key_can_be_renamed(sandbox):
-    sandbox.set_faults(pescxml_key="PESCXml")
-    with exchange(sandbox, "supplier") as client:
-        (item,) = client.get(
-            path(spec.SUPPLIER_REQUEST_PATH, sandbox.pending_request_ids()[0])
-        ).json()
+def test_pescxml_key_can_be_renamed(sandbox_factory):
+    sb = sandbox_factory(pescxml_key="PESCXml")
+    with exchange(sb, "supplier") as client:
+        (item,) = client.get(path(spec.SUPPLIER_REQUEST_PATH, sb.pending_request_ids()[0])).json()
     assert "PESCXml" in item and "PESCXML" not in item
 
 

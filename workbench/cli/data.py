@@ -70,7 +70,7 @@ def pull(
     from pathlib import Path
 
     from workbench.client import connect
-    from workbench.pull import PULL_FAILED, PullInterrupted
+    from workbench.pull import PULL_FAILED, PULL_PARTIAL, PullInterrupted
 
     with clean_errors():
         announce_partner(profile, db, config)
@@ -86,7 +86,7 @@ def pull(
         typer.echo(f"The pull failed: {PULL_FAILED}.", err=True)
         raise typer.Exit(1)
     if summary.status == "partial" and not allow_partial:
-        typer.echo("The pull was partial: failed items are retried by the next pull.", err=True)
+        typer.echo(f"The pull was partial: {PULL_PARTIAL}.", err=True)
         raise typer.Exit(1)
 
 

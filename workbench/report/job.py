@@ -107,14 +107,11 @@ def pull_verdict(status: str | None, *, allow_partial: bool) -> tuple[int, str |
     one), else 0 and None."""
     if status in (None, "ok") or (status == "partial" and allow_partial):
         return 0, None
-    if status == "partial":
-        return 1, (
-            "Exit 1: the pull was partial (failed items are retried by the next pull); "
-            "--allow-partial accepts a partial pull."
-        )
-    if status == "failed":
-        from workbench.pull import PULL_FAILED  # the pull's modules: only when one failed
+    from workbench.pull import PULL_FAILED, PULL_PARTIAL  # the pull's modules: only when not ok
 
+    if status == "partial":
+        return 1, f"Exit 1: the pull was partial: {PULL_PARTIAL}."
+    if status == "failed":
         return 1, f"Exit 1: the pull failed: {PULL_FAILED} (--allow-partial does not accept it)."
     # it raised: its error was told before
     return 1, "Exit 1: the pull stopped on the error above (--allow-partial does not accept it)."

@@ -11,13 +11,14 @@ from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from functools import partial
+from http import HTTPStatus
 from typing import Any
 from urllib.parse import parse_qsl
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect, Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Mount, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -51,6 +52,23 @@ WRONG_KEY = (
 
 def message(status: int, text: str, headers: dict[str, str] | None = None) -> JSONResponse:
     return JSONResponse({"Message": text}, status_code=status, headers=headers)
+
+
+def error_answer(style: str, status: int, text: str) -> Response:
+    """An error answer as a partner writes them (``error_body``): ``{"Message": text}``, RFC
+    7807 problem details with the text in ``detail`` (as ASP.NET Core writes them), or the
+    text alone."""
+    if style == "problem":
+        problem = {
+            "type": "about:blank",
+            "title": HTTPStatus(status).phrase,
+            "status": status,
+            "detail": text,
+        }
+        return JSONResponse(problem, status_code=status, media_type="application/problem+json")
+    if style == "text":
+        return PlainTextResponse(text, status_code=status)
+    return message(status, text)
 
 
 @dataclass
@@ -264,7 +282,7 @@ async def _detail(core: Core, side: Side, request: Request) -> Response:
     row: dict[str, Any] = {settings.id_key: item.id}
     if side is SUPPLIER:  # §4.4: the transcript detail carries no RequestDate
         row["RequestDate"] = iso_ms(item.date)
-    row[settings.faults.pescxml_key] = core.state.document(side.kind, item)
+    row[settings.pescxml_key] = core.state.document(side.kind, item)
     return JSONResponse(row if settings.detail_shape == "object" else [row])
 
 
@@ -315,11 +333,13 @@ def exchange_routes(core: Core) -> list[Route]:
         (spec.CONSUMER_TRANSCRIPT_PATH, "GET", partial(_detail, core, CONSUMER)),
         (spec.CONSUMER_ACKNOWLEDGMENT_PATH, "POST", partial(_send, core, SEND_ACKNOWLEDGMENT)),
     ]
-    # §4.4: "a trailing slash may be present"; answered in place, never redirected.
+    # §4.4: "a trailing slash may be present"; answered in place, never redirected (or, by
+    # trailing_slash, not found).
+    slashes = ("", "/") if core.settings.trailing_slash == "accepted" else ("",)
     served = [
         Route(path + slash, handler, methods=[method])
         for path, method, handler in routes
-        for slash in ("", "/")
+        for slash in slashes
     ]
     if core.settings.exchange_login == "etms":
         login = _login(core, core.identity.etms_login)
@@ -363,14 +383,17 @@ def control_routes(core: Core) -> list[Route]:
 # -- assembly ------------------------------------------------------------------------------
 
 
-async def _not_found(request: Request, exc: Exception) -> Response:
-    if isinstance(exc, HTTPException) and exc.status_code == 405:
-        return message(
-            405, f"The requested resource does not support http method '{request.method}'."
-        )
-    if isinstance(exc, HTTPException) and exc.status_code != 404:
-        return message(exc.status_code, str(exc.detail))
-    return message(404, NOT_FOUND_MESSAGE)
+def _not_found(core: Core) -> Callable[[Request, Exception], Awaitable[Response]]:
+    async def not_found(request: Request, exc: Exception) -> Response:
+        style = core.settings.error_body
+        if isinstance(exc, HTTPException) and exc.status_code == 405:
+            said = f"The requested resource does not support http method '{request.method}'."
+            return error_answer(style, 405, said)
+        if isinstance(exc, HTTPException) and exc.status_code != 404:
+            return error_answer(style, exc.status_code, str(exc.detail))
+        return error_answer(style, 404, NOT_FOUND_MESSAGE)
+
+    return not_found
 
 
 def _refused(core: Core) -> Callable[[Request, Exception], Awaitable[Response]]:
@@ -378,19 +401,21 @@ def _refused(core: Core) -> Callable[[Request, Exception], Awaitable[Response]]:
         assert isinstance(exc, Refusal)
         if exc.status == 401 and core.settings.unauthorized_body == "empty":
             return Response(status_code=401, headers={"WWW-Authenticate": "Bearer"})
-        return message(exc.status, str(exc))
+        return error_answer(core.settings.error_body, exc.status, str(exc))
 
     return refused
 
 
-async def _server_error(request: Request, exc: Exception) -> Response:
-    return message(500, "An error has occurred.")
+def _server_error(core: Core) -> Callable[[Request, Exception], Awaitable[Response]]:
+    async def server_error(request: Request, exc: Exception) -> Response:
+        return error_answer(core.settings.error_body, 500, "An error has occurred.")
+
+    return server_error
 
 
 def _interface(core: Core, routes: list[Route]) -> Starlette:
-    app = Starlette(
-        routes=routes, exception_handlers={Refusal: _refused(core), HTTPException: _not_found}
-    )
+    handlers = {Refusal: _refused(core), HTTPException: _not_found(core)}
+    app = Starlette(routes=routes, exception_handlers=handlers)
     app.router.redirect_slashes = False
     return app
 
@@ -425,7 +450,7 @@ def build_app(core: Core) -> ASGIApp:
             Mount("/exchange", app=exchange),
             Mount("/_sandbox", app=_interface(core, control_routes(core))),
         ],
-        exception_handlers={HTTPException: _not_found, Exception: _server_error},
+        exception_handlers={HTTPException: _not_found(core), Exception: _server_error(core)},
     )
     root.router.redirect_slashes = False
     return with_transport(_Hits(root, core.hits))

@@ -34,6 +34,7 @@ class Sandbox:
                 clock=lambda: self.state.now,
                 exchange_login=settings.exchange_login,
                 expiry=settings.token_expiry,
+                interfaces=settings.account,
             ),
             hits=Counter(),
         )
@@ -72,34 +73,46 @@ class Sandbox:
     @property
     def env(self) -> dict[str, str]:
         """The WORKBENCH_* variables that point a client at this sandbox (DESIGN §5): what
-        a partner would issue, and nothing a client should find out for itself (route
-        spellings, event shapes)."""
-        c = self.credentials
-        env = {
-            "WORKBENCH_AUTH_URL": self.auth_url,
-            "WORKBENCH_GATEWAY_URL": self.gateway_url,
-            "WORKBENCH_EXCHANGE_URL": self.exchange_url,
-            "WORKBENCH_SUBSCRIPTION_KEY": c.subscription_key,
-            "WORKBENCH_INTL_CLIENT_ID": c.intl_client_id,
-            "WORKBENCH_INTL_CLIENT_SECRET": c.intl_client_secret,
-            "WORKBENCH_INTL_USERNAME": c.intl_username,
-            "WORKBENCH_INTL_PASSWORD": c.intl_password,
-            "WORKBENCH_DOMESTIC_CLIENT_ID": c.domestic_client_id,
-            "WORKBENCH_DOMESTIC_CLIENT_SECRET": c.domestic_client_secret,
-        }
-        if self.settings.exchange_login == "etms":
+        a partner would issue, for the interfaces the account has, and nothing a client should
+        find out for itself (route spellings, event shapes)."""
+        c, settings = self.credentials, self.settings
+        account = settings.account
+        exchange_roles = [role for role in ("supplier", "consumer") if role in account]
+        gateway = "international" in account or "domestic" in account
+        env: dict[str, str] = {}
+        if gateway or (exchange_roles and settings.exchange_login == "identity"):
+            env["WORKBENCH_AUTH_URL"] = self.auth_url
+        if gateway:
+            env["WORKBENCH_GATEWAY_URL"] = self.gateway_url
+        if exchange_roles:
+            env["WORKBENCH_EXCHANGE_URL"] = self.exchange_url
+        if gateway:
+            env["WORKBENCH_SUBSCRIPTION_KEY"] = c.subscription_key
+        if "international" in account:
             env.update(
-                WORKBENCH_LOGIN="etms",
-                WORKBENCH_EXCHANGE_USERNAME=c.exchange_username,
-                WORKBENCH_EXCHANGE_PASSWORD=c.exchange_password,
+                WORKBENCH_INTL_CLIENT_ID=c.intl_client_id,
+                WORKBENCH_INTL_CLIENT_SECRET=c.intl_client_secret,
+                WORKBENCH_INTL_USERNAME=c.intl_username,
+                WORKBENCH_INTL_PASSWORD=c.intl_password,
             )
-        else:
-            for role in ("supplier", "consumer"):
+        if "domestic" in account:
+            env.update(
+                WORKBENCH_DOMESTIC_CLIENT_ID=c.domestic_client_id,
+                WORKBENCH_DOMESTIC_CLIENT_SECRET=c.domestic_client_secret,
+            )
+        if exchange_roles and settings.exchange_login == "etms":
+            # One account: the exchange's shared settings when it serves both roles.
+            section = "EXCHANGE" if len(exchange_roles) == 2 else exchange_roles[0].upper()
+            env["WORKBENCH_LOGIN"] = "etms"
+            env[f"WORKBENCH_{section}_USERNAME"] = c.exchange_username
+            env[f"WORKBENCH_{section}_PASSWORD"] = c.exchange_password
+        elif exchange_roles:
+            for role in exchange_roles:
                 prefix = f"WORKBENCH_{role.upper()}_"
                 env[prefix + "CLIENT_ID"] = getattr(c, f"{role}_client_id")
                 env[prefix + "CLIENT_SECRET"] = getattr(c, f"{role}_client_secret")
                 env[prefix + "SCOPE"] = EXCHANGE_SCOPE
-        if self.settings.exchange_key_required:
+        if exchange_roles and settings.exchange_key_required:
             env["WORKBENCH_EXCHANGE_SUBSCRIPTION_KEY"] = c.subscription_key
         return env
 

@@ -124,7 +124,6 @@ class Faults:
     drop_rate: float = 0.0  # connection closed with no response, before the operation runs
     drop_after_rate: float = 0.0  # the operation runs, then the connection drops (POSTs!)
     token_ttl: int | None = None  # overrides SandboxSettings.token_ttl when set
-    pescxml_key: str = "PESCXML"  # "PESCXml": how real partners spell it in GET bodies
     path_pattern: str = ""  # a regex: faults hit only paths it finds (e.g. details, not lists)
     # Share of acknowledgments (returned for a transcript we send) whose CourseTotal the
     # partner miscounts by one; decided per request id, so the same request always miscounts.
@@ -264,6 +263,14 @@ class SandboxSettings:
     empty_list: str = "message"  # or "array": an empty exchange list is 200 [] (not a 400)
     unauthorized_body: str = "message"  # or "empty": a 401 with no body
     exchange_key_required: bool = False  # the exchange wants the Subscription-Key too
+    pescxml_key: str = "PESCXML"  # or "PESCXml" (how real partners spell it in GET bodies)...
+    # How an error answer is written: "message" {"Message": ...} (the spec), "problem" (RFC 7807
+    # application/problem+json, the text in "detail", as ASP.NET Core writes it) or "text".
+    error_body: str = "message"
+    # The interfaces the account has (ACCOUNT_INTERFACES); `env` issues credentials for those
+    # only, and the identity server knows no client of the others.
+    interfaces: str = "all"
+    trailing_slash: str = "accepted"  # or "refused": `:id/` is a 404
     state_path: str | None = None  # persist state here, so restarts keep continuity
     credentials: Credentials = field(default_factory=Credentials)
     faults: Faults = field(default_factory=Faults)
@@ -279,6 +286,19 @@ class SandboxSettings:
         if self.credentials_style == "short" and self.credentials == Credentials():
             self.credentials = Credentials.short()
 
+    @property
+    def account(self) -> tuple[str, ...]:
+        """The interfaces the account has: international, domestic, supplier, consumer."""
+        return ACCOUNT_INTERFACES[self.interfaces]
+
+
+# The interfaces of an account, by the ``interfaces`` setting.
+ACCOUNT_INTERFACES: dict[str, tuple[str, ...]] = {
+    "all": ("international", "domestic", "supplier", "consumer"),
+    "exchange": ("supplier", "consumer"),
+    "gateway": ("international", "domestic"),
+    "supplier": ("supplier",),
+}
 
 # The choices of the SandboxSettings that take one of a few values; the first is the default.
 SETTING_KINDS: dict[str, tuple[str, ...]] = {
@@ -297,22 +317,35 @@ SETTING_KINDS: dict[str, tuple[str, ...]] = {
     "event_list": ("array", "object"),
     "empty_list": ("message", "array"),
     "unauthorized_body": ("message", "empty"),
+    "pescxml_key": ("PESCXML", "PESCXml", "pescxml"),
+    "error_body": ("message", "problem", "text"),
+    "interfaces": tuple(ACCOUNT_INTERFACES),
+    "trailing_slash": ("accepted", "refused"),
 }
 
 # The open points that are yes or no (default: no).
 OPEN_FLAGS = ("peek_removes", "exchange_key_required")
 
+# The open points answered by a number, and the answers tried (the first is the default).
+OPEN_NUMBERS: dict[str, tuple[Any, ...]] = {
+    "max_peek_count": (100, 25, 50, 500),  # the largest Count the peek accepts
+    "escaped_share": (0.25, 0.0, 1.0),  # the share of PESCXML strings sent XML-escaped
+}
+
+
+def answers() -> dict[str, tuple[Any, ...]]:
+    """Every open point and its answers, the default first."""
+    return {**SETTING_KINDS, **OPEN_NUMBERS, **{name: (False, True) for name in OPEN_FLAGS}}
+
 
 def open_points() -> list[tuple[str, Any]]:
     """Every answer to an open point that is not the default, as (setting, value): what the
     suite runs the client against one at a time."""
-    return [(name, value) for name, kinds in SETTING_KINDS.items() for value in kinds[1:]] + [
-        (name, True) for name in OPEN_FLAGS
-    ]
+    return [(name, value) for name, values in answers().items() for value in values[1:]]
 
 
-# What `workbench sandbox --set NAME=VALUE` may set: every open point, and its bounds.
-SETTABLE = (*SETTING_KINDS, *OPEN_FLAGS, "max_peek_count", "escaped_share")
+# What `workbench sandbox --set NAME=VALUE` may set: every open point.
+SETTABLE = (*SETTING_KINDS, *OPEN_FLAGS, *OPEN_NUMBERS)
 
 
 def setting_changes(assignments: list[str]) -> dict[str, Any]:
@@ -349,9 +382,9 @@ def unknown_partner(seed: int, **overrides: Any) -> SandboxSettings:
     True
     """
     rng = random.Random(f"unknown-partner-{seed}")
-    drawn: dict[str, Any] = {name: rng.choice(kinds) for name, kinds in SETTING_KINDS.items()}
-    drawn.update({name: rng.random() < 0.5 for name in OPEN_FLAGS})
-    drawn["max_peek_count"] = rng.choice((25, 50, 100, 500))
-    drawn["escaped_share"] = rng.choice((0.0, 0.25, 1.0))
-    faults = Faults(pescxml_key=rng.choice(("PESCXML", "PESCXml", "pescxml")))
-    return SandboxSettings(**{"seed": seed, **drawn, "faults": faults, **overrides})
+    drawn = {name: rng.choice(values) for name, values in answers().items()}
+    # An account without some interfaces hides the partner's answers there: it has them all
+    # half the time.
+    if rng.random() < 0.5:
+        drawn["interfaces"] = "all"
+    return SandboxSettings(**{"seed": seed, **drawn, **overrides})

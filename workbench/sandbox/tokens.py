@@ -15,7 +15,7 @@ import threading
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import format_datetime
@@ -64,20 +64,28 @@ class IdentityServer:
         key: bytes | None = None,
         exchange_login: str = "identity",
         expiry: str = "expires_in",
+        interfaces: Collection[str] = ("international", "domestic", "supplier", "consumer"),
     ) -> None:
         self.credentials = credentials
         self._clock, self._started = clock, clock()  # the sandbox's simulated time
         self._key = key or secrets.token_bytes(32)
-        self._clients = credentials.clients()
+        # Only the clients of the interfaces the account has.
+        self._clients = {
+            client_id: client
+            for client_id, client in credentials.clients().items()
+            if client["role"] in interfaces
+        }
         self._expiry_style = expiry
-        if exchange_login == "etms":  # the exchange's own account replaces its two clients
-            for role in ("supplier", "consumer"):
+        exchange_roles = [role for role in ("supplier", "consumer") if role in interfaces]
+        if exchange_login == "etms" and exchange_roles:
+            # The exchange's own account replaces its clients, and serves the roles it has.
+            for role in exchange_roles:
                 del self._clients[getattr(credentials, f"{role}_client_id")]
             self._clients[credentials.exchange_username] = {
                 "secret": credentials.exchange_password,
                 "grant": "etms",
                 "scope": "",
-                "role": "exchange",
+                "role": "exchange" if len(exchange_roles) == 2 else exchange_roles[0],
             }
         self._lock = threading.Lock()
         self.token_requests: Counter[str] = Counter()
