@@ -6,7 +6,6 @@ Whatever the partner answers: no traceback; a run that met an answer it had to r
 
 from __future__ import annotations
 
-import contextlib
 import json
 import math
 import sqlite3
@@ -208,10 +207,21 @@ def test_no_answer_crashes_a_pull_passes_for_ok_or_lets_a_send_through_twice(
             _assert_readable(db)
 
             xml = response_xml("A1")
-            with contextlib.suppress(wb.WorkbenchError):  # whatever it was: a typed error
+            refusal: wb.WorkbenchError | None = None
+            try:  # whatever it was: a typed error
                 w.supplier.send_response("A1", xml)
-            with pytest.raises(wb.DuplicateSend):
-                w.supplier.send_response("A1", xml)
+            except wb.WorkbenchError as exc:
+                refusal = exc
+            entries = w.store.table("outbox", where="request_id = ?", params=["A1"])
+            if len(entries):  # it went out, or may have: never a second time
+                with pytest.raises(wb.DuplicateSend):
+                    w.supplier.send_response("A1", xml)
+            else:  # refused before it could go (the request unreadable): refused again
+                assert refusal is not None
+                with pytest.raises(type(refusal)):
+                    w.supplier.send_response("A1", xml)
+            posts = [p for m, p in partner.requests if m == "POST"]
+            assert len(posts) <= 1
 
 
 def _route(routes: dict[tuple[str, str], Answer], method: str, path: str) -> tuple[str, str]:
