@@ -94,7 +94,7 @@ def test_troubleshoot_tells_the_story_and_writes_a_bundle(
     bundles = tmp_path / "bundles"
     nb = _run("troubleshoot", tmp_path / "out", db=str(report_copy), request_id=rid,
               bundle_dir=str(bundles))  # fmt: skip
-    written = list(bundles.glob(f"{rid}-*.zip"))
+    written = list(bundles.glob(f"*{rid}-*.zip"))  # sandbox-<id>-...: the sandbox's data
     assert len(written) == 1
     assert f"Support bundle: {written[0]}" in _text(nb)
     html = _html(nb)

@@ -4,6 +4,7 @@ from a private copy, migrated there (report, export, browse, troubleshoot, bundl
 from __future__ import annotations
 
 import os
+import re
 import signal
 import socket
 import sqlite3
@@ -128,16 +129,22 @@ def test_browse_serves_an_older_store_with_this_workbenchs_views(tmp_path: Path)
     url = f"http://127.0.0.1:{port}/old"
     try:
         deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and process.poll() is None:
-            with suppress(httpx.HTTPError):
-                if httpx.get(f"{url}.json", timeout=2).status_code == 200:
-                    break
+        key = None
+        while time.monotonic() < deadline and process.poll() is None and key is None:
+            key = re.search(r"http://127\.0\.0\.1:\d+/\?token=[\w-]+", log.read_text())
             time.sleep(0.25)
-        rows = httpx.get(f"{url}/open_requests.json?_shape=array", timeout=10)
-        assert rows.status_code == 200, log.read_text(errors="replace")
-        assert [r["request_id"] for r in rows.json()] == ["R-1"]
-        still = httpx.get(f"{url}/answered_still_listed.json?_shape=array", timeout=10)
-        assert still.status_code == 200 and still.json() == []
+        assert key is not None, log.read_text(errors="replace")
+        with httpx.Client(follow_redirects=True, timeout=10) as keyed:
+            while time.monotonic() < deadline and process.poll() is None:
+                with suppress(httpx.HTTPError):
+                    if keyed.get(key.group(0)).status_code == 200:
+                        break
+                time.sleep(0.25)
+            rows = keyed.get(f"{url}/open_requests.json?_shape=array")
+            assert rows.status_code == 200, log.read_text(errors="replace")
+            assert [r["request_id"] for r in rows.json()] == ["R-1"]
+            still = keyed.get(f"{url}/answered_still_listed.json?_shape=array")
+            assert still.status_code == 200 and still.json() == []
     finally:
         process.send_signal(signal.SIGTERM)
         process.wait(timeout=30)
