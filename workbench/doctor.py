@@ -41,7 +41,7 @@ READS: dict[str, list[tuple[str, Read]]] = {
         ("diagnostics", lambda w: w.diagnostics()),
         ("pending placement events", lambda w: w.pending_placement_events()),
     ],
-    "domestic": [("peek events", lambda w: w.peek_events(count=1))],
+    "domestic": [("peek events", lambda w: _probe_peek(w))],
     "supplier": [("pending requests", lambda w: w.supplier.pending_requests())],
     "consumer": [("pending transcripts", lambda w: w.consumer.pending_transcripts())],
 }
@@ -136,7 +136,31 @@ def _read(role: str, name: str, read: Read, w: Workbench) -> Check:
         df = read(w)
     except WorkbenchError as exc:
         return Check(role, name, FAILED, type(exc).__name__, str(exc))
-    return Check(role, name, OK, f"{len(df)} row(s)")
+    return Check(role, name, OK, df.attrs.get("doctor") or f"{len(df)} row(s)")
+
+
+def _probe_peek(w: Workbench) -> pd.DataFrame:
+    """Reach the domestic feed without taking an event off it: a partner whose peek removes
+    events would lose the one a check read, so the check asks for none (``Count=0``). The
+    spec does not say 0 is a count, so a 400 proves the token, the key and the route as well
+    as a 200 does."""
+    from workbench.errors import PartnerError
+    from workbench.spec import PEEK_EVENTS_PATH
+
+    try:
+        answer = w.session.call(
+            "domestic", "GET", PEEK_EVENTS_PATH, operation="doctor.peek", params={"Count": 0}
+        )
+    except PartnerError as exc:
+        if exc.status != 400:
+            raise
+        said = "reachable: a peek of no event, refused as a count (nothing read)"
+    else:
+        listed = answer.value if isinstance(answer.value, list) else []
+        said = f"reachable: a peek of no event answered {len(listed)} (nothing kept)"
+    frame = pd.DataFrame()
+    frame.attrs["doctor"] = said
+    return frame
 
 
 def _about(w: Workbench) -> tuple[list[str], list[Check]]:

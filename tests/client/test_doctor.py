@@ -188,3 +188,21 @@ def test_an_interface_left_out_by_the_profile_is_skipped_saying_why(
     for role in ("international", "domestic"):  # credentials set, but not in its interfaces
         assert checks.loc[role, "status"] == SKIPPED
         assert checks.loc[role, "detail"] == "skipped: not in the profile's interfaces"
+
+
+def test_doctor_reaches_a_feed_whose_peek_removes_events_and_takes_none(
+    sandbox_factory, connect_to
+) -> None:
+    sb = sandbox_factory(peek_removes=True)
+    before = len(sb.state.domestic_events)
+    checks = run_checks(connect_to(sb)).set_index(["interface", "check"])
+    assert checks.loc[("domestic", "peek events"), "status"] == OK
+    assert "nothing read" in checks.loc[("domestic", "peek events"), "detail"]
+    assert len(sb.state.domestic_events) == before  # no event taken off the feed
+    wrong = connect_to(sb, WORKBENCH_SUBSCRIPTION_KEY="not-the-key")
+    assert (
+        run_checks(wrong)
+        .set_index(["interface", "check"])
+        .loc[("domestic", "peek events"), "status"]
+        == FAILED
+    )  # a refusal of the key is no count's

@@ -128,3 +128,20 @@ def test_the_exchange_may_want_a_subscription_key_and_a_401_may_have_no_body(
     answer = httpx.get(sb.exchange_url + "/api/transcripts/no_response")
     assert answer.status_code == 401 and answer.content == b""
     assert json.dumps(sb.env).count(sb.credentials.subscription_key) == 2  # gateway + exchange
+
+
+def test_a_shared_account_missing_its_password_names_the_shared_setting(tmp_path: Path) -> None:
+    from workbench.config import load_profile
+
+    env = {"WORKBENCH_EXCHANGE_URL": "https://x.example", "WORKBENCH_LOGIN": "etms",
+           "WORKBENCH_EXCHANGE_USERNAME": "Partner\\u"}  # fmt: skip
+    with pytest.raises(wb.ConfigError) as missing:
+        load_profile(env=env).check_interfaces()
+    assert "WORKBENCH_EXCHANGE_PASSWORD" in str(missing.value)
+    assert "WORKBENCH_SUPPLIER_PASSWORD" not in str(missing.value)
+    toml = tmp_path / "w.toml"
+    toml.write_text('[profiles.u]\nexchange_url = "https://x.example"\n[profiles.u.exchange]\n'
+                    "username = 'P\\\\u'\npassword_env = \"U_PASSWORD\"\n")  # fmt: skip
+    with pytest.raises(wb.ConfigError, match=r"U_PASSWORD \(named by password_env in "
+                       r"\[profiles.u.exchange\]"):  # fmt: skip
+        load_profile("u", env={}, config_path=toml).check_interfaces()

@@ -482,3 +482,15 @@ def test_an_implausible_time_is_listed_and_counted_when_first_seen(odd_db: Path)
     assert (low.date(), high.date()) == (date(2026, 3, 2), date(2026, 3, 11))
     assert "3 with an implausible time on the day first seen" in ax.get_title()
     assert "3 with an implausible time" in figs[1].get_suptitle()
+
+
+def test_a_store_whose_pulls_skip_both_feeds_says_so(sandbox, tmp_path: Path) -> None:
+    from workbench.report.events import events_section
+
+    env = {**sandbox.env, "WORKBENCH_INTERFACES": "supplier,consumer"}
+    with wb.connect(env=env, db=tmp_path / "x.db") as w:
+        w.pull(progress=False)
+    with Store(tmp_path / "x.db", read_only=True) as store:
+        said = events_section(store).data
+    assert "skip both event feeds (international: not in the profile's interfaces;" in said
+    assert "run `workbench pull`" not in said

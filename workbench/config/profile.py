@@ -589,6 +589,15 @@ class _Settings:
             )
         return word
 
+    def has_shared_credentials(self) -> bool:
+        """Whether a credential is set in the section both exchange roles share."""
+        table = self.table.get(SHARED_EXCHANGE, {})
+        return any(
+            self.variables.get(role_setting(key, SHARED_EXCHANGE).variable)
+            or table.get(role_setting(key, SHARED_EXCHANGE).file_key)
+            for key in _CREDENTIALS
+        )
+
     def has_credentials(self, role: str) -> bool:
         """Whether any credential of ``role`` is set (its value is not read), in its own
         section or, for an exchange role, the shared one."""
@@ -649,6 +658,7 @@ def _role(settings: _Settings, role: str) -> RoleSettings:
     shared = [] if gateway else [SHARED_EXCHANGE]
     found: dict[str, Any] = {}
     sources: dict[str, str] = {}
+    missing_where: dict[str, dict[str, str]] = {}  # key -> section -> how to set it
     for key in (*_CREDENTIALS, "scope", "token_url", "auth_url"):
         for sec in (section, *shared):
             if sec == SHARED_EXCHANGE and key == "auth_url":
@@ -657,11 +667,18 @@ def _role(settings: _Settings, role: str) -> RoleSettings:
             value, where = (
                 settings.url(setting) if setting.kind == "url" else settings.lookup(setting)
             )
+            missing_where.setdefault(key, {})[sec] = where
             if value is not None or key not in sources:
                 found[key], sources[key] = value, where
             if value is not None:
                 break
     login = "identity" if gateway else settings.choice("login")
+    # An exchange account shared by both roles (an etms login, or credentials given in its
+    # section): what it lacks is asked of that section, not of each role's.
+    if shared and (login == "etms" or settings.has_shared_credentials()):
+        for key, value in found.items():
+            if value is None and SHARED_EXCHANGE in missing_where[key]:
+                sources[key] = missing_where[key][SHARED_EXCHANGE]
     if found["token"] is not None:
         grant = "static"
     elif role == "international" or login == "etms" or found["username"] is not None:

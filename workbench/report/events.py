@@ -531,13 +531,30 @@ def events_breakdown_section(store: Store, *, tz: str | None = None) -> HTML:
     return page(*parts)
 
 
+def _why_no_events(store: Store) -> str:
+    """Why a store holds no event: its pulls skip both feeds (and why), or none ran yet."""
+    import json
+
+    pulls = store.table("runs", where="kind = 'pull' ORDER BY id DESC LIMIT 1")
+    skipped: dict[str, str] = {}
+    if len(pulls) and pulls["summary"].iloc[0]:
+        skipped = json.loads(pulls["summary"].iloc[0]).get("skipped") or {}
+    if all(role in skipped for role in ("international", "domestic")):
+        feeds = [f"{role}: {skipped[role]}" for role in ("international", "domestic")]
+        return (
+            f"No events: the pulls of this store skip both event feeds ({'; '.join(feeds)}). "
+            "A profile with the international or domestic credentials pulls them."
+        )
+    return "No events stored yet: run `workbench pull`."
+
+
 def events_section(store: Store, *, max_rows: int = 200, tz: str | None = None) -> HTML:
     """Both feeds: the cap warning, the data problems (``event_problems``: a block with
     ``data-problems``, how many), a summary, counts per pull run and per day they occurred."""
     runs = event_runs(store)
     summary = feed_summary(store)
     if runs.empty and not summary["events"].any():
-        return page(paragraph("No events stored yet: run `workbench pull`.", "wb-empty"))
+        return page(paragraph(_why_no_events(store), "wb-empty"))
     warning = cut_off_warning(store)
     alert = f'<div class="wb-figure wb-alert" data-cut-off="domestic">{text(warning)}</div>'
     alert = alert if warning else ""
