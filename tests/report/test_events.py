@@ -492,5 +492,5 @@ def test_a_store_whose_pulls_skip_both_feeds_says_so(sandbox, tmp_path: Path) ->
         w.pull(progress=False)
     with Store(tmp_path / "x.db", read_only=True) as store:
         said = events_section(store).data
-    assert "skip both event feeds (international: not in the profile's interfaces;" in said
+    assert "skip both event feeds (international: not in the profile&#x27;s interfaces;" in said
     assert "run `workbench pull`" not in said
