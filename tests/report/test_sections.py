@@ -147,3 +147,11 @@ def test_cards_wrap_a_long_name_only_where_a_word_of_it_starts() -> None:
     card = re.search(r"\.wb-report \.wb-figure \{[^}]*\}", html)
     assert card is not None
     assert "anywhere" not in card[0] and "break-all" not in card[0]  # never mid-word
+
+
+def test_a_setting_s_name_in_a_card_wraps_at_its_underscores(
+    crafted: reconcile.Reconciliation, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("WORKBENCH_PESC_SCHEMAS", raising=False)
+    html = headline_section(crafted).data
+    assert "set WORKBENCH_<wbr>PESC_<wbr>SCHEMAS to a folder" in html

@@ -21,7 +21,9 @@ from workbench.store.frames import is_missing
 MISSING = "–"
 MAX_ROWS = 200
 MAX_CELL_CHARS = 1000  # characters of one table cell shown; the rest is cut
-_WORD_STARTS = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")  # inside camelCase: TranscriptRequest
+# Where a word of an identifier starts: inside camelCase (TranscriptRequest), after an
+# underscore (WORKBENCH_PESC_SCHEMAS) or a slash (a path).
+_WORD_STARTS = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[_/])(?=[A-Za-z0-9])")
 
 STYLE = """<style>
 .wb-report { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; color: #1f2933; }
@@ -124,6 +126,8 @@ def breakable(value: Any) -> str:
 
     >>> breakable("TranscriptRequestReceived: 4")
     'Transcript<wbr>Request<wbr>Received: 4'
+    >>> breakable("set WORKBENCH_PESC_SCHEMAS")
+    'set WORKBENCH_<wbr>PESC_<wbr>SCHEMAS'
     """
     return "<wbr>".join(text(part) for part in _WORD_STARTS.split(plain(value, missing=MISSING)))
 

@@ -103,7 +103,7 @@ def not_validated_note(rec: Reconciliation) -> str:
                "(--no-pull is enough) to validate them")  # fmt: skip
     return (
         f'<span data-figure="documents_not_validated" data-value="{count}">'
-        f"not validated: {count} ({text(why)})</span>"
+        f"not validated: {count} ({breakable(why)})</span>"
     )
 
 
