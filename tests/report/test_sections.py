@@ -152,6 +152,11 @@ def test_cards_wrap_a_long_name_only_where_a_word_of_it_starts() -> None:
 def test_a_setting_s_name_in_a_card_wraps_at_its_underscores(
     crafted: reconcile.Reconciliation, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from types import SimpleNamespace
+
+    from workbench.report.sections import not_validated_note
+
     monkeypatch.delenv("WORKBENCH_PESC_SCHEMAS", raising=False)
-    html = headline_section(crafted).data
-    assert "set WORKBENCH_<wbr>PESC_<wbr>SCHEMAS to a folder" in html
+    unvalidated = crafted.requests.assign(validation_status="not validated", parse_error=None)
+    rec = SimpleNamespace(requests=unvalidated, transcripts=crafted.transcripts.iloc[:0])
+    assert "set WORKBENCH_<wbr>PESC_<wbr>SCHEMAS to a folder" in not_validated_note(rec)
