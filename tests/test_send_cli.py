@@ -474,7 +474,8 @@ def test_a_transcript_of_another_student_is_refused_before_any_prompt(
     done = send(sandbox, db, "transcript", item, str(path), *options, input="y\n")
     assert done.exit_code == 2, done.output
     message = " ".join(done.output.split())
-    assert f"differs from the transcript request {item!r}'s on {named}:" in message
+    assert f"differs from the student of the transcript request {item!r} on {named}:" in message
+    assert "--no-check" in message
     assert "another student's transcript. Nothing was sent" in message
     for value in (*change.values(), requested["student_last_name"]):
         assert value not in message  # fields are named, never their values
@@ -482,6 +483,16 @@ def test_a_transcript_of_another_student_is_refused_before_any_prompt(
     assert "Send it?" not in done.output
     assert outbox(db) == []
     assert sandbox.received == []
+
+
+def test_no_check_sends_a_transcript_checked_by_hand(sandbox: Sandbox, tmp_path: Path) -> None:
+    item = sandbox.pending_request_ids()[0]
+    path = transcript_file(sandbox, item, tmp_path)
+    path.write_text(with_person(path.read_text(encoding="utf-8"), FirstName="Someone"),
+                    encoding="utf-8")  # fmt: skip
+    done = send(sandbox, tmp_path / "wb.db", "transcript", item, str(path), "--no-check", "--yes")
+    assert done.exit_code == 0, done.output
+    assert len(sandbox.received) == 1
 
 
 def _pending_transcript(sb: Sandbox, folder: Path) -> tuple[str, Path, str, dict[str, Any]]:
@@ -544,7 +555,7 @@ def test_a_transcript_for_a_request_that_cannot_be_read_is_refused_before_any_pr
     done = send(sb, db, "transcript", item, str(path), input="y\n")
     assert done.exit_code == 1, done.output
     message = " ".join(done.output.split())
-    assert "the transcript's student cannot be checked against the transcript request" in message
+    assert "cannot be checked against the student of the transcript request" in message
     assert "Nothing was sent" in message and "check=False" in message
     assert "Send it?" not in done.output
     assert outbox(db) == [] and sb.received == []

@@ -68,6 +68,7 @@ class SendRequest:
     hold_reason: str | None = None
     release: str | None = None  # a hold's PlannedReleaseDate, YYYY-MM-DD
     note: str | None = None
+    check: bool = True  # False: a FILE's tracking id and student are not checked (by hand)
 
 
 @dataclass(frozen=True)
@@ -86,6 +87,7 @@ class PlannedSend:
     source: str  # where the document comes from
     validation: Validation
     earlier: DuplicateSend | None  # the outbox's earlier send of it, if any
+    check: bool = True  # whether its tracking id and student were checked (see SendRequest)
     renewal: str | None = None  # a send of its own beside an earlier one: "re-issue", ...
     renews: dict[str, Any] | None = None  # the outbox entry it renews (Outbox.last_sent)
 
@@ -235,8 +237,9 @@ def plan_send(
         answered, _ = _answered(w, store, role, noun, request_id, required=False)
     try:
         checked = check_send(
-            kind, request_id, doc.text, answered=answered, environment=w.profile.environment
-        )
+            kind, request_id, doc.text, answered=answered, environment=w.profile.environment,
+            check=request.check,
+        )  # fmt: skip
     except DocumentMismatch as exc:
         if given:  # the FILE is wrong (a built one: the profile's environment is)
             raise InvalidParameter(f"{label}: {exc}", parameter="file") from None
@@ -256,6 +259,7 @@ def plan_send(
         source=source,
         validation=pesc.validate(doc),
         earlier=_earlier(store, operation, request_id, checked.document_id, renews=renews),
+        check=request.check,
         renewal=checked.renewal,
         renews=store.outbox.last_sent(operation, request_id) if store and renews else None,
     )
@@ -279,12 +283,13 @@ def refuse(plan: PlannedSend, *, force: bool = False, allow_invalid: bool = Fals
 
 def send_planned(w: Workbench, plan: PlannedSend, *, force: bool = False) -> SendOutcome:
     """Send ``plan``'s document through the outbox; what the partner answered."""
+    options = {"force": force, "check": plan.check}
     if plan.kind == "response":
-        df = w.supplier.send_response(plan.request_id, plan.document, force=force)
+        df = w.supplier.send_response(plan.request_id, plan.document, **options)
     elif plan.kind == "transcript":
-        df = w.supplier.send_transcript(plan.request_id, plan.document, force=force)
+        df = w.supplier.send_transcript(plan.request_id, plan.document, **options)
     else:
-        df = w.consumer.send_acknowledgment(plan.request_id, plan.document, force=force)
+        df = w.consumer.send_acknowledgment(plan.request_id, plan.document, **options)
     reply = None
     if plan.kind == "transcript" and not df.empty and "course_total" in df.columns:
         row = df.iloc[0]

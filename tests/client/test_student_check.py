@@ -42,8 +42,8 @@ def test_another_students_transcript_is_refused_and_sent_unchecked(
         w.supplier.send_transcript(item, wrong)
     message = str(refused.value)
     assert message.startswith(
-        f"send_transcript: the transcript's student differs from the transcript request "
-        f"{item!r}'s on "
+        f"send_transcript: the transcript's student differs from the student of the transcript "
+        f"request {item!r} on "
         "last name and birth date: it may be another student's transcript. Nothing was sent."
     )
     assert "Someone-Else" not in message and "1970" not in message

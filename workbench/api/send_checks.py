@@ -59,7 +59,10 @@ SENDS = {
     )
 }
 REISSUE = "Reissue"  # the TransmissionType of a transcript sent again, corrected
-UNCHECKED = "Pass check=False once you have checked by hand that the document answers it."
+UNCHECKED = (
+    "Pass check=False (on the command line, --no-check) once you have checked by hand that "
+    "the document answers it."
+)
 
 
 @dataclass(frozen=True)
@@ -209,22 +212,23 @@ def _check_student(
 ) -> None:
     """Refuse a transcript whose student differs from the request's on an identity field
     (:func:`workbench.pesc.student.differing_fields`); the message names fields, never values."""
-    what = f"the {kind.noun} {str(request_id)!r}'s"
+    what = f"the student of the {kind.noun} {str(request_id)!r}"
     if theirs is None or all(
         student.comparable(theirs.get(f), f) is None for f in student.IDENTITY
     ):
         raise InvalidValue(
-            f"{kind.name}: the transcript's student cannot be checked against {what}: its own "
+            f"{kind.name}: the transcript's student cannot be checked against {what}: its "
             "document names none (it could not be read). Nothing was sent. Pass check=False "
-            "once you have checked by hand that the transcript is of the student it asks for."
+            "(on the command line, --no-check) once you have checked by hand that the "
+            "transcript is of the student it asks for."
         )
     differ = student.differing_fields(theirs, flat)
     if differ:
         raise DocumentMismatch(
             f"{kind.name}: the transcript's student differs from {what} on "
             f"{student.described(differ)}: it may be another student's transcript. Nothing was "
-            "sent. Build it from the request's student, or pass check=False if you have "
-            "checked by hand."
+            "sent. Build it from the request's student, or pass check=False (on the command "
+            "line, --no-check) if you have checked by hand."
         )
 
 

@@ -51,6 +51,14 @@ AllowInvalid = Annotated[
         "--allow-invalid", help="Send a document that fails validation against the schemas."
     ),
 ]
+NoCheck = Annotated[
+    bool,
+    typer.Option(
+        "--no-check",
+        help="Do not check FILE's RequestTrackingID and student against what it answers (once "
+        "you have checked by hand); its DocumentProcessCode is checked in any case.",
+    ),
+]
 Note = Annotated[
     str | None, typer.Option(metavar="TEXT", help="A NoteMessage to add (80-character pieces).")
 ]
@@ -129,6 +137,7 @@ def transcript(
     show: Show = False,
     force: Force = False,
     allow_invalid: AllowInvalid = False,
+    no_check: NoCheck = False,
     profile: Profile = None,
     db: Db = None,
     config: Config = None,
@@ -143,7 +152,7 @@ def transcript(
     from workbench.sending import SendRequest
 
     _send(
-        SendRequest("transcript", request_id, file=file),
+        SendRequest("transcript", request_id, file=file, check=not no_check),
         yes, dry_run, show, force, allow_invalid, profile, db, config,
     )  # fmt: skip
 
@@ -163,6 +172,7 @@ def ack(
     show: Show = False,
     force: Force = False,
     allow_invalid: AllowInvalid = False,
+    no_check: NoCheck = False,
     profile: Profile = None,
     db: Db = None,
     config: Config = None,
@@ -177,7 +187,7 @@ def ack(
     if file is not None and note is not None:
         raise typer.BadParameter("--note goes with a built acknowledgment, not FILE.")
     _send(
-        SendRequest("ack", request_id, file=file, note=note),
+        SendRequest("ack", request_id, file=file, note=note, check=not no_check),
         yes, dry_run, show, force, allow_invalid, profile, db, config,
     )  # fmt: skip
 
