@@ -30,7 +30,7 @@ from http.cookies import SimpleCookie
 from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qsl, urlencode
+from urllib.parse import parse_qsl, quote, urlencode
 
 from workbench.errors import ConfigError, InvalidParameter
 
@@ -46,6 +46,15 @@ SQL_TIME_LIMIT_MS = 5000
 # that a row is a line; the row's own page and the JSON API give the whole value.
 TRUNCATE_CELLS = 120
 COOKIE = "workbench_browse"
+NO_CSV = (
+    "CSV downloads are off here: a spreadsheet would run partner text in them as formulas. "
+    "For a table, view or partner list, workbench export NAME --format csv (or xlsx) guards "
+    "them."
+)
+# Datasette's pages offer CSV downloads, which guarded() refuses: their links are not shown.
+NO_CSV_LINKS = "data:text/css," + quote(
+    'a[href*=".csv"], form[action*=".csv"], .advanced-export { display: none !important; }'
+)
 TOKEN_PARAMETER = "token"  # noqa: S105 - the name of a query parameter
 
 Scope = MutableMapping[str, Any]
@@ -78,8 +87,10 @@ def browse(
     from workbench.report.job import check_store
     from workbench.store import Store
 
-    if not 0 < port < 65536:
-        raise InvalidParameter(f"The port must be within 1-65535, not {port}.", parameter="port")
+    if not 0 <= port < 65536:
+        raise InvalidParameter(
+            f"The port must be within 0-65535 (0: any free one), not {port}.", parameter="port"
+        )
     if not datasette_installed():
         raise ConfigError(f"Datasette is not installed: {INSTALL}.")
     path = Path(db if db is not None else load_profile(profile, config_path=config_path).db)
@@ -90,6 +101,7 @@ def browse(
     check_store(path, pulling=False)
     path = path.resolve()
     listener = _listen(port)  # held from here, so the port cannot be taken meanwhile
+    port = listener.getsockname()[1]  # the one chosen, for --port 0
     token = secrets.token_urlsafe(32)
     url = f"http://{HOST}:{port}/?{TOKEN_PARAMETER}={token}"
     try:
@@ -144,7 +156,7 @@ def _server(path: Path, port: int, token: str, *, name: str) -> Any:
 
     ds = Datasette(
         [str(path)],
-        metadata=datasette_metadata(name),
+        metadata={**datasette_metadata(name), "extra_css_urls": [{"url": NO_CSV_LINKS}]},
         settings={"sql_time_limit_ms": SQL_TIME_LIMIT_MS, "truncate_cells_html": TRUNCATE_CELLS},
     )
     asyncio.run(ds.invoke_startup())  # what `datasette serve` runs before serving
@@ -181,9 +193,7 @@ def guarded(app: ASGIApp, *, token: str, hosts: set[str]) -> ASGIApp:
                           "workbench browse printed (it holds your key).")  # fmt: skip
             return
         if scope.get("path", "").endswith(".csv") or ("_format", "csv") in query:
-            await _refuse(send, 403, "CSV downloads are off here: a spreadsheet would run "
-                          "partner text in them as formulas. Use workbench export NAME "
-                          "--format csv (or xlsx), which guards them.")  # fmt: skip
+            await _refuse(send, 403, NO_CSV)
             return
         await app(scope, receive, send)
 

@@ -140,10 +140,14 @@ def test_browse_serves_the_store_with_its_canned_queries(
         kinds = page.locator("table.rows-and-columns tbody td.col-kind").all_inner_texts()
         assert {"listed", "call", "document"} <= set(kinds)
 
-        # a table's columns are described
+        # a table's columns are described; its CSV links (refused) are not shown
         page.goto(f"{served.url}/workbench/calls")
         page.wait_for_selector("table.rows-and-columns", timeout=WAIT_MS)
         assert "How long it took." in page.content()
+        csv_links = page.locator('a[href*=".csv"]')
+        assert csv_links.count() > 0 and not any(
+            csv_links.nth(i).is_visible() for i in range(csv_links.count())
+        )
 
         # a document's XML is cut short in its table (a row is a line), whole on the row's page
         page.goto(f"{served.url}/workbench/documents")

@@ -16,7 +16,7 @@ def browse(
     db: Db = None,
     config: Config = None,
     port: Annotated[
-        int, typer.Option(min=1, max=65535, help="Port on 127.0.0.1 to serve on.")
+        int, typer.Option(min=0, max=65535, help="Port on 127.0.0.1 to serve on (0: any free one).")
     ] = DEFAULT_PORT,
     open_browser: Annotated[
         bool, typer.Option("--open/--no-open", help="Open it in your web browser.")
