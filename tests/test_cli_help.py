@@ -128,7 +128,7 @@ def test_pull_bundle_and_troubleshoot_with_a_pasted_guid(
     assert bundled.exit_code == 0, bundled.output
     zip_path = Path(bundled.stdout.strip())
     assert zip_path.is_absolute() and zip_path.is_file()
-    assert zip_path.parent == tmp_path / "data" / "bundles"
+    assert zip_path.parent == tmp_path / "bundles"  # beside the store
     assert zip_path.name.startswith(stored)
     with zipfile.ZipFile(zip_path) as archive:
         assert stored in archive.read("README.txt").decode()

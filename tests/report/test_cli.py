@@ -332,10 +332,10 @@ def test_workbench_troubleshoot_end_to_end_on_a_sandbox(tmp_path, sandbox: Sandb
     done = _workbench(sandbox, tmp_path, "troubleshoot", request_id, "--no-pull", "--db", str(db))
     assert done.returncode == 0, done.stdout + done.stderr
     zip_path, ipynb, html = (Path(line) for line in done.stdout.strip().splitlines()[-3:])
-    assert ipynb.parent == tmp_path / "data" / "reports" and html.is_file()
+    assert ipynb.parent == tmp_path / "reports" and html.is_file()  # beside the store
     assert request_id in html.read_text(encoding="utf-8")
-    assert zip_path.parent == tmp_path / "data" / "bundles" and zip_path.suffix == ".zip"
-    assert list((tmp_path / "data" / "bundles").glob("*.zip")) == [zip_path]
+    assert zip_path.parent == tmp_path / "bundles" and zip_path.suffix == ".zip"
+    assert list((tmp_path / "bundles").glob("*.zip")) == [zip_path]
 
 
 @pytest.mark.parametrize(

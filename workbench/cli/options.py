@@ -11,7 +11,7 @@ Profile = Annotated[
     typer.Option(
         metavar="NAME",
         help="Profile to use (default: WORKBENCH_PROFILE, the profiles file's default_profile, "
-        "else sandbox).",
+        "env when WORKBENCH_*_URL variables are set, else sandbox).",
     ),
 ]
 Db = Annotated[
@@ -24,7 +24,9 @@ Db = Annotated[
 Config = Annotated[
     str | None,
     typer.Option(
-        metavar="PATH", help="Profiles file (default: WORKBENCH_CONFIG, else workbench.toml)."
+        metavar="PATH",
+        help="Profiles file (default: WORKBENCH_CONFIG, else the first workbench.toml in this "
+        "folder, WORKBENCH_HOME, then ~/.config/workbench).",
     ),
 ]
 RequestId = Annotated[
@@ -36,5 +38,10 @@ RequestId = Annotated[
     ),
 ]
 OutputDir = Annotated[
-    str, typer.Option(metavar="DIR", help="Folder for the executed notebook and its HTML.")
+    str | None,
+    typer.Option(
+        metavar="DIR",
+        help="Folder for the executed notebook and its HTML (default: reports/ beside the "
+        "database, data/reports for the default one).",
+    ),
 ]

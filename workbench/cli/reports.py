@@ -89,7 +89,7 @@ def report(
             help="Another notebook parameter, key=value (repeatable).",
         ),
     ] = None,
-    output_dir: OutputDir = "data/reports",
+    output_dir: OutputDir = None,
     timeout: Timeout = 600,
     fail_on_exceptions: Annotated[
         bool,
@@ -192,10 +192,14 @@ def troubleshoot(
     config: Config = None,
     no_pull: NoPull = False,
     allow_partial: AllowPartial = False,
-    output_dir: OutputDir = "data/reports",
+    output_dir: OutputDir = None,
     bundle_dir: Annotated[
-        str, typer.Option(metavar="DIR", help="Folder for the support bundle.")
-    ] = ("data/bundles"),
+        str | None,
+        typer.Option(
+            metavar="DIR",
+            help="Folder for the support bundle (default: bundles/ beside the database).",
+        ),
+    ] = None,
     timeout: Timeout = 600,
 ) -> None:
     """Pull, then run the troubleshoot notebook on one request; print the support bundle's
@@ -228,8 +232,12 @@ def bundle(
     db: Db = None,
     config: Config = None,
     out: Annotated[
-        str, typer.Option(metavar="DIR", help="Folder to write the zip in.")
-    ] = "data/bundles",
+        str | None,
+        typer.Option(
+            metavar="DIR",
+            help="Folder to write the zip in (default: bundles/ beside the database).",
+        ),
+    ] = None,
     redact_personal: Annotated[
         bool,
         typer.Option(
@@ -249,6 +257,11 @@ def bundle(
     from workbench.folders import check_folder
 
     with clean_errors():
+        if out is None:
+            from workbench.report.job import reports_beside
+
+            out = str(Path(reports_beside(db, profile=profile, config_path=config)).with_name(
+                "bundles"))  # fmt: skip
         check_folder(out, parameter="out")
         announce_store(profile, db, config)
         zip_path = make_bundle_from_profile(

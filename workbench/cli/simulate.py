@@ -208,7 +208,7 @@ def demo(
     report: Annotated[
         bool, typer.Option("--report/--no-report", help="Finish with the HTML report.")
     ] = True,
-    output_dir: OutputDir = "data/reports",
+    output_dir: OutputDir = None,
 ) -> None:
     """The main job on the embedded sandbox, from tokens to the HTML reconciliation report.
 
@@ -222,6 +222,7 @@ def demo(
     """
     from workbench.demo import run_demo
 
+    output_dir = output_dir or "data/reports"  # beside the demo's data/demo.db
     with clean_errors():
         if report:
             from workbench.folders import check_folder

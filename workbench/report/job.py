@@ -33,7 +33,6 @@ from workbench.errors import (
 from workbench.folders import check_folder
 from workbench.report.notebooks import require_report
 from workbench.report.runner import (
-    DEFAULT_OUTPUT_DIR,
     NotebookRun,
     coerce_parameters,
     exceptions_at_or_above,
@@ -126,7 +125,7 @@ def run_report_job(
     db: str | None = None,
     config_path: str | None = None,
     no_pull: bool = False,
-    output_dir: str = DEFAULT_OUTPUT_DIR,
+    output_dir: str | None = None,
     timeout_s: float = 600,
     fail_on_exceptions: bool = False,
     severity: str = "high",
@@ -150,6 +149,7 @@ def run_report_job(
     """
     if severity not in SEVERITIES:
         raise InvalidParameter(f"use one of {', '.join(SEVERITIES)}", parameter="severity")
+    output_dir = output_dir or reports_beside(db, profile=profile, config_path=config_path)
     check_folder(output_dir, parameter="output_dir")
     declared = notebook_parameters(notebook)
     require_report(notebook_path(notebook))  # ``explore`` is opened in JupyterLab, not run
@@ -267,12 +267,14 @@ def run_troubleshoot_job(
     **options: Any,
 ) -> ReportJob:
     """:func:`run_report_job` of the troubleshoot notebook on one request, writing its support
-    bundle in ``bundle_dir`` (None: ``workbench.bundle.DEFAULT_OUT_DIR``, ``data/bundles``;
-    ``ReportJob.bundle``); same ``options``."""
-    from workbench.bundle import DEFAULT_OUT_DIR
+    bundle in ``bundle_dir`` (None: ``bundles/`` beside the store; ``ReportJob.bundle``); same
+    ``options``."""
     from workbench.ids import check_request_id
 
-    bundle_dir = DEFAULT_OUT_DIR if bundle_dir is None else bundle_dir
+    if bundle_dir is None:
+        reports = reports_beside(options.get("db"), profile=options.get("profile"),
+                                 config_path=options.get("config_path"))  # fmt: skip
+        bundle_dir = str(Path(reports).with_name("bundles"))
 
     try:
         check_request_id(request_id)
@@ -322,6 +324,16 @@ def _check_values(values: Mapping[str, object]) -> None:
                 "know what has not happened yet; leave --as-of out to report on now",
                 parameter="as_of",
             )
+
+
+def reports_beside(db: str | None, *, profile: str | None, config_path: str | None) -> str:
+    """Where reports go by default: ``reports/`` beside the store (``data/reports`` for the
+    default store), so that a job started in any folder writes them in one place (bundles go
+    to ``bundles/`` beside it)."""
+    from workbench.config import load_profile
+
+    path = db if db is not None else load_profile(profile, config_path=config_path).db
+    return str(Path(path).parent / "reports")
 
 
 def _pull_first(
