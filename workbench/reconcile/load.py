@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from workbench.reconcile.inputs import IDENTITY, TABLES, conform, timestamp
-from workbench.store.cells import utc_text
+from workbench.store.schema import utc_text
 
 if TYPE_CHECKING:
     from workbench.store import Store

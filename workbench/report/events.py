@@ -41,9 +41,9 @@ from workbench.report.markup import (
     text,
 )
 from workbench.store import Store
-from workbench.store.cells import field, scalar, utc_text
 from workbench.store.frames import snake, typed
-from workbench.store.lists import EVENT_SOURCES
+from workbench.store.lists import EVENT_SOURCES, field
+from workbench.store.schema import scalar, utc_text
 
 FEEDS = {"placement": "placement events", "domestic": "domestic events"}
 COLORS = {"placement": STAGE, "domestic": SIDE}

@@ -1,39 +1,29 @@
-"""One SQLite connection, shared by the threads of a pull, and the transactions around it.
+"""One SQLite connection, shared by the threads of a pull; its transactions; the pull lock.
 
-- WAL, so readers (a notebook, Datasette) never block the pull and the pull never blocks them.
-- ``synchronous=NORMAL``: in WAL mode a commit survives a crash of the process (``kill -9``)
-  and the database cannot be corrupted; only an OS crash or power cut may lose the last few
-  commits, which the next pull fetches again. ``FULL`` would fsync on every one of the
-  thousands of calls a pull records. The outbox, whose records must survive a power cut
-  (they say what was sent), writes with ``durable=True``: ``FULL`` for that transaction.
-- The WAL is checkpointed into the database every 2,000 pages (8 MB with 4 kB pages) instead
-  of SQLite's 1,000: a pull appends a document to ``calls`` per detail, and copying the index
-  pages those appends keep rewriting half as often saves about a fifth of each commit's CPU;
-  a checkpoint's pause (it runs in the committing thread) stays in the tens of milliseconds.
-- Every write is ``BEGIN IMMEDIATE`` ... ``COMMIT``: the write lock is taken up front, so a
-  busy database makes the writer wait (``busy_timeout_s``) instead of failing half-way. A
-  write of a single statement (a call's record) runs in autocommit mode instead, which is the
-  same for it: the statement takes the write lock as it starts, and waits the same way.
-- SQLite errors become :class:`~workbench.errors.StoreError` with a message that says what to do;
-  "database is locked" never escapes as a ``sqlite3`` traceback.
-- A new database file is created readable and writable by its owner only (0600, whatever
-  the umask): it holds students' personal data. SQLite gives its ``-wal`` and ``-shm`` the
-  file's mode. An existing file keeps its mode.
-- ``read_only=True`` (bundles, reports on stored data) creates nothing next to the database
-  (no folder, no lock file, no migration) and refuses writes (``query_only``). It opens the
-  database as usual when it can, so it sees a running pull's commits, and SQLite removes the
-  ``-wal``/``-shm`` files when the last connection closes. In a folder one cannot write in,
-  it reads the file as it is (``immutable=1``): no writer can work there either.
-- A read-only store of an older schema is read from a private copy (:meth:`Connection.
-  read_copy`): the file is copied (SQLite's backup, consistent even while another program
-  writes) into a folder of its own (0700, the system's temporary folder), migrated there, and
-  removed with it on close. Reading an archived store never changes it, nor needs the partner.
+- WAL: readers (a notebook, Datasette) and the pull never block each other.
+  ``synchronous=NORMAL``: a commit survives a crash of the process and the file cannot be
+  corrupted; an OS crash may lose the last commits, which the next pull fetches again. Outbox
+  writes, which say what was sent, are ``durable``: ``FULL`` for their transaction.
+- Every write is ``BEGIN IMMEDIATE`` ... ``COMMIT``: a busy database makes the writer wait
+  (``busy_timeout_s``) instead of failing half-way. SQLite errors become ``StoreError`` with
+  advice; "database is locked" never escapes as a traceback.
+- A new database file is created 0600 whatever the umask (students' personal data); SQLite
+  gives its ``-wal`` and ``-shm`` the file's mode.
+- ``read_only=True`` creates nothing beside the database and refuses writes; an older schema is
+  read from a private migrated copy (:meth:`Connection.read_copy`) removed on close.
+- One pull at a time per database (:func:`run_lock`): SQLite's exclusive lock on ``<db>.lock``
+  (the database's file, links resolved), held by an open transaction, so the OS drops it when
+  its process ends, however it ends. The file stays: every pull locks the same one.
 """
 
 from __future__ import annotations
 
+import logging
+import os
 import shutil
+import socket
 import sqlite3
+import stat
 import tempfile
 import threading
 import time
@@ -45,101 +35,96 @@ from typing import TYPE_CHECKING, Any
 
 from workbench.errors import StoreError
 from workbench.folders import create_private
+from workbench.store.schema import now_text
 
 if TYPE_CHECKING:
     import sqlite_utils
 
-WAL_CHECKPOINT_PAGES = 2000  # see the module docstring
-# How a read-only store opens, first that works: as usual but refusing writes (SQLite removes
+logger = logging.getLogger(__name__)
+# A read-only store opens with the first that works: as usual, refusing writes (SQLite removes
 # the -wal and -shm it made when the last connection closes); read-only (a folder one cannot
-# write in, a writer's -wal and -shm there); the file as it is (no writer can exist there).
+# write in, a writer's -wal there); the file as it is (no writer can exist there).
 _READ_ONLY_MODES = ("mode=rw", "mode=ro", "mode=ro&immutable=1")
 
 
 def open_read_only(path: Path, *, busy_timeout_s: float) -> sqlite3.Connection:
-    """The database file ``path`` opened to read only, creating nothing beside it: the first of
-    ``_READ_ONLY_MODES`` that opens; ``sqlite3.OperationalError`` when none does, another
-    ``sqlite3.Error`` at once (a damaged file: no mode reads it)."""
-    uri = path.resolve().as_uri()
+    """``path`` opened to read only, creating nothing beside it (``sqlite3.Error`` if no mode
+    of ``_READ_ONLY_MODES`` opens it)."""
     for mode in _READ_ONLY_MODES:
         conn = sqlite3.connect(
-            f"{uri}?{mode}", uri=True, timeout=busy_timeout_s, isolation_level=None,
-            check_same_thread=False,
+            f"{path.resolve().as_uri()}?{mode}", uri=True, timeout=busy_timeout_s,
+            isolation_level=None, check_same_thread=False,
         )  # fmt: skip
         try:
             conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_s * 1000)}")
             conn.execute("PRAGMA query_only = ON")
             conn.execute("SELECT count(*) FROM sqlite_master").fetchone()  # opens the WAL
+            return conn
         except sqlite3.Error as exc:
             conn.close()  # now: it takes the -wal and -shm it made with it
             if mode == _READ_ONLY_MODES[-1] or not isinstance(exc, sqlite3.OperationalError):
                 raise
-            continue
-        return conn
     raise AssertionError("unreachable: the last mode returns or raises")
 
 
-def _database(conn: sqlite3.Connection) -> sqlite_utils.Database:
-    """sqlite-utils' view of ``conn`` (imported here: it loads pandas, which a report job's
-    check of a store does without)."""
-    import sqlite_utils
-
-    return sqlite_utils.Database(conn, execute_plugins=False)
-
-
 class Connection:
-    """A thread-safe SQLite connection with translated errors; build one per ``Store``."""
+    """A thread-safe SQLite connection with translated errors; one per ``Store``."""
+
+    conn: sqlite3.Connection
+    db: sqlite_utils.Database
 
     def __init__(self, path: str | Path, *, busy_timeout_s: float, read_only: bool = False) -> None:
-        self.path = Path(path)
-        self.busy_timeout_s = busy_timeout_s
-        self.read_only = read_only
+        self.path, self.busy_timeout_s, self.read_only = Path(path), busy_timeout_s, read_only
         self.lock = threading.RLock()
         self.file = self.path  # the file read: ``path``, or its private copy (read_copy)
         self._copy: weakref.finalize | None = None
         if str(path) == ":memory:" or str(path).startswith("file:"):
             raise StoreError("The store needs a database file path (WAL and locks need a file).")
-        if read_only:
-            with self.translated():
-                self._open_read_only()
-            return
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise StoreError(f"Cannot create the folder of {self.path}: {exc}.") from exc
-        try:  # SQLite would create it 0644; its -wal and -shm take the file's mode
-            create_private(self.path)
-        except FileExistsError:
-            pass
-        except OSError as exc:
-            raise StoreError(f"Cannot create the database {self.path}: {exc}.") from exc
+        if read_only and not self.path.is_file():
+            raise StoreError(f"No workbench database at {self.path}; run `workbench pull` first.")
+        if not read_only:
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                with suppress(FileExistsError):  # SQLite would create it 0644
+                    create_private(self.path)
+            except OSError as exc:
+                raise StoreError(f"Cannot create the database {self.path}: {exc}.") from exc
         with self.translated():
             self._open()
 
     def _open(self) -> None:
-        self.conn = sqlite3.connect(
-            str(self.path),
-            timeout=self.busy_timeout_s,
-            isolation_level=None,  # we issue BEGIN/COMMIT ourselves
-            check_same_thread=False,  # threads share it under self.lock
-        )
+        if self.read_only:
+            self._use(open_read_only(self.path, busy_timeout_s=self.busy_timeout_s))
+            return
+        timeout = self.busy_timeout_s  # threads share the connection under self.lock
+        self._use(sqlite3.connect(str(self.path), timeout=timeout, isolation_level=None,
+                                  check_same_thread=False))  # fmt: skip
         self.conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_s * 1000)}")
         self.conn.execute("PRAGMA foreign_keys = ON")
-        self._use_wal()
+        # Two programs creating a file at once race to switch it to WAL; SQLite answers the
+        # loser "database is locked" at once, without its busy handler: retry.
+        deadline = time.monotonic() + self.busy_timeout_s
+        while True:
+            try:
+                if self.conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+                    self.conn.execute("PRAGMA journal_mode = WAL")
+                break
+            except sqlite3.OperationalError as exc:
+                if not _busy(exc) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.01)
         self.conn.execute("PRAGMA synchronous = NORMAL")
-        self.conn.execute(f"PRAGMA wal_autocheckpoint = {WAL_CHECKPOINT_PAGES}")
-        self.db = _database(self.conn)
 
-    def _open_read_only(self) -> None:
-        """Open for reading only, creating no file: see the module docstring."""
-        if not self.path.is_file():
-            raise StoreError(f"No workbench database at {self.path}; run `workbench pull` first.")
-        self.conn = open_read_only(self.path, busy_timeout_s=self.busy_timeout_s)
-        self.db = _database(self.conn)
+    def _use(self, conn: sqlite3.Connection) -> None:
+        import sqlite_utils  # here: it loads pandas, which a check of a store does without
+
+        self.conn = conn
+        self.db = sqlite_utils.Database(conn, execute_plugins=False)
 
     def read_copy(self, prepare: Callable[[sqlite3.Connection], object]) -> None:
-        """Read a private copy of the database from now on, ``prepare`` (a migration) run on
-        it in one transaction: see the module docstring. Read-only connections only."""
+        """Read a private copy of the database from now on (SQLite's backup, consistent while
+        another program writes, in a 0700 temporary folder), ``prepare`` (a migration) run on it
+        in one transaction. Reading an archived store never changes it, nor needs the partner."""
         assert self.read_only and self._copy is None
         folder = Path(tempfile.mkdtemp(prefix="workbench-store-"))  # 0700
         removal = weakref.finalize(self, shutil.rmtree, folder, ignore_errors=True)
@@ -164,28 +149,8 @@ class Connection:
             raise
         with self.lock:
             self.conn.close()
-            self.conn, self.file, self._copy = conn, copy, removal
-            self.db = _database(conn)
-
-    def _use_wal(self) -> None:
-        # Two programs opening a brand-new file at once race to switch it to WAL, and SQLite
-        # answers the loser "database is locked" at once, without its busy handler: retry.
-        deadline = time.monotonic() + self.busy_timeout_s
-        while True:
-            try:
-                mode = self.conn.execute("PRAGMA journal_mode").fetchone()[0]
-                if str(mode).lower() != "wal":
-                    self.conn.execute("PRAGMA journal_mode = WAL")
-                return
-            except sqlite3.OperationalError as exc:
-                lowered = str(exc).lower()
-                if ("locked" not in lowered and "busy" not in lowered) or (
-                    time.monotonic() > deadline
-                ):
-                    raise
-                time.sleep(0.01)
-
-    # -- transactions -------------------------------------------------------------------------
+            self._use(conn)
+            self.file, self._copy = copy, removal
 
     @contextmanager
     def write(self, *, durable: bool = False) -> Iterator[sqlite3.Connection]:
@@ -200,14 +165,10 @@ class Connection:
                 self.conn.execute("BEGIN IMMEDIATE")
                 try:
                     yield self.conn
-                except BaseException:
-                    self._abandon()
-                    raise
-                try:
                     self.conn.execute("COMMIT")
                 except BaseException:
-                    # A failed COMMIT (disk full, I/O error) may leave the transaction open; the
-                    # next write would join it and never commit. Undo it instead.
+                    # A failed COMMIT (disk full) may leave the transaction open, for the next
+                    # write to join and never commit: undo it.
                     self._abandon()
                     raise
             finally:
@@ -215,32 +176,21 @@ class Connection:
                     self.conn.execute("PRAGMA synchronous = NORMAL")
 
     def _abandon(self) -> None:
-        """Roll back the open transaction; when even that fails, close the connection (which
-        rolls it back) and open a new one, so that no later write joins it."""
+        """Roll back; when even that fails, close the connection (which rolls back) and open
+        a new one, so that no later write joins the transaction."""
         if self.conn.in_transaction:
             with suppress(sqlite3.Error):
                 self.conn.execute("ROLLBACK")
         if self.conn.in_transaction:
             with suppress(sqlite3.Error):
                 self.conn.close()
-            if self.read_only:
-                self._open_read_only()
-            else:
-                self._open()
+            self._open()
 
-    def insert(self, sql: str, params: Sequence[Any]) -> int:
-        """One INSERT, its own transaction (or part of the caller's); the new row's id.
-
-        Outside a transaction the statement runs in autocommit mode: SQLite takes the write
-        lock when the statement starts, waiting ``busy_timeout_s`` like ``BEGIN IMMEDIATE``
-        would, and commits when it ends. One statement instead of three: a pull records a call
-        per detail, from threads that give up and take back the GIL around each statement.
-        """
-        with self.lock:
-            try:
-                return int(self.conn.execute(sql, params).lastrowid or 0)
-            except sqlite3.Error as exc:
-                raise store_error(exc, self.path, self.busy_timeout_s) from _cause(exc)
+    def insert(self, table: str, row: dict[str, Any]) -> int:
+        """Insert ``row`` (through sqlite-utils), in its own transaction or the caller's; its
+        row id."""
+        with self.write():
+            return int(self.db.table(table).insert(row).last_pk or 0)
 
     @contextmanager
     def read(self) -> Iterator[sqlite3.Connection]:
@@ -267,48 +217,135 @@ class Connection:
             if self._copy is not None:
                 self._copy()  # removes the private copy and its folder
 
-    # -- errors ------------------------------------------------------------------------------
-
     @contextmanager
     def translated(self) -> Iterator[None]:
-        """Turn ``sqlite3`` errors into ``StoreError`` with advice."""
+        """``sqlite3`` errors as ``StoreError`` saying what happened and what to do."""
         try:
             yield
         except sqlite3.Error as exc:
-            raise store_error(exc, self.path, self.busy_timeout_s) from _cause(exc)
+            text, path = str(exc), self.path
+            lowered = text.lower()
+            if _busy(exc):  # expected: no sqlite3 traceback behind the message
+                raise StoreError(
+                    f"The database {path} stayed locked by another program for "
+                    f"{self.busy_timeout_s:g} s (another workbench pull, or a tool holding an "
+                    "open write transaction). Wait for it to finish and try again, or give the "
+                    "store a longer busy_timeout_s."
+                ) from None
+            if "readonly" in lowered or "read-only" in lowered:
+                error = StoreError(
+                    f"The database {path} is read-only here ({text}); check the file's "
+                    "permissions or point WORKBENCH_DB at a writable path."
+                )
+            elif "not a database" in lowered or "malformed" in lowered or "corrupt" in lowered:
+                error = StoreError(
+                    f"{path} is not a usable workbench database ({text}). Restore it from a "
+                    "backup, or move it aside and let the next pull start a fresh one."
+                )
+            elif "disk" in lowered or "full" in lowered or "unable to open" in lowered:
+                error = StoreError(
+                    f"Cannot write the database {path} ({text}); check disk space and path."
+                )
+            elif isinstance(exc, sqlite3.IntegrityError):
+                error = StoreError(
+                    f"The store refused a write that would break its consistency ({text}); a "
+                    "run, call or snapshot id given to it does not exist in this database."
+                )
+            else:
+                error = StoreError(f"The database {path} failed: {text}.")
+            raise error from exc
 
 
-def store_error(exc: sqlite3.Error, path: Path, timeout_s: float) -> StoreError:
-    """A ``StoreError`` that says what happened to ``path`` and what to do about it."""
-    text = str(exc)
-    lowered = text.lower()
-    if "locked" in lowered or "busy" in lowered:
-        return StoreError(
-            f"The database {path} stayed locked by another program for {timeout_s:g} s "
-            "(another workbench pull, or a tool holding an open write transaction). Wait for it "
-            "to finish and try again, or give the store a longer busy_timeout_s."
-        )
-    if "readonly" in lowered or "read-only" in lowered:
-        return StoreError(
-            f"The database {path} is read-only here ({text}); check the file's permissions or "
-            "point WORKBENCH_DB at a writable path."
-        )
-    if "not a database" in lowered or "malformed" in lowered or "corrupt" in lowered:
-        return StoreError(
-            f"{path} is not a usable workbench database ({text}). Restore it from a backup, or "
-            "move it aside and let the next pull start a fresh one."
-        )
-    if "disk" in lowered or "full" in lowered or "unable to open" in lowered:
-        return StoreError(f"Cannot write the database {path} ({text}); check disk space and path.")
-    if isinstance(exc, sqlite3.IntegrityError):
-        return StoreError(
-            f"The store refused a write that would break its consistency ({text}); a run, call "
-            "or snapshot id given to it does not exist in this database."
-        )
-    return StoreError(f"The database {path} failed: {text}.")
+def _busy(exc: BaseException) -> bool:
+    return "locked" in str(exc).lower() or "busy" in str(exc).lower()
 
 
-def _cause(exc: sqlite3.Error) -> BaseException | None:
-    # A lock timeout is an expected condition: no sqlite3 traceback behind the clear message.
-    lowered = str(exc).lower()
-    return None if "locked" in lowered or "busy" in lowered else exc
+def lock_path(db_path: Path) -> Path:
+    """The pull lock of the database file ``db_path`` names, its links followed."""
+    real = db_path.resolve()
+    return real.with_name(real.name + ".lock")
+
+
+@contextmanager
+def run_lock(c: Connection, *, timeout_s: float) -> Iterator[None]:
+    """Hold the pull lock of ``c``'s database for the ``with`` block; who holds it goes to the
+    ``locks`` table, only for the refusal to say."""
+    path = lock_path(c.path)
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        mode = stat.S_IFREG
+    except OSError as exc:
+        raise StoreError(f"Cannot read the pull lock {path}: {exc.strerror}.") from exc
+    if not stat.S_ISREG(mode):  # a link would lock (and write) its target; a FIFO cannot lock
+        what = "a symbolic link" if stat.S_ISLNK(mode) else "not a regular file"
+        raise StoreError(
+            f"The pull lock {path} is {what}; the workbench only locks a plain file it creates "
+            "itself. Remove it (nothing else uses that name) and try again."
+        )
+    holder = sqlite3.connect(str(path), timeout=0, isolation_level=None)
+    try:
+        try:
+            try:
+                holder.execute("BEGIN EXCLUSIVE")
+            except sqlite3.OperationalError as busy:
+                if not _busy(busy) or timeout_s <= 0:
+                    raise
+                logger.warning("%s", _held(c, timeout_s, waiting=True))  # a wait says why
+                holder.execute(f"PRAGMA busy_timeout = {int(timeout_s * 1000)}")
+                holder.execute("BEGIN EXCLUSIVE")
+        except sqlite3.DatabaseError as exc:
+            if _busy(exc):
+                raise StoreError(_held(c, timeout_s)) from None
+            raise StoreError(
+                f"Cannot take the pull lock {path}: {exc}. It only holds the lock: it is safe "
+                "to delete when no pull of this database is running; delete it and try again."
+            ) from exc
+        with c.write() as conn:
+            conn.execute(
+                "INSERT OR REPLACE INTO locks (name, pid, host, since) VALUES ('pull', ?, ?, ?)",
+                (os.getpid(), socket.gethostname(), now_text()),
+            )
+        try:
+            yield
+        finally:
+            with c.write() as conn:
+                conn.execute("DELETE FROM locks WHERE name = 'pull' AND pid = ?", (os.getpid(),))
+    finally:
+        holder.close()
+
+
+def _held(c: Connection, timeout_s: float, *, waiting: bool = False) -> str:
+    rows = c.rows("SELECT pid, host, since FROM locks WHERE name = 'pull'")
+    who = ""
+    if rows:
+        pid, host, since = rows[0]
+        where = "" if host == socket.gethostname() else f" on {host}"
+        who = f" (pid {pid}{where} since {since})"
+    if waiting:
+        return (
+            f"Another pull is running on {c.path.resolve()}{who}: waiting for it, "
+            f"{timeout_s:g} s at most (--wait)."
+        )
+    return (
+        f"Another pull is running on {c.path.resolve()}{who}; waited {timeout_s:g} s. Wait for "
+        "it to finish and try again, or stop that process (its lock is released the moment it "
+        "ends)."
+    )
+
+
+def process_alive(pid: int | None, host: str | None) -> bool | None:
+    """True/False when we can tell (same host, POSIX), None when we cannot."""
+    if pid is None or host != socket.gethostname() or os.name != "posix":
+        return None
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:  # a zombie (dead, not yet reaped) still answers kill(0)
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
+            return f.read().rsplit(")", 1)[-1].split()[0] != "Z"
+    except OSError:
+        return True

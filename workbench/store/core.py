@@ -4,51 +4,81 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import socket
-from collections.abc import Iterable, Iterator, Mapping
+import sqlite3
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
+from dataclasses import field as default
 from datetime import datetime
-from functools import partial
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 import sqlite_utils
 
+from workbench._version import __version__
 from workbench.errors import StoreError
 from workbench.redact import Redactor, is_document, is_sent_document
-from workbench.store import details, entities, identity, lock, settle
-from workbench.store.cells import dumps, now_text, partner_time, row_id, utc_text
-from workbench.store.connection import Connection
+from workbench.store import details, identity, settle
+from workbench.store.connection import Connection, process_alive, run_lock
 from workbench.store.events import event_key, events_seen, read_events
 from workbench.store.history import History
-from workbench.store.lists import EVENT_SOURCES, LISTS, list_info
+from workbench.store.lists import EVENT_SOURCES, LEFT_REASONS, ListInfo, field, item_key
+from workbench.store.lists import list_info as _list_info
 from workbench.store.migrations import ensure_schema, read_version, refuse_newer
 from workbench.store.outbox import Outbox
-from workbench.store.record import SnapshotDiff, item_key, request_id_from_url, workbench_version
-from workbench.store.schema import SCHEMA_VERSION
+from workbench.store.schema import SCHEMA_VERSION, dumps, now_text, partner_time, row_id, utc_text
 
 RUN_STATUSES = ("ok", "partial", "failed")
-_CALL_SQL = (
-    "INSERT INTO calls (run_id, request_id, interface, operation, method, url, attempt, "
-    "started_at, duration_s, status, error, request_headers, request_body, response_headers, "
-    "response_body) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-)
-_CALL_TEXTS = ("url", "error", "request_body", "response_body")
-_CALL_HEADERS = ("request_headers", "response_headers")
-Details = Mapping[str, Iterable[Mapping[str, Any]]]
+
+
+@dataclass(frozen=True)
+class SnapshotDiff:
+    """What one list snapshot changed, against the previous snapshot of the same list.
+
+    ``left`` maps the ids that left the list to their reason (``outbox``/``elsewhere``);
+    ``resolved`` lists the uncertain sends this snapshot settled.
+    """
+
+    snapshot_id: int
+    list_name: str
+    taken_at: str
+    previous_id: int | None
+    appeared: tuple[str, ...]
+    vanished: tuple[str, ...]
+    changed: tuple[str, ...]
+    unchanged: tuple[str, ...]
+    left: dict[str, str] = default(default_factory=dict)
+    resolved: tuple[dict[str, Any], ...] = ()
+
+    def __int__(self) -> int:
+        return self.snapshot_id
+
+
+def request_id_from_url(url: str | None) -> str | None:
+    """The ``:id`` of a transcript-exchange by-id path, or None (lists, tokens, events)."""
+    if not url or "/transcript" not in url.lower():
+        return None
+    path = url.split("?", 1)[0].split("#", 1)[0].split("://", 1)[-1]
+    parts = [p for p in path.split("/")[1:] if p]  # [0] is the host
+    for here, following in itertools.pairwise(parts):
+        if here.lower() in ("transcriptrequests", "transcripts") and following != "no_response":
+            return unquote(following)
+    return None
 
 
 class Store(History):
     """Runs, calls, list snapshots, entities and the outbox, in one SQLite file.
 
     Opening creates the database, or migrates an older one in place. Thread-safe: the threads
-    of a pull share one store. Every write is its own transaction. ``read_only=True`` opens an
+    of a pull share one store; every write is its own transaction. ``read_only=True`` opens an
     existing database for reading only (bundles, reports): it creates, migrates and settles
-    nothing, and writes raise ``StoreError``; an older store is read from a private migrated
-    copy (:meth:`Connection.read_copy`), its file left as it was. Its read side (``table``,
-    ``as_of``, ``diff``, ``timeline``, ``versions``, ``document``, ``meta``) is
-    :class:`History`'s. ``file`` is the file read.
+    nothing, writes raise ``StoreError``, and an older store is read from a private migrated
+    copy, its file left as it was (``file`` is the file read). The read side is
+    :class:`History`'s.
 
     >>> store = Store("data/workbench.db", secrets=["s3cret"])  # doctest: +SKIP
     >>> run = store.begin_run(kind="pull", profile="sandbox")  # doctest: +SKIP
@@ -65,8 +95,7 @@ class Store(History):
         stale_pending_s: float = 900.0,
         read_only: bool = False,
     ) -> None:
-        self.path = Path(path)
-        self.read_only = read_only
+        self.path, self.read_only = Path(path), read_only
         self._scrub = Redactor(secrets)
         super().__init__(Connection(self.path, busy_timeout_s=busy_timeout_s, read_only=read_only))
         try:
@@ -83,20 +112,21 @@ class Store(History):
             found = read_version(conn)
         if found == SCHEMA_VERSION:  # the usual case: no write lock needed
             return found
-        migrate = partial(ensure_schema, path=str(self.path), version=workbench_version())
+
+        def migrate(conn: sqlite3.Connection) -> int:
+            return ensure_schema(conn, path=str(self.path), version=__version__)
+
         if not self.read_only:
             with self._c.write() as conn:
                 return migrate(conn)
-        refuse_newer(found, path=str(self.path), version=workbench_version())
+        refuse_newer(found, path=str(self.path), version=__version__)
         if found == 0:
             raise StoreError(
                 f"The database {self.path} holds no workbench store (nothing was ever pulled "
                 "into it); run `workbench pull` first, or point at another database."
             )
-        self._c.read_copy(migrate)  # an older store: read, migrated, from a private copy
+        self._c.read_copy(migrate)
         return SCHEMA_VERSION
-
-    # -- housekeeping -------------------------------------------------------------------------
 
     @property
     def file(self) -> Path:
@@ -116,10 +146,9 @@ class Store(History):
     def set_meta(self, key: str, value: str | None) -> None:
         """Set a value of the ``meta`` table (``None`` removes it)."""
         with self._c.write() as conn:
-            if value is None:
-                conn.execute("DELETE FROM meta WHERE key = ?", (key,))
-            else:
-                conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
+            conn.execute("DELETE FROM meta WHERE key = ?", (key,))
+            if value is not None:
+                conn.execute("INSERT INTO meta VALUES (?, ?)", (key, value))
 
     def claim_partner(self, wanted: Mapping[str, str]) -> None:
         """Record whom the store holds (``identity.PARTNER_KEYS``) where it records nothing yet;
@@ -132,16 +161,14 @@ class Store(History):
         process is gone become failed. Runs on open and when a pull takes the lock."""
         stale = self.outbox.sweep_stale()
         rows = self._c.rows("SELECT id, pid, host FROM runs WHERE status = 'running'")
-        dead = [r[0] for r in rows if lock.process_alive(r[1], r[2]) is False]
+        dead = [r[0] for r in rows if process_alive(r[1], r[2]) is False]
         if dead:
+            summary = dumps({"error": "interrupted: its process ended"})
             with self._c.write() as conn:
                 conn.executemany(
                     "UPDATE runs SET status = 'failed', finished_at = ?, summary = ? "
                     "WHERE id = ? AND status = 'running'",
-                    [
-                        (now_text(), dumps({"error": "interrupted: its process ended"}), run_id)
-                        for run_id in dead
-                    ],
+                    [(now_text(), summary, run_id) for run_id in dead],
                 )
         return {"outbox_uncertain": stale, "runs_failed": dead}
 
@@ -152,20 +179,14 @@ class Store(History):
         >>> with store.run_lock(timeout_s=10):  # doctest: +SKIP
         ...     pull(store)
         """
-        with lock.run_lock(self._c, timeout_s=timeout_s):
+        with run_lock(self._c, timeout_s=timeout_s):
             self.recover()
             yield
 
     @contextmanager
     def batch(self) -> Iterator[None]:
-        """Group the writes of the block into one transaction: all or nothing, and one commit
-        instead of many (other threads' writes wait for the block, so keep it short and never
-        wait on the network inside it).
-
-        >>> with store.batch():  # doctest: +SKIP
-        ...     for item in parsed:
-        ...         store.upsert_transcript(item.id, detail=item.detail, flat=item.flat)
-        """
+        """Group the writes of the block into one transaction: all or nothing, one commit
+        (other threads' writes wait for it: keep it short, never wait on the network inside)."""
         with self._c.write():
             yield
 
@@ -185,17 +206,13 @@ class Store(History):
 
     def begin_run(self, *, kind: str = "pull", profile: str | None = None) -> int:
         """Start a run (status ``running``); its id."""
-        with self._c.write() as conn:
-            cursor = conn.execute(
-                "INSERT INTO runs (kind, profile, started_at, status, workbench_version, pid, "
-                "host) VALUES (?, ?, ?, 'running', ?, ?, ?)",
-                (kind, profile, now_text(), workbench_version(), os.getpid(), socket.gethostname()),
-            )
-            return int(cursor.lastrowid or 0)
+        row = {"kind": kind, "profile": profile, "started_at": now_text(), "status": "running",
+               "workbench_version": __version__, "pid": os.getpid(),
+               "host": socket.gethostname()}  # fmt: skip
+        return self._c.insert("runs", row)
 
     def finish_run(self, run_id: int, *, status: str, summary: Any = None) -> None:
         """End a run: ``status`` ok / partial / failed, ``summary`` any JSON-able value."""
-        run_id = row_id(run_id) or 0
         if status not in RUN_STATUSES:
             raise StoreError(f"Run status {status!r} is not one of {', '.join(RUN_STATUSES)}.")
         text = dumps(self._scrub.data(summary)) if summary is not None else None
@@ -203,7 +220,7 @@ class Store(History):
             cursor = conn.execute(
                 "UPDATE runs SET finished_at = ?, status = ?, summary = coalesce(?, summary) "
                 "WHERE id = ?",
-                (now_text(), status, text, run_id),
+                (now_text(), status, text, row_id(run_id)),
             )
             if cursor.rowcount == 0:
                 raise StoreError(f"There is no run {run_id} in {self.path}.")
@@ -213,47 +230,29 @@ class Store(History):
     ) -> int:
         """Append one HTTP exchange (any object with ``Exchange``'s attributes); its call id.
 
-        ``request_id`` defaults to the ``:id`` of a transcript-exchange by-id URL.
-        Usable as a session recorder: ``functools.partial(store.record_call, run_id=run)``.
+        ``request_id`` defaults to the ``:id`` of a transcript-exchange by-id URL. Usable as a
+        session recorder: ``functools.partial(store.record_call, run_id=run)``.
         """
-        url, error, request_body, response_body = (
-            _as_text(getattr(exchange, name, None)) for name in _CALL_TEXTS
-        )
+        got = {name: getattr(exchange, name, None) for name in _CALL_FIELDS}
+        url = _text(got["url"])
         # The session masked it already; a database is forever, so again, by the same rule.
-        interface, status = getattr(exchange, "interface", None), getattr(exchange, "status", None)
-        document = is_sent_document(interface, getattr(exchange, "method", None))
-        answered = is_document(interface, status)
-        sent, received = (getattr(exchange, name, None) for name in _CALL_HEADERS)
-        texts = [
-            self._scrub.url(url) if url else url,
-            self._scrub.text(error),
-            dumps(self._scrub.headers(sent)),
-            self._scrub.answer(request_body, document=document),
-            dumps(self._scrub.headers(received, document=answered)),
-            self._scrub.answer(response_body, document=answered),
-        ]
-        url, error, request_headers, request_body, response_headers, response_body = texts
-        started = getattr(exchange, "started_at", None)
-        params = (
-            row_id(run_id),
-            request_id if request_id is not None else request_id_from_url(url),
-            getattr(exchange, "interface", None),
-            getattr(exchange, "operation", None),
-            getattr(exchange, "method", None),
-            url,
-            getattr(exchange, "attempt", None),
-            (partner_time(started) or now_text())
-            if isinstance(started, datetime | str)
-            else now_text(),
-            getattr(exchange, "duration_s", None),
-            getattr(exchange, "status", None),
-            error,
-            request_headers,
-            request_body,
-            response_headers,
-            response_body,
-        )
-        return self._c.insert(_CALL_SQL, params)
+        sent = is_sent_document(got["interface"], got["method"])
+        answered = is_document(got["interface"], got["status"])
+        started = got["started_at"]
+        got.update(
+            url=self._scrub.url(url) if url else url,
+            error=self._scrub.text(_text(got["error"])),
+            request_headers=dumps(self._scrub.headers(got["request_headers"])),
+            request_body=self._scrub.answer(_text(got["request_body"]), document=sent),
+            response_headers=dumps(self._scrub.headers(got["response_headers"], document=answered)),
+            response_body=self._scrub.answer(_text(got["response_body"]), document=answered),
+            started_at=partner_time(started) if isinstance(started, datetime | str) else None,
+        )  # fmt: skip
+        if request_id is None:
+            request_id = request_id_from_url(got["url"])
+        got.update(run_id=row_id(run_id), request_id=request_id,
+                   started_at=got["started_at"] or now_text())  # fmt: skip
+        return self._c.insert("calls", got)
 
     def record_snapshot(
         self,
@@ -268,19 +267,18 @@ class Store(History):
     ) -> SnapshotDiff:
         """Append what a list showed; the diff against its previous snapshot.
 
-        In the same transaction it keeps the entity tables in step: listed ids get
-        ``on_list``/``last_seen_at``; ids no longer listed get ``left_at`` and ``left_reason``
-        (``outbox`` when a send of ours explains it, else ``elsewhere``); uncertain sends of
-        this list are settled, if the list was requested after they became uncertain: it was
-        requested when its call ``call_id`` started, else at ``taken_at`` if given, else at an
-        unknown time (nothing is settled). Only call it with a complete list from a successful
-        call.
+        In the same transaction the entity tables follow: listed ids get ``on_list`` and
+        ``last_seen_at``; ids no longer listed ``left_at`` and ``left_reason`` (``outbox`` when
+        a send of ours explains it, else ``elsewhere``); uncertain sends of this list are
+        settled by it when it was requested after they became uncertain: requested when its
+        call ``call_id`` started, else at ``taken_at`` if given, else at an unknown time
+        (nothing is settled). Only call it with a complete list from a successful call.
         ``key``: the item field naming an item (default ``RequestID``; events: their id, else
         a content hash). ``event_fields``: where the partner puts an event's id, type and time
         (the profile's setting), tried before the common names.
         """
         run_id, call_id = row_id(run_id), row_id(call_id)
-        info = list_info(list_name)
+        info = _list_info(list_name)
         key = key if key is not None else info.key
         taken = utc_text(taken_at) if taken_at is not None else now_text()
         assert taken is not None
@@ -299,124 +297,66 @@ class Store(History):
                 (list_name,),
             ).fetchone()
             previous_id = found[0] if found else None
-            before: dict[str, str] = {}
-            if previous_id is not None:
-                before = dict(
-                    conn.execute(
-                        "SELECT item_key, item_json FROM snapshot_items WHERE snapshot_id = ?",
-                        (previous_id,),
-                    ).fetchall()
-                )
+            before: dict[str, str] = dict(
+                conn.execute(
+                    "SELECT item_key, item_json FROM snapshot_items WHERE snapshot_id = ?",
+                    (previous_id,),
+                ).fetchall()
+            )
             appeared = tuple(k for k in current if k not in before)
             vanished = tuple(k for k in before if k not in current)
             changed = tuple(k for k in current if k in before and before[k] != current[k])
             unchanged = tuple(k for k in current if k in before and before[k] == current[k])
-            snapshot_id = int(
-                conn.execute(
-                    "INSERT INTO snapshots (run_id, call_id, list_name, taken_at, key, "
-                    "item_count, previous_id, appeared, vanished, changed) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (
-                        run_id,
-                        call_id,
-                        list_name,
-                        taken,
-                        key,
-                        len(keys),
-                        previous_id,
-                        len(appeared),
-                        len(vanished),
-                        len(changed),
-                    ),
-                ).lastrowid
-                or 0
-            )
+            row = {"run_id": run_id, "call_id": call_id, "list_name": list_name,
+                   "taken_at": taken, "key": key, "item_count": len(keys),
+                   "previous_id": previous_id, "appeared": len(appeared),
+                   "vanished": len(vanished), "changed": len(changed)}  # fmt: skip
+            snapshot_id = self._c.insert("snapshots", row)
             conn.executemany(
-                "INSERT INTO snapshot_items (snapshot_id, position, item_key, item_json) "
-                "VALUES (?, ?, ?, ?)",
+                "INSERT INTO snapshot_items VALUES (?, ?, ?, ?)",
                 [(snapshot_id, i, k, t) for i, (k, t) in enumerate(zip(keys, texts, strict=True))],
             )
             if info.source is None:
-                entities.list_seen(conn, info, items, keys, at=taken)
+                _list_seen(conn, info, items, keys, at=taken)
             else:
                 events_seen(conn, info.source, said, keys, texts, at=taken, listed=True)
             # A list speaks only of the sends begun before it was requested (see settle.py).
-            requested = settle.requested_at(conn, call_id) or (
-                taken if taken_at is not None else None
-            )
+            requested = settle.requested_at(conn, call_id) or (None if taken_at is None else taken)
             resolved = settle.resolve(conn, list_name, set(keys), at=taken, requested=requested)
-            left = entities.mark_unlisted(conn, info, snapshot_id, at=taken, requested=requested)
-        return SnapshotDiff(
-            snapshot_id=snapshot_id,
-            list_name=list_name,
-            taken_at=taken,
-            previous_id=previous_id,
-            appeared=appeared,
-            vanished=vanished,
-            changed=changed,
-            unchanged=unchanged,
-            left=left,
-            resolved=tuple(resolved),
-        )
+            gone = _unlisted(conn, info, snapshot_id)
+            left = _mark_left(conn, info, gone, at=taken, reason=None, snapshot_id=snapshot_id,
+                              requested=requested)  # fmt: skip
+        return SnapshotDiff(snapshot_id, list_name, taken, previous_id, appeared, vanished,
+                            changed, unchanged, left, tuple(resolved))  # fmt: skip
 
     # -- entities -----------------------------------------------------------------------------
 
-    def upsert_request(
-        self,
-        request_id: str,
-        *,
-        request_date: Any = None,
-        seen_at: Any = None,
-        detail: Any = None,
-        flat: Mapping[str, Any] | None = None,
-        children: Details | None = None,
-        call_id: int | None = None,
-        parse_error: Any = None,
-        validation: Any = None,
-    ) -> None:
-        """Store a transcript request's detail: the item, its parsed PESC ``flat`` record and
-        ``children`` (``{"recipients": [...], ...}``)."""
-        self._upsert("supplier_requests", request_id, request_date=request_date, seen_at=seen_at,
-                     detail=detail, flat=flat, children=children, call_id=call_id,
-                     parse_error=parse_error, validation=validation)  # fmt: skip
+    def upsert_request(self, request_id: str, **values: Any) -> None:
+        """Store a transcript request's detail (keywords of :meth:`prepare_detail`): the item,
+        its parsed PESC ``flat`` record and ``children`` (``{"recipients": [...], ...}``)."""
+        self.write_details([self.prepare_detail("supplier_requests", request_id, **values)])
 
-    def upsert_transcript(
-        self,
-        transcript_id: str,
-        *,
-        request_date: Any = None,
-        seen_at: Any = None,
-        detail: Any = None,
-        flat: Mapping[str, Any] | None = None,
-        children: Details | None = None,
-        call_id: int | None = None,
-        parse_error: Any = None,
-        validation: Any = None,
-    ) -> None:
+    def upsert_transcript(self, transcript_id: str, **values: Any) -> None:
         """Store a received transcript's detail (children: ``courses``, ``awards``, ...)."""
-        self._upsert("consumer_transcripts", transcript_id, request_date=request_date,
-                     seen_at=seen_at, detail=detail, flat=flat, children=children,
-                     call_id=call_id, parse_error=parse_error, validation=validation)  # fmt: skip
+        self.write_details([self.prepare_detail("consumer_transcripts", transcript_id, **values)])
 
     def prepare_detail(self, list_name: str, item_id: str, **values: Any) -> details.PreparedDetail:
-        """The scrubbing and layout of an ``upsert_request``/``upsert_transcript`` (same
-        keywords), done before any lock is taken; ``write_details`` writes a group of them.
+        """The masking and layout of a detail (``request_date``, ``seen_at``, ``detail``,
+        ``flat``, ``children``, ``call_id``, ``parse_error``, ``validation``, ``listed_date``,
+        ``pescxml``), done before any lock is taken; ``write_details`` writes a group of them.
 
         >>> store.write_details([store.prepare_detail("supplier_requests", rid, flat=flat)])
         ... # doctest: +SKIP
         """
         values["call_id"] = row_id(values.get("call_id"))
-        return details.prepare_detail(self._scrub, LISTS[list_name], item_id, **values)
+        info = _list_info(list_name, details=True)
+        return details.prepare_detail(self._scrub, info, item_id, **values)
 
     def write_details(self, prepared: Iterable[details.PreparedDetail]) -> None:
         """Write prepared details in one transaction (all or nothing)."""
         with self._c.write() as conn:
             for one in prepared:
-                details.write_detail(self._c, conn, one)
-
-    def _upsert(self, list_name: str, item_id: str, **values: Any) -> None:
-        """One detail: the grouped path of a pull, with a group of one."""
-        self.write_details([self.prepare_detail(list_name, item_id, **values)])
+                details.write_detail(self.db, conn, one)
 
     def upsert_events(
         self,
@@ -436,9 +376,8 @@ class Store(History):
         said = read_events(events, event_fields)
         keys = [event_key(f, t) for f, t in zip(said, texts, strict=True)]
         at = utc_text(seen_at) if seen_at is not None else now_text()
-        assert at is not None
         with self._c.write() as conn:
-            new = events_seen(conn, source, said, keys, texts, at=at, listed=False)
+            new = events_seen(conn, source, said, keys, texts, at=at or "", listed=False)
         return {"new": new, "seen": [k for k in dict.fromkeys(keys) if k not in set(new)]}
 
     def mark_left(
@@ -446,11 +385,12 @@ class Store(History):
     ) -> dict[str, str]:
         """Mark ids as gone from a list (``record_snapshot`` does it by itself); ``reason``
         ``outbox`` / ``elsewhere``, or None to ask the outbox. Returns id -> reason."""
-        info = list_info(list_name)
+        info = _list_info(list_name)
+        if reason is not None and reason not in LEFT_REASONS:
+            raise StoreError(f"left reason {reason!r} is not one of {', '.join(LEFT_REASONS)}.")
         when = utc_text(at) if at is not None else now_text()
-        assert when is not None
         with self._c.write() as conn:
-            return entities.mark_left(conn, info, ids, at=when, reason=reason)
+            return _mark_left(conn, info, ids, at=when or "", reason=reason)
 
     def missing_details(
         self, list_name: str, ids: Iterable[str], dates: Mapping[str, Any] | None = None
@@ -458,22 +398,19 @@ class Store(History):
         """The ids (in order) whose detail is to be fetched: not stored, last fetch failed,
         back on the list since it was fetched, or (``dates``: id -> RequestDate as listed) a
         RequestDate other than when it was fetched."""
-        info = list_info(list_name, details=True)
+        info = _list_info(list_name, details=True)
         wanted = list(dict.fromkeys(str(i) for i in ids))
-        with self._c.read() as conn:
-            have = dict(
-                conn.execute(
-                    f"SELECT e.{info.id_column}, e.detail_request_date FROM {info.table} e "
-                    f"WHERE e.{info.id_column} IN (SELECT value FROM json_each(?)) "
-                    "AND e.detail_fetched_at IS NOT NULL "
-                    "AND (e.detail_failed_at IS NULL "
-                    "OR e.detail_failed_at <= e.detail_fetched_at) "
-                    "AND NOT EXISTS (SELECT 1 FROM departures d WHERE d.item_id = "
-                    f"e.{info.id_column} AND d.list_name = ? "
-                    "AND d.left_at >= e.detail_fetched_at)",
-                    (dumps(wanted), info.name),
-                ).fetchall()
+        have = dict(
+            self._c.rows(
+                f"SELECT e.{info.id_column}, e.detail_request_date FROM {info.table} e "
+                f"WHERE e.{info.id_column} IN (SELECT value FROM json_each(?)) "
+                "AND e.detail_fetched_at IS NOT NULL "
+                "AND (e.detail_failed_at IS NULL OR e.detail_failed_at <= e.detail_fetched_at) "
+                "AND NOT EXISTS (SELECT 1 FROM departures d WHERE d.item_id = "
+                f"e.{info.id_column} AND d.list_name = ? AND d.left_at >= e.detail_fetched_at)",
+                (dumps(wanted), info.name),
             )
+        )
         dates = dates or {}
         return [
             i
@@ -485,7 +422,7 @@ class Store(History):
         self, list_name: str, request_id: str, error: Any, *, run_id: int | None = None
     ) -> None:
         """Remember a failed detail fetch; ``missing_details`` offers the id again."""
-        info, item_id, at = list_info(list_name, details=True), str(request_id), now_text()
+        info, item_id, at = _list_info(list_name, details=True), str(request_id), now_text()
         text = self._scrub.text(str(error)) if error is not None else None
         with self._c.write() as conn:
             conn.execute(
@@ -495,15 +432,91 @@ class Store(History):
             )
             conn.execute(
                 f"INSERT INTO {info.table} ({info.id_column}, first_seen_at, last_seen_at, "
-                "detail_failed_at, detail_error) VALUES (?, ?, ?, ?, ?) "
+                "detail_failed_at, detail_error) VALUES (?1, ?2, ?2, ?2, ?3) "
                 f"ON CONFLICT({info.id_column}) DO UPDATE SET "
                 "detail_failed_at = excluded.detail_failed_at, "
                 "detail_error = excluded.detail_error",
-                (item_id, at, at, at, text),
+                (item_id, at, text),
             )
 
 
-def _as_text(value: Any) -> str | None:
+_CALL_FIELDS = (
+    "interface", "operation", "method", "url", "attempt", "started_at", "duration_s", "status",
+    "error", "request_headers", "request_body", "response_headers", "response_body",
+)  # fmt: skip
+
+
+def _text(value: Any) -> str | None:
     if value is None or isinstance(value, str):
         return value
     return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
+
+
+def _list_seen(
+    conn: sqlite3.Connection, info: ListInfo, items: Sequence[Any], keys: Sequence[str], *, at: str
+) -> None:
+    """Every listed id is on the list now: new ones inserted, the others refreshed."""
+    conn.executemany(
+        f"INSERT INTO {info.table} ({info.id_column}, request_date, on_list, first_seen_at, "
+        f"last_seen_at) VALUES (?, ?, 1, ?, ?) ON CONFLICT({info.id_column}) DO UPDATE SET "
+        "request_date = coalesce(excluded.request_date, request_date), on_list = 1, "
+        "left_at = NULL, left_reason = NULL, "
+        "first_seen_at = min(first_seen_at, excluded.first_seen_at), "
+        "last_seen_at = max(last_seen_at, excluded.last_seen_at)",
+        [
+            (k, partner_time(field(i, "RequestDate")) if isinstance(i, Mapping) else None, at, at)
+            for i, k in zip(items, keys, strict=True)
+        ],
+    )
+
+
+def _unlisted(conn: sqlite3.Connection, info: ListInfo, snapshot_id: int) -> list[str]:
+    """The ids on the list but not in snapshot ``snapshot_id``."""
+    source = f"AND source = '{info.source}'" if info.source else ""
+    return [
+        row[0]
+        for row in conn.execute(
+            f"SELECT {info.id_column} FROM {info.table} WHERE on_list = 1 {source} "
+            f"AND {info.id_column} NOT IN "
+            "(SELECT item_key FROM snapshot_items WHERE snapshot_id = ?)",
+            (snapshot_id,),
+        )
+    ]
+
+
+def _mark_left(
+    conn: sqlite3.Connection,
+    info: ListInfo,
+    ids: Iterable[str],
+    *,
+    at: str,
+    reason: str | None,
+    snapshot_id: int | None = None,
+    requested: str | None = None,
+) -> dict[str, str]:
+    """Set ``left_at`` (the first one stays) and ``left_reason`` (None: ask the outbox about the
+    sends begun before the list was ``requested``, default ``at``), and log the departure in
+    ``departures``; ids not in the table are ignored. Id -> reason."""
+    source = f"AND source = '{info.source}'" if info.source else ""
+    rows = conn.execute(
+        f"SELECT {info.id_column}, coalesce(left_at, ?) FROM {info.table} "
+        f"WHERE {info.id_column} IN (SELECT value FROM json_each(?)) {source}",
+        (at, dumps(list(dict.fromkeys(str(i) for i in ids)))),
+    ).fetchall()
+    explained = (
+        settle.explaining(conn, info.name, [r[0] for r in rows], requested=requested or at)
+        if reason is None
+        else set()
+    )
+    reasons = {i: reason or ("outbox" if i in explained else "elsewhere") for i, _ in rows}
+    conn.executemany(
+        f"UPDATE {info.table} SET on_list = 0, left_at = ?, left_reason = ? "
+        f"WHERE {info.id_column} = ? {source}",
+        [(left, reasons[i], i) for i, left in rows],
+    )
+    conn.executemany(
+        "INSERT INTO departures (list_name, item_id, left_at, left_reason, snapshot_id) "
+        "VALUES (?, ?, ?, ?, ?)",
+        [(info.name, i, left, reasons[i], snapshot_id) for i, left in rows],
+    )
+    return reasons

@@ -1,29 +1,26 @@
 """Events of the placement and domestic interfaces, deduplicated by id, else by content.
 
-Fields are not shown by the spec (DESIGN §3): nothing is required. An event's id, type and time
-are found wherever it keeps them (:func:`workbench.partner_json.event_fields`, a profile's
-``event_fields`` first); an event without an id is keyed by the SHA-256 of its content, and one
-without a readable time is placed at the time it was first seen (``time_is_first_seen``). The
-whole event is kept in ``raw_json``.
+The spec shows no event field (DESIGN §3): an event's id, type and time are found wherever it
+keeps them (:func:`workbench.partner_json.event_fields`, a profile's ``event_fields`` first);
+one without an id is keyed by the SHA-256 of its content, one without a readable time is placed
+at its first sighting (``time_is_first_seen``). The whole event is kept in ``raw_json``.
 """
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pandas as pd
 
 from workbench.partner_json import EventFields, event_fields
-from workbench.store.cells import dumps, sha256, utc_text
 from workbench.store.frames import snake
+from workbench.store.schema import dumps, sha256, utc_text
 
-# An event's own columns: never required of the partner (the spec shows no event field), present,
-# maybe empty, always.
-EVENT_COLUMNS = ("event_id", "event_type", "occurred_at")
+EVENT_COLUMNS = ("event_id", "event_type", "occurred_at")  # always present, maybe empty
 
-_UPSERT_SEEN = (
+_UPSERT = (
     "INSERT INTO events (source, event_key, event_id, event_type, occurred_at, "
     "time_is_first_seen, content_sha256, raw_json, first_seen_at, last_seen_at, on_list) "
     "VALUES (?, ?, ?, ?, coalesce(?, ?), ? IS NULL, ?, ?, ?, ?, ?) "
@@ -37,20 +34,17 @@ _UPSERT_SEEN = (
     "first_seen_at = min(first_seen_at, excluded.first_seen_at), "
     "last_seen_at = max(last_seen_at, excluded.last_seen_at)"
 )
-# Seen on the list itself: the event is (again) on it.
-_UPSERT_LISTED = _UPSERT_SEEN + ", on_list = 1, left_at = NULL, left_reason = NULL"
 
 
-def read_events(events: Iterable[Any], paths: Mapping[str, str] | None = None) -> list[EventFields]:
+def read_events(events: Sequence[Any], paths: Mapping[str, str] | None = None) -> list[EventFields]:
     """What each event says of itself (``paths``: the profile's ``event_fields``)."""
     return [event_fields(event, paths) for event in events]
 
 
 def events_flat(events: Sequence[Any], paths: Mapping[str, str] | None = None) -> pd.DataFrame:
-    """Events as rows: :data:`EVENT_COLUMNS` (:func:`read_events`; ``occurred_at`` UTC, missing
-    where the event has no time: a list read has no first-seen time to stand in), then every
-    other field flattened with ``pandas.json_normalize`` in snake_case. An event that is not an
-    object is ``{"value": event}``."""
+    """Events as rows: :data:`EVENT_COLUMNS` (``occurred_at`` UTC, missing where the event has
+    no time), then every other field flattened (``pandas.json_normalize``, snake_case). An
+    event that is not an object is ``{"value": event}``."""
     found = read_events(events, paths)
     rest = [
         _rest(e, f) if isinstance(e, dict) else {"value": e}
@@ -74,8 +68,7 @@ def events_flat(events: Sequence[Any], paths: Mapping[str, str] | None = None) -
 
 
 def _rest(event: dict[str, Any], found: EventFields) -> dict[str, Any]:
-    """``event`` without the fields its id, type and time were read from (their columns show
-    them; the JSON keeps them as sent)."""
+    """``event`` without the fields its id, type and time were read from."""
     rest = dict(event)
     for what, keys in found.paths.items():
         if what == "payload":
@@ -90,7 +83,7 @@ def _rest(event: dict[str, Any], found: EventFields) -> dict[str, Any]:
 
 
 def event_key(found: EventFields, text: str) -> str:
-    """An event's key: its id, else the SHA-256 of its (canonical, scrubbed) JSON ``text``."""
+    """An event's key: its id, else the SHA-256 of its (canonical, masked) JSON ``text``."""
     return found.id if found.id is not None else "sha256:" + sha256(text)
 
 
@@ -104,8 +97,8 @@ def events_seen(
     at: str,
     listed: bool,
 ) -> list[str]:
-    """Upsert events (``found``: :func:`read_events` of them, deduplicated by key); returns
-    the keys that were new."""
+    """Upsert events (``found``: :func:`read_events` of them); the keys that were new. Seen on
+    the list itself (``listed``), an event is on it again."""
     known = {
         row[0]
         for row in conn.execute(
@@ -114,19 +107,10 @@ def events_seen(
             (source, dumps(list(keys))),
         )
     }
-    conn.executemany(
-        _UPSERT_LISTED if listed else _UPSERT_SEEN,
-        [
-            _event_row(source, f, k, t, at, listed)
-            for f, k, t in zip(found, keys, texts, strict=True)
-        ],
-    )
+    rows = []
+    for f, key, text in zip(found, keys, texts, strict=True):
+        own = utc_text(f.time)
+        rows.append((source, key, f.id, f.type, own, at, own, sha256(text), text, at, at, listed))
+    sql = _UPSERT + (", on_list = 1, left_at = NULL, left_reason = NULL" if listed else "")
+    conn.executemany(sql, rows)
     return [k for k in dict.fromkeys(keys) if k not in known]
-
-
-def _event_row(
-    source: str, found: EventFields, key: str, text: str, at: str, listed: bool
-) -> tuple[Any, ...]:
-    own = utc_text(found.time)
-    return (source, key, found.id, found.type, own, at, own, sha256(text), text, at, at,
-            int(listed))  # fmt: skip

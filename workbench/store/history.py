@@ -1,13 +1,5 @@
-"""History questions, answered from the append-only records, as DataFrames: :class:`History`,
-the read side of the store.
-
-- :meth:`History.as_of`: what each list showed at a moment (its latest snapshot at or before);
-- :meth:`History.diff`: what appeared, vanished or changed in each list between two runs;
-- :meth:`History.timeline`: everything that touched one id (calls, list appearances and
-  departures, details, failures, outbox entries, documents sent and received), in time order;
-- :meth:`History.versions`, :meth:`History.document`, :meth:`History.current_documents`: the
-  documents received (XML, flattened fields, validation, detail item), which the entity rows
-  do not carry.
+"""The read side of the store, answered from its append-only records as DataFrames:
+:class:`History` (``table``, ``as_of``, ``diff``, ``timeline``, the documents received and sent).
 """
 
 # ruff: noqa: S608  (SQL identifiers here are our own constants, never data; values are bound)
@@ -21,21 +13,20 @@ from typing import Any
 import pandas as pd
 
 from workbench.errors import StoreError
-from workbench.store.cells import now_text, row_id, utc_text
 from workbench.store.connection import Connection
 from workbench.store.events import events_flat
 from workbench.store.frames import query_frame, snake, typed
 from workbench.store.lists import DETAIL_LISTS, LIST_NAMES, LISTS, list_info
+from workbench.store.schema import now_text, row_id, utc_text
 
-ITEM_COLUMNS = {  # of the request lists (events: EVENT_COLUMNS)
-    "supplier_requests": ["request_id", "request_date"],
-    "consumer_transcripts": ["request_id", "request_date"],
-}
 DIFF_COLUMNS = ["list", "key", "change", "before", "after", "snapshot_a", "snapshot_b"]
-# The list whose items a ``documents`` row's entity holds (SQL, for ``documents d``).
+TIMELINE_COLUMNS = [
+    "at", "kind", "list", "description", "run_id", "call_id", "snapshot_id", "outbox_id",
+]  # fmt: skip
+# The list whose items a ``documents d`` row's entity holds.
 _LIST_OF_ENTITY = (
     "CASE d.entity "
-    + " ".join(f"WHEN '{i.table}' THEN '{i.name}'" for i in (LISTS[n] for n in DETAIL_LISTS))
+    + " ".join(f"WHEN '{LISTS[n].table}' THEN '{n}'" for n in DETAIL_LISTS)
     + " END"
 )
 # A request's sent documents of one table, each with ``n``, its version: 1, 2, ... as sent.
@@ -43,17 +34,6 @@ _NUMBERED = (
     "SELECT *, row_number() OVER (ORDER BY sent_at, outbox_id) AS n FROM {table} "
     "WHERE request_id = ?"
 )
-TIMELINE_COLUMNS = [
-    "at", "kind", "list", "description", "run_id", "call_id", "snapshot_id", "outbox_id",
-]  # fmt: skip
-
-
-def _plain(params: Any) -> tuple[Any, ...]:
-    """Parameters as sqlite3 binds them: numpy scalars (from a DataFrame) become Python ones,
-    or sqlite3 would bind them as BLOBs and the filter would silently match nothing."""
-    return tuple(
-        p.item() if hasattr(p, "item") and hasattr(p, "dtype") else p for p in params or ()
-    )
 
 
 def _latest(conn: sqlite3.Connection, list_name: str, before: str) -> tuple[Any, ...] | None:
@@ -65,19 +45,17 @@ def _latest(conn: sqlite3.Connection, list_name: str, before: str) -> tuple[Any,
 
 
 def _items(conn: sqlite3.Connection, snapshot_id: int | None) -> list[tuple[str, str]]:
-    if snapshot_id is None:
-        return []
     return conn.execute(
         "SELECT item_key, item_json FROM snapshot_items WHERE snapshot_id = ? ORDER BY position",
         (snapshot_id,),
     ).fetchall()
 
 
-def items_frame(
+def _items_frame(
     list_name: str, items: list[tuple[str, str]], snapshot_id: int | None, taken_at: str | None
 ) -> pd.DataFrame:
-    """A list's items, flattened (``json_normalize``, snake_case), with their ``item_key``;
-    events with their id, type and time wherever they keep them (``events_flat``)."""
+    """A list's items, flattened (snake_case), with their ``item_key``; a request list's
+    ``request_id`` and ``request_date`` first, an event list's (:func:`events_flat`) own."""
     records = [json.loads(text) for _, text in items]
     if LISTS[list_name].source is not None:
         flat = events_flat(records)
@@ -86,14 +64,10 @@ def items_frame(
         flat = pd.json_normalize(records, sep="_") if records else pd.DataFrame()
         flat = flat.rename(columns=snake)
         flat = flat.loc[:, ~flat.columns.duplicated()]
-        base = ITEM_COLUMNS[list_name]
-        for column in base:
-            if column not in flat.columns:
-                flat[column] = None
-        flat = flat[[*base, *(c for c in flat.columns if c not in base)]]
+        base = ["request_id", "request_date"]
+        flat = flat.reindex(columns=[*base, *(c for c in flat.columns if c not in base)])
     flat.insert(0, "item_key", [k for k, _ in items])
-    flat["snapshot_id"] = snapshot_id
-    flat["taken_at"] = taken_at
+    flat["snapshot_id"], flat["taken_at"] = snapshot_id, taken_at
     return typed(
         flat.reset_index(drop=True),
         operation="store.as_of",
@@ -105,33 +79,29 @@ def items_frame(
 def _run_snapshot(conn: sqlite3.Connection, run_id: int, list_name: str) -> int | None:
     """The list as run ``run_id`` left it: its own last snapshot, else the latest before it
     ended."""
-    run = conn.execute("SELECT started_at, finished_at FROM runs WHERE id = ?", (run_id,))
-    found = run.fetchone()
-    if found is None:
+    found = conn.execute("SELECT started_at, finished_at FROM runs WHERE id = ?", (run_id,))
+    run = found.fetchone()
+    if run is None:
         raise StoreError(f"There is no run {run_id} in the store.")
     own = conn.execute(
         "SELECT id FROM snapshots WHERE list_name = ? AND run_id = ? "
         "ORDER BY taken_at DESC, id DESC LIMIT 1",
         (list_name, run_id),
-    ).fetchone()
-    if own:
-        return int(own[0])
-    latest = _latest(conn, list_name, found[1] or found[0])
-    return int(latest[0]) if latest else None
+    ).fetchone() or _latest(conn, list_name, run[1] or run[0])
+    return int(own[0]) if own else None
 
 
 def _appearances(conn: sqlite3.Connection, rid: str) -> list[tuple[Any, ...]]:
-    """One row each time ``rid`` appeared on, or vanished from, a list."""
+    """One timeline row each time ``rid`` appeared on, or vanished from, a list."""
     present = conn.execute(
         "SELECT s.list_name, s.id, s.taken_at FROM snapshot_items i "
         "JOIN snapshots s ON s.id = i.snapshot_id WHERE i.item_key = ? ORDER BY s.taken_at",
         (rid,),
     ).fetchall()
     first: dict[str, str] = {}
-    seen: set[int] = set()
-    for list_name, snapshot_id, taken_at in present:
+    for list_name, _, taken_at in present:
         first.setdefault(list_name, taken_at)
-        seen.add(snapshot_id)
+    seen = {snapshot_id for _, snapshot_id, _ in present}
     rows = []
     for list_name, since in first.items():
         was = False
@@ -140,23 +110,17 @@ def _appearances(conn: sqlite3.Connection, rid: str) -> list[tuple[Any, ...]]:
             "AND taken_at >= ? ORDER BY taken_at, id",
             (list_name, since),
         ):
-            listed = snapshot_id in seen
-            if listed != was:
-                what = "appeared on" if listed else "vanished from"
-                rows.append(
-                    (taken_at, "appeared" if listed else "vanished", list_name,
-                     f"{what} {list_name}", run_id, call_id, snapshot_id, None)
-                )  # fmt: skip
+            if (listed := snapshot_id in seen) != was:
+                what = "appeared" if listed else "vanished"
+                words = f"{'appeared on' if listed else 'vanished from'} {list_name}"
+                rows.append((taken_at, what, list_name, words, run_id, call_id, snapshot_id, None))
             was = listed
     return rows
 
 
 class History:
-    """The read side of the store: what the records say, as DataFrames and documents.
-
-    :class:`~workbench.store.Store` is a ``History`` that also writes; a read-only store
-    answers the same questions.
-    """
+    """The read side of the store; :class:`~workbench.store.Store` is a ``History`` that also
+    writes, and a read-only store answers the same questions."""
 
     def __init__(self, connection: Connection) -> None:
         self._c = connection
@@ -164,6 +128,9 @@ class History:
     def table(self, name: str, *, where: str | None = None, params: Any = ()) -> pd.DataFrame:
         """A table or view as a DataFrame: ``store.table("calls", where="status >= ?",
         params=[400])``."""
+        # numpy scalars (from a DataFrame) as Python's: sqlite3 would bind them as BLOBs
+        plain = tuple(p.item() if hasattr(p, "item") and hasattr(p, "dtype") else p
+                      for p in params or ())  # fmt: skip
         with self._c.read() as conn:
             known = {
                 row[0]
@@ -179,25 +146,23 @@ class History:
                 )
             # The name was checked against the schema; ``where`` is the analyst's own SQL.
             sql = f'SELECT * FROM "{name}"' + (f" WHERE {where}" if where else "")
-            return query_frame(conn, sql, _plain(params), operation=f"store.table({name})")
+            return query_frame(conn, sql, plain, operation=f"store.table({name})")
 
     def as_of(self, when: Any = None) -> dict[str, pd.DataFrame]:
         """What each list showed at ``when`` (its latest snapshot at or before); list -> frame."""
         at = utc_text(when) if when is not None else now_text()
-        assert at is not None
         frames = {}
         with self._c.read() as conn:
             for list_name in LIST_NAMES:
-                found = _latest(conn, list_name, at)
-                snapshot_id, taken = found if found else (None, None)
+                snapshot_id, taken = _latest(conn, list_name, at or "") or (None, None)
                 items = _items(conn, snapshot_id)
-                frames[list_name] = items_frame(list_name, items, snapshot_id, taken)
+                frames[list_name] = _items_frame(list_name, items, snapshot_id, taken)
         return frames
 
     def diff(self, run_a: int, run_b: int) -> pd.DataFrame:
         """Per list, the items that appeared, vanished or changed between two runs."""
         run_a, run_b = row_id(run_a) or 0, row_id(run_b) or 0
-        rows: list[dict[str, Any]] = []
+        rows: list[tuple[Any, ...]] = []
         with self._c.read() as conn:
             for list_name in LIST_NAMES:
                 snap_a = _run_snapshot(conn, run_a, list_name)
@@ -207,44 +172,29 @@ class History:
                 before, after = dict(_items(conn, snap_a)), dict(_items(conn, snap_b))
                 for key in [*after, *(k for k in before if k not in after)]:
                     old, new = before.get(key), after.get(key)
-                    change = (
-                        "appeared"
-                        if old is None
-                        else "vanished"
-                        if new is None
-                        else "changed"
-                        if old != new
-                        else None
-                    )
-                    if change:
-                        rows.append(
-                            dict(
-                                zip(
-                                    DIFF_COLUMNS,
-                                    (list_name, key, change, old, new, snap_a, snap_b),
-                                    strict=True,
-                                )
-                            )
+                    if old != new:
+                        change = (
+                            "appeared" if old is None else "vanished" if new is None else "changed"
                         )
+                        rows.append((list_name, key, change, old, new, snap_a, snap_b))
         frame = pd.DataFrame.from_records(rows, columns=DIFF_COLUMNS)
-        frame["before"] = frame["before"].astype("string")
-        frame["after"] = frame["after"].astype("string")
+        frame[["before", "after"]] = frame[["before", "after"]].astype("string")
         return typed(frame, operation="store.diff", run_a=run_a, run_b=run_b)
 
     def timeline(self, request_id: str) -> pd.DataFrame:
         """Every call, list appearance, detail, failure, outbox entry and document touching
         ``request_id``, in time order."""
         rid = str(request_id)
-        rows: list[tuple[Any, ...]] = []
         with self._c.read() as conn:
-            rows += conn.execute(
+            rows = conn.execute(
                 "SELECT started_at, 'call', NULL, operation || ': ' || method || ' ' || url || "
                 "' -> ' || coalesce(status, error, '?'), run_id, id, NULL, NULL "
                 "FROM calls WHERE request_id = ?",
                 (rid,),
             ).fetchall()
             rows += _appearances(conn, rid)
-            for info in (LISTS["supplier_requests"], LISTS["consumer_transcripts"]):
+            for name in DETAIL_LISTS:
+                info = LISTS[name]
                 rows += conn.execute(
                     f"SELECT detail_fetched_at, 'detail', ?, 'detail stored' || "
                     "coalesce('; parse error: ' || parse_error, ''), NULL, detail_call_id, NULL, "
@@ -255,37 +205,28 @@ class History:
                     f"coalesce(left_reason, '?'), NULL, NULL, NULL, NULL FROM {info.table} "
                     f"WHERE {info.id_column} = ? AND left_at IS NOT NULL AND NOT EXISTS "
                     "(SELECT 1 FROM departures d WHERE d.item_id = ? AND d.list_name = ?)",
-                    (info.name, rid, info.name, rid, rid, info.name),
+                    (name, rid, name, rid, rid, name),
                 ).fetchall()
             rows += conn.execute(
                 f"SELECT d.first_seen_at, 'document', {_LIST_OF_ENTITY}, "
                 "'version ' || d.version || "
                 "' received: ' || coalesce(d.transmission_type, '?') || ', document ' || "
                 "coalesce(d.document_id, '?'), c.run_id, d.call_id, NULL, NULL FROM documents d "
-                "LEFT JOIN calls c ON c.id = d.call_id WHERE d.item_id = ?",
-                (rid,),
-            ).fetchall()
-            rows += conn.execute(
-                "SELECT left_at, 'left', list_name, 'left the list: ' || left_reason || "
+                "LEFT JOIN calls c ON c.id = d.call_id WHERE d.item_id = ?1 "
+                "UNION ALL SELECT left_at, 'left', list_name, 'left the list: ' || left_reason || "
                 "CASE left_reason WHEN 'outbox' THEN ' (a send of ours explains it)' "
                 "ELSE ' (someone else closed it)' END, NULL, NULL, snapshot_id, NULL "
-                "FROM departures WHERE item_id = ?",
-                (rid,),
-            ).fetchall()
-            rows += conn.execute(
-                "SELECT failed_at, 'detail_failed', list_name, error, run_id, NULL, NULL, NULL "
-                "FROM detail_failures WHERE item_id = ?",
-                (rid,),
-            ).fetchall()
-            rows += conn.execute(
-                "SELECT created_at, 'outbox', NULL, operation || ': pending' || "
+                "FROM departures WHERE item_id = ?1 "
+                "UNION ALL SELECT failed_at, 'detail_failed', list_name, error, run_id, NULL, "
+                "NULL, NULL FROM detail_failures WHERE item_id = ?1 "
+                "UNION ALL SELECT created_at, 'outbox', NULL, operation || ': pending' || "
                 "CASE WHEN forced THEN ' (forced)' ELSE '' END, run_id, NULL, NULL, id "
-                "FROM outbox WHERE request_id = ? "
+                "FROM outbox WHERE request_id = ?1 "
                 "UNION ALL SELECT updated_at, 'outbox', NULL, operation || ': ' || state || "
                 "coalesce(' (' || status || ')', '') || "
                 "coalesce('; ' || coalesce(resolution, error), ''), run_id, call_id, NULL, id "
-                "FROM outbox WHERE request_id = ? AND state != 'pending'",
-                (rid, rid),
+                "FROM outbox WHERE request_id = ?1 AND state != 'pending'",
+                (rid,),
             ).fetchall()
             # Each response and transcript we sent is a version of our side: numbered in the
             # order sent (a re-issue, a response to a cancellation), like the partner's.
@@ -322,12 +263,11 @@ class History:
         sources = [("calls", "request_id"), ("documents", "item_id")] + [
             (LISTS[name].table, LISTS[name].id_column) for name in lists
         ]
-        union = " UNION ".join(  # our own table and column names only
+        union = " UNION ".join(
             f"SELECT {column} FROM {table} WHERE replace(lower({column}), '-', '') = ?"
             for table, column in sources
         )
-        with self._c.read() as conn:
-            known = [row[0] for row in conn.execute(union, [key] * len(sources)).fetchall()]
+        known = [row[0] for row in self._c.rows(union, [key] * len(sources))]
         return resolve_id(typed, known)
 
     def versions(self, item_id: str, *, list_name: str | None = None) -> pd.DataFrame:
@@ -355,13 +295,9 @@ class History:
 
     def sent_versions(self, request_id: str) -> pd.DataFrame:
         """Every response and transcript we sent for ``request_id``, each a ``version`` of its
-        kind (1, 2, ... in the order sent: a transcript re-issued, a response to the request's
-        cancellation): ``document`` (response or transcript), ``version``, ``sent_at``,
-        ``document_id``, ``transmission_type``, ``response_status``, ``inferred`` (settled
-        from the lists), ``outbox_id``.
-
-        >>> store.sent_versions("7c1d0b52...")[["document", "version"]]  # doctest: +SKIP
-        """
+        kind (1, 2, ... in the order sent): ``document`` (response or transcript), ``version``,
+        ``sent_at``, ``document_id``, ``transmission_type``, ``response_status``, ``inferred``
+        (settled from the lists), ``outbox_id``."""
         rid = str(request_id)
         with self._c.read() as conn:
             frame = query_frame(
@@ -383,11 +319,7 @@ class History:
         self, item_id: str, *, list_name: str | None = None, version: int | None = None
     ) -> str | None:
         """The PESC XML of a request's (or a received transcript's) document, unescaped once:
-        its current version, or ``version`` (see :meth:`versions`); None when not stored.
-
-        >>> store.document("7c1d0b52...")  # doctest: +SKIP
-        '<?xml version="1.0" ...'
-        """
+        its current version, or ``version`` (see :meth:`versions`); None when not stored."""
         item_id, version = str(item_id), row_id(version)
         for name in [list_name] if list_name else DETAIL_LISTS:
             info = list_info(name, details=True)
@@ -404,9 +336,8 @@ class History:
     def current_documents(
         self, list_name: str, columns: tuple[str, ...] = ("validation",)
     ) -> pd.DataFrame:
-        """The current version's ``documents`` row of every item of ``list_name``
-        (``supplier_requests`` or ``consumer_transcripts``) that has one: ``item_id`` and
-        ``columns`` (e.g. ``pescxml``, ``pesc_json``, ``validation``, ``detail_json``), indexed
+        """The current version's ``documents`` row of every item of ``list_name`` that has one:
+        ``columns`` (``pescxml``, ``pesc_json``, ``validation``, ``detail_json`` ...), indexed
         by ``item_id``.
 
         >>> store.current_documents("supplier_requests")["validation"]  # doctest: +SKIP
@@ -431,12 +362,8 @@ class History:
 
     def process_codes(self, item_id: str | None = None) -> dict[str | None, int]:
         """How many stored documents say each DocumentProcessCode (TEST, PRODUCTION; None: none
-        stated): every version received, and every document we sent; of ``item_id`` only, when
-        given. :func:`workbench.pesc.fields.environment_of` says it in a word.
-
-        >>> environment_of(store.process_codes())  # doctest: +SKIP
-        'TEST'
-        """
+        stated): every version received and every document we sent; of ``item_id`` only, when
+        given. :func:`workbench.pesc.fields.environment_of` says it in a word."""
         rows = self._c.rows(
             "SELECT upper(trim(code)), count(*) FROM ("
             "SELECT json_extract(pesc_json, '$.process_code') AS code FROM documents "
@@ -461,5 +388,4 @@ class History:
 
     def integrity_check(self) -> str:
         """SQLite's ``PRAGMA integrity_check``: ``"ok"`` when the file is sound."""
-        rows = self._c.rows("PRAGMA integrity_check")
-        return "; ".join(str(r[0]) for r in rows)
+        return "; ".join(str(r[0]) for r in self._c.rows("PRAGMA integrity_check"))

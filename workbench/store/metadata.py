@@ -11,14 +11,12 @@ to the schema.
 from __future__ import annotations
 
 import json
-import sqlite3
 from contextlib import closing
 from functools import cache
 from importlib import resources
 from typing import Any
 
-from workbench.store.schema import CURRENT, statements
-from workbench.store.views import VIEWS
+from workbench.store.schema import fresh
 
 
 @cache
@@ -39,11 +37,7 @@ def schema_columns() -> dict[str, tuple[str, list[tuple[str, str]]]]:
 
     Child tables (recipients, courses, awards) gain a column per record field as data arrives;
     only their fixed columns are listed."""
-    with closing(sqlite3.connect(":memory:")) as conn:
-        for statement in statements(CURRENT):
-            conn.execute(statement)
-        for name, sql in VIEWS.items():
-            conn.execute(f"CREATE VIEW {name} AS {sql}")
+    with closing(fresh()) as conn:
         found = conn.execute(
             "SELECT name, type FROM sqlite_master WHERE type IN ('table', 'view') "
             "ORDER BY type, name"

@@ -1,28 +1,18 @@
 """The outbox: every POST to the partner is recorded before it is sent, then marked.
 
 States: ``pending`` (recorded, being sent) -> ``sent`` | ``failed`` (known not to have taken
-effect; sending again is allowed) | ``uncertain`` (it may have reached the partner).
+effect: it may be sent again) | ``uncertain`` (it may have reached the partner).
 
 - The same operation for the same request is refused (:class:`DuplicateSend`) while an entry is
-  pending, sent or uncertain, unless ``force=True``. A send that renews an earlier one is
-  refused per DocumentID instead: an acknowledgment (of a transcript re-issued since, it
-  carries another DocumentID), a re-issued transcript, a response to a request's
-  cancellation (``renews=True``). Of those, only one carrying the DocumentID of an earlier
-  send is a duplicate; one whose DocumentID is unknown is refused by, and refuses, every
-  other. The check and the insert are one transaction, so two processes cannot both pass it.
-- A crash between ``begin`` and ``mark_*`` leaves ``pending``. :meth:`Outbox.sweep_stale` (run
-  when a store opens and when a pull takes the lock) turns a pending entry into ``uncertain``
-  when its process is gone (same host), its run has ended, or it is older than
-  ``stale_after_s``.
+  pending, sent or uncertain, unless ``force=True``. A send that renews an earlier one (an
+  acknowledgment of a re-issued transcript, a re-issued transcript, a response to a
+  cancellation: ``renews=True``) is refused per DocumentID instead: only by one carrying the
+  same DocumentID, or none known. The check and the insert are one transaction.
+- A crash between ``begin`` and ``mark_*`` leaves ``pending``; :meth:`Outbox.sweep_stale`, when
+  a store opens and when a pull takes the lock, makes it ``uncertain`` when its process is gone
+  (same host), its run ended, or it is older than ``stale_after_s``.
 - Uncertain entries are settled from the partner's lists, never by resending
-  (:func:`resolve`): still listed -> ``failed`` (it did not take effect, since every send takes
-  its item off the list), but only in a list requested ``SETTLE_MARGIN`` (15 minutes) or more
-  after the entry became uncertain, since the partner may still be processing it; gone ->
-  ``sent`` (inferred), but only if the item was listed in the last snapshot taken before the
-  send and no other send of ours explains its departure; otherwise it stays ``uncertain`` and
-  ``resolution`` says why the lists cannot tell. Only lists requested after the entry became
-  uncertain count: one requested earlier may show the partner before the send was processed,
-  however late its answer arrives.
+  (:mod:`workbench.store.settle`).
 - Outbox writes are ``durable``: ``synchronous=FULL``, so they survive a power cut.
 """
 
@@ -39,27 +29,18 @@ import pandas as pd
 
 from workbench.errors import DuplicateSend, StoreError
 from workbench.redact import Redactor
-from workbench.store.cells import dumps, now, now_text, row_id, sha256, utc_text
-from workbench.store.connection import Connection
+from workbench.store.connection import Connection, process_alive
 from workbench.store.frames import query_frame
 from workbench.store.lists import OPERATIONS, list_info
-from workbench.store.lock import process_alive
-from workbench.store.settle import (
-    BLOCKING,
-    explaining,
-    record_document,
-    resolve,
-    unfile_inferred,
-)
+from workbench.store.schema import dumps, now, now_text, row_id, sha256, utc_text
+from workbench.store.settle import BLOCKING, explaining, record_document, resolve, unfile_inferred
 
 
 class Outbox:
     """The outbox of one store: ``store.outbox``."""
 
     def __init__(self, c: Connection, scrub: Redactor, *, stale_after_s: float) -> None:
-        self._c = c
-        self._scrub = scrub
-        self.stale_after_s = stale_after_s
+        self._c, self._scrub, self.stale_after_s = c, scrub, stale_after_s
 
     def begin(
         self,
@@ -72,17 +53,12 @@ class Outbox:
         run_id: int | None = None,
         renews: bool = False,
     ) -> int:
-        """Record a send as pending, before it goes out; its entry id.
-
-        ``flat`` is the flattened PESC record of the document being sent (it fills
-        ``responses``/``acknowledgments`` once sent). Raises ``DuplicateSend`` when the same
-        operation for the same request is pending, sent or uncertain, unless ``force``; for
-        an acknowledgment, or a send that ``renews`` an earlier one (a re-issued transcript, a
-        response to a cancellation), only when that one carries the same ``document_id``.
+        """Record a send as pending, before it goes out; its entry id. ``flat``: the flattened
+        PESC record of the document sent (it fills ``responses``/``acknowledgments``/
+        ``transcripts_sent`` once sent). ``DuplicateSend`` as the module docstring says.
 
         >>> entry = store.outbox.begin("send_response", "R1", {"PESCXML": xml})  # doctest: +SKIP
         """
-        run_id = row_id(run_id)
         if operation not in OPERATIONS:
             raise StoreError(f"Unknown operation {operation!r}; one of {', '.join(OPERATIONS)}.")
         if not isinstance(request_id, str) or not request_id:
@@ -90,37 +66,23 @@ class Outbox:
         if isinstance(payload, bytes):
             payload = payload.decode("utf-8", "replace")
         text = payload if isinstance(payload, str) else dumps(payload)
-        digest = sha256(text)
-        # A document we send is kept as written (redact.Redactor.document).
-        clean = self._scrub.document(text)
-        clean_flat = dict(flat) if flat is not None else None
-        flat_text = dumps(clean_flat) if clean_flat is not None else None
-        version = sent_version(operation, clean_flat, renews=renews)
-        at = now_text()
+        flat = dict(flat) if flat is not None else None
+        version = sent_version(operation, flat, renews=renews)
+        at, digest = now_text(), sha256(text)
+        row = {
+            "operation": operation, "request_id": request_id, "state": "pending",
+            "payload": self._scrub.document(text),  # a document we send: kept as written
+            "payload_sha256": digest, "payload_flat": None if flat is None else dumps(flat),
+            "created_at": at, "updated_at": at, "run_id": row_id(run_id), "pid": os.getpid(),
+            "host": socket.gethostname(),
+        }  # fmt: skip
         with self._c.write(durable=True) as conn:
             found = _blocking(conn, operation, request_id, version)
             if found and not force:
-                this = (clean_flat or {}).get("document_id")
+                this = (flat or {}).get("document_id")
                 raise _duplicate(operation, request_id, found, digest, this=this)
-            cursor = conn.execute(
-                "INSERT INTO outbox (operation, request_id, state, forced, payload, "
-                "payload_sha256, payload_flat, created_at, updated_at, run_id, pid, host) "
-                "VALUES (?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    operation,
-                    request_id,
-                    int(bool(found)),
-                    clean,
-                    digest,
-                    flat_text,
-                    at,
-                    at,
-                    run_id,
-                    os.getpid(),
-                    socket.gethostname(),
-                ),
-            )
-            return int(cursor.lastrowid or 0)
+            row["forced"] = int(bool(found))
+            return self._c.insert("outbox", row)
 
     def duplicate_of(
         self,
@@ -132,8 +94,8 @@ class Outbox:
         hint: str = "",
     ) -> DuplicateSend | None:
         """The refusal ``begin`` would raise for this send now (``document_id``: its
-        DocumentID, ``renews``: as for ``begin``), or None: lets a caller say so before it asks
-        anyone. ``hint`` replaces the advice to pass ``force=True`` (a CLI says ``--force``)."""
+        DocumentID), or None: lets a caller say so before it asks anyone. ``hint`` replaces
+        the advice to pass ``force=True`` (a CLI says ``--force``)."""
         version = sent_version(operation, {"document_id": document_id}, renews=renews)
         with self._c.read() as conn:
             found = _blocking(conn, operation, request_id, version)
@@ -157,8 +119,7 @@ class Outbox:
         body = self._scrub.document(body)  # a 2xx answer: the partner's document
         reply = dumps(dict(reply_flat)) if reply_flat is not None else None
         with self._c.write(durable=True) as conn:
-            entry = _entry(conn, entry_id, "sent")
-            at = now_text()
+            entry, at = _entry(conn, entry_id, "sent"), now_text()
             conn.execute(
                 "UPDATE outbox SET state = 'sent', status = ?, response_body = ?, "
                 "call_id = coalesce(?, call_id), error = NULL, updated_at = ? WHERE id = ?",
@@ -194,11 +155,10 @@ class Outbox:
     def get(self, entry_id: int) -> dict[str, Any]:
         """One outbox entry as a dict."""
         with self._c.read() as conn:
-            cursor = conn.execute("SELECT * FROM outbox WHERE id = ?", (row_id(entry_id),))
-            row = cursor.fetchone()
-            if row is None:
-                raise StoreError(f"There is no outbox entry {entry_id} in {self._c.path}.")
-            return dict(zip([d[0] for d in cursor.description], row, strict=True))
+            found = _rows(conn, "SELECT * FROM outbox WHERE id = ?", (row_id(entry_id),))
+        if not found:
+            raise StoreError(f"There is no outbox entry {entry_id} in {self._c.path}.")
+        return found[0]
 
     def pending_or_uncertain(self) -> pd.DataFrame:
         """Entries still pending or uncertain, oldest first: never resend these blindly."""
@@ -212,23 +172,17 @@ class Outbox:
     def resolve_uncertain(
         self, list_name: str, listed_ids: Iterable[str], *, at: Any
     ) -> pd.DataFrame:
-        """Settle uncertain sends from a list the partner showed when asked at ``at``; the
-        decisions. Entries that became uncertain after ``at`` are left alone.
-
-        Pass the complete list from a successful call (an empty list counts: nothing listed)
-        and the time that call was started. ``record_snapshot`` does this by itself for the
-        lists it records.
-        """
+        """Settle uncertain sends from a complete list (empty counts: nothing listed) that the
+        partner showed when asked at ``at``; the decisions. ``record_snapshot`` does this by
+        itself for the lists it records."""
         list_info(list_name)
         when = utc_text(at) or now_text()
-        listed = {str(i) for i in listed_ids}
         with self._c.write(durable=True) as conn:
-            decisions = resolve(conn, list_name, listed, at=when, requested=when)
+            decisions = resolve(conn, list_name, {str(i) for i in listed_ids}, at=when,
+                                requested=when)  # fmt: skip
         columns = ["entry_id", "operation", "request_id", "state", "resolution"]
         frame = pd.DataFrame.from_records(decisions, columns=columns)
-        frame["entry_id"] = frame["entry_id"].astype("Int64")
-        frame["request_id"] = frame["request_id"].astype("string")
-        return frame
+        return frame.astype({"entry_id": "Int64", "request_id": "string"})
 
     def explains(self, list_name: str, request_id: str) -> bool:
         """Did we send (or may we have sent) something that takes ``request_id`` off the list?"""
@@ -259,16 +213,12 @@ class Outbox:
                 "UPDATE outbox SET state = 'uncertain', updated_at = ?, error = ? "
                 "WHERE id = ? AND state = 'pending'",
                 [
-                    (
-                        at,
-                        f"interrupted: still pending when found at {at} (process {pid} is gone, "
-                        f"its run ended, or it is older than {self.stale_after_s:g} s); it may "
-                        "have reached the partner",
-                        entry_id,
-                    )
+                    (at, f"interrupted: still pending when found at {at} (process {pid} is gone, "
+                     f"its run ended, or it is older than {self.stale_after_s:g} s); it may "
+                     "have reached the partner", entry_id)
                     for entry_id, pid in stale
                 ],
-            )
+            )  # fmt: skip
         return [entry_id for entry_id, _ in stale]
 
     def last_sent(self, operation: str, request_id: str) -> dict[str, Any] | None:
@@ -276,15 +226,20 @@ class Outbox:
         uncertain (``id``, ``state``, ``updated_at``, ``document_id``); None when there is none.
         A send that renews it says so."""
         with self._c.read() as conn:
-            cursor = conn.execute(
+            found = _rows(
+                conn,
                 "SELECT id, state, updated_at, json_extract(payload_flat, '$.document_id') AS "
                 "document_id FROM outbox WHERE operation = ? AND request_id = ? "
                 "AND state IN (?, ?, ?) ORDER BY id DESC LIMIT 1",
                 (operation, request_id, *BLOCKING),
             )
-            row = cursor.fetchone()
-            columns = [d[0] for d in cursor.description]
-        return dict(zip(columns, row, strict=True)) if row else None
+        return found[0] if found else None
+
+
+def _rows(conn: sqlite3.Connection, sql: str, params: tuple[Any, ...]) -> list[dict[str, Any]]:
+    cursor = conn.execute(sql, params)
+    columns = [d[0] for d in cursor.description]
+    return [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
 
 
 def sent_version(
@@ -366,17 +321,18 @@ def _duplicate(
 
 
 def _entry(conn: sqlite3.Connection, entry_id: int, target: str) -> dict[str, Any]:
-    cursor = conn.execute(
+    """The entry ``entry_id``, which may become ``target``: pending or uncertain, or settled
+    from the lists (a late answer overrides an inference)."""
+    found = _rows(
+        conn,
         "SELECT id, operation, request_id, state, payload, payload_flat, resolved_at "
         "FROM outbox WHERE id = ?",
         (entry_id,),
     )
-    row = cursor.fetchone()
-    if row is None:
+    if not found:
         raise StoreError(f"There is no outbox entry {entry_id}.")
-    entry = dict(zip([d[0] for d in cursor.description], row, strict=True))
-    movable = entry["state"] in ("pending", "uncertain") or entry["resolved_at"] is not None
-    if not movable:  # a settled entry moves again only when the lists had inferred it
+    entry = found[0]
+    if entry["state"] not in ("pending", "uncertain") and entry["resolved_at"] is None:
         raise StoreError(
             f"Outbox entry {entry_id} ({entry['operation']} for {entry['request_id']!r}) is "
             f"already {entry['state']}; it cannot become {target}. Start a new entry instead."
