@@ -1,19 +1,9 @@
-"""One SQLite connection, shared by the threads of a pull; its transactions; the pull lock.
+"""One SQLite connection shared by a pull's threads, its transactions, and the pull lock.
 
-- WAL: readers (a notebook, Datasette) and the pull never block each other.
-  ``synchronous=NORMAL``: a commit survives a crash of the process and the file cannot be
-  corrupted; an OS crash may lose the last commits, which the next pull fetches again. Outbox
-  writes, which say what was sent, are ``durable``: ``FULL`` for their transaction.
-- Every write is ``BEGIN IMMEDIATE`` ... ``COMMIT``: a busy database makes the writer wait
-  (``busy_timeout_s``) instead of failing half-way. SQLite errors become ``StoreError`` with
-  advice; "database is locked" never escapes as a traceback.
-- A new database file is created 0600 whatever the umask (students' personal data); SQLite
-  gives its ``-wal`` and ``-shm`` the file's mode.
-- ``read_only=True`` creates nothing beside the database and refuses writes; an older schema is
-  read from a private migrated copy (:meth:`Connection.read_copy`) removed on close.
-- One pull at a time per database (:func:`run_lock`): SQLite's exclusive lock on ``<db>.lock``
-  (the database's file, links resolved), held by an open transaction, so the OS drops it when
-  its process ends, however it ends. The file stays: every pull locks the same one.
+WAL, ``synchronous=NORMAL`` (``FULL`` for a ``durable`` write: the outbox's), every write
+``BEGIN IMMEDIATE`` so a busy database makes it wait ``busy_timeout_s``, SQLite's errors as
+``StoreError`` with advice, a new file 0600 (its ``-wal`` and ``-shm`` take its mode); read-only
+creates nothing beside the file (DESIGN §5).
 """
 
 from __future__ import annotations
@@ -41,20 +31,27 @@ if TYPE_CHECKING:
     import sqlite_utils
 
 logger = logging.getLogger(__name__)
-# A read-only store opens with the first that works: as usual, refusing writes (SQLite removes
-# the -wal and -shm it made when the last connection closes); read-only (a folder one cannot
-# write in, a writer's -wal there); the file as it is (no writer can exist there).
-_READ_ONLY_MODES = ("mode=rw", "mode=ro", "mode=ro&immutable=1")
+# What a message of SQLite's means, and what to do (first match).
+_ADVICE = (
+    (("readonly", "read-only"), "The database {path} is read-only here ({text}); check the "
+     "file's permissions or point WORKBENCH_DB at a writable path."),
+    (("not a database", "malformed", "corrupt"), "{path} is not a usable workbench database "
+     "({text}). Restore it from a backup, or move it aside and let the next pull start a "
+     "fresh one."),
+    (("disk", "full", "unable to open"), "Cannot write the database {path} ({text}); check "
+     "disk space and path."),
+    (("constraint failed",), "The store refused a write that would break its consistency "
+     "({text}); a run, call or snapshot id given to it does not exist in this database."),
+)  # fmt: skip
 
 
 def open_read_only(path: Path, *, busy_timeout_s: float) -> sqlite3.Connection:
-    """``path`` opened to read only, creating nothing beside it (``sqlite3.Error`` if no mode
-    of ``_READ_ONLY_MODES`` opens it)."""
-    for mode in _READ_ONLY_MODES:
-        conn = sqlite3.connect(
-            f"{path.resolve().as_uri()}?{mode}", uri=True, timeout=busy_timeout_s,
-            isolation_level=None, check_same_thread=False,
-        )  # fmt: skip
+    """``path`` opened to read only, creating nothing beside it: as usual (SQLite removes the
+    ``-wal`` it makes when the last connection closes), else read-only (a folder one cannot
+    write in), else the file as it is (no writer can exist there)."""
+    for mode in ("mode=rw", "mode=ro", "mode=ro&immutable=1"):
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?{mode}", uri=True,
+                               isolation_level=None, check_same_thread=False)  # fmt: skip
         try:
             conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_s * 1000)}")
             conn.execute("PRAGMA query_only = ON")
@@ -62,7 +59,7 @@ def open_read_only(path: Path, *, busy_timeout_s: float) -> sqlite3.Connection:
             return conn
         except sqlite3.Error as exc:
             conn.close()  # now: it takes the -wal and -shm it made with it
-            if mode == _READ_ONLY_MODES[-1] or not isinstance(exc, sqlite3.OperationalError):
+            if "immutable" in mode or not isinstance(exc, sqlite3.OperationalError):
                 raise
     raise AssertionError("unreachable: the last mode returns or raises")
 
@@ -94,11 +91,8 @@ class Connection:
 
     def _open(self) -> None:
         if self.read_only:
-            self._use(open_read_only(self.path, busy_timeout_s=self.busy_timeout_s))
-            return
-        timeout = self.busy_timeout_s  # threads share the connection under self.lock
-        self._use(sqlite3.connect(str(self.path), timeout=timeout, isolation_level=None,
-                                  check_same_thread=False))  # fmt: skip
+            return self._use(open_read_only(self.path, busy_timeout_s=self.busy_timeout_s))
+        self._use(sqlite3.connect(str(self.path), isolation_level=None, check_same_thread=False))
         self.conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_s * 1000)}")
         self.conn.execute("PRAGMA foreign_keys = ON")
         # Two programs creating a file at once race to switch it to WAL; SQLite answers the
@@ -118,15 +112,14 @@ class Connection:
     def _use(self, conn: sqlite3.Connection) -> None:
         import sqlite_utils  # here: it loads pandas, which a check of a store does without
 
-        self.conn = conn
-        self.db = sqlite_utils.Database(conn, execute_plugins=False)
+        self.conn, self.db = conn, sqlite_utils.Database(conn, execute_plugins=False)
 
     def read_copy(self, prepare: Callable[[sqlite3.Connection], object]) -> None:
-        """Read a private copy of the database from now on (SQLite's backup, consistent while
-        another program writes, in a 0700 temporary folder), ``prepare`` (a migration) run on it
-        in one transaction. Reading an archived store never changes it, nor needs the partner."""
+        """Read a private copy from now on (SQLite's backup, consistent while another program
+        writes, in a 0700 temporary folder removed on close), ``prepare`` (a migration) run on
+        it in one transaction: an archived store is read as it was, without the partner."""
         assert self.read_only and self._copy is None
-        folder = Path(tempfile.mkdtemp(prefix="workbench-store-"))  # 0700
+        folder = Path(tempfile.mkdtemp(prefix="workbench-store-"))
         removal = weakref.finalize(self, shutil.rmtree, folder, ignore_errors=True)
         copy = folder / self.path.name
         try:
@@ -167,28 +160,23 @@ class Connection:
                     yield self.conn
                     self.conn.execute("COMMIT")
                 except BaseException:
-                    # A failed COMMIT (disk full) may leave the transaction open, for the next
-                    # write to join and never commit: undo it.
-                    self._abandon()
+                    self._abandon()  # a failed COMMIT may leave it open, for the next to join
                     raise
             finally:
                 if durable and not self.conn.in_transaction:
                     self.conn.execute("PRAGMA synchronous = NORMAL")
 
     def _abandon(self) -> None:
-        """Roll back; when even that fails, close the connection (which rolls back) and open
-        a new one, so that no later write joins the transaction."""
-        if self.conn.in_transaction:
-            with suppress(sqlite3.Error):
-                self.conn.execute("ROLLBACK")
+        """Roll back; when even that fails, close (which rolls back) and open anew."""
+        with suppress(sqlite3.Error):
+            self.conn.execute("ROLLBACK")
         if self.conn.in_transaction:
             with suppress(sqlite3.Error):
                 self.conn.close()
             self._open()
 
     def insert(self, table: str, row: dict[str, Any]) -> int:
-        """Insert ``row`` (through sqlite-utils), in its own transaction or the caller's; its
-        row id."""
+        """Insert ``row`` (sqlite-utils), in its own transaction or the caller's; its id."""
         with self.write():
             return int(self.db.table(table).insert(row).last_pk or 0)
 
@@ -215,7 +203,7 @@ class Connection:
             with suppress(sqlite3.Error):  # closing never matters enough to raise
                 self.conn.close()
             if self._copy is not None:
-                self._copy()  # removes the private copy and its folder
+                self._copy()
 
     @contextmanager
     def translated(self) -> Iterator[None]:
@@ -223,37 +211,19 @@ class Connection:
         try:
             yield
         except sqlite3.Error as exc:
-            text, path = str(exc), self.path
-            lowered = text.lower()
             if _busy(exc):  # expected: no sqlite3 traceback behind the message
                 raise StoreError(
-                    f"The database {path} stayed locked by another program for "
+                    f"The database {self.path} stayed locked by another program for "
                     f"{self.busy_timeout_s:g} s (another workbench pull, or a tool holding an "
                     "open write transaction). Wait for it to finish and try again, or give the "
                     "store a longer busy_timeout_s."
                 ) from None
-            if "readonly" in lowered or "read-only" in lowered:
-                error = StoreError(
-                    f"The database {path} is read-only here ({text}); check the file's "
-                    "permissions or point WORKBENCH_DB at a writable path."
-                )
-            elif "not a database" in lowered or "malformed" in lowered or "corrupt" in lowered:
-                error = StoreError(
-                    f"{path} is not a usable workbench database ({text}). Restore it from a "
-                    "backup, or move it aside and let the next pull start a fresh one."
-                )
-            elif "disk" in lowered or "full" in lowered or "unable to open" in lowered:
-                error = StoreError(
-                    f"Cannot write the database {path} ({text}); check disk space and path."
-                )
-            elif isinstance(exc, sqlite3.IntegrityError):
-                error = StoreError(
-                    f"The store refused a write that would break its consistency ({text}); a "
-                    "run, call or snapshot id given to it does not exist in this database."
-                )
-            else:
-                error = StoreError(f"The database {path} failed: {text}.")
-            raise error from exc
+            text = str(exc)
+            advice = next(
+                (a for words, a in _ADVICE if any(w in text.lower() for w in words)),
+                "The database {path} failed: {text}.",
+            )
+            raise StoreError(advice.format(path=self.path, text=text)) from exc
 
 
 def _busy(exc: BaseException) -> bool:
@@ -268,8 +238,9 @@ def lock_path(db_path: Path) -> Path:
 
 @contextmanager
 def run_lock(c: Connection, *, timeout_s: float) -> Iterator[None]:
-    """Hold the pull lock of ``c``'s database for the ``with`` block; who holds it goes to the
-    ``locks`` table, only for the refusal to say."""
+    """Hold the pull lock of ``c``'s database for the block: SQLite's exclusive lock on
+    ``<db>.lock``, held by an open transaction, so the OS drops it however its process ends.
+    The file stays (every pull locks the same one); who holds it goes to ``locks``."""
     path = lock_path(c.path)
     try:
         mode = os.lstat(path).st_mode
@@ -277,7 +248,7 @@ def run_lock(c: Connection, *, timeout_s: float) -> Iterator[None]:
         mode = stat.S_IFREG
     except OSError as exc:
         raise StoreError(f"Cannot read the pull lock {path}: {exc.strerror}.") from exc
-    if not stat.S_ISREG(mode):  # a link would lock (and write) its target; a FIFO cannot lock
+    if not stat.S_ISREG(mode):  # a link would lock (and write) its target
         what = "a symbolic link" if stat.S_ISLNK(mode) else "not a regular file"
         raise StoreError(
             f"The pull lock {path} is {what}; the workbench only locks a plain file it creates "
@@ -316,21 +287,16 @@ def run_lock(c: Connection, *, timeout_s: float) -> Iterator[None]:
 
 
 def _held(c: Connection, timeout_s: float, *, waiting: bool = False) -> str:
-    rows = c.rows("SELECT pid, host, since FROM locks WHERE name = 'pull'")
     who = ""
-    if rows:
-        pid, host, since = rows[0]
+    for pid, host, since in c.rows("SELECT pid, host, since FROM locks WHERE name = 'pull'"):
         where = "" if host == socket.gethostname() else f" on {host}"
         who = f" (pid {pid}{where} since {since})"
+    where = f"Another pull is running on {c.path.resolve()}{who}"
     if waiting:
-        return (
-            f"Another pull is running on {c.path.resolve()}{who}: waiting for it, "
-            f"{timeout_s:g} s at most (--wait)."
-        )
+        return f"{where}: waiting for it, {timeout_s:g} s at most (--wait)."
     return (
-        f"Another pull is running on {c.path.resolve()}{who}; waited {timeout_s:g} s. Wait for "
-        "it to finish and try again, or stop that process (its lock is released the moment it "
-        "ends)."
+        f"{where}; waited {timeout_s:g} s. Wait for it to finish and try again, or stop that "
+        "process (its lock is released the moment it ends)."
     )
 
 

@@ -10,8 +10,7 @@ import socket
 import sqlite3
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
-from dataclasses import field as default
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -26,22 +25,22 @@ from workbench.store import details, identity, settle
 from workbench.store.connection import Connection, process_alive, run_lock
 from workbench.store.events import event_key, events_seen, read_events
 from workbench.store.history import History
-from workbench.store.lists import EVENT_SOURCES, LEFT_REASONS, ListInfo, field, item_key
-from workbench.store.lists import list_info as _list_info
-from workbench.store.migrations import ensure_schema, read_version, refuse_newer
+from workbench.store.lists import EVENT_SOURCES, ListInfo, item_key, list_info, request_date
+from workbench.store.migrations import open_schema
 from workbench.store.outbox import Outbox
-from workbench.store.schema import SCHEMA_VERSION, dumps, now_text, partner_time, row_id, utc_text
+from workbench.store.schema import dumps, now_text, partner_time, row_id, utc_text
 
 RUN_STATUSES = ("ok", "partial", "failed")
+_CALL_FIELDS = (
+    "interface", "operation", "method", "url", "attempt", "started_at", "duration_s", "status",
+    "error", "request_headers", "request_body", "response_headers", "response_body",
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
 class SnapshotDiff:
-    """What one list snapshot changed, against the previous snapshot of the same list.
-
-    ``left`` maps the ids that left the list to their reason (``outbox``/``elsewhere``);
-    ``resolved`` lists the uncertain sends this snapshot settled.
-    """
+    """What a list snapshot changed against the previous one; ``left``: the ids that left the
+    list, with their reason; ``resolved``: the uncertain sends it settled."""
 
     snapshot_id: int
     list_name: str
@@ -51,7 +50,7 @@ class SnapshotDiff:
     vanished: tuple[str, ...]
     changed: tuple[str, ...]
     unchanged: tuple[str, ...]
-    left: dict[str, str] = default(default_factory=dict)
+    left: dict[str, str] = field(default_factory=dict)
     resolved: tuple[dict[str, Any], ...] = ()
 
     def __int__(self) -> int:
@@ -60,29 +59,26 @@ class SnapshotDiff:
 
 def request_id_from_url(url: str | None) -> str | None:
     """The ``:id`` of a transcript-exchange by-id path, or None (lists, tokens, events)."""
-    if not url or "/transcript" not in url.lower():
-        return None
-    path = url.split("?", 1)[0].split("#", 1)[0].split("://", 1)[-1]
+    path = (url or "").split("?", 1)[0].split("#", 1)[0].split("://", 1)[-1]
     parts = [p for p in path.split("/")[1:] if p]  # [0] is the host
     for here, following in itertools.pairwise(parts):
-        if here.lower() in ("transcriptrequests", "transcripts") and following != "no_response":
+        if (
+            here.lower() in ("transcriptrequests", "transcripts")
+            and following.lower() != "no_response"
+        ):
             return unquote(following)
     return None
 
 
 class Store(History):
-    """Runs, calls, list snapshots, entities and the outbox, in one SQLite file.
+    """Runs, calls, list snapshots, documents, events and the outbox, in one SQLite file.
 
-    Opening creates the database, or migrates an older one in place. Thread-safe: the threads
-    of a pull share one store; every write is its own transaction. ``read_only=True`` opens an
-    existing database for reading only (bundles, reports): it creates, migrates and settles
-    nothing, writes raise ``StoreError``, and an older store is read from a private migrated
-    copy, its file left as it was (``file`` is the file read). The read side is
-    :class:`History`'s.
+    Opening creates the database, or migrates an older one in place. Thread-safe; every write
+    is its own transaction. ``read_only=True`` (bundles, reports) creates, migrates and settles
+    nothing, refuses writes, and reads an older store from a private migrated copy (``file``).
 
     >>> store = Store("data/workbench.db", secrets=["s3cret"])  # doctest: +SKIP
-    >>> run = store.begin_run(kind="pull", profile="sandbox")  # doctest: +SKIP
-    >>> diff = store.record_snapshot(run, "supplier_requests", items)  # doctest: +SKIP
+    >>> diff = store.record_snapshot(None, "supplier_requests", items)  # doctest: +SKIP
     >>> store.as_of("2026-03-02T09:00Z")["supplier_requests"]  # doctest: +SKIP
     """
 
@@ -99,7 +95,7 @@ class Store(History):
         self._scrub = Redactor(secrets)
         super().__init__(Connection(self.path, busy_timeout_s=busy_timeout_s, read_only=read_only))
         try:
-            self.schema_version = self._open_schema()
+            self.schema_version = open_schema(self._c, version=__version__)
             self.outbox = Outbox(self._c, self._scrub, stale_after_s=stale_pending_s)
             if not read_only:
                 self.recover()
@@ -107,31 +103,9 @@ class Store(History):
             self._c.close()
             raise
 
-    def _open_schema(self) -> int:
-        with self._c.read() as conn:
-            found = read_version(conn)
-        if found == SCHEMA_VERSION:  # the usual case: no write lock needed
-            return found
-
-        def migrate(conn: sqlite3.Connection) -> int:
-            return ensure_schema(conn, path=str(self.path), version=__version__)
-
-        if not self.read_only:
-            with self._c.write() as conn:
-                return migrate(conn)
-        refuse_newer(found, path=str(self.path), version=__version__)
-        if found == 0:
-            raise StoreError(
-                f"The database {self.path} holds no workbench store (nothing was ever pulled "
-                "into it); run `workbench pull` first, or point at another database."
-            )
-        self._c.read_copy(migrate)
-        return SCHEMA_VERSION
-
     @property
     def file(self) -> Path:
-        """The database file read: ``path``, or the private migrated copy of an older store
-        opened read-only (removed on close)."""
+        """The file read: ``path``, or the private copy of an older store opened read-only."""
         return self._c.file
 
     @property
@@ -151,8 +125,7 @@ class Store(History):
                 conn.execute("INSERT INTO meta VALUES (?, ?)", (key, value))
 
     def claim_partner(self, wanted: Mapping[str, str]) -> None:
-        """Record whom the store holds (``identity.PARTNER_KEYS``) where it records nothing yet;
-        ``ConfigError``, writing nothing, when it holds another partner."""
+        """Record whom the store holds where it records nothing yet (:mod:`.identity`)."""
         with self._c.write() as conn:
             identity.claim_partner(conn, self.path, wanted)
 
@@ -163,30 +136,25 @@ class Store(History):
         rows = self._c.rows("SELECT id, pid, host FROM runs WHERE status = 'running'")
         dead = [r[0] for r in rows if process_alive(r[1], r[2]) is False]
         if dead:
-            summary = dumps({"error": "interrupted: its process ended"})
             with self._c.write() as conn:
                 conn.executemany(
                     "UPDATE runs SET status = 'failed', finished_at = ?, summary = ? "
                     "WHERE id = ? AND status = 'running'",
-                    [(now_text(), summary, run_id) for run_id in dead],
+                    [(now_text(), '{"error": "interrupted: its process ended"}', i) for i in dead],
                 )
         return {"outbox_uncertain": stale, "runs_failed": dead}
 
     @contextmanager
     def run_lock(self, *, timeout_s: float = 60.0) -> Iterator[None]:
-        """Only one pull at a time per database: wait up to ``timeout_s``, then ``StoreError``.
-
-        >>> with store.run_lock(timeout_s=10):  # doctest: +SKIP
-        ...     pull(store)
-        """
+        """One pull at a time per database: wait up to ``timeout_s``, then ``StoreError``."""
         with run_lock(self._c, timeout_s=timeout_s):
             self.recover()
             yield
 
     @contextmanager
     def batch(self) -> Iterator[None]:
-        """Group the writes of the block into one transaction: all or nothing, one commit
-        (other threads' writes wait for it: keep it short, never wait on the network inside)."""
+        """The block's writes as one transaction: all or nothing, one commit (other threads'
+        writes wait for it: keep it short, never wait on the network inside)."""
         with self._c.write():
             yield
 
@@ -202,14 +170,12 @@ class Store(History):
     def __repr__(self) -> str:
         return f"Store({str(self.path)!r})"
 
-    # -- runs, calls, snapshots ---------------------------------------------------------------
-
     def begin_run(self, *, kind: str = "pull", profile: str | None = None) -> int:
         """Start a run (status ``running``); its id."""
-        row = {"kind": kind, "profile": profile, "started_at": now_text(), "status": "running",
-               "workbench_version": __version__, "pid": os.getpid(),
-               "host": socket.gethostname()}  # fmt: skip
-        return self._c.insert("runs", row)
+        return self._c.insert("runs", {
+            "kind": kind, "profile": profile, "started_at": now_text(), "status": "running",
+            "workbench_version": __version__, "pid": os.getpid(), "host": socket.gethostname(),
+        })  # fmt: skip
 
     def finish_run(self, run_id: int, *, status: str, summary: Any = None) -> None:
         """End a run: ``status`` ok / partial / failed, ``summary`` any JSON-able value."""
@@ -217,42 +183,37 @@ class Store(History):
             raise StoreError(f"Run status {status!r} is not one of {', '.join(RUN_STATUSES)}.")
         text = dumps(self._scrub.data(summary)) if summary is not None else None
         with self._c.write() as conn:
-            cursor = conn.execute(
+            if not conn.execute(
                 "UPDATE runs SET finished_at = ?, status = ?, summary = coalesce(?, summary) "
                 "WHERE id = ?",
                 (now_text(), status, text, row_id(run_id)),
-            )
-            if cursor.rowcount == 0:
+            ).rowcount:
                 raise StoreError(f"There is no run {run_id} in {self.path}.")
 
     def record_call(
         self, exchange: Any, *, run_id: int | None = None, request_id: str | None = None
     ) -> int:
         """Append one HTTP exchange (any object with ``Exchange``'s attributes); its call id.
-
-        ``request_id`` defaults to the ``:id`` of a transcript-exchange by-id URL. Usable as a
-        session recorder: ``functools.partial(store.record_call, run_id=run)``.
-        """
-        got = {name: getattr(exchange, name, None) for name in _CALL_FIELDS}
-        url = _text(got["url"])
-        # The session masked it already; a database is forever, so again, by the same rule.
-        sent = is_sent_document(got["interface"], got["method"])
-        answered = is_document(got["interface"], got["status"])
-        started = got["started_at"]
-        got.update(
-            url=self._scrub.url(url) if url else url,
-            error=self._scrub.text(_text(got["error"])),
-            request_headers=dumps(self._scrub.headers(got["request_headers"])),
-            request_body=self._scrub.answer(_text(got["request_body"]), document=sent),
-            response_headers=dumps(self._scrub.headers(got["response_headers"], document=answered)),
-            response_body=self._scrub.answer(_text(got["response_body"]), document=answered),
-            started_at=partner_time(started) if isinstance(started, datetime | str) else None,
+        ``request_id`` defaults to the ``:id`` of a by-id URL. A session's recorder:
+        ``functools.partial(store.record_call, run_id=run)``."""
+        row = {name: getattr(exchange, name, None) for name in _CALL_FIELDS}
+        text = {k: _text(row[k]) for k in ("url", "error", "request_body", "response_body")}
+        # The session masked it already; a database is forever: again, by the same rule.
+        sent, answered = (is_sent_document(row["interface"], row["method"]),
+                          is_document(row["interface"], row["status"]))  # fmt: skip
+        url = self._scrub.url(text["url"]) if text["url"] else text["url"]
+        started = row["started_at"]
+        row.update(
+            url=url, error=self._scrub.text(text["error"]), run_id=row_id(run_id),
+            request_id=request_id_from_url(url) if request_id is None else request_id,
+            request_headers=dumps(self._scrub.headers(row["request_headers"])),
+            request_body=self._scrub.answer(text["request_body"], document=sent),
+            response_headers=dumps(self._scrub.headers(row["response_headers"], document=answered)),
+            response_body=self._scrub.answer(text["response_body"], document=answered),
+            started_at=(partner_time(started) if isinstance(started, datetime | str) else None)
+            or now_text(),
         )  # fmt: skip
-        if request_id is None:
-            request_id = request_id_from_url(got["url"])
-        got.update(run_id=row_id(run_id), request_id=request_id,
-                   started_at=got["started_at"] or now_text())  # fmt: skip
-        return self._c.insert("calls", got)
+        return self._c.insert("calls", row)
 
     def record_snapshot(
         self,
@@ -265,91 +226,76 @@ class Store(History):
         taken_at: Any = None,
         event_fields: Mapping[str, str] | None = None,
     ) -> SnapshotDiff:
-        """Append what a list showed; the diff against its previous snapshot.
+        """Append what a complete list showed; the diff against its previous snapshot.
 
-        In the same transaction the entity tables follow: listed ids get ``on_list`` and
-        ``last_seen_at``; ids no longer listed ``left_at`` and ``left_reason`` (``outbox`` when
-        a send of ours explains it, else ``elsewhere``); uncertain sends of this list are
-        settled by it when it was requested after they became uncertain: requested when its
-        call ``call_id`` started, else at ``taken_at`` if given, else at an unknown time
-        (nothing is settled). Only call it with a complete list from a successful call.
-        ``key``: the item field naming an item (default ``RequestID``; events: their id, else
-        a content hash). ``event_fields``: where the partner puts an event's id, type and time
-        (the profile's setting), tried before the common names.
+        In the same transaction the list's rows follow (``on_list``, ``last_seen_at``; for ids
+        no longer listed ``left_at`` and ``left_reason``: ``outbox`` when a send of ours
+        explains it, else ``elsewhere``) and its uncertain sends are settled, by when the list
+        was requested: when the call ``call_id`` started, else ``taken_at`` if given (else
+        nothing is settled). ``key``: the item field naming an item (events: their id, else a
+        content hash); ``event_fields``: where the partner puts an event's id, type and time.
         """
-        run_id, call_id = row_id(run_id), row_id(call_id)
-        info = _list_info(list_name)
+        run_id, call_id, info = row_id(run_id), row_id(call_id), list_info(list_name)
         key = key if key is not None else info.key
-        taken = utc_text(taken_at) if taken_at is not None else now_text()
-        assert taken is not None
+        taken = utc_text(taken_at) or now_text()
         items = list(items)
         texts = [self._scrub.document(dumps(item)) for item in items]
-        said = read_events(items, event_fields) if info.source is not None else []
-        if key is None:  # an event list
-            keys = [event_key(f, t) for f, t in zip(said, texts, strict=True)]
-        else:
-            keys = [item_key(item, key, text) for item, text in zip(items, texts, strict=True)]
-        current = dict(zip(keys, texts, strict=True))
+        said = read_events(items, event_fields) if info.source else []
+        keys = (
+            [event_key(f, t) for f, t in zip(said, texts, strict=True)] if key is None
+            else [item_key(i, key, t) for i, t in zip(items, texts, strict=True)]
+        )  # fmt: skip
+        now = dict(zip(keys, texts, strict=True))
         with self._c.write() as conn:
             found = conn.execute(
-                "SELECT id FROM snapshots WHERE list_name = ? "
-                "ORDER BY taken_at DESC, id DESC LIMIT 1",
+                "SELECT id FROM snapshots WHERE list_name = ? ORDER BY taken_at DESC, id DESC",
                 (list_name,),
             ).fetchone()
             previous_id = found[0] if found else None
-            before: dict[str, str] = dict(
+            before = dict(
                 conn.execute(
                     "SELECT item_key, item_json FROM snapshot_items WHERE snapshot_id = ?",
                     (previous_id,),
                 ).fetchall()
             )
-            appeared = tuple(k for k in current if k not in before)
-            vanished = tuple(k for k in before if k not in current)
-            changed = tuple(k for k in current if k in before and before[k] != current[k])
-            unchanged = tuple(k for k in current if k in before and before[k] == current[k])
-            row = {"run_id": run_id, "call_id": call_id, "list_name": list_name,
-                   "taken_at": taken, "key": key, "item_count": len(keys),
-                   "previous_id": previous_id, "appeared": len(appeared),
-                   "vanished": len(vanished), "changed": len(changed)}  # fmt: skip
-            snapshot_id = self._c.insert("snapshots", row)
+            appeared = tuple(k for k in now if k not in before)
+            vanished = tuple(k for k in before if k not in now)
+            changed = tuple(k for k in now if k in before and before[k] != now[k])
+            unchanged = tuple(k for k in now if k in before and before[k] == now[k])
+            snapshot_id = self._c.insert("snapshots", {
+                "run_id": run_id, "call_id": call_id, "list_name": list_name, "taken_at": taken,
+                "key": key, "item_count": len(keys), "previous_id": previous_id,
+                "appeared": len(appeared), "vanished": len(vanished), "changed": len(changed),
+            })  # fmt: skip
             conn.executemany(
                 "INSERT INTO snapshot_items VALUES (?, ?, ?, ?)",
-                [(snapshot_id, i, k, t) for i, (k, t) in enumerate(zip(keys, texts, strict=True))],
+                [(snapshot_id, i, k, t) for i, (k, t) in enumerate(now.items())],
             )
-            if info.source is None:
-                _list_seen(conn, info, items, keys, at=taken)
-            else:
+            if info.source:
                 events_seen(conn, info.source, said, keys, texts, at=taken, listed=True)
-            # A list speaks only of the sends begun before it was requested (see settle.py).
+            else:
+                _list_seen(conn, info, items, keys, at=taken)
+            # A list speaks only of the sends begun before it was requested (settle.py).
             requested = settle.requested_at(conn, call_id) or (None if taken_at is None else taken)
             resolved = settle.resolve(conn, list_name, set(keys), at=taken, requested=requested)
-            gone = _unlisted(conn, info, snapshot_id)
-            left = _mark_left(conn, info, gone, at=taken, reason=None, snapshot_id=snapshot_id,
-                              requested=requested)  # fmt: skip
+            left = _left(conn, info, snapshot_id, at=taken, requested=requested)
         return SnapshotDiff(snapshot_id, list_name, taken, previous_id, appeared, vanished,
                             changed, unchanged, left, tuple(resolved))  # fmt: skip
 
-    # -- entities -----------------------------------------------------------------------------
-
     def upsert_request(self, request_id: str, **values: Any) -> None:
-        """Store a transcript request's detail (keywords of :meth:`prepare_detail`): the item,
-        its parsed PESC ``flat`` record and ``children`` (``{"recipients": [...], ...}``)."""
+        """Store a transcript request's detail (:meth:`prepare_detail`'s keywords)."""
         self.write_details([self.prepare_detail("supplier_requests", request_id, **values)])
 
     def upsert_transcript(self, transcript_id: str, **values: Any) -> None:
-        """Store a received transcript's detail (children: ``courses``, ``awards``, ...)."""
+        """Store a received transcript's detail (:meth:`prepare_detail`'s keywords)."""
         self.write_details([self.prepare_detail("consumer_transcripts", transcript_id, **values)])
 
     def prepare_detail(self, list_name: str, item_id: str, **values: Any) -> details.PreparedDetail:
-        """The masking and layout of a detail (``request_date``, ``seen_at``, ``detail``,
-        ``flat``, ``children``, ``call_id``, ``parse_error``, ``validation``, ``listed_date``,
-        ``pescxml``), done before any lock is taken; ``write_details`` writes a group of them.
-
-        >>> store.write_details([store.prepare_detail("supplier_requests", rid, flat=flat)])
-        ... # doctest: +SKIP
-        """
+        """A detail (``request_date``, ``seen_at``, ``detail``, ``flat``, ``children``,
+        ``call_id``, ``parse_error``, ``validation``, ``listed_date``, ``pescxml``) masked and
+        laid out before any lock is taken, for :meth:`write_details`."""
         values["call_id"] = row_id(values.get("call_id"))
-        info = _list_info(list_name, details=True)
+        info = list_info(list_name, details=True)
         return details.prepare_detail(self._scrub, info, item_id, **values)
 
     def write_details(self, prepared: Iterable[details.PreparedDetail]) -> None:
@@ -366,31 +312,18 @@ class Store(History):
         seen_at: Any = None,
         event_fields: Mapping[str, str] | None = None,
     ) -> dict[str, list[str]]:
-        """Upsert events of ``placement`` or ``domestic``, deduplicated by id (else content);
-        ``{"new": [...], "seen": [...]}`` keys. ``record_snapshot`` of an events list does this
-        by itself. ``event_fields`` as for ``record_snapshot``."""
+        """Upsert events of ``placement`` or ``domestic``, by id (else content): ``{"new":
+        [...], "seen": [...]}`` keys (``record_snapshot`` of an events list does it by itself)."""
         if source not in EVENT_SOURCES:
             raise StoreError(f"Unknown event source {source!r}; one of: placement, domestic.")
         events = list(events)
         texts = [self._scrub.document(dumps(event)) for event in events]
         said = read_events(events, event_fields)
         keys = [event_key(f, t) for f, t in zip(said, texts, strict=True)]
-        at = utc_text(seen_at) if seen_at is not None else now_text()
+        at = utc_text(seen_at) or now_text()
         with self._c.write() as conn:
-            new = events_seen(conn, source, said, keys, texts, at=at or "", listed=False)
+            new = events_seen(conn, source, said, keys, texts, at=at, listed=False)
         return {"new": new, "seen": [k for k in dict.fromkeys(keys) if k not in set(new)]}
-
-    def mark_left(
-        self, list_name: str, ids: Iterable[str], *, at: Any = None, reason: str | None = None
-    ) -> dict[str, str]:
-        """Mark ids as gone from a list (``record_snapshot`` does it by itself); ``reason``
-        ``outbox`` / ``elsewhere``, or None to ask the outbox. Returns id -> reason."""
-        info = _list_info(list_name)
-        if reason is not None and reason not in LEFT_REASONS:
-            raise StoreError(f"left reason {reason!r} is not one of {', '.join(LEFT_REASONS)}.")
-        when = utc_text(at) if at is not None else now_text()
-        with self._c.write() as conn:
-            return _mark_left(conn, info, ids, at=when or "", reason=reason)
 
     def missing_details(
         self, list_name: str, ids: Iterable[str], dates: Mapping[str, Any] | None = None
@@ -398,7 +331,7 @@ class Store(History):
         """The ids (in order) whose detail is to be fetched: not stored, last fetch failed,
         back on the list since it was fetched, or (``dates``: id -> RequestDate as listed) a
         RequestDate other than when it was fetched."""
-        info = _list_info(list_name, details=True)
+        info, dates = list_info(list_name, details=True), dates or {}
         wanted = list(dict.fromkeys(str(i) for i in ids))
         have = dict(
             self._c.rows(
@@ -411,18 +344,14 @@ class Store(History):
                 (dumps(wanted), info.name),
             )
         )
-        dates = dates or {}
-        return [
-            i
-            for i in wanted
-            if i not in have or (dates.get(i) is not None and partner_time(dates[i]) != have[i])
-        ]
+        return [i for i in wanted if i not in have
+                or (dates.get(i) is not None and partner_time(dates[i]) != have[i])]  # fmt: skip
 
     def record_detail_failure(
         self, list_name: str, request_id: str, error: Any, *, run_id: int | None = None
     ) -> None:
         """Remember a failed detail fetch; ``missing_details`` offers the id again."""
-        info, item_id, at = _list_info(list_name, details=True), str(request_id), now_text()
+        info, item_id, at = list_info(list_name, details=True), str(request_id), now_text()
         text = self._scrub.text(str(error)) if error is not None else None
         with self._c.write() as conn:
             conn.execute(
@@ -434,16 +363,9 @@ class Store(History):
                 f"INSERT INTO {info.table} ({info.id_column}, first_seen_at, last_seen_at, "
                 "detail_failed_at, detail_error) VALUES (?1, ?2, ?2, ?2, ?3) "
                 f"ON CONFLICT({info.id_column}) DO UPDATE SET "
-                "detail_failed_at = excluded.detail_failed_at, "
-                "detail_error = excluded.detail_error",
+                "detail_failed_at = ?2, detail_error = ?3",
                 (item_id, at, text),
             )
-
-
-_CALL_FIELDS = (
-    "interface", "operation", "method", "url", "attempt", "started_at", "duration_s", "status",
-    "error", "request_headers", "request_body", "response_headers", "response_body",
-)  # fmt: skip
 
 
 def _text(value: Any) -> str | None:
@@ -463,60 +385,35 @@ def _list_seen(
         "left_at = NULL, left_reason = NULL, "
         "first_seen_at = min(first_seen_at, excluded.first_seen_at), "
         "last_seen_at = max(last_seen_at, excluded.last_seen_at)",
-        [
-            (k, partner_time(field(i, "RequestDate")) if isinstance(i, Mapping) else None, at, at)
-            for i, k in zip(items, keys, strict=True)
-        ],
+        [(k, request_date(i), at, at) for i, k in zip(items, keys, strict=True)],
     )
 
 
-def _unlisted(conn: sqlite3.Connection, info: ListInfo, snapshot_id: int) -> list[str]:
-    """The ids on the list but not in snapshot ``snapshot_id``."""
+def _left(
+    conn: sqlite3.Connection, info: ListInfo, snapshot_id: int, *, at: str, requested: str | None
+) -> dict[str, str]:
+    """Mark what is on the list but not in ``snapshot_id`` as left, logging each departure in
+    ``departures``, its reason asked of the outbox about the sends begun before the list was
+    ``requested`` (default ``at``); id -> reason."""
     source = f"AND source = '{info.source}'" if info.source else ""
-    return [
+    gone = [
         row[0]
         for row in conn.execute(
-            f"SELECT {info.id_column} FROM {info.table} WHERE on_list = 1 {source} "
-            f"AND {info.id_column} NOT IN "
-            "(SELECT item_key FROM snapshot_items WHERE snapshot_id = ?)",
+            f"SELECT {info.id_column} FROM {info.table} WHERE on_list = 1 {source} AND "
+            f"{info.id_column} NOT IN (SELECT item_key FROM snapshot_items WHERE snapshot_id = ?)",
             (snapshot_id,),
         )
     ]
-
-
-def _mark_left(
-    conn: sqlite3.Connection,
-    info: ListInfo,
-    ids: Iterable[str],
-    *,
-    at: str,
-    reason: str | None,
-    snapshot_id: int | None = None,
-    requested: str | None = None,
-) -> dict[str, str]:
-    """Set ``left_at`` (the first one stays) and ``left_reason`` (None: ask the outbox about the
-    sends begun before the list was ``requested``, default ``at``), and log the departure in
-    ``departures``; ids not in the table are ignored. Id -> reason."""
-    source = f"AND source = '{info.source}'" if info.source else ""
-    rows = conn.execute(
-        f"SELECT {info.id_column}, coalesce(left_at, ?) FROM {info.table} "
-        f"WHERE {info.id_column} IN (SELECT value FROM json_each(?)) {source}",
-        (at, dumps(list(dict.fromkeys(str(i) for i in ids)))),
-    ).fetchall()
-    explained = (
-        settle.explaining(conn, info.name, [r[0] for r in rows], requested=requested or at)
-        if reason is None
-        else set()
-    )
-    reasons = {i: reason or ("outbox" if i in explained else "elsewhere") for i, _ in rows}
+    explained = settle.explaining(conn, info.name, gone, requested=requested or at)
+    reasons = {i: "outbox" if i in explained else "elsewhere" for i in gone}
     conn.executemany(
-        f"UPDATE {info.table} SET on_list = 0, left_at = ?, left_reason = ? "
+        f"UPDATE {info.table} SET on_list = 0, left_at = coalesce(left_at, ?), left_reason = ? "
         f"WHERE {info.id_column} = ? {source}",
-        [(left, reasons[i], i) for i, left in rows],
+        [(at, reasons[i], i) for i in gone],
     )
     conn.executemany(
         "INSERT INTO departures (list_name, item_id, left_at, left_reason, snapshot_id) "
-        "VALUES (?, ?, ?, ?, ?)",
-        [(info.name, i, left, reasons[i], snapshot_id) for i, left in rows],
+        f"SELECT ?, ?, left_at, ?, ? FROM {info.table} WHERE {info.id_column} = ? {source}",
+        [(info.name, i, reasons[i], snapshot_id, i) for i in gone],
     )
     return reasons

@@ -9,7 +9,7 @@ from typing import Any
 
 from workbench.errors import StoreError
 from workbench.partner_json import keys_named
-from workbench.store.schema import sha256
+from workbench.store.schema import partner_time, sha256
 
 
 @dataclass(frozen=True)
@@ -60,6 +60,11 @@ def field(record: Mapping[str, Any], *names: str) -> Any:
         if value is not None and value != "":
             return value
     return None
+
+
+def request_date(item: Any) -> str | None:
+    """A listed item's RequestDate (any case), normalised when it parses."""
+    return partner_time(field(item, "RequestDate")) if isinstance(item, Mapping) else None
 
 
 def item_key(item: Any, key: str, text: str) -> str:

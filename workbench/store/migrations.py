@@ -14,6 +14,8 @@ import json
 import re
 import sqlite3
 from collections.abc import Callable
+from functools import partial
+from typing import TYPE_CHECKING
 
 from workbench.errors import StoreError
 from workbench.partner_json import event_fields
@@ -30,6 +32,9 @@ from workbench.store.schema import (
     utc_text,
 )
 from workbench.store.settle import file_transcript_sent
+
+if TYPE_CHECKING:
+    from workbench.store.connection import Connection
 
 ENTITY_IDS = {"transcript_requests": "request_id", "transcripts_received": "transcript_id"}
 # Texts the entity rows held before v4, now in their current documents row.
@@ -56,6 +61,27 @@ def refuse_newer(found: int, *, path: str, version: str) -> None:
             f"knows (up to {SCHEMA_VERSION}). Upgrade workbench (pip install -U workbench) "
             "or open a copy of the database with the version that wrote it."
         )
+
+
+def open_schema(c: Connection, *, version: str) -> int:
+    """Bring the store of ``c`` to this schema (created, or migrated in place); opened read-only,
+    an older store is migrated in a private copy instead (:meth:`Connection.read_copy`)."""
+    with c.read() as conn:
+        found = read_version(conn)
+    if found == SCHEMA_VERSION:  # the usual case: no write lock needed
+        return found
+    migrate = partial(ensure_schema, path=str(c.path), version=version)
+    if not c.read_only:
+        with c.write() as conn:
+            return migrate(conn)
+    refuse_newer(found, path=str(c.path), version=version)
+    if found == 0:
+        raise StoreError(
+            f"The database {c.path} holds no workbench store (nothing was ever pulled into "
+            "it); run `workbench pull` first, or point at another database."
+        )
+    c.read_copy(migrate)
+    return SCHEMA_VERSION
 
 
 def ensure_schema(conn: sqlite3.Connection, *, path: str, version: str) -> int:

@@ -29,13 +29,12 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from workbench.store.details import pescxml_of
-from workbench.store.lists import LISTS, field
+from workbench.store.lists import LISTS, request_date
 from workbench.store.schema import (
     ACKNOWLEDGMENT_FIELDS,
     RESPONSE_FIELDS,
     TRANSCRIPT_SENT_FIELDS,
     dumps,
-    partner_time,
     scalar,
     utc_text,
 )
@@ -198,8 +197,7 @@ def _decide(
 
 def _listed_date(item_json: str | None) -> str | None:
     """The RequestDate of a listed item (a snapshot's ``item_json``); None if unknown."""
-    item = json.loads(item_json) if item_json else None
-    return partner_time(field(item, "RequestDate")) if isinstance(item, Mapping) else None
+    return request_date(json.loads(item_json)) if item_json else None
 
 
 def record_document(
