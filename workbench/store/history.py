@@ -1,6 +1,4 @@
-"""The read side of the store, answered from its append-only records as DataFrames:
-:class:`History` (``table``, ``as_of``, ``diff``, ``timeline``, the documents received and sent).
-"""
+"""The store's read side, :class:`History`: its append-only records as DataFrames."""
 
 # ruff: noqa: S608  (SQL identifiers here are our own constants, never data; values are bound)
 
@@ -24,24 +22,18 @@ TIMELINE_COLUMNS = [
     "at", "kind", "list", "description", "run_id", "call_id", "snapshot_id", "outbox_id",
 ]  # fmt: skip
 # The list whose items a ``documents d`` row's entity holds.
-_LIST_OF_ENTITY = (
-    "CASE d.entity "
-    + " ".join(f"WHEN '{LISTS[n].table}' THEN '{n}'" for n in DETAIL_LISTS)
-    + " END"
-)
+_LIST_OF = "CASE d.entity " + " ".join(f"WHEN '{LISTS[n].table}' THEN '{n}'" for n in DETAIL_LISTS)
+_LIST_OF += " END"
 # A request's sent documents of one table, each with ``n``, its version: 1, 2, ... as sent.
 _NUMBERED = (
-    "SELECT *, row_number() OVER (ORDER BY sent_at, outbox_id) AS n FROM {table} "
-    "WHERE request_id = ?"
+    "(SELECT *, row_number() OVER (ORDER BY sent_at, outbox_id) AS n FROM {} WHERE request_id = ?)"
 )
-
-
-def _latest(conn: sqlite3.Connection, list_name: str, before: str) -> tuple[Any, ...] | None:
-    return conn.execute(
-        "SELECT id, taken_at FROM snapshots WHERE list_name = ? AND taken_at <= ? "
-        "ORDER BY taken_at DESC, id DESC LIMIT 1",
-        (list_name, before),
-    ).fetchone()
+_NAMES = (
+    "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite_%'"
+)
+_LATEST = (
+    "SELECT id, taken_at FROM snapshots WHERE list_name = ? {} ORDER BY taken_at DESC, id DESC"
+)
 
 
 def _items(conn: sqlite3.Connection, snapshot_id: int | None) -> list[tuple[str, str]]:
@@ -51,13 +43,16 @@ def _items(conn: sqlite3.Connection, snapshot_id: int | None) -> list[tuple[str,
     ).fetchall()
 
 
-def _items_frame(
-    list_name: str, items: list[tuple[str, str]], snapshot_id: int | None, taken_at: str | None
-) -> pd.DataFrame:
-    """A list's items, flattened (snake_case), with their ``item_key``; a request list's
-    ``request_id`` and ``request_date`` first, an event list's (:func:`events_flat`) own."""
+def _items_frame(conn: sqlite3.Connection, list_name: str, at: str) -> pd.DataFrame:
+    """The list's items in its latest snapshot at or before ``at``, flattened (snake_case) with
+    their ``item_key``: a request list's ``request_id`` and ``request_date`` first, an event
+    list's own (:func:`events_flat`)."""
+    snapshot_id, taken_at = conn.execute(
+        _LATEST.format("AND taken_at <= ?"), (list_name, at)
+    ).fetchone() or (None, None)
+    items = _items(conn, snapshot_id)
     records = [json.loads(text) for _, text in items]
-    if LISTS[list_name].source is not None:
+    if LISTS[list_name].source:
         flat = events_flat(records)
     else:
         records = [r if isinstance(r, dict) else {"value": r} for r in records]
@@ -68,27 +63,25 @@ def _items_frame(
         flat = flat.reindex(columns=[*base, *(c for c in flat.columns if c not in base)])
     flat.insert(0, "item_key", [k for k, _ in items])
     flat["snapshot_id"], flat["taken_at"] = snapshot_id, taken_at
-    return typed(
-        flat.reset_index(drop=True),
-        operation="store.as_of",
-        snapshot_id=snapshot_id,
-        taken_at=pd.Timestamp(taken_at) if taken_at else None,
-    )
+    taken = pd.Timestamp(taken_at) if taken_at else None
+    return typed(flat.reset_index(drop=True), operation="store.as_of", snapshot_id=snapshot_id,
+                 taken_at=taken)  # fmt: skip
 
 
 def _run_snapshot(conn: sqlite3.Connection, run_id: int, list_name: str) -> int | None:
     """The list as run ``run_id`` left it: its own last snapshot, else the latest before it
     ended."""
-    found = conn.execute("SELECT started_at, finished_at FROM runs WHERE id = ?", (run_id,))
-    run = found.fetchone()
-    if run is None:
+    run = conn.execute("SELECT started_at, finished_at FROM runs WHERE id = ?", (run_id,))
+    if (times := run.fetchone()) is None:
         raise StoreError(f"There is no run {run_id} in the store.")
-    own = conn.execute(
-        "SELECT id FROM snapshots WHERE list_name = ? AND run_id = ? "
-        "ORDER BY taken_at DESC, id DESC LIMIT 1",
-        (list_name, run_id),
-    ).fetchone() or _latest(conn, list_name, run[1] or run[0])
-    return int(own[0]) if own else None
+    own = conn.execute(_LATEST.format("AND run_id = ?"), (list_name, run_id)).fetchone()
+    found = (
+        own
+        or conn.execute(
+            _LATEST.format("AND taken_at <= ?"), (list_name, times[1] or times[0])
+        ).fetchone()
+    )
+    return int(found[0]) if found else None
 
 
 def _appearances(conn: sqlite3.Connection, rid: str) -> list[tuple[Any, ...]]:
@@ -101,8 +94,7 @@ def _appearances(conn: sqlite3.Connection, rid: str) -> list[tuple[Any, ...]]:
     first: dict[str, str] = {}
     for list_name, _, taken_at in present:
         first.setdefault(list_name, taken_at)
-    seen = {snapshot_id for _, snapshot_id, _ in present}
-    rows = []
+    seen, rows = {snapshot_id for _, snapshot_id, _ in present}, []
     for list_name, since in first.items():
         was = False
         for snapshot_id, taken_at, run_id, call_id in conn.execute(
@@ -111,72 +103,62 @@ def _appearances(conn: sqlite3.Connection, rid: str) -> list[tuple[Any, ...]]:
             (list_name, since),
         ):
             if (listed := snapshot_id in seen) != was:
-                what = "appeared" if listed else "vanished"
                 words = f"{'appeared on' if listed else 'vanished from'} {list_name}"
-                rows.append((taken_at, what, list_name, words, run_id, call_id, snapshot_id, None))
+                kind = "appeared" if listed else "vanished"
+                rows.append((taken_at, kind, list_name, words, run_id, call_id, snapshot_id, None))
             was = listed
     return rows
 
 
 class History:
-    """The read side of the store; :class:`~workbench.store.Store` is a ``History`` that also
-    writes, and a read-only store answers the same questions."""
+    """The read side of the store; a ``Store`` is a ``History`` that also writes."""
 
     def __init__(self, connection: Connection) -> None:
         self._c = connection
 
-    def table(self, name: str, *, where: str | None = None, params: Any = ()) -> pd.DataFrame:
-        """A table or view as a DataFrame: ``store.table("calls", where="status >= ?",
-        params=[400])``."""
-        # numpy scalars (from a DataFrame) as Python's: sqlite3 would bind them as BLOBs
-        plain = tuple(p.item() if hasattr(p, "item") and hasattr(p, "dtype") else p
-                      for p in params or ())  # fmt: skip
+    def _frame(self, sql: str, params: Any = (), **attrs: Any) -> pd.DataFrame:
         with self._c.read() as conn:
-            known = {
-                row[0]
-                for row in conn.execute(
-                    "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') "
-                    "AND name NOT LIKE 'sqlite_%'"
-                )
-            }
-            if name not in known:
-                raise StoreError(
-                    f"There is no table or view {name!r} in the store; there are: "
-                    f"{', '.join(sorted(known))}."
-                )
-            # The name was checked against the schema; ``where`` is the analyst's own SQL.
-            sql = f'SELECT * FROM "{name}"' + (f" WHERE {where}" if where else "")
-            return query_frame(conn, sql, plain, operation=f"store.table({name})")
+            return query_frame(conn, sql, params, **attrs)
+
+    def table(self, name: str, *, where: str | None = None, params: Any = ()) -> pd.DataFrame:
+        """A table or view: ``store.table("calls", where="status >= ?", params=[400])``."""
+        known = {row[0] for row in self._c.rows(_NAMES)}
+        if name not in known:
+            raise StoreError(
+                f"There is no table or view {name!r} in the store; there are: "
+                f"{', '.join(sorted(known))}."
+            )
+        # numpy scalars (from a DataFrame) as Python's: sqlite3 would bind them as BLOBs
+        plain = [
+            p.item() if hasattr(p, "item") and hasattr(p, "dtype") else p for p in params or ()
+        ]
+        # The name was checked against the schema; ``where`` is the analyst's own SQL.
+        sql = f'SELECT * FROM "{name}"' + (f" WHERE {where}" if where else "")
+        return self._frame(sql, plain, operation=f"store.table({name})")
 
     def as_of(self, when: Any = None) -> dict[str, pd.DataFrame]:
         """What each list showed at ``when`` (its latest snapshot at or before); list -> frame."""
-        at = utc_text(when) if when is not None else now_text()
-        frames = {}
+        at = utc_text(when) or now_text()
         with self._c.read() as conn:
-            for list_name in LIST_NAMES:
-                snapshot_id, taken = _latest(conn, list_name, at or "") or (None, None)
-                items = _items(conn, snapshot_id)
-                frames[list_name] = _items_frame(list_name, items, snapshot_id, taken)
-        return frames
+            return {name: _items_frame(conn, name, at) for name in LIST_NAMES}
 
     def diff(self, run_a: int, run_b: int) -> pd.DataFrame:
         """Per list, the items that appeared, vanished or changed between two runs."""
         run_a, run_b = row_id(run_a) or 0, row_id(run_b) or 0
         rows: list[tuple[Any, ...]] = []
         with self._c.read() as conn:
-            for list_name in LIST_NAMES:
-                snap_a = _run_snapshot(conn, run_a, list_name)
-                snap_b = _run_snapshot(conn, run_b, list_name)
-                if snap_a is None or snap_b is None or snap_a == snap_b:
+            for name in LIST_NAMES:
+                a, b = _run_snapshot(conn, run_a, name), _run_snapshot(conn, run_b, name)
+                if a is None or b is None or a == b:
                     continue
-                before, after = dict(_items(conn, snap_a)), dict(_items(conn, snap_b))
+                before, after = dict(_items(conn, a)), dict(_items(conn, b))
                 for key in [*after, *(k for k in before if k not in after)]:
                     old, new = before.get(key), after.get(key)
                     if old != new:
                         change = (
                             "appeared" if old is None else "vanished" if new is None else "changed"
                         )
-                        rows.append((list_name, key, change, old, new, snap_a, snap_b))
+                        rows.append((name, key, change, old, new, a, b))
         frame = pd.DataFrame.from_records(rows, columns=DIFF_COLUMNS)
         frame[["before", "after"]] = frame[["before", "after"]].astype("string")
         return typed(frame, operation="store.diff", run_a=run_a, run_b=run_b)
@@ -185,6 +167,17 @@ class History:
         """Every call, list appearance, detail, failure, outbox entry and document touching
         ``request_id``, in time order."""
         rid = str(request_id)
+        entities = " UNION ALL ".join(
+            f"SELECT detail_fetched_at, 'detail', '{n}', 'detail stored' || coalesce('; parse "
+            "error: ' || parse_error, ''), NULL, detail_call_id, NULL, NULL FROM "
+            f"{LISTS[n].table} WHERE {LISTS[n].id_column} = ?1 AND detail_fetched_at IS NOT NULL "
+            # a departure before the departures table existed (databases migrated)
+            f"UNION ALL SELECT left_at, 'left', '{n}', 'left the list: ' || coalesce(left_reason, "
+            f"'?'), NULL, NULL, NULL, NULL FROM {LISTS[n].table} WHERE {LISTS[n].id_column} = ?1 "
+            "AND left_at IS NOT NULL AND NOT EXISTS (SELECT 1 FROM departures d WHERE "
+            f"d.item_id = ?1 AND d.list_name = '{n}')"
+            for n in DETAIL_LISTS
+        )
         with self._c.read() as conn:
             rows = conn.execute(
                 "SELECT started_at, 'call', NULL, operation || ': ' || method || ' ' || url || "
@@ -193,26 +186,11 @@ class History:
                 (rid,),
             ).fetchall()
             rows += _appearances(conn, rid)
-            for name in DETAIL_LISTS:
-                info = LISTS[name]
-                rows += conn.execute(
-                    f"SELECT detail_fetched_at, 'detail', ?, 'detail stored' || "
-                    "coalesce('; parse error: ' || parse_error, ''), NULL, detail_call_id, NULL, "
-                    f"NULL FROM {info.table} WHERE {info.id_column} = ? "
-                    "AND detail_fetched_at IS NOT NULL "
-                    # a departure before the departures table existed (databases migrated)
-                    "UNION ALL SELECT left_at, 'left', ?, 'left the list: ' || "
-                    f"coalesce(left_reason, '?'), NULL, NULL, NULL, NULL FROM {info.table} "
-                    f"WHERE {info.id_column} = ? AND left_at IS NOT NULL AND NOT EXISTS "
-                    "(SELECT 1 FROM departures d WHERE d.item_id = ? AND d.list_name = ?)",
-                    (name, rid, name, rid, rid, name),
-                ).fetchall()
             rows += conn.execute(
-                f"SELECT d.first_seen_at, 'document', {_LIST_OF_ENTITY}, "
-                "'version ' || d.version || "
-                "' received: ' || coalesce(d.transmission_type, '?') || ', document ' || "
-                "coalesce(d.document_id, '?'), c.run_id, d.call_id, NULL, NULL FROM documents d "
-                "LEFT JOIN calls c ON c.id = d.call_id WHERE d.item_id = ?1 "
+                f"{entities} UNION ALL SELECT d.first_seen_at, 'document', {_LIST_OF}, 'version ' "
+                "|| d.version || ' received: ' || coalesce(d.transmission_type, '?') || "
+                "', document ' || coalesce(d.document_id, '?'), c.run_id, d.call_id, NULL, NULL "
+                "FROM documents d LEFT JOIN calls c ON c.id = d.call_id WHERE d.item_id = ?1 "
                 "UNION ALL SELECT left_at, 'left', list_name, 'left the list: ' || left_reason || "
                 "CASE left_reason WHEN 'outbox' THEN ' (a send of ours explains it)' "
                 "ELSE ' (someone else closed it)' END, NULL, NULL, snapshot_id, NULL "
@@ -234,13 +212,13 @@ class History:
                 "SELECT sent_at, 'response', NULL, 'response version ' || n || ': ' || "
                 "coalesce(response_status, '?') || ', document ' || coalesce(document_id, '?') || "
                 "CASE WHEN inferred THEN ' (inferred)' ELSE '' END, NULL, NULL, NULL, outbox_id "
-                f"FROM ({_NUMBERED.format(table='responses')}) UNION ALL "
+                f"FROM {_NUMBERED.format('responses')} UNION ALL "
                 "SELECT sent_at, 'transcript_sent', NULL, 'transcript sent: version ' || n || "
                 "' (' || coalesce(transmission_type, '?') || '), document ' || "
                 "coalesce(document_id, '?') || ', awards ' || coalesce(award_count, '?') || "
                 "', courses ' || coalesce(course_count, '?') || "
                 "CASE WHEN inferred THEN ' (inferred)' ELSE '' END, NULL, NULL, NULL, outbox_id "
-                f"FROM ({_NUMBERED.format(table='transcripts_sent')}) UNION ALL "
+                f"FROM {_NUMBERED.format('transcripts_sent')} UNION ALL "
                 "SELECT recorded_at, 'acknowledgment', NULL, 'acknowledgment ' || direction || "
                 "': awards ' || coalesce(academic_award_total, '?') || ', courses ' || "
                 "coalesce(course_total, '?'), NULL, call_id, NULL, outbox_id "
@@ -252,118 +230,99 @@ class History:
         return frame.sort_values("at", kind="stable").reset_index(drop=True)
 
     def spelling_of(self, typed: str, *, lists: tuple[str, ...] = DETAIL_LISTS) -> str:
-        """The store's spelling of ``typed`` when it is a hex GUID pasted with or without
-        dashes, in any case (:func:`workbench.ids.resolve_id`), looked up in the calls, the
-        documents and ``lists``' tables; else ``typed``."""
+        """The store's spelling of ``typed``, a hex GUID pasted with or without dashes, in any
+        case (:func:`workbench.ids.resolve_id`); else ``typed``."""
         from workbench.ids import guid_key, resolve_id
 
-        key = guid_key(typed)
-        if key is None:
+        if (key := guid_key(typed)) is None:
             return typed
-        sources = [("calls", "request_id"), ("documents", "item_id")] + [
-            (LISTS[name].table, LISTS[name].id_column) for name in lists
-        ]
+        sources = [("calls", "request_id"), ("documents", "item_id")]
+        sources += [(LISTS[name].table, LISTS[name].id_column) for name in lists]
         union = " UNION ".join(
             f"SELECT {column} FROM {table} WHERE replace(lower({column}), '-', '') = ?"
             for table, column in sources
         )
-        known = [row[0] for row in self._c.rows(union, [key] * len(sources))]
-        return resolve_id(typed, known)
+        return resolve_id(typed, [row[0] for row in self._c.rows(union, [key] * len(sources))])
 
     def versions(self, item_id: str, *, list_name: str | None = None) -> pd.DataFrame:
         """Every distinct document received for ``item_id``, oldest first: its ``version``,
-        ``document_id``, ``transmission_type`` (Original, Reissue, Cancellation ...), when it
-        was ``first_seen_at``, the ``call_id`` that brought it and its ``pescxml``.
+        ``document_id``, ``transmission_type``, ``first_seen_at``, ``call_id``, ``pescxml`` ...
 
         >>> store.versions("7c1d0b52...")[["version", "transmission_type"]]  # doctest: +SKIP
         """
-        item_id = str(item_id)
-        names = [list_name] if list_name else list(DETAIL_LISTS)
+        names = [list_name] if list_name else DETAIL_LISTS
         tables = [list_info(name, details=True).table for name in names]
-        with self._c.read() as conn:
-            frame = query_frame(
-                conn,
-                f"SELECT {_LIST_OF_ENTITY} AS list_name, d.* FROM documents d "
-                "WHERE d.item_id = ? AND d.entity IN (SELECT value FROM json_each(?)) "
-                "ORDER BY d.entity, d.version",
-                (item_id, json.dumps(tables)),
-                operation="store.versions",
-                request_id=item_id,
-            )
+        frame = self._frame(
+            f"SELECT {_LIST_OF} AS list_name, d.* FROM documents d WHERE d.item_id = ? "
+            "AND d.entity IN (SELECT value FROM json_each(?)) ORDER BY d.entity, d.version",
+            (str(item_id), json.dumps(tables)),
+            operation="store.versions",
+            request_id=str(item_id),
+        )
         frame["version"] = frame["version"].astype("Int64")
         return frame
 
     def sent_versions(self, request_id: str) -> pd.DataFrame:
         """Every response and transcript we sent for ``request_id``, each a ``version`` of its
-        kind (1, 2, ... in the order sent): ``document`` (response or transcript), ``version``,
-        ``sent_at``, ``document_id``, ``transmission_type``, ``response_status``, ``inferred``
-        (settled from the lists), ``outbox_id``."""
+        ``document`` kind (1, 2, ... as sent), with ``inferred`` when the lists settled it."""
         rid = str(request_id)
-        with self._c.read() as conn:
-            frame = query_frame(
-                conn,
-                "SELECT 'response' AS document, n AS version, sent_at, document_id, "
-                "NULL AS transmission_type, response_status, inferred, outbox_id "
-                f"FROM ({_NUMBERED.format(table='responses')}) UNION ALL "
-                "SELECT 'transcript', n, sent_at, document_id, transmission_type, NULL, "
-                f"inferred, outbox_id FROM ({_NUMBERED.format(table='transcripts_sent')}) "
-                "ORDER BY sent_at, outbox_id",
-                (rid, rid),
-                operation="store.sent_versions",
-                request_id=rid,
-            )
+        frame = self._frame(
+            "SELECT 'response' AS document, n AS version, sent_at, document_id, "
+            "NULL AS transmission_type, response_status, inferred, outbox_id "
+            f"FROM {_NUMBERED.format('responses')} UNION ALL "
+            "SELECT 'transcript', n, sent_at, document_id, transmission_type, NULL, "
+            f"inferred, outbox_id FROM {_NUMBERED.format('transcripts_sent')} "
+            "ORDER BY sent_at, outbox_id",
+            (rid, rid),
+            operation="store.sent_versions",
+            request_id=rid,
+        )
         frame["version"] = frame["version"].astype("Int64")
         return frame
 
     def document(
         self, item_id: str, *, list_name: str | None = None, version: int | None = None
     ) -> str | None:
-        """The PESC XML of a request's (or a received transcript's) document, unescaped once:
-        its current version, or ``version`` (see :meth:`versions`); None when not stored."""
+        """The PESC XML of a request's (or a received transcript's) document: its current
+        version, or ``version``; None when not stored."""
         item_id, version = str(item_id), row_id(version)
         for name in [list_name] if list_name else DETAIL_LISTS:
             info = list_info(name, details=True)
-            rows = self._c.rows(
+            for (xml,) in self._c.rows(
                 "SELECT pescxml FROM documents WHERE entity = ? AND item_id = ? AND version = "
                 f"coalesce(?, (SELECT current_version FROM {info.table} "
-                f"WHERE {info.id_column} = ?))",
+                f"WHERE {info.id_column} = ?)) AND pescxml IS NOT NULL",
                 (info.table, item_id, version, item_id),
-            )
-            if rows and rows[0][0] is not None:
-                return str(rows[0][0])
+            ):
+                return str(xml)
         return None
 
     def current_documents(
         self, list_name: str, columns: tuple[str, ...] = ("validation",)
     ) -> pd.DataFrame:
-        """The current version's ``documents`` row of every item of ``list_name`` that has one:
-        ``columns`` (``pescxml``, ``pesc_json``, ``validation``, ``detail_json`` ...), indexed
-        by ``item_id``.
+        """``columns`` of the current version's ``documents`` row of every item of
+        ``list_name`` that has one, indexed by ``item_id``.
 
         >>> store.current_documents("supplier_requests")["validation"]  # doctest: +SKIP
         """
         info = list_info(list_name, details=True)
-        picked = ", ".join(f"d.{c}" for c in ("item_id", *columns))
-        with self._c.read() as conn:
-            known = {row[1] for row in conn.execute("PRAGMA table_info(documents)")}
-            if unknown := [c for c in columns if c not in known]:
-                raise StoreError(
-                    f"documents has no column {', '.join(map(repr, unknown))}; it has: "
-                    f"{', '.join(sorted(known))}."
-                )
-            frame = query_frame(
-                conn,
-                f"SELECT {picked} FROM {info.table} e JOIN documents d ON d.entity = ? "
-                f"AND d.item_id = e.{info.id_column} AND d.version = e.current_version",
-                (info.table,),
-                operation="store.current_documents",
+        known = {row[1] for row in self._c.rows("PRAGMA table_info(documents)")}
+        if unknown := [c for c in columns if c not in known]:
+            raise StoreError(
+                f"documents has no column {', '.join(map(repr, unknown))}; it has: "
+                f"{', '.join(sorted(known))}."
             )
-        return frame.set_index("item_id")
+        return self._frame(
+            f"SELECT {', '.join(f'd.{c}' for c in ('item_id', *columns))} FROM {info.table} e "
+            f"JOIN documents d ON d.entity = ? AND d.item_id = e.{info.id_column} "
+            "AND d.version = e.current_version",
+            (info.table,),
+            operation="store.current_documents",
+        ).set_index("item_id")
 
     def process_codes(self, item_id: str | None = None) -> dict[str | None, int]:
-        """How many stored documents say each DocumentProcessCode (TEST, PRODUCTION; None: none
-        stated): every version received and every document we sent; of ``item_id`` only, when
-        given. :func:`workbench.pesc.fields.environment_of` says it in a word."""
+        """How many documents received (every version) and sent say each DocumentProcessCode
+        (None: none stated); of ``item_id`` only, when given."""
         rows = self._c.rows(
             "SELECT upper(trim(code)), count(*) FROM ("
             "SELECT json_extract(pesc_json, '$.process_code') AS code FROM documents "
@@ -383,8 +342,8 @@ class History:
 
     def meta(self, key: str) -> str | None:
         """A value of the ``meta`` table (``schema_version``, ``peek_count_learned``...)."""
-        rows = self._c.rows("SELECT value FROM meta WHERE key = ?", [key])
-        return str(rows[0][0]) if rows and rows[0][0] is not None else None
+        rows = self._c.rows("SELECT value FROM meta WHERE key = ? AND value IS NOT NULL", [key])
+        return str(rows[0][0]) if rows else None
 
     def integrity_check(self) -> str:
         """SQLite's ``PRAGMA integrity_check``: ``"ok"`` when the file is sound."""

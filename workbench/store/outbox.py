@@ -1,19 +1,8 @@
 """The outbox: every POST to the partner is recorded before it is sent, then marked.
 
-States: ``pending`` (recorded, being sent) -> ``sent`` | ``failed`` (known not to have taken
-effect: it may be sent again) | ``uncertain`` (it may have reached the partner).
-
-- The same operation for the same request is refused (:class:`DuplicateSend`) while an entry is
-  pending, sent or uncertain, unless ``force=True``. A send that renews an earlier one (an
-  acknowledgment of a re-issued transcript, a re-issued transcript, a response to a
-  cancellation: ``renews=True``) is refused per DocumentID instead: only by one carrying the
-  same DocumentID, or none known. The check and the insert are one transaction.
-- A crash between ``begin`` and ``mark_*`` leaves ``pending``; :meth:`Outbox.sweep_stale`, when
-  a store opens and when a pull takes the lock, makes it ``uncertain`` when its process is gone
-  (same host), its run ended, or it is older than ``stale_after_s``.
-- Uncertain entries are settled from the partner's lists, never by resending
-  (:mod:`workbench.store.settle`).
-- Outbox writes are ``durable``: ``synchronous=FULL``, so they survive a power cut.
+States: ``pending`` (being sent) -> ``sent`` | ``failed`` (known not to have taken effect: it may
+be sent again) | ``uncertain`` (it may have reached the partner: settled from the partner's
+lists, :mod:`.settle`, never by resending). Its writes are ``durable`` (``synchronous=FULL``).
 """
 
 from __future__ import annotations
@@ -53,9 +42,12 @@ class Outbox:
         run_id: int | None = None,
         renews: bool = False,
     ) -> int:
-        """Record a send as pending, before it goes out; its entry id. ``flat``: the flattened
-        PESC record of the document sent (it fills ``responses``/``acknowledgments``/
-        ``transcripts_sent`` once sent). ``DuplicateSend`` as the module docstring says.
+        """Record a send as pending, before it goes out; its entry id.
+
+        ``DuplicateSend`` while the same operation for the same request is pending, sent or
+        uncertain, unless ``force``; a send that ``renews`` an earlier one (a re-issue, a
+        response to a cancellation) and an acknowledgment only by one of the same DocumentID
+        (or none known). ``flat``: the flattened document, filed once it is sent.
 
         >>> entry = store.outbox.begin("send_response", "R1", {"PESCXML": xml})  # doctest: +SKIP
         """
@@ -93,9 +85,8 @@ class Outbox:
         renews: bool = False,
         hint: str = "",
     ) -> DuplicateSend | None:
-        """The refusal ``begin`` would raise for this send now (``document_id``: its
-        DocumentID), or None: lets a caller say so before it asks anyone. ``hint`` replaces
-        the advice to pass ``force=True`` (a CLI says ``--force``)."""
+        """The refusal ``begin`` would raise now, or None; ``hint`` replaces the advice to pass
+        ``force=True`` (a CLI says ``--force``)."""
         version = sent_version(operation, {"document_id": document_id}, renews=renews)
         with self._c.read() as conn:
             found = _blocking(conn, operation, request_id, version)
@@ -112,8 +103,7 @@ class Outbox:
         call_id: int | None = None,
         reply_flat: Mapping[str, Any] | None = None,
     ) -> None:
-        """The partner answered with success. ``reply_flat``: the flattened reply document
-        (the acknowledgment ``send_transcript`` returns)."""
+        """The partner answered with success (``reply_flat``: the acknowledgment returned)."""
         entry_id, call_id, status = row_id(entry_id) or 0, row_id(call_id), row_id(status)
         body = response_body if isinstance(response_body, str | None) else dumps(response_body)
         body = self._scrub.document(body)  # a 2xx answer: the partner's document
@@ -134,8 +124,7 @@ class Outbox:
         self._mark(entry_id, "failed", error, status=status, call_id=call_id)
 
     def mark_uncertain(self, entry_id: int, *, error: Any, call_id: int | None = None) -> None:
-        """The send may have reached the partner (the connection broke after sending);
-        ``call_id``: the call that may have carried it."""
+        """The send may have reached the partner; ``call_id``: the call that may have."""
         self._mark(entry_id, "uncertain", error, call_id=call_id)
 
     def _mark(
@@ -172,9 +161,8 @@ class Outbox:
     def resolve_uncertain(
         self, list_name: str, listed_ids: Iterable[str], *, at: Any
     ) -> pd.DataFrame:
-        """Settle uncertain sends from a complete list (empty counts: nothing listed) that the
-        partner showed when asked at ``at``; the decisions. ``record_snapshot`` does this by
-        itself for the lists it records."""
+        """Settle uncertain sends from a complete list the partner showed when asked at
+        ``at``; the decisions (``record_snapshot`` does it by itself)."""
         list_info(list_name)
         when = utc_text(at) or now_text()
         with self._c.write(durable=True) as conn:
@@ -191,8 +179,8 @@ class Outbox:
             return request_id in explaining(conn, list_name, [request_id], requested=now_text())
 
     def sweep_stale(self) -> list[int]:
-        """Pending entries whose process is gone, whose run has ended, or older than
-        ``stale_after_s`` become uncertain; their ids."""
+        """Pending entries whose process (same host) is gone, whose run ended, or older than
+        ``stale_after_s`` become uncertain (a crash left them); their ids."""
         rows = self._c.rows(
             "SELECT o.id, o.created_at, o.pid, o.host, r.status FROM outbox o "
             "LEFT JOIN runs r ON r.id = o.run_id WHERE o.state = 'pending'"
@@ -222,9 +210,8 @@ class Outbox:
         return [entry_id for entry_id, _ in stale]
 
     def last_sent(self, operation: str, request_id: str) -> dict[str, Any] | None:
-        """The newest entry of ``operation`` for ``request_id`` that is sent, pending or
-        uncertain (``id``, ``state``, ``updated_at``, ``document_id``); None when there is none.
-        A send that renews it says so."""
+        """The newest entry of ``operation`` for ``request_id`` that blocks a send (``id``,
+        ``state``, ``updated_at``, ``document_id``), or None."""
         with self._c.read() as conn:
             found = _rows(
                 conn,
@@ -245,9 +232,8 @@ def _rows(conn: sqlite3.Connection, sql: str, params: tuple[Any, ...]) -> list[d
 def sent_version(
     operation: str, flat: Mapping[str, Any] | None, *, renews: bool = False
 ) -> str | None:
-    """The DocumentID a send's duplicates carry, when they are told by it: an acknowledgment
-    (it copies the transcript version's), or a send that renews an earlier one. None: any
-    earlier send of the operation is a duplicate (a first send, or a DocumentID unknown)."""
+    """The DocumentID a send's duplicates carry (an acknowledgment's, or a renewal's); None: any
+    earlier send of the operation is a duplicate."""
     if not (operation == "send_acknowledgment" or renews) or not flat:
         return None
     value = flat.get("document_id")
@@ -257,8 +243,8 @@ def sent_version(
 def _blocking(
     conn: sqlite3.Connection, operation: str, request_id: str, version: str | None
 ) -> tuple[Any, ...] | None:
-    """The newest entry that blocks this send: the same operation and request, pending, sent
-    or uncertain (with a ``version``, :func:`sent_version`: of that DocumentID or unknown)."""
+    """The newest entry that blocks this send (with a ``version``: of that DocumentID, or of
+    none known)."""
     return conn.execute(
         "SELECT id, state, updated_at, payload_sha256, pid, document_id FROM "
         "(SELECT *, json_extract(payload_flat, '$.document_id') AS document_id "
@@ -278,8 +264,7 @@ def _duplicate(
     hint: str = "",
     this: Any = None,
 ) -> DuplicateSend:
-    """The refusal of a send that ``found`` (the entry blocking it) already made; ``this``:
-    the DocumentID of the document refused, to say how it differs."""
+    """The refusal of a send ``found`` blocks; ``this``: the DocumentID refused."""
     entry_id, state, since, sent_digest, pid, document_id = found
     version = f"DocumentID {document_id!r}" if document_id else "a DocumentID not recorded"
     entry = f"outbox entry {entry_id}"
@@ -321,8 +306,8 @@ def _duplicate(
 
 
 def _entry(conn: sqlite3.Connection, entry_id: int, target: str) -> dict[str, Any]:
-    """The entry ``entry_id``, which may become ``target``: pending or uncertain, or settled
-    from the lists (a late answer overrides an inference)."""
+    """Entry ``entry_id``, if it may become ``target``: pending, uncertain, or settled from the
+    lists (a late answer overrides an inference)."""
     found = _rows(
         conn,
         "SELECT id, operation, request_id, state, payload, payload_flat, resolved_at "
