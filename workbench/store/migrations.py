@@ -22,13 +22,11 @@ from workbench.partner_json import event_fields
 from workbench.store.details import pescxml_of, unescaped_once
 from workbench.store.schema import (
     SCHEMA_VERSION,
-    TABLES,
     VIEWS,
     create_views,
     fresh,
     now_text,
     sha256,
-    statements,
     utc_text,
 )
 from workbench.store.settle import file_transcript_sent
@@ -90,28 +88,24 @@ def ensure_schema(conn: sqlite3.Connection, *, path: str, version: str) -> int:
     refuse_newer(found, path=path, version=version)
     if found == SCHEMA_VERSION:
         return found
-    if found == 0:
-        if conn.execute("SELECT count(*) FROM sqlite_master WHERE type = 'table'").fetchone()[0]:
-            raise StoreError(
-                f"{path} is a SQLite database but not a workbench store (it has no meta "
-                "table); point WORKBENCH_DB at another file."
-            )
-        for statement in statements(TABLES):
-            conn.execute(statement)
-        conn.executemany(
-            "INSERT INTO meta VALUES (?, ?)", [("created_at", now_text()), ("created_by", version)]
+    if not found and conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table'").fetchone():
+        raise StoreError(
+            f"{path} is a SQLite database but not a workbench store (it has no meta table); "
+            "point WORKBENCH_DB at another file."
         )
-    else:
-        _add_missing(conn)
-        for target, step in STEPS.items():
-            if found < target:
+    _add_missing(conn)  # a new store: everything
+    for target, step in STEPS.items() if found else ():
+        if found < target:
+            if callable(step):
                 step(conn)
+            else:
+                for statement in step.split(";"):
+                    conn.execute(statement)
     create_views(conn)
-    conn.executemany(
-        "INSERT OR REPLACE INTO meta VALUES (?, ?)",
-        [("schema_version", str(SCHEMA_VERSION)), ("migrated_at", now_text()),
-         ("migrated_by", version)],
-    )  # fmt: skip
+    meta = [("schema_version", str(SCHEMA_VERSION)), ("migrated_at", now_text())]
+    meta += [("migrated_by", version)] + ([] if found else [("created_at", now_text()),
+                                                          ("created_by", version)])  # fmt: skip
+    conn.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", meta)
     return SCHEMA_VERSION
 
 
@@ -119,17 +113,9 @@ def _columns(conn: sqlite3.Connection, table: str) -> list[str]:
     return [row[1] for row in conn.execute(f"PRAGMA table_info({table})")]
 
 
-def _key(conn: sqlite3.Connection, table: str) -> list[str]:
-    return [
-        r[1]
-        for r in sorted(conn.execute(f"PRAGMA table_info({table})"), key=lambda r: r[5])
-        if r[5]
-    ]
-
-
 def _add_missing(conn: sqlite3.Connection) -> None:
-    """Add the tables, columns and indexes of the current schema that the store lacks (our
-    views, and the ``documents`` view of v2, go first: they are recreated)."""
+    """Add the tables, columns and indexes of the current schema that the store lacks. Our
+    views (and v2's ``documents`` view) go first: they are recreated."""
     for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'view'").fetchall():
         if name in VIEWS or name == "documents":
             conn.execute(f"DROP VIEW {name}")
@@ -141,51 +127,39 @@ def _add_missing(conn: sqlite3.Connection) -> None:
     ).fetchall():
         if name not in have:
             conn.execute(sql)
-        elif kind == "table":
-            if _key(conn, name) != _key(model, name):
-                raise StoreError(
-                    f"The table {name!r} in this store is not the workbench's (its key differs); "
-                    "rename or drop it, then open the store again. The store was left as it was."
+            continue
+        if kind != "table":
+            continue
+        info = {r[1]: r for r in model.execute(f"PRAGMA table_info({name})")}
+        present = {r[1]: r for r in conn.execute(f"PRAGMA table_info({name})")}
+        if {c: r[5] for c, r in info.items() if r[5]} != {
+            c: r[5] for c, r in present.items() if r[5]
+        }:
+            raise StoreError(
+                f"The table {name!r} in this store is not the workbench's (its key differs); "
+                "rename or drop it, then open the store again. The store was left as it was."
+            )
+        references = {r[3]: f" REFERENCES {r[2]}({r[4]})"
+                      for r in model.execute(f"PRAGMA foreign_key_list({name})")}  # fmt: skip
+        for column, (_, _, declared, not_null, default, _) in info.items():
+            if column not in present:
+                conn.execute(
+                    f"ALTER TABLE {name} ADD COLUMN {column} {declared}"
+                    + (" NOT NULL" if not_null else "")
+                    + (f" DEFAULT {default}" if default is not None else "")
+                    + references.get(column, "")
                 )
-            present = set(_columns(conn, name))
-            references = {r[3]: f" REFERENCES {r[2]}({r[4]})" for r in
-                          model.execute(f"PRAGMA foreign_key_list({name})")}  # fmt: skip
-            for _, column, declared, not_null, default, _ in model.execute(
-                f"PRAGMA table_info({name})"
-            ).fetchall():
-                if column not in present:
-                    conn.execute(
-                        f"ALTER TABLE {name} ADD COLUMN {column} {declared}"
-                        + (" NOT NULL" if not_null else "")
-                        + (f" DEFAULT {default}" if default is not None else "")
-                        + references.get(column, "")
-                    )
     model.close()
 
 
-def _v2(conn: sqlite3.Connection) -> None:
-    """v2 kept list membership: an item is on its list until it left."""
-    for table in ENTITY_IDS:
-        conn.execute(f"UPDATE {table} SET on_list = (left_at IS NULL)")
-
-
-def _v3(conn: sqlite3.Connection) -> None:
-    """v3 refetches a detail when its listed RequestDate changes: the one fetched is the one
-    listed then."""
-    for table in ENTITY_IDS:
-        conn.execute(f"UPDATE {table} SET detail_request_date = request_date")
-
-
 def _v4(conn: sqlite3.Connection) -> None:
-    """v4 keeps every version of a document in ``documents`` and narrow entity rows: an entity
-    row's XML with no version yet becomes version 1; its inline texts move to its current
-    version (or to ``document_records`` when it has none) and their columns are dropped; the
-    transcripts we sent are filed in ``transcripts_sent``. Row by row: a large store is never
+    """v4: every version of a document in ``documents`` (an entity row's XML with no version
+    yet is its version 1), narrow entity rows (their texts move to their current version, or to
+    ``document_records`` without one), ``transcripts_sent``. Row by row: a large store is never
     held in memory."""
-    if sqlite3.sqlite_version_info < (3, 35, 0):
+    if sqlite3.sqlite_version_info < (3, 35, 0):  # ALTER TABLE DROP COLUMN
         raise StoreError(
-            f"Migrating this store needs SQLite 3.35 or later (ALTER TABLE DROP COLUMN); this "
-            f"Python has SQLite {sqlite3.sqlite_version}. The store was left as it was."
+            f"Migrating this store needs SQLite 3.35 or later, not {sqlite3.sqlite_version}."
         )
     for table, id_column in ENTITY_IDS.items():
         inline = [c for c in INLINE if c in _columns(conn, table)]
@@ -269,9 +243,9 @@ def _drop_column(conn: sqlite3.Connection, table: str, column: str) -> None:
                 raise StoreError(
                     f"The {kind} {name!r} in this store (not the workbench's) reads "
                     f"{table}.{column}, which store schema version 4 moves to the documents "
-                    f"table (one row per version; see docs/data-dictionary.md). Drop it (DROP "
-                    f"{kind.upper()} {name}; in the sqlite3 shell) or rewrite it to read "
-                    "documents, then open the store again. The store was left as it was."
+                    f"table (docs/data-dictionary.md). Drop it (DROP {kind.upper()} {name}; in the "
+                    "sqlite3 shell) or rewrite it to read documents, then open the store again. "
+                    "The store was left as it was."
                 ) from exc
             conn.execute(f'DROP INDEX "{name}"')
 
@@ -301,6 +275,13 @@ def _v5(conn: sqlite3.Connection) -> None:
         )
 
 
-# The data steps, by the version that brought them: a store older than a version runs its
-# step. v6 and v7 changed only the views.
-STEPS: dict[int, Callable[[sqlite3.Connection], None]] = {2: _v2, 3: _v3, 4: _v4, 5: _v5}
+# The data steps, by the version that brought them (SQL, or a function of the connection): a
+# store older than a version runs its step. v6 and v7 changed only the views.
+STEPS: dict[int, str | Callable[[sqlite3.Connection], None]] = {
+    # list membership: an item is on its list until it left
+    2: ";".join(f"UPDATE {t} SET on_list = (left_at IS NULL)" for t in ENTITY_IDS),
+    # a detail is fetched again when its listed RequestDate changes
+    3: ";".join(f"UPDATE {t} SET detail_request_date = request_date" for t in ENTITY_IDS),
+    4: _v4,
+    5: _v5,
+}

@@ -331,13 +331,8 @@ FROM transcripts_received t
 }
 
 
-def statements(script: str) -> list[str]:
-    """A DDL script's statements (ours holds no ';' inside a literal)."""
-    return [s.strip() for s in script.split(";") if s.strip()]
-
-
 def create_views(conn: sqlite3.Connection) -> None:
-    """(Re)create the views, inside the caller's transaction."""
+    """(Re)create the views, in the caller's transaction."""
     for name, sql in VIEWS.items():
         conn.execute(f"DROP VIEW IF EXISTS {name}")
         conn.execute(f"CREATE VIEW {name} AS {sql}")
@@ -346,13 +341,10 @@ def create_views(conn: sqlite3.Connection) -> None:
 def fresh() -> sqlite3.Connection:
     """An in-memory database holding the current schema, empty."""
     conn = sqlite3.connect(":memory:", isolation_level=None)
-    for statement in statements(TABLES):
+    for statement in TABLES.split(";"):  # our DDL holds no ';' inside a literal
         conn.execute(statement)
     create_views(conn)
     return conn
-
-
-# -- how a value is written ------------------------------------------------------------------
 
 
 def now() -> datetime:
@@ -364,7 +356,7 @@ def now_text() -> str:
 
 
 def utc_text(when: datetime | date | str | None) -> str | None:
-    """A time as the store writes it; naive times are taken as UTC. ``None`` stays ``None``."""
+    """A time as the store writes it (naive: UTC); ``None`` stays ``None``."""
     if when is None:
         return None
     if isinstance(when, str):
@@ -372,9 +364,9 @@ def utc_text(when: datetime | date | str | None) -> str | None:
             when = datetime.fromisoformat(when.strip())
         except ValueError:
             raise StoreError(
-                f"{when!r} is not an ISO 8601 time (e.g. 2026-03-02T09:00:00Z)."
+                f"{when!r} is not an ISO 8601 time (e.g. 2026-03-02T09:00Z)."
             ) from None
-    elif not isinstance(when, datetime):  # a date: its midnight UTC
+    elif not isinstance(when, datetime):  # a date: its midnight
         when = datetime(when.year, when.month, when.day)
     if when.tzinfo is None:
         when = when.replace(tzinfo=UTC)
