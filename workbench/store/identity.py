@@ -1,15 +1,6 @@
-"""One store, one partner: whom a store holds, recorded in its ``meta`` table.
-
-Per side of the partner, the base and identity-server URLs (``partner_gateway_url``,
-``partner_gateway_auth_url``, ``partner_exchange_url``, ``partner_exchange_auth_url``) and the
-``partner_profile`` that first wrote them, normalised (:func:`workbench.config.normal_url`; the
-embedded sandbox as ``embedded-sandbox``). A side is recorded once a call of that side reached
-the partner (a 2xx with JSON, or the spec's "nothing found": any web server answers a 401 or an
-HTML page) or a send is first recorded in its outbox; never before, so a first pull against a
-mistyped URL binds nothing. Any profile reads any store; a profile writes only to a store whose
-known sides it matches (a side not seen yet is recorded then); another partner's store is only
-read. :func:`repoint` records a profile's URLs instead (the same partner at a new address). A
-store of an earlier build (one ``partner_auth_url``) is read as the side it belonged to.
+"""One store, one partner: per side (gateway, exchange), its URLs as the store's ``meta``
+records them once a call of that side reached the partner (DESIGN §5). Any profile reads any
+store; one writes only to a store whose known sides it matches.
 """
 
 from __future__ import annotations
@@ -50,7 +41,8 @@ def side_identity(wanted: Mapping[str, str], side: str) -> dict[str, str]:
 
 
 def read_partner(conn: sqlite3.Connection) -> dict[str, str]:
-    """The ``partner_*`` keys an open store records, URLs normalised ({} when none)."""
+    """The ``partner_*`` keys an open store records, URLs normalised; an earlier build's one
+    ``partner_auth_url`` as the side it belonged to."""
     if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'meta'").fetchone():
         return {}
     found = {
@@ -65,8 +57,7 @@ def read_partner(conn: sqlite3.Connection) -> dict[str, str]:
 
 
 def stored_partner(path: str | Path) -> dict[str, str]:
-    """Whom the database at ``path`` holds, read with sqlite3 alone, creating or changing no
-    file ({} when there is no file yet, or it records nobody)."""
+    """Whom the database at ``path`` holds ({} if nobody), read creating or changing nothing."""
     if not Path(path).is_file():
         return {}
     try:
@@ -101,8 +92,7 @@ def check_partner(
     *,
     fix: str = "Pass another --db (or WORKBENCH_DB, or the profile's db) for this profile.",
 ) -> None:
-    """``ConfigError`` (saying ``fix``) when the store at ``path`` records another partner than
-    ``wanted``: a URL of a side both know differs."""
+    """``ConfigError`` (saying ``fix``) when a URL of a side both know differs."""
     differ = [
         k
         for k in _URL_KEYS
@@ -124,9 +114,8 @@ def check_partner(
 
 
 def claim_partner(conn: sqlite3.Connection, path: str | Path, wanted: Mapping[str, str]) -> None:
-    """Record ``wanted`` where the store records nothing yet, in the open write transaction
-    ``conn``; ``ConfigError``, writing nothing, when it holds another partner. A store of the
-    former key gets the sided ones."""
+    """Record ``wanted`` where the store records nothing yet, in the write transaction
+    ``conn`` (``ConfigError`` for another partner's store)."""
     recorded = read_partner(conn)
     check_partner(path, recorded, wanted)
     written = {str(r[0]) for r in conn.execute("SELECT key FROM meta WHERE value != ''")}
@@ -136,9 +125,8 @@ def claim_partner(conn: sqlite3.Connection, path: str | Path, wanted: Mapping[st
 
 
 def repoint_changes(recorded: Mapping[str, str], wanted: Mapping[str, str]) -> Changes:
-    """What re-pointing a store that records ``recorded`` to ``wanted`` changes: every URL
-    ``wanted`` gives that the store records otherwise, or not at all; the profile's name too
-    when anything else changes."""
+    """What re-pointing a store from ``recorded`` to ``wanted`` changes: every URL ``wanted``
+    gives that the store records otherwise, or not at all, and then the profile's name."""
     changes: Changes = {
         k: (recorded.get(k), wanted[k])
         for k in _URL_KEYS
@@ -156,11 +144,9 @@ def repoint(
     *,
     confirm: Callable[[Changes], bool] = lambda _changes: True,
 ) -> tuple[Changes, bool]:
-    """Re-point the store at ``path`` to ``wanted`` (a profile's ``identity()``), after
-    ``confirm`` is shown the changes (:func:`repoint_changes`) and accepts them: the changes
-    and whether they were made. One transaction, with a ``runs`` row of kind ``repoint``
-    holding them; the store is not migrated, nor the partner called. ``ConfigError`` when there
-    is no workbench store at ``path``; ``StoreError`` when its partner changed meanwhile."""
+    """Re-point the store at ``path`` to ``wanted`` (the same partner at a new address) if
+    ``confirm`` accepts the changes: the changes, and whether they were made (in one
+    transaction, with a ``runs`` row of kind ``repoint``)."""
     where = Path(path)
     if not where.is_file():
         raise ConfigError(f"There is no database at {where}: nothing to re-point.")
