@@ -213,14 +213,9 @@ class Outbox:
         """The newest entry of ``operation`` for ``request_id`` that blocks a send (``id``,
         ``state``, ``updated_at``, ``document_id``), or None."""
         with self._c.read() as conn:
-            found = _rows(
-                conn,
-                "SELECT id, state, updated_at, json_extract(payload_flat, '$.document_id') AS "
-                "document_id FROM outbox WHERE operation = ? AND request_id = ? "
-                "AND state IN (?, ?, ?) ORDER BY id DESC LIMIT 1",
-                (operation, request_id, *BLOCKING),
-            )
-        return found[0] if found else None
+            found = _blocking(conn, operation, request_id, None)
+        keys = ("id", "state", "updated_at", None, None, "document_id")
+        return {k: v for k, v in zip(keys, found, strict=True) if k} if found else None
 
 
 def _rows(conn: sqlite3.Connection, sql: str, params: tuple[Any, ...]) -> list[dict[str, Any]]:
