@@ -173,7 +173,7 @@ def test_a_profiles_file_others_may_write_is_refused(tmp_path: Path, monkeypatch
     path = tmp_path / "workbench.toml"
     path.write_text('default_profile = "p"\n[profiles.p]\nexchange_url = "https://x.example"\n')
     path.chmod(0o666)
-    with pytest.raises(wb.ConfigError, match="writable by others.*chmod go-w"):
+    with pytest.raises(wb.ConfigError, match=r"writable by others.*chmod go-w"):
         load_profile(env={})
     path.chmod(0o644)
     assert load_profile(env={}).name == "p"
@@ -189,7 +189,7 @@ def test_places_that_would_skip_the_user_s_profiles_are_refused(tmp_path, monkey
     with pytest.raises(wb.ConfigError, match="a link to nothing"):
         load_profile(env={})
     (tmp_path / "workbench.toml").unlink()
-    with pytest.raises(wb.ConfigError, match="WORKBENCH_HOME is .*no folder"):
+    with pytest.raises(wb.ConfigError, match=r"WORKBENCH_HOME is .*no folder"):
         load_profile(env={"WORKBENCH_HOME": str(tmp_path / "mistyped")})
 
 
