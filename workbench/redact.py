@@ -79,7 +79,11 @@ _SHAPES = ("eyJ", "earer")  # every _JWT or _BEARER match holds one of these, as
 # letters (\u0041-\u007a, or KELVIN SIGN for "k").
 _FIELD_HINTS = ("token", "secret", "password", "assertion", "subscription")
 _ESCAPED_LETTER = re.compile(r"\\u(?:00[4-7]|212a)")
-_FIELD_NAMES = "|".join(map(re.escape, sorted(SENSITIVE_FIELDS)))
+# A field's name as compared: lower case, no separators (accessToken, access-token, ...).
+_SENSITIVE_KEYS = frozenset(name.replace("_", "").replace("-", "") for name in SENSITIVE_FIELDS)
+# Each name spelled with "_", "-" or nothing between its words (the regexes are case-blind).
+_SPELLINGS = {name.replace("_", sep) for name in SENSITIVE_FIELDS for sep in ("_", "-", "")}
+_FIELD_NAMES = "|".join(re.escape(name) for name in sorted(_SPELLINGS))
 _FORM_FIELD = re.compile(rf"(?i)((?:^|[&?\s])(?:{_FIELD_NAMES})=)[^&\s]*")
 _JSON_PAIR = re.compile(rf'(?i)("(?:{_FIELD_NAMES})"\s*:\s*)"(?!\[REDACTED\])(?:[^"\\]|\\.)*"')
 
@@ -241,7 +245,7 @@ class Redactor:
         if isinstance(value, Mapping):
             return {
                 (self.text(k) if isinstance(k, str) else k): MASK
-                if str(k).lower() in SENSITIVE_FIELDS
+                if is_sensitive(k)
                 else self._masked(v)
                 for k, v in value.items()
             }
@@ -251,6 +255,12 @@ class Redactor:
             return value
         shown = str(value)  # a number, or a date or decimal the JSON holds as its str
         return value if self.text(shown) == shown else MASK
+
+
+def is_sensitive(name: object) -> bool:
+    """Whether a field so named holds a secret, whatever its case and separators
+    (``access_token``, ``accessToken``, ``Access-Token``)."""
+    return str(name).lower().replace("_", "").replace("-", "") in _SENSITIVE_KEYS
 
 
 def headers_by_name(
@@ -267,7 +277,7 @@ def headers_by_name(
 def _form(query: str) -> str:
     """A form body or query string with its sensitive fields masked."""
     pairs = parse_qsl(query, keep_blank_values=True)
-    masked = [(k, MASK if k.lower() in SENSITIVE_FIELDS else v) for k, v in pairs]
+    masked = [(k, MASK if is_sensitive(k) else v) for k, v in pairs]
     return urlencode(masked, safe="[]")
 
 
@@ -288,10 +298,7 @@ def _fields(text: str) -> str:
 
 def _masked_fields(value: Any) -> Any:
     if isinstance(value, dict):
-        return {
-            k: MASK if str(k).lower() in SENSITIVE_FIELDS else _masked_fields(v)
-            for k, v in value.items()
-        }
+        return {k: MASK if is_sensitive(k) else _masked_fields(v) for k, v in value.items()}
     if isinstance(value, list):
         return [_masked_fields(v) for v in value]
     return value
