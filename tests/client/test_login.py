@@ -159,6 +159,6 @@ def test_a_login_answer_spelling_its_token_otherwise_logs_in_and_is_masked(name:
 
 
 def test_a_login_that_answers_200_without_a_token_says_so_not_check_the_secret() -> None:
-    with pytest.raises(wb.AuthError, match="answered 200 .* no access_token we can read") as e:
+    with pytest.raises(wb.AuthError, match=r"answered 200 .* no access_token we can read") as e:
         _grant({"data": {"AccessToken": "Op4queT0kenValueXyz123"}}).token()
     assert "Op4queT0ken" not in str(e.value) and "client" not in str(e.value)
