@@ -229,7 +229,7 @@ class OAuthGrant(BearerAuth):
                 f"The login at {self.token_url} answered {status} to a token request for the "
                 f"{self.role} interface ({said}), after retries; try again later.",
                 status=status,
-                body=self._redact(response.text[:2000]),
+                body=self._redact(response.text[: 16 * 1024])[:2000],  # masked, then cut
             )
         if status == 200:  # a login that worked, in a shape we cannot read: not the credentials
             fields = ", ".join(sorted(map(str, body))[:10]) or "none"
