@@ -32,6 +32,8 @@
 
 from __future__ import annotations
 
+import logging
+import os
 import shutil
 import sqlite3
 import tempfile
@@ -45,6 +47,8 @@ from typing import TYPE_CHECKING, Any
 
 from workbench.errors import StoreError
 from workbench.folders import create_private
+
+logger = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     import sqlite_utils
@@ -87,6 +91,26 @@ def _database(conn: sqlite3.Connection) -> sqlite_utils.Database:
     return sqlite_utils.Database(conn, execute_plugins=False)
 
 
+def _make_private(path: Path) -> None:
+    """A store others may read (made 0644 before stores were private) becomes its owner's
+    alone when its owner opens it to write, its -wal and -shm too; said once, in a warning."""
+    opened = []
+    for file in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+        try:
+            mode = file.stat().st_mode
+            if mode & 0o077 and file.stat().st_uid == os.getuid():
+                file.chmod(0o600)
+                opened.append(file.name)
+        except OSError:  # not there, or not ours to change: left as it is
+            continue
+    if opened:
+        logger.warning(
+            "%s could be read by other users of this machine: made readable by you alone "
+            "(0600), as the student data it holds should be.",
+            ", ".join(opened),
+        )
+
+
 class Connection:
     """A thread-safe SQLite connection with translated errors; build one per ``Store``."""
 
@@ -110,7 +134,7 @@ class Connection:
         try:  # SQLite would create it 0644; its -wal and -shm take the file's mode
             create_private(self.path)
         except FileExistsError:
-            pass
+            _make_private(self.path)
         except OSError as exc:
             raise StoreError(f"Cannot create the database {self.path}: {exc}.") from exc
         with self.translated():
