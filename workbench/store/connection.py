@@ -92,21 +92,21 @@ def _database(conn: sqlite3.Connection) -> sqlite_utils.Database:
 
 
 def _make_private(path: Path) -> None:
-    """A store others may read (made 0644 before stores were private) becomes its owner's
-    alone when its owner opens it to write, its -wal and -shm too; said once, in a warning."""
+    """A store every user may read (made 0644 before stores were private) loses the others'
+    access when its owner opens it to write, its -wal and -shm too, and a warning says so; a
+    group's access, an owner's choice, stays."""
     opened = []
     for file in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
         try:
-            mode = file.stat().st_mode
-            if mode & 0o077 and file.stat().st_uid == os.getuid():
-                file.chmod(0o600)
+            info = file.stat()
+            if info.st_mode & 0o007 and info.st_uid == os.getuid():
+                file.chmod(info.st_mode & 0o770)
                 opened.append(file.name)
         except OSError:  # not there, or not ours to change: left as it is
             continue
     if opened:
         logger.warning(
-            "%s could be read by other users of this machine: made readable by you alone "
-            "(0600), as the student data it holds should be.",
+            "%s could be read by every user of this machine: no longer (it holds students' data).",
             ", ".join(opened),
         )
 
