@@ -42,7 +42,8 @@ def test_an_error_answer_exits_1_with_the_partners_message(sandbox, tmp_path) ->
 
 def test_only_a_path_below_the_interface_is_read(sandbox: Sandbox, tmp_path: Path) -> None:
     for path in ("https://elsewhere.example/x", "//elsewhere.example/x", "api/x",
-                 "/api/../../identity", "/api/\x1b[2Jx"):  # fmt: skip
+                 "/api/../../identity", "/api/\x1b[2Jx", "/api/%2e%2e/%2E%2E/identity",
+                 "/api/x#frag", "/api/" + "x" * 70_000, "/api/\xff", "/api/é"):  # fmt: skip
         result = _call(sandbox, tmp_path / "wb.db", "supplier", path)
         assert result.exit_code == 2, path
         assert "PATH" in result.output and "\x1b" not in result.output
