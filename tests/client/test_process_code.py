@@ -118,7 +118,7 @@ def test_a_document_stating_no_code_never_answers_a_test_one(
     )
     assert wb.pesc.flatten(silent)["process_code"] is None
     free = connect_to(sb, db=tmp_path / "free.db")  # no environment declared: OCAS' UAT
-    with pytest.raises(wb.DocumentMismatch, match="is not stated, but .* says TEST"):
+    with pytest.raises(wb.DocumentMismatch, match=r"is not stated, but .* says TEST"):
         free.supplier.send_transcript(item, silent, check=False)
     w = connect_to(sb, db=tmp_path / "w.db", WORKBENCH_ENVIRONMENT="test")
     with pytest.raises(wb.DocumentMismatch, match="DocumentProcessCode"):
