@@ -82,8 +82,9 @@ class Connection:
         if not read_only:
             try:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
-                with suppress(FileExistsError):  # SQLite would create it 0644
-                    create_private(self.path)
+                create_private(self.path)  # SQLite would create it 0644
+            except FileExistsError:
+                _make_private(self.path)
             except OSError as exc:
                 raise StoreError(f"Cannot create the database {self.path}: {exc}.") from exc
         with self.translated():
@@ -119,31 +120,45 @@ class Connection:
         writes, in a 0700 temporary folder removed on close), ``prepare`` (a migration) run on
         it in one transaction: an archived store is read as it was, without the partner."""
         assert self.read_only and self._copy is None
-        folder = Path(tempfile.mkdtemp(prefix="workbench-store-"))
+        try:
+            folder = Path(tempfile.mkdtemp(prefix="workbench-store-"))
+        except OSError as exc:
+            raise self._no_copy(exc, tempfile.gettempdir()) from None
         removal = weakref.finalize(self, shutil.rmtree, folder, ignore_errors=True)
         copy = folder / self.path.name
-        try:
-            create_private(copy)  # its owner only, like the store: it is the same data
-            conn = sqlite3.connect(str(copy), isolation_level=None, check_same_thread=False)
+        with self.translated():  # the store itself (not a database, say)
             try:
-                with self.lock, self.translated():
-                    self.conn.backup(conn)
-                    conn.execute("PRAGMA journal_mode = MEMORY")  # no file beside the copy
-                    conn.execute("PRAGMA synchronous = OFF")  # a crash loses only the copy
-                    conn.execute("BEGIN IMMEDIATE")
-                    prepare(conn)
-                    conn.execute("COMMIT")
-                    conn.execute("PRAGMA query_only = ON")
+                create_private(copy)  # its owner only, like the store: it is the same data
+                conn = sqlite3.connect(str(copy), isolation_level=None, check_same_thread=False)
+                try:
+                    with self.lock:
+                        self.conn.backup(conn)
+                        conn.execute("PRAGMA journal_mode = MEMORY")  # no file beside the copy
+                        conn.execute("PRAGMA synchronous = OFF")  # a crash loses only the copy
+                        conn.execute("BEGIN IMMEDIATE")
+                        prepare(conn)
+                        conn.execute("COMMIT")
+                        conn.execute("PRAGMA query_only = ON")
+                except BaseException:
+                    conn.close()
+                    raise
+            except (OSError, sqlite3.OperationalError) as exc:  # no room, no access: the copy's
+                removal()
+                raise self._no_copy(exc, folder) from None
             except BaseException:
-                conn.close()
+                removal()
                 raise
-        except BaseException:
-            removal()
-            raise
         with self.lock:
             self.conn.close()
             self._use(conn)
             self.file, self._copy = copy, removal
+
+    def _no_copy(self, exc: BaseException, where: object) -> StoreError:
+        return StoreError(
+            f"{self.path} has an older schema, read from a private copy, which could not be "
+            f"made in {where} ({exc}). Free room there, or point TMPDIR at a folder of yours "
+            "with room; the store itself is unchanged."
+        )
 
     @contextmanager
     def write(self, *, durable: bool = False) -> Iterator[sqlite3.Connection]:
@@ -227,6 +242,23 @@ class Connection:
                 "The database {path} failed: {text}.",
             )
             raise StoreError(advice.format(path=self.path, text=text)) from exc
+
+
+def _make_private(path: Path) -> None:
+    """A store every user may read (made 0644 before stores were private), its -wal and -shm
+    too, loses the others' access when its owner opens it to write, and a warning says so; a
+    group's access, an owner's choice, stays."""
+    opened = []
+    for file in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+        with suppress(OSError):  # not there, or not ours to change: left as it is
+            if (info := file.stat()).st_mode & 0o007 and info.st_uid == os.getuid():
+                file.chmod(info.st_mode & 0o770)
+                opened.append(file.name)
+    if opened:
+        logger.warning(
+            "%s could be read by every user of this machine: no longer (it holds students' data).",
+            ", ".join(opened),
+        )
 
 
 def _busy(exc: BaseException) -> bool:

@@ -23,7 +23,7 @@ from workbench.errors import StoreError
 from workbench.redact import Redactor, is_document, is_sent_document
 from workbench.store import details, identity, settle
 from workbench.store.connection import Connection, process_alive, run_lock
-from workbench.store.events import event_key, events_seen, read_events
+from workbench.store.events import event_keys, events_seen, read_events
 from workbench.store.history import History
 from workbench.store.lists import EVENT_SOURCES, ListInfo, item_key, list_info, request_date
 from workbench.store.migrations import open_schema
@@ -242,7 +242,7 @@ class Store(History):
         texts = [self._scrub.document(dumps(item)) for item in items]
         said = read_events(items, event_fields) if info.source else []
         keys = (
-            [event_key(f, t) for f, t in zip(said, texts, strict=True)] if key is None
+            event_keys(str(info.source), said, texts) if key is None
             else [item_key(i, key, t) for i, t in zip(items, texts, strict=True)]
         )  # fmt: skip
         now = dict(zip(keys, texts, strict=True))
@@ -319,7 +319,7 @@ class Store(History):
         events = list(events)
         texts = [self._scrub.document(dumps(event)) for event in events]
         said = read_events(events, event_fields)
-        keys = [event_key(f, t) for f, t in zip(said, texts, strict=True)]
+        keys = event_keys(source, said, texts)
         at = utc_text(seen_at) or now_text()
         with self._c.write() as conn:
             new = events_seen(conn, source, said, keys, texts, at=at, listed=False)

@@ -8,6 +8,7 @@ at its first sighting (``time_is_first_seen``). The whole event is kept in ``raw
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -18,6 +19,7 @@ from workbench.partner_json import EventFields, event_fields
 from workbench.store.frames import snake
 from workbench.store.schema import dumps, sha256, utc_text
 
+logger = logging.getLogger(__name__)
 EVENT_COLUMNS = ("event_id", "event_type", "occurred_at")  # always present, maybe empty
 
 _UPSERT = (
@@ -82,9 +84,33 @@ def _rest(event: dict[str, Any], found: EventFields) -> dict[str, Any]:
     return rest
 
 
-def event_key(found: EventFields, text: str) -> str:
-    """An event's key: its id, else the SHA-256 of its (canonical, masked) JSON ``text``."""
-    return found.id if found.id is not None else "sha256:" + sha256(text)
+def event_keys(source: str, found: Sequence[EventFields], texts: Sequence[str]) -> list[str]:
+    """Each event's key: its id, else the SHA-256 of its (canonical) JSON ``text``. An id that
+    one answer gives to events of different content is no event's own (a number of its kind,
+    say): those are keyed by id and content, never merged, and a warning says how to name the
+    id field."""
+    keys = [
+        f.id if f.id is not None else "sha256:" + sha256(t)
+        for f, t in zip(found, texts, strict=True)
+    ]
+    contents: dict[str, set[str]] = {}
+    for key, text in zip(keys, texts, strict=True):
+        contents.setdefault(key, set()).add(text)
+    if not (shared := {key for key, seen in contents.items() if len(seen) > 1}):
+        return keys
+    fields = sorted({"/".join(f.paths["id"]) for f in found if f.id in shared and "id" in f.paths})
+    logger.warning(
+        "%d %s events share an id (%s, read from %s) with different content: kept apart, by "
+        "content. If the partner's event id is another field, name it: event_fields = "
+        '{ id = "..." } in the profile.',
+        sum(key in shared for key in keys),
+        source,
+        ", ".join(sorted(shared)[:3]),
+        ", ".join(fields) or "?",
+    )
+    return [
+        f"{k}#sha256:{sha256(t)}" if k in shared else k for k, t in zip(keys, texts, strict=True)
+    ]
 
 
 def events_seen(
