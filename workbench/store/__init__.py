@@ -15,9 +15,9 @@ Layout::
 
 from __future__ import annotations
 
+import importlib
 import typing
 
-from workbench._lazy import lazy_names as _lazy_names
 from workbench.errors import DuplicateSend
 
 if typing.TYPE_CHECKING:
@@ -26,27 +26,19 @@ if typing.TYPE_CHECKING:
     from workbench.store.outbox import Outbox
     from workbench.store.schema import SCHEMA_VERSION
 
-__all__ = [
-    "LIST_NAMES",
-    "OPERATIONS",
-    "SCHEMA_VERSION",
-    "DuplicateSend",
-    "Outbox",
-    "SnapshotDiff",
-    "Store",
-]
-
+__all__ = ["LIST_NAMES", "OPERATIONS", "SCHEMA_VERSION", "DuplicateSend", "Outbox",
+           "SnapshotDiff", "Store"]  # fmt: skip
 # Loaded on first use (PEP 562): a submodule (the schema version, whom a store holds) imports
 # without Store, sqlite-utils and the pandas they load.
-__getattr__, __dir__ = _lazy_names(
-    __name__,
-    globals(),
-    {
-        "LIST_NAMES": "workbench.store.lists",
-        "OPERATIONS": "workbench.store.lists",
-        "Outbox": "workbench.store.outbox",
-        "SCHEMA_VERSION": "workbench.store.schema",
-        "SnapshotDiff": "workbench.store.core",
-        "Store": "workbench.store.core",
-    },
-)
+_HOMES = {"LIST_NAMES": "lists", "OPERATIONS": "lists", "Outbox": "outbox",
+          "SCHEMA_VERSION": "schema", "SnapshotDiff": "core", "Store": "core"}  # fmt: skip
+
+
+def __getattr__(name: str) -> typing.Any:
+    if name not in _HOMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{_HOMES[name]}"), name)
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -46,9 +46,8 @@ _ADVICE = (
 
 
 def open_read_only(path: Path, *, busy_timeout_s: float) -> sqlite3.Connection:
-    """``path`` opened to read only, creating nothing beside it: as usual (SQLite removes the
-    ``-wal`` it makes when the last connection closes), else read-only (a folder one cannot
-    write in), else the file as it is (no writer can exist there)."""
+    """``path`` opened to read only, creating nothing beside it (SQLite removes the ``-wal`` it
+    makes on close): as usual, else read-only, else immutable (a folder one cannot write in)."""
     for mode in ("mode=rw", "mode=ro", "mode=ro&immutable=1"):
         conn = sqlite3.connect(f"{path.resolve().as_uri()}?{mode}", uri=True,
                                isolation_level=None, check_same_thread=False)  # fmt: skip
@@ -116,9 +115,8 @@ class Connection:
         self.conn, self.db = conn, sqlite_utils.Database(conn, execute_plugins=False)
 
     def read_copy(self, prepare: Callable[[sqlite3.Connection], object]) -> None:
-        """Read a private copy from now on (SQLite's backup, consistent while another program
-        writes, in a 0700 temporary folder removed on close), ``prepare`` (a migration) run on
-        it in one transaction: an archived store is read as it was, without the partner."""
+        """Read a private copy from now on (SQLite's backup in a 0700 temporary folder removed
+        on close), ``prepare`` (a migration) run on it in one transaction."""
         assert self.read_only and self._copy is None
         try:
             folder = Path(tempfile.mkdtemp(prefix="workbench-store-"))
@@ -191,9 +189,8 @@ class Connection:
             self._open()
 
     def insert(self, table: str, row: dict[str, Any]) -> int:
-        """Insert ``row``, in its own transaction or the caller's; its id. (Not sqlite-utils'
-        ``insert``: its savepoint and table lookups doubled the store's time in
-        bench/store_write.py, a call being recorded per detail.)"""
+        """Insert ``row``; its id. (Not sqlite-utils' ``insert``: its savepoint and table
+        lookups doubled the store's time in bench/store_write.py.)"""
         sql = f"INSERT INTO {table} ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})"  # noqa: S608
         with self.write() as conn:
             return int(conn.execute(sql, list(row.values())).lastrowid or 0)
@@ -245,8 +242,7 @@ class Connection:
 
 
 def _make_private(path: Path) -> None:
-    """A store every user may read (made 0644 before stores were private), its -wal and -shm
-    too, loses the others' access when its owner opens it to write, and a warning says so; a
+    """A store (and its -wal, -shm) every user may read loses their access, with a warning; a
     group's access, an owner's choice, stays."""
     opened = []
     for file in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
@@ -273,9 +269,8 @@ def lock_path(db_path: Path) -> Path:
 
 @contextmanager
 def run_lock(c: Connection, *, timeout_s: float) -> Iterator[None]:
-    """Hold the pull lock of ``c``'s database for the block: SQLite's exclusive lock on
-    ``<db>.lock``, held by an open transaction, so the OS drops it however its process ends.
-    The file stays (every pull locks the same one); who holds it goes to ``locks``."""
+    """Hold the pull lock for the block: an exclusive SQLite transaction on ``<db>.lock``, which
+    the OS drops however its process ends; who holds it goes to ``locks``."""
     path = lock_path(c.path)
     try:
         mode = os.lstat(path).st_mode

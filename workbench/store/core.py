@@ -39,8 +39,7 @@ _CALL_FIELDS = (
 
 @dataclass(frozen=True)
 class SnapshotDiff:
-    """What a list snapshot changed against the previous one; ``left``: the ids that left the
-    list, with their reason; ``resolved``: the uncertain sends it settled."""
+    """What a list snapshot changed against the previous one (``left``: id -> reason)."""
 
     snapshot_id: int
     list_name: str
@@ -71,15 +70,9 @@ def request_id_from_url(url: str | None) -> str | None:
 
 
 class Store(History):
-    """Runs, calls, list snapshots, documents, events and the outbox, in one SQLite file.
-
-    Opening creates the database, or migrates an older one in place. Thread-safe; every write
-    is its own transaction. ``read_only=True`` (bundles, reports) creates, migrates and settles
-    nothing, refuses writes, and reads an older store from a private migrated copy (``file``).
-
-    >>> store = Store("data/workbench.db", secrets=["s3cret"])  # doctest: +SKIP
-    >>> diff = store.record_snapshot(None, "supplier_requests", items)  # doctest: +SKIP
-    >>> store.as_of("2026-03-02T09:00Z")["supplier_requests"]  # doctest: +SKIP
+    """Runs, calls, list snapshots, documents, events and the outbox, in one SQLite file,
+    created or migrated on open. Thread-safe; every write is its own transaction.
+    ``read_only=True`` writes nothing and reads an older store from a private migrated copy.
     """
 
     def __init__(
@@ -125,13 +118,12 @@ class Store(History):
                 conn.execute("INSERT INTO meta VALUES (?, ?)", (key, value))
 
     def claim_partner(self, wanted: Mapping[str, str]) -> None:
-        """Record whom the store holds where it records nothing yet (:mod:`.identity`)."""
+        """Record whom the store holds, if nobody yet (:mod:`.identity`)."""
         with self._c.write() as conn:
             identity.claim_partner(conn, self.path, wanted)
 
     def recover(self) -> dict[str, list[int]]:
-        """Settle what a crash left behind: stale pending sends become uncertain, runs whose
-        process is gone become failed. Runs on open and when a pull takes the lock."""
+        """Stale pending sends become uncertain, runs whose process is gone failed."""
         stale = self.outbox.sweep_stale()
         rows = self._c.rows("SELECT id, pid, host FROM runs WHERE status = 'running'")
         dead = [r[0] for r in rows if process_alive(r[1], r[2]) is False]
@@ -153,8 +145,7 @@ class Store(History):
 
     @contextmanager
     def batch(self) -> Iterator[None]:
-        """The block's writes as one transaction: all or nothing, one commit (other threads'
-        writes wait for it: keep it short, never wait on the network inside)."""
+        """The block's writes as one transaction (others wait: never wait on the network)."""
         with self._c.write():
             yield
 
@@ -193,9 +184,7 @@ class Store(History):
     def record_call(
         self, exchange: Any, *, run_id: int | None = None, request_id: str | None = None
     ) -> int:
-        """Append one HTTP exchange (any object with ``Exchange``'s attributes); its call id.
-        ``request_id`` defaults to the ``:id`` of a by-id URL. A session's recorder:
-        ``functools.partial(store.record_call, run_id=run)``."""
+        """Append one HTTP exchange (``Exchange``'s attributes), masked again; its call id."""
         row = {name: getattr(exchange, name, None) for name in _CALL_FIELDS}
         text = {k: _text(row[k]) for k in ("url", "error", "request_body", "response_body")}
         # The session masked it already; a database is forever: again, by the same rule.
@@ -228,12 +217,9 @@ class Store(History):
     ) -> SnapshotDiff:
         """Append what a complete list showed; the diff against its previous snapshot.
 
-        In the same transaction the list's rows follow (``on_list``, ``last_seen_at``; for ids
-        no longer listed ``left_at`` and ``left_reason``: ``outbox`` when a send of ours
-        explains it, else ``elsewhere``) and its uncertain sends are settled, by when the list
-        was requested: when the call ``call_id`` started, else ``taken_at`` if given (else
-        nothing is settled). ``key``: the item field naming an item (events: their id, else a
-        content hash); ``event_fields``: where the partner puts an event's id, type and time.
+        In the same transaction the list's rows follow (left: ``outbox`` when a send of ours
+        explains it, else ``elsewhere``) and uncertain sends are settled by when the list was
+        requested (call ``call_id``'s start, else ``taken_at``; neither: nothing settled).
         """
         run_id, call_id, info = row_id(run_id), row_id(call_id), list_info(list_name)
         key = key if key is not None else info.key
@@ -291,9 +277,8 @@ class Store(History):
         self.write_details([self.prepare_detail("consumer_transcripts", transcript_id, **values)])
 
     def prepare_detail(self, list_name: str, item_id: str, **values: Any) -> details.PreparedDetail:
-        """A detail (``request_date``, ``seen_at``, ``detail``, ``flat``, ``children``,
-        ``call_id``, ``parse_error``, ``validation``, ``listed_date``, ``pescxml``) masked and
-        laid out before any lock is taken, for :meth:`write_details`."""
+        """A detail (:func:`.details.prepare_detail`'s keywords) laid out for
+        :meth:`write_details`, before any lock is taken."""
         values["call_id"] = row_id(values.get("call_id"))
         info = list_info(list_name, details=True)
         return details.prepare_detail(self._scrub, info, item_id, **values)
@@ -312,8 +297,7 @@ class Store(History):
         seen_at: Any = None,
         event_fields: Mapping[str, str] | None = None,
     ) -> dict[str, list[str]]:
-        """Upsert events of ``placement`` or ``domestic``, by id (else content): ``{"new":
-        [...], "seen": [...]}`` keys (``record_snapshot`` of an events list does it by itself)."""
+        """Upsert events of ``placement`` or ``domestic``: ``{"new": [keys], "seen": [keys]}``."""
         if source not in EVENT_SOURCES:
             raise StoreError(f"Unknown event source {source!r}; one of: placement, domestic.")
         events = list(events)
@@ -328,9 +312,8 @@ class Store(History):
     def missing_details(
         self, list_name: str, ids: Iterable[str], dates: Mapping[str, Any] | None = None
     ) -> list[str]:
-        """The ids (in order) whose detail is to be fetched: not stored, last fetch failed,
-        back on the list since it was fetched, or (``dates``: id -> RequestDate as listed) a
-        RequestDate other than when it was fetched."""
+        """The ids whose detail is to fetch: not stored, failed, listed again since, or
+        (``dates``: id -> listed RequestDate) listed with another RequestDate."""
         info, dates = list_info(list_name, details=True), dates or {}
         wanted = list(dict.fromkeys(str(i) for i in ids))
         have = dict(
@@ -377,7 +360,6 @@ def _text(value: Any) -> str | None:
 def _list_seen(
     conn: sqlite3.Connection, info: ListInfo, items: Sequence[Any], keys: Sequence[str], *, at: str
 ) -> None:
-    """Every listed id is on the list now: new ones inserted, the others refreshed."""
     conn.executemany(
         f"INSERT INTO {info.table} ({info.id_column}, request_date, on_list, first_seen_at, "
         f"last_seen_at) VALUES (?, ?, 1, ?, ?) ON CONFLICT({info.id_column}) DO UPDATE SET "
@@ -392,9 +374,7 @@ def _list_seen(
 def _left(
     conn: sqlite3.Connection, info: ListInfo, snapshot_id: int, *, at: str, requested: str | None
 ) -> dict[str, str]:
-    """Mark what is on the list but not in ``snapshot_id`` as left, logging each departure in
-    ``departures``, its reason asked of the outbox about the sends begun before the list was
-    ``requested`` (default ``at``); id -> reason."""
+    """Mark what the snapshot no longer lists as left, in ``departures`` too; id -> reason."""
     source = f"AND source = '{info.source}'" if info.source else ""
     gone = [
         row[0]

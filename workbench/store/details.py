@@ -126,13 +126,10 @@ def prepare_detail(
     listed_date: Any = None,
     pescxml: str | None = None,
 ) -> PreparedDetail:
-    """One detail's rows; :func:`write_detail` writes them.
-
-    Every distinct document goes to ``documents`` (``pescxml`` when the caller parsed it, else
-    the detail's, unescaped once) with the detail item without its XML, the validation and the
-    flattened fields; the entity row keeps the fields of the current version. Given without a
-    detail, ``validation`` and ``flat`` amend the current document. ``listed_date``: the
-    RequestDate listed (default ``request_date``); a later pull refetches when it changes.
+    """One detail's rows: each distinct document a ``documents`` version (with the detail item
+    less its XML, validation, flat fields), the entity row the current version's fields.
+    Without a detail, ``validation`` and ``flat`` amend the current document. ``listed_date``
+    (default ``request_date``): the listed RequestDate; a pull refetches when it changes.
     """
     table, id_column, item_id = info.table, info.id_column, str(item_id)
     seen = utc_text(seen_at) if seen_at is not None else now_text()
@@ -181,9 +178,7 @@ def prepare_detail(
 
 
 def write_detail(db: sqlite_utils.Database, conn: sqlite3.Connection, p: PreparedDetail) -> None:
-    """Write one prepared detail inside the caller's write transaction; a re-fetched document
-    replaces its child records. A document kept as an earlier version than the current one
-    changes nothing but its fetch (:func:`_served_older`)."""
+    """Write one prepared detail inside the caller's transaction (its child records replaced)."""
     table, key = p.table, (p.table, p.item_id)
     if p.document is not None and _served_older(conn, p):
         return
@@ -237,9 +232,8 @@ def _write_children(
     p: PreparedDetail,
     children: Mapping[str, list[dict[str, Any]]],
 ) -> None:
-    """Replace the item's child records: a child table of its own gets a column per field (the
-    first time it is seen, typed by sqlite-utils; names that cannot be columns go to
-    ``extra_json``); records of any other kind go to ``document_records`` as JSON."""
+    """Replace the item's child records: a column per field in its own child tables (else
+    ``extra_json``), other kinds in ``document_records`` as JSON."""
     own = OWN_TABLES[p.table]
     for name in own:
         conn.execute(f"DELETE FROM {name} WHERE {p.id_column} = ?", (p.item_id,))
@@ -276,10 +270,8 @@ def _write_children(
 
 
 def _served_older(conn: sqlite3.Connection, p: PreparedDetail) -> bool:
-    """Whether the document is kept as an earlier version than the current one (a partner
-    answering from a lagging copy): if so only the fetch is recorded. ``detail_error`` says so,
-    and the next pull fetches it once more (a failed fetch, for the listed RequestDate); served
-    again for that date, it is not fetched again until the list shows another RequestDate."""
+    """Whether the document is an older version than the current one (a lagging copy): then
+    only the fetch is recorded, as failed (fetched once more), then as fetched."""
     table, listed = p.table, p.row.get("detail_request_date")
     found = conn.execute(
         f"SELECT d.version, e.current_version, e.detail_request_date IS ?3 "
@@ -310,9 +302,8 @@ def _served_older(conn: sqlite3.Connection, p: PreparedDetail) -> bool:
 
 
 def _transmission_type(row: Mapping[str, Any], children: Mapping[str, Any] | None) -> Any:
-    """A version's ``transmission_type``: ``Cancellation`` however the document says it (PESC's
-    TransmissionType has none: DocumentTypeCode ``Cancel``, or ``MutuallyDefined`` with a
-    TransmissionData NoteMessage ``Cancellation``), else its TransmissionType."""
+    """``Cancellation`` however the document says it (DocumentTypeCode ``Cancel``, or
+    ``MutuallyDefined`` with a TransmissionData note), else its TransmissionType."""
     kind = row.get("transmission_type")
     if str(row.get("document_type_code") or "").lower() == "cancel":
         return "Cancellation"

@@ -44,9 +44,7 @@ def read_events(events: Sequence[Any], paths: Mapping[str, str] | None = None) -
 
 
 def events_flat(events: Sequence[Any], paths: Mapping[str, str] | None = None) -> pd.DataFrame:
-    """Events as rows: :data:`EVENT_COLUMNS` (``occurred_at`` UTC, missing where the event has
-    no time), then every other field flattened (``pandas.json_normalize``, snake_case). An
-    event that is not an object is ``{"value": event}``."""
+    """Events as rows: :data:`EVENT_COLUMNS`, then every other field flattened (snake_case)."""
     found = read_events(events, paths)
     rest = [
         _rest(e, f) if isinstance(e, dict) else {"value": e}
@@ -85,10 +83,8 @@ def _rest(event: dict[str, Any], found: EventFields) -> dict[str, Any]:
 
 
 def event_keys(source: str, found: Sequence[EventFields], texts: Sequence[str]) -> list[str]:
-    """Each event's key: its id, else the SHA-256 of its (canonical) JSON ``text``. An id that
-    one answer gives to events of different content is no event's own (a number of its kind,
-    say): those are keyed by id and content, never merged, and a warning says how to name the
-    id field."""
+    """Each event's key: its id, else its content's hash. An id that events of different
+    content share is keyed with their content, with a warning."""
     keys = [
         f.id if f.id is not None else "sha256:" + sha256(t)
         for f, t in zip(found, texts, strict=True)

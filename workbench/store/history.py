@@ -44,9 +44,7 @@ def _items(conn: sqlite3.Connection, snapshot_id: int | None) -> list[tuple[str,
 
 
 def _items_frame(conn: sqlite3.Connection, list_name: str, at: str) -> pd.DataFrame:
-    """The list's items in its latest snapshot at or before ``at``, flattened (snake_case) with
-    their ``item_key``: a request list's ``request_id`` and ``request_date`` first, an event
-    list's own (:func:`events_flat`)."""
+    """The list's items in its latest snapshot at or before ``at``, flattened (snake_case)."""
     snapshot_id, taken_at = conn.execute(
         _LATEST.format("AND taken_at <= ?"), (list_name, at)
     ).fetchone() or (None, None)
@@ -245,11 +243,7 @@ class History:
         return resolve_id(typed, [row[0] for row in self._c.rows(union, [key] * len(sources))])
 
     def versions(self, item_id: str, *, list_name: str | None = None) -> pd.DataFrame:
-        """Every distinct document received for ``item_id``, oldest first: its ``version``,
-        ``document_id``, ``transmission_type``, ``first_seen_at``, ``call_id``, ``pescxml`` ...
-
-        >>> store.versions("7c1d0b52...")[["version", "transmission_type"]]  # doctest: +SKIP
-        """
+        """Every distinct document received for ``item_id``, oldest first."""
         names = [list_name] if list_name else DETAIL_LISTS
         tables = [list_info(name, details=True).table for name in names]
         frame = self._frame(
@@ -300,11 +294,7 @@ class History:
     def current_documents(
         self, list_name: str, columns: tuple[str, ...] = ("validation",)
     ) -> pd.DataFrame:
-        """``columns`` of the current version's ``documents`` row of every item of
-        ``list_name`` that has one, indexed by ``item_id``.
-
-        >>> store.current_documents("supplier_requests")["validation"]  # doctest: +SKIP
-        """
+        """``columns`` of each item's current ``documents`` row, indexed by ``item_id``."""
         info = list_info(list_name, details=True)
         known = {row[1] for row in self._c.rows("PRAGMA table_info(documents)")}
         if unknown := [c for c in columns if c not in known]:

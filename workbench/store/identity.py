@@ -149,9 +149,8 @@ def repoint(
     *,
     confirm: Callable[[Changes], bool] = lambda _changes: True,
 ) -> tuple[Changes, bool]:
-    """Re-point the store at ``path`` to ``wanted`` (the same partner at a new address) if
-    ``confirm`` accepts the changes: the changes, and whether they were made (in one
-    transaction, with a ``runs`` row of kind ``repoint``)."""
+    """Re-point the store to ``wanted`` (the same partner at a new address) if ``confirm``
+    accepts: the changes, and whether they were made (with a ``repoint`` run)."""
     where = Path(path)
     if not where.is_file():
         raise ConfigError(f"There is no database at {where}: nothing to re-point.")

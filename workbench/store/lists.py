@@ -51,9 +51,7 @@ def list_info(list_name: str, *, details: bool = False) -> ListInfo:
 
 
 def field(record: Mapping[str, Any], *names: str) -> Any:
-    """The first of ``names`` present in ``record``, in any case (None if none). A name that two
-    keys match (``requestid`` and ``RequestID``) counts as absent: the pull refuses such an item
-    (:func:`workbench.partner_json.keys_named`), so no unchecked value of it may key a row."""
+    """The first of ``names`` in ``record``, in any case; a name two keys match is absent."""
     for name in names:
         keys = keys_named(record, name)
         value = record[keys[0]] if len(keys) == 1 else None

@@ -153,10 +153,8 @@ def _add_missing(conn: sqlite3.Connection) -> None:
 
 
 def _v4(conn: sqlite3.Connection) -> None:
-    """v4: every version of a document in ``documents`` (an entity row's XML with no version
-    yet is its version 1), narrow entity rows (their texts move to their current version, or to
-    ``document_records`` without one), ``transcripts_sent``. Row by row: a large store is never
-    held in memory."""
+    """v4: documents as versions (an entity row's XML is version 1, its texts move there, or to
+    ``document_records``), ``transcripts_sent``. Row by row, never all in memory."""
     if sqlite3.sqlite_version_info < (3, 35, 0):  # ALTER TABLE DROP COLUMN
         raise StoreError(
             f"Migrating this store needs SQLite 3.35 or later, not {sqlite3.sqlite_version}."
@@ -251,9 +249,8 @@ def _drop_column(conn: sqlite3.Connection, table: str, column: str) -> None:
 
 
 def _v5(conn: sqlite3.Connection) -> None:
-    """v5 reads an event's type and time wherever it keeps them, and places one without a
-    readable time at its first sighting. A thousand at a time; keys and ids stay (snapshots
-    name events by them)."""
+    """v5: an event's type and time read wherever it keeps them (keys stay: snapshots name
+    events by them)."""
     last = 0
     while rows := conn.execute(
         "SELECT rowid, raw_json, first_seen_at FROM events WHERE rowid > ? ORDER BY rowid "

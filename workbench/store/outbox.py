@@ -42,15 +42,9 @@ class Outbox:
         run_id: int | None = None,
         renews: bool = False,
     ) -> int:
-        """Record a send as pending, before it goes out; its entry id.
-
-        ``DuplicateSend`` while the same operation for the same request is pending, sent or
-        uncertain, unless ``force``; a send that ``renews`` an earlier one (a re-issue, a
-        response to a cancellation) and an acknowledgment only by one of the same DocumentID
-        (or none known). ``flat``: the flattened document, filed once it is sent.
-
-        >>> entry = store.outbox.begin("send_response", "R1", {"PESCXML": xml})  # doctest: +SKIP
-        """
+        """Record a send as pending, before it goes out; its entry id. ``DuplicateSend`` while
+        the same send is pending, sent or uncertain, unless ``force`` (a send that ``renews``,
+        and an acknowledgment, only by one of the same DocumentID)."""
         if operation not in OPERATIONS:
             raise StoreError(f"Unknown operation {operation!r}; one of {', '.join(OPERATIONS)}.")
         if not isinstance(request_id, str) or not request_id:

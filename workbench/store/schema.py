@@ -1,13 +1,8 @@
-"""The store's schema (version :data:`SCHEMA_VERSION`): tables, indexes, views, and how a value
-is written in a cell.
+"""The store's schema: tables, indexes, views, and how a value is written in a cell.
 
-Times are fixed-width UTC text (``2026-03-02T09:00:00.000000Z``: text order is time order, and
-SQLite's date functions read it); JSON columns hold canonical JSON (sorted keys). Columns named
-after PESC fields come from ``workbench.pesc.flatten``. ``metadata.json`` says what every table,
-view and column holds (``docs/data-dictionary.md``).
-
->>> utc_text("2026-03-02T09:00:00.000Z")
-'2026-03-02T09:00:00.000000Z'
+Times are fixed-width UTC text (text order is time order; SQLite's date functions read it), JSON
+is canonical (sorted keys), PESC columns come from ``workbench.pesc.flatten``; ``metadata.json``
+says what each holds (``docs/data-dictionary.md``).
 """
 
 # ruff: noqa: S608  (the SQL is put together from our own constants, never from data)
@@ -61,14 +56,11 @@ ACKNOWLEDGMENT_FIELDS = (
     "document_id", "created_at", "request_tracking_id", "academic_award_total", "course_total",
     "student_first_name", "student_last_name", "note",
 )  # fmt: skip
-INTEGER_FIELDS = frozenset(
-    {
-        "request_count", "recipient_count", "release_authorized", "academic_record_count",
-        "session_count", "award_count", "course_count", "academic_award_total", "course_total",
-    }
-)  # fmt: skip
-# Child record tables, name -> (parent table, its id column): a column per field, added the
-# first time the field is seen.
+INTEGER_FIELDS = frozenset((
+    "request_count", "recipient_count", "release_authorized", "academic_record_count",
+    "session_count", "award_count", "course_count", "academic_award_total", "course_total",
+))  # fmt: skip
+# Child record tables, name -> (parent table, its id column): a column per field, added when seen.
 CHILD_TABLES = {
     "recipients": ("transcript_requests", "request_id"),
     "courses": ("transcripts_received", "transcript_id"),
@@ -215,8 +207,8 @@ CREATE TABLE locks (name TEXT PRIMARY KEY, pid INTEGER, host TEXT, since TEXT, r
 """
 )
 
-# Dates a partner can plausibly send (workbench.reconcile.plausible says why): from this day to
-# this many days past now. A view's age is from a plausible date, else from the first sighting.
+# Dates a partner can plausibly send (workbench.reconcile.plausible): a view's age is from one,
+# else from the first sighting.
 PLAUSIBLE_FROM = "1990-01-01"
 PLAUSIBLE_AHEAD_DAYS = 1
 
@@ -229,9 +221,8 @@ def _age_days(date: str, first_seen: str) -> str:
     )
 
 
-# The supplier lifecycle of workbench.reconcile (its docstring gives the rules), in SQL, for a
-# request ``r``: not cancelled; answered (a transcript of ours sent, or a response filed); in
-# doubt (the latest send of either operation is pending or uncertain).
+# workbench.reconcile's supplier lifecycle in SQL, for a request ``r``: not cancelled; answered
+# (a transcript of ours sent, or a response filed); in doubt (latest send pending or uncertain).
 _NOT_CANCELLED = "r.cancelled_at IS NULL AND r.transmission_type IS NOT 'Cancellation'"
 _ANSWERED = """(EXISTS (SELECT 1 FROM outbox o WHERE o.request_id = r.request_id
     AND o.operation = 'send_transcript' AND o.state = 'sent')
@@ -356,7 +347,11 @@ def now_text() -> str:
 
 
 def utc_text(when: datetime | date | str | None) -> str | None:
-    """A time as the store writes it (naive: UTC); ``None`` stays ``None``."""
+    """A time as the store writes it (naive: UTC); ``None`` stays ``None``.
+
+    >>> utc_text("2026-03-02T09:00:00.000Z")
+    '2026-03-02T09:00:00.000000Z'
+    """
     if when is None:
         return None
     if isinstance(when, str):

@@ -208,9 +208,7 @@ def record_document(
     inferred: bool,
     reply: tuple[str | None, str | None, int | None] | None,
 ) -> None:
-    """File a sent entry's document in ``responses``, ``transcripts_sent`` (with the
-    acknowledgment the partner answered with, if readable) or ``acknowledgments``. ``reply``:
-    the answer's body, its flattened JSON and the call that carried it."""
+    """File a sent entry's document (``reply``: the answer's body, flat JSON and call)."""
     operation, payload = entry["operation"], entry["payload"]
     row: dict[str, Any] = {"outbox_id": entry["id"], "request_id": entry["request_id"]}
     if operation == "send_response":
