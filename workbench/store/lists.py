@@ -39,7 +39,6 @@ LIST_NAMES = tuple(LISTS)
 DETAIL_LISTS = ("supplier_requests", "consumer_transcripts")
 EVENT_SOURCES = {"placement": "placement_events", "domestic": "domestic_events"}
 OPERATIONS = ("send_response", "send_transcript", "send_acknowledgment")
-LEFT_REASONS = ("outbox", "elsewhere")
 
 
 def list_info(list_name: str, *, details: bool = False) -> ListInfo:

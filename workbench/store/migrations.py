@@ -214,8 +214,7 @@ def _v4(conn: sqlite3.Connection) -> None:
         "WHERE operation = 'send_transcript' AND state = 'sent' ORDER BY id"
     )
     columns = [d[0] for d in sent.description]
-    for row in sent:
-        entry = dict(zip(columns, row, strict=True))
+    for entry in (dict(zip(columns, row, strict=True)) for row in sent):
         # Settled from the lists: resolved_at = updated_at; a later answer moved updated_at.
         inferred = entry["resolved_at"] is not None and entry["resolved_at"] == entry["updated_at"]
         file_transcript_sent(conn, entry, at=entry["updated_at"], inferred=inferred)

@@ -21,7 +21,7 @@ from workbench.redact import Redactor
 from workbench.store.connection import Connection, process_alive
 from workbench.store.frames import query_frame
 from workbench.store.lists import OPERATIONS, list_info
-from workbench.store.schema import dumps, now, now_text, row_id, sha256, utc_text
+from workbench.store.schema import dicts, dumps, now, now_text, row_id, sha256, utc_text
 from workbench.store.settle import BLOCKING, explaining, record_document, resolve, unfile_inferred
 
 
@@ -138,7 +138,7 @@ class Outbox:
     def get(self, entry_id: int) -> dict[str, Any]:
         """One outbox entry as a dict."""
         with self._c.read() as conn:
-            found = _rows(conn, "SELECT * FROM outbox WHERE id = ?", (row_id(entry_id),))
+            found = dicts(conn.execute("SELECT * FROM outbox WHERE id = ?", (row_id(entry_id),)))
         if not found:
             raise StoreError(f"There is no outbox entry {entry_id} in {self._c.path}.")
         return found[0]
@@ -210,12 +210,6 @@ class Outbox:
             found = _blocking(conn, operation, request_id, None)
         keys = ("id", "state", "updated_at", None, None, "document_id")
         return {k: v for k, v in zip(keys, found, strict=True) if k} if found else None
-
-
-def _rows(conn: sqlite3.Connection, sql: str, params: tuple[Any, ...]) -> list[dict[str, Any]]:
-    cursor = conn.execute(sql, params)
-    columns = [d[0] for d in cursor.description]
-    return [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
 
 
 def sent_version(
@@ -297,12 +291,7 @@ def _duplicate(
 def _entry(conn: sqlite3.Connection, entry_id: int, target: str) -> dict[str, Any]:
     """Entry ``entry_id``, if it may become ``target``: pending, uncertain, or settled from the
     lists (a late answer overrides an inference)."""
-    found = _rows(
-        conn,
-        "SELECT id, operation, request_id, state, payload, payload_flat, resolved_at "
-        "FROM outbox WHERE id = ?",
-        (entry_id,),
-    )
+    found = dicts(conn.execute("SELECT * FROM outbox WHERE id = ?", (entry_id,)))
     if not found:
         raise StoreError(f"There is no outbox entry {entry_id}.")
     entry = found[0]

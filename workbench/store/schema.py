@@ -387,6 +387,12 @@ def dumps(value: Any) -> str:
     return _CANONICAL.encode(value)
 
 
+def dicts(cursor: sqlite3.Cursor) -> list[dict[str, Any]]:
+    """A query's rows as dicts."""
+    columns = [d[0] for d in cursor.description]
+    return [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
+
+
 def sha256(text: str | bytes) -> str:
     return hashlib.sha256(text.encode("utf-8") if isinstance(text, str) else text).hexdigest()
 

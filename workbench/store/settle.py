@@ -34,6 +34,7 @@ from workbench.store.schema import (
     ACKNOWLEDGMENT_FIELDS,
     RESPONSE_FIELDS,
     TRANSCRIPT_SENT_FIELDS,
+    dicts,
     dumps,
     scalar,
     utc_text,
@@ -104,15 +105,14 @@ def resolve(
     operations = LISTS[list_name].operations
     if not operations or requested is None:
         return []
-    cursor = conn.execute(
+    uncertain = conn.execute(
         "SELECT id, operation, request_id, state, payload, payload_flat, created_at, updated_at, "
         f"call_id FROM outbox WHERE state = 'uncertain' AND operation IN ({_marks(operations)}) "
         "AND updated_at < ? ORDER BY id",
         (*operations, requested),
     )
-    columns = [d[0] for d in cursor.description]
     decisions = []
-    for entry in [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]:
+    for entry in dicts(uncertain):
         state, note = _decide(conn, list_name, entry, listed, at, requested)
         if state == "uncertain":
             conn.execute("UPDATE outbox SET resolution = ? WHERE id = ?", (note, entry["id"]))
