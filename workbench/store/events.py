@@ -16,7 +16,7 @@ from typing import Any
 import pandas as pd
 
 from workbench.partner_json import EventFields, event_fields
-from workbench.store.frames import snake
+from workbench.store.frames import flattened
 from workbench.store.schema import dumps, sha256, utc_text
 
 logger = logging.getLogger(__name__)
@@ -46,13 +46,8 @@ def read_events(events: Sequence[Any], paths: Mapping[str, str] | None = None) -
 def events_flat(events: Sequence[Any], paths: Mapping[str, str] | None = None) -> pd.DataFrame:
     """Events as rows: :data:`EVENT_COLUMNS`, then every other field flattened (snake_case)."""
     found = read_events(events, paths)
-    rest = [
-        _rest(e, f) if isinstance(e, dict) else {"value": e}
-        for e, f in zip(events, found, strict=True)
-    ]
-    flat = pd.json_normalize(rest, sep="_") if rest else pd.DataFrame()
-    flat = flat.rename(columns=snake)
-    flat = flat.loc[:, ~flat.columns.duplicated()]
+    pairs = zip(events, found, strict=True)
+    flat = flattened([_rest(e, f) if isinstance(e, dict) else e for e, f in pairs])
     # a field so named that was passed over (an occurredAt that is no time): the JSON keeps it
     flat = flat.drop(columns=[c for c in EVENT_COLUMNS if c in flat.columns])
     own = pd.DataFrame(

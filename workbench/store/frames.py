@@ -82,6 +82,14 @@ def utc(series: pd.Series) -> pd.Series:
         return series.astype("string")
 
 
+def flattened(records: Sequence[Any]) -> pd.DataFrame:
+    """JSON items as rows, their fields flattened in snake_case (an item not an object:
+    ``value``)."""
+    rows = [r if isinstance(r, dict) else {"value": r} for r in records]
+    flat = (pd.json_normalize(rows, sep="_") if rows else pd.DataFrame()).rename(columns=snake)
+    return flat.loc[:, ~flat.columns.duplicated()]
+
+
 @functools.lru_cache(maxsize=4096)  # the same few dozen names, on every row of every frame
 def snake(name: str) -> str:
     """snake_case: ``customerCode`` -> ``customer_code``, ``payload.placementId`` ->

@@ -13,7 +13,7 @@ import pandas as pd
 from workbench.errors import StoreError
 from workbench.store.connection import Connection
 from workbench.store.events import events_flat
-from workbench.store.frames import query_frame, snake, typed
+from workbench.store.frames import flattened, query_frame, typed
 from workbench.store.lists import DETAIL_LISTS, LIST_NAMES, LISTS, list_info
 from workbench.store.schema import now_text, row_id, utc_text
 
@@ -53,10 +53,7 @@ def _items_frame(conn: sqlite3.Connection, list_name: str, at: str) -> pd.DataFr
     if LISTS[list_name].source:
         flat = events_flat(records)
     else:
-        records = [r if isinstance(r, dict) else {"value": r} for r in records]
-        flat = pd.json_normalize(records, sep="_") if records else pd.DataFrame()
-        flat = flat.rename(columns=snake)
-        flat = flat.loc[:, ~flat.columns.duplicated()]
+        flat = flattened(records)
         base = ["request_id", "request_date"]
         flat = flat.reindex(columns=[*base, *(c for c in flat.columns if c not in base)])
     flat.insert(0, "item_key", [k for k, _ in items])
