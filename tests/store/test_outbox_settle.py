@@ -87,7 +87,8 @@ def test_a_list_of_unknown_request_time_settles_nothing(store: Store) -> None:
 def test_a_send_lost_while_a_pull_lists_is_posted_exactly_once(tmp_path: Path) -> None:
     partner = _Partner({"R-1", "R-2", "R-3"})
     try:
-        with wb.connect(env=partner.env, db=tmp_path / "db.sqlite") as w:
+        env = {**partner.env, "WORKBENCH_READ_TIMEOUT": "60"}  # a held list is waited for
+        with wb.connect(env=env, db=tmp_path / "db.sqlite") as w:
             w.pull(progress=False)  # a snapshot listing every request before the sends
             partner.drop_answers = True  # a send is processed, and its answer lost
             for request_id in ("R-1", "R-2", "R-3"):
@@ -102,6 +103,8 @@ def test_a_send_lost_while_a_pull_lists_is_posted_exactly_once(tmp_path: Path) -
                 pull.join(timeout=30)
                 assert not pull.is_alive() and not errors
                 partner.held = None
+                shown = w.store.as_of()["supplier_requests"]["request_id"].tolist()
+                assert request_id in shown  # the held list was answered, and showed it
                 (entry,) = w.store.table("outbox", where="request_id = ?", params=[request_id])[
                     "id"
                 ]
@@ -201,7 +204,7 @@ class _Partner(ThreadingHTTPServer):
             "WORKBENCH_SUBSCRIPTION_KEY": "key-0123456789",
             **{f"WORKBENCH_{r}_TOKEN": f"token-{r.lower()}-0123" for r in _ROLES},
             "WORKBENCH_MAX_ATTEMPTS": "1",
-            "WORKBENCH_READ_TIMEOUT": "1",
+            "WORKBENCH_READ_TIMEOUT": "1",  # a send held unfinished is given up
         }
 
 
