@@ -66,43 +66,25 @@ def _items_frame(conn: sqlite3.Connection, list_name: str, at: str) -> pd.DataFr
 def _run_snapshot(conn: sqlite3.Connection, run_id: int, list_name: str) -> int | None:
     """The list as run ``run_id`` left it: its own last snapshot, else the latest before it
     ended."""
-    run = conn.execute("SELECT started_at, finished_at FROM runs WHERE id = ?", (run_id,))
-    if (times := run.fetchone()) is None:
+    run = conn.execute("SELECT coalesce(finished_at, started_at) FROM runs WHERE id = ?", (run_id,))
+    if (end := run.fetchone()) is None:
         raise StoreError(f"There is no run {run_id} in the store.")
-    own = conn.execute(_LATEST.format("AND run_id = ?"), (list_name, run_id)).fetchone()
-    found = (
-        own
-        or conn.execute(
-            _LATEST.format("AND taken_at <= ?"), (list_name, times[1] or times[0])
-        ).fetchone()
-    )
+    found = conn.execute(
+        "SELECT id FROM snapshots WHERE list_name = ?1 AND (run_id = ?2 OR taken_at <= ?3) "
+        "ORDER BY run_id IS ?2 DESC, taken_at DESC, id DESC",
+        (list_name, run_id, end[0]),
+    ).fetchone()
     return int(found[0]) if found else None
 
 
-def _appearances(conn: sqlite3.Connection, rid: str) -> list[tuple[Any, ...]]:
-    """One timeline row each time ``rid`` appeared on, or vanished from, a list."""
-    present = conn.execute(
-        "SELECT s.list_name, s.id, s.taken_at FROM snapshot_items i "
-        "JOIN snapshots s ON s.id = i.snapshot_id WHERE i.item_key = ? ORDER BY s.taken_at",
-        (rid,),
-    ).fetchall()
-    first: dict[str, str] = {}
-    for list_name, _, taken_at in present:
-        first.setdefault(list_name, taken_at)
-    seen, rows = {snapshot_id for _, snapshot_id, _ in present}, []
-    for list_name, since in first.items():
-        was = False
-        for snapshot_id, taken_at, run_id, call_id in conn.execute(
-            "SELECT id, taken_at, run_id, call_id FROM snapshots WHERE list_name = ? "
-            "AND taken_at >= ? ORDER BY taken_at, id",
-            (list_name, since),
-        ):
-            if (listed := snapshot_id in seen) != was:
-                words = f"{'appeared on' if listed else 'vanished from'} {list_name}"
-                kind = "appeared" if listed else "vanished"
-                rows.append((taken_at, kind, list_name, words, run_id, call_id, snapshot_id, None))
-            was = listed
-    return rows
+# One timeline row each time an item appeared on, or vanished from, a list.
+_APPEARANCES = """SELECT taken_at, CASE WHEN listed THEN 'appeared' ELSE 'vanished' END,
+  list_name, CASE WHEN listed THEN 'appeared on ' ELSE 'vanished from ' END || list_name, run_id,
+  call_id, id, NULL
+FROM (SELECT *, lag(listed, 1, 0) OVER (PARTITION BY list_name ORDER BY taken_at, id) AS was
+  FROM (SELECT s.*, EXISTS (SELECT 1 FROM snapshot_items i WHERE i.snapshot_id = s.id
+    AND i.item_key = ?1) AS listed FROM snapshots s))
+WHERE listed != was ORDER BY taken_at, id"""
 
 
 class History:
@@ -180,7 +162,7 @@ class History:
                 "FROM calls WHERE request_id = ?",
                 (rid,),
             ).fetchall()
-            rows += _appearances(conn, rid)
+            rows += conn.execute(_APPEARANCES, (rid,)).fetchall()
             rows += conn.execute(
                 f"{entities} UNION ALL SELECT d.first_seen_at, 'document', {_LIST_OF}, 'version ' "
                 "|| d.version || ' received: ' || coalesce(d.transmission_type, '?') || "
