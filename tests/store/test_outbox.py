@@ -140,8 +140,8 @@ def test_uncertain_still_listed_becomes_failed(store: Store) -> None:
     store.record_snapshot(None, "supplier_requests", listed("R-1"), taken_at=ago(1))
     entry = store.outbox.begin("send_response", "R-1", "<TResp/>")
     store.outbox.mark_uncertain(entry, error="ReadTimeout")
-    diff = store.record_snapshot(None, "supplier_requests", listed("R-1", "R-2"), taken_at=soon(16))
-    assert [d["state"] for d in diff.resolved] == ["failed"]
+    decided = store.outbox.resolve_uncertain("supplier_requests", ["R-1", "R-2"], at=soon(16))
+    assert decided.to_dict("records")[0]["state"] == "failed"
     row = store.outbox.get(entry)
     assert row["state"] == "failed" and "did not take effect" in row["resolution"]
     assert row["resolved_at"] is not None
@@ -166,8 +166,8 @@ def test_uncertain_gone_after_being_listed_becomes_sent_by_inference(store: Stor
 def test_uncertain_gone_without_evidence_stays_uncertain(store: Store) -> None:
     entry = store.outbox.begin("send_transcript", "R-1", "<CT/>")  # never listed before
     store.outbox.mark_uncertain(entry, error="ReadTimeout")
-    diff = store.record_snapshot(None, "supplier_requests", [], taken_at=soon(1))
-    assert [d["state"] for d in diff.resolved] == ["uncertain"]
+    decided = store.outbox.resolve_uncertain("supplier_requests", [], at=soon(1))
+    assert decided["state"].tolist() == ["uncertain"]
     row = store.outbox.get(entry)
     assert row["state"] == "uncertain" and "cannot tell" in row["resolution"]
     assert row["resolved_at"] is None
@@ -187,8 +187,9 @@ def test_uncertain_gone_but_explained_by_another_send_stays_uncertain(store: Sto
 def test_lists_taken_before_the_send_turned_uncertain_decide_nothing(store: Store) -> None:
     entry = store.outbox.begin("send_acknowledgment", "T-1", "<Ack/>")
     store.outbox.mark_uncertain(entry, error="ReadTimeout")
-    diff = store.record_snapshot(None, "consumer_transcripts", listed("T-1"), taken_at=ago(600))
-    assert diff.resolved == () and store.outbox.get(entry)["state"] == "uncertain"
+    decided = store.outbox.resolve_uncertain("consumer_transcripts", ["T-1"], at=ago(600))
+    assert decided.empty and store.outbox.get(entry)["state"] == "uncertain"
+    assert list(decided.columns) == ["entry_id", "operation", "request_id", "state", "resolution"]
 
 
 def test_explains_counts_sends_that_may_have_taken_effect(store: Store) -> None:
@@ -225,11 +226,9 @@ def test_a_late_answer_overrides_an_inference(store: Store) -> None:
     store.record_snapshot(None, "supplier_requests", listed("R-1"), taken_at=ago(1))
     entry = store.outbox.begin("send_response", "R-1", "<TResp/>")
     store.outbox.mark_uncertain(entry, error="ReadTimeout")
-    store.record_snapshot(None, "supplier_requests", [], taken_at=soon(1))  # inferred sent
-    assert store.table("responses")["inferred"].tolist() == [True]
+    store.outbox.resolve_uncertain("supplier_requests", ["R-1"], at=soon(1))
     store.outbox.mark_sent(entry, status=200, response_body="{}")
     assert store.outbox.get(entry)["state"] == "sent"
-    assert store.table("responses")["inferred"].tolist() == [False]  # filed as answered
 
 
 def test_stale_pending_of_a_run_that_ended(store: Store) -> None:

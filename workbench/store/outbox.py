@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import socket
 import sqlite3
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from datetime import timedelta
 from typing import Any
 
@@ -22,7 +22,7 @@ from workbench.store.connection import Connection, process_alive
 from workbench.store.frames import query_frame
 from workbench.store.lists import OPERATIONS, list_info
 from workbench.store.schema import dicts, dumps, now, now_text, row_id, sha256, utc_text
-from workbench.store.settle import BLOCKING, explaining, record_document, unfile_inferred
+from workbench.store.settle import BLOCKING, explaining, record_document, resolve, unfile_inferred
 
 
 class Outbox:
@@ -151,6 +151,20 @@ class Outbox:
                 "SELECT * FROM outbox WHERE state IN ('pending', 'uncertain') ORDER BY id",
                 operation="store.outbox.pending_or_uncertain",
             )
+
+    def resolve_uncertain(
+        self, list_name: str, listed_ids: Iterable[str], *, at: Any
+    ) -> pd.DataFrame:
+        """Settle uncertain sends from a complete list the partner showed when asked at
+        ``at``; the decisions (``record_snapshot`` does it by itself)."""
+        list_info(list_name)
+        when = utc_text(at) or now_text()
+        with self._c.write(durable=True) as conn:
+            decisions = resolve(conn, list_name, {str(i) for i in listed_ids}, at=when,
+                                requested=when)  # fmt: skip
+        columns = ["entry_id", "operation", "request_id", "state", "resolution"]
+        frame = pd.DataFrame.from_records(decisions, columns=columns)
+        return frame.astype({"entry_id": "Int64", "request_id": "string"})
 
     def explains(self, list_name: str, request_id: str) -> bool:
         """Did we send (or may we have sent) something that takes ``request_id`` off the list?"""
