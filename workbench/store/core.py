@@ -5,8 +5,6 @@
 from __future__ import annotations
 
 import itertools
-import os
-import socket
 import sqlite3
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -28,7 +26,7 @@ from workbench.store.history import History
 from workbench.store.lists import EVENT_SOURCES, ListInfo, item_key, list_info, request_date
 from workbench.store.migrations import open_schema
 from workbench.store.outbox import Outbox
-from workbench.store.schema import dumps, now_text, partner_time, row_id, utc_text
+from workbench.store.schema import dumps, now_text, partner_time, row_id, run_row, utc_text
 
 RUN_STATUSES = ("ok", "partial", "failed")
 _CALL_FIELDS = (
@@ -163,10 +161,7 @@ class Store(History):
 
     def begin_run(self, *, kind: str = "pull", profile: str | None = None) -> int:
         """Start a run (status ``running``); its id."""
-        return self._c.insert("runs", {
-            "kind": kind, "profile": profile, "started_at": now_text(), "status": "running",
-            "workbench_version": __version__, "pid": os.getpid(), "host": socket.gethostname(),
-        })  # fmt: skip
+        return self._c.insert("runs", run_row(kind, profile))
 
     def finish_run(self, run_id: int, *, status: str, summary: Any = None) -> None:
         """End a run: ``status`` ok / partial / failed, ``summary`` any JSON-able value."""

@@ -5,8 +5,6 @@ store; one writes only to a store whose known sides it matches.
 
 from __future__ import annotations
 
-import os
-import socket
 import sqlite3
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -16,7 +14,7 @@ from workbench.config import EMBEDDED_SANDBOX, GATEWAY_ROLES, normal_url
 from workbench.errors import ConfigError, StoreError
 from workbench.store.connection import Connection, open_read_only
 from workbench.store.migrations import read_version, refuse_newer
-from workbench.store.schema import dumps, now_text
+from workbench.store.schema import dumps, run_row
 
 PARTNER_KEYS = (
     "partner_profile", "partner_gateway_url", "partner_gateway_auth_url",
@@ -187,14 +185,9 @@ def repoint(
                 [(k, new) for k, (_old, new) in changes.items()],
             )
             summary = {k: {"from": old, "to": new} for k, (old, new) in changes.items()}
-            at = now_text()
-            c.insert(
-                "runs",
-                {"kind": "repoint", "profile": wanted.get("partner_profile"), "started_at": at,
-                 "finished_at": at, "status": "ok", "summary": dumps({"repointed": summary}),
-                 "workbench_version": __version__, "pid": os.getpid(),
-                 "host": socket.gethostname()},
-            )  # fmt: skip
+            run = run_row("repoint", wanted.get("partner_profile"), status="ok",
+                          summary=dumps({"repointed": summary}))  # fmt: skip
+            c.insert("runs", {**run, "finished_at": run["started_at"]})
         return changes, True
     finally:
         c.close()

@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import socket
 import sqlite3
 from collections.abc import Mapping
 from datetime import UTC, date, datetime
 from typing import Any
 
+from workbench._version import __version__
 from workbench.errors import StoreError
 
 SCHEMA_VERSION = 7
@@ -404,6 +407,13 @@ def scalar(value: Any) -> Any:
     if isinstance(value, datetime | date):
         return value.isoformat()
     return dumps(value) if isinstance(value, Mapping | list | tuple) else str(value)
+
+
+def run_row(kind: str, profile: str | None, **values: Any) -> dict[str, Any]:
+    """A ``runs`` row begun now by this process (``values``: the rest, such as its status)."""
+    return {"kind": kind, "profile": profile, "started_at": now_text(), "status": "running",
+            "workbench_version": __version__, "pid": os.getpid(), "host": socket.gethostname(),
+            **values}  # fmt: skip
 
 
 def row_id(value: Any) -> int | None:
