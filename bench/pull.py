@@ -483,7 +483,7 @@ def main() -> int:
     else:
         print(
             "   baseline 2 (dlt's rest_api source) skipped: dlt is not installed "
-            "(uv sync --extra bench, or pip install 'workbench[bench]')"
+            "(uv sync --inexact --extra bench, or pip install 'workbench[bench]')"
         )
     print(
         f"   {r['first_status']}: {r['stored']} of {r['listed']} listed items with a parsed "
