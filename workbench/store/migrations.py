@@ -29,7 +29,7 @@ from workbench.store.schema import (
     sha256,
     utc_text,
 )
-from workbench.store.settle import file_transcript_sent
+from workbench.store.settle import record_document
 
 if TYPE_CHECKING:
     from workbench.store.connection import Connection
@@ -210,14 +210,14 @@ def _v4(conn: sqlite3.Connection) -> None:
         for column in inline:  # DROP COLUMN keeps the table; a rebuild would cascade-delete
             _drop_column(conn, table, column)  # its child rows inside this transaction
     sent = conn.execute(
-        "SELECT id, request_id, payload, payload_flat, updated_at, resolved_at FROM outbox "
-        "WHERE operation = 'send_transcript' AND state = 'sent' ORDER BY id"
+        "SELECT id, operation, request_id, payload, payload_flat, updated_at, resolved_at "
+        "FROM outbox WHERE operation = 'send_transcript' AND state = 'sent' ORDER BY id"
     )
     columns = [d[0] for d in sent.description]
     for entry in (dict(zip(columns, row, strict=True)) for row in sent):
         # Settled from the lists: resolved_at = updated_at; a later answer moved updated_at.
         inferred = entry["resolved_at"] is not None and entry["resolved_at"] == entry["updated_at"]
-        file_transcript_sent(conn, entry, at=entry["updated_at"], inferred=inferred)
+        record_document(conn, entry, at=entry["updated_at"], inferred=inferred, reply=None)
 
 
 # SQLite's message when an object of the user's (not the workbench's) reads a dropped column.

@@ -44,6 +44,12 @@ BLOCKING = ("pending", "sent", "uncertain")  # states that refuse a second send
 # Far longer than any partner plausibly takes to finish a send a client gave up on. Being
 # "gone" needs no margin: inferring "sent" never allows a resend.
 SETTLE_MARGIN = timedelta(minutes=15)
+# Where a sent document is filed, by operation: its table, its fields, its time column.
+_FILED = {
+    "send_response": ("responses", RESPONSE_FIELDS, "sent_at"),
+    "send_transcript": ("transcripts_sent", TRANSCRIPT_SENT_FIELDS, "sent_at"),
+    "send_acknowledgment": ("acknowledgments", ACKNOWLEDGMENT_FIELDS, "recorded_at"),
+}
 
 
 def requested_at(conn: sqlite3.Connection, call_id: int | None) -> str | None:
@@ -208,34 +214,18 @@ def record_document(
     inferred: bool,
     reply: tuple[str | None, str | None, int | None] | None,
 ) -> None:
-    """File a sent entry's document (``reply``: the answer's body, flat JSON and call)."""
-    operation, payload = entry["operation"], entry["payload"]
-    row: dict[str, Any] = {"outbox_id": entry["id"], "request_id": entry["request_id"]}
-    if operation == "send_response":
-        _file(conn, "responses", {**row, "sent_at": at}, RESPONSE_FIELDS, payload,
-              entry["payload_flat"], inferred)  # fmt: skip
-        return
-    if operation == "send_transcript":
-        file_transcript_sent(conn, entry, at=at, inferred=inferred)
-        if reply is None or not reply[1]:  # nothing received, or no readable acknowledgment:
-            return  # no all-NULL row to mislead
+    """File a sent entry's document, and a transcript's acknowledgment answered (``reply``: the
+    answer's body, flat JSON and call) when readable: no all-NULL row to mislead."""
+    table, fields, when = _FILED[entry["operation"]]
+    row: dict[str, Any] = {"outbox_id": entry["id"], "request_id": entry["request_id"], when: at}
+    if table == "acknowledgments":  # one we sent: the call that carried it (or may have)
+        row.update(direction="sent", call_id=reply[2] if reply else entry.get("call_id"))
+    _file(conn, table, row, fields, entry["payload"], entry["payload_flat"], inferred)
+    if table == "transcripts_sent" and reply is not None and reply[1]:
         body, flat, call_id = reply
-        row.update(direction="received", call_id=call_id, recorded_at=at)
+        row = {"outbox_id": entry["id"], "request_id": entry["request_id"], "recorded_at": at,
+               "direction": "received", "call_id": call_id}  # fmt: skip
         _file(conn, "acknowledgments", row, ACKNOWLEDGMENT_FIELDS, body, flat, inferred)
-        return
-    # An acknowledgment we sent: the call that carried it (or may have: inferred sent).
-    row.update(direction="sent", call_id=reply[2] if reply else entry.get("call_id"))
-    _file(conn, "acknowledgments", {**row, "recorded_at": at}, ACKNOWLEDGMENT_FIELDS, payload,
-          entry["payload_flat"], inferred)  # fmt: skip
-
-
-def file_transcript_sent(
-    conn: sqlite3.Connection, entry: Mapping[str, Any], *, at: str, inferred: bool
-) -> None:
-    """File a sent ``send_transcript`` entry in ``transcripts_sent``."""
-    row = {"outbox_id": entry["id"], "request_id": entry["request_id"], "sent_at": at}
-    _file(conn, "transcripts_sent", row, TRANSCRIPT_SENT_FIELDS, entry["payload"],
-          entry["payload_flat"], inferred)  # fmt: skip
 
 
 def _file(
