@@ -20,7 +20,7 @@ from matplotlib.figure import Figure
 
 from workbench.pesc.schemas import NOT_VALIDATED, SCHEMAS_VARIABLE
 from workbench.reconcile import CONSUMER_STATES, SEVERITIES, SUPPLIER_STATES, Reconciliation
-from workbench.report.figures import LABELS, ageing, png
+from workbench.report.charts import LABELS, ageing, png
 from workbench.report.markup import (
     MAX_ROWS,
     breakable,
@@ -109,7 +109,7 @@ def not_validated_note(rec: Reconciliation) -> str:
 
 def headline_section(rec: Reconciliation, *, tz: str | None = None) -> HTML:
     """The headline figures as a grid of big numbers (``data-figure`` keys: ``requests``,
-    ``open_requests`` (+ ``open_age_0_2`` ..., the buckets of ``figures.ageing``, which
+    ``open_requests`` (+ ``open_age_0_2`` ..., the buckets of ``charts.ageing``, which
     end at the SLA), ``open_over_sla``, ``answered``, ``answered_still_listed``,
     ``responses`` (+ ``responses_<status>``), ``transcripts_sent``,
     ``transcripts_acknowledged``, ``transcripts_unacknowledged``, ``ack_mismatches``,
@@ -118,7 +118,7 @@ def headline_section(rec: Reconciliation, *, tz: str | None = None) -> HTML:
     ``duplicate_transcripts``, ``document_problems``, ``exceptions`` (+
     ``exceptions_<severity>``: the one place severity counts show), with the moment (in zone
     ``tz``) and the SLA they are measured at. A figure the funnel shows too has its name
-    there (``figures.LABELS``)."""
+    there (``charts.LABELS``)."""
     h = rec.headline
     ages = ageing(rec)
     by_status = h["responses_by_status"]
