@@ -14,20 +14,9 @@ from workbench.reconcile.supplier import SUPPLIER_STATES
 from workbench.severities import SEVERITIES
 
 _UNKNOWN = "(unknown)"
-ORGANISATION_COUNTS = tuple(
-    dict.fromkeys(
-        (
-            "items",
-            "open",
-            "sla_breached",
-            *SUPPLIER_STATES,
-            *CONSUMER_STATES,
-            "duplicates",
-            "exceptions",
-            "high_or_worse",
-        )
-    )
-)
+ORGANISATION_COUNTS = tuple(dict.fromkeys((
+    "items", "open", "sla_breached", *SUPPLIER_STATES, *CONSUMER_STATES, "duplicates",
+    "exceptions", "high_or_worse")))  # fmt: skip
 ORGANISATION_COLUMNS = ("side", "organisation_id", "organisation_name", *ORGANISATION_COUNTS)
 # what is open, per side: a request awaiting our response, a transcript awaiting our ack
 OPEN_STATES = {"supplier": "awaiting_response", "consumer": "awaiting_ack"}

@@ -4,12 +4,10 @@ weekday and hour, and the latest ones as readable tables.
 
 The spec shows no event field (DESIGN §3): an event's type and time are the store's columns,
 found wherever the event keeps them. An event with no time of its own, or an implausible one
-(:mod:`workbench.reconcile.plausible`), is placed at the time it was first seen, and the tables
-and charts say how many were; the implausible ones are listed under "Data problems". Program
-and campus are read from the event's payload wherever it keeps one, else from its top
-(``programCode``, ``programName``, ``campus``, in any case); a missing one is "(not given)".
-Counts are made in SQLite: raw JSON leaves it only for the latest events shown. Times show in
-zone ``tz`` (None: UTC); the store stays UTC.
+(:mod:`workbench.reconcile.plausible`, listed under "Data problems"), counts when it was first
+seen, and the tables and charts say how many did. Program and campus come from the event's
+payload, else its top (``programCode``, ``programName``, ``campus``, any case). Counts are made
+in SQLite: raw JSON leaves it only for the latest events shown. Times show in zone ``tz``.
 
 >>> display(events_section(store, tz=tz))  # doctest: +SKIP
 """
@@ -34,7 +32,6 @@ from workbench.store.frames import snake, typed
 from workbench.store.lists import EVENT_SOURCES
 
 FEEDS = {"placement": "placement events", "domestic": "domestic events"}
-NOT_GIVEN = "(not given)"
 WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 BREAKDOWNS = {  # what events_breakdown counts by -> its heading
     "event_type": "By event type",
@@ -64,108 +61,108 @@ def _query(store: Store, sql: str, params: Sequence[Any] = ()) -> pd.DataFrame:
     return typed(pd.DataFrame.from_records(rows, columns=[d[0] for d in cursor.description]))
 
 
-@functools.lru_cache(maxsize=8)  # SQLite asks for each of an event's fields in turn
-def _place(raw: Any) -> tuple[str | None, ...]:
-    """A stored event's program code, program name and campus (:data:`PLACE_FIELDS`)."""
+@functools.lru_cache(maxsize=8)  # SQLite asks for each of an event's places in turn
+def _places(raw: Any) -> tuple[str, str]:
+    """A stored event's program ("name (code)") and campus, "(not given)" when absent."""
     try:
         event = json.loads(raw)
     except (TypeError, ValueError, RecursionError):
-        return (None,) * len(PLACE_FIELDS)
+        event = None
     held = [h for h in (event_fields(event).payload, event) if isinstance(h, dict)]
-    found = []
-    for names in PLACE_FIELDS.values():
-        keys = [(h, k) for h in held for n in names if len(k := keys_named(h, n)) == 1]
-        values = [h[k[0]] for h, k in keys if h[k[0]] not in (None, "")]
-        found.append(None if not values else str(values[0]))
-    return tuple(found)
+    found = [
+        next((str(v).strip() for h in held for n in names if len(k := keys_named(h, n)) == 1
+              and (v := h[k[0]]) not in (None, "") and str(v).strip()), None)
+        for names in PLACE_FIELDS.values()
+    ]  # fmt: skip
+    code, name, campus = found
+    program = f"{name} ({code})" if code and name and code != name else (name or code)
+    return program or "(not given)", campus or "(not given)"
 
 
-def _times(values: pd.Series, tz: str | None) -> pd.Series:
+def _times(values: pd.Series, tz: str | None = None) -> pd.Series:
     """Stored UTC text (or times) in zone ``tz``; what does not parse is missing."""
     parsed = pd.to_datetime(values.astype("object"), utc=True, errors="coerce", format="ISO8601")
     return parsed.astype("datetime64[us, UTC]").dt.tz_convert(tz or "UTC")
 
 
-def _label(value: Any) -> str:
-    return NOT_GIVEN if is_missing(value) or str(value).strip() == "" else str(value).strip()
-
-
 def event_facts(store: Store, *, tz: str | None = None) -> pd.DataFrame:
-    """One row per stored event, its raw JSON left in SQLite: ``source``, ``event_type``,
-    ``program`` ("name (code)"), ``campus``, ``occurred_at`` (in zone ``tz``: its own time,
-    else, when it has none or an implausible one, when it was first seen),
-    ``time_is_first_seen`` (it has none), ``implausible_time``, ``first_seen_at``, ``rowid``."""
+    """One row per stored event, its raw JSON left in SQLite: ``source``, the breakdowns'
+    keys, ``occurred_at`` (in zone ``tz``; when first seen for an event with no time of its
+    own, ``time_is_first_seen``, or an implausible one, ``implausible_time``), ``rowid``."""
     store.db.conn.create_function(
-        "workbench_event_place", 2, lambda raw, n: _place(raw)[n], deterministic=True
+        "workbench_event_place", 2, lambda raw, n: _places(raw)[n], deterministic=True
     )
-    places = ", ".join(f"workbench_event_place(raw_json, {n}) AS {name}"
-                       for n, name in enumerate(PLACE_FIELDS))  # fmt: skip
-    sql = "SELECT rowid, source, event_type, occurred_at AS occurred_text, time_is_first_seen, "
-    found = _query(store, f"{sql}first_seen_at, {places} FROM events ORDER BY rowid")
-    code, name = ([None if is_missing(v) else str(v).strip() for v in found[c]]
-                  for c in ("program_code", "program_name"))  # fmt: skip
-    program = [
-        f"{n} ({c})" if c and n and c != n else (n or c) for c, n in zip(code, name, strict=True)
-    ]
-    told = _times(found["occurred_text"], None)
+    found = _query(
+        store,
+        "SELECT rowid, source, event_type, occurred_at, time_is_first_seen, first_seen_at, "
+        "workbench_event_place(raw_json, 0) AS program, "
+        "workbench_event_place(raw_json, 1) AS campus FROM events ORDER BY rowid",
+    )
+    told = _times(found["occurred_at"])
     odd = outside(told, pd.Timestamp.now(tz="UTC"))
-    occurred = told.where(~odd).fillna(_times(found["first_seen_at"], None))
+    occurred = told.where(~odd).fillna(_times(found["first_seen_at"])).dt.tz_convert(tz or "UTC")
+    kinds = found["event_type"].astype("string").str.strip()
     return pd.DataFrame({
         "source": found["source"].astype("string"),
-        "event_type": found["event_type"].map(_label).astype("string"),
-        "program": pd.Series([_label(p) for p in program], dtype="string"),
-        "campus": found["campus"].map(_label).astype("string"),
-        "occurred_at": occurred.dt.tz_convert(tz or "UTC"),
+        "event_type": kinds.where(kinds.fillna("") != "", "(not given)"),
+        "program": found["program"].astype("string"),
+        "campus": found["campus"].astype("string"),
+        "weekday": occurred.dt.day_of_week.map(dict(enumerate(WEEKDAYS))),
+        "hour": occurred.dt.hour,
+        "day": occurred.dt.tz_localize(None).dt.normalize(),
+        "occurred_at": occurred,
         "time_is_first_seen": (found["time_is_first_seen"].fillna(False).astype(bool)
                                | told.isna()).to_numpy(),
         "implausible_time": odd.to_numpy(),
-        "first_seen_at": found["first_seen_at"],
         "rowid": found["rowid"],
     })  # fmt: skip
 
 
-def _per_feed(groups: pd.Series, facts: pd.DataFrame) -> pd.DataFrame:
-    """Counts per value of ``groups`` (index) and feed (columns), with a ``total``."""
-    counts = pd.crosstab(groups, facts["source"]) if len(facts) else pd.DataFrame()
+def _counted(facts: pd.DataFrame, by: str, keys: Any = None) -> pd.DataFrame:
+    """Events per value of ``facts[by]`` (or each of ``keys``, in order) and feed, with a
+    ``total``; ``attrs``: how many count when first seen (``without_time``, ``implausible``)."""
+    counts = pd.crosstab(facts[by], facts["source"]) if len(facts) else pd.DataFrame()
     counts = counts.reindex(columns=list(FEEDS), fill_value=0).fillna(0).astype("int64")
     counts["total"] = counts.sum(axis=1)
-    return counts.rename_axis(index=None, columns=None)
-
-
-def _placed(facts: pd.DataFrame) -> dict[str, int]:
-    """How many events are placed when first seen: with no time of their own
-    (``without_time``), with an implausible one (``implausible``)."""
-    return {"without_time": int(facts["time_is_first_seen"].sum()),
-            "implausible": int(facts["implausible_time"].sum())}  # fmt: skip
+    if keys is not None:
+        counts = counts.reindex(keys, fill_value=0)
+    elif by != "day":
+        counts = counts.sort_values("total", ascending=False, kind="stable")
+    out = counts.rename_axis(index=by, columns=None).reset_index()
+    out.attrs.update(without_time=int(facts["time_is_first_seen"].sum()),
+                     implausible=int(facts["implausible_time"].sum()))  # fmt: skip
+    return out
 
 
 def events_breakdown(
     store: Store, by: str, *, tz: str | None = None, facts: pd.DataFrame | None = None
 ) -> pd.DataFrame:
-    """Events counted by ``by`` (a key of ``BREAKDOWNS``) per feed: a column named ``by``,
-    ``placement``, ``domestic``, ``total``. Types, programs and campuses come largest first;
-    weekdays (``Mon``..``Sun``) and hours (0..23, in zone ``tz``) in order, each listed.
-    ``attrs``: how many were placed when first seen (``without_time``, ``implausible``).
-    ``facts``: ``event_facts(store, tz=tz)`` when already read."""
+    """Events counted by ``by`` (a key of ``BREAKDOWNS``) per feed: columns ``by``,
+    ``placement``, ``domestic``, ``total``; types, programs and campuses largest first,
+    weekdays and hours (in zone ``tz``) in order, each listed. ``facts``: already read."""
     if by not in BREAKDOWNS:
         raise ValueError(f"events_breakdown counts by one of {', '.join(BREAKDOWNS)}, not {by!r}.")
+    keys = {"weekday": list(WEEKDAYS), "hour": list(range(24))}.get(by)
+    return _counted(event_facts(store, tz=tz) if facts is None else facts, by, keys)
+
+
+def event_days(
+    store: Store, *, tz: str | None = None, facts: pd.DataFrame | None = None
+) -> pd.DataFrame:
+    """Per day the events occurred (in zone ``tz``; days without any included, up to a year):
+    ``day`` (a date), ``placement``, ``domestic``, ``total``."""
     facts = event_facts(store, tz=tz) if facts is None else facts
-    when = facts["occurred_at"]
-    if by == "weekday":
-        counts = _per_feed(when.dt.day_of_week.map(dict(enumerate(WEEKDAYS))).rename(by), facts)
-        counts = counts.reindex(list(WEEKDAYS), fill_value=0)
-    elif by == "hour":
-        counts = _per_feed(when.dt.hour.rename(by), facts).reindex(range(24), fill_value=0)
-    else:
-        counts = _per_feed(facts[by].rename(by), facts)
-        counts = counts.sort_values("total", ascending=False, kind="stable")
-    out = counts.rename_axis(index=by).reset_index()
-    out.attrs.update(_placed(facts))
+    days = facts["day"].dropna()
+    span = None
+    if len(days) and (days.max() - days.min()).days <= 366:
+        span = pd.date_range(days.min(), days.max())
+    out = _counted(facts, "day", span)
+    out["day"] = pd.to_datetime(out["day"]).dt.date if len(out) else pd.Series(dtype="object")
     return out
 
 
 def _notes(counts: dict[str, int]) -> str:
-    """What the tables say of the events placed at the time first seen (none: empty)."""
+    """What the tables say of the events counted when first seen (none: empty)."""
     said = []
     if n := counts.get("without_time"):
         said.append(f"{'1 event' if n == 1 else f'{n} events'} had no time of their own: each "
@@ -179,31 +176,24 @@ def _notes(counts: dict[str, int]) -> str:
 
 def event_problems(store: Store, *, facts: pd.DataFrame | None = None) -> pd.DataFrame:
     """The events whose own time is implausible: their feed, id, the field the time came
-    from (its path in the event), the value as sent, and when they are counted instead."""
+    from (its path in the event), the value as sent, and when they count instead."""
     facts = event_facts(store) if facts is None else facts
-    odd = facts.loc[facts["implausible_time"], "rowid"]
-    if odd.empty:  # the events' JSON stays in SQLite
-        return pd.DataFrame(columns=["source", "event id", "field", "value", "counted at"])
+    odd = [int(n) for n in facts.loc[facts["implausible_time"], "rowid"]]
+    columns = ["source", "event id", "field", "value", "counted at"]
+    if not odd:  # the events' JSON stays in SQLite
+        return pd.DataFrame(columns=columns)
     found = _query(store, "SELECT source, event_id, occurred_at, raw_json, first_seen_at FROM "
                    "events WHERE rowid IN (SELECT value FROM json_each(?)) ORDER BY rowid",
-                   [json.dumps([int(n) for n in odd])])  # fmt: skip
-    where = []
-    for raw, stored in zip(found["raw_json"], found["occurred_at"], strict=True):
-        try:
-            event = json.loads(str(raw))
-        except (ValueError, RecursionError):
-            event = None
+                   [json.dumps(odd)])  # fmt: skip
+    rows = []
+    for source, event_id, stored, raw, seen in found.itertuples(index=False):
+        event = json.loads(str(raw))
         keys, value = event_fields(event).paths.get("time"), event
         for key in keys or ():
-            value = value[key]  # type: ignore[index]
-        where.append((".".join(map(str, keys)), str(value)) if keys else ("time", str(stored)))
-    return pd.DataFrame({
-        "source": found["source"].astype("string"),
-        "event id": found["event_id"].astype("string"),
-        "field": pd.Series([w[0] for w in where], dtype="string"),
-        "value": pd.Series([w[1] for w in where], dtype="string"),
-        "counted at": found["first_seen_at"],
-    })  # fmt: skip
+            value = value[key]
+        where = (".".join(map(str, keys)), str(value)) if keys else ("time", str(stored))
+        rows.append((source, event_id, *where, seen))
+    return pd.DataFrame(rows, columns=columns).astype({c: "string" for c in columns[:4]})
 
 
 def event_runs(store: Store) -> pd.DataFrame:
@@ -214,46 +204,25 @@ def event_runs(store: Store) -> pd.DataFrame:
                    "vanished FROM snapshots WHERE list_name IN (?, ?) ORDER BY taken_at, id",
                    list(EVENT_SOURCES.values()))  # fmt: skip
     found.insert(0, "source", found.pop("list_name").map(names).astype("string"))
-    return found.reset_index(drop=True)
-
-
-def event_days(
-    store: Store, *, tz: str | None = None, facts: pd.DataFrame | None = None
-) -> pd.DataFrame:
-    """Per day the events occurred (in zone ``tz``; days without any included, up to a year):
-    ``day`` (a date), ``placement``, ``domestic``, ``total``; ``attrs`` as
-    :func:`events_breakdown`'s."""
-    facts = event_facts(store, tz=tz) if facts is None else facts
-    counts = _per_feed(facts["occurred_at"].dt.tz_localize(None).dt.normalize().rename("day"),
-                       facts)  # fmt: skip
-    if len(counts) and (counts.index.max() - counts.index.min()).days <= 366:
-        counts = counts.reindex(pd.date_range(counts.index.min(), counts.index.max()), fill_value=0)
-    out = counts.rename_axis(index="day").reset_index()
-    out["day"] = pd.to_datetime(out["day"]).dt.date if len(out) else pd.Series(dtype="object")
-    out.attrs.update(_placed(facts))
-    return out
+    return found
 
 
 def feed_summary(store: Store) -> pd.DataFrame:
     """Per source: events seen, still listed, event types, events with no time of their own,
     first and last seen."""
-    found = _query(
-        store,
-        "SELECT source, count(*) AS events, coalesce(sum(on_list), 0) AS listed_now, "
-        "count(DISTINCT event_type) AS event_types, coalesce(sum(time_is_first_seen), 0) AS "
-        "without_time, min(first_seen_at) AS first_seen_at, max(last_seen_at) AS last_seen_at "
-        "FROM events GROUP BY source",
-    ).set_index("source")
-    found = found.reindex(list(FEEDS)).rename_axis("source").reset_index()
+    found = _query(store, "SELECT source, count(*) AS events, coalesce(sum(on_list), 0) AS "
+                   "listed_now, count(DISTINCT event_type) AS event_types, coalesce(sum("
+                   "time_is_first_seen), 0) AS without_time, min(first_seen_at) AS first_seen_at, "
+                   "max(last_seen_at) AS last_seen_at FROM events GROUP BY source")  # fmt: skip
+    found = found.set_index("source").reindex(list(FEEDS)).rename_axis("source").reset_index()
     counts = ["events", "listed_now", "event_types", "without_time"]
     found[counts] = found[counts].fillna(0).astype("int64")
     return found.rename(columns={"first_seen_at": "first_seen", "last_seen_at": "last_seen"})
 
 
 def latest_events(store: Store, n: int = 50, *, source: str | None = None) -> pd.DataFrame:
-    """The ``n`` most recent events of both feeds or of ``source``, newest first (by when they
-    occurred; one with no time of its own, or an implausible one, by when it was first seen;
-    the later stored first), with their stored columns, ``raw_json`` included."""
+    """The ``n`` most recent events of both feeds or of ``source``, newest first (one with no
+    time of its own, or an implausible one, by when it was first seen), ``raw_json`` too."""
     if source is not None and source not in FEEDS:
         raise ValueError(f"source is one of {', '.join(FEEDS)}, not {source!r}.")
     # The stored times are fixed-width UTC text: the plausible window compares as text.
@@ -262,9 +231,8 @@ def latest_events(store: Store, n: int = 50, *, source: str | None = None) -> pd
     return _query(
         store,
         "SELECT source, event_id, event_type, occurred_at, time_is_first_seen, first_seen_at, "  # noqa: S608
-        f"last_seen_at, on_list, raw_json FROM events {where}"
-        "ORDER BY CASE WHEN occurred_at BETWEEN ? AND ? THEN occurred_at ELSE first_seen_at "
-        "END DESC, rowid DESC LIMIT ?",
+        f"last_seen_at, on_list, raw_json FROM events {where}ORDER BY CASE WHEN occurred_at "
+        "BETWEEN ? AND ? THEN occurred_at ELSE first_seen_at END DESC, rowid DESC LIMIT ?",
         [*([source] if source else []), first, last, max(int(n), 0)],
     )
 
@@ -272,9 +240,9 @@ def latest_events(store: Store, n: int = 50, *, source: str | None = None) -> pd
 def readable_events(frame: pd.DataFrame, *, tz: str | None = None) -> pd.DataFrame:
     """:func:`latest_events` as people read them: times to the second in zone ``tz``, each
     event's fields flattened into columns (payload fields without their prefix, in words),
-    program and campus first, no raw JSON. Beyond those, only the :data:`EVENT_COLUMNS` fields
-    most events have get a column; the rest share one ``other fields`` cell ("name: value;
-    ..."), so an odd payload cannot make the table thousands of columns wide."""
+    program and campus first, no raw JSON. Only the :data:`EVENT_COLUMNS` fields most events
+    have get a column of their own; the rest share one ``other fields`` cell, so an odd
+    payload cannot make the table thousands of columns wide."""
     rows = [_flat_fields(raw) for raw in frame["raw_json"]]
     seen: dict[str, int] = {}  # field -> events that have it, in the order first found
     for row in rows:
@@ -283,18 +251,14 @@ def readable_events(frame: pd.DataFrame, *, tz: str | None = None) -> pd.DataFra
     first = [c for c in PLACE_FIELDS if c in seen]
     ranked = sorted((n for n in seen if n not in first), key=lambda n: -seen[n])  # stable
     own = [*first, *(n for n in seen if n in ranked[:EVENT_COLUMNS])]
-    rest = [n for n in seen if n not in own]
     zone = tz or "UTC"
-    odd = outside(_times(frame["occurred_at"], None), pd.Timestamp.now(tz="UTC"))
+    odd = outside(_times(frame["occurred_at"]), pd.Timestamp.now(tz="UTC"))
+    marks = [" (first seen)" if not is_missing(f) and f else " (implausible)" if bad else ""
+             for f, bad in zip(frame["time_is_first_seen"], odd, strict=True)]  # fmt: skip
     columns: dict[str, list[Any]] = {
         "source": list(frame["source"]),
-        f"occurred ({zone})": [
-            None if (s := _stamp(v, tz)) is None
-            else s + (" (first seen)" if not is_missing(f) and f else " (implausible)" if bad
-                      else "")
-            for v, f, bad in zip(frame["occurred_at"], frame["time_is_first_seen"], odd,
-                                 strict=True)
-        ],
+        f"occurred ({zone})": [None if (s := _stamp(v, tz)) is None else s + mark
+                               for v, mark in zip(frame["occurred_at"], marks, strict=True)],
         "event type": list(frame["event_type"]),
     }  # fmt: skip
     ours = {*columns, OTHER_FIELDS, f"first seen ({zone})", "on list", "event id"}
@@ -303,7 +267,7 @@ def readable_events(frame: pd.DataFrame, *, tz: str | None = None) -> pd.DataFra
         while header in ours or header in columns:  # the feed's "source" beside the event's
             header += " (field)"
         columns[header] = [_cell(row.get(name)) for row in rows]
-    if rest:
+    if rest := [n for n in seen if n not in own]:
         said = ("; ".join(f"{n.replace('_', ' ')}: {_cell(r[n])}" for n in rest if n in r)
                 for r in rows)  # fmt: skip
         columns[OTHER_FIELDS] = [line or None for line in said]
@@ -314,8 +278,8 @@ def readable_events(frame: pd.DataFrame, *, tz: str | None = None) -> pd.DataFra
 
 
 def _flat_fields(raw: Any) -> dict[str, Any]:
-    """One event's fields, flattened (its payload's without their prefix, a field at the top
-    and in the payload: the first found), those its id, type and time were read from left out."""
+    """One event's fields, flattened (its payload's without their prefix; a field at the top
+    and in the payload: the first found), less those its id, type and time were read from."""
     try:
         value = json.loads(str(raw))
     except (ValueError, RecursionError):
@@ -339,16 +303,16 @@ def _flat_fields(raw: Any) -> dict[str, Any]:
 
 def _cell(value: Any) -> Any:
     """A flattened field for a table cell: lists of plain values joined, others summarised."""
-    if isinstance(value, list):
-        if all(not isinstance(v, dict | list) for v in value):
-            return ", ".join("" if v is None else str(v) for v in value)
-        return f"{len(value)} items"
-    return value
+    if not isinstance(value, list):
+        return value
+    if all(not isinstance(v, dict | list) for v in value):
+        return ", ".join("" if v is None else str(v) for v in value)
+    return f"{len(value)} items"
 
 
 def _stamp(value: Any, tz: str | None) -> str | None:
-    """A time to the second in zone ``tz`` (a no-break space inside: it never wraps); text
-    that is not a time as written."""
+    """A time to the second in zone ``tz``, a no-break space inside (it never wraps); text that
+    is not a time as written."""
     if is_missing(value):
         return None
     try:
@@ -359,8 +323,8 @@ def _stamp(value: Any, tz: str | None) -> str | None:
 
 def cut_off_warning(store: Store) -> str | None:
     """What the last pull that read the domestic feed says of it when the feed answered at
-    exactly the count asked for (peek keeps events: those past it may be unseen), with what
-    to do: ask the partner when that count is its learned cap, else raise ``peek_count``."""
+    exactly the count asked (peek keeps events: those past it may be unseen), with what to
+    do: ask the partner when that count is its learned cap, else raise ``peek_count``."""
     from workbench.pull import PEEK_LEARNED
 
     runs = _query(store, "SELECT id, summary FROM runs WHERE kind = 'pull' AND summary LIKE ? "
@@ -402,13 +366,12 @@ def latest_events_section(store: Store, n: int = 50, *, tz: str | None = None) -
 
 
 def events_breakdown_section(store: Store, *, tz: str | None = None) -> HTML:
-    """The tables behind ``events_breakdown_chart``: counts per feed by type, program,
-    campus and weekday (hours are in the chart)."""
-    parts, facts = [], event_facts(store, tz=tz)
+    """The tables behind ``events_breakdown_chart`` but hours (the chart has them)."""
+    facts, parts = event_facts(store, tz=tz), []
     for by, title in BREAKDOWNS.items():
         if by != "hour":
-            counts = events_breakdown(store, by, tz=tz, facts=facts)
             title += f" ({tz or 'UTC'})" if by == "weekday" else ""
+            counts = events_breakdown(store, by, tz=tz, facts=facts)
             parts += [heading(title, 4), table(counts, empty="No events stored yet.")]
     return page(*parts, _notes(counts.attrs))
 
@@ -421,8 +384,7 @@ def events_section(store: Store, *, max_rows: int = 200, tz: str | None = None) 
         return page(paragraph(_why_no_events(store), "wb-empty"))
     warning = cut_off_warning(store)
     facts = event_facts(store, tz=tz)
-    days = event_days(store, tz=tz, facts=facts)
-    problems = event_problems(store, facts=facts)
+    days, problems = event_days(store, tz=tz, facts=facts), event_problems(store, facts=facts)
     return page(
         f'<div class="wb-figure wb-alert" data-cut-off="domestic">{text(warning)}</div>'
         if warning else "",
