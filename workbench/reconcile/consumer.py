@@ -89,10 +89,7 @@ def status(
     # Our latest acknowledgment of each transcript, whatever became of it.
     tried = ours.drop_duplicates("request_id", keep="last")
     tried = pd.DataFrame(
-        {
-            "ack_send_state": tried["state"],
-            "ack_note": tried["resolution"].fillna(tried["error"]),
-        }
+        {"ack_send_state": tried["state"], "ack_note": tried["resolution"].fillna(tried["error"])}
     ).set_axis(tried["request_id"])
 
     # Our newest acknowledgment that was sent, what it said, and the version it acknowledges.

@@ -159,8 +159,7 @@ def _side(
     key = pd.Series(pd.factorize(organisation)[0], index=frame.index)
     # What each row counts for: its state (a column per state, all of them), open, past the SLA.
     counted = pd.get_dummies(frame["state"]).assign(
-        open=frame["state"] == OPEN_STATES[side],
-        sla_breached=frame["sla_breached"].fillna(False),
+        open=frame["state"] == OPEN_STATES[side], sla_breached=frame["sla_breached"].fillna(False)
     )
     if "duplicate" in frame.columns:
         later = frame["duplicate"] & (frame["duplicate_of"] != frame[id_column])

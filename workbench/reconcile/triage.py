@@ -314,8 +314,7 @@ def _joined(rows: pd.DataFrame, template: str = _SIDES) -> pd.DataFrame:
     groups = rows.groupby(["side", "id"], sort=False, dropna=False)
     out = rows.drop_duplicates(["side", "id"])[["side", "id", "outbox_id", "subject"]]
     return out.assign(
-        piece=groups["piece"].agg("; ".join).to_numpy(),
-        serious=groups["serious"].any().to_numpy(),
+        piece=groups["piece"].agg("; ".join).to_numpy(), serious=groups["serious"].any().to_numpy()
     ).reset_index(drop=True)
 
 

@@ -13,24 +13,12 @@
     display(report.changes_section(store, current=rec))   # since the previous pull run
     display(report.trends_section(report.trends(store, days=14, until=rec.now)))
 
-Layout::
-
-    content (pandas, matplotlib; what a notebook's kernel loads)
-      markup.py     escaping, times, tables, the stylesheet
-      stores.py     open_store, report_zone
-      sections.py   headline, exceptions, versions, organisations, figure_html
-      charts.py     funnel, ageing, daily volumes, trends and event charts
-      staleness.py  Freshness: how old the data is
-      history.py    changes since the previous pull run, trends over the pulls
-      events.py     the two event feeds      troubleshoot.py  one request's story
-      validation.py validating stored documents at report time
-    running (no pandas: what `workbench report` loads before its kernel starts)
-      runner.py     papermill and the standalone HTML
-      job.py        checks, the pull, the run, the verdict (reads the store for it)
-      deliver.py    spreadsheets beside the report, a webhook, a mail
-
-The content's names load on first use: ``workbench report`` imports :mod:`.job` without
-pandas and matplotlib (bench/report.py: about 20 % of ``report --no-pull``).
+Content (what a notebook's kernel loads): ``markup`` (escaping, times, tables), ``stores``,
+``sections``, ``charts``, ``staleness`` (how old the data is), ``history`` (changes, trends),
+``events``, ``troubleshoot``, ``validation``. Running (no pandas): ``runner`` (papermill, the
+HTML), ``job`` (checks, pull, run, verdict), ``deliver`` (webhook, mail). The content's names
+load on first use: ``workbench report`` imports :mod:`.job` without pandas and matplotlib
+(bench/report.py: about 20 % of ``report --no-pull``).
 """
 
 from __future__ import annotations

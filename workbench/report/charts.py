@@ -1,12 +1,6 @@
-"""The report's charts, as static matplotlib figures (PNG in the HTML report), and the daily
-volumes they draw.
-
-Figures are built with ``matplotlib.figure.Figure`` directly, never through pyplot: no backend
-state and no global list of open figures to leak. Each is laid out by matplotlib's constrained
-engine (every label inside the image) and says "no data" when it has none.
-
->>> display(figure_html(funnel_chart(rec)))  # doctest: +SKIP
-"""
+"""The report's charts (PNG in the HTML), and the daily volumes they draw. Figures are made
+with ``matplotlib.figure.Figure``, never pyplot (no global state, nothing left open), laid out
+by matplotlib so every label lies inside, and say "no data" when they have none."""
 
 from __future__ import annotations
 
@@ -36,19 +30,15 @@ EVERY_DAY = 16  # a day axis this many days long or less labels every day, under
 BARS = 31  # the daily volumes as bars for this many days or less, as lines beyond
 # What the headline's cards and the funnel call each figure: one thing, one name, in both.
 LABELS = {
-    "requests": "transcript requests",
-    "answered": "answered",
-    "transcripts_sent": "transcripts sent",
-    "transcripts_acknowledged": "transcripts acknowledged",
-    "answered_still_listed": "answered, still listed",
-    "closed_elsewhere": "closed elsewhere",
-    "uncertain_sends": "uncertain sends",
-    "ack_mismatches": "ack mismatches",
+    "requests": "transcript requests", "answered": "answered",
+    "transcripts_sent": "transcripts sent", "transcripts_acknowledged": "transcripts acknowledged",
+    "answered_still_listed": "answered, still listed", "closed_elsewhere": "closed elsewhere",
+    "uncertain_sends": "uncertain sends", "ack_mismatches": "ack mismatches",
     "transcripts_received": "transcripts received",
     "transcripts_acknowledged_by_us": "acknowledged by us",
     "transcripts_awaiting_ack": "awaiting our ack",
     "duplicate_transcripts": "duplicate transcripts",
-}
+}  # fmt: skip
 # column -> (input table, time column, outbox operation or None), and its legend. Requests and
 # transcripts count on the partner's date (else, or when implausible, the day we first saw
 # them): a first pull of a ten-day backlog is ten days of volume, not one.
@@ -104,11 +94,9 @@ def _bars(ax: Axes, title: str, stages: list[tuple[str, int, str]], total: int) 
 
 
 def funnel_chart(rec: Reconciliation, *, tz: str | None = None) -> Figure:
-    """The supplier's funnel (transcript requests → answered → transcripts sent → transcripts
-    acknowledged, by the partner) with side bars (answered but still listed, closed elsewhere,
-    uncertain sends, ack mismatches); beside it the consumer's (transcripts received →
-    acknowledged by us; awaiting our ack, uncertain, closed elsewhere, duplicates). Bars are
-    the headline's figures under its names (:data:`LABELS`); the title's moment is in ``tz``."""
+    """The supplier's funnel (requests → answered → transcripts sent → acknowledged) and the
+    consumer's (received → acknowledged by us), side bars beside: the headline's figures under
+    its names (:data:`LABELS`), the moment in the title in zone ``tz``."""
     fig = blank_figure(10, 4)
     left, right = fig.subplots(1, 2, width_ratios=[3, 2])
     h, state = rec.headline, rec.headline["requests_by_state"]
@@ -176,15 +164,10 @@ def ageing_chart(rec: Reconciliation) -> Figure:
 def daily_volumes(
     source: Store | Mapping[str, pd.DataFrame], *, until: Any = None, tz: str | None = None
 ) -> pd.DataFrame:
-    """Per day in zone ``tz`` (None: UTC): requests and transcripts by the partner's date, and
-    the responses, transcripts and acknowledgments we sent (outbox entries that did not fail),
-    up to ``until`` (default: the ``as_of`` ``reconcile.load`` stamped, if any).
-
-    ``source``: a store, or the tables ``reconcile.load`` returns. One row per day (``day``:
-    its midnight in ``tz``) from the first to the last with anything, zeros included.
-    ``attrs["after_until"]``: how many were dated after ``until`` and left out;
-    ``attrs["implausible"]``: how many partner dates were implausible (counted when first seen).
-    """
+    """Per day (its midnight in zone ``tz``, first to last, zeros included) what the partner
+    listed and what we sent (outbox entries that did not fail), up to ``until`` (default: the
+    tables' ``as_of``), from a store or ``reconcile.load``'s tables; ``attrs``: how many were
+    dated after ``until`` (``after_until``) or implausibly (``implausible``, counted when seen)."""
     tables: Any = load(source) if isinstance(source, Store) else source
     if until is None:
         until = next((f.attrs["as_of"] for f in tables.values()

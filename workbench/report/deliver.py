@@ -107,10 +107,7 @@ def plan_delivery(
 
 
 def report_notice(
-    rec: Reconciliation,
-    notebook: str,
-    report: Path,
-    freshness: Mapping[str, Any],
+    rec: Reconciliation, notebook: str, report: Path, freshness: Mapping[str, Any]
 ) -> dict[str, Any]:
     """The summary a webhook and a mail carry; nothing in it names a student or an id."""
     pairs = rec.exceptions.groupby(["kind", "severity"], observed=True).size()

@@ -135,15 +135,10 @@ def run_report_job(
     say: Callable[[str], None] = print,
     warn: Callable[[str], None] = print,
 ) -> ReportJob:
-    """Check everything, pull (unless ``no_pull``), run the notebook.
-
-    ``options``: parameters set by name (None left out; ``InvalidParameter`` when the notebook
-    does not declare one); ``parameters``: more, as text. ``fail_on_exceptions``: the verdict
-    counts exceptions at or above ``severity``; ``max_age_hours``: it fails on older data.
-    ``db``, ``pull``, ``profile``, ``max_age_hours`` and ``automatic`` go only to a notebook
-    that declares them. ``known``: an id the store must know. ``say`` gets the pull's summary,
-    ``warn`` what went wrong.
-    """
+    """Check everything, pull (unless ``no_pull``), run the notebook. ``options``: parameters
+    by name (None left out), ``parameters``: more, as text; ``db``, ``pull``, ``profile``,
+    ``max_age_hours`` and ``automatic`` go to a notebook that declares them; ``known``: an id
+    the store must know; ``say`` gets the pull's summary, ``warn`` what went wrong."""
     if severity not in SEVERITIES:
         raise InvalidParameter(f"use one of {', '.join(SEVERITIES)}", parameter="severity")
     if max_age_hours is not None and not (math.isfinite(max_age_hours) and max_age_hours > 0):

@@ -117,11 +117,7 @@ def declared_default(declared: dict[str, str]) -> Any:
 def coerce_parameters(
     parameters: dict[str, Any], declared: dict[str, dict[str, str]], *, notebook: str = "notebook"
 ) -> dict[str, Any]:
-    """Refuse undeclared names; turn string values into the type of the declared default.
-
-    >>> coerce_parameters({"sla_days": "7"}, {"sla_days": {"default": "5"}})
-    {'sla_days': 7}
-    """
+    """Refuse undeclared names; turn string values into the type of the declared default."""
     unknown = sorted(set(parameters) - set(declared))
     if unknown:
         raise ConfigError(

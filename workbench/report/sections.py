@@ -1,12 +1,6 @@
-"""HTML blocks a report notebook displays: headline figures, exceptions, organisations, charts.
-
-Each function returns an ``IPython.display.HTML``; every value in it is escaped. Headline
-figures carry stable attributes a browser (or a test) can read::
-
-    <div class="wb-figure" data-figure="open_requests" data-value="36">...</div>
-
->>> display(headline_section(rec))  # doctest: +SKIP
-"""
+"""HTML blocks a report notebook displays: headline figures, exceptions, versions,
+organisations, charts; every value escaped, each figure readable by a browser or a test as
+``<div class="wb-figure" data-figure="open_requests" data-value="36">``."""
 
 from __future__ import annotations
 
@@ -34,12 +28,9 @@ from workbench.report.markup import (
 
 WORST_FIRST = tuple(reversed(SEVERITIES))
 EXCEPTION_TABLE = {
-    "id": "id",
-    "kind": "kind",
-    "side": "side",
-    "detail": "detail",
+    "id": "id", "kind": "kind", "side": "side", "detail": "detail",
     "suggested_action": "suggested action",
-}
+}  # fmt: skip
 
 
 def bucket_key(bucket: str) -> str:
@@ -108,17 +99,9 @@ def not_validated_note(rec: Reconciliation) -> str:
 
 
 def headline_section(rec: Reconciliation, *, tz: str | None = None) -> HTML:
-    """The headline figures as a grid of big numbers (``data-figure`` keys: ``requests``,
-    ``open_requests`` (+ ``open_age_0_2`` ..., the buckets of ``charts.ageing``, which
-    end at the SLA), ``open_over_sla``, ``answered``, ``answered_still_listed``,
-    ``responses`` (+ ``responses_<status>``), ``transcripts_sent``,
-    ``transcripts_acknowledged``, ``transcripts_unacknowledged``, ``ack_mismatches``,
-    ``uncertain_sends``, ``transcripts_received``, ``transcripts_acknowledged_by_us``,
-    ``transcripts_awaiting_ack`` (+ ``awaiting_age_*``), ``awaiting_ack_over_sla``,
-    ``duplicate_transcripts``, ``document_problems``, ``exceptions`` (+
-    ``exceptions_<severity>``: the one place severity counts show), with the moment (in zone
-    ``tz``) and the SLA they are measured at. A figure the funnel shows too has its name
-    there (``charts.LABELS``)."""
+    """The headline figures as big numbers, each marked ``data-figure="<key>"`` (``rec.headline``'s
+    keys; ``open_age_*``, ``responses_*``, ``exceptions_<severity>`` for their parts), under the
+    moment (in zone ``tz``) and the SLA they are measured at, named as the funnel names them."""
     h = rec.headline
     ages = ageing(rec)
     by_status = h["responses_by_status"]

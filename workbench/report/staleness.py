@@ -210,7 +210,7 @@ def freshness_section(
     parts = [
         f'<h2>Freshness</h2><div class="wb-figure{" wb-alert" * stale}" data-freshness="'
         f'{"stale" if stale else "fresh"}" data-age-hours="{age}" '
-        f'data-max-age-hours="{text(float(limit))}"><strong>{text(said)}</strong></div>',
+        f'data-max-age-hours="{text(float(limit))}"><strong>{text(said)}</strong></div>'
     ]
     if fresh.unfinished_run is not None:
         line = _unfinished(fresh.unfinished_run, fresh.unfinished_started_at, tz)

@@ -15,11 +15,8 @@ if TYPE_CHECKING:
 
 
 def open_store(db: str | os.PathLike[str] | None = None, *, profile: str | None = None) -> Store:
-    """The store at ``db`` (default: the database of ``profile``), read-only; ``StoreError``
-    when there is none (a ``Store`` would create an empty one, whose report says all is well).
-
-    >>> store = open_store("data/workbench.db")  # doctest: +SKIP
-    """
+    """The store at ``db`` (default: the profile's), read-only; ``StoreError`` when there is
+    none (a ``Store`` would create an empty one, whose report would say all is well)."""
     path = Path(db if db is not None else load_profile(profile).db)
     if not path.is_file():
         raise StoreError(
@@ -33,12 +30,8 @@ def open_store(db: str | os.PathLike[str] | None = None, *, profile: str | None 
 def report_zone(
     tz: str | None = None, *, profile: str | None = None, config_path: str | None = None
 ) -> str:
-    """``tz`` when given, else the profile's ``timezone`` (WORKBENCH_TIMEZONE), else UTC; an
-    unknown zone is a ``ConfigError`` naming it.
-
-    >>> report_zone("America/Toronto")
-    'America/Toronto'
-    """
+    """``tz`` when given, else the profile's ``timezone``, else UTC; ``ConfigError`` naming an
+    unknown zone."""
     if tz is not None:
         return check_timezone(tz)
     return load_profile(profile, config_path=config_path).timezone

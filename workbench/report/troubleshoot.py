@@ -140,12 +140,8 @@ def request_documents(
 def version_diff(
     store: Store, request_id: str, a: int, b: int, *, list_name: str | None = None
 ) -> str:
-    """A unified diff between versions ``a`` and ``b`` of ``request_id``'s document, both
-    pretty-printed ('' when they are the same); ``StoreError`` naming the versions held when
-    either is not.
-
-    >>> print(version_diff(store, "7c1d0b52...", 1, 2))  # doctest: +SKIP
-    """
+    """A unified diff of versions ``a`` and ``b`` of ``request_id``'s document, pretty-printed
+    ('' when the same); ``StoreError`` naming the versions held when either is not."""
     versions = store.versions(request_id, list_name=list_name)
     texts = {}
     for number in (a, b):
