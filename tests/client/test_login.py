@@ -145,3 +145,20 @@ def test_a_shared_account_missing_its_password_names_the_shared_setting(tmp_path
     with pytest.raises(wb.ConfigError, match=r"U_PASSWORD \(named by password_env in "
                        r"\[profiles.u.exchange\]"):  # fmt: skip
         load_profile("u", env={}, config_path=toml).check_interfaces()
+
+
+@pytest.mark.parametrize("name", ["accessToken", "AccessToken", "access-token"])
+def test_a_login_answer_spelling_its_token_otherwise_logs_in_and_is_masked(name: str) -> None:
+    from workbench.redact import Redactor
+
+    answer = {name: "Op4queT0kenValueXyz123", "tokenType": "Bearer", "expiresIn": 600}
+    token = _grant(answer).token()
+    assert token.value == "Op4queT0kenValueXyz123" and token.lifetime == 600.0
+    recorded = Redactor().text(json.dumps(answer))
+    assert "Op4queT0ken" not in recorded and "600" in recorded
+
+
+def test_a_login_that_answers_200_without_a_token_says_so_not_check_the_secret() -> None:
+    with pytest.raises(wb.AuthError, match=r"answered 200 .* no access_token we can read") as e:
+        _grant({"data": {"AccessToken": "Op4queT0kenValueXyz123"}}).token()
+    assert "Op4queT0ken" not in str(e.value) and "client" not in str(e.value)

@@ -37,3 +37,15 @@ def test_an_existing_store_keeps_its_mode(tmp_path: Path) -> None:
     with Store(path) as store:
         store.set_meta("written", "yes")
     assert stat.S_IMODE(path.stat().st_mode) == 0o640
+
+
+def test_a_store_every_user_could_read_is_closed_to_them_when_opened(tmp_path, caplog) -> None:
+    path = tmp_path / "wb.db"
+    with Store(path) as store:
+        store.set_meta("written", "yes")
+    path.chmod(0o644)  # as every store was made before they were private
+    with Store(path) as store:
+        store.set_meta("written", "again")
+        modes = _modes(tmp_path)
+    assert modes["wb.db"] == 0o640 and all(m & 0o007 == 0 for m in modes.values())
+    assert "could be read by every user" in caplog.text
