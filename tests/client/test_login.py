@@ -106,6 +106,8 @@ def test_short_credentials_work_and_documents_keep_what_they_spell(
     w = connect_to(sb, WORKBENCH_DB=str(tmp_path / "s.db"))
     checks = run_checks(w)
     assert passed(checks), checks.to_string()
+    tokens = checks[checks["check"] == "token"].set_index("interface")["detail"]
+    assert tokens["supplier"].startswith("password grant, no scope, ")  # an eTMS login has none
     w.pull(progress=False)
     xml = w.store.document(sb.pending_request_ids()[0])
     assert xml is not None and "2026" in xml and "[REDACTED]" not in xml

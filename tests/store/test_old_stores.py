@@ -149,4 +149,3 @@ def test_browse_serves_an_older_store_with_this_workbenchs_views(tmp_path: Path)
         process.send_signal(signal.SIGTERM)
         process.wait(timeout=30)
     assert path.read_bytes() == before
-
