@@ -66,26 +66,14 @@ RedactPersonal = Annotated[bool, typer.Option(
 
 
 def report(
-    notebook: Notebook = "reconcile",
-    profile: Profile = None,
-    db: Db = None,
-    config: Config = None,
-    no_pull: NoPull = False,
-    allow_partial: AllowPartial = False,
-    as_of: AsOf = None,
-    sla_days: SlaDays = None,
-    grace_hours: GraceHours = None,
-    tz: Zone = None,
-    param: Param = None,
-    output_dir: OutputDir = None,
-    timeout: Timeout = 600,
-    fail_on_exceptions: FailOnExceptions = False,
-    severity: Severity = "high",
-    notify: Notify = None,
-    mail_to: MailTo = None,
-    max_age: MaxAge = None,
-    trend_days: TrendDays = None,
-) -> None:
+    notebook: Notebook = "reconcile", profile: Profile = None, db: Db = None,
+    config: Config = None, no_pull: NoPull = False, allow_partial: AllowPartial = False,
+    as_of: AsOf = None, sla_days: SlaDays = None, grace_hours: GraceHours = None,
+    tz: Zone = None, param: Param = None, output_dir: OutputDir = None,
+    timeout: Timeout = 600, fail_on_exceptions: FailOnExceptions = False,
+    severity: Severity = "high", notify: Notify = None, mail_to: MailTo = None,
+    max_age: MaxAge = None, trend_days: TrendDays = None,
+) -> None:  # fmt: skip
     """Pull, run a notebook with papermill, write its executed copy and HTML; print both paths.
 
     The HTML hides the code, embeds its charts and fetches nothing from the network.
@@ -124,16 +112,10 @@ def report(
 
 
 def troubleshoot(
-    request_id: RequestId,
-    profile: Profile = None,
-    db: Db = None,
-    config: Config = None,
-    no_pull: NoPull = False,
-    allow_partial: AllowPartial = False,
-    output_dir: OutputDir = None,
-    bundle_dir: BundleDir = None,
-    timeout: Timeout = 600,
-) -> None:
+    request_id: RequestId, profile: Profile = None, db: Db = None, config: Config = None,
+    no_pull: NoPull = False, allow_partial: AllowPartial = False, output_dir: OutputDir = None,
+    bundle_dir: BundleDir = None, timeout: Timeout = 600,
+) -> None:  # fmt: skip
     """Pull, then run the troubleshoot notebook on one request; print the support bundle's
     path, then the report's two paths.
 
@@ -159,13 +141,9 @@ def troubleshoot(
 
 
 def bundle(
-    request_id: RequestId,
-    profile: Profile = None,
-    db: Db = None,
-    config: Config = None,
-    out: Out = None,
-    redact_personal: RedactPersonal = False,
-) -> None:
+    request_id: RequestId, profile: Profile = None, db: Db = None, config: Config = None,
+    out: Out = None, redact_personal: RedactPersonal = False,
+) -> None:  # fmt: skip
     """Zip what the database holds about one request for a partner ticket; print its path.
 
     The zip holds a redacted HAR of its calls (it opens in a browser's developer tools), its
@@ -178,10 +156,9 @@ def bundle(
 
     with clean_errors():
         if out is None:
-            from workbench.report.job import reports_beside
+            from workbench.report.job import beside_store
 
-            reports = reports_beside(db, profile=profile, config_path=config)
-            out = str(Path(reports).with_name("bundles"))
+            out = beside_store(db, "bundles", profile=profile, config_path=config)
         check_folder(out, parameter="out")
         announce_store(profile, db, config)
         zip_path = make_bundle_from_profile(

@@ -53,19 +53,17 @@ class Delivery:
             html = job.run.html_path.resolve()
             try:
                 rec, fresh = job.figures
-                notice = report_notice(
-                    rec, job.notebook, html, fresh.as_dict(job.max_age_hours or 24.0)
-                )
+                notice = report_notice(rec, job.notebook, html,
+                                       fresh.as_dict(job.max_age_hours or 24.0))  # fmt: skip
             except (WorkbenchError, ValueError) as exc:
                 failures.append(f"The figures could not be made ({type(exc).__name__}: {exc}); "
                                 "the summary says only where the report is.")  # fmt: skip
                 notice = bare_notice(job.notebook, html)
         sends: dict[str, Callable[[], None]] = {}
-        if self.notify:
-            url = self.notify
+        if url := self.notify:
             sends[f"webhook {_safe_url(url)}"] = lambda: post_webhook(url, notice)
-        if self.mail_to and self.smtp is not None:
-            smtp, message = self.smtp, notice_mail(notice, to=self.mail_to, sender=self.sender)
+        if self.mail_to and (smtp := self.smtp) is not None:
+            message = notice_mail(notice, to=self.mail_to, sender=self.sender)
             sends[f"mail to {', '.join(self.mail_to)}"] = lambda: send_mail(message, smtp)
         for what, send in sends.items():
             try:
@@ -78,12 +76,9 @@ class Delivery:
 
 
 def plan_delivery(
-    *,
-    notify: str | None = None,
-    mail_to: Iterable[str] | None = None,
-    profile: str | None = None,
-    config_path: str | None = None,
-) -> Delivery:
+    *, notify: str | None = None, mail_to: Iterable[str] | None = None,
+    profile: str | None = None, config_path: str | None = None,
+) -> Delivery:  # fmt: skip
     """Check where a report will go before anything runs: ``InvalidParameter`` for a URL that
     is not http(s) or an address that is not one; ``ConfigError`` for mail without the
     profile's mail server or sender."""
@@ -93,16 +88,12 @@ def plan_delivery(
         return Delivery(url)
     smtp = load_profile(profile, config_path=config_path).smtp
     if not smtp.host:
-        raise ConfigError(
-            f"--mail-to needs a mail server: set {smtp.where} "
-            "(and its port, tls, username, password and from)."
-        )
+        raise ConfigError(f"--mail-to needs a mail server: set {smtp.where} "
+                          "(and its port, tls, username, password and from).")  # fmt: skip
     sender = smtp.sender or (smtp.username if "@" in (smtp.username or "") else None)
     if not sender or not _is_address(sender):
-        raise ConfigError(
-            "--mail-to needs a From address: set WORKBENCH_SMTP_FROM "
-            f"(or from in the profile's [smtp] table); got {sender!r}."
-        )
+        raise ConfigError("--mail-to needs a From address: set WORKBENCH_SMTP_FROM "
+                          f"(or from in the profile's [smtp] table); got {sender!r}.")  # fmt: skip
     return Delivery(url, addresses, smtp, sender)
 
 
@@ -112,37 +103,33 @@ def report_notice(
     """The summary a webhook and a mail carry; nothing in it names a student or an id."""
     pairs = rec.exceptions.groupby(["kind", "severity"], observed=True).size()
     kinds = rec.exceptions["kind"].value_counts().sort_index()
+    head = json.loads(json.dumps(rec.headline, default=lambda v: v.isoformat()))
+    fresh, by_severity = dict(freshness), rec.headline["exceptions_by_severity"]
     data = {
-        "version": 1,
-        "notebook": notebook,
-        "report": str(report),
-        "as_of": rec.now.isoformat(),
-        "sla_days": float(rec.sla_days),
-        "exceptions": len(rec.exceptions),
-        "exceptions_by_severity": rec.headline["exceptions_by_severity"],
+        "version": 1, "notebook": notebook, "report": str(report), "as_of": rec.now.isoformat(),
+        "sla_days": float(rec.sla_days), "exceptions": len(rec.exceptions),
+        "exceptions_by_severity": by_severity,
         "exceptions_by_kind": {str(k): int(n) for k, n in kinds.items()},
         "exceptions_by_kind_and_severity": {f"{k}/{s}": int(n) for (k, s), n in pairs.items() if n},
-        "headline": json.loads(json.dumps(rec.headline, default=lambda v: v.isoformat())),
-        "freshness": dict(freshness),
-    }
-    head, fresh = data["headline"], data["freshness"]
+        "headline": head, "freshness": fresh,
+    }  # fmt: skip
     lines = [
-        f"Workbench report {notebook} as of {_when(data['as_of'])}: {data['exceptions']} "
-        f"exceptions ({_pairs(data['exceptions_by_severity'])}).",
+        f"Workbench report {notebook} as of {_when(data['as_of'])}: {len(rec.exceptions)} "
+        f"exceptions ({_pairs(by_severity)}).",
         f"By kind: {_pairs(data['exceptions_by_kind']) or 'none'}.",
         f"{head['open_requests']} open requests, {head['open_over_sla']} over the "
         f"{rec.sla_days:g}-day SLA; {head['transcripts_awaiting_ack']} transcripts await our "
         f"acknowledgment, {head['awaiting_ack_over_sla']} over the SLA.",
     ]
-    if fresh["last_pull_at"]:
-        line = f"Last pull: {_when(fresh['last_pull_at'])}, {fresh['last_pull_status']}"
-        if fresh["items_not_fetched"]:
-            line += f", {fresh['items_not_fetched']} items not fetched"
-        if fresh["failed_lists"]:
-            line += f", failed: {', '.join(fresh['failed_lists'])}"
-        lines.append(line + ".")
-    else:
+    if not fresh["last_pull_at"]:
         lines.append("No pull has finished in this store.")
+    else:
+        bits = [f"Last pull: {_when(fresh['last_pull_at'])}", fresh["last_pull_status"]]
+        if n := fresh["items_not_fetched"]:
+            bits.append(f"{n} items not fetched")
+        if fresh["failed_lists"]:
+            bits.append(f"failed: {', '.join(fresh['failed_lists'])}")
+        lines.append(", ".join(bits) + ".")
     if unfinished := fresh["unfinished_pull"]:
         lines.append(f"Pull run {unfinished['run']} started {_when(unfinished['started_at'])} "
                      "and never finished (crashed or still running).")  # fmt: skip
@@ -163,8 +150,8 @@ def bare_notice(notebook: str, report: Path | None) -> dict[str, Any]:
         else f"Workbench report {notebook} {where} is written (its figures are not): {report}"
     )
     written = None if report is None else str(report)
-    data = {"version": 1, "notebook": notebook, "report": written, "failed": report is None}
-    return _notice(text, data)
+    return _notice(text, {"version": 1, "notebook": notebook, "report": written,
+                          "failed": report is None})  # fmt: skip
 
 
 def post_webhook(url: str, notice: Mapping[str, Any], *, timeout_s: float = 15.0) -> None:
@@ -181,30 +168,20 @@ def post_webhook(url: str, notice: Mapping[str, Any], *, timeout_s: float = 15.0
 
 
 def notice_mail(notice: Mapping[str, Any], *, to: Iterable[str], sender: str) -> EmailMessage:
-    """The mail of a summary: its text and the figures as JSON; never the report (it names
-    students)."""
-    data = notice["workbench"]
-    if data.get("failed"):
-        subject = f"Workbench report {data['notebook']}: FAILED"
-    elif "exceptions" not in data:
-        subject = f"Workbench report {data['notebook']}: written, without figures"
-    else:
-        counts = data["exceptions_by_severity"].items()
-        worst = next((f"{n} {s}" for s, n in counts if n), "none")
-        subject = (f"Workbench report {data['notebook']} {_when(data['as_of'])}: "
-                   f"{data['exceptions']} exceptions (worst: {worst})")  # fmt: skip
+    """The mail of a summary: its first line as the subject, its text and the figures as
+    JSON; never the report (it names students)."""
     message = EmailMessage()
-    message["Subject"], message["From"], message["To"] = subject, sender, ", ".join(to)
+    message["Subject"] = notice["text"].splitlines()[0][:200]
+    message["From"], message["To"] = sender, ", ".join(to)
     message["Date"] = formatdate(localtime=False)
     message["Message-ID"] = make_msgid(domain=sender.rpartition("@")[2] or None)
-    figures = json.dumps(data, indent=2, sort_keys=True)
+    figures = json.dumps(notice["workbench"], indent=2, sort_keys=True)
     message.set_content(f"{notice['text']}\n\nThe figures, as data:\n\n{figures}\n")
     return message
 
 
 def send_mail(message: EmailMessage, smtp: SmtpSettings) -> None:
-    """Send ``message`` through ``smtp``; a login never goes in clear to another machine.
-    ``RuntimeError`` saying what failed, never the password."""
+    """Send ``message`` through ``smtp``; a login never goes in clear to another machine."""
     where = f"{smtp.host}:{smtp.port}"
     if smtp.password and smtp.tls == "none" and not is_loopback(smtp.host or ""):
         raise RuntimeError(  # load_profile refuses it too: this is for settings made in code
@@ -236,20 +213,14 @@ def _webhook_url(text: str) -> str:
 
     url = text.strip()
     try:
-        parts = urlsplit(url)
-        parts.port  # noqa: B018 - raises ValueError for a port that is not one
-        httpx.URL(url)
-        why = "" if parts.scheme in ("http", "https") and parts.hostname else " (not http(s))"
-    except ValueError:
-        why = " (it is malformed)"
-    except httpx.InvalidURL:
-        why = " (it holds a character a URL cannot)"
-    if why:
-        raise InvalidParameter(
-            f"the webhook's URL cannot be used{why}: give its http(s) URL as the receiver "
-            "shows it, such as https://hooks.slack.com/services/...",
-            parameter="notify",
-        )
+        parts, _ = urlsplit(url), httpx.URL(url)
+        usable = parts.scheme in ("http", "https") and bool(parts.hostname) and parts.port != 0
+    except (ValueError, httpx.InvalidURL):  # ValueError: a port out of range, a broken IPv6
+        usable = False
+    if not usable:
+        raise InvalidParameter("the webhook's URL cannot be used: give its http(s) URL as the "
+                               "receiver shows it, such as https://hooks.slack.com/services/...",
+                               parameter="notify")  # fmt: skip
     return url
 
 
@@ -270,13 +241,10 @@ def _when(iso: str) -> str:
 def _addresses(text: str) -> list[str]:
     """The addresses of one ``--mail-to`` (several may be separated by commas)."""
     found = [a.strip() for a in text.split(",") if a.strip()]
-    bad = [a for a in found if not _is_address(a)]
-    if bad or not found:
-        raise InvalidParameter(
-            f"{', '.join(map(repr, bad)) or repr(text)} is not a mail address such as "
-            "ops@college.example",
-            parameter="mail_to",
-        )
+    if not found or (bad := [a for a in found if not _is_address(a)]):
+        shown = ", ".join(map(repr, bad)) if found else repr(text)
+        raise InvalidParameter(f"{shown} is not a mail address such as ops@college.example",
+                               parameter="mail_to")  # fmt: skip
     return found
 
 

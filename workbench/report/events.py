@@ -238,11 +238,9 @@ def latest_events(store: Store, n: int = 50, *, source: str | None = None) -> pd
 
 
 def readable_events(frame: pd.DataFrame, *, tz: str | None = None) -> pd.DataFrame:
-    """:func:`latest_events` as people read them: times to the second in zone ``tz``, each
-    event's fields flattened into columns (payload fields without their prefix, in words),
-    program and campus first, no raw JSON. Only the :data:`EVENT_COLUMNS` fields most events
-    have get a column of their own; the rest share one ``other fields`` cell, so an odd
-    payload cannot make the table thousands of columns wide."""
+    """:func:`latest_events` as people read them: times to the second in zone ``tz``, each event's
+    fields flattened into columns (payload fields without their prefix, in words), program and
+    campus first, no raw JSON."""
     rows = [_flat_fields(raw) for raw in frame["raw_json"]]
     seen: dict[str, int] = {}  # field -> events that have it, in the order first found
     for row in rows:

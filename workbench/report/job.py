@@ -117,24 +117,14 @@ def pull_verdict(status: str | None, *, allow_partial: bool) -> tuple[int, str |
 
 
 def run_report_job(
-    notebook: str,
-    options: Mapping[str, object] | None = None,
-    parameters: Mapping[str, str] | None = None,
-    *,
-    profile: str | None = None,
-    db: str | None = None,
-    config_path: str | None = None,
-    no_pull: bool = False,
-    output_dir: str | None = None,
-    timeout_s: float = 600,
-    fail_on_exceptions: bool = False,
-    severity: str = "high",
-    max_age_hours: float | None = None,
-    known: str | None = None,
-    automatic: Mapping[str, object] | None = None,
-    say: Callable[[str], None] = print,
+    notebook: str, options: Mapping[str, object] | None = None,
+    parameters: Mapping[str, str] | None = None, *, profile: str | None = None,
+    db: str | None = None, config_path: str | None = None, no_pull: bool = False,
+    output_dir: str | None = None, timeout_s: float = 600, fail_on_exceptions: bool = False,
+    severity: str = "high", max_age_hours: float | None = None, known: str | None = None,
+    automatic: Mapping[str, object] | None = None, say: Callable[[str], None] = print,
     warn: Callable[[str], None] = print,
-) -> ReportJob:
+) -> ReportJob:  # fmt: skip
     """Check everything, pull (unless ``no_pull``), run the notebook. ``options``: parameters
     by name (None left out), ``parameters``: more, as text; ``db``, ``pull``, ``profile``,
     ``max_age_hours`` and ``automatic`` go to a notebook that declares them; ``known``: an id
@@ -142,26 +132,23 @@ def run_report_job(
     if severity not in SEVERITIES:
         raise InvalidParameter(f"use one of {', '.join(SEVERITIES)}", parameter="severity")
     if max_age_hours is not None and not (math.isfinite(max_age_hours) and max_age_hours > 0):
-        raise InvalidParameter(
-            f"{max_age_hours} is not a number of hours: use a finite number more than 0, e.g. 24",
-            parameter="max_age",
-        )
-    output_dir = output_dir or reports_beside(db, profile=profile, config_path=config_path)
+        raise InvalidParameter(f"{max_age_hours} is not a number of hours: use a finite number "
+                               "more than 0, e.g. 24", parameter="max_age")  # fmt: skip
+    where = dict(profile=profile, config_path=config_path)
+    output_dir = output_dir or beside_store(db, "reports", **where)
     check_folder(output_dir, parameter="output_dir")
     declared = notebook_parameters(notebook, report=True)
     given = {key: value for key, value in (options or {}).items() if value is not None}
     for key in sorted(given.keys() - declared.keys()):
         accepts = ", ".join(sorted(declared)) or "nothing"
-        raise InvalidParameter(
-            f"notebook {notebook!r} accepts: {accepts}, not {key}", parameter=key
-        )
+        raise InvalidParameter(f"notebook {notebook!r} accepts: {accepts}, not {key}",
+                               parameter=key)  # fmt: skip
     values = coerce_parameters({**given, **(parameters or {})}, declared,
                                notebook=f"notebook {notebook!r}")  # fmt: skip
     _check_values(values)
     if "tz" in declared:  # the zone times show in: the option's, else the profile's; checked now
-        values["tz"] = report_zone(values.get("tz"), profile=profile, config_path=config_path)
-    path, status = _pull_first(profile=profile, db=db, config_path=config_path, no_pull=no_pull,
-                               say=say, warn=warn)  # fmt: skip
+        values["tz"] = report_zone(values.get("tz"), **where)
+    path, status = _pull_first(db=db, no_pull=no_pull, say=say, warn=warn, **where)
     if known is not None:
         from workbench.report.stores import open_store
         from workbench.report.troubleshoot import require_known
@@ -181,8 +168,8 @@ def run_report_job(
     run = run_report(notebook, arguments, warn=warn, output_dir=output_dir, timeout_s=timeout_s)
     written = set(bundles.glob("*.zip")) - before if bundles else set()
     bundle = max(written, key=lambda p: p.stat().st_mtime) if written else None
-    fail_on = severity if fail_on_exceptions else None
-    return ReportJob(notebook, arguments, run, status, path, fail_on, max_age_hours, measured,
+    return ReportJob(notebook, arguments, run, status, path,
+                     severity if fail_on_exceptions else None, max_age_hours, measured,
                      bundle)  # fmt: skip
 
 
@@ -194,10 +181,9 @@ def run_troubleshoot_job(
     in ``bundle_dir`` (None: ``bundles/`` beside the store)."""
     from workbench.ids import check_request_id
 
-    if bundle_dir is None:
-        reports = reports_beside(options.get("db"), profile=options.get("profile"),
-                                 config_path=options.get("config_path"))  # fmt: skip
-        bundle_dir = str(Path(reports).with_name("bundles"))
+    bundle_dir = bundle_dir or beside_store(options.get("db"), "bundles",
+                                            profile=options.get("profile"),
+                                            config_path=options.get("config_path"))  # fmt: skip
     try:
         check_request_id(request_id)
     except InvalidValue as exc:
@@ -211,12 +197,16 @@ def run_troubleshoot_job(
     return job
 
 
-def reports_beside(db: str | None, *, profile: str | None, config_path: str | None) -> str:
-    """``reports/`` beside the store: a job started in any folder writes them in one place."""
+def store_path(db: str | None, *, profile: str | None, config_path: str | None) -> str:
+    """``db``, else the profile's database."""
     from workbench.config import load_profile
 
-    path = db if db is not None else load_profile(profile, config_path=config_path).db
-    return str(Path(path).parent / "reports")
+    return db if db is not None else load_profile(profile, config_path=config_path).db
+
+
+def beside_store(db: str | None, name: str, **where: str | None) -> str:
+    """The folder ``name`` beside the store: a job started in any folder writes in one place."""
+    return str(Path(store_path(db, **where)).parent / name)
 
 
 def _check_values(values: Mapping[str, object]) -> None:
@@ -225,24 +215,20 @@ def _check_values(values: Mapping[str, object]) -> None:
     for key, unit in (("sla_days", "days"), ("grace_hours", "hours")):
         value = values.get(key)
         if isinstance(value, int | float) and not (math.isfinite(value) and value >= 0):
-            raise InvalidParameter(
-                f"{value} is not a number of {unit}: use a finite number, 0 or more", parameter=key
-            )
-    as_of = values.get("as_of")
-    if isinstance(as_of, str):
-        try:
-            when = datetime.fromisoformat(as_of.replace("Z", "+00:00"))
-        except ValueError:
-            raise InvalidParameter(
-                "use an ISO 8601 time such as 2026-03-02T09:00Z", parameter="as_of"
-            ) from None
-        now = datetime.now(UTC)
-        if (when if when.tzinfo else when.replace(tzinfo=UTC)) > now + AS_OF_TOLERANCE:
-            raise InvalidParameter(
-                f"{as_of} is in the future (it is {now:%Y-%m-%dT%H:%MZ}): the store cannot "
-                "know what has not happened yet; leave --as-of out to report on now",
-                parameter="as_of",
-            )
+            raise InvalidParameter(f"{value} is not a number of {unit}: use a finite number, 0 "
+                                   "or more", parameter=key)  # fmt: skip
+    if not isinstance(as_of := values.get("as_of"), str):
+        return
+    try:
+        when = datetime.fromisoformat(as_of)
+    except ValueError:
+        raise InvalidParameter("use an ISO 8601 time such as 2026-03-02T09:00Z",
+                               parameter="as_of") from None  # fmt: skip
+    if when.replace(tzinfo=when.tzinfo or UTC) > (now := datetime.now(UTC)) + AS_OF_TOLERANCE:
+        raise InvalidParameter(
+            f"{as_of} is in the future (it is {now:%Y-%m-%dT%H:%MZ}): the store cannot know what "
+            "has not happened yet; leave --as-of out to report on now", parameter="as_of",
+        )  # fmt: skip
 
 
 def _pull_first(
@@ -251,9 +237,7 @@ def _pull_first(
 ) -> tuple[str, str | None]:  # fmt: skip
     """The database to report on, and the status of the pull into it first (None with
     ``no_pull``). A pull that raised is "stopped": the report runs on what was stored."""
-    from workbench.config import load_profile
-
-    path = db if db is not None else load_profile(profile, config_path=config_path).db
+    path = store_path(db, profile=profile, config_path=config_path)
     check_store(path, pulling=not no_pull)
     if no_pull:
         return path, None

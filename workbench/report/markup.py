@@ -130,15 +130,10 @@ def paragraph(words: str, css: str = "wb-meta") -> str:
 
 
 def table(
-    frame: pd.DataFrame,
-    columns: Mapping[str, str] | Iterable[str] | None = None,
-    *,
-    max_rows: int = MAX_ROWS,
-    row_class: str | None = None,
-    empty: str = "Nothing to show.",
-    tz: str | None = None,
-    max_chars: int = MAX_CELL_CHARS,
-) -> str:
+    frame: pd.DataFrame, columns: Mapping[str, str] | Iterable[str] | None = None, *,
+    max_rows: int = MAX_ROWS, row_class: str | None = None, empty: str = "Nothing to show.",
+    tz: str | None = None, max_chars: int = MAX_CELL_CHARS,
+) -> str:  # fmt: skip
     """``frame`` as an HTML table of ``columns`` (a mapping gives their headers): at most
     ``max_rows`` rows and then how many more, cells cut at ``max_chars`` with an ellipsis,
     times in zone ``tz``; ``row_class``: a column naming each row's class (``wb-sev-<value>``)."""

@@ -148,20 +148,13 @@ def _coerce(key: str, text: str, declared: dict[str, str]) -> Any:
 
 
 def run_notebook(
-    name: str,
-    parameters: dict[str, Any] | None = None,
-    *,
+    name: str, parameters: dict[str, Any] | None = None, *,
     notebooks_dir: str | os.PathLike[str] | None = None,
-    output_dir: str | os.PathLike[str] = "data/reports",
-    timeout_s: float = 600,
+    output_dir: str | os.PathLike[str] = "data/reports", timeout_s: float = 600,
     kernel_name: str | None = None,
-) -> NotebookRun:
+) -> NotebookRun:  # fmt: skip
     """Execute ``<notebooks>/<name>.ipynb`` into ``<output_dir>/<name>-<UTC time>.ipynb`` and
-    ``.html`` (private, never over an earlier report), a report of the sandbox's data saying
-    so. ``ConfigError`` for an unknown notebook or parameter (nothing runs); ``NotebookFailed``
-    naming the cell (from 1, markdown included) and the line that raised, or the one that ran
-    longer than ``timeout_s`` (both files are written anyway). ``kernel_name``: an installed
-    kernelspec instead of this Python."""
+    ``.html`` (private, never over an earlier report), a report of the sandbox's data saying so."""
     source = notebook_path(name, notebooks_dir=notebooks_dir)
     declared = notebook_parameters(name, notebooks_dir=notebooks_dir)
     values = coerce_parameters(parameters or {}, declared, notebook=f"notebook {name!r}")
@@ -325,9 +318,8 @@ def _reserve(folder: Path, stem: str) -> Path:
 
 
 def _failed_cell(nb: Any, index: int | None) -> tuple[Any, int | None, int, tuple[int, str]]:
-    """(the cell, its 0-based index in the source notebook, how many cells that has, and the
-    failing line: its 1-based number in the cell and its text). ``index`` counts papermill's
-    cells; None: the last cell that started (a timeout)."""
+    """(the cell, its 0-based index in the source notebook, how many cells that has, and the failing
+    line: its 1-based number in the cell and its text)."""
     cells = [c for c in nb.cells if _ERROR_MARK not in c.metadata.get("tags", [])]
     injected = [i for i, c in enumerate(cells) if _INJECTED in c.metadata.get("tags", [])]
     if index is None:

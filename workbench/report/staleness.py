@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 from IPython.display import HTML
 
+from workbench.reconcile.inputs import timestamp
 from workbench.report.markup import moment, page, table, text
 
 if TYPE_CHECKING:
@@ -45,8 +46,7 @@ class ListFreshness:
     skipped: str | None = None
 
     @property
-    def used(self) -> bool:
-        """Whether the profile reads it (its age counts)."""
+    def used(self) -> bool:  # the profile reads it: its age counts
         return self.skipped is None
 
 
@@ -74,8 +74,7 @@ class Freshness:
         return [f.name for f in self.lists if f.error]
 
     @property
-    def never_read(self) -> list[str]:
-        """Lists the profile uses that no pull has read yet."""
+    def never_read(self) -> list[str]:  # lists in use no pull has read yet
         return [f.name for f in self.lists if f.used and f.last_read_at is None]
 
     @property
@@ -105,14 +104,13 @@ class Freshness:
             )
         oldest = max((f for f in self.lists if f.used), key=lambda f: f.age_hours or 0.0)
         return (
-            f"Stale data: {oldest.name} was last read {hours_text(oldest.age_hours)} before "
+            f"Stale data: {oldest.name} was last read {hours_str(oldest.age_hours)} before "
             f"this report, more than {max_age_hours:g} hour{'s' * (max_age_hours != 1)}. "
             "Figures may have changed at the partner since: pull again before acting on them."
         )
 
     def as_dict(self, max_age_hours: float = DEFAULT_MAX_AGE_HOURS) -> dict[str, Any]:
-        """The figures as JSON, with no id, error text or personal data: what a delivered
-        summary carries."""
+        """The figures a delivered summary carries: no id, error text or personal data."""
         unfinished = {"run": self.unfinished_run, "started_at": _iso(self.unfinished_started_at)}
         return {
             "last_pull_at": _iso(self.last_pull_at),
@@ -129,7 +127,7 @@ class Freshness:
         }
 
 
-def hours_text(hours: float | None) -> str:
+def hours_str(hours: float | None) -> str:
     """An age as a report says it: ``7.5 hours``, ``50.0 hours (2.1 days)``, ``never``."""
     if hours is None:
         return "never"
@@ -138,7 +136,7 @@ def hours_text(hours: float | None) -> str:
 
 def freshness(store: Store, as_of: Any = None) -> Freshness:
     """How fresh ``store`` is at ``as_of`` (None: now)."""
-    at = _utc(pd.Timestamp.now(tz="UTC") if as_of is None else as_of)
+    at = timestamp(pd.Timestamp.now(tz="UTC") if as_of is None else as_of)
     cutoff = _stored(at)
     snaps = store.table("snapshots", where="taken_at <= ?", params=[cutoff])
     last_read = snaps.groupby("list_name")["taken_at"].max() if len(snaps) else {}
@@ -163,7 +161,7 @@ def freshness(store: Store, as_of: Any = None) -> Freshness:
         if why is not None:  # the profile does not read it: its age does not count
             lists.append(ListFreshness(name, _plain(read), age, skipped=str(why)))
         else:
-            lists.append(ListFreshness(name, _plain(read), age, _text(error)))
+            lists.append(ListFreshness(name, _plain(read), age, _str(error)))
     failures = [f for f in summary.get("failures") or [] if isinstance(f, dict)]
     items = [f for f in failures if not str(f.get("id", "")).startswith("(")]
     problems = [
@@ -173,7 +171,7 @@ def freshness(store: Store, as_of: Any = None) -> Freshness:
     ]  # a list's failure: its error
     if summary.get("error"):
         problems.insert(0, f"the pull stopped: {summary['error']}")
-    since = "" if last is None else _stored(_utc(last["finished_at"]))
+    since = "" if last is None else _stored(timestamp(last["finished_at"]))
     crashed = store.table(
         "runs", where="kind = 'pull' AND finished_at IS NULL AND started_at <= ? AND "
         "started_at > ? ORDER BY started_at DESC, id DESC LIMIT 1", params=[cutoff, since],
@@ -189,7 +187,7 @@ def freshness(store: Store, as_of: Any = None) -> Freshness:
         last_pull_status=None if last is None else str(last["status"]),
         last_ok_pull_at=_plain(ok.max()) if len(ok) else None,
         problems=tuple(problems),
-        not_fetched=tuple(tuple(_text(f.get(k)) for k in ("list", "id", "error")) for f in items),
+        not_fetched=tuple(tuple(_str(f.get(k)) for k in ("list", "id", "error")) for f in items),
         unfinished_run=int(crashed["id"].iloc[0]) if len(crashed) else None,
         unfinished_started_at=_plain(crashed["started_at"].iloc[0]) if len(crashed) else None,
     )
@@ -205,7 +203,7 @@ def freshness_section(
     age = "" if fresh.age_hours is None else f"{fresh.age_hours:.1f}"
     said = fresh.warning(limit) or (
         f"Fresh data: every list in use was read within {limit:g} hours of "
-        f"{moment(fresh.as_of, tz)} (the oldest {hours_text(fresh.age_hours)} before)."
+        f"{moment(fresh.as_of, tz)} (the oldest {hours_str(fresh.age_hours)} before)."
     )
     parts = [
         f'<h2>Freshness</h2><div class="wb-figure{" wb-alert" * stale}" data-freshness="'
@@ -221,7 +219,7 @@ def freshness_section(
     parts.append(_last_pull(fresh, tz))
     rows = pd.DataFrame([
         {"list": f.name, "what": LIST_LABELS[f.name][1], "last read": f.last_read_at,
-         "age": hours_text(f.age_hours) if f.used else "",
+         "age": hours_str(f.age_hours) if f.used else "",
          "in the last pull": f"skipped ({f.skipped})" if not f.used else f"FAILED: {f.error}"
          if f.error else "read" if f.last_read_at else "not read"}
         for f in fresh.lists
@@ -263,26 +261,21 @@ def _unfinished(run: Any, started: Any, tz: str | None = None) -> str:
     return f"pull run {run} started {when} and never finished (crashed or still running)"
 
 
-def _utc(when: Any) -> pd.Timestamp:
-    stamp = pd.Timestamp(when)
-    return stamp.tz_localize("UTC") if stamp.tzinfo is None else stamp.tz_convert("UTC")
-
-
 def _stored(when: pd.Timestamp) -> str:
     """A time as the store writes it: fixed-width UTC text, which compares as text."""
     return when.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def _plain(when: Any) -> datetime | None:
-    """A stored time as a plain UTC ``datetime`` (to the microsecond); None if missing."""
-    return None if when is None or pd.isna(when) else _utc(when).floor("us").to_pydatetime()
+    """A stored time as a plain UTC ``datetime``; None if missing."""
+    return None if when is None or pd.isna(when) else timestamp(when).to_pydatetime()
 
 
 def _iso(when: datetime | None) -> str | None:
     return None if when is None else when.isoformat()
 
 
-def _text(value: Any) -> str | None:
+def _str(value: Any) -> str | None:
     return None if value is None else str(value)
 
 

@@ -159,16 +159,12 @@ def version_diff(
 
 
 def versions_section(
-    store: Store,
-    request_id: str,
-    *,
-    compare: tuple[int, int] | None = None,
+    store: Store, request_id: str, *, compare: tuple[int, int] | None = None,
     max_chars: int | None = None,
-) -> HTML:
-    """A table of the versions of ``request_id``'s document, then of the responses and
-    transcripts we sent for it (each a version of ours: a re-issue, a response to a
-    cancellation), then the diff between two received versions (``compare``; default: each
-    version against the one before)."""
+) -> HTML:  # fmt: skip
+    """A table of the versions of ``request_id``'s document, then of the responses and transcripts
+    we sent for it (each a version of ours: a re-issue, a response to a cancellation), then the diff
+    between two received versions (``compare``; default: each version against the one before)."""
     versions = store.versions(request_id)
     parts = [table(versions, VERSION_COLUMNS, empty="No document of this id is stored.")]
     sent = store.sent_versions(request_id)
