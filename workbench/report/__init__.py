@@ -1,25 +1,6 @@
-"""The reports: what the notebooks show, how a notebook is run, and where a report goes.
-
-::
-
-    from workbench import reconcile, report
-
-    store = report.open_store("data/workbench.db")        # StoreError when there is none
-    rec = reconcile.reconcile(reconcile.load(store), sla_days=5)
-    display(report.freshness_section(report.freshness(store, as_of=rec.now)))
-    display(report.headline_section(rec))                 # big numbers, data-figure="<key>"
-    display(report.figure_html(report.funnel_chart(rec))) # charts as inline PNG
-    display(report.exceptions_section(rec), report.organisations_section(rec))
-    display(report.changes_section(store, current=rec))   # since the previous pull run
-    display(report.trends_section(report.trends(store, days=14, until=rec.now)))
-
-Content (what a notebook's kernel loads): ``markup`` (escaping, times, tables), ``stores``,
-``sections``, ``charts``, ``staleness`` (how old the data is), ``history`` (changes, trends),
-``events``, ``troubleshoot``, ``validation``. Running (no pandas): ``runner`` (papermill, the
-HTML), ``job`` (checks, pull, run, verdict), ``deliver`` (webhook, mail). The content's names
-load on first use: ``workbench report`` imports :mod:`.job` without pandas and matplotlib
-(bench/report.py: about 20 % of ``report --no-pull``).
-"""
+"""The reports: content a notebook's kernel loads (sections, charts, staleness, history, events,
+troubleshoot), running a notebook (``runner``, ``job``: no pandas) and delivery (``deliver``).
+Content names load on first use (bench/report.py: about 20 % of ``report --no-pull``)."""
 
 from __future__ import annotations
 

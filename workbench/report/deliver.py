@@ -1,15 +1,5 @@
-"""Delivering a written report: its summary to a webhook and by mail.
-
-::
-
-    plan = plan_delivery(notify="https://hooks.slack.com/services/...", mail_to=["ops@college.ca"])
-    failures = plan.deliver(run_report_job(...))  # checked before anything was pulled or run
-
-The summary holds figures, the report's path and how fresh the store is, never a student's
-data, an id or a secret: ``text`` for Slack and Teams (Slack also gets ``blocks``), ``workbench``
-the same as data. A failed delivery never loses the report, written first: it is one line of
-the failures (``workbench report`` then exits 1).
-"""
+"""Delivering a written report's summary (figures, never a student's data, an id or a secret)
+to a webhook and by mail; a failed delivery keeps the report and is one line of failures."""
 
 from __future__ import annotations
 

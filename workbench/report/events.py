@@ -1,16 +1,5 @@
-"""The two event feeds, for ``notebooks/events.ipynb``: placement events (international) and
-domestic on-demand events, per pull run, per day they occurred, by type, program, campus,
-weekday and hour, and the latest ones as readable tables.
-
-The spec shows no event field (DESIGN §3): an event's type and time are the store's columns,
-found wherever the event keeps them. An event with no time of its own, or an implausible one
-(:mod:`workbench.reconcile.plausible`, listed under "Data problems"), counts when it was first
-seen, and the tables and charts say how many did. Program and campus come from the event's
-payload, else its top (``programCode``, ``programName``, ``campus``, any case). Counts are made
-in SQLite: raw JSON leaves it only for the latest events shown. Times show in zone ``tz``.
-
->>> display(events_section(store, tz=tz))  # doctest: +SKIP
-"""
+"""The two event feeds for ``notebooks/events.ipynb``, counted in SQLite by when each event
+occurred (when first seen if it has no plausible time of its own), and the latest as tables."""
 
 from __future__ import annotations
 

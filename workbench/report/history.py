@@ -1,24 +1,5 @@
 """The store's history as the report tells it: what changed since the previous pull run, and
-how the figures moved over the pull runs of the last days.
-
-**Changes.** The latest two pull runs that finished ``ok`` or ``partial`` are compared: what
-each partner list showed after each (``Store.diff``), and the reconciliation as of the previous
-run's finish (with the current one's SLA and grace) against the current one: state
-transitions, exceptions new and resolved.
-
-**Trends.** Each point is one such pull run of the window (``days`` up to ``until``): the store
-reconciled as of that run's finish, so a point shows what was known then, never what was learnt
-later. Beyond ``MAX_POINTS`` runs, the last run of each day (in zone ``tz``) stands for its
-day. Per point (``TREND_COLUMNS``): open requests and transcripts awaiting our acknowledgment;
-``within_sla_share``, of the requests whose SLA is decided (answered, or still open past it),
-the share answered within ``sla_days`` of their ``RequestDate``; the median days from a
-request to our first answer, from a transcript received to our acknowledgment, from a
-transcript we sent to the partner's; exceptions, and per kind in ``Trends.by_kind``.
-Durations below 0 (a partner clock ahead of ours) count as 0.
-
->>> display(changes_section(store, current=rec))  # doctest: +SKIP
->>> display(trends_section(trends(store, days=14, until=rec.now, sla_days=5)))  # doctest: +SKIP
-"""
+how the figures moved over the pull runs of the last days, each reconciled as of its finish."""
 
 from __future__ import annotations
 
@@ -235,15 +216,10 @@ def trends(
 ) -> Trends:  # fmt: skip
     """The reconciliation's figures as of each pull run of the last ``days`` days up to
     ``until`` (default: now); beyond ``max_points`` runs, the last of each day in zone ``tz``
-    (see the module docstring for what each figure counts)."""
-    if (
-        isinstance(days, bool)
-        or not isinstance(days, int | float)
-        or not (math.isfinite(days) and days > 0)
-    ):
-        raise InvalidParameter(
-            f"{days!r} is not a number of days: use a finite number above 0", parameter="trend_days"
-        )
+    (:func:`point`)."""
+    if isinstance(days, bool) or not isinstance(days, int | float) or not 0 < days < math.inf:
+        raise InvalidParameter(f"{days!r} is not a number of days: use a finite number above 0",
+                               parameter="trend_days")  # fmt: skip
     end = timestamp(until) if until is not None else pd.Timestamp.now(tz="UTC")
     runs = pull_runs(store, until=end)
     runs = runs[runs["finished_at"] > end - pd.Timedelta(days=days)]
@@ -267,7 +243,9 @@ def trends(
 
 
 def point(rec: Reconciliation) -> dict[str, Any]:
-    """One trend point's figures from a reconciliation (``TREND_COLUMNS`` but the run's)."""
+    """One trend point's figures (``TREND_COLUMNS`` but the run's): ``within_sla_share`` of the
+    requests whose SLA is decided (answered, or open past it); median days from a request to our
+    first answer, a transcript received to our ack, ours sent to the partner's (0 at least)."""
     r, t = rec.requests, rec.transcripts
     answered_at = pd.concat([r["responded_at"], r["transcript_sent_at"]], axis=1).min(axis=1)
     to_answer = _days(r["request_date"], answered_at)

@@ -1,15 +1,5 @@
-"""A report job: check its parameters, pull (unless told not to), run a notebook, judge it.
-
->>> job = run_report_job("reconcile", {"sla_days": 7}, db="data/prod.db", no_pull=True,
-...                      fail_on_exceptions=True)  # doctest: +SKIP
->>> job.verdict()  # doctest: +SKIP
-(3, ['2 exception(s) at or above high (critical: 0, high: 2).'])
-
-Everything that can be refused is refused before anything is pulled or run (an
-``InvalidParameter`` naming the parameter, a ``ConfigError``, a ``StoreError`` for an id the
-store does not know). The verdict (exit code, freshness, severity) is computed here from the
-store, reconciled as the notebook did: the notebook only shows.
-"""
+"""A report job: check everything before anything is pulled or run, pull, run a notebook, and
+judge it (exit code, freshness, severity) from the store, reconciled as the notebook did."""
 
 from __future__ import annotations
 

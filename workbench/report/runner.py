@@ -1,13 +1,5 @@
-"""Run a notebook of ``notebooks/`` with papermill; keep the executed copy and a standalone HTML.
-
->>> run_notebook("reconcile", {"db": "data/prod.db"}).html_path  # doctest: +SKIP
-PosixPath('data/reports/reconcile-20260302T090000Z.html')
-
-The kernel is the Python running this code (whatever ``python3`` kernelspec is installed), over
-Unix sockets in a private folder: student data never crosses TCP, even on loopback. The HTML
-hides code and prompts, embeds images, and its Content-Security-Policy forbids the browser to
-fetch anything or run any script.
-"""
+"""Run a notebook with papermill, its kernel this Python over Unix sockets (student data never
+crosses TCP); keep the executed copy and an HTML whose CSP lets it fetch or run nothing."""
 
 from __future__ import annotations
 

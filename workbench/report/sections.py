@@ -34,29 +34,25 @@ EXCEPTION_TABLE = {
 
 
 def bucket_key(bucket: str) -> str:
-    """An age bucket as a key fragment: ``0-2`` -> ``0_2``, ``>10`` -> ``over_10``,
-    ``2-4.5`` -> ``2_4_5``."""
+    """An age bucket as a key fragment: ``0-2`` -> ``0_2``, ``>10`` -> ``over_10``."""
     return bucket.replace(">", "over_").replace("-", "_").replace(".", "_")
 
 
 def _tile(key: str, value: Any, label: str, sub: str = "", *, alert: bool = False) -> str:
     """A card: a big number, its label (``LABELS`` where the funnel shows it too) and ``sub``,
     HTML already escaped."""
-    css = "wb-figure wb-alert" if alert else "wb-figure"
-    return (
-        f'<div class="{css}" data-figure="{text(key)}" data-value="{text(value)}">'
-        f'<div class="wb-value">{text(value)}</div><div class="wb-label">{text(label)}</div>'
-        + (f'<div class="wb-sub">{sub}</div>' if sub else "")
-        + "</div>"
-    )
+    sub = f'<div class="wb-sub">{sub}</div>' if sub else ""
+    return (f'<div class="wb-figure{" wb-alert" * alert}" data-figure="{text(key)}" '
+            f'data-value="{text(value)}"><div class="wb-value">{text(value)}</div>'
+            f'<div class="wb-label">{text(label)}</div>{sub}</div>')  # fmt: skip
 
 
-def _parts(prefix: str, counts: dict[str, int], label: str = "{}") -> str:
+def _parts(prefix: str, counts: dict[str, int]) -> str:
     """Small figures inside a tile (``data-figure="<prefix>_<key>"``), e.g. ageing buckets;
     a long name (a ResponseStatus) may wrap only where a word of it starts."""
     return " · ".join(
         f'<span data-figure="{text(prefix + "_" + bucket_key(k))}" data-value="{text(v)}">'
-        f"{breakable(label.format(k))}: {text(v)}</span>"
+        f"{breakable(k)}: {text(v)}</span>"
         for k, v in counts.items()
     )
 

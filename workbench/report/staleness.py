@@ -1,13 +1,5 @@
-"""How old a store's data is: when each list and feed was last read, how the last pull went.
-
-A list is *read* when a pull stored a complete snapshot of it. The store is as old as the oldest
-last read among the lists the profile uses (one never read: stale at any limit), as the store
-stood at ``as_of``; a pull started after the last finished one that never finished is named.
-
->>> fresh = freshness(store, as_of="2026-03-02T09:00Z")  # doctest: +SKIP
->>> fresh.age_hours, fresh.is_stale(24), fresh.last_pull_status  # doctest: +SKIP
-(7.5, False, 'partial')
-"""
+"""How old a store's data is at ``as_of``: as old as the oldest complete read of a list the
+profile uses (one never read: stale at any limit), and how the last pull went."""
 
 from __future__ import annotations
 
@@ -104,7 +96,7 @@ class Freshness:
             )
         oldest = max((f for f in self.lists if f.used), key=lambda f: f.age_hours or 0.0)
         return (
-            f"Stale data: {oldest.name} was last read {hours_str(oldest.age_hours)} before "
+            f"Stale data: {oldest.name} was last read {hours_text(oldest.age_hours)} before "
             f"this report, more than {max_age_hours:g} hour{'s' * (max_age_hours != 1)}. "
             "Figures may have changed at the partner since: pull again before acting on them."
         )
@@ -127,7 +119,7 @@ class Freshness:
         }
 
 
-def hours_str(hours: float | None) -> str:
+def hours_text(hours: float | None) -> str:
     """An age as a report says it: ``7.5 hours``, ``50.0 hours (2.1 days)``, ``never``."""
     if hours is None:
         return "never"
@@ -158,17 +150,13 @@ def freshness(store: Store, as_of: Any = None) -> Freshness:
         error = _loads(outcome.get(name)).get("error")
         if last is not None and name not in outcome:
             error = "not reached: the pull stopped before it"
-        if why is not None:  # the profile does not read it: its age does not count
-            lists.append(ListFreshness(name, _plain(read), age, skipped=str(why)))
-        else:
-            lists.append(ListFreshness(name, _plain(read), age, _str(error)))
+        used = why is None  # else the profile does not read it: its age does not count
+        lists.append(ListFreshness(name, _plain(read), age, _str(error) if used else None,
+                                   None if used else str(why)))  # fmt: skip
     failures = [f for f in summary.get("failures") or [] if isinstance(f, dict)]
     items = [f for f in failures if not str(f.get("id", "")).startswith("(")]
-    problems = [
-        f"{f.get('list')}: {f.get('error')}"
-        for f in failures
-        if f not in items and f.get("id") != "(list)"
-    ]  # a list's failure: its error
+    problems = [f"{f.get('list')}: {f.get('error')}" for f in failures  # a list's: its error
+                if f not in items and f.get("id") != "(list)"]  # fmt: skip
     if summary.get("error"):
         problems.insert(0, f"the pull stopped: {summary['error']}")
     since = "" if last is None else _stored(timestamp(last["finished_at"]))
@@ -180,7 +168,7 @@ def freshness(store: Store, as_of: Any = None) -> Freshness:
         problems.insert(0, _unfinished(crashed["id"].iloc[0], crashed["started_at"].iloc[0]))
     ok = runs.loc[runs["status"] == "ok", "finished_at"]
     return Freshness(
-        as_of=at.floor("us").to_pydatetime(),
+        as_of=at.to_pydatetime(),
         lists=tuple(lists),
         last_pull_run=None if last is None else int(last["id"]),
         last_pull_at=None if last is None else _plain(last["finished_at"]),
@@ -203,7 +191,7 @@ def freshness_section(
     age = "" if fresh.age_hours is None else f"{fresh.age_hours:.1f}"
     said = fresh.warning(limit) or (
         f"Fresh data: every list in use was read within {limit:g} hours of "
-        f"{moment(fresh.as_of, tz)} (the oldest {hours_str(fresh.age_hours)} before)."
+        f"{moment(fresh.as_of, tz)} (the oldest {hours_text(fresh.age_hours)} before)."
     )
     parts = [
         f'<h2>Freshness</h2><div class="wb-figure{" wb-alert" * stale}" data-freshness="'
@@ -219,7 +207,7 @@ def freshness_section(
     parts.append(_last_pull(fresh, tz))
     rows = pd.DataFrame([
         {"list": f.name, "what": LIST_LABELS[f.name][1], "last read": f.last_read_at,
-         "age": hours_str(f.age_hours) if f.used else "",
+         "age": hours_text(f.age_hours) if f.used else "",
          "in the last pull": f"skipped ({f.skipped})" if not f.used else f"FAILED: {f.error}"
          if f.error else "read" if f.last_read_at else "not read"}
         for f in fresh.lists

@@ -1,14 +1,5 @@
-"""One request's whole story, for ``notebooks/troubleshoot.ipynb``: its reconciliation rows and
-exceptions, its timeline, the versions of its document (Original, Resubmission, Reissue,
-Cancellation) with a diff between any two, every document about it with its validation, and a
-support bundle.
-
->>> rid = require_known(store, require_request_id(request_id))  # doctest: +SKIP
->>> display(request_section(rec, rid), timeline_section(store, rid))  # doctest: +SKIP
->>> display(versions_section(store, rid))  # doctest: +SKIP
->>> print(version_diff(store, rid, 1, 3))  # doctest: +SKIP
->>> display(documents_section(request_documents(store, rid)))  # doctest: +SKIP
-"""
+"""One request's whole story for ``notebooks/troubleshoot.ipynb``: its reconciliation, timeline,
+document versions and their diffs, every document with its validation, a support bundle."""
 
 from __future__ import annotations
 

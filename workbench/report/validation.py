@@ -1,12 +1,5 @@
-"""Validation at report time: stored documents never validated (no schema folder was set, or
-it lacked their schema) are validated when a report runs, and the results kept in the store, so
-the next report has nothing left to do. A folder tried on a document without a result (no
-schema for its message) is not tried again until the folder changes.
-
->>> with Store("data/workbench.db") as store:  # doctest: +SKIP
-...     print(validate_stored(store, schemas_dir="../shared/pesc/xsd"))
-Validated 48 stored documents against ../shared/pesc/xsd: 40 valid, 8 invalid.
-"""
+"""Validation at report time: stored documents never validated are validated against the schema
+folder and the results kept; a folder without their schema is not tried again until it changes."""
 
 from __future__ import annotations
 
