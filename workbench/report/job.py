@@ -8,6 +8,7 @@ import os
 import shlex
 import sqlite3
 from collections.abc import Callable, Mapping
+from contextlib import closing
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from functools import cached_property
@@ -261,11 +262,8 @@ def _validate_stored(path: str, *, say: Callable[[str], None], warn: Callable[[s
     from workbench.store.migrations import read_version
     from workbench.store.schema import SCHEMA_VERSION
 
-    conn = open_read_only(Path(path), busy_timeout_s=30.0)
-    try:
+    with closing(open_read_only(Path(path), busy_timeout_s=30.0)) as conn:
         older = read_version(conn) < SCHEMA_VERSION
-    finally:
-        conn.close()
     if older:
         return warn("The store has an older schema: the report counts what was validated "
                     "before (a pull migrates it, then the next report validates).")  # fmt: skip
@@ -282,10 +280,8 @@ def _validate_stored(path: str, *, say: Callable[[str], None], warn: Callable[[s
 
 
 def check_store(path: str | Path, *, pulling: bool) -> None:
-    """``ConfigError`` unless ``path`` is a workbench store a report can use, reading only the
-    file's header and table names (it is left as it was): a folder, a file that is not SQLite,
-    an SQLite database of other tables (named), a store of a newer schema, and, without a
-    pull, a missing or empty file (a pull creates the store there) are refused."""
+    """``ConfigError`` unless ``path`` is a workbench store a report can use (or, ``pulling``, a
+    missing or empty file a pull creates it in), reading only its header and table names."""
     from workbench._version import __version__
     from workbench.store.connection import open_read_only
     from workbench.store.migrations import read_version, refuse_newer
@@ -299,28 +295,25 @@ def check_store(path: str | Path, *, pulling: bool) -> None:
     if where.is_file():
         with where.open("rb") as f:
             header = f.read(len(SQLITE_HEADER))
-    if not header:
-        if pulling:
-            return
+    if not header and not pulling:
         raise ConfigError(
             f"There is no database at {where}. {first}, or leave out --no-pull to pull into it."
             if header is None
             else f"{where} is an empty file (0 bytes), not a workbench store: nothing was ever "
             f"pulled into it. {first} (it creates the store there), or {another}."
         )
+    if not header:
+        return
     if header != SQLITE_HEADER:
         raise ConfigError(
             f"{where} is not an SQLite database, so not a workbench store: {another}."
         )
     try:
-        conn = open_read_only(where, busy_timeout_s=30.0)
-        try:
+        with closing(open_read_only(where, busy_timeout_s=30.0)) as conn:
             names = [str(row[0]) for row in conn.execute(
                 "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE "
                 "'sqlite_%' ORDER BY name")]  # fmt: skip
             version = read_version(conn) if "meta" in names else 0
-        finally:
-            conn.close()
     except (sqlite3.Error, ValueError) as exc:  # ValueError: a meta table that is not ours
         raise ConfigError(f"{where} cannot be read as a workbench store ({exc}): {another}.") \
             from None  # fmt: skip
@@ -329,13 +322,14 @@ def check_store(path: str | Path, *, pulling: bool) -> None:
         raise ConfigError(
             f"{where} is an SQLite database but not a workbench store (tables: {shown}): {another}."
         )
-    if not names and not pulling:
+    if pulling:  # a pull migrates an older store; a report reads a migrated private copy
+        return
+    if not names:
         raise ConfigError(
             f"{where} is an SQLite database with no table, not a workbench store: nothing was "
             f"ever pulled into it. {first}, or {another}."
         )
-    try:  # an older store is read from a migrated private copy; a pull migrates it
-        if not pulling:
-            refuse_newer(version, path=str(where), version=__version__)
+    try:
+        refuse_newer(version, path=str(where), version=__version__)
     except StoreError as exc:
         raise ConfigError(str(exc)) from None
