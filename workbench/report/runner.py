@@ -289,18 +289,15 @@ def _reserve(folder: Path, stem: str) -> Path:
         folder.mkdir(parents=True, exist_ok=True)
         for n in range(1, 1000):
             path = folder / (f"{stem}.ipynb" if n == 1 else f"{stem}-{n}.ipynb")
-            if path.with_suffix(".html").exists():
-                continue
             try:
                 create_private(path)
             except FileExistsError:
                 continue
             try:
                 create_private(path.with_suffix(".html"))
-            except FileExistsError:  # made meanwhile by another run: leave both to it
+                return path
+            except FileExistsError:  # made by another run: leave both to it
                 path.unlink()
-                continue
-            return path
     except OSError as exc:  # a file where the folder should be, no permission, a full disk
         raise ConfigError(
             f"Cannot write reports in {folder} ({exc.strerror or exc}): pick another output "
