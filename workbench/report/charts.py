@@ -94,9 +94,7 @@ def _bars(ax: Axes, title: str, stages: list[tuple[str, int, str]], total: int) 
 
 
 def funnel_chart(rec: Reconciliation, *, tz: str | None = None) -> Figure:
-    """The supplier's funnel (requests → answered → transcripts sent → acknowledged) and the
-    consumer's (received → acknowledged by us), side bars beside: the headline's figures under
-    its names (:data:`LABELS`), the moment in the title in zone ``tz``."""
+    """The supplier's funnel and the consumer's, side bars beside, named as the headline is."""
     fig = blank_figure(10, 4)
     left, right = fig.subplots(1, 2, width_ratios=[3, 2])
     h, state = rec.headline, rec.headline["requests_by_state"]
@@ -164,10 +162,8 @@ def ageing_chart(rec: Reconciliation) -> Figure:
 def daily_volumes(
     source: Store | Mapping[str, pd.DataFrame], *, until: Any = None, tz: str | None = None
 ) -> pd.DataFrame:
-    """Per day (its midnight in zone ``tz``, first to last, zeros included) what the partner
-    listed and what we sent (outbox entries that did not fail), up to ``until`` (default: the
-    tables' ``as_of``), from a store or ``reconcile.load``'s tables; ``attrs``: how many were
-    dated after ``until`` (``after_until``) or implausibly (``implausible``, counted when seen)."""
+    """Per day in zone ``tz`` (zeros included), what the partner listed and what we sent, up to
+    ``until``; ``attrs``: how many were dated after it or implausibly (counted when seen)."""
     tables: Any = load(source) if isinstance(source, Store) else source
     if until is None:
         until = next((f.attrs["as_of"] for f in tables.values()
@@ -209,10 +205,8 @@ def day_middles(days: pd.Series) -> np.ndarray:
 
 
 def day_axis(ax: Axes, first: pd.Timestamp, last: pd.Timestamp) -> None:
-    """An x axis of whole days from ``first`` to ``last`` (naive midnights), bars centred on
-    :func:`day_middles`: for :data:`EVERY_DAY` days or fewer a tick under each day (every
-    other day up to twice that), labelled with its date; beyond, matplotlib's date locator,
-    never under a day. The axis ends at the first and last days' edges."""
+    """An x axis of whole days, bars centred on :func:`day_middles`: a labelled tick under each
+    day (every other one up to twice :data:`EVERY_DAY`), beyond, matplotlib's, never in a day."""
     span = (last - first).days + 1
     start = float(mdates.date2num(first))
     ax.set_xlim(start, start + span)
@@ -262,9 +256,8 @@ def daily_volumes_chart(
 
 
 def trends_chart(t: Trends, *, tz: str | None = None) -> Figure:
-    """Four panels over the pull runs :func:`~workbench.report.history.trends` measured: open
-    requests and transcripts awaiting our acknowledgment; the share answered within the SLA;
-    the median days to respond and to acknowledge; exceptions by kind (those seen)."""
+    """Four panels over the trend points: open items, share within the SLA, median days, exceptions
+    by kind."""
     fig = blank_figure(10, 7)
     axes = fig.subplots(2, 2, sharex=True).flatten()
     p = t.points

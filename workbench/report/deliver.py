@@ -69,9 +69,7 @@ def plan_delivery(
     *, notify: str | None = None, mail_to: Iterable[str] | None = None,
     profile: str | None = None, config_path: str | None = None,
 ) -> Delivery:  # fmt: skip
-    """Check where a report will go before anything runs: ``InvalidParameter`` for a URL that
-    is not http(s) or an address that is not one; ``ConfigError`` for mail without the
-    profile's mail server or sender."""
+    """Check where a report will go before anything runs (``InvalidParameter``, ``ConfigError``)."""
     url = None if notify is None else _webhook_url(notify)
     addresses = tuple(a for text in mail_to or () for a in _addresses(text))
     if not addresses:

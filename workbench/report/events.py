@@ -75,9 +75,8 @@ def _times(values: pd.Series, tz: str | None = None) -> pd.Series:
 
 
 def event_facts(store: Store, *, tz: str | None = None) -> pd.DataFrame:
-    """One row per stored event, its raw JSON left in SQLite: ``source``, the breakdowns'
-    keys, ``occurred_at`` (in zone ``tz``; when first seen for an event with no time of its
-    own, ``time_is_first_seen``, or an implausible one, ``implausible_time``), ``rowid``."""
+    """One row per stored event (raw JSON left in SQLite): the breakdowns' keys, ``occurred_at``
+    in zone ``tz`` (when first seen if it has no plausible time of its own), ``rowid``."""
     store.db.conn.create_function(
         "workbench_event_place", 2, lambda raw, n: _places(raw)[n], deterministic=True
     )
@@ -126,9 +125,7 @@ def _counted(facts: pd.DataFrame, by: str, keys: Any = None) -> pd.DataFrame:
 def events_breakdown(
     store: Store, by: str, *, tz: str | None = None, facts: pd.DataFrame | None = None
 ) -> pd.DataFrame:
-    """Events counted by ``by`` (a key of ``BREAKDOWNS``) per feed: columns ``by``,
-    ``placement``, ``domestic``, ``total``; types, programs and campuses largest first,
-    weekdays and hours (in zone ``tz``) in order, each listed. ``facts``: already read."""
+    """Events per value of ``by`` (a key of ``BREAKDOWNS``) and feed, with a ``total``."""
     if by not in BREAKDOWNS:
         raise ValueError(f"events_breakdown counts by one of {', '.join(BREAKDOWNS)}, not {by!r}.")
     keys = {"weekday": list(WEEKDAYS), "hour": list(range(24))}.get(by)
@@ -227,9 +224,7 @@ def latest_events(store: Store, n: int = 50, *, source: str | None = None) -> pd
 
 
 def readable_events(frame: pd.DataFrame, *, tz: str | None = None) -> pd.DataFrame:
-    """:func:`latest_events` as people read them: times to the second in zone ``tz``, each event's
-    fields flattened into columns (payload fields without their prefix, in words), program and
-    campus first, no raw JSON."""
+    """:func:`latest_events` as people read them: times in zone ``tz``, fields in columns."""
     rows = [_flat_fields(raw) for raw in frame["raw_json"]]
     seen: dict[str, int] = {}  # field -> events that have it, in the order first found
     for row in rows:
@@ -309,9 +304,8 @@ def _stamp(value: Any, tz: str | None) -> str | None:
 
 
 def cut_off_warning(store: Store) -> str | None:
-    """What the last pull that read the domestic feed says of it when the feed answered at
-    exactly the count asked (peek keeps events: those past it may be unseen), with what to
-    do: ask the partner when that count is its learned cap, else raise ``peek_count``."""
+    """What to do when the domestic feed's last read answered exactly the count asked (peek keeps
+    events: those past it may be unseen); None when it did not."""
     from workbench.pull import PEEK_LEARNED
 
     runs = _query(store, "SELECT id, summary FROM runs WHERE kind = 'pull' AND summary LIKE ? "

@@ -56,10 +56,7 @@ class Changes:
 
 @dataclass(frozen=True)
 class Trends:
-    """What :func:`trends` measured: ``points`` (one row per pull run, ``TREND_COLUMNS``),
-    ``by_kind`` (their exceptions per kind, a column per ``EXCEPTION_KINDS``), the window
-    (``days`` up to ``until``), the SLA, and ``runs_in_window`` (more than the points when
-    runs were thinned to one a day)."""
+    """What :func:`trends` measured: a point per pull run, exceptions per kind, window, SLA."""
 
     points: pd.DataFrame
     by_kind: pd.DataFrame
@@ -176,9 +173,7 @@ def changes_section(
     store: Store, *, current: Reconciliation | None = None, sla_days: float = 5.0,
     max_rows: int = MAX_ROWS, tz: str | None = None,
 ) -> HTML:  # fmt: skip
-    """:func:`changes` as HTML: per list what appeared, vanished or changed; lifecycle moves
-    ("3 requests moved awaiting_response → responded"); exceptions new and resolved; with
-    fewer than two runs to compare, why. Times show in zone ``tz`` (None: UTC)."""
+    """:func:`changes` as HTML, times in zone ``tz``; with fewer than two runs to compare, why."""
     found = changes(store, current=current, sla_days=sla_days)
     runs = found.runs
     if len(runs) < 2:
@@ -214,9 +209,8 @@ def trends(
     store: Store, *, days: float = 14, until: Any = None, sla_days: float = 5.0,
     grace_hours: float = 0.0, tz: str | None = None, max_points: int = MAX_POINTS,
 ) -> Trends:  # fmt: skip
-    """The reconciliation's figures as of each pull run of the last ``days`` days up to
-    ``until`` (default: now); beyond ``max_points`` runs, the last of each day in zone ``tz``
-    (:func:`point`)."""
+    """Trend points (:func:`point`) over the pull runs of ``days`` up to ``until``; beyond
+    ``max_points`` runs, the last of each day in zone ``tz``."""
     if isinstance(days, bool) or not isinstance(days, int | float) or not 0 < days < math.inf:
         raise InvalidParameter(f"{days!r} is not a number of days: use a finite number above 0",
                                parameter="trend_days")  # fmt: skip

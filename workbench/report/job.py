@@ -37,9 +37,8 @@ SQLITE_HEADER = b"SQLite format 3\x00"  # the first 16 bytes of every SQLite dat
 
 @dataclass(frozen=True)
 class ReportJob:
-    """What a report job did: the notebook's run (None when it failed: ``warn`` was told why),
-    the pull's status (None without one; ``ok``, ``partial``, ``failed``, or ``stopped`` when
-    it raised), and what its verdict counts."""
+    """What a report job did: the notebook's run (None: it failed), the pull's status, and what
+    its verdict counts."""
 
     notebook: str
     parameters: Mapping[str, object]  # what the notebook was given
@@ -116,10 +115,8 @@ def run_report_job(
     automatic: Mapping[str, object] | None = None, say: Callable[[str], None] = print,
     warn: Callable[[str], None] = print,
 ) -> ReportJob:  # fmt: skip
-    """Check everything, pull (unless ``no_pull``), run the notebook. ``options``: parameters
-    by name (None left out), ``parameters``: more, as text; ``db``, ``pull``, ``profile``,
-    ``max_age_hours`` and ``automatic`` go to a notebook that declares them; ``known``: an id
-    the store must know; ``say`` gets the pull's summary, ``warn`` what went wrong."""
+    """Check everything, pull (unless ``no_pull``), run the notebook. ``options`` by name,
+    ``parameters`` as text; ``known``: an id the store must know; ``automatic``: if declared."""
     if severity not in SEVERITIES:
         raise InvalidParameter(f"use one of {', '.join(SEVERITIES)}", parameter="severity")
     if max_age_hours is not None and not (math.isfinite(max_age_hours) and max_age_hours > 0):
@@ -249,9 +246,8 @@ def _pull_first(
 
 
 def _validate_stored(path: str, *, say: Callable[[str], None], warn: Callable[[str], None]) -> None:
-    """Validate the stored documents never validated, when a schema folder is set
-    (:mod:`workbench.report.validation`); a store that cannot be written, or of an older
-    schema (validating would migrate it), is reported on as it is."""
+    """Validate the stored documents never validated when a schema folder is set; a store that
+    cannot be written, or of an older schema, is reported on as it is."""
     from workbench.config import SCHEMAS_VARIABLE
 
     if not os.environ.get(SCHEMAS_VARIABLE):

@@ -134,9 +134,8 @@ def table(
     max_rows: int = MAX_ROWS, row_class: str | None = None, empty: str = "Nothing to show.",
     tz: str | None = None, max_chars: int = MAX_CELL_CHARS,
 ) -> str:  # fmt: skip
-    """``frame`` as an HTML table of ``columns`` (a mapping gives their headers): at most
-    ``max_rows`` rows and then how many more, cells cut at ``max_chars`` with an ellipsis,
-    times in zone ``tz``; ``row_class``: a column naming each row's class (``wb-sev-<value>``)."""
+    """``frame`` as an HTML table of ``columns`` (a mapping gives headers), at most ``max_rows``
+    rows, cells cut at ``max_chars``; ``row_class``: the column naming each row's class."""
     if frame.empty:
         return paragraph(empty, "wb-empty") if empty else ""
     if columns is None:

@@ -79,9 +79,8 @@ def notebook_path(name: str, *, notebooks_dir: str | os.PathLike[str] | None = N
 def notebook_parameters(
     name: str, *, notebooks_dir: str | os.PathLike[str] | None = None, report: bool = False
 ) -> dict[str, dict[str, str]]:
-    """The parameters a notebook declares: name -> papermill's ``inferred_type_name``,
-    ``default`` (source text) and ``help``; ``ConfigError`` for a notebook that is not one,
-    or, with ``report``, that says it is not a report (``explore``: opened in JupyterLab)."""
+    """A notebook's parameters as papermill infers them; ``ConfigError`` for an unreadable one or,
+    with ``report``, one that says it is not a report."""
     import papermill
 
     path = notebook_path(name, notebooks_dir=notebooks_dir)
@@ -91,10 +90,8 @@ def notebook_parameters(
     except ValueError as exc:  # nbformat's NotJSONError, a notebook that does not validate
         raise ConfigError(f"{path} is not a readable notebook ({exc}): restore it.") from None
     if report and meta.get("report", True) is False:
-        raise ConfigError(
-            f"Notebook {name!r} is not a report: {meta.get('why', 'it is not one')}. "
-            "`workbench report` runs the others of its folder."
-        )
+        raise ConfigError(f"Notebook {name!r} is not a report: {meta.get('why', 'it is not one')}. "
+                          "`workbench report` runs the others of its folder.")  # fmt: skip
     return declared
 
 

@@ -95,9 +95,8 @@ def not_validated_note(rec: Reconciliation) -> str:
 
 
 def headline_section(rec: Reconciliation, *, tz: str | None = None) -> HTML:
-    """The headline figures as big numbers, each marked ``data-figure="<key>"`` (``rec.headline``'s
-    keys; ``open_age_*``, ``responses_*``, ``exceptions_<severity>`` for their parts), under the
-    moment (in zone ``tz``) and the SLA they are measured at, named as the funnel names them."""
+    """The headline figures as cards, each marked ``data-figure="<key>"``, under the moment and
+    SLA they are measured at."""
     h = rec.headline
     ages = ageing(rec)
     by_status = h["responses_by_status"]
@@ -186,9 +185,7 @@ VERSIONS_TABLE = {
 
 
 def versions_overview(rec: Reconciliation) -> pd.DataFrame:
-    """Requests and transcripts received with more than one document (resubmitted, re-issued
-    or cancelled), and requests we sent more than one transcript for (re-issued), newest
-    version first: what each is now and where it stands."""
+    """Ids received in more than one document, or sent more than one transcript, and their state."""
     requests, transcripts = rec.requests, rec.transcripts
     several = (requests["version_count"] > 1) | (requests["transcript_version"] > 1)
     parts = [

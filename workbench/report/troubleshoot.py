@@ -116,9 +116,7 @@ def timeline_section(store: Store, request_id: str) -> HTML:
 def request_documents(
     store: Store, request_id: str, *, schemas_dir: str | os.PathLike[str] | None = None
 ) -> list[RequestDocument]:
-    """Every distinct PESC document about ``request_id`` (from calls, the outbox and stored
-    details), oldest first, pretty-printed, each with its validation (``schemas_dir``,
-    default ``WORKBENCH_PESC_SCHEMAS``)."""
+    """Every distinct PESC document about ``request_id``, oldest first, with its validation."""
     calls = calls_about(store, request_id, store.timeline(request_id))
     found = find_documents(store, request_id, calls, store.document(request_id))
     return [
@@ -153,9 +151,8 @@ def versions_section(
     store: Store, request_id: str, *, compare: tuple[int, int] | None = None,
     max_chars: int | None = None,
 ) -> HTML:  # fmt: skip
-    """A table of the versions of ``request_id``'s document, then of the responses and transcripts
-    we sent for it (each a version of ours: a re-issue, a response to a cancellation), then the diff
-    between two received versions (``compare``; default: each version against the one before)."""
+    """The versions of ``request_id``'s document, those we sent, and the diff of two received ones
+    (``compare``; default: each against the one before)."""
     versions = store.versions(request_id)
     parts = [table(versions, VERSION_COLUMNS, empty="No document of this id is stored.")]
     sent = store.sent_versions(request_id)

@@ -42,9 +42,8 @@ class StoredValidation:
 def validate_stored(
     store: Store, *, schemas_dir: str | os.PathLike[str] | None = None
 ) -> StoredValidation:
-    """Validate the stored documents never validated against ``schemas_dir`` (else
-    ``WORKBENCH_PESC_SCHEMAS``) and keep the results in ``store`` (opened for writing);
-    without a folder, nothing is written and the outcome says how to validate them."""
+    """Validate the stored documents never validated and keep the results in ``store``; without a
+    folder nothing is written and the outcome says how to validate them."""
     directory = schemas_dir if schemas_dir is not None else os.environ.get(SCHEMAS_VARIABLE)
     pending = store.db.execute(
         "SELECT entity, item_id, version, pescxml, validation FROM documents WHERE pescxml IS "
