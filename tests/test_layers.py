@@ -98,9 +98,7 @@ def test_every_unit_has_a_layer() -> None:
 
 def test_no_module_imports_the_package_root() -> None:
     offenders = {
-        m
-        for m, edges in EDGES.items()
-        if m != "workbench" and any(t == "workbench" for t in edges)
+        m for m, edges in EDGES.items() if m != "workbench" and any(t == "workbench" for t in edges)
     }
     assert not offenders, "import what you need from its own module (e.g. workbench._version)"
 
