@@ -18,7 +18,8 @@ from workbench.reconcile.plausible import WINDOW, outside, window
 from workbench.report.markup import clock, heading, is_missing, page, paragraph, table, text
 from workbench.store import Store
 from workbench.store.frames import snake, typed
-from workbench.store.lists import EVENT_SOURCES
+from workbench.store.lists import EVENT_SOURCES, field
+from workbench.store.schema import scalar, utc_text
 
 FEEDS = {"placement": "placement events", "domestic": "domestic events"}
 WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
