@@ -18,8 +18,7 @@ from workbench.reconcile.plausible import WINDOW, outside, window
 from workbench.report.markup import clock, heading, is_missing, page, paragraph, table, text
 from workbench.store import Store
 from workbench.store.frames import snake, typed
-from workbench.store.lists import EVENT_SOURCES, field
-from workbench.store.schema import scalar, utc_text
+from workbench.store.lists import EVENT_SOURCES
 
 FEEDS = {"placement": "placement events", "domestic": "domestic events"}
 WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
