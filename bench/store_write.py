@@ -30,7 +30,7 @@ from typing import Any
 
 from workbench import pesc
 from workbench.sandbox import generator
-from workbench.session import Exchange
+from workbench.http.session import Exchange
 from workbench.store import Store
 
 SEED = 7

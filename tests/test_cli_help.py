@@ -18,7 +18,7 @@ from tests.conftest import FAST
 from workbench.cli import app
 from workbench.cli.docs import DOCS_PATH, help_texts, render
 from workbench.errors import InvalidParameter
-from workbench.ids import resolve_id
+from workbench.http.answers import resolve_id
 from workbench.sandbox import Sandbox
 
 HELP = help_texts()

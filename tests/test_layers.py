@@ -16,10 +16,10 @@ PACKAGE = Path(__file__).resolve().parents[1] / "workbench"
 
 # Lowest first. A module may import its own layer and the ones above it in this list, never below.
 LAYERS: list[set[str]] = [
-    {"_lazy", "_version", "spec", "errors", "terminal", "folders", "codings", "ids", "severities"},
-    {"secret_spellings", "redact", "partner_json", "config", "retries"},
-    {"pesc", "auth", "status_errors"},
-    {"session", "store", "sandbox"},
+    {"_lazy", "_version", "spec", "errors", "folders", "severities"},
+    {"config"},
+    {"pesc", "http"},
+    {"store", "sandbox"},
     {"api", "reconcile", "scenario"},
     {"pull_details", "pull"},
     {"client", "bundle", "sending"},

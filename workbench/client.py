@@ -25,8 +25,8 @@ from workbench.api import domestic, international
 from workbench.api.exchange import Consumer, Supplier
 from workbench.config import ROLES, Profile, load_profile, with_overrides
 from workbench.errors import ConfigError, InvalidParameter, WorkbenchError
-from workbench.session import Recorder, Session
-from workbench.terminal import printable
+from workbench.http.masking import printable
+from workbench.http.session import Recorder, Session
 
 if TYPE_CHECKING:
     from workbench.pull import PullSummary

@@ -27,9 +27,9 @@ from workbench.api.exchange import SEND_ROUTES_META
 from workbench.client import Workbench
 from workbench.config import ROLES, env_prefix
 from workbench.errors import ConfigError, WorkbenchError
+from workbench.http.masking import printable
 from workbench.pesc.fields import environment_of
 from workbench.store import Store
-from workbench.terminal import printable
 
 OK, FAILED, SKIPPED = "ok", "FAILED", "skipped"
 COLUMNS = ("interface", "check", "status", "detail", "fix")

@@ -41,13 +41,12 @@ from workbench.api.exchange import Consumer, Role, Supplier
 from workbench.api.frames import RAW
 from workbench.api.international import pending_placement_events
 from workbench.errors import PartnerError, WorkbenchError
-from workbench.ids import request_path
-from workbench.partner_json import Listed, detail_items, listed_requests
+from workbench.http.answers import Listed, detail_items, listed_requests, request_path
+from workbench.http.masking import printable
 from workbench.pull_details import DetailProcessor, GroupWriter
-from workbench.terminal import printable
 
 if TYPE_CHECKING:
-    from workbench.session import Session
+    from workbench.http.session import Session
     from workbench.store import Store
 
 PEEK_LEARNED = "peek_count_learned"  # meta key: the largest Count the partner accepts

@@ -36,7 +36,7 @@ from workbench.errors import (
     InvalidValue,
     PescError,
 )
-from workbench.ids import guid_key, resolve_id
+from workbench.http.answers import guid_key, resolve_id
 
 if TYPE_CHECKING:
     from workbench.client import Workbench

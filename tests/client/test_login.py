@@ -13,8 +13,8 @@ import httpx
 import pytest
 
 import workbench as wb
-from workbench.auth import PasswordGrant, TokenCache
 from workbench.doctor import passed, run_checks
+from workbench.http.auth import PasswordGrant, TokenCache
 
 
 def _login_forms(exchanges) -> list[dict[str, str]]:

@@ -18,7 +18,7 @@ import pytest
 import workbench as wb
 from workbench.config import load_profile
 from workbench.doctor import render, run_checks
-from workbench.session import Exchange
+from workbench.http.session import Exchange
 
 from .documents import response_xml
 

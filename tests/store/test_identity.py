@@ -19,7 +19,7 @@ from workbench.cli import app
 from workbench.config import load_profile
 from workbench.demo import run_demo
 from workbench.errors import ConfigError
-from workbench.ids import request_path
+from workbench.http.answers import request_path
 from workbench.sandbox import Sandbox
 from workbench.store import Store
 from workbench.store.identity import check_partner

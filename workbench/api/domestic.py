@@ -9,7 +9,7 @@ import pandas as pd
 
 from workbench.api.frames import events_frame
 from workbench.errors import InvalidValue
-from workbench.session import Session
+from workbench.http.session import Session
 from workbench.spec import PEEK_EVENTS_PATH
 
 ROLE = "domestic"

@@ -35,10 +35,16 @@ from workbench.errors import (
     TransportError,
     WorkbenchError,
 )
-from workbench.ids import check_request_id, request_path
-from workbench.partner_json import answer_items, detail_items, list_items, unexpected
+from workbench.http.answers import (
+    answer_items,
+    check_request_id,
+    detail_items,
+    list_items,
+    request_path,
+    unexpected,
+)
+from workbench.http.session import Session
 from workbench.pesc.fields import KEYS
-from workbench.session import Session
 from workbench.store.frames import is_missing
 
 if TYPE_CHECKING:

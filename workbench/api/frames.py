@@ -29,7 +29,7 @@ from typing import Any
 
 import pandas as pd
 
-from workbench.partner_json import list_items
+from workbench.http.answers import list_items
 from workbench.pesc.fields import KEYS
 from workbench.pesc.frames import TIME_DTYPE as PESC_TIME
 from workbench.pesc.frames import dtype_of

@@ -11,7 +11,7 @@ import pandas as pd
 
 from workbench.api.frames import events_frame, frame
 from workbench.errors import PartnerError
-from workbench.session import Session
+from workbench.http.session import Session
 from workbench.spec import DIAGNOSTICS_PATH, PENDING_PLACEMENT_EVENTS_PATH
 
 ROLE = "international"

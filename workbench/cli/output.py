@@ -21,7 +21,7 @@ _ARGUMENTS = frozenset({"request_id", "role", "path"})
 def say(text: str, *, err: bool = False, wrap: bool = True) -> None:
     """Print ``text`` (ours, maybe holding partner text) with its control characters escaped,
     its long lines wrapped at :func:`width` (``wrap=False`` for a document to copy as is)."""
-    from workbench.terminal import printable
+    from workbench.http.masking import printable
 
     text = printable(text, keep_newlines=True)
     columns = width(err=err) if wrap else None

@@ -28,7 +28,7 @@ import pandas as pd
 from IPython.display import HTML
 
 from workbench.errors import StoreError
-from workbench.partner_json import event_fields
+from workbench.http.events import event_fields
 from workbench.reconcile.plausible import WINDOW, outside, window
 from workbench.report.figures import SIDE, STAGE
 from workbench.report.markup import (

@@ -269,7 +269,7 @@ def run_troubleshoot_job(
     """:func:`run_report_job` of the troubleshoot notebook on one request, writing its support
     bundle in ``bundle_dir`` (None: ``bundles/`` beside the store; ``ReportJob.bundle``); same
     ``options``."""
-    from workbench.ids import check_request_id
+    from workbench.http.answers import check_request_id
 
     if bundle_dir is None:
         reports = reports_beside(options.get("db"), profile=options.get("profile"),

@@ -16,7 +16,7 @@ from datetime import UTC, date, datetime
 from typing import Any
 
 from workbench.errors import PescError, StoreError
-from workbench.partner_json import keys_named
+from workbench.http.answers import keys_named
 
 
 def now() -> datetime:

@@ -16,7 +16,7 @@ from typing import Any
 import sqlite_utils
 
 from workbench.errors import StoreError
-from workbench.redact import Redactor, is_document, is_sent_document
+from workbench.http.masking import Redactor, is_document, is_sent_document
 from workbench.store import details, entities, identity, lock, settle
 from workbench.store.cells import dumps, now_text, partner_time, row_id, utc_text
 from workbench.store.connection import Connection

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from itertools import chain
 from typing import Any
 
-from workbench.redact import Redactor
+from workbench.http.masking import Redactor
 from workbench.store.cells import (
     dumps,
     now_text,

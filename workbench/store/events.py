@@ -15,7 +15,7 @@ from typing import Any
 
 import pandas as pd
 
-from workbench.partner_json import EventFields, event_fields
+from workbench.http.events import EventFields, event_fields
 from workbench.store.cells import dumps, sha256, utc_text
 from workbench.store.frames import snake
 

@@ -314,7 +314,7 @@ class History:
         """The store's spelling of ``typed`` when it is a hex GUID pasted with or without
         dashes, in any case (:func:`workbench.ids.resolve_id`), looked up in the calls, the
         documents and ``lists``' tables; else ``typed``."""
-        from workbench.ids import guid_key, resolve_id
+        from workbench.http.answers import guid_key, resolve_id
 
         key = guid_key(typed)
         if key is None:

@@ -16,7 +16,7 @@ import sqlite3
 from collections.abc import Callable
 
 from workbench.errors import StoreError
-from workbench.partner_json import event_fields
+from workbench.http.events import event_fields
 from workbench.store.cells import now_text, pescxml_of, sha256, unescaped_once, utc_text
 from workbench.store.schema import (
     CHILDREN,

@@ -38,7 +38,7 @@ from typing import Any
 import pandas as pd
 
 from workbench.errors import DuplicateSend, StoreError
-from workbench.redact import Redactor
+from workbench.http.masking import Redactor
 from workbench.store.cells import dumps, now, now_text, row_id, sha256, utc_text
 from workbench.store.connection import Connection
 from workbench.store.frames import query_frame
