@@ -1,13 +1,12 @@
-"""Profiles: every setting declared once (:mod:`.settings`), the profiles file found and read
-safely (:mod:`.files`), a profile resolved from the file and the environment (:mod:`.profile`).
+"""Profiles: every setting declared once (:mod:`.settings`), a profile resolved from the
+environment and the profiles file (:mod:`.profile`).
 
->>> from workbench.config import load_profile
 >>> load_profile(env={}).name
 'sandbox'
 """
 
-from workbench.config.files import DEFAULT_CONFIG
 from workbench.config.profile import (
+    DEFAULT_CONFIG,
     DEFAULT_DB,
     EMBEDDED_SANDBOX,
     ENV_ONLY,
@@ -32,8 +31,7 @@ from workbench.config.settings import (
     TUNING_LIMITS,
 )
 
-# The folder of PESC XSDs documents are validated against (``workbench.pesc.validate``).
-SCHEMAS_VARIABLE = "WORKBENCH_PESC_SCHEMAS"
+SCHEMAS_VARIABLE = "WORKBENCH_PESC_SCHEMAS"  # the XSDs documents are validated against
 
 __all__ = [
     "DEFAULT_CONFIG",
