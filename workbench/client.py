@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 import httpx
 import pandas as pd
 
-from workbench.api import domestic, international
+from workbench.api import gateway
 from workbench.api.exchange import Consumer, Supplier
 from workbench.config import ROLES, Profile, load_profile, with_overrides
 from workbench.errors import ConfigError, InvalidParameter, WorkbenchError
@@ -123,15 +123,15 @@ class Workbench:
 
     def diagnostics(self) -> pd.DataFrame:
         """Who the partner thinks we are: name, customer_code, roles (one row)."""
-        return international.diagnostics(self.session)
+        return gateway.diagnostics(self.session)
 
     def pending_placement_events(self) -> pd.DataFrame:
         """International interface: pending placement events, flattened, ``raw`` JSON kept."""
-        return international.pending_placement_events(self.session)
+        return gateway.pending_placement_events(self.session)
 
     def peek_events(self, count: int | None = 10) -> pd.DataFrame:
         """Domestic interface: up to ``count`` events, without removing them."""
-        return domestic.peek_events(self.session, count)
+        return gateway.peek_events(self.session, count)
 
     def read(self, role: str, path: str, *, params: Mapping[str, str] | None = None) -> Any:
         """An ad hoc GET of ``path`` (below the role's base URL) with the role's token, headers,

@@ -35,11 +35,9 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from workbench.api.batch import fetch_all
-from workbench.api.domestic import peek_events
 from workbench.api.exchange import Consumer, Role, Supplier
-from workbench.api.frames import RAW
-from workbench.api.international import pending_placement_events
+from workbench.api.frames import RAW, fetch_all
+from workbench.api.gateway import peek_events, pending_placement_events
 from workbench.errors import PartnerError, WorkbenchError
 from workbench.http.answers import Listed, detail_items, listed_requests, request_path
 from workbench.http.masking import printable

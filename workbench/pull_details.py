@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from workbench import pesc
-from workbench.api.documents import parse_pescxml, split_pescxml
+from workbench.api.frames import parse_pescxml, split_pescxml
 
 if TYPE_CHECKING:
     from workbench.store import Store

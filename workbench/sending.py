@@ -186,7 +186,7 @@ def plan_send(
     parsed, validated and checked against the outbox; nothing is sent. ``reading``: use the
     store only if it exists (a dry run creates no database)."""
     from workbench import pesc
-    from workbench.api.send_checks import SENDS, check_send, document_fields
+    from workbench.api.sends import SENDS, check_send, document_fields
 
     kind = SENDS[KINDS[request.kind]]
     operation, role, noun = kind.name, kind.role, kind.noun
@@ -411,7 +411,7 @@ def _answered(
     """The XML of what a document answers (the stored current version, else fetched), and
     where it came from. Unreadable: ``InvalidValue`` when ``required`` (a document is built
     from it), else None (the checks say what that means for a FILE)."""
-    from workbench.api.documents import PARSE_ERROR, PESCXML
+    from workbench.api.frames import PARSE_ERROR, PESCXML
 
     list_name = _STORED[role][0]
     xml = store.document(request_id, list_name=list_name) if store is not None else None

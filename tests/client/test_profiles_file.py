@@ -12,8 +12,14 @@ import pytest
 
 import workbench as wb
 from workbench.config import load_profile
-from workbench.config.settings import DOCS_PATH, EXAMPLES, render
-from workbench.config.settings import PROFILE_SETTINGS, ROLE_SETTINGS, SMTP_SETTINGS
+from workbench.config.settings import (
+    DOCS_PATH,
+    EXAMPLES,
+    PROFILE_SETTINGS,
+    ROLE_SETTINGS,
+    SMTP_SETTINGS,
+    render,
+)
 
 PROD = """
 default_profile = "prod"
