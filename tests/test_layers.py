@@ -20,11 +20,10 @@ LAYERS: list[set[str]] = [
     {"config"},
     {"pesc", "http"},
     {"store", "sandbox"},
-    {"api", "reconcile", "scenario"},
-    {"pull_details", "pull"},
-    {"client", "bundle", "sending"},
-    {"doctor", "report", "explorer", "export", "browse"},
-    {"demo"},
+    {"api", "reconcile"},
+    {"pull"},
+    {"client", "bundle"},
+    {"report", "explorer", "export"},
     {"cli"},
 ]
 # The sandbox is an independent implementation of the spec: it shares only the spec's constants,
@@ -106,8 +105,15 @@ def test_no_module_imports_the_package_root() -> None:
     assert not offenders, "import what you need from its own module (e.g. workbench._version)"
 
 
+# The one cycle left, through an import inside a function: report/ is merging the two modules.
+KNOWN_CYCLE_EDGES = {("workbench.report.trend_points", "workbench.report.trend_charts")}
+
+
 def test_no_import_cycles() -> None:
-    graph = {m: {t for t, at_import_time in edges if at_import_time} for m, edges in EDGES.items()}
+    """Imports inside functions count: a cycle through them is one concept split in two."""
+    graph = {
+        m: {t for t, _ in edges if (m, t) not in KNOWN_CYCLE_EDGES} for m, edges in EDGES.items()
+    }
     try:
         tuple(TopologicalSorter(graph).static_order())
     except CycleError as cycle:

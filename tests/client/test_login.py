@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 import workbench as wb
-from workbench.doctor import passed, run_checks
+from workbench.cli.doctor import passed, run_checks
 from workbench.http.auth import PasswordGrant, TokenCache
 
 

@@ -16,8 +16,8 @@ from tests.pesc.factories import Request, make_request
 from tests.pull.hostile import HostilePartner, LoopbackServer, body
 from workbench import pesc, spec
 from workbench.cli import app
+from workbench.cli.demo import run_demo
 from workbench.config import load_profile
-from workbench.demo import run_demo
 from workbench.errors import ConfigError
 from workbench.http.answers import request_path
 from workbench.sandbox import Sandbox
