@@ -47,6 +47,8 @@ PEEK_LEARNED = "peek_count_learned"  # meta: the Count the partner accepted afte
 GROUP_SIZE, GROUP_S = 50, 0.1  # details written per transaction, or seconds between groups
 PEEKS_AFTER_FULL = 50  # a feed growing as fast as it is read must not keep a pull going
 SOURCES: tuple[type[Role], ...] = (Supplier, Consumer)  # each role's pending list and details
+# The id of a failure that is a whole list's (stored in the run's summary; the report reads it).
+LIST_FAILED = "(list)"
 PULL_FAILED = (
     "no list or event feed could be read; check the partner's status and the credentials "
     "(workbench doctor)"
@@ -131,11 +133,12 @@ class PullSummary:
         lines += [
             f"  failed: {name}: {printable(r.error)}" for name, r in self.lists.items() if r.error
         ]
-        for failure in self.failures[:10]:  # ids and errors come from the partner: one line each
+        items = [f for f in self.failures if f["id"] != LIST_FAILED]  # lists: just above
+        for failure in items[:10]:  # ids and errors come from the partner: one line each
             list_name, item, error = (printable(failure[k]) for k in ("list", "id", "error"))
             lines.append(f"  failed: {list_name} {item}: {error}")
-        if len(self.failures) > 10:
-            lines.append(f"  ... and {len(self.failures) - 10} more failures (see the runs table)")
+        if len(items) > 10:
+            lines.append(f"  ... and {len(items) - 10} more failures (see the runs table)")
         return "\n".join(lines)
 
 
@@ -238,14 +241,13 @@ def _pull_list(
         # One list failing must not hide the others. No snapshot: nothing departs and no
         # uncertain send is settled from a list not read.
         result.error = _short(exc)
-        summary.fail(source.list_name, "(list)", result.error)
+        summary.fail(source.list_name, LIST_FAILED, result.error)
         return result
     for shown, error in listed.refused:
         summary.fail(source.list_name, shown, error)
     result.listed, result.refused = len(listed.items), len(listed.refused)
-    if (
-        not listed.refused
-    ):  # an item we could not read may be any id: only a whole list says who left
+    # An item we could not read may be any id: only a whole list says who left.
+    if not listed.refused:
         diff = store.record_snapshot(
             summary.run_id, source.list_name, listed.items, call_id=answer.call_id
         )

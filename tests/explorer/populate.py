@@ -1,5 +1,5 @@
 """A workbench database with some history: a pull, a realistic mix of sends
-(``workbench.scenario.act_out``), eight partner hours, and another pull.
+(``workbench.cli.demo.act_out``), eight partner hours, and another pull.
 
 Shared by the explorer tests and the browser tests.
 """

@@ -14,10 +14,12 @@ string[python]
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import re
 import sys
+import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, as_completed, wait
 from typing import Any, NamedTuple
@@ -40,6 +42,7 @@ RAW, CALL_ID, ERROR, PESCXML, PARSE_ERROR = "raw", "call_id", "error", "pescxml"
 TIME = "datetime64[us, UTC]"
 DATE = "datetime64[s]"  # a calendar date: no time of day, no time zone
 HANDFUL = 5  # more ids than this, in an interactive session, and a progress bar appears
+_pools = itertools.count()  # each pool's threads named apart, to be joined by name
 _TIME_NAME = re.compile(r"(^|_)(at|time|timestamp|datetime)$|^request_date$")
 _ID_NAME = re.compile(r"(^|_)id$")
 _DATE = re.compile(r"\s*(\d{4}-\d{2}-\d{2})(?:$|[TZ+\-\s])")
@@ -253,7 +256,8 @@ def fetch_all(
     if not ids:
         return []
     show = (interactive() if progress is None else progress) and len(ids) > HANDFUL
-    pool = ThreadPoolExecutor(max_workers=min(concurrency, len(ids)), thread_name_prefix="wb")
+    prefix = f"wb-{next(_pools)}"
+    pool = ThreadPoolExecutor(max_workers=min(concurrency, len(ids)), thread_name_prefix=prefix)
     bar = tqdm(total=len(ids), desc=desc, unit="id", disable=not show, leave=False)
     try:
         futures = [pool.submit(_guarded, fetch, value) for value in ids]
@@ -267,7 +271,13 @@ def fetch_all(
                 future.result()
         return [row for future in futures for row in future.result()]
     finally:
+        # On Ctrl-C (or any escape) drop what has not started; running fetches end on timeouts.
         pool.shutdown(wait=True, cancel_futures=True)
+        # A Ctrl-C inside submit() can land while it starts a thread, which the pool then never
+        # joins: joined here, so no fetch records its call after the caller closed the store.
+        for thread in threading.enumerate():
+            if thread.name.startswith(f"{prefix}_"):
+                thread.join()
         bar.close()
 
 

@@ -136,11 +136,15 @@ def _check_process_code(
 ) -> None:
     """TEST and PRODUCTION never cross: the document's code is what it answers', and the
     profile's environment's when it declares one."""
-    if ours and answered and ours != answered:
+    # A document stating no code answers a PRODUCTION one (PESC's default); a TEST one wants it
+    # said, as OCAS' UAT does.
+    if answered and ours != answered and (ours or answered == "TEST"):
+        stated = f"is {ours}" if ours else "is not stated"
         raise DocumentMismatch(
-            f"{kind.name}: the document's DocumentProcessCode is {ours}, but {what} says "
-            f"{answered}: a {ours} document must not answer a {answered} one. Nothing was "
-            f"sent. Give it DocumentProcessCode {answered}, or send it to the {ours} partner."
+            f"{kind.name}: the document's DocumentProcessCode {stated}, but {what} says "
+            f"{answered}: only a {answered} document answers it. Nothing was sent. Give it "
+            f"DocumentProcessCode {answered}"
+            + (f", or send it to the {ours} partner." if ours else ".")
         )
     if environment is None:
         return

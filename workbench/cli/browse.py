@@ -11,9 +11,11 @@ metadata (descriptions, units, canned queries); a pull meanwhile shows on the ne
 from __future__ import annotations
 
 import errno
+import html
 import secrets
 import signal
 import socket
+import tempfile
 import threading
 from collections.abc import Awaitable, Callable, MutableMapping
 from http.cookies import SimpleCookie
@@ -132,16 +134,17 @@ def serve(
     previous = signal.signal(signal.SIGTERM, signal.default_int_handler) if stop else None
     try:
         # An older store is served from its private migrated copy, removed when it closes.
-        with Store(path, read_only=True) as store:
+        with (
+            Store(path, read_only=True) as store,
+            tempfile.TemporaryDirectory(prefix="workbench-browse-") as folder,
+        ):
             server = _server(store.file, port, token, name=path.stem)
             announce(
                 f"Datasette on {path} (read-only, for you alone): {url}\n"
                 "The link holds your key: keep it to yourself. Ctrl-C stops it."
             )
             if open_browser:
-                import webbrowser
-
-                webbrowser.open(url)
+                _open_privately(url, folder)
             server.run(sockets=[listener])
     except KeyboardInterrupt:
         pass
@@ -149,6 +152,25 @@ def serve(
         listener.close()
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
+
+
+def _open_privately(url: str, folder: str) -> None:
+    """Open ``url`` in the web browser through a page of ours (0600, in a 0700 folder) that
+    forwards to it: the key stays out of the browser's command line, which every local user
+    can read (``ps``), as JupyterLab does."""
+    import webbrowser
+
+    from workbench.folders import create_private
+
+    page = Path(folder) / "open.html"
+    create_private(page)
+    link = html.escape(url, quote=True)
+    page.write_text(
+        f'<!doctype html><meta http-equiv="refresh" content="0; url={link}">'
+        f'<a href="{link}">Open the store</a>',
+        encoding="utf-8",
+    )
+    webbrowser.open(page.as_uri())
 
 
 def _server(path: Path, port: int, token: str, *, name: str) -> Any:
@@ -184,7 +206,7 @@ def guarded(app: ASGIApp, *, token: str, hosts: set[str]) -> ASGIApp:
         cookie = SimpleCookie(headers.get("cookie", "")).get(COOKIE)
         if headers.get("host", "").lower() not in hosts:
             await _answer(send, 421, "This server answers only for the address it printed.")
-        elif given is not None and secrets.compare_digest(given, token):
+        elif given is not None and _same(given, token):
             rest = urlencode([(k, v) for k, v in query if k != TOKEN_PARAMETER])
             where = scope.get("path", "/") + (f"?{rest}" if rest else "")
             await _answer(
@@ -199,7 +221,7 @@ def guarded(app: ASGIApp, *, token: str, hosts: set[str]) -> ASGIApp:
                     ),
                 ],
             )
-        elif cookie is None or not secrets.compare_digest(cookie.value, token):
+        elif cookie is None or not _same(cookie.value, token):
             await _answer(
                 send,
                 401,
@@ -212,6 +234,11 @@ def guarded(app: ASGIApp, *, token: str, hosts: set[str]) -> ASGIApp:
             await app(scope, receive, send)
 
     return guard
+
+
+def _same(given: str, token: str) -> bool:
+    """A constant-time comparison, whatever characters ``given`` holds."""
+    return secrets.compare_digest(given.encode("utf-8", "surrogatepass"), token.encode())
 
 
 async def _answer(

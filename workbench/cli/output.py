@@ -107,6 +107,9 @@ def clean_errors() -> Iterator[None]:
         yield
     except InvalidParameter as exc:
         name = exc.parameter
+        if name == "file":  # printed by us, not click, so that a long refusal wraps at COLUMNS
+            say(f"Error: Invalid value for FILE: {exc}", err=True)
+            raise typer.Exit(2) from None
         flag = name.upper() if name in _ARGUMENTS else "--" + name.replace("_", "-")
         raise typer.BadParameter(str(exc), param_hint=flag) from None
     except ConfigError as exc:

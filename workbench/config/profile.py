@@ -21,6 +21,7 @@ import functools
 import ipaddress
 import math
 import os
+import re
 import stat
 import tomllib
 from collections.abc import Mapping
@@ -285,6 +286,13 @@ def load_profile(
             f"Profile {name!r} is not defined: add [profiles.{name}] to {path} (profiles "
             f"there: {', '.join(sorted(profiles)) or 'none'}), {other}."
         )
+    partner = _partner_variables(env)
+    if name == SANDBOX and default == SANDBOX and not chosen_by and partner:
+        raise ConfigError(
+            f"{path} chooses the embedded sandbox (default_profile), but {', '.join(partner)} "
+            "say which partner to use: pass --profile NAME (env: the variables), or "
+            "--profile sandbox to use the sandbox on purpose."
+        )
     table = profiles.get(name, {})
     _check_table(table, f"[profiles.{name}] of {where}")
     if name == SANDBOX:  # its own URLs and credentials; only tuning from the caller's env
@@ -294,7 +302,8 @@ def load_profile(
         origin = "embedded sandbox"
     else:
         s = _Settings(env, env, table, name, path)
-        origin = "environment" if name == ENV_ONLY else f"[profiles.{name}] of {path} + environment"
+        alone = name == ENV_ONLY and name not in profiles
+        origin = "environment" if alone else f"[profiles.{name}] of {path} + environment"
     for key in _URL_KEYS:  # checked whether or not an interface uses them
         s.url(SETTINGS[key])
     named = None if name == SANDBOX else _named_interfaces(s)
@@ -335,25 +344,69 @@ def find_config(
     """The profiles file to read (None: there is none) and the places looked at: the one
     named (``--config``, ``WORKBENCH_CONFIG``), else the first ``workbench.toml`` in the
     working folder, ``WORKBENCH_HOME``, then the user's config folder."""
-    home = env.get("WORKBENCH_HOME")
+    home = workbench_home(env)
     explicit = config_path or env.get("WORKBENCH_CONFIG")
     if explicit:
-        path = (
-            Path(home) / explicit if home and not Path(explicit).is_absolute() else Path(explicit)
-        )
-        if not path.exists():
+        path = home / explicit if home and not Path(explicit).is_absolute() else Path(explicit)
+        path = path.absolute()
+        if not _present(path):
             how = "--config" if config_path else "WORKBENCH_CONFIG"
-            raise ConfigError(f"Profiles file {path.absolute()} does not exist (check {how}).")
-        return path.absolute(), [path.absolute()]
+            raise ConfigError(f"Profiles file {path} does not exist (check {how}).")
+        return path, [path]
     if env.get("XDG_CONFIG_HOME"):
         user = Path(env["XDG_CONFIG_HOME"]) / "workbench"
     else:
         from platformdirs import user_config_path
 
         user = user_config_path("workbench", appauthor=False)
-    places = [Path.cwd(), *([Path(home).absolute()] if home else []), user]
+    places = [Path.cwd(), *([home] if home else []), user]
     looked = [place / DEFAULT_CONFIG for place in dict.fromkeys(places)]
-    return next((p for p in looked if p.exists()), None), looked
+    return next((p for p in looked if _present(p)), None), looked
+
+
+def workbench_home(env: Mapping[str, str]) -> Path | None:
+    """``WORKBENCH_HOME``, absolute; ``ConfigError`` when it is set but no folder (a mistyped
+    home must not leave a job to the sandbox in a folder of its own)."""
+    value = env.get("WORKBENCH_HOME")
+    if not value:
+        return None
+    path = Path(value).absolute()
+    if not path.is_dir():
+        raise ConfigError(f"WORKBENCH_HOME is {value!r}, which is no folder: fix or unset it.")
+    return path
+
+
+def _present(path: Path) -> bool:
+    """Whether ``path`` is there: a file, or a link to one. A link to nothing, or a folder
+    that cannot be searched, is a ``ConfigError``: either would silently skip the user's
+    profiles."""
+    try:
+        if path.exists():
+            return True
+        if path.is_symlink():
+            raise ConfigError(f"Profiles file {path} is a link to nothing: fix or remove it.")
+    except PermissionError:
+        raise ConfigError(
+            f"Cannot look for {path}: permission denied on its folder. Fix its permissions, "
+            "or pass --config PATH."
+        ) from None
+    return False
+
+
+def _check_owner(path: Path, info: os.stat_result) -> None:
+    """Refuse a profiles file another user could have written: it says where credentials are
+    sent (a token_url of theirs would receive the passwords), so, as ssh does with its keys,
+    only the user's own file (or root's), writable by nobody else, is read."""
+    if os.name != "posix":
+        return
+    theirs = info.st_uid not in (os.getuid(), 0)
+    if theirs or info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        who = "another user's" if theirs else "writable by others"
+        raise ConfigError(
+            f"Profiles file {path} is {who}: it says where credentials are sent, so only your "
+            f"own file, writable by you alone, is read. Check it, then `chmod go-w {path}` (or "
+            "move it away if it is not yours)."
+        )
 
 
 def read_config(path: Path) -> dict[str, Any]:
@@ -366,6 +419,7 @@ def read_config(path: Path) -> dict[str, Any]:
                 f"Profiles file {path} is not a regular file (a folder, a pipe or a device): "
                 "name a workbench.toml file."
             )
+        _check_owner(path, info)
         with path.open("rb") as handle:
             raw = handle.read(MAX_CONFIG_BYTES + 1)
         if len(raw) > MAX_CONFIG_BYTES:
@@ -397,10 +451,7 @@ def _unnamed(env: Mapping[str, str], profiles: Mapping[str, Any], path: Path | N
     nothing is; partner settings that no profile would use are refused."""
     if any(env.get(SETTINGS[k].variable) for k in _URL_KEYS):
         return ENV_ONLY
-    variables = {s.variable for s in PROFILE_SETTINGS if s.limits is None and s.kind != "path"}
-    variables -= {"WORKBENCH_TIMEZONE", "WORKBENCH_INTERFACES", "WORKBENCH_EVENT_FIELDS"}
-    variables |= {role_setting(s.key, sec).variable for s in ROLE_SETTINGS for sec in ROLE_SECTIONS}
-    partner = sorted(k for k, v in env.items() if v and k in variables)
+    partner = _partner_variables(env)
     if partner:
         it = "it" if len(partner) == 1 else "them"
         raise ConfigError(
@@ -419,6 +470,15 @@ def _unnamed(env: Mapping[str, str], profiles: Mapping[str, Any], path: Path | N
             "(--profile sandbox uses the embedded sandbox)."
         )
     return SANDBOX
+
+
+def _partner_variables(env: Mapping[str, str]) -> list[str]:
+    """The variables set in ``env`` that say which partner, or with which credentials (not
+    tuning)."""
+    variables = {s.variable for s in PROFILE_SETTINGS if s.limits is None and s.kind != "path"}
+    variables -= {"WORKBENCH_TIMEZONE", "WORKBENCH_INTERFACES", "WORKBENCH_EVENT_FIELDS"}
+    variables |= {role_setting(s.key, sec).variable for s in ROLE_SETTINGS for sec in ROLE_SECTIONS}
+    return sorted(k for k, v in env.items() if v and k in variables)
 
 
 def _check_table(table: Any, where: str) -> None:
@@ -499,9 +559,10 @@ class _Settings:
             return None, where
         text = str(value).strip()
         parts = urlsplit(text)
-        shown = text
-        if "@" in parts.netloc:  # a user name or password may be a token: never shown
-            shown = urlunsplit(parts._replace(netloc=f"***@{parts.netloc.rpartition('@')[2]}"))
+        # What may be a credential never shows: a user name or password (``***@``, whether or
+        # not the URL has a scheme), a query and a fragment.
+        shown = re.sub(r"[^/@\s]*@", "***@", text.split("?", 1)[0].split("#", 1)[0])
+        shown += "?***" if "?" in text or "#" in text else ""
         if parts.scheme not in ("http", "https") or not parts.netloc:
             raise ConfigError(f"{where} must be an http(s) URL, got {shown!r}.")
         if parts.username is not None or parts.password is not None:
@@ -509,6 +570,12 @@ class _Settings:
                 f"{where} holds a user name or password ({shown}): a URL is recorded with every "
                 "call, so credentials never go in one. Remove them from the URL and set the "
                 "interface's own credentials (docs/configuration.md)."
+            )
+        if parts.query or parts.fragment:
+            raise ConfigError(
+                f"{where} holds a query or a fragment ({shown}): a base URL is recorded with "
+                "every call, and a key in it would be too. Give the base URL alone; a "
+                "subscription key has a setting of its own (docs/configuration.md)."
             )
         return text.rstrip("/"), where
 
@@ -646,11 +713,11 @@ def _db(s: _Settings, env: Mapping[str, str]) -> str:
     """The store's path: a variable's from ``WORKBENCH_HOME`` (or as given), the file's from
     the file's folder, so that a profile keeps one store whatever folder a command runs in."""
     value, where = s.lookup(SETTINGS["db"])
-    home = env.get("WORKBENCH_HOME")
+    home = workbench_home(env)
     if value is None or where.startswith("WORKBENCH_"):
         if s.path is not None and s.profile not in (SANDBOX, ENV_ONLY) and not value:
             return str(s.path.parent / DEFAULT_DB)
-        return str(Path(home) / (value or DEFAULT_DB)) if home else str(value or DEFAULT_DB)
+        return str(home / (value or DEFAULT_DB)) if home else str(value or DEFAULT_DB)
     if not isinstance(value, str):
         raise ConfigError(f"{where} must be a path in quotes, got {value!r}.")
     assert s.path is not None

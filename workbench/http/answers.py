@@ -46,6 +46,9 @@ from workbench.spec import UNKNOWN_REQUEST_ID, UNKNOWN_TRANSCRIPT_ID
 MAX_DEPTH = 64  # partner answers are three or four levels deep
 MAX_ID_LENGTH = 128
 BODY_IN_ERRORS = 2000
+# How much of an error answer is masked before it is cut to what a message shows: well past
+# the cut, so that no secret straddles it, and a huge error page costs no more than a small one.
+MASKED_BEFORE_CUT = 16 * 1024
 REQUEST_ID = "RequestID"
 _ESCAPED_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")
 _UNKNOWN_ID = {UNKNOWN_REQUEST_ID, UNKNOWN_TRANSCRIPT_ID}
@@ -68,7 +71,7 @@ def empty_or_raise(
     """``None`` for a 400 whose message is in ``empty`` (spec §7: nothing to list); otherwise
     raise the error of its status, with the partner's own words and what to do."""
     status, said = response.status_code, message(response, redactor)
-    body = redactor.body(response.content, response.headers.get("content-type"))[:BODY_IN_ERRORS]
+    body = _body(response, redactor)
     about = f" for {subject}" if subject else ""
     if status == 400:
         if normal(said) in {normal(m) for m in empty}:
@@ -164,8 +167,14 @@ def message(response: httpx.Response, redactor: Redactor) -> str:
         for key in ("Message", "message", "error_description", "error", "detail", "title"):
             if isinstance(data.get(key), str) and data[key].strip():
                 return redactor.text(data[key].strip())
-    text = redactor.text(response.text.strip())[:300]
+    text = redactor.text(response.text.strip()[:MASKED_BEFORE_CUT])[:300]
     return text or f"HTTP {response.status_code} with no message"
+
+
+def _body(response: httpx.Response, redactor: Redactor) -> str:
+    """An error answer's body as errors keep it: masked, then cut."""
+    content = response.content[:MASKED_BEFORE_CUT]
+    return redactor.body(content, response.headers.get("content-type"))[:BODY_IN_ERRORS]
 
 
 def normal(text: str) -> str:
@@ -195,7 +204,7 @@ def decoded(response: httpx.Response, *, redactor: Redactor, role: str, operatio
         f"{operation}: the {role} interface answered {response.status_code} with {problem}. "
         "Nothing was read from it; try again later, and report it to the partner if it persists.",
         status=response.status_code,
-        body=redactor.body(response.content, response.headers.get("content-type"))[:BODY_IN_ERRORS],
+        body=_body(response, redactor),
     )
 
 

@@ -9,7 +9,8 @@ a subscription key ``2026`` must not turn a transcript's dates into ``[REDACTED]
   say. Each secret is found in every spelling JSON, XML and URL encoders give it; one shorter
   than 8 characters only as a word of its own. JWTs and ``Bearer`` credentials by shape.
 - A *document* (a 2xx answer of the partner's API, or one we send) is kept as written, but for
-  an echo of a token issued to us (16 characters or more) and JWTs (:meth:`Redactor.document`).
+  an echo of a secret or token of ours of 16 characters or more (no document spells one by
+  chance) and JWTs (:meth:`Redactor.document`).
 
 >>> Redactor(["s3cret"]).text("client_secret=s3cret")
 'client_secret=[REDACTED]'
@@ -32,8 +33,8 @@ SENSITIVE_HEADERS = frozenset({"authorization", "proxy-authorization", "subscrip
 SENSITIVE_FIELDS = frozenset({"access_token", "refresh_token", "id_token", "token",
                               "client_secret", "password", "subscription_key", "subscription-key",
                               "assertion", "client_assertion"})  # fmt: skip
-# An issued token this long is masked in documents too: random text of 16 characters or more
-# spells no id, date or word of a document by chance.
+# A token or a secret this long is masked in documents too: 16 characters or more spell no id,
+# date or word of a document by chance, so one found there is an echo of ours.
 MIN_DOCUMENT_TOKEN = 16
 WHOLE_WORD_BELOW = 8  # a shorter secret is masked only as a word of its own
 _Text = TypeVar("_Text", str, str | None)
@@ -43,7 +44,11 @@ _BEARER = re.compile(r"([Bb]earer\s+)[A-Za-z0-9._~+/=-]{8,}")
 # Every sensitive field name holds one of these; a JSON key may spell a letter as \u0041.
 _FIELD_HINTS = ("token", "secret", "password", "assertion", "subscription")
 _ESCAPED_LETTER = re.compile(r"\\u(?:00[4-7]|212a)")
-_FIELD_NAMES = "|".join(map(re.escape, sorted(SENSITIVE_FIELDS)))
+# A field's name as compared: lower case, no separators (accessToken, access-token, ...).
+_SENSITIVE_KEYS = frozenset(name.replace("_", "").replace("-", "") for name in SENSITIVE_FIELDS)
+# Each name spelled with "_", "-" or nothing between its words (the regexes are case-blind).
+_SPELLINGS = {name.replace("_", sep) for name in SENSITIVE_FIELDS for sep in ("_", "-", "")}
+_FIELD_NAMES = "|".join(re.escape(name) for name in sorted(_SPELLINGS))
 _FORM_FIELD = re.compile(rf"(?i)((?:^|[&?\s])(?:{_FIELD_NAMES})=)[^&\s]*")
 _JSON_PAIR = re.compile(rf'(?i)("(?:{_FIELD_NAMES})"\s*:\s*)"(?!\[REDACTED\])(?:[^"\\]|\\.)*"')
 
@@ -125,7 +130,7 @@ class Redactor:
         self._fixed = frozenset(s for s in secrets if s)
         self._learned: deque[str] = deque(maxlen=2048)
         self._pattern = _secrets_pattern(self._fixed)
-        self._tokens: tuple[str, ...] = ()
+        self._tokens = tuple(s for s in self._fixed if len(s) >= MIN_DOCUMENT_TOKEN)
 
     def add(self, value: str | None) -> None:
         """Mask ``value`` by value from now on (an access token just issued)."""
@@ -133,7 +138,8 @@ class Redactor:
             if value and value not in self._fixed and value not in self._learned:
                 self._learned.append(value)
                 self._pattern = _secrets_pattern(self._fixed.union(self._learned))
-                self._tokens = tuple(t for t in self._learned if len(t) >= MIN_DOCUMENT_TOKEN)
+                known = self._fixed.union(self._learned)
+                self._tokens = tuple(t for t in known if len(t) >= MIN_DOCUMENT_TOKEN)
 
     def clean(self, text: str) -> bool:
         """Whether ``text`` holds nothing :meth:`text` would mask."""
@@ -169,12 +175,18 @@ class Redactor:
     @overload
     def document(self, text: None) -> None: ...
     def document(self, text: str | None) -> str | None:
-        """A document as written, but for echoes of long issued tokens, and JWTs."""
+        """A document as written, but for echoes of long secrets and tokens, and JWTs."""
         if not text:
             return text
         for token in self._tokens:
             text = text.replace(token, MASK)
         return _JWT.sub(MASK, text) if "eyJ" in text else text
+
+    def stored(self, text: str) -> str:
+        """A text of ours made of what the store holds (a timeline, a bundle's README): as
+        :meth:`document` keeps it, and fields named as secrets masked (``?access_token=...``
+        in a URL), for a store that leaked one."""
+        return _fields(self.document(text)) if text else text
 
     def answer(self, text: _Text, *, document: bool) -> _Text:
         """:meth:`document` or :meth:`text`."""
@@ -182,9 +194,9 @@ class Redactor:
 
     def data(self, value: Any) -> Any:
         """JSON-able ``value`` masked value by value (a secret ``1234`` never breaks the
-        syntax around it; a number spelling a secret is masked whole).
+        syntax around it; a number of 8 digits or more spelling a secret is masked whole).
 
-        >>> Redactor(["1234"]).data({"pin": 1234, "password": None, "n": "a1234"})
+        >>> Redactor(["12345678"]).data({"pin": 12345678, "password": None, "n": "a12345678"})
         {'pin': '[REDACTED]', 'password': '[REDACTED]', 'n': 'a[REDACTED]'}
         """
         if value is None or self.clean(json.dumps(value, ensure_ascii=False, default=str)):
@@ -245,7 +257,7 @@ class Redactor:
         if isinstance(value, Mapping):
             return {
                 (self.text(k) if isinstance(k, str) else k): MASK
-                if str(k).lower() in SENSITIVE_FIELDS
+                if is_sensitive(k)
                 else self._masked(v)
                 for k, v in value.items()
             }
@@ -253,8 +265,18 @@ class Redactor:
             return [self._masked(v) for v in value]
         if value is None or isinstance(value, bool):
             return value
-        shown = str(value)  # a number, or a date the JSON holds as its str
+        # A number (or a date or decimal held as its str) is masked whole when it spells a
+        # secret of 8 characters or more: a shorter one is far likelier a count than an echo.
+        shown = str(value)
+        if len(shown) < WHOLE_WORD_BELOW:
+            return value
         return value if self.text(shown) == shown else MASK
+
+
+def is_sensitive(name: object) -> bool:
+    """Whether a field so named holds a secret, whatever its case and separators
+    (``access_token``, ``accessToken``, ``Access-Token``)."""
+    return str(name).lower().replace("_", "").replace("-", "") in _SENSITIVE_KEYS
 
 
 def headers_by_name(
@@ -267,9 +289,7 @@ def headers_by_name(
 
 def _form(query: str) -> str:
     pairs = parse_qsl(query, keep_blank_values=True)
-    return urlencode(
-        [(k, MASK if k.lower() in SENSITIVE_FIELDS else v) for k, v in pairs], safe="[]"
-    )
+    return urlencode([(k, MASK if is_sensitive(k) else v) for k, v in pairs], safe="[]")
 
 
 def _fields(text: str) -> str:
@@ -289,10 +309,7 @@ def _fields(text: str) -> str:
 
 def _masked_fields(value: Any) -> Any:
     if isinstance(value, dict):
-        return {
-            k: MASK if str(k).lower() in SENSITIVE_FIELDS else _masked_fields(v)
-            for k, v in value.items()
-        }
+        return {k: MASK if is_sensitive(k) else _masked_fields(v) for k, v in value.items()}
     if isinstance(value, list):
         return [_masked_fields(v) for v in value]
     return value
