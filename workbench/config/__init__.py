@@ -1,12 +1,13 @@
 """Profiles: every setting declared once (:mod:`.settings`), a profile resolved from the
-environment and the profiles file (:mod:`.profile`).
+environment and the profiles file (:mod:`.load`, :mod:`.files`) into a :mod:`.profile`.
 
 >>> load_profile(env={}).name
 'sandbox'
 """
 
+from workbench.config.files import DEFAULT_CONFIG
+from workbench.config.load import load_profile
 from workbench.config.profile import (
-    DEFAULT_CONFIG,
     DEFAULT_DB,
     EMBEDDED_SANDBOX,
     ENV_ONLY,
@@ -18,7 +19,6 @@ from workbench.config.profile import (
     check_timezone,
     env_prefix,
     is_loopback,
-    load_profile,
     normal_url,
     parse_bool,
     with_overrides,

@@ -1,0 +1,123 @@
+"""The profiles file: where it is looked for, and read only when it is safe to."""
+
+from __future__ import annotations
+
+import os
+import stat
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from workbench.errors import ConfigError
+
+DEFAULT_CONFIG = "workbench.toml"
+MAX_CONFIG_BYTES = 1024 * 1024  # a profiles file is a few kilobytes (not /dev/zero)
+MAX_LINE_CHARACTERS = 4096  # a longer line is a nesting made to be slow, never a setting
+
+
+def find_config(
+    config_path: str | os.PathLike[str] | None, env: Mapping[str, str]
+) -> tuple[Path | None, list[Path]]:
+    """The profiles file to read (None: there is none) and the places looked at: the one
+    named (``--config``, ``WORKBENCH_CONFIG``), else the first ``workbench.toml`` in the
+    working folder, ``WORKBENCH_HOME``, then the user's config folder."""
+    home = workbench_home(env)
+    explicit = config_path or env.get("WORKBENCH_CONFIG")
+    if explicit:
+        path = home / explicit if home and not Path(explicit).is_absolute() else Path(explicit)
+        path = path.absolute()
+        if not _present(path):
+            how = "--config" if config_path else "WORKBENCH_CONFIG"
+            raise ConfigError(f"Profiles file {path} does not exist (check {how}).")
+        return path, [path]
+    if env.get("XDG_CONFIG_HOME"):
+        user = Path(env["XDG_CONFIG_HOME"]) / "workbench"
+    else:
+        from platformdirs import user_config_path
+
+        user = user_config_path("workbench", appauthor=False)
+    places = [Path.cwd(), *([home] if home else []), user]
+    looked = [place / DEFAULT_CONFIG for place in dict.fromkeys(places)]
+    return next((p for p in looked if _present(p)), None), looked
+
+
+def workbench_home(env: Mapping[str, str]) -> Path | None:
+    """``WORKBENCH_HOME``, absolute; ``ConfigError`` when it is set but no folder (a mistyped
+    home must not leave a job to the sandbox in a folder of its own)."""
+    value = env.get("WORKBENCH_HOME")
+    if not value:
+        return None
+    path = Path(value).absolute()
+    if not path.is_dir():
+        raise ConfigError(f"WORKBENCH_HOME is {value!r}, which is no folder: fix or unset it.")
+    return path
+
+
+def _present(path: Path) -> bool:
+    """Whether ``path`` is there: a file, or a link to one. A link to nothing, or a folder
+    that cannot be searched, is a ``ConfigError``: either would silently skip the user's
+    profiles."""
+    try:
+        if path.exists():
+            return True
+        if path.is_symlink():
+            raise ConfigError(f"Profiles file {path} is a link to nothing: fix or remove it.")
+    except PermissionError:
+        raise ConfigError(
+            f"Cannot look for {path}: permission denied on its folder. Fix its permissions, "
+            "or pass --config PATH."
+        ) from None
+    return False
+
+
+def _check_owner(path: Path, info: os.stat_result) -> None:
+    """Refuse a profiles file another user could have written: it says where credentials are
+    sent (a token_url of theirs would receive the passwords), so, as ssh does with its keys,
+    only the user's own file (or root's), writable by nobody else, is read."""
+    if os.name != "posix":
+        return
+    theirs = info.st_uid not in (os.getuid(), 0)
+    if theirs or info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        who = "another user's" if theirs else "writable by others"
+        raise ConfigError(
+            f"Profiles file {path} is {who}: it says where credentials are sent, so only your "
+            f"own file, writable by you alone, is read. Check it, then `chmod go-w {path}` (or "
+            "move it away if it is not yours)."
+        )
+
+
+def read_config(path: Path) -> dict[str, Any]:
+    """The TOML at ``path``; ``ConfigError`` unless it is a regular file of at most
+    :data:`MAX_CONFIG_BYTES` (a folder, a FIFO or a device is never opened)."""
+    try:
+        info = path.stat()
+        if not stat.S_ISREG(info.st_mode):
+            raise ConfigError(
+                f"Profiles file {path} is not a regular file (a folder, a pipe or a device): "
+                "name a workbench.toml file."
+            )
+        _check_owner(path, info)
+        with path.open("rb") as handle:
+            raw = handle.read(MAX_CONFIG_BYTES + 1)
+        if len(raw) > MAX_CONFIG_BYTES:
+            raise ConfigError(
+                f"Profiles file {path} has more than {MAX_CONFIG_BYTES:,} bytes; a profiles file "
+                f"holds at most {MAX_CONFIG_BYTES:,}. Check that it is the right file."
+            )
+        text = raw.decode("utf-8")
+        longest = max(map(len, text.splitlines()), default=0)
+        if longest > MAX_LINE_CHARACTERS:
+            raise ConfigError(
+                f"Profiles file {path} has a line of {longest:,} characters; a profiles file's "
+                f"lines hold at most {MAX_LINE_CHARACTERS:,}. Check that it is the right file."
+            )
+        return tomllib.loads(text)
+    except OSError as exc:
+        raise ConfigError(f"Profiles file {path} cannot be read: {exc.strerror}.") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"Profiles file {path} is not valid TOML: {exc}") from None
+    except RecursionError:
+        raise ConfigError(
+            f"Profiles file {path} nests its tables or arrays too deep to be a profiles file."
+        ) from None
