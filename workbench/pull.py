@@ -1,7 +1,5 @@
 """Pull everything into the store: both no-response lists, both event feeds, missing details.
 
->>> print(w.pull())  # doctest: +SKIP
-
 Incremental: a detail is fetched when its id is new, listed with another ``RequestDate`` than
 when it was fetched, back on the list after leaving it, or when its last fetch failed; each
 distinct document is kept as a version. Details are fetched, parsed and stored on
@@ -20,12 +18,13 @@ hidden, and the run is ``partial``. Every event any peek handed out is stored.
 
 from __future__ import annotations
 
+import functools
 import json
 import threading
 import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -95,15 +94,7 @@ class PullSummary:
         self.failures.append({"list": list_name, "id": item, "error": error})
 
     def as_dict(self) -> dict[str, Any]:
-        lists = {name: vars(result) for name, result in self.lists.items()}
-        return {
-            "run_id": self.run_id,
-            "status": self.status,
-            "elapsed_s": round(self.elapsed_s, 3),
-            "lists": lists,
-            "failures": self.failures,
-            "skipped": self.skipped,
-        }
+        return {**asdict(self), "elapsed_s": round(self.elapsed_s, 3)}
 
     def to_frame(self) -> pd.DataFrame:
         """One row per list: listed, new, vanished, changed, details fetched and failed."""
@@ -190,13 +181,9 @@ def pull(
                             session, store, source, summary, progress
                         )
                 if "international" in profile.interfaces:
-                    summary.lists["placement_events"] = _pull_events(
-                        session,
-                        store,
-                        "placement_events",
-                        run_id,
-                        lambda: pending_placement_events(session),
-                    )
+                    placement = functools.partial(pending_placement_events, session)
+                    events = _pull_events(session, store, "placement_events", run_id, placement)
+                    summary.lists["placement_events"] = events
                 if "domestic" in profile.interfaces:
                     summary.lists["domestic_events"] = _pull_domestic(session, store, summary)
         except BaseException as exc:
@@ -213,13 +200,8 @@ def pull(
             summary.fail("(calls)", "(record)", error)
         errors = [bool(r.error) for r in summary.lists.values()]
         # Nothing read at all (an outage, a revoked credential) is failed; some of it partial.
-        summary.status = (
-            "failed"
-            if errors and all(errors)
-            else "partial"
-            if summary.failures or any(errors)
-            else "ok"
-        )
+        summary.status = "partial" if summary.failures or any(errors) else "ok"
+        summary.status = "failed" if errors and all(errors) else summary.status
         summary.elapsed_s = time.perf_counter() - started
         store.finish_run(run_id, status=summary.status, summary=summary.as_dict())
     return summary
@@ -255,28 +237,10 @@ def _pull_list(
             len, (diff.appeared, diff.vanished, diff.changed)
         )
         reasons = list(diff.left.values())
-        result.closed_by_us, result.closed_elsewhere = (
-            reasons.count("outbox"),
-            reasons.count("elsewhere"),
-        )
+        result.closed_by_us, result.closed_elsewhere = map(reasons.count, ("outbox", "elsewhere"))
     dates = {i: item.get("RequestDate") for i, item in zip(listed.ids, listed.items, strict=True)}
+    # The missing details, fetched and parsed on ``concurrency`` threads, stored in groups.
     missing = store.missing_details(source.list_name, listed.ids, dates)
-    stored = _fetch_details(session, store, source, missing, dates, summary, progress)
-    result.details_fetched, result.details_failed = stored, len(missing) - stored
-    return result
-
-
-def _fetch_details(
-    session: Session,
-    store: Store,
-    source: type[Role],
-    ids: list[str],
-    dates: dict[str, Any],
-    summary: PullSummary,
-    progress: bool | None,
-) -> int:
-    """Fetch and parse details on ``concurrency`` threads, store them in groups; the number
-    stored."""
     operation = f"{source.role}.pull_detail"
     groups = _Groups(store)
 
@@ -294,18 +258,18 @@ def _fetch_details(
 
     concurrency = session.profile.concurrency
     try:
-        rows = fetch_all(ids, one, concurrency=concurrency, progress=progress, desc=operation)
+        rows = fetch_all(missing, one, concurrency=concurrency, progress=progress, desc=operation)
     finally:
         groups.flush()  # also on the way out of a failing pull: what was fetched is kept
-    stored = 0
     for row in rows:
         item = str(row["request_id"])
-        error = row["error"] or groups.failed.get(item)
-        if error:
-            store.record_detail_failure(source.list_name, item, error, run_id=summary.run_id)
-            summary.fail(source.list_name, item, str(error))
-        stored += not error
-    return stored
+        why = row["error"] or groups.failed.get(item)
+        if why:
+            store.record_detail_failure(source.list_name, item, why, run_id=summary.run_id)
+            summary.fail(source.list_name, item, str(why))
+        result.details_fetched += not why
+    result.details_failed = len(missing) - result.details_fetched
+    return result
 
 
 class _Groups:
@@ -359,19 +323,13 @@ def _prepared(
     value, fields = split_pescxml(detail)
     _, document, parse_error = parse_pescxml(value)
     listed = dates.get(request_id)
-    validation = None
-    if value:
-        result = pesc.validate(document) if document is not None else None
-        validation = (
-            {"status": "invalid", "note": "not parsed"}
-            if result is None
-            else {
-                "status": result.status,
-                "schema": result.schema,
-                "note": result.note,
-                "errors": [str(e) for e in result.errors[:20]],
-            }
-        )
+    validation: dict[str, Any] | None = (
+        {"status": "invalid", "note": "not parsed"} if value else None
+    )
+    if value and document is not None:
+        result = pesc.validate(document)
+        validation = {"status": result.status, "schema": result.schema, "note": result.note,
+                      "errors": [str(e) for e in result.errors[:20]]}  # fmt: skip
     return store.prepare_detail(
         list_name,
         request_id,
@@ -399,13 +357,8 @@ def _pull_events(
         result.error = _short(exc)
         return result
     events = [json.loads(value) for value in frame[RAW]] if RAW in frame else []
-    diff = store.record_snapshot(
-        run_id,
-        list_name,
-        events,
-        call_id=frame.attrs.get("call_id"),
-        event_fields=session.profile.event_fields,
-    )
+    fields, call_id = session.profile.event_fields, frame.attrs.get("call_id")
+    diff = store.record_snapshot(run_id, list_name, events, call_id=call_id, event_fields=fields)
     result.listed, result.new, result.vanished = len(events), len(diff.appeared), len(diff.vanished)
     return result
 
@@ -453,11 +406,8 @@ def _pull_domestic(session: Session, store: Store, summary: PullSummary) -> List
                 "raise WORKBENCH_PEEK_COUNT (peek_count in the profile) if the partner hands "
                 "out more at once"
             )
-        summary.fail(
-            "domestic_events",
-            "(feed)",
-            f"the feed answered {count} events (Count={count}), {what}.",
-        )
+        said = f"the feed answered {count} events (Count={count}), {what}."
+        summary.fail("domestic_events", "(feed)", said)
     return result
 
 

@@ -1,9 +1,7 @@
 """Transcript exchange (spec §4.4): the supplier and consumer roles.
 
 >>> w.supplier.requests(w.supplier.pending_requests())  # doctest: +SKIP
->>> w.consumer.send_acknowledgment(request_id)          # doctest: +SKIP
-
-Sends are checked first (:mod:`workbench.api.checks`) and go through the outbox: recorded
+Sends are checked first (:mod:`workbench.api.sends`) and go through the outbox: recorded
 before they leave, marked after, never resent (a failure after the bytes may have left is
 ``uncertain``, settled by the next pull from the lists). They reach the partner at its spelling
 of the send routes (``send_routes``; a 404 or 405 tries the other spelling once, and the store
@@ -425,9 +423,8 @@ def _unchecked(
 def _no_route(
     last: PartnerError, first: PartnerError, operation: str, spellings: list[str]
 ) -> PartnerError:
-    """The refusal of a send that neither spelling of its route took (both a 404 or 405),
-    with what the partner said (a 404 may mean "no such request" rather than "no such
-    route")."""
+    """The refusal of a send neither spelling of its route took (a 404 or 405 each), with
+    what the partner said (a 404 may mean "no such request" rather than "no such route")."""
     said = _partner_words(last.body)
     refusal = PartnerError(
         f"{operation}: the partner took this send at neither spelling of its route: the "
@@ -446,9 +443,7 @@ def _no_route(
 def _partner_words(body: str | None) -> str:
     """What an error answer's body says: its ``Message`` (spec §7), else its text, short."""
     try:
-        decoded = json.loads(body or "")
-    except ValueError:
-        decoded = None
-    if isinstance(decoded, dict) and isinstance(decoded.get("Message"), str):
-        return decoded["Message"][:200]
-    return (body or "no message").strip()[:200] or "no message"
+        said = json.loads(body or "")["Message"]
+    except (ValueError, TypeError, KeyError, IndexError):
+        said = None
+    return (said if isinstance(said, str) else (body or "").strip())[:200] or "no message"

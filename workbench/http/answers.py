@@ -125,15 +125,11 @@ def unauthorized(profile: Profile, role: str, said: str) -> str:
 
 
 def transport_failure(
-    exc: httpx.TransportError,
-    *,
-    redactor: Redactor,
-    interface: str,
-    operation: str,
-    attempts: int,
-    retry_unsafe: bool = False,
+    exc: httpx.TransportError, redactor: Redactor, call: tuple[str, str, int], retry_unsafe: bool
 ) -> TransportError:
-    """The network failed: say whether a send may have reached the partner."""
+    """The network failed: say whether a send may have reached the partner. ``call``: the
+    interface, the operation and the attempts made."""
+    interface, operation, attempts = call
     try:
         request: httpx.Request | None = exc.request
     except RuntimeError:  # httpx attaches no request to some errors

@@ -246,7 +246,7 @@ class RetryableStatus(Exception):
 
 
 def retrying(
-    profile: Any, *, idempotent: bool, operation: str, remaining: Callable[[], float]
+    profile: Any, idempotent: bool, operation: str, remaining: Callable[[], float]
 ) -> Retrying:
     """The retry policy of one call: at most ``max_attempts``, never waiting past
     ``remaining()`` seconds; ``Retry-After`` honoured (capped), else backoff with jitter."""

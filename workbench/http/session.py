@@ -54,6 +54,7 @@ from workbench.spec import SUBSCRIPTION_KEY_HEADER
 logger = logging.getLogger(__name__)
 _EXT = "workbench"  # the request extension holding what recording needs
 CALL_DEADLINE = "WORKBENCH_CALL_DEADLINE"
+REACHED = "The send reached the partner: check the pending list before resending."
 
 
 @dataclass(frozen=True)
@@ -288,19 +289,19 @@ class Session:
         for other in (outer, self._limit):
             if other is not None and other.at < deadline.at:
                 deadline = other
+
+        def given_up(sent: bool) -> TransportError:
+            where = self.redactor.url(str(client.build_request(method, url).url))
+            what = f"{operation}: no complete answer from the {interface} interface at {where}"
+            return _given_up(deadline, what, reached=sent and method not in SAFE_METHODS)
+
         if deadline.remaining() <= 0:
-            raise self._past_deadline(
-                deadline, client, interface, operation, method, url, sent=False
-            )
+            raise given_up(False)
         self._local.deadline = deadline
         attempt = 0
         try:
-            for attempt_state in retrying(
-                self.profile,
-                idempotent=idempotent,
-                operation=operation,
-                remaining=deadline.remaining,
-            ):
+            retries = retrying(self.profile, idempotent, operation, deadline.remaining)
+            for attempt_state in retries:
                 with attempt_state:
                     attempt = attempt_state.retry_state.attempt_number
                     meta = {"interface": interface, "operation": operation, "attempt": attempt}
@@ -323,18 +324,9 @@ class Session:
             return exc.response
         except httpx.TransportError as exc:
             if deadline.remaining() <= 0:
-                sent = not isinstance(exc, NOT_SENT)
-                raise self._past_deadline(
-                    deadline, client, interface, operation, method, url, sent=sent
-                ) from exc
-            raise transport_failure(
-                exc,
-                redactor=self.redactor,
-                interface=interface,
-                operation=operation,
-                attempts=attempt,
-                retry_unsafe=retry_unsafe,
-            ) from exc
+                raise given_up(not isinstance(exc, NOT_SENT)) from exc
+            what = (interface, operation, attempt)
+            raise transport_failure(exc, self.redactor, what, retry_unsafe) from exc
         finally:
             self._local.deadline = outer
         raise AssertionError("unreachable: tenacity either returns or raises")  # pragma: no cover
@@ -342,34 +334,6 @@ class Session:
     def _deadline(self) -> Deadline | None:
         """The deadline of the call running on this thread, if any."""
         return getattr(self._local, "deadline", None)
-
-    def _past_deadline(
-        self,
-        deadline: Deadline,
-        client: httpx.Client,
-        interface: str,
-        operation: str,
-        method: str,
-        url: str,
-        *,
-        sent: bool,
-    ) -> TransportError:
-        what = "this call" if deadline.setting == CALL_DEADLINE else "the pull"
-        where = self.redactor.url(str(client.build_request(method, url).url))
-        message = (
-            f"{operation}: no complete answer from the {interface} interface at {where} within "
-            f"the {deadline.seconds:g} s allowed for {what} ({deadline.setting}), retries "
-            "included; it was given up."
-        )
-        reached = method not in SAFE_METHODS and sent
-        if reached:
-            message += (
-                " The partner may or may not have processed the send: it was not resent. "
-                "Check the pending list before sending again."
-            )
-        else:
-            message += f" Try again later, or raise {deadline.setting} if the partner is slow."
-        return TransportError(message, may_have_reached=reached)
 
     def _on_response(self, response: httpx.Response) -> None:
         """Record the answer (read whole by the transport), and fail one over the size cap
@@ -385,11 +349,7 @@ class Session:
                 f"{self.profile.max_answer_bytes} bytes once decompressed "
                 "(WORKBENCH_MAX_ANSWER_BYTES); it was not read further. Raise "
                 "WORKBENCH_MAX_ANSWER_BYTES if answers that large are expected."
-                + (
-                    " The send reached the partner: check the pending list before resending."
-                    if reached
-                    else ""
-                ),
+                + (f" {REACHED}" if reached else ""),
                 may_have_reached=reached,
             )
         elif UNDECODABLE in response.extensions:
@@ -417,6 +377,11 @@ class Session:
         # A login carries our credentials both ways; an error answer may echo them. A 2xx
         # answer, and a document we send, are recorded as written (masking.is_document).
         answered = is_document(interface, status)
+        answer_headers: Any = ()
+        answer_body, answer_type = b"", None
+        if response is not None:
+            answer_headers = response.extensions.get(SENT_HEADERS) or response.headers.multi_items()
+            answer_body, answer_type = response.content, response.headers.get("content-type")
         exchange = Exchange(
             interface=interface,
             operation=meta.get("operation", "?"),
@@ -432,15 +397,8 @@ class Session:
                 request.headers.get("content-type"),
                 document=is_sent_document(interface, request.method),
             ),
-            response_headers={}
-            if response is None
-            else r.headers(
-                response.extensions.get(SENT_HEADERS) or response.headers.multi_items(),
-                document=answered,
-            ),
-            response_body=""
-            if response is None
-            else r.body(response.content, response.headers.get("content-type"), document=answered),
+            response_headers=r.headers(answer_headers, document=answered),
+            response_body=r.body(answer_body, answer_type, document=answered),
             error=r.text(error) if error else None,
         )
         call_ids = getattr(self._local, "call_ids", None)
@@ -471,3 +429,20 @@ def _closed() -> WorkbenchError:
 def _stamp(request: httpx.Request) -> None:
     meta = request.extensions.setdefault(_EXT, {})
     meta["t0"], meta["started_at"] = time.perf_counter(), datetime.now(UTC)
+
+
+def _given_up(deadline: Deadline, what: str, *, reached: bool) -> TransportError:
+    """The error of a call given up at its deadline (``reached``: a send that may have landed)."""
+    scope = "this call" if deadline.setting == CALL_DEADLINE else "the pull"
+    message = (
+        f"{what} within the {deadline.seconds:g} s allowed for {scope} ({deadline.setting}), "
+        "retries included; it was given up."
+    )
+    if reached:
+        message += (
+            " The partner may or may not have processed the send: it was not resent. "
+            "Check the pending list before sending again."
+        )
+    else:
+        message += f" Try again later, or raise {deadline.setting} if the partner is slow."
+    return TransportError(message, may_have_reached=reached)
