@@ -31,7 +31,7 @@ from nbformat.v4 import new_code_cell, new_notebook
 import workbench as wb
 from workbench.report.html_page import export_html
 from workbench.sandbox import SandboxSettings
-from workbench.cli.demo import act_out
+from workbench.scenario import act_out
 
 BIN = Path(sys.executable).parent
 GOAL = 2.5

@@ -20,7 +20,7 @@ LAYERS: list[set[str]] = [
     {"config"},
     {"pesc", "http"},
     {"store", "sandbox"},
-    {"api", "reconcile"},
+    {"api", "reconcile", "scenario"},
     {"pull"},
     {"client", "bundle"},
     {"report", "explorer", "export"},

@@ -17,12 +17,12 @@ from typer.testing import CliRunner
 import workbench as wb
 from workbench import reconcile
 from workbench.cli import app
-from workbench.cli.demo import act_out, transcript_for
 from workbench.errors import TransportError
 from workbench.explorer.query import Filter, Source, load_rows
 from workbench.explorer.widget import DEFAULT_SOURCE
 from workbench.report.exports import export_tables
 from workbench.sandbox import Sandbox
+from workbench.scenario import act_out, transcript_for
 from workbench.store import Store
 from workbench.store.metadata import query_sql
 

@@ -9,9 +9,9 @@ import pytest
 
 import workbench as wb
 from workbench import reconcile
-from workbench.cli.demo import RESPONSES, TRANSCRIPTS, act_out
 from workbench.sandbox import SandboxSettings
 from workbench.sandbox.runner import with_overrides
+from workbench.scenario import RESPONSES, TRANSCRIPTS, act_out
 
 
 @pytest.mark.slow

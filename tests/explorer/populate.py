@@ -1,5 +1,5 @@
 """A workbench database with some history: a pull, a realistic mix of sends
-(``workbench.cli.demo.act_out``), eight partner hours, and another pull.
+(``workbench.scenario.act_out``), eight partner hours, and another pull.
 
 Shared by the explorer tests and the browser tests.
 """
@@ -10,8 +10,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import workbench as wb
-from workbench.cli.demo import act_out
 from workbench.sandbox import SandboxSettings
+from workbench.scenario import act_out
 
 
 def populate(db: Path, *, start: datetime | None = None) -> dict[str, list[str]]:

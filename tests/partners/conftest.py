@@ -16,9 +16,9 @@ from typing import Any
 import workbench as wb
 from tests.conftest import FAST
 from workbench import pesc, reconcile, report
-from workbench.cli.demo import transcript_for
 from workbench.cli.doctor import passed, render, run_checks
 from workbench.sandbox import Sandbox, SandboxSettings
+from workbench.scenario import transcript_for
 
 # What every partner of these tests starts with besides its answers to the open points.
 DATA = {"initial_transcripts": 1}

@@ -14,9 +14,9 @@ import pytest
 
 import workbench as wb
 from workbench import reconcile
-from workbench.cli.demo import act_out
 from workbench.sandbox import SandboxSettings
 from workbench.sandbox.runner import with_overrides
+from workbench.scenario import act_out
 
 NOW = pd.Timestamp("2026-03-10T09:00Z")
 _FIGURE = re.compile(r'data-figure="([^"]+)" data-value="([^"]*)"')

@@ -18,10 +18,10 @@ import workbench as wb
 from tests.report.conftest import figures
 from workbench import pesc, reconcile
 from workbench.cli import app
-from workbench.cli.demo import transcript_for
 from workbench.errors import InvalidParameter
 from workbench.report import trends, trends_chart, trends_section
 from workbench.sandbox import SandboxSettings
+from workbench.scenario import transcript_for
 from workbench.store import Store
 
 SLA = 5.0

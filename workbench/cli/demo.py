@@ -1,15 +1,13 @@
-"""``workbench demo``: the main job end to end on the embedded sandbox, and the morning's sends
-it (and the tests) make through the outbox.
+"""``workbench demo``: the main job end to end on the embedded sandbox.
 
-Tokens, every list and a few details; a pull into ``data/demo.db``; :func:`act_out`; eight
-hours at the partner (whose clock starts eight hours ago, so that the report, as of now, shows
+Tokens, every list and a few details; a pull into ``data/demo.db``; a morning's sends
+(:func:`workbench.scenario.act_out`); eight hours at the partner (whose clock starts eight hours ago, so that the report, as of now, shows
 nothing in the future); a second pull; the reconciliation report; then the next commands on
 the demo's database (:func:`next_steps`).
 """
 
 from __future__ import annotations
 
-import copy
 import os
 import shlex
 import shutil
@@ -17,7 +15,7 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -28,9 +26,7 @@ from workbench.errors import ConfigError
 
 if TYPE_CHECKING:
     import pandas as pd
-    from lxml import etree
 
-    from workbench.client import Workbench
     from workbench.report.runner import NotebookRun
     from workbench.sandbox import Sandbox
 
@@ -43,14 +39,6 @@ LAB_OPTIONS = (
     "--LabApp.news_url=None --LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate "
     "--LabApp.extension_manager=readonly"
 )
-# (status, hold reason, days until the planned release) of the responses act_out sends.
-RESPONSES = (
-    ("Hold", "Financial", 14),
-    ("Hold", "TranscriptFee", -2),  # a hold whose planned release is already past
-    ("TranscriptRequestReceived", None, None),
-    ("NoRecord", None, None),
-)
-TRANSCRIPTS, ACKNOWLEDGMENTS = 4, 3  # and one more transcript, of another student
 _SHOWN = {
     "requests": [
         "request_id",
@@ -103,6 +91,7 @@ def run_demo(
     from workbench.sandbox import SandboxSettings
     from workbench.sandbox.runner import with_overrides
     from workbench.sandbox.settings import default_start
+    from workbench.scenario import act_out
 
     started, db = time.perf_counter(), Path(db)
     refuse_real_partner(db)
@@ -260,132 +249,6 @@ def _show(
         "display.width", 120, "display.max_columns", 8, "display.max_colwidth", 36
     ):
         echo(f"== {title}\n{df.head(10).to_string(index=False) if len(df) else '(none)'}\n")
-
-
-# -- a morning's sends ----------------------------------------------------------------------
-
-
-def act_out(w: Workbench, *, seed: int = 1) -> dict[str, list[str]]:
-    """Send a realistic mix through ``w``'s outbox (after a pull); the ids acted on, by what
-    was done. Requests are taken newest first, so the oldest stay open and run over the SLA;
-    one transcript goes out of another student (the mistake a reconciliation must catch); on
-    the embedded sandbox, one send's answer is lost after the partner processed it."""
-    from workbench import pesc
-    from workbench.errors import TransportError
-
-    requests = w.store.table("open_requests")
-    usable = requests[requests["has_detail"].astype(bool) & requests["parse_error"].isna()]
-    ids = usable.sort_values("request_date", ascending=False)["request_id"].astype(str).tolist()
-    needed = len(RESPONSES) + TRANSCRIPTS + 2
-    if len(ids) < needed:
-        raise ValueError(
-            f"act_out needs {needed} open requests with stored details; the store has "
-            f"{len(ids)}. Pull first, or start the sandbox with more initial_requests."
-        )
-    acted: dict[str, list[str]] = {
-        k: []
-        for k in (
-            "response",
-            "transcript",
-            "transcript_wrong_student",
-            "transcript_uncertain",
-            "acknowledgment",
-        )
-    }
-    now = datetime.now(UTC)
-    for (status, reason, days), rid in zip(RESPONSES, ids, strict=False):
-        release = (now + timedelta(days=days)).date() if days is not None else None
-        response = pesc.build_response(
-            _request_document(w, rid),
-            status=status,
-            hold_reason=reason,
-            planned_release_date=release,
-        )
-        w.supplier.send_response(rid, response)
-        acted["response"].append(rid)
-    rest = ids[len(RESPONSES) :]
-    for index, rid in enumerate(rest[:TRANSCRIPTS]):
-        w.supplier.send_transcript(
-            rid, transcript_for(_request_document(w, rid), rid, seed=seed, index=index)
-        )
-        acted["transcript"].append(rid)
-    wrong = rest[TRANSCRIPTS]
-    request = pesc.flatten(pesc.parse(_request_document(w, wrong)))
-    tracking, code = request.get("request_tracking_id"), request["process_code"]
-    another = transcript_for(None, str(tracking or wrong), seed=seed, index=97, process_code=code)
-    w.supplier.send_transcript(wrong, another, check=False)  # the check would refuse it
-    acted["transcript_wrong_student"].append(wrong)
-    if w.sandbox is not None:
-        lost = rest[TRANSCRIPTS + 1]
-        transcript = transcript_for(_request_document(w, lost), lost, seed=seed, index=98)
-        w.sandbox.set_faults(drop_after_rate=1.0, path_pattern=lost)
-        try:
-            w.supplier.send_transcript(lost, transcript)
-        except TransportError:
-            acted["transcript_uncertain"].append(lost)
-        finally:
-            w.sandbox.set_faults(drop_after_rate=0.0, path_pattern="")
-    waiting = w.store.table("transcripts_awaiting_ack")
-    for tid in (
-        waiting[waiting["has_detail"].astype(bool)]["transcript_id"]
-        .astype(str)
-        .head(ACKNOWLEDGMENTS)
-    ):
-        w.consumer.send_acknowledgment(tid)
-        acted["acknowledgment"].append(tid)
-    return acted
-
-
-def transcript_for(
-    request_xml: str | None,
-    request_id: str,
-    *,
-    seed: int = 1,
-    index: int = 0,
-    process_code: str | None = None,
-) -> str:
-    """A CollegeTranscript answering the request ``request_xml``: its RequestTrackingID, the
-    student it asks for, its namespaces and DocumentProcessCode (``process_code`` when it
-    states none; else PRODUCTION). Without a request (None), of another, generated student,
-    tracked as ``request_id``."""
-    from lxml import etree
-
-    from workbench import pesc
-    from workbench.sandbox import generator
-    from workbench.spec import PROCESS_CODES
-
-    request = pesc.parse(request_xml) if request_xml is not None else None
-    fields = pesc.flatten(request) if request is not None else {}
-    code = str(fields.get("process_code") or process_code or "PRODUCTION").upper()
-    xml = generator.college_transcript_xml(
-        seed,
-        900 + index,
-        request_id=str(fields.get("request_tracking_id") or request_id),
-        created=datetime.now(UTC),
-        namespaces="v1.1.0" if request is not None and request.version == "1.1.0" else "v1.0.0",
-        process_code=code if code in PROCESS_CODES else "PRODUCTION",
-    )
-    if request is None:
-        return xml
-    transcript = etree.fromstring(xml.encode())
-    theirs = _first(request.root, "Request", "RequestedStudent", "Person")
-    ours = _first(transcript, "Student", "Person")
-    ours.getparent().replace(ours, copy.deepcopy(theirs))
-    return etree.tostring(transcript, encoding="unicode")
-
-
-def _request_document(w: Workbench, request_id: str) -> str:
-    document = w.store.document(request_id, list_name="supplier_requests")
-    return (
-        document if document is not None else str(w.supplier.request(request_id).loc[0, "pescxml"])
-    )
-
-
-def _first(root: etree._Element, *path: str) -> etree._Element:
-    found = root.xpath("/*/" + "/".join(f"*[local-name()='{p}']" for p in path))
-    if not found:
-        raise ValueError(f"the document has no {'/'.join(path)}")
-    return found[0]
 
 
 def demo(
