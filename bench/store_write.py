@@ -29,8 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from workbench import pesc
-from workbench.sandbox import generator
 from workbench.http.session import Exchange
+from workbench.sandbox import generator
 from workbench.store import Store
 
 SEED = 7

@@ -1,9 +1,9 @@
 """``workbench demo``: the main job end to end on the embedded sandbox.
 
 Tokens, every list and a few details; a pull into ``data/demo.db``; a morning's sends
-(:func:`workbench.scenario.act_out`); eight hours at the partner (whose clock starts eight hours ago, so that the report, as of now, shows
-nothing in the future); a second pull; the reconciliation report; then the next commands on
-the demo's database (:func:`next_steps`).
+(:func:`workbench.scenario.act_out`); eight hours at the partner (whose clock starts eight
+hours ago, so that the report, as of now, shows nothing in the future); a second pull; the
+reconciliation report; then the next commands on the demo's database (:func:`next_steps`).
 """
 
 from __future__ import annotations
