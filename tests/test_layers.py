@@ -16,7 +16,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "workbench"
 
 # Lowest first. A module may import its own layer and the ones above it in this list, never below.
 LAYERS: list[set[str]] = [
-    {"_lazy", "_version", "spec", "errors", "folders", "severities"},
+    {"_version", "spec", "errors", "folders", "severities"},
     {"config"},
     {"pesc", "http"},
     {"store", "sandbox"},
