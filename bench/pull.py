@@ -165,7 +165,7 @@ def bare_pool(w: Any, store: Any, concurrency: int) -> dict:
     import httpx
 
     from workbench import spec
-    from workbench.ids import request_path
+    from workbench.http.answers import request_path
 
     jobs = []
     clients = {}

@@ -29,8 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from workbench import pesc
+from workbench.http.session import Exchange
 from workbench.sandbox import generator
-from workbench.session import Exchange
 from workbench.store import Store
 
 SEED = 7

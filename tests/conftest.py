@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 import workbench as wb
+from workbench.http.session import Exchange
 from workbench.sandbox import Sandbox, SandboxSettings
 from workbench.sandbox.runner import with_overrides
-from workbench.session import Exchange
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 PESC_DIR = SHARED / "pesc"

@@ -125,9 +125,9 @@ def test_calls_that_cannot_be_recorded_make_the_pull_partial(
             "CREATE TEMP TRIGGER calls_full BEFORE INSERT ON calls "
             "BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END"
         )
-        with caplog.at_level(logging.WARNING, logger="workbench.session"):
+        with caplog.at_level(logging.WARNING, logger="workbench.http.session"):
             summary = w.pull(progress=False)
-    lost = [r for r in caplog.records if r.name == "workbench.session"]
+    lost = [r for r in caplog.records if r.name == "workbench.http.session"]
     assert lost and all(r.exc_info is None for r in lost)
     assert all("\n" not in r.getMessage() for r in lost)
     assert summary.status == "partial"
@@ -142,7 +142,7 @@ HOSTILE_ID = "R-1\x1b]0;pwned\x07\x1b[2J\x9b31m\x7f"
 
 
 def test_printable_escapes_control_characters() -> None:
-    from workbench.terminal import printable
+    from workbench.http.masking import printable
 
     assert printable(HOSTILE_ID) == "R-1\\x1b]0;pwned\\x07\\x1b[2J\\x9b31m\\x7f"
     assert printable("a\nb\tc") == "a\\nb\\tc"
@@ -153,7 +153,7 @@ def test_printable_escapes_control_characters() -> None:
     "control", ["\u202e", "\u200e", "\u200f", "\u202a", "\u202d", "\u2066", "\u2069", "\u061c"]
 )
 def test_printable_escapes_bidi_controls(control: str) -> None:
-    from workbench.terminal import printable
+    from workbench.http.masking import printable
 
     # U+202E shows "R-1<RLO>txt.exe" as "R-1exe.txt": the id printed must be the id stored.
     assert (
@@ -164,7 +164,7 @@ def test_printable_escapes_bidi_controls(control: str) -> None:
 
 
 def test_a_short_issued_token_never_rewrites_a_document() -> None:
-    from workbench.redact import MASK, Redactor
+    from workbench.http.masking import MASK, Redactor
 
     r = Redactor()
     r.add("2026")  # an identity server may issue anything

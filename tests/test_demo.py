@@ -27,7 +27,7 @@ import pytest
 
 from workbench import reconcile
 from workbench.bundle import make_bundle
-from workbench.demo import next_steps, run_demo
+from workbench.cli.demo import next_steps, run_demo
 from workbench.report.runner import notebook_path, run_notebook
 from workbench.store import Store
 

@@ -16,15 +16,14 @@ PACKAGE = Path(__file__).resolve().parents[1] / "workbench"
 
 # Lowest first. A module may import its own layer and the ones above it in this list, never below.
 LAYERS: list[set[str]] = [
-    {"_lazy", "_version", "spec", "errors", "terminal", "folders", "codings", "ids", "severities"},
-    {"secret_spellings", "redact", "partner_json", "config", "retries"},
-    {"pesc", "auth", "status_errors"},
-    {"session", "store", "sandbox"},
+    {"_version", "spec", "errors", "folders", "severities"},
+    {"config"},
+    {"pesc", "http"},
+    {"store", "sandbox"},
     {"api", "reconcile", "scenario"},
-    {"pull_details", "pull"},
-    {"client", "bundle", "sending"},
-    {"doctor", "report", "explorer", "export", "browse"},
-    {"demo"},
+    {"pull"},
+    {"client", "bundle"},
+    {"report", "explorer", "export"},
     {"cli"},
 ]
 # The sandbox is an independent implementation of the spec: it shares only the spec's constants,

@@ -1,19 +1,18 @@
 """workbench: partner data as DataFrames, a snapshot store, and reconciliation reports.
 
 >>> import workbench as wb
->>> w = wb.connect()              # nothing configured: the embedded sandbox  # doctest: +SKIP
+>>> w = wb.connect()               # nothing configured: the embedded sandbox  # doctest: +SKIP
 >>> w.supplier.pending_requests()  # doctest: +SKIP
 
-Importing the package is cheap: ``connect``, ``Workbench`` (pandas, httpx, the store) and
-``__version__`` load on first use (PEP 562), and so does any submodule named as an attribute
-(``wb.pesc``), so that ``workbench --help`` starts fast.
+``connect``, ``Workbench`` (pandas, httpx, the store) and ``__version__`` load on first use
+(PEP 562): importing the package, and ``workbench --help``, stay light.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import importlib
+from typing import TYPE_CHECKING, Any
 
-from workbench._lazy import lazy_names as _lazy_names
 from workbench.errors import (
     AuthError,
     ConfigError,
@@ -52,13 +51,16 @@ __all__ = [
     "__version__",
     "connect",
 ]
-
-_LAZY = {
-    "Workbench": "workbench.client",
-    "connect": "workbench.client",
-    "__version__": "workbench._version",
-}
+_LAZY = {"Workbench": "workbench.client", "connect": "workbench.client",
+         "__version__": "workbench._version"}  # fmt: skip
 
 
-# Loaded on first use (PEP 562): importing the package stays light.
-__getattr__, __dir__ = _lazy_names(__name__, globals(), _LAZY)
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module 'workbench' has no attribute {name!r}")
+    value = globals()[name] = getattr(importlib.import_module(_LAZY[name]), name)
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -1,8 +1,6 @@
 """``connect()`` and the :class:`Workbench` it returns: every partner operation as a DataFrame.
 
->>> import workbench as wb
 >>> with wb.connect() as w:          # nothing configured: the embedded sandbox  # doctest: +SKIP
-...     w.diagnostics()
 ...     w.supplier.requests(w.supplier.pending_requests())
 """
 
@@ -21,17 +19,22 @@ from urllib.parse import unquote, urlsplit
 import httpx
 import pandas as pd
 
-from workbench.api import domestic, international
+from workbench.api import gateway
 from workbench.api.exchange import Consumer, Supplier
 from workbench.config import ROLES, Profile, load_profile, with_overrides
 from workbench.errors import ConfigError, InvalidParameter, WorkbenchError
-from workbench.session import Recorder, Session
-from workbench.terminal import printable
+from workbench.http.masking import printable
+from workbench.http.session import Exchange, Recorder, Session
 
 if TYPE_CHECKING:
     from workbench.pull import PullSummary
     from workbench.sandbox import Sandbox, SandboxSettings
     from workbench.store import Store
+
+CLOSED = (
+    "This workbench is closed (w.close(), or the end of its `with` block), so its store is "
+    "too. Connect again: w = workbench.connect(...)."
+)
 
 
 # The longest path `read` sends: partners' servers refuse longer URLs anyway.
@@ -39,10 +42,8 @@ MAX_READ_PATH = 2048
 
 
 class Workbench:
-    """A connection to the partner under one profile. Close it (or use ``with``) when done.
-
-    ``w.supplier`` and ``w.consumer`` hold the transcript-exchange operations of each role.
-    """
+    """A connection to the partner under one profile; close it (or use ``with``) when done.
+    ``w.supplier`` and ``w.consumer`` hold the transcript exchange's operations."""
 
     def __init__(
         self,
@@ -52,18 +53,15 @@ class Workbench:
         sandbox: Sandbox | None = None,
         record: bool = True,
     ) -> None:
-        self.profile = profile
-        self.session = session
-        self.sandbox = sandbox
+        self.profile, self.session, self.sandbox = profile, session, sandbox
         self._recording = _Recording(profile, opens=record)
-        # Every exchange is recorded, the store opened at the first unless ``record=False``
-        # (not a reference to self: the finalizer below must run when `w` is dropped).
+        # Not a reference to self: the finalizer below must run when `w` is dropped.
         session.recorders.append(self._recording.record)
         session.reached.append(self._recording.reached)  # binds the store to its partner
         self.supplier = Supplier(session, store=self._sending_store)
         self.consumer = Consumer(session, store=self._sending_store)
-        # Closes the clients and the store, and stops an embedded sandbox, even if close() is
-        # never called (a notebook cell re-run replaces `w`).
+        # Closes the clients and the store, and stops an embedded sandbox, even when close()
+        # is never called (a notebook cell re-run replaces `w`).
         self._finalizer = weakref.finalize(self, _shutdown, session, sandbox, self._recording)
 
     @property
@@ -73,36 +71,28 @@ class Workbench:
 
     @property
     def store(self) -> Store:
-        """The snapshot store at ``w.db``, created or migrated at the first call (or use).
+        """The snapshot store at ``w.db``, created or migrated on first use, where every call
+        is recorded (``df.attrs["call_id"]``) and every send goes through the outbox.
 
-        Every call of this workbench, from its first, is recorded in it, and DataFrames name
-        their call in ``df.attrs["call_id"]``. Every send goes through its outbox. The store
-        records whom it holds (:mod:`workbench.store.identity`) once a call to that partner
-        succeeded, or a send is recorded in its outbox: a mistyped URL binds nothing. A store
-        holding another partner's data is opened for reading only: no call is recorded in it
-        (``call_id`` is then None), and a pull or a send raises ``ConfigError``
-        (:meth:`writable_store`; ``workbench store repoint`` when the partner's address really
-        changed). After :meth:`close`, ``WorkbenchError``.
-        """
+        It records whom it holds once a call to that partner succeeded or a send was recorded
+        (a mistyped URL binds nothing). A store holding another partner's data opens for
+        reading only: nothing is recorded in it, and a pull or a send raises ``ConfigError``
+        (``workbench store repoint`` when the partner's address really changed)."""
         return self._recording.open()
 
     def writable_store(self) -> Store:
-        """The store, for a pull or a send: ``ConfigError`` when it holds another partner's
-        data (it may still be read through :attr:`store`)."""
+        """The store, for a pull or a send: ``ConfigError`` when it holds another partner's."""
         store = self.store
         if self._recording.refusal is not None:
             raise ConfigError(self._recording.refusal)
         return store
 
     def pull(self, *, progress: bool | None = None, lock_timeout_s: float = 60.0) -> PullSummary:
-        """Store every list and every missing detail; see :func:`workbench.pull.pull`.
-
-        >>> print(w.pull())  # doctest: +SKIP
-        """
+        """Store every list and every missing detail (:func:`workbench.pull.pull`)."""
         from workbench.pull import pull
 
         self.profile.check_interfaces()  # before any file is created
-        store = self.writable_store()  # refuses a store holding another partner, writing nothing
+        store = self.writable_store()  # refuses another partner's store, writing nothing
         return pull(
             self.session, store, run=self.run, progress=progress, lock_timeout_s=lock_timeout_s
         )
@@ -118,29 +108,27 @@ class Workbench:
             self._recording.run_id = previous
 
     def _sending_store(self) -> Store:
-        # Sends check read_only before asking (exchange._require_writable), so a read-only
-        # profile never creates a database just to refuse a send. A send recorded in the
-        # outbox binds the store to its partner, whose lists alone may settle it.
+        # A send recorded in the outbox binds the store to its partner, whose lists alone may
+        # settle it (sends check read_only before: a read-only profile creates no database).
         store = self.writable_store()
         self._recording.bind("exchange")
         return store
 
     def diagnostics(self) -> pd.DataFrame:
         """Who the partner thinks we are: name, customer_code, roles (one row)."""
-        return international.diagnostics(self.session)
+        return gateway.diagnostics(self.session)
 
     def pending_placement_events(self) -> pd.DataFrame:
         """International interface: pending placement events, flattened, ``raw`` JSON kept."""
-        return international.pending_placement_events(self.session)
+        return gateway.pending_placement_events(self.session)
 
     def peek_events(self, count: int | None = 10) -> pd.DataFrame:
         """Domestic interface: up to ``count`` events, without removing them."""
-        return domestic.peek_events(self.session, count)
+        return gateway.peek_events(self.session, count)
 
     def read(self, role: str, path: str, *, params: Mapping[str, str] | None = None) -> Any:
-        """An ad hoc GET of ``path`` (below the role's base URL) with the role's token, headers,
-        deadline, retries and recording: the decoded JSON answer. Writes go through the outbox
-        (``w.supplier.send_*``), never through here.
+        """An ad hoc GET of ``path`` below the role's base URL, with its token, headers,
+        deadline, retries and recording: the decoded JSON. Writes go through the outbox.
 
         >>> w.read("supplier", "/api/transcriptrequests/no_response")  # doctest: +SKIP
         """
@@ -168,11 +156,10 @@ class Workbench:
                 "'..' nor '#').",
                 parameter="path",
             )
-        answer = self.session.call(role, "GET", path, operation="read", params=params)
-        return answer.value
+        return self.session.call(role, "GET", path, operation="read", params=params).value
 
     def close(self) -> None:
-        """Close the HTTP clients and stop the embedded sandbox, if any. Safe to call twice."""
+        """Close the HTTP clients and the store, and stop an embedded sandbox; safe twice."""
         self._finalizer()
 
     def __enter__(self) -> Workbench:
@@ -199,14 +186,13 @@ def connect(
     record: bool = True,
     **settings: Any,
 ) -> Workbench:
-    """Open a :class:`Workbench` on a profile (see :mod:`workbench.config`).
+    """Open a :class:`Workbench` on a profile (:mod:`workbench.config`).
 
-    ``env`` replaces ``os.environ`` as the source of ``WORKBENCH_*`` settings; ``settings``
-    override tuning (``concurrency=16``, ``read_only=True``); ``sandbox`` gives the embedded
-    sandbox's settings when the profile is ``sandbox``; ``recorder`` receives every exchange.
-    Every call is recorded in the store at ``db``, which the first call creates or opens;
-    ``record=False`` records only once :attr:`Workbench.store` is used, so that a look which
-    must leave no file behind (a dry run) creates none.
+    ``env`` replaces ``os.environ`` as the source of settings; ``settings`` override tuning
+    (``concurrency=16``, ``read_only=True``); ``sandbox``: the embedded sandbox's settings for
+    the ``sandbox`` profile; ``recorder`` receives every exchange. Every call is recorded in the
+    store at ``db``, which the first call creates or opens; ``record=False`` records only once
+    :attr:`Workbench.store` is used (a dry run creates no file).
 
     >>> w = connect("prod", db="data/prod.db", read_only=True)  # doctest: +SKIP
     """
@@ -221,10 +207,8 @@ def connect(
             resolved = load_profile(
                 resolved.name, env=env, config_path=config_path, sandbox_env=running.env
             )
-        if settings:
-            resolved = with_overrides(resolved, **settings)
-        if db is not None:
-            resolved = replace(resolved, db=os.fspath(db))
+        resolved = with_overrides(resolved, **settings) if settings else resolved
+        resolved = replace(resolved, db=os.fspath(db)) if db is not None else resolved
         session = Session(resolved, recorder=recorder, transport=transport)
     except BaseException:
         if running is not None:
@@ -234,27 +218,23 @@ def connect(
 
 
 class _Recording:
-    """The store a workbench records into (opened at its first call), and the run its calls
+    """The store a workbench records in (opened at its first call), and the run its calls
     belong to."""
 
     def __init__(self, profile: Profile, *, opens: bool) -> None:
-        self.profile = profile
-        self.opens = opens  # whether the first exchange opens the store
+        self.profile, self.opens = profile, opens  # opens: whether the first exchange opens it
         self.lock = threading.Lock()
         self.store: Store | None = None
         self.run_id: int | None = None
         self.refusal: str | None = None  # why nothing is recorded: another partner's, or newer
-        self.bound: set[str] = set()  # the sides (gateway, exchange) the store is known to record
+        self.bound: set[str] = set()  # the sides (gateway, exchange) known to be recorded
         self.closed = False
 
     def open(self) -> Store:
         """The store, opened (created, migrated, its partner checked) on first use."""
         with self.lock:
             if self.closed:
-                raise WorkbenchError(
-                    "This workbench is closed (w.close(), or the end of its `with` block), so "
-                    "its store is too. Connect again: w = workbench.connect(...)."
-                )
+                raise WorkbenchError(CLOSED)
             if self.store is None:
                 self.store = self._opened()
             return self.store
@@ -264,11 +244,9 @@ class _Recording:
         from workbench.store.identity import check_partner, stored_partner
         from workbench.store.migrations import NewerStore
 
-        db, wanted = self.profile.db, self.profile.identity()
-        secrets = self.profile.secrets()
-        recorded = stored_partner(db)
+        db, secrets = self.profile.db, self.profile.secrets()
         try:
-            check_partner(db, recorded, wanted)
+            check_partner(db, stored_partner(db), self.profile.identity())
         except ConfigError as exc:
             self.refusal = str(exc)
             return Store(db, secrets=secrets, read_only=True)
@@ -280,7 +258,7 @@ class _Recording:
             raise
 
     def reached(self, role: str) -> None:
-        """A call of ``role`` reached the partner (:meth:`Session.call`): :meth:`bind` its side."""
+        """A call of ``role`` reached the partner (:meth:`Session.call`): bind its side."""
         from workbench.store.identity import side_of
 
         self.bind(side_of(role))
@@ -290,10 +268,8 @@ class _Recording:
         (``ConfigError`` when another partner claimed it since the store was opened)."""
         from workbench.store.identity import side_identity
 
-        if side in self.bound or self.store is None or self.refusal is not None:
-            return  # (not opened: a record=False workbench binds once its store is used)
-        with self.lock:
-            if side in self.bound or self.store is None:
+        with self.lock:  # a record=False workbench binds once its store is used
+            if side in self.bound or self.store is None or self.refusal is not None:
                 return
             claim = side_identity(self.profile.identity(), side)
             if not all(self.store.meta(k) == v for k, v in claim.items() if v):
@@ -304,16 +280,13 @@ class _Recording:
                     raise
             self.bound.add(side)
 
-    def record(self, exchange: Any) -> int | None:
-        """Store one exchange (a session recorder): its call id; None when the store is
-        another partner's (read-only) or newer than this workbench, or the workbench is
-        closed. A store that failed to open otherwise (locked, a full disk) is tried again."""
+    def record(self, exchange: Exchange) -> int | None:
+        """Store one exchange: its call id; None when the store is another partner's or newer,
+        or the workbench closed. A store that failed to open otherwise is tried again."""
         if self.closed or (self.store is None and not self.opens) or self.refusal is not None:
-            return None  # (refused: never written, nor opened again)
-        store = self.store if self.store is not None else self.open()
-        if self.refusal is not None:
             return None
-        return store.record_call(exchange, run_id=self.run_id)
+        store = self.store if self.store is not None else self.open()
+        return None if self.refusal is not None else store.record_call(exchange, run_id=self.run_id)
 
     def close(self) -> None:
         with self.lock:

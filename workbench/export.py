@@ -1,19 +1,13 @@
-"""One table, view or partner list of the store, written to a csv, xlsx or parquet file.
+"""One table, view or partner list of the store written to a csv, xlsx or parquet file.
 
-::
+>>> export(store, "supplier_requests", "parquet", as_of="3").path  # doctest: +SKIP
 
-    done = export(store, "open_requests", "xlsx")            # data/exports/open_requests-...xlsx
-    done = export(store, "supplier_requests", "parquet", as_of="3")   # the list after run 3
-    done.path, done.rows                                      # absolute path, rows written
-
-Parquet keeps every dtype (ids as text, times as UTC timestamps) and is what DuckDB, Spark or
-pandas read when an analysis outgrows one machine. xlsx has no time zones: times are written in
-UTC, their column renamed ``<name>_utc`` (as the report's exports do). The files hold student
-data: they are written for their owner only (mode 0600), and an existing file is replaced only
-with ``force=True``. Partner text never becomes a live formula: an xlsx cell holds it as text
-(shown as typed), a csv value a spreadsheet would run (``=``, ``+``, ``-``, ``@``, tab, CR)
-gets a leading ``'`` (:func:`spreadsheet_safe`). The report's ``--export`` writes through the
-same :func:`write_csv`, :func:`write_xlsx` and :func:`write_private`.
+Parquet keeps every dtype (ids as text, times UTC) for DuckDB, Spark or pandas. xlsx has no
+time zones: times are written in UTC in columns renamed ``<name>_utc``. The files hold student
+data: written for their owner only (0600), never half (a file replaced only with ``force``).
+Partner text never becomes a live formula: an xlsx cell holds it as text; a csv value a
+spreadsheet would run gets a leading ``'`` (:func:`spreadsheet_safe`). The report's exports
+write through :func:`write_csv`, :func:`write_xlsx` and :func:`write_private`.
 """
 
 from __future__ import annotations
@@ -28,7 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from workbench.errors import InvalidParameter
+from workbench.errors import ConfigError, InvalidParameter
 from workbench.folders import check_folder
 
 if TYPE_CHECKING:
@@ -47,47 +41,17 @@ FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "\n", "\uff1d", "\uff0b", "\uff
 
 @dataclass(frozen=True)
 class Exported:
-    """What :func:`export` wrote: the absolute ``path``, its ``rows`` and ``columns``, what
-    the source was (``kind``: table, view or list; ``snapshot`` for a list), and ``notes``
-    on what the format could not keep as it was."""
+    """What :func:`export` wrote, and ``notes`` on what the format could not keep."""
 
     path: Path
     name: str
-    kind: str
+    kind: str  # table, view or list
     fmt: str
     rows: int
     columns: int
-    snapshot: str | None = None
+    snapshot: str | None = None  # for a list: which snapshot
     notes: list[str] = field(default_factory=list)
     sandbox: bool = False  # the embedded sandbox's data (the file name says so too)
-
-
-def sources(store: Store) -> dict[str, str]:
-    """What can be exported, name -> kind: the store's tables and views, the partner lists."""
-    from workbench.store import LIST_NAMES
-
-    found: dict[str, str] = {}
-    for kind, names in (("table", store.db.table_names()), ("view", store.db.view_names())):
-        found.update({n: kind for n in sorted(names) if not n.lower().startswith("sqlite_")})
-    found.update({n: "list" for n in LIST_NAMES})  # a list is read from its snapshots
-    return found
-
-
-def export_format(fmt: str | None, out: str | os.PathLike[str] | None) -> str:
-    """The format to write: ``fmt``, else the suffix of ``out``, else csv. ``InvalidParameter``
-    for an unknown one, or when ``out``'s suffix names another."""
-    suffix = Path(out).suffix.lower().lstrip(".") if out is not None else ""
-    chosen = (fmt or (suffix if suffix in FORMATS else "csv")).strip().lower()
-    if chosen not in FORMATS:
-        raise InvalidParameter(
-            f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}", parameter="format"
-        )
-    if suffix in FORMATS and suffix != chosen:
-        raise InvalidParameter(
-            f"--out ends in .{suffix} but the format is {chosen}: make them agree",
-            parameter="format",
-        )
-    return chosen
 
 
 def export(
@@ -99,59 +63,125 @@ def export(
     as_of: str | int | None = None,
     force: bool = False,
 ) -> Exported:
-    """Write table, view or partner list ``name`` to ``out`` as ``fmt`` (csv, xlsx, parquet).
+    """Write table, view or partner list ``name`` to ``out`` (default:
+    ``exports/NAME-<UTC time>.<fmt>`` beside the database) as ``fmt``: ``fmt``, else ``out``'s
+    suffix, else csv. ``as_of`` (lists only): a pull run's id, or an ISO 8601 time.
+    ``InvalidParameter`` naming what cannot be exported; nothing is written then."""
+    from workbench.store import LIST_NAMES
 
-    ``as_of`` (lists only): a pull run's id (the list as that run left it) or an ISO 8601 time
-    (its latest snapshot then). ``out`` defaults to ``exports/NAME-<UTC time>.<fmt>`` beside
-    the database. ``InvalidParameter`` (naming ``name``, ``as_of``, ``format`` or ``out``) for
-    what cannot be exported; nothing is written then.
-    """
-    fmt = export_format(fmt, out)
-    kinds = sources(store)
+    suffix = Path(out).suffix.lower().lstrip(".") if out is not None else ""
+    fmt = (fmt or (suffix if suffix in FORMATS else "csv")).strip().lower()
+    if fmt not in FORMATS:
+        raise InvalidParameter(
+            f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}", parameter="format"
+        )
+    if suffix in FORMATS and suffix != fmt:
+        raise InvalidParameter(
+            f"--out ends in .{suffix} but the format is {fmt}: make them agree", parameter="format"
+        )
+    kinds = {n: "view" for n in sorted(store.db.view_names())}
+    kinds |= {
+        n: "table" for n in sorted(store.db.table_names()) if not n.lower().startswith("sqlite_")
+    }
+    kinds |= dict.fromkeys(LIST_NAMES, "list")  # a list is read from its snapshots
     kind = kinds.get(name)
     if kind is None:
-        raise InvalidParameter(_unknown(name, kinds), parameter="name")
-    if as_of is not None and kind != "list":
-        lists = ", ".join(n for n, k in kinds.items() if k == "list")
+        by = {
+            k: ", ".join(n for n, v in kinds.items() if v == k) for k in ("view", "table", "list")
+        }
         raise InvalidParameter(
-            f"{name} is a {kind}: only the partner lists ({lists}) have a past to export",
+            f"there is no table, view or partner list {name!r} in the store. Views: "
+            f"{by['view']}. Tables: {by['table']}. Partner lists: {by['list']}",
+            parameter="name",
+        )
+    if as_of is not None and kind != "list":
+        raise InvalidParameter(
+            f"{name} is a {kind}: only the partner lists ({', '.join(LIST_NAMES)}) "
+            "have a past to export",
             parameter="as_of",
         )
-    writer = _writer(fmt)  # a missing optional library is said before anything is read
-    path = _target(store, name, fmt, out, as_of=as_of, force=force)
+    if fmt == "parquet":  # a missing library is said before anything is read
+        try:
+            import pyarrow  # noqa: F401
+        except ImportError:
+            raise ConfigError(
+                f"parquet needs pyarrow, which is not installed: `{PARQUET_INSTALL}` "
+                "(or use --format csv or xlsx)"
+            ) from None
+    sandbox = store.holds_sandbox_data()
+    if out is None:
+        past = "" if as_of is None else "-as-of-" + re.sub(r"[^0-9A-Za-z]+", "", str(as_of))
+        stem = f"{'sandbox-' if sandbox else ''}{name}{past}-{datetime.now(UTC):%Y%m%dT%H%M%SZ}"
+        out = Path(store.path).parent / "exports" / f"{stem}.{fmt}"
+    path = Path(out).expanduser().absolute()
+    if path.is_dir():
+        raise InvalidParameter(f"{path} is a folder: give a file name", parameter="out")
+    if path.exists() and not force:
+        raise InvalidParameter(
+            f"{path} exists: pass --force to replace it, or another --out", parameter="out"
+        )
+    check_folder(path.parent, parameter="out")
     snapshot = None
     if kind == "list":
         moment, label = list_moment(store, as_of)
         frame = store.as_of(moment)[name]
-        taken = frame.attrs.get("taken_at")
         snapshot = (
-            f"snapshot {frame.attrs['snapshot_id']} taken at {taken.isoformat()} ({label})"
+            f"snapshot {frame.attrs['snapshot_id']} taken at "
+            f"{frame.attrs['taken_at'].isoformat()} ({label})"
             if frame.attrs.get("snapshot_id") is not None
             else f"no snapshot of {name} ({label}): an empty list"
         )
     else:
         frame = store.table(name)
-    notes = write_private(path, lambda target: writer(_portable(frame), target, name), force=force)
-    sandbox = store.holds_sandbox_data()
+    plain = frame.copy()  # values no format knows (a list's dicts and lists) as JSON
+    for column in plain.columns:
+        if plain[column].dtype == object:
+            plain[column] = plain[column].map(
+                lambda v: json.dumps(v, ensure_ascii=False) if isinstance(v, dict | list) else v
+            )
+    writers: dict[str, Callable[[Path], list[str]]] = {
+        "csv": lambda target: write_csv(plain, target),
+        "xlsx": lambda target: write_xlsx({name: plain}, target),
+        "parquet": lambda target: _parquet(plain, target),
+    }
+    notes = write_private(path, writers[fmt], force=force)
     if sandbox and fmt == "xlsx":  # a spreadsheet says so in its title; a csv cannot
+        from openpyxl import load_workbook
+
         from workbench.store.identity import SANDBOX_TITLE
 
-        _retitle(path, f"{SANDBOX_TITLE}: {name}")
+        book = load_workbook(path)
+        book.properties.title = f"{SANDBOX_TITLE}: {name}"
+        book.save(path)
     return Exported(path, name, kind, fmt, len(frame), len(frame.columns), snapshot, notes, sandbox)
 
 
-def _retitle(path: Path, title: str) -> None:
-    """Set the title of the xlsx workbook at ``path`` (its document properties)."""
-    from openpyxl import load_workbook
+def export_from_profile(
+    name: str,
+    fmt: str | None = None,
+    out: str | os.PathLike[str] | None = None,
+    *,
+    profile: str | None = None,
+    db: str | os.PathLike[str] | None = None,
+    config_path: str | os.PathLike[str] | None = None,
+    as_of: str | int | None = None,
+    force: bool = False,
+) -> Exported:
+    """:func:`export` from a profile's database (``db`` overrides it), opened read-only: the
+    partner is not contacted. ``ConfigError`` when there is no workbench store there."""
+    from workbench.config import load_profile
+    from workbench.report.job import check_store
+    from workbench.store import Store
 
-    book = load_workbook(path)
-    book.properties.title = title
-    book.save(path)
+    path = Path(db if db is not None else load_profile(profile, config_path=config_path).db)
+    check_store(path, pulling=False)
+    with Store(path, read_only=True) as store:
+        return export(store, name, fmt, out, as_of=as_of, force=force)
 
 
 def list_moment(store: Store, as_of: str | int | None) -> tuple[Any, str]:
     """The moment a list is read at (``store.as_of``'s argument) and how to say it: now; a
-    run's finish (its start while it runs, as the explorer reads it); or a time."""
+    run's finish (its start while it runs); or a time, not in the future."""
     import pandas as pd
 
     if as_of is None:
@@ -166,8 +196,9 @@ def list_moment(store: Store, as_of: str | int | None) -> tuple[Any, str]:
                 f"there is no run {text} in the store (the latest: {shown})", parameter="as_of"
             )
         run = runs.iloc[0]
-        done = pd.notna(run["finished_at"])
-        return (run["finished_at"] if done else run["started_at"]), f"as of run {text}"
+        return (
+            run["finished_at"] if pd.notna(run["finished_at"]) else run["started_at"]
+        ), f"as of run {text}"
     try:
         when = pd.Timestamp(text)
     except ValueError:
@@ -180,42 +211,6 @@ def list_moment(store: Store, as_of: str | int | None) -> tuple[Any, str]:
     if when > pd.Timestamp.now(tz="UTC"):
         raise InvalidParameter(f"{text} is in the future", parameter="as_of")
     return when, f"as of {when.isoformat()}"
-
-
-def _unknown(name: str, kinds: dict[str, str]) -> str:
-    by_kind = {
-        kind: ", ".join(n for n, k in kinds.items() if k == kind) for kind in ("view", "table")
-    }
-    lists = ", ".join(n for n, k in kinds.items() if k == "list")
-    return (
-        f"there is no table, view or partner list {name!r} in the store. Views: "
-        f"{by_kind['view']}. Tables: {by_kind['table']}. Partner lists: {lists}"
-    )
-
-
-def _target(
-    store: Store,
-    name: str,
-    fmt: str,
-    out: str | os.PathLike[str] | None,
-    *,
-    as_of: str | int | None,
-    force: bool,
-) -> Path:
-    if out is None:
-        stamp = f"{datetime.now(UTC):%Y%m%dT%H%M%SZ}"
-        past = "" if as_of is None else "-as-of-" + re.sub(r"[^0-9A-Za-z]+", "", str(as_of))
-        sandbox = "sandbox-" if store.holds_sandbox_data() else ""
-        out = Path(store.path).parent / "exports" / f"{sandbox}{name}{past}-{stamp}.{fmt}"
-    path = Path(out).expanduser().absolute()
-    if path.is_dir():
-        raise InvalidParameter(f"{path} is a folder: give a file name", parameter="out")
-    if path.exists() and not force:
-        raise InvalidParameter(
-            f"{path} exists: pass --force to replace it, or another --out", parameter="out"
-        )
-    check_folder(path.parent, parameter="out")
-    return path
 
 
 def write_private(path: Path, write: Callable[[Path], list[str]], *, force: bool) -> list[str]:
@@ -244,19 +239,13 @@ def write_private(path: Path, write: Callable[[Path], list[str]], *, force: bool
 
 
 def formula_like(value: object) -> bool:
-    """Whether a spreadsheet would run ``value`` as a formula: text starting with
-    :data:`FORMULA_START`. A number (even a negative one) is a number, never a formula."""
+    """Whether a spreadsheet would run ``value`` as a formula (a number never is)."""
     return isinstance(value, str) and value.startswith(FORMULA_START)
 
 
 def spreadsheet_safe(frame: pd.DataFrame) -> pd.DataFrame:
     """``frame`` with every text a spreadsheet would run as a formula made inert by a leading
-    ``'`` (``=1+1`` -> ``'=1+1``), for a text format (csv). Numbers stay numbers.
-
-    >>> import pandas as pd
-    >>> spreadsheet_safe(pd.DataFrame({"a": ["=1+1", "ok", "-2"], "n": [-1, 2, 3]})).values.tolist()
-    [["'=1+1", -1], ['ok', 2], ["'-2", 3]]
-    """
+    ``'`` (``=1+1`` -> ``'=1+1``), for csv; numbers stay numbers."""
     import pandas as pd
 
     out = frame.copy()
@@ -268,45 +257,12 @@ def spreadsheet_safe(frame: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def _portable(frame: pd.DataFrame) -> pd.DataFrame:
-    """``frame`` with values no format knows (dicts and lists of a list's items) as JSON."""
-    out = frame.copy()
-    for column in out.columns:
-        if out[column].dtype == object:
-            out[column] = out[column].map(
-                lambda v: json.dumps(v, ensure_ascii=False) if isinstance(v, dict | list) else v
-            )
-    return out
-
-
-Writer = Callable[["pd.DataFrame", Path, str], list[str]]
-
-
-def _writer(fmt: str) -> Writer:
-    if fmt == "parquet":
-        try:
-            import pyarrow  # noqa: F401
-        except ImportError:
-            from workbench.errors import ConfigError
-
-            raise ConfigError(
-                f"parquet needs pyarrow, which is not installed: `{PARQUET_INSTALL}` "
-                "(or use --format csv or xlsx)"
-            ) from None
-        return _parquet
-    if fmt == "csv":
-        return lambda frame, path, _name: write_csv(frame, path)
-    return lambda frame, path, name: write_xlsx({name: frame}, path)
-
-
 def write_csv(frame: pd.DataFrame, path: str | os.PathLike[str]) -> list[str]:
-    """``frame`` as csv: times as ISO 8601 in UTC (``2026-03-02T09:00:00.000000Z``), which
-    every reader parses; text made :func:`spreadsheet_safe`. Rows end in CRLF (RFC 4180):
-    the writer then quotes every value holding a CR or an LF, so none starts a row (or a
-    formula) of its own in a spreadsheet.
-
-    defusedcsv was weighed for the guard and not taken: it leaves a leading tab, CR and the
-    full-width ``＝`` live, and takes the text "-2" for a number."""
+    """``frame`` as csv: times as ISO 8601 UTC (``2026-03-02T09:00:00.000000Z``), text made
+    :func:`spreadsheet_safe`, rows ending in CRLF (RFC 4180: every value holding a CR or an LF
+    is quoted, so none starts a row, or a formula, of its own). defusedcsv was weighed and not
+    taken: it leaves a leading tab, CR and the full-width ``＝`` live, and takes "-2" for a
+    number."""
     import pandas as pd
 
     out = frame.copy()
@@ -318,21 +274,21 @@ def write_csv(frame: pd.DataFrame, path: str | os.PathLike[str]) -> list[str]:
     return []
 
 
-def _parquet(frame: pd.DataFrame, path: Path, _name: str) -> list[str]:
-    """pandas' dtypes kept (ids as text, counts as nullable integers, times as UTC timestamps
-    to the microsecond, which Spark reads); a column of mixed values becomes text."""
+def _parquet(frame: pd.DataFrame, path: Path) -> list[str]:
+    """pandas' dtypes kept (times as UTC to the microsecond, which Spark reads); a column of
+    mixed values becomes text."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    notes = []
-    frame = frame.copy()
+    notes, frame = [], frame.copy()
     frame.attrs = {}  # pyarrow would store them, Timestamps and all
     for column in frame.columns:
         try:
             pa.Array.from_pandas(frame[column])
         except (pa.ArrowInvalid, pa.ArrowTypeError):  # mixed values: times and text, say
-            frame[column] = frame[column].map(lambda v: None if _missing(v) else str(v))
-            frame[column] = frame[column].astype("string")
+            frame[column] = (
+                frame[column].map(lambda v: None if _missing(v) else str(v)).astype("string")
+            )
             notes.append(f"{column}: mixed values, written as text")
     table = pa.Table.from_pandas(frame, preserve_index=False)
     pq.write_table(table, path, coerce_timestamps="us", allow_truncated_timestamps=True)
@@ -340,58 +296,49 @@ def _parquet(frame: pd.DataFrame, path: Path, _name: str) -> list[str]:
 
 
 def write_xlsx(sheets: Mapping[str, pd.DataFrame], path: str | os.PathLike[str]) -> list[str]:
-    """One worksheet per frame of ``sheets`` (name -> frame), times in UTC without a zone (the
-    column renamed ``<name>_utc``); text is stored as text, never as a formula, and shown as
-    typed (quote-prefixed when it looks like one). Notes on values Excel cannot hold whole."""
+    """One worksheet per frame (name -> frame), times in UTC without a zone (the column named
+    ``<name>_utc``), text stored as text, never a formula (quote-prefixed when it looks like
+    one); notes on values longer than Excel holds, which are cut."""
+    import pandas as pd
     from openpyxl import Workbook
     from openpyxl.cell import WriteOnlyCell
 
     for name, frame in sheets.items():
         if len(frame) > XLSX_MAX_ROWS:
             raise InvalidParameter(
-                f"{name} has {len(frame)} rows, more than a worksheet holds ({XLSX_MAX_ROWS}): "
-                "use --format csv or parquet",
+                f"{name} has {len(frame)} rows, more than a worksheet holds "
+                f"({XLSX_MAX_ROWS}): use --format csv or parquet",
                 parameter="format",
             )
     book = Workbook(write_only=True)
     cut: dict[str, int] = {}
     for name, frame in sheets.items():
-        sheet_frame = _excel_frame(frame)
+        out = frame.copy()
+        for column in frame.columns:
+            if isinstance(out[column].dtype, pd.DatetimeTZDtype):
+                out[column] = out[column].dt.tz_convert("UTC").dt.tz_localize(None)
+                out = out.rename(columns={column: f"{column}_utc"})
+            elif out[column].dtype == object:
+                out[column] = out[column].map(
+                    lambda v: v if v is None or isinstance(v, str | int | float | bool) else str(v)
+                )
         sheet = book.create_sheet(title=name[:31])
-        sheet.append([str(c) for c in sheet_frame.columns])
-        for row in sheet_frame.itertuples(index=False, name=None):
+        sheet.append([str(c) for c in out.columns])
+        for row in out.itertuples(index=False, name=None):
             cells = []
-            for column, value in zip(sheet_frame.columns, row, strict=True):
+            for column, value in zip(out.columns, row, strict=True):
                 cell = WriteOnlyCell(sheet, value=_cell_value(value, str(column), cut))
                 if isinstance(cell.value, str):
-                    cell.data_type = "s"  # text that starts with "=" stays text, not a formula
+                    cell.data_type = "s"  # text that starts with "=" stays text
                     cell.quotePrefix = formula_like(cell.value)  # and stays so when edited
                 cells.append(cell)
             sheet.append(cells)
     book.save(path)
     return [
-        f"{column}: {n} value(s) longer than Excel's {XLSX_MAX_CELL} characters, cut "
-        "(csv and parquet keep them whole)"
+        f"{column}: {n} value(s) longer than Excel's {XLSX_MAX_CELL} characters, cut (csv and "
+        "parquet keep them whole)"
         for column, n in cut.items()
     ]
-
-
-def _excel_frame(frame: pd.DataFrame) -> pd.DataFrame:
-    """``frame`` as xlsx takes it: times in UTC without a zone (xlsx has none, so the column's
-    name ends in ``_utc``), other values that are not numbers or text as text."""
-    import pandas as pd
-
-    out = frame.copy()
-    for column in out.columns:
-        series = out[column]
-        if isinstance(series.dtype, pd.DatetimeTZDtype):
-            out[column] = series.dt.tz_convert("UTC").dt.tz_localize(None)
-            out = out.rename(columns={column: f"{column}_utc"})
-        elif series.dtype == object:
-            out[column] = series.map(
-                lambda v: v if v is None or isinstance(v, str | int | float | bool) else str(v)
-            )
-    return out
 
 
 def _cell_value(value: Any, column: str, cut: dict[str, int]) -> Any:
@@ -416,26 +363,3 @@ def _missing(value: Any) -> bool:
         return bool(pd.isna(value))
     except (TypeError, ValueError):  # a list or an array: not a missing value
         return False
-
-
-def export_from_profile(
-    name: str,
-    fmt: str | None = None,
-    out: str | os.PathLike[str] | None = None,
-    *,
-    profile: str | None = None,
-    db: str | os.PathLike[str] | None = None,
-    config_path: str | os.PathLike[str] | None = None,
-    as_of: str | int | None = None,
-    force: bool = False,
-) -> Exported:
-    """:func:`export` from a profile's database (``db`` overrides it), opened read-only: the
-    partner is not contacted. ``ConfigError`` when there is no workbench store there."""
-    from workbench.config import load_profile
-    from workbench.report.job import check_store
-    from workbench.store import Store
-
-    path = Path(db if db is not None else load_profile(profile, config_path=config_path).db)
-    check_store(path, pulling=False)
-    with Store(path, read_only=True) as store:
-        return export(store, name, fmt, out, as_of=as_of, force=force)

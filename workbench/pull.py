@@ -1,71 +1,61 @@
 """Pull everything into the store: both no-response lists, both event feeds, missing details.
 
->>> summary = w.pull()          # doctest: +SKIP
->>> print(summary)              # new, changed, vanished, failed per list
-
 Incremental: a detail is fetched when its id is new, listed with another ``RequestDate`` than
-when it was fetched, back on the list after leaving it, or when its last fetch failed, so a
-pull with no partner change makes only the list and event calls. Each distinct document an id
-brings is kept as a version (``store.versions(id)``). Details are
-fetched on ``concurrency`` threads and parsed, once, on one more, then land in the entity tables
-with their child records, a group per transaction (:mod:`workbench.pull_details`). A detail
-that fails is recorded and retried by the next pull; the run is then ``partial``. A pull that
-could read no list and no event feed at all (an outage, a revoked credential) is ``failed``.
+when it was fetched, back on the list after leaving it, or when its last fetch failed; each
+distinct document is kept as a version. Details are fetched, parsed and stored on
+``concurrency`` threads; one that fails is recorded, retried by the next pull, and makes the
+run ``partial``; a pull that read no list and no feed at all is ``failed``. Before anything is
+created, the profile is checked (its interfaces configured) and the store (it holds this
+partner, or nobody yet).
 
-Before it creates or writes anything, a pull checks the profile (every interface it uses is
-fully configured: ``ConfigError`` otherwise) and the store (it holds this partner, or nobody
-yet: ``ConfigError`` otherwise, see :mod:`workbench.store.identity`). Interfaces the profile
-does not use are skipped, and said so. The domestic peek asks the profile's ``peek_count``, or
-the partner's largest ``Count`` once a refusal (any 400 to a peek) taught it (meta
-``peek_count_learned``). A feed answered at exactly a learned cap asks the profile's count once
-more in the same pull, and forgets the cap when the partner now accepts it. A feed answered with
-exactly the count asked for is peeked again: a partner whose peek removes events hands out the
-rest; when one that keeps them answers the same events, those past the count may be hidden, and
-the run is ``partial``.
+The domestic peek asks the profile's ``peek_count``; a 400 is a refusal of the count: it is
+halved until accepted, and the count accepted is remembered (meta ``peek_count_learned``). A
+feed answered at the learned cap asks the profile's count once more, and forgets the cap when
+the partner now accepts it. A full answer is peeked again: a partner whose peek removes events
+hands out the rest; one that keeps them answers the same events, those past the count may be
+hidden, and the run is ``partial``. Every event any peek handed out is stored.
 """
 
 from __future__ import annotations
 
+import functools
 import json
-import re
+import threading
 import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, field
-from functools import partial
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from workbench.api.batch import fetch_all
-from workbench.api.domestic import peek_events
+from workbench import pesc
 from workbench.api.exchange import Consumer, Role, Supplier
-from workbench.api.frames import RAW
-from workbench.api.international import pending_placement_events
+from workbench.api.frames import RAW, fetch_all, parse_pescxml, split_pescxml
+from workbench.api.gateway import peek_events, pending_placement_events
 from workbench.errors import PartnerError, WorkbenchError
-from workbench.ids import request_path
-from workbench.partner_json import Listed, detail_items, listed_requests
-from workbench.pull_details import DetailProcessor, GroupWriter
-from workbench.terminal import printable
+from workbench.http.answers import Listed, detail_items, listed_requests, request_path
+from workbench.http.masking import printable
 
 if TYPE_CHECKING:
-    from workbench.session import Session
+    import pandas as pd
+
+    from workbench.http.session import Session
     from workbench.store import Store
 
-PEEK_LEARNED = "peek_count_learned"  # meta key: the largest Count the partner accepts
-# Peeks after a full answer, for a partner whose peek removes events: a feed growing as fast
-# as it is read must not keep a pull going.
-PEEKS_AFTER_FULL = 50
-# How a refusal names the largest Count: "1..30", "between 1 and 30", "max 30", "maximum of
-# 30", "at most 30", "no more than 30", "less than or equal to 30".
-_NAMED_CAP = re.compile(
-    r"\b\d+\s*\.\.\s*(\d+)\b|\bbetween\s+\d+\s+and\s+(\d+)\b"
-    r"|\bmax(?:imum)?\b[\s:=]*(?:(?:is|of)\s+)?(\d+)\b"
-    r"|\b(?:at\s+most|no\s+more\s+than|less\s+than\s+or\s+equal\s+to)\s+(\d+)\b",
-    re.IGNORECASE,
+PEEK_LEARNED = "peek_count_learned"  # meta: the Count the partner accepted after a refusal
+GROUP_SIZE, GROUP_S = 50, 0.1  # details written per transaction, or seconds between groups
+PEEKS_AFTER_FULL = 50  # a feed growing as fast as it is read must not keep a pull going
+SOURCES: tuple[type[Role], ...] = (Supplier, Consumer)  # each role's pending list and details
+# The id of a failure that is a whole list's (stored in the run's summary; the report reads it).
+LIST_FAILED = "(list)"
+PULL_FAILED = (
+    "no list or event feed could be read; check the partner's status and the credentials "
+    "(workbench doctor)"
 )
-
-
-# The lists the pull reads: each role's pending list, and its details.
-SOURCES: tuple[type[Role], ...] = (Supplier, Consumer)
+PULL_PARTIAL = (
+    "its failures, listed above, say what was not read: failed items are retried by the "
+    "next pull; --allow-partial accepts a partial pull"
+)
 
 
 @dataclass
@@ -85,21 +75,6 @@ class ListResult:
     error: str | None = None
 
 
-# The id of a failure that is a whole list's (stored in the run's summary; the report reads it).
-LIST_FAILED = "(list)"
-# What a pull that read nothing at all says (every list and event feed failed).
-PULL_FAILED = (
-    "no list or event feed could be read; check the partner's status and the credentials "
-    "(workbench doctor)"
-)
-# What a partial pull says: its failures are not all items a next pull fetches again (a feed
-# may be cut off at the most the partner hands out).
-PULL_PARTIAL = (
-    "its failures, listed above, say what was not read: failed items are retried by the "
-    "next pull; --allow-partial accepts a partial pull"
-)
-
-
 @dataclass
 class PullSummary:
     """The outcome of a pull: per list, what appeared, vanished, was fetched or failed."""
@@ -115,45 +90,40 @@ class PullSummary:
     def failed(self) -> int:
         return len(self.failures)
 
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "run_id": self.run_id,
-            "status": self.status,
-            "elapsed_s": round(self.elapsed_s, 3),
-            "lists": {name: vars(result) for name, result in self.lists.items()},
-            "failures": self.failures,
-            "skipped": self.skipped,
-        }
+    def fail(self, list_name: str, item: str, error: str) -> None:
+        self.failures.append({"list": list_name, "id": item, "error": error})
 
-    def to_frame(self) -> Any:
+    def as_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "elapsed_s": round(self.elapsed_s, 3)}
+
+    def to_frame(self) -> pd.DataFrame:
         """One row per list: listed, new, vanished, changed, details fetched and failed."""
         import pandas as pd
 
-        rows = [{"list": name, **vars(result)} for name, result in self.lists.items()]
-        df = pd.DataFrame(rows)
+        df = pd.DataFrame([{"list": name, **vars(r)} for name, r in self.lists.items()])
         df.attrs.update(run_id=self.run_id, status=self.status)
         return df
 
     def __str__(self) -> str:
-        head = f"pull run {self.run_id}: {self.status} in {self.elapsed_s:.1f} s"
-        lines = [head, f"  {'list':22s} {'listed':>7s} {'new':>5s} {'gone':>5s} "
-                       f"{'changed':>7s} {'details':>7s} {'failed':>6s}"]  # fmt: skip
+        lines = [
+            f"pull run {self.run_id}: {self.status} in {self.elapsed_s:.1f} s",
+            f"  {'list':22s} {'listed':>7s} {'new':>5s} {'gone':>5s} {'changed':>7s} "
+            f"{'details':>7s} {'failed':>6s}",
+        ]
         for name, r in self.lists.items():
-            if r.error:
-                lines.append(f"  {name:22s} FAILED (below)")
-                continue
             lines.append(
-                f"  {name:22s} {r.listed:7d} {r.new:5d} {r.vanished:5d} {r.changed:7d} "
+                f"  {name:22s} FAILED (below)"
+                if r.error
+                else f"  {name:22s} {r.listed:7d} {r.new:5d} {r.vanished:5d} {r.changed:7d} "
                 f"{r.details_fetched:7d} {r.details_failed:6d}"
             )
         reasons: dict[str, list[str]] = {}
         for interface, why in self.skipped.items():
             reasons.setdefault(why, []).append(interface)
-        for why, interfaces in reasons.items():
-            lines.append(f"  skipped: {', '.join(interfaces)} ({why})")
-        for name, r in self.lists.items():  # a list that failed, then its items that did
-            if r.error:
-                lines.append(f"  failed: {name}: {printable(r.error)}")
+        lines += [f"  skipped: {', '.join(names)} ({why})" for why, names in reasons.items()]
+        lines += [
+            f"  failed: {name}: {printable(r.error)}" for name, r in self.lists.items() if r.error
+        ]
         items = [f for f in self.failures if f["id"] != LIST_FAILED]  # lists: just above
         for failure in items[:10]:  # ids and errors come from the partner: one line each
             list_name, item, error = (printable(failure[k]) for k in ("list", "id", "error"))
@@ -171,8 +141,11 @@ class PullInterrupted(KeyboardInterrupt):
         self.summary, self.calls = summary, calls
 
     def __str__(self) -> str:
-        done = [f"{name} ({r.listed} listed, {r.details_fetched} details)"
-                for name, r in self.summary.lists.items() if not r.error]  # fmt: skip
+        done = [
+            f"{name} ({r.listed} listed, {r.details_fetched} details)"
+            for name, r in self.summary.lists.items()
+            if not r.error
+        ]
         return (
             f"Interrupted: pull run {self.summary.run_id} stopped after "
             f"{self.summary.elapsed_s:.1f} s. What it stored is kept: {self.calls} calls"
@@ -189,12 +162,9 @@ def pull(
     progress: bool | None,
     lock_timeout_s: float,
 ) -> PullSummary:
-    """Pull every list and every missing detail of the session's profile into ``store``;
-    ``run(run_id)`` attributes the calls made inside it to the store's run.
-
-    One pull at a time per database: a second waits up to ``lock_timeout_s``, then raises
-    ``StoreError`` saying who holds it.
-    """
+    """Pull every list and missing detail of the session's profile into ``store``;
+    ``run(run_id)`` attributes the calls made inside it to the store's run. One pull at a time
+    per database: a second waits ``lock_timeout_s``, then ``StoreError`` says who holds it."""
     profile = session.profile
     with store.run_lock(timeout_s=lock_timeout_s):
         started = time.perf_counter()  # the run's own time, not the wait for another's
@@ -208,21 +178,18 @@ def pull(
                 for source in SOURCES:
                     if source.role in profile.interfaces:
                         summary.lists[source.list_name] = _pull_list(
-                            session, store, source, summary, progress=progress
+                            session, store, source, summary, progress
                         )
                 if "international" in profile.interfaces:
-                    read = partial(pending_placement_events, session)
-                    summary.lists["placement_events"] = _pull_events(
-                        session, store, "placement_events", run_id, read
-                    )
+                    placement = functools.partial(pending_placement_events, session)
+                    events = _pull_events(session, store, "placement_events", run_id, placement)
+                    summary.lists["placement_events"] = events
                 if "domestic" in profile.interfaces:
                     summary.lists["domestic_events"] = _pull_domestic(session, store, summary)
         except BaseException as exc:
-            summary.status = "failed"
-            summary.elapsed_s = time.perf_counter() - started
+            summary.status, summary.elapsed_s = "failed", time.perf_counter() - started
             error = "interrupted (Ctrl-C)" if isinstance(exc, KeyboardInterrupt) else _short(exc)
-            store.finish_run(run_id, status="failed", summary={**summary.as_dict(),
-                                                               "error": error})  # fmt: skip
+            store.finish_run(run_id, status="failed", summary={**summary.as_dict(), "error": error})
             if isinstance(exc, KeyboardInterrupt):
                 calls = len(store.table("calls", where="run_id = ?", params=[run_id]))
                 raise PullInterrupted(summary, calls=calls) from None
@@ -230,117 +197,153 @@ def pull(
         lost = session.unrecorded - unrecorded
         if lost:  # the store no longer holds what the partner answered: not an ok run
             error = f"{lost} call records could not be written: {session.unrecorded_error}"
-            summary.failures.append({"list": "(calls)", "id": "(record)", "error": error})
+            summary.fail("(calls)", "(record)", error)
         errors = [bool(r.error) for r in summary.lists.values()]
-        # Nothing read at all (every list and feed failed: an outage, a revoked credential) is
-        # a failed run, which --allow-partial does not accept; some of it is partial.
-        summary.status = (
-            "failed"
-            if errors and all(errors)
-            else "partial"
-            if summary.failures or any(errors)
-            else "ok"
-        )
+        # Nothing read at all (an outage, a revoked credential) is failed; some of it partial.
+        summary.status = "partial" if summary.failures or any(errors) else "ok"
+        summary.status = "failed" if errors and all(errors) else summary.status
         summary.elapsed_s = time.perf_counter() - started
         store.finish_run(run_id, status=summary.status, summary=summary.as_dict())
     return summary
 
 
 def _pull_list(
-    session: Session,
-    store: Store,
-    source: type[Role],
-    summary: PullSummary,
-    *,
-    progress: bool | None,
+    session: Session, store: Store, source: type[Role], summary: PullSummary, progress: bool | None
 ) -> ListResult:
     result = ListResult()
     operation = f"{source.role}.pull_list"
     try:
         answer = session.call(
-            source.role,
-            "GET",
-            source.list_path,
-            operation=operation,
-            empty=(source.empty,),
+            source.role, "GET", source.list_path, operation=operation, empty=(source.empty,)
         )
-        payload = answer.value
-        listed = Listed() if payload is None else listed_requests(payload, operation=operation)
+        listed = (
+            Listed() if answer.value is None else listed_requests(answer.value, operation=operation)
+        )
     except WorkbenchError as exc:
-        # One list failing must not hide the others; the run is partial and says why. No
-        # snapshot: nothing departs and no uncertain send is settled from a list not read.
+        # One list failing must not hide the others. No snapshot: nothing departs and no
+        # uncertain send is settled from a list not read.
         result.error = _short(exc)
-        summary.failures.append(
-            {"list": source.list_name, "id": LIST_FAILED, "error": result.error}
-        )
+        summary.fail(source.list_name, LIST_FAILED, result.error)
         return result
     for shown, error in listed.refused:
-        summary.failures.append({"list": source.list_name, "id": shown, "error": error})
+        summary.fail(source.list_name, shown, error)
     result.listed, result.refused = len(listed.items), len(listed.refused)
-    # An item we could not read may be any id, so only a complete list says who left it.
+    # An item we could not read may be any id: only a whole list says who left.
     if not listed.refused:
         diff = store.record_snapshot(
             summary.run_id, source.list_name, listed.items, call_id=answer.call_id
         )
-        result.new, result.vanished = len(diff.appeared), len(diff.vanished)
-        result.changed = len(diff.changed)
-        reasons = list(diff.left.values())
-        result.closed_by_us, result.closed_elsewhere = (
-            reasons.count("outbox"),
-            reasons.count("elsewhere"),
+        result.new, result.vanished, result.changed = map(
+            len, (diff.appeared, diff.vanished, diff.changed)
         )
+        reasons = list(diff.left.values())
+        result.closed_by_us, result.closed_elsewhere = map(reasons.count, ("outbox", "elsewhere"))
     dates = {i: item.get("RequestDate") for i, item in zip(listed.ids, listed.items, strict=True)}
+    # The missing details, fetched and parsed on ``concurrency`` threads, stored in groups.
     missing = store.missing_details(source.list_name, listed.ids, dates)
-    if not missing:
-        return result
-    stored = _fetch_details(session, store, source, missing, dates, summary, progress=progress)
-    result.details_fetched, result.details_failed = stored, len(missing) - stored
-    return result
-
-
-def _fetch_details(
-    session: Session,
-    store: Store,
-    source: type[Role],
-    ids: list[str],
-    dates: dict[str, Any],
-    summary: PullSummary,
-    *,
-    progress: bool | None,
-) -> int:
-    """Fetch details concurrently, parse and store them on one thread; the number stored."""
-    concurrency = session.profile.concurrency
-    writer = GroupWriter(store)
-    processor = DetailProcessor(store, source.list_name, dates, writer, backlog=2 * concurrency)
     operation = f"{source.role}.pull_detail"
+    groups = _Groups(store)
 
     def one(request_id: str) -> list[dict[str, Any]]:
         path = request_path(source.detail_path, request_id)
         subject = f"{source.list_name} item {request_id!r}"
         answer = session.call(source.role, "GET", path, operation=operation, subject=subject)
-        items = detail_items(answer.value, request_id, operation=operation, subject=subject)
-        processor.put(request_id, items[0], answer.call_id)
+        detail = detail_items(answer.value, request_id, operation=operation, subject=subject)[0]
+        try:
+            prepared = _prepared(store, source.list_name, request_id, detail, dates, answer.call_id)
+        except Exception as exc:  # one detail that cannot be read fails alone
+            return [{"request_id": request_id, "error": f"{type(exc).__name__}: {exc}"}]
+        groups.add(request_id, prepared)
         return [{"request_id": request_id, "error": None}]
 
+    concurrency = session.profile.concurrency
     try:
-        rows = fetch_all(ids, one, concurrency=concurrency, progress=progress, desc=operation)
+        rows = fetch_all(missing, one, concurrency=concurrency, progress=progress, desc=operation)
     finally:
-        processor.close()  # also on the way out of a failing pull: what was fetched is kept
-        writer.flush()
-    stored = 0
+        groups.flush()  # also on the way out of a failing pull: what was fetched is kept
     for row in rows:
-        error = row.get("error") or writer.failed.get(str(row.get("request_id")))
-        if error:
-            error = str(error)
-            store.record_detail_failure(
-                source.list_name, str(row["request_id"]), error, run_id=summary.run_id
-            )
-            summary.failures.append(
-                {"list": source.list_name, "id": str(row["request_id"]), "error": error}
-            )
-        else:
-            stored += 1
-    return stored
+        item = str(row["request_id"])
+        why = row["error"] or groups.failed.get(item)
+        if why:
+            store.record_detail_failure(source.list_name, item, why, run_id=summary.run_id)
+            summary.fail(source.list_name, item, str(why))
+        result.details_fetched += not why
+    result.details_failed = len(missing) - result.details_fetched
+    return result
+
+
+class _Groups:
+    """Details written a group per transaction (``GROUP_SIZE``, or ``GROUP_S`` seconds): with
+    a transaction each, the fetching threads queue on the database's write lock
+    (bench/pull.py: 2.5x the bare pool instead of 1.4x). A crash loses at most a group, fetched
+    again by the next pull; a group that fails is written one by one: a bad detail fails alone."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.failed: dict[str, str] = {}  # id -> why it could not be written
+        self._lock, self._writing = threading.Lock(), threading.Lock()
+        self._pending: list[tuple[str, Any]] = []
+        self._since = time.monotonic()
+
+    def add(self, item_id: str, prepared: Any) -> None:
+        with self._lock:
+            self._pending.append((item_id, prepared))
+            if len(self._pending) < GROUP_SIZE and time.monotonic() - self._since < GROUP_S:
+                return
+        self.flush()
+
+    def flush(self) -> None:
+        with self._lock:
+            group, self._pending, self._since = self._pending, [], time.monotonic()
+        if not group:
+            return
+        with self._writing:
+            try:
+                self.store.write_details([prepared for _, prepared in group])
+                return
+            except Exception:  # noqa: S110  written one by one below, failures kept there
+                pass
+            for item_id, prepared in group:
+                try:
+                    self.store.write_details([prepared])
+                except Exception as exc:
+                    self.failed[item_id] = f"{type(exc).__name__}: {exc}"
+
+
+def _prepared(
+    store: Store,
+    list_name: str,
+    request_id: str,
+    detail: dict[str, Any],
+    dates: dict[str, Any],
+    call_id: Any,
+) -> Any:
+    """A detail parsed and laid out for the store; its validation against
+    ``WORKBENCH_PESC_SCHEMAS`` when set reports, and never keeps a document out."""
+    value, fields = split_pescxml(detail)
+    _, document, parse_error = parse_pescxml(value)
+    listed = dates.get(request_id)
+    validation: dict[str, Any] | None = (
+        {"status": "invalid", "note": "not parsed"} if value else None
+    )
+    if value and document is not None:
+        result = pesc.validate(document)
+        validation = {"status": result.status, "schema": result.schema, "note": result.note,
+                      "errors": [str(e) for e in result.errors[:20]]}  # fmt: skip
+    return store.prepare_detail(
+        list_name,
+        request_id,
+        request_date=fields.get("RequestDate", listed),
+        listed_date=listed,
+        pescxml=document.text if document else None,
+        seen_at=datetime.now(UTC),
+        detail=detail,
+        flat=pesc.flatten(document) if document else None,
+        children=pesc.records(document) if document else None,
+        call_id=call_id,
+        parse_error=parse_error,
+        validation=validation,
+    )
 
 
 def _pull_events(
@@ -354,34 +357,39 @@ def _pull_events(
         result.error = _short(exc)
         return result
     events = [json.loads(value) for value in frame[RAW]] if RAW in frame else []
-    diff = store.record_snapshot(
-        run_id,
-        list_name,
-        events,
-        call_id=frame.attrs.get("call_id"),
-        event_fields=session.profile.event_fields,
-    )
-    result.listed = len(events)
-    result.new, result.vanished = len(diff.appeared), len(diff.vanished)
+    fields, call_id = session.profile.event_fields, frame.attrs.get("call_id")
+    diff = store.record_snapshot(run_id, list_name, events, call_id=call_id, event_fields=fields)
+    result.listed, result.new, result.vanished = len(events), len(diff.appeared), len(diff.vanished)
     return result
 
 
 def _pull_domestic(session: Session, store: Store, summary: PullSummary) -> ListResult:
-    """The domestic feed, at the largest count the partner accepts, peeked until it is drained
-    or answers the same events again (:func:`_peek_rest`); a feed still answering exactly the
-    count asked may hide events past it: a failure entry says so. More events than asked is
-    what the partner chose to answer, not a cut-off.
-
-    Every event any peek of the pull was handed is stored, the probes' too: a partner whose
-    peek removes events never hands them out again."""
+    """The domestic feed at a count the partner accepts, peeked until drained or answering
+    the same events again; a feed still answering exactly the count asked may hide events
+    past it: a failure says so. More events than asked is no cut-off."""
     asked: list[tuple[int, int]] = []  # (count asked, events answered) of the peek kept
 
     def fetch() -> Any:
+        import pandas as pd
+
         handed: list[Any] = []
         frame, count = _peek_within_cap(session, store, handed)
-        frame = _peek_rest(session, count, frame, handed)
+        for _ in range(PEEKS_AFTER_FULL):  # a full answer: peek again
+            if len(frame) != count:
+                break
+            seen = {raw for earlier in handed for raw in earlier.get(RAW, ())}
+            try:
+                more = peek_events(session, count)
+            except WorkbenchError:  # what was handed is kept; the run says it may be cut off
+                break
+            handed.append(more)
+            if set(more.get(RAW, ())) <= seen:  # the peek keeps the events it hands out
+                break
+            frame = more
         asked.append((count, len(frame)))
-        return _every_event(handed)
+        every = pd.concat(handed, ignore_index=True).drop_duplicates(subset=RAW, ignore_index=True)
+        every.attrs = dict(handed[-1].attrs)
+        return every
 
     result = _pull_events(session, store, "domestic_events", summary.run_id, fetch)
     if asked and result.error is None and asked[0][1] == asked[0][0]:
@@ -398,123 +406,40 @@ def _pull_domestic(session: Session, store: Store, summary: PullSummary) -> List
                 "raise WORKBENCH_PEEK_COUNT (peek_count in the profile) if the partner hands "
                 "out more at once"
             )
-        error = f"the feed answered {count} events (Count={count}), {what}."
-        summary.failures.append({"list": "domestic_events", "id": "(feed)", "error": error})
+        said = f"the feed answered {count} events (Count={count}), {what}."
+        summary.fail("domestic_events", "(feed)", said)
     return result
 
 
-def _peek_rest(session: Session, count: int, frame: Any, handed: list[Any]) -> Any:
-    """After an answer with all ``count`` events asked, peek again while each answer brings
-    events not handed before: a partner whose peek removes what it hands out gives the rest
-    (up to ``PEEKS_AFTER_FULL`` more peeks), one whose peek keeps them the same ones again.
-    Returns the last answer that brought new events: still full, the feed may be cut off."""
-    for _ in range(PEEKS_AFTER_FULL):
-        if len(frame) != count:
-            break
-        seen = {raw for earlier in handed for raw in earlier.get(RAW, ())}
-        try:
-            more = peek_events(session, count)
-        except WorkbenchError:  # what was handed is kept; the run says the feed may be cut off
-            break
-        handed.append(more)
-        if set(more.get(RAW, ())) <= seen:  # the peek keeps the events it hands out
-            break
-        frame = more
-    return frame
-
-
-def _every_event(frames: list[Any]) -> Any:
-    """The events of ``frames`` (peeks' frames, in order), each once; the last call's id."""
-    import pandas as pd
-
-    every = pd.concat(frames, ignore_index=True).drop_duplicates(subset=RAW, ignore_index=True)
-    every.attrs = dict(frames[-1].attrs)
-    return every
-
-
 def _peek_within_cap(session: Session, store: Store, handed: list[Any]) -> tuple[Any, int]:
-    """Peek at the profile's count, or at the partner's learned cap when lower: (frame, count);
-    every frame a peek answered is added to ``handed``.
-
-    Any 400 to a peek is a refusal of the count: the pull then finds the largest count the
-    partner accepts (the number its refusal names, then halving, then a binary search up) and
-    remembers it. A feed answered at exactly a learned cap asks the profile's count once more:
-    when the partner now accepts it, the learned cap is forgotten. When every count down to 1 is
-    refused, the refusal is about something else: the partner's first answer is raised.
-    """
+    """Peek at the profile's count, or the learned cap when lower: (frame, count). A 400 is
+    a refusal of the count: halved until accepted, and remembered; when even 1 is refused, the
+    refusal is about something else and is raised. At the learned cap, the profile's count is
+    asked once more; accepted, the cap is forgotten. Every frame answered goes to ``handed``."""
     wanted = session.profile.peek_count
     learned = store.meta(PEEK_LEARNED)
     count = min(wanted, int(learned)) if learned is not None and learned.isdigit() else wanted
-    try:
-        frame = peek_events(session, count)
-    except PartnerError as exc:
-        if exc.status != 400:
-            raise
-        return _search_cap(session, store, count, exc, handed)
-    handed.append(frame)
-    if count < wanted and len(frame) == count:  # at the learned cap: has the partner grown?
+    refusal: PartnerError | None = None
+    while True:
         try:
-            more = _peek_or_none(session, wanted, handed)
-        except WorkbenchError:  # the feed was read: a failed extra look does not undo that
-            more = None
-        if more is not None:
-            store.set_meta(PEEK_LEARNED, None)
-            return more, wanted
-    return frame, count
-
-
-def _search_cap(
-    session: Session, store: Store, refused: int, refusal: PartnerError, handed: list[Any]
-) -> tuple[Any, int]:
-    """The largest count below ``refused`` the partner accepts, learned: (frame, count)."""
-    named = _named_cap(f"{refusal} {refusal.body or ''}", below=refused)
-    if named is not None:
-        frame = _peek_or_none(session, named, handed)
-        if frame is not None:  # the partner named its cap: take its word
-            store.set_meta(PEEK_LEARNED, str(named))
-            return frame, named
-        refused = named
-    accepted, frame, probe = 0, None, refused // 2
-    while frame is None and probe >= 1:
-        frame = _peek_or_none(session, probe, handed)
-        if frame is None:
-            refused, probe = probe, probe // 2
-        else:
-            accepted = probe
-    if frame is None:
-        raise refusal  # even Count=1 is refused: the refusal is not about the count
-    while refused - accepted > 1:
-        middle = (accepted + refused) // 2
-        found = _peek_or_none(session, middle, handed)
-        if found is None:
-            refused = middle
-        else:
-            accepted, frame = middle, found
-    store.set_meta(PEEK_LEARNED, str(accepted))
-    return frame, accepted
-
-
-def _peek_or_none(session: Session, count: int, handed: list[Any]) -> Any:
-    """The peek at ``count`` (added to ``handed``), or ``None`` when the partner refuses it
-    (a 400)."""
-    try:
-        frame = peek_events(session, count)
-    except PartnerError as exc:
-        if exc.status != 400:
-            raise
-        return None
+            frame = peek_events(session, count)
+            break
+        except PartnerError as exc:
+            if exc.status != 400 or count == 1:
+                raise refusal or exc from None
+            refusal, count = refusal or exc, count // 2
     handed.append(frame)
-    return frame
-
-
-def _named_cap(text: str, *, below: int) -> int | None:
-    """The largest count a refusal names ("1..N", "between 1 and N", "max N", "at most N",
-    "less than or equal to N", a ProblemDetails ``errors.Count`` entry), if below ``below``."""
-    for match in _NAMED_CAP.finditer(text):
-        value = int(next(g for g in match.groups() if g is not None))
-        if 1 <= value < below:
-            return value
-    return None
+    if refusal is not None:
+        store.set_meta(PEEK_LEARNED, str(count))
+    elif count < wanted and len(frame) == count:  # at the learned cap: has the partner grown?
+        try:
+            more = peek_events(session, wanted)
+        except WorkbenchError:  # refused, or failed: the feed was read at the cap
+            return frame, count
+        handed.append(more)
+        store.set_meta(PEEK_LEARNED, None)
+        return more, wanted
+    return frame, count
 
 
 def _short(exc: BaseException) -> str:

@@ -23,7 +23,7 @@ import pytest
 
 from tests.browser.conftest import chromium, free_port
 from workbench import reconcile
-from workbench.browse import TRUNCATE_CELLS
+from workbench.cli.browse import TRUNCATE_CELLS
 from workbench.store import Store
 
 pytestmark = pytest.mark.slow

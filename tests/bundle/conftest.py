@@ -15,8 +15,8 @@ import pytest
 import workbench as wb
 from tests.students import of_student
 from workbench import pesc
+from workbench.http.session import Exchange
 from workbench.sandbox import Sandbox, generator
-from workbench.session import Exchange
 
 
 @dataclass

@@ -9,8 +9,7 @@ import pytest
 import workbench as wb
 from workbench import spec
 from workbench.errors import InvalidValue, NotFound, PartnerError, UnreadableAnswer
-from workbench.ids import request_path
-from workbench.partner_json import (
+from workbench.http.answers import (
     MAX_DEPTH,
     answer_items,
     detail_items,
@@ -18,6 +17,7 @@ from workbench.partner_json import (
     listed_requests,
     loads,
     request_id_of,
+    request_path,
 )
 from workbench.store import Store
 

@@ -13,8 +13,8 @@ import pytest
 import workbench as wb
 from workbench import pesc
 from workbench.api.frames import DATE, SCHEMA
+from workbench.http.session import Exchange
 from workbench.sandbox import Sandbox
-from workbench.session import Exchange
 
 UNKNOWN = "0" * 32  # a well-formed id the partner does not know: a NotFound row
 

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 import pytest
 
 import workbench as wb
-from workbench.auth import Token
+from workbench.http.auth import Token
 from workbench.sandbox import Sandbox
 
 from .conftest import exchange_hits

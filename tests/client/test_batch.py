@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 import workbench as wb
-from workbench.api import batch
+from workbench.api import frames as batch
 from workbench.sandbox import Sandbox
 
 UNKNOWN = "0123456789abcdef0123456789abcdef"

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 import workbench as wb
 from tests.report.test_runner import write_notebook
 from workbench.cli import app
-from workbench.doctor import FAILED, OK, SKIPPED, passed, render, run_checks
+from workbench.cli.doctor import FAILED, OK, SKIPPED, passed, render, run_checks
 from workbench.sandbox import Sandbox
 
 

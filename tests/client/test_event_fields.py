@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from workbench.partner_json import event_fields, event_time
+from workbench.http.events import event_fields, event_time
 
 NINE = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 PAYLOAD = {"id": "student-1", "type": "Full-time", "createdAt": "2019-01-01T00:00:00Z"}

@@ -5,8 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from workbench import pesc
-from workbench.api.documents import parse_pescxml, split_pescxml
-from workbench.api.frames import frame
+from workbench.api.frames import frame, parse_pescxml, split_pescxml
 
 ROW = {"RequestID": "A1", "RequestDate": "2026-03-02T09:00:00.123Z", "NewField": {"x": 1}}
 

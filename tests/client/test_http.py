@@ -12,10 +12,10 @@ from email.utils import format_datetime
 import pytest
 
 import workbench as wb
-from workbench.redact import MASK, Redactor
-from workbench.retries import retry_after
+from workbench.http.limits import retry_after
+from workbench.http.masking import MASK, Redactor
+from workbench.http.session import Exchange
 from workbench.sandbox import Sandbox
-from workbench.session import Exchange
 from workbench.spec import DIAGNOSTICS_PATH, SUPPLIER_REQUEST_PATH
 
 from .documents import response_xml

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import workbench as wb
-from workbench.ids import check_request_id, request_path
+from workbench.http.answers import check_request_id, request_path
 from workbench.sandbox import Sandbox
 
 from .conftest import exchange_hits

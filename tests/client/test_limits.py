@@ -18,19 +18,17 @@ from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-import httpcore
-import httpx
 import pytest
 
 import workbench as wb
 from tests.pull.hostile import LoopbackServer, forward
 from workbench import spec
-from workbench.codings import AnswerTooLarge, read_capped
 from workbench.config import load_profile
-from workbench.ids import request_path
+from workbench.http.answers import request_path
+from workbench.http.limits import AnswerTooLarge, read_capped
+from workbench.http.session import Exchange
 from workbench.pull import PullSummary
 from workbench.sandbox import Sandbox
-from workbench.session import Exchange
 
 from .documents import response_xml
 
@@ -289,14 +287,6 @@ def test_we_ask_only_for_encodings_we_decode_under_the_cap(
 ) -> None:
     connect_to(sandbox).supplier.pending_requests()
     assert {e.request_headers.get("accept-encoding") for e in exchanges} == {"gzip, deflate"}
-
-
-def test_the_deadline_transport_still_finds_the_pool_it_replaces() -> None:
-    # httpx 0.28 has no public way to choose the network backend: we replace the transport's
-    # _pool (pyproject pins httpx below 0.29). Fail loudly if that attribute goes away.
-    transport = httpx.HTTPTransport()
-    assert isinstance(transport._pool, httpcore.ConnectionPool)
-    transport.close()
 
 
 def test_a_send_past_its_deadline_may_have_reached_the_partner(

@@ -13,8 +13,8 @@ import httpx
 import pytest
 
 import workbench as wb
-from workbench.auth import PasswordGrant, TokenCache
-from workbench.doctor import passed, run_checks
+from workbench.cli.doctor import passed, run_checks
+from workbench.http.auth import PasswordGrant, TokenCache
 
 
 def _login_forms(exchanges) -> list[dict[str, str]]:
@@ -151,7 +151,7 @@ def test_a_shared_account_missing_its_password_names_the_shared_setting(tmp_path
 
 @pytest.mark.parametrize("name", ["accessToken", "AccessToken", "access-token"])
 def test_a_login_answer_spelling_its_token_otherwise_logs_in_and_is_masked(name: str) -> None:
-    from workbench.redact import Redactor
+    from workbench.http.masking import Redactor
 
     answer = {name: "Op4queT0kenValueXyz123", "tokenType": "Bearer", "expiresIn": 600}
     token = _grant(answer).token()

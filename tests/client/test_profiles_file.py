@@ -12,8 +12,14 @@ import pytest
 
 import workbench as wb
 from workbench.config import load_profile
-from workbench.config.reference import DOCS_PATH, EXAMPLES, render
-from workbench.config.settings import PROFILE_SETTINGS, ROLE_SETTINGS, SMTP_SETTINGS
+from workbench.config.settings import (
+    DOCS_PATH,
+    EXAMPLES,
+    PROFILE_SETTINGS,
+    ROLE_SETTINGS,
+    SMTP_SETTINGS,
+    render,
+)
 
 PROD = """
 default_profile = "prod"
@@ -143,7 +149,7 @@ def test_a_url_with_credentials_shows_neither(tmp_path) -> None:
 
 def test_the_configuration_reference_is_current() -> None:
     assert DOCS_PATH.read_text(encoding="utf-8") == render(), (
-        "docs/configuration.md is stale: run python -m workbench.config.reference"
+        "docs/configuration.md is stale: run python -m workbench.config"
     )
     text = render()
     for setting in (*PROFILE_SETTINGS, *ROLE_SETTINGS, *SMTP_SETTINGS):

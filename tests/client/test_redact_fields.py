@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from workbench.redact import Redactor
+from workbench.http.masking import Redactor
 
 
 @pytest.mark.parametrize(

@@ -16,9 +16,9 @@ from urllib.parse import parse_qsl, quote, quote_plus
 import pytest
 
 import workbench as wb
+from workbench.cli.doctor import render, run_checks
 from workbench.config import load_profile
-from workbench.doctor import render, run_checks
-from workbench.session import Exchange
+from workbench.http.session import Exchange
 
 from .documents import response_xml
 

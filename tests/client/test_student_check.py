@@ -10,8 +10,8 @@ import pytest
 
 import workbench as wb
 from tests.students import of_student, request_xml, with_person
+from workbench.http.session import Exchange
 from workbench.sandbox import Sandbox, generator
-from workbench.session import Exchange
 
 
 def _transcript(sb: Sandbox, request_id: str, **change: str) -> str:

@@ -16,7 +16,7 @@ from typing import Any
 import workbench as wb
 from tests.conftest import FAST
 from workbench import pesc, reconcile, report
-from workbench.doctor import passed, render, run_checks
+from workbench.cli.doctor import passed, render, run_checks
 from workbench.sandbox import Sandbox, SandboxSettings
 from workbench.scenario import transcript_for
 

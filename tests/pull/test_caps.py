@@ -1,6 +1,6 @@
-"""Caps the partner does not announce (issue #11): the domestic peek's largest ``Count`` is
-learned from refusals and remembered in the store; a feed answered at exactly the count asked
-for may be cut off, and the run says so."""
+"""Caps the partner does not announce: a refused domestic peek ``Count`` is halved until
+accepted, and the count accepted is remembered in the store; a feed answered at exactly the
+count asked for may be cut off, and the run says so."""
 
 from __future__ import annotations
 
@@ -33,12 +33,12 @@ def test_a_lower_cap_is_learned_and_asked_directly_next_time(sandbox_factory, tm
     with wb.connect(env=sb.env, db=tmp_path / "wb.db") as w:
         first = w.pull(progress=False)
         assert first.status == "ok", str(first)  # 10 events under a cap of 20: nothing cut off
-        assert w.store.meta("peek_count_learned") == "20"
+        assert w.store.meta("peek_count_learned") == "12"  # 100, 50 and 25 refused
         asked = _asked_counts(w, first.run_id)
-        assert asked[0] == ("100", 400) and asked[-1] == ("20", 200)
+        assert asked == [("100", 400), ("50", 400), ("25", 400), ("12", 200)]
         second = w.pull(progress=False)
         assert second.status == "ok", str(second)
-        assert _asked_counts(w, second.run_id) == [("20", 200)]
+        assert _asked_counts(w, second.run_id) == [("12", 200)]
         assert second.lists["domestic_events"].listed == 10
 
 
@@ -47,14 +47,14 @@ def test_a_feed_answered_at_the_learned_cap_is_partial_and_says_so(sandbox_facto
     with wb.connect(env=sb.env, db=tmp_path / "wb.db") as w:
         summary = w.pull(progress=False)
         assert summary.status == "partial"
-        assert summary.lists["domestic_events"].listed == 20
-        assert summary.lists["domestic_events"].cut_off_at == 20
+        assert summary.lists["domestic_events"].listed == 12
+        assert summary.lists["domestic_events"].cut_off_at == 12
         (failure,) = summary.failures
         assert failure["list"] == "domestic_events"
-        assert "past the first 20 may be unseen" in failure["error"]
+        assert "past the first 12 may be unseen" in failure["error"]
         assert "may be unseen" in str(summary)
         section = events_section(w.store).data
-        assert "may be unseen" in section and "20" in section
+        assert "may be unseen" in section and "12" in section
 
 
 def test_a_higher_cap_is_used_when_the_profile_asks_for_it(sandbox_factory, tmp_path: Path):
@@ -109,7 +109,7 @@ def capped_feed() -> Iterator[str]:
         server.server_close()
 
 
-def test_a_refusal_that_names_no_range_is_searched(capped_feed: str, tmp_path: Path):
+def test_a_refused_count_is_halved_until_accepted(capped_feed: str, tmp_path: Path):
     env = {
         "WORKBENCH_GATEWAY_URL": capped_feed,
         "WORKBENCH_SUBSCRIPTION_KEY": "subscription-key-0123456789",
@@ -117,9 +117,9 @@ def test_a_refusal_that_names_no_range_is_searched(capped_feed: str, tmp_path: P
     }
     with wb.connect(env=env, db=tmp_path / "wb.db") as w:
         summary = w.pull(progress=False)
-        assert w.store.meta("peek_count_learned") == "37"
-        assert summary.lists["domestic_events"].listed == 37
-        assert summary.status == "partial"  # 50 events at a cap of 37: cut off
+        assert w.store.meta("peek_count_learned") == "25"  # 100 and 50 refused
+        assert summary.lists["domestic_events"].listed == 25
+        assert summary.status == "partial"  # 50 events at 25: cut off
         assert set(summary.lists) == {"domestic_events"}  # the only interface configured
 
 
@@ -204,8 +204,8 @@ def test_any_400_to_the_peek_is_a_refusal_of_the_count(
         summary = w.pull(progress=False)
         assert summary.status == "ok", str(summary)
         assert summary.lists["domestic_events"].listed == 10
-        assert w.store.meta("peek_count_learned") == "30"
-        assert len(_asked_counts(w, summary.run_id)) <= 8
+        assert w.store.meta("peek_count_learned") == "25"
+        assert len(_asked_counts(w, summary.run_id)) == 3  # 100, 50, 25
 
 
 def test_a_400_to_every_count_says_the_partners_own_words(feed: _Feed, tmp_path: Path) -> None:
@@ -222,24 +222,24 @@ def test_a_400_to_every_count_says_the_partners_own_words(feed: _Feed, tmp_path:
 def test_a_learned_cap_is_tried_again_when_the_feed_fills_it(feed: _Feed, tmp_path: Path):
     feed.cap, feed.events = 37, 200
     with wb.connect(env=feed.env, db=tmp_path / "wb.db") as w:
-        assert w.pull(progress=False).lists["domestic_events"].listed == 37
-        assert w.store.meta("peek_count_learned") == "37"
+        assert w.pull(progress=False).lists["domestic_events"].listed == 25
+        assert w.store.meta("peek_count_learned") == "25"
         # The cap has not moved: one extra call, refused; the same events again at the cap say
         # the peek keeps what it hands out.
         still = w.pull(progress=False)
-        assert _asked_counts(w, still.run_id) == [("37", 200), ("100", 400), ("37", 200)]
-        assert w.store.meta("peek_count_learned") == "37"
+        assert _asked_counts(w, still.run_id) == [("25", 200), ("100", 400), ("25", 200)]
+        assert w.store.meta("peek_count_learned") == "25"
         feed.cap = 100  # the partner now hands out more: the profile's count is used again
         grown = w.pull(progress=False)
-        assert _asked_counts(w, grown.run_id) == [("37", 200), ("100", 200), ("100", 200)]
+        assert _asked_counts(w, grown.run_id) == [("25", 200), ("100", 200), ("100", 200)]
         assert grown.lists["domestic_events"].listed == 100
         assert w.store.meta("peek_count_learned") is None
     with wb.connect(env={**feed.env, "WORKBENCH_PEEK_COUNT": "150"}, db=tmp_path / "b.db") as w:
-        w.pull(progress=False)  # learns 100
+        w.pull(progress=False)  # learns 75
         feed.cap = 120
         again = w.pull(progress=False)
-        assert _asked_counts(w, again.run_id) == [("100", 200), ("150", 400), ("100", 200)]
-        assert w.store.meta("peek_count_learned") == "100"  # 150 refused: still the best known
+        assert _asked_counts(w, again.run_id) == [("75", 200), ("150", 400), ("75", 200)]
+        assert w.store.meta("peek_count_learned") == "75"  # 150 refused: still the best known
 
 
 def test_more_events_than_asked_is_not_a_cut_off(feed: _Feed, tmp_path: Path) -> None:
@@ -260,4 +260,4 @@ def test_a_feed_whose_peek_removes_events_is_read_whole_past_its_cap(sandbox_fac
         events = w.store.table("events", where="source = 'domestic'")
         assert set(events["event_key"]) == truth
         assert sb.state.domestic_events == []
-        assert [c for c, _ in _asked_counts(w, summary.run_id)][-3:] == ["20", "20", "20"]
+        assert [c for c, _ in _asked_counts(w, summary.run_id)][-3:] == ["12", "12", "12"]

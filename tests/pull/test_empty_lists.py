@@ -10,8 +10,8 @@ import pytest
 
 import workbench as wb
 from workbench import reconcile
+from workbench.http.session import Exchange
 from workbench.sandbox import Sandbox
-from workbench.session import Exchange
 
 LISTS = (
     "supplier.pending_requests", "consumer.pending_transcripts",

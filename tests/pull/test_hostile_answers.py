@@ -12,7 +12,7 @@ import pytest
 
 import workbench as wb
 from workbench import spec
-from workbench.ids import request_path
+from workbench.http.answers import request_path
 
 from .hostile import HostilePartner, body
 

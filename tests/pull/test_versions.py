@@ -12,7 +12,7 @@ import pytest
 import workbench as wb
 from tests.pesc.factories import Request, Transcript, make_request, make_transcript
 from workbench import spec
-from workbench.ids import request_path
+from workbench.http.answers import request_path
 
 from .hostile import HostilePartner, body
 

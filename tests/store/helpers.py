@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from workbench.session import Exchange
+from workbench.http.session import Exchange
 
 SECRETS = ["client-secret-0123", "hunter2-password", "subscription-key-xyz"]
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)

@@ -16,10 +16,10 @@ from tests.pesc.factories import Request, make_request
 from tests.pull.hostile import HostilePartner, LoopbackServer, body
 from workbench import pesc, spec
 from workbench.cli import app
+from workbench.cli.demo import run_demo
 from workbench.config import load_profile
-from workbench.demo import run_demo
 from workbench.errors import ConfigError
-from workbench.ids import request_path
+from workbench.http.answers import request_path
 from workbench.sandbox import Sandbox
 from workbench.store import Store
 from workbench.store.identity import check_partner

@@ -14,8 +14,8 @@ from tests.pull.hostile import HostilePartner, body
 from tests.store.helpers import exchange
 from workbench import spec
 from workbench.errors import StoreError
-from workbench.ids import request_path
-from workbench.redact import MASK, Redactor
+from workbench.http.answers import request_path
+from workbench.http.masking import MASK, Redactor
 from workbench.sandbox.generator import transcript_request_xml
 from workbench.store import Store
 

@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from workbench.browse import INSTALL, browse
 from workbench.cli import app
+from workbench.cli.browse import INSTALL
+from workbench.cli.browse import serve as browse
 from workbench.errors import ConfigError
 from workbench.store import Store, metadata
 from workbench.store.metadata import (

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from tests.store.helpers import SECRETS, exchange
-from workbench.redact import MASK, Redactor
+from workbench.http.masking import MASK, Redactor
 from workbench.store import Store
 
 JWT = "eyJhbGciOiJSUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJ3b3JrYmVuY2gifQ.c2lnbmF0dXJlLWJ5dGVz"
@@ -126,7 +126,7 @@ def test_the_scrubber_masks_sensitive_headers_whatever_their_value() -> None:
 
 
 def test_the_fast_path_hints_cover_every_sensitive_field_name() -> None:
-    from workbench.redact import SENSITIVE_FIELDS
+    from workbench.http.masking import SENSITIVE_FIELDS
 
     for name in SENSITIVE_FIELDS:
         assert Redactor().text(f'{{"{name}": "value-1234"}}') != f'{{"{name}": "value-1234"}}'

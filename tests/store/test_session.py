@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from workbench.config import load_profile
+from workbench.http.session import Session
 from workbench.sandbox import Sandbox
-from workbench.session import Session
 from workbench.spec import (
     PEEK_EVENTS_PATH,
     PENDING_PLACEMENT_EVENTS_PATH,

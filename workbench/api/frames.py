@@ -1,35 +1,35 @@
-"""DataFrames the way DESIGN §5 promises them, typed by one declared schema.
+"""DataFrames the way DESIGN §5 promises them, typed by one declared schema; the ``PESCXML``
+field of exchange answers; many details fetched at once.
 
-snake_case columns; an empty result with the same columns as a full one; ``df.attrs`` with
-``operation``, ``fetched_at`` and ``call_id``. Every column's dtype comes from :data:`SCHEMA`
-(then, for columns no operation declares, from its name), never from the rows it happens to
-hold: a batch where one id failed keeps its counts ``Int64`` and its flags ``boolean``.
+snake_case columns; an empty result has the columns of a full one; ``df.attrs`` name the
+``operation``, ``fetched_at`` and ``call_id``. A column's dtype comes from :data:`SCHEMA`
+(else its name), never from the rows it holds: ids and text ``string``, times UTC
+(``datetime64[us, UTC]``; values that are not ISO 8601 stay text), calendar dates
+``datetime64[s]`` (``NaT`` where not ``YYYY-MM-DD``: the document keeps it), counts ``Int64``,
+flags ``boolean``.
 
-- ids (``*_id``) and text: ``string``;
-- points in time (``*_at``, ``request_date``, ``created_at``...): tz-aware UTC
-  (``datetime64[us, UTC]``); a column whose values are not ISO 8601 stays text;
-- calendar dates (``student_birth_date``, ``planned_release_date``): ``datetime64[s]`` with
-  no time zone; a value that is not ``YYYY-MM-DD`` is ``NaT`` (the document keeps it);
-- counts, totals and ``call_id``: ``Int64``; flags (``release_authorized``): ``boolean``.
-
->>> frame([{"RequestID": "A1", "RequestDate": "2026-03-02T09:00:00.000Z"}],
-...       columns=["request_id", "request_date"], operation="supplier.pending_requests").dtypes
-request_id                   string
-request_date    datetime64[us, UTC]
-dtype: object
+>>> frame([{"RequestID": "A1"}], columns=["request_id"], operation="x").dtypes["request_id"]
+string[python]
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import re
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+import sys
+import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, as_completed, wait
+from typing import Any, NamedTuple
 
 import pandas as pd
+from tqdm.auto import tqdm
 
-from workbench.partner_json import list_items
+from workbench import pesc
+from workbench.errors import PescError, WorkbenchError
+from workbench.http.answers import list_items
 from workbench.pesc.fields import KEYS
 from workbench.pesc.frames import TIME_DTYPE as PESC_TIME
 from workbench.pesc.frames import dtype_of
@@ -38,16 +38,16 @@ from workbench.store.frames import is_missing, snake, utc
 
 logger = logging.getLogger(__name__)
 
+RAW, CALL_ID, ERROR, PESCXML, PARSE_ERROR = "raw", "call_id", "error", "pescxml", "parse_error"
+TIME = "datetime64[us, UTC]"
+DATE = "datetime64[s]"  # a calendar date: no time of day, no time zone
+HANDFUL = 5  # more ids than this, in an interactive session, and a progress bar appears
+_pools = itertools.count()  # each pool's threads named apart, to be joined by name
 _TIME_NAME = re.compile(r"(^|_)(at|time|timestamp|datetime)$|^request_date$")
 _ID_NAME = re.compile(r"(^|_)id$")
 _DATE = re.compile(r"\s*(\d{4}-\d{2}-\d{2})(?:$|[TZ+\-\s])")
-RAW = "raw"
-CALL_ID = "call_id"
-TIME = "datetime64[us, UTC]"
-DATE = "datetime64[s]"  # a calendar date: no time of day, no time zone
-
-# Every column an operation may return, and its dtype: the parsed PESC fields (typed as
-# pesc.to_frames types them), then what the API adds.
+# Every column an operation may return: the parsed PESC fields (as pesc.to_frames types them),
+# then what the API adds.
 SCHEMA: dict[str, str] = {
     **{key: dtype_of(key) for keys in KEYS.values() for key in keys},
     **{key: TIME for keys in KEYS.values() for key in keys if dtype_of(key) == PESC_TIME},
@@ -55,24 +55,20 @@ SCHEMA: dict[str, str] = {
     "planned_release_date": DATE,
     "request_id": "string",
     "request_date": TIME,
-    "pescxml": "string",
-    "parse_error": "string",
-    "error": "string",
+    PESCXML: "string",
+    PARSE_ERROR: "string",
+    ERROR: "string",
     RAW: "string",
     CALL_ID: "Int64",
 }
+Rows = list[dict[str, Any]]
 
 
 def dtype_for(column: str) -> str | None:
     """The declared dtype of a column (:data:`SCHEMA`, else by its name); None: as read."""
-    declared = SCHEMA.get(column)
-    if declared is not None:
-        return declared
-    if _ID_NAME.search(column):
-        return "string"
-    if _TIME_NAME.search(column):
-        return TIME
-    return None
+    if column in SCHEMA:
+        return SCHEMA[column]
+    return "string" if _ID_NAME.search(column) else TIME if _TIME_NAME.search(column) else None
 
 
 def snake_keys(record: Mapping[str, Any]) -> dict[str, Any]:
@@ -94,10 +90,8 @@ def frame(
     tail: Sequence[str] = (),
     call_id: Any = None,
 ) -> pd.DataFrame:
-    """A DataFrame of snake-cased ``records``: ``columns``, any other fields, then ``tail``.
-
-    ``columns`` and ``tail`` are always present, so an empty result has them too.
-    """
+    """A DataFrame of snake-cased ``records``: ``columns``, any other fields, then ``tail``
+    (both always present, so an empty result has them too)."""
     rows = [snake_keys(r) for r in records]
     fixed = {*columns, *tail}
     extra = list(dict.fromkeys(k for row in rows for k in row if k not in fixed))
@@ -108,78 +102,195 @@ def frame(
 def finish(df: pd.DataFrame, *, operation: str, call_id: Any = None) -> pd.DataFrame:
     """Give every column its declared dtype (:func:`dtype_for`) and stamp ``df.attrs``."""
     for column in df.columns:
-        name = str(column)
-        dtype = dtype_for(name)
+        dtype = dtype_for(str(column))
         if dtype is not None:
-            df[column] = _typed(df[column], dtype, name)
-    df.attrs.update(
-        operation=operation,
-        fetched_at=pd.Timestamp.now(tz="UTC"),
-        call_id=call_id,
-    )
+            df[column] = _typed(df[column], dtype, str(column))
+    df.attrs.update(operation=operation, fetched_at=pd.Timestamp.now(tz="UTC"), call_id=call_id)
     return df
 
 
 def events_frame(
-    payload: Any,
-    *,
-    operation: str,
-    call_id: Any = None,
-    paths: Mapping[str, str] | None = None,
+    payload: Any, *, operation: str, call_id: Any = None, paths: Mapping[str, str] | None = None
 ) -> pd.DataFrame:
-    """Events of any shape: :data:`EVENT_COLUMNS` first, found wherever each event keeps them
-    (the profile's ``paths`` first), then every other field flattened
-    (:func:`workbench.store.events.events_flat`); ``raw`` keeps each event's JSON as sent.
-
-    Accepts an array, or an object holding one array (DESIGN §3); anything else is an
-    ``UnreadableAnswer``.
-    """
+    """Events of any shape, an array or an object holding one: their id, type and time first
+    (the profile's ``paths`` first), then every other field flattened; ``raw`` keeps each
+    event's JSON as sent."""
     items = list_items(payload, operation=operation)
     flat = events_flat(items, paths)
-    flat[RAW] = pd.array(
-        [json.dumps(e, ensure_ascii=False, sort_keys=True) for e in items], dtype="string"
-    )
+    raw = [json.dumps(e, ensure_ascii=False, sort_keys=True) for e in items]
+    flat[RAW] = pd.array(raw, dtype="string")
     return finish(flat, operation=operation, call_id=call_id)
 
 
 def _typed(series: pd.Series, dtype: str, name: str) -> pd.Series:
     if dtype == "string":
-        return series.map(lambda v: v if is_missing(v) or isinstance(v, str) else str(v)).astype(
-            "string"
-        )
+        text = series.map(lambda v: v if is_missing(v) or isinstance(v, str) else str(v))
+        return text.astype("string")
     if dtype == TIME:
         typed = utc(series)
         if not isinstance(typed.dtype, pd.DatetimeTZDtype):
             logger.warning("column %s holds values that are not ISO 8601 times; kept as text", name)
         return typed
     if dtype == DATE:
-        return _as_date(series, name)
-    values = [None if is_missing(v) else v for v in series]
+        if pd.api.types.is_datetime64_any_dtype(series.dtype):
+            return series.dt.tz_localize(None) if series.dt.tz else series
+        found = [None if is_missing(v) else _DATE.match(str(v)) for v in series]
+        days = pd.to_datetime(
+            pd.Series([m.group(1) if m else None for m in found], index=series.index, dtype=object),
+            format="%Y-%m-%d",
+            errors="coerce",
+        ).astype(DATE)
+        unread = sum(1 for v, m in zip(series, found, strict=True) if not is_missing(v) and not m)
+        if unread:  # never the values: they are students' personal data
+            logger.warning(
+                "column %s: %d value(s) are not dates (YYYY-MM-DD) and read as NaT; each "
+                "document (pescxml) keeps what it wrote",
+                name,
+                unread,
+            )
+        return days
     try:
-        return pd.Series(pd.array(values, dtype=dtype), index=series.index)
+        return pd.Series(
+            pd.array([None if is_missing(v) else v for v in series], dtype=dtype),
+            index=series.index,
+        )
     except (TypeError, ValueError):
         logger.warning("column %s holds values that are not %s; kept as read", name, dtype)
         return series
 
 
-def _as_date(series: pd.Series, name: str) -> pd.Series:
-    """``YYYY-MM-DD`` (what may follow: a time, a zone) to a date; anything else ``NaT``."""
-    if pd.api.types.is_datetime64_any_dtype(series.dtype):
-        return series.dt.tz_localize(None) if series.dt.tz else series
-    texts = [None if is_missing(v) else _DATE.match(str(v)) for v in series]
-    days = pd.to_datetime(
-        pd.Series([m.group(1) if m else None for m in texts], index=series.index, dtype=object),
-        format="%Y-%m-%d",
-        errors="coerce",
-    ).astype(DATE)
-    unread = sum(
-        1 for v, day in zip(series, days, strict=True) if not is_missing(v) and day is pd.NaT
-    )
-    if unread:  # never the values: they are students' personal data
-        logger.warning(
-            "column %s: %d value(s) are not dates (YYYY-MM-DD) and read as NaT; each document "
-            "(pescxml) keeps what it wrote",
-            name,
-            unread,
-        )
-    return days
+# -- the PESCXML field ----------------------------------------------------------------------
+
+
+class Parsed(NamedTuple):
+    """A ``PESCXML`` value parsed once: its XML (unescaped once; as sent when it does not
+    parse), its document (None: ``error`` says why)."""
+
+    xml: str | None
+    document: pesc.PescDocument | None
+    error: str | None
+
+
+def split_pescxml(record: Mapping[str, Any]) -> tuple[str | None, dict[str, Any]]:
+    """The record's ``PESCXML`` value (``PESCXml``, any case), and the rest."""
+    xml: str | None = None
+    rest: dict[str, Any] = {}
+    for key, value in record.items():
+        if str(key).lower() == PESCXML and xml is None:
+            xml = value if isinstance(value, str) else None
+        else:
+            rest[key] = value
+    return xml, rest
+
+
+def parse_pescxml(value: str | None) -> Parsed:
+    """The document of a ``PESCXML`` value, parsed once (unescaping is ``pesc.parse``'s alone:
+    a document escaped twice is refused, not repaired); never raises for a bad document."""
+    if not value:
+        return Parsed(value, None, "no PESCXML in the answer")
+    try:
+        document = pesc.parse(value)
+    except PescError as exc:
+        return Parsed(value, None, f"{exc.reason}: {exc}")
+    return Parsed(document.text, document, None)
+
+
+def document_row(item: dict[str, Any]) -> dict[str, Any]:
+    """An answer item as a row: its fields, the parsed document's fields, ``pescxml`` last."""
+    value, rest = split_pescxml(item)
+    xml, document, error = parse_pescxml(value)
+    row = snake_keys(rest)
+    fields = pesc.flatten(document) if document is not None else {}
+    for key, field in {**fields, PARSE_ERROR: error}.items():
+        row[key if key not in row else f"pesc_{key}"] = field
+    row[PESCXML] = xml
+    return row
+
+
+def text_of(document: Any) -> str:
+    """The XML text of what a caller sends: a string, bytes, or a parsed document."""
+    if isinstance(document, bytes):
+        return document.decode("utf-8")
+    text = document if isinstance(document, str) else getattr(document, "text", None)
+    if isinstance(text, str):
+        return text
+    raise TypeError(f"pescxml must be XML text or a parsed PESC document, not {type(document)}")
+
+
+# -- many at once ---------------------------------------------------------------------------
+
+
+def ids_of(ids: Iterable[Any] | pd.DataFrame | pd.Series | str) -> list[Any]:
+    """The ids to fetch, in order, each once: a list, a Series, or a frame's ``request_id``."""
+    if isinstance(ids, str):
+        ids = [ids]
+    elif isinstance(ids, pd.DataFrame):
+        if "request_id" not in ids.columns:
+            raise ValueError("a DataFrame of ids needs a request_id column")
+        ids = ids["request_id"]
+    unique: list[Any] = []
+    seen: set[Any] = set()
+    for value in ids:
+        try:
+            if value in seen:
+                continue
+            seen.add(value)
+        except TypeError:  # unhashable: kept, and refused later with its own error row
+            pass
+        unique.append(value)
+    return unique
+
+
+def fetch_all(
+    ids: list[Any],
+    fetch: Callable[[Any], Rows],
+    *,
+    concurrency: int,
+    progress: bool | None = None,
+    desc: str = "details",
+) -> Rows:
+    """``fetch(id)`` for every id on ``concurrency`` threads over the session's one client
+    (threads, not asyncio: the API works inside Jupyter's running loop); rows in the order of
+    ``ids``. A ``WorkbenchError`` becomes its id's ``error`` row; anything else (a bug,
+    Ctrl-C) stops the batch, dropping the ids not started."""
+    if not ids:
+        return []
+    show = (interactive() if progress is None else progress) and len(ids) > HANDFUL
+    prefix = f"wb-{next(_pools)}"
+    pool = ThreadPoolExecutor(max_workers=min(concurrency, len(ids)), thread_name_prefix=prefix)
+    bar = tqdm(total=len(ids), desc=desc, unit="id", disable=not show, leave=False)
+    try:
+        futures = [pool.submit(_guarded, fetch, value) for value in ids]
+        if show:
+            for future in as_completed(futures):
+                future.result()
+                bar.update()
+        else:  # sleep until the end, rather than wake for every id and take the GIL
+            done, _ = wait(futures, return_when=FIRST_EXCEPTION)
+            for future in done:
+                future.result()
+        return [row for future in futures for row in future.result()]
+    finally:
+        # On Ctrl-C (or any escape) drop what has not started; running fetches end on timeouts.
+        pool.shutdown(wait=True, cancel_futures=True)
+        # A Ctrl-C inside submit() can land while it starts a thread, which the pool then never
+        # joins: joined here, so no fetch records its call after the caller closed the store.
+        for thread in threading.enumerate():
+            if thread.name.startswith(f"{prefix}_"):
+                thread.join()
+        bar.close()
+
+
+def _guarded(fetch: Callable[[Any], Rows], value: Any) -> Rows:
+    try:
+        return fetch(value)
+    except WorkbenchError as exc:
+        shown = value if isinstance(value, str) else None
+        return [{"request_id": shown, ERROR: f"{type(exc).__name__}: {exc}", CALL_ID: exc.call_id}]
+
+
+def interactive() -> bool:
+    """True in a Jupyter kernel or at a terminal; False under cron, CI or a pipe."""
+    shell = sys.modules.get("IPython")
+    ip = shell.get_ipython() if shell is not None else None
+    return type(ip).__name__ == "ZMQInteractiveShell" or sys.stderr.isatty()

@@ -20,7 +20,7 @@ The zip holds:
   in the bundled file) and where it was seen;
 - ``timeline.csv``: ``Store.timeline(id)``.
 
-Secrets never leave: every text passes :class:`workbench.redact.Redactor` with the given
+Secrets never leave: every text passes :class:`workbench.http.masking.Redactor` with the given
 ``secrets``, so sensitive headers and fields are masked by name, the secrets by value, JWTs and
 bearer credentials by shape, even if the store somehow held one. ``redact_personal=True`` also
 masks student personal data (:data:`PERSONAL_ELEMENTS`) in every member, with stable

@@ -22,8 +22,8 @@ from workbench.bundle.plain import iso
 from workbench.bundle.redaction import DEFAULT_OUT_DIR, PERSONAL_ELEMENTS, Personal, Redaction
 from workbench.errors import ConfigError, StoreError
 from workbench.folders import create_private
+from workbench.http.masking import SENSITIVE_FIELDS, SENSITIVE_HEADERS
 from workbench.pesc.fields import environment_of
-from workbench.redact import SENSITIVE_FIELDS, SENSITIVE_HEADERS
 from workbench.store import Store
 from workbench.store.identity import SANDBOX_TITLE
 

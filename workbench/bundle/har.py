@@ -13,7 +13,7 @@ import pandas as pd
 from workbench._version import __version__
 from workbench.bundle.plain import iso, records
 from workbench.bundle.redaction import Redaction
-from workbench.redact import is_document, is_sent_document
+from workbench.http.masking import is_document, is_sent_document
 from workbench.store import Store
 
 LIST_KINDS = ("appeared", "vanished")

@@ -8,7 +8,7 @@ import json
 import re
 from collections.abc import Iterable, Mapping
 
-from workbench.redact import Redactor
+from workbench.http.masking import Redactor
 
 DEFAULT_OUT_DIR = "data/bundles"
 # Leaf elements masked by ``redact_personal``, wherever they appear (organisation contacts

@@ -1,21 +1,10 @@
 """The ``workbench`` command: thin commands, each calling one library function.
 
 Exit codes: 0 ok, 1 failed, 2 usage or configuration error, 3 exceptions found (``report
---fail-on-exceptions``). When more than one applies, the first of 2, 1, 3 wins: a report on a
-partial pull that holds exceptions exits 1.
-
-What may carry partner text (summaries, checks, error messages) is printed with
-:func:`~workbench.cli.output.say`, which escapes control characters: an id cannot retitle or
-repaint the terminal.
-
-Layout: ``options.py`` (the options commands share), ``output.py`` (printing, errors to exit
-codes), ``data.py`` (doctor, pull, export), ``reports.py`` (report, troubleshoot, bundle),
-``simulate.py`` (sandbox, demo), ``browse.py`` (browse), ``send.py`` (the ``send`` group),
-``store.py`` (the ``store`` group: ``repoint``).
-
-Starting is cheap: ``--help`` and ``--version`` load neither pandas, matplotlib, httpx nor Rich;
-each command imports what it uses inside its function (``tests/test_fast_start.py``,
-``bench/cli.py``).
+--fail-on-exceptions``); when several apply, the first of 2, 1, 3. What may carry partner text
+is printed through :func:`~workbench.cli.output.say`, which escapes control characters.
+``--help`` and ``--version`` load neither pandas, matplotlib, httpx nor Rich: each command
+imports what it uses when it runs (``tests/test_fast_start.py``, ``bench/cli.py``).
 """
 
 from __future__ import annotations
@@ -24,7 +13,7 @@ from typing import Annotated
 
 import typer
 
-from workbench.cli import browse, data, reports, send, simulate, store
+from workbench.cli import browse, data, demo, reports, sandbox, send, store
 from workbench.cli.help import CONTEXT_SETTINGS, Command, Group
 
 app = typer.Typer(
@@ -55,18 +44,8 @@ def _root(
     """Pull, store, reconcile and troubleshoot partner data."""
 
 
-for command in (
-    simulate.sandbox,
-    data.doctor,
-    data.pull,
-    data.export,
-    data.call,
-    simulate.demo,
-    reports.bundle,
-    reports.report,
-    reports.troubleshoot,
-    browse.browse,
-):
+for command in (sandbox.sandbox, data.doctor, data.pull, data.export, data.call, demo.demo,
+                reports.bundle, reports.report, reports.troubleshoot, browse.browse):  # fmt: skip
     app.command(cls=Command)(command)
 app.add_typer(send.app, name="send")
 app.add_typer(store.app, name="store")

@@ -1,14 +1,54 @@
-"""``workbench browse``: the store in Datasette."""
+"""``workbench browse``: Datasette on a store, read-only, on 127.0.0.1, for you alone.
+
+The store names students, so the server is guarded as JupyterLab guards a notebook server
+(:func:`guarded`): a key (the printed URL carries it, the first page sets it as a cookie, a
+request without it is refused); a ``Host`` header that must be the address it serves on (no DNS
+rebinding); no CSV download (a spreadsheet would run partner text in it as formulas: ``workbench
+export`` writes csv with its guard). Datasette opens the file read-only, with the store's
+metadata (descriptions, units, canned queries); a pull meanwhile shows on the next page load.
+"""
 
 from __future__ import annotations
 
-from typing import Annotated
+import errno
+import html
+import secrets
+import signal
+import socket
+import tempfile
+import threading
+from collections.abc import Awaitable, Callable, MutableMapping
+from http.cookies import SimpleCookie
+from importlib.util import find_spec
+from pathlib import Path
+from typing import Annotated, Any
+from urllib.parse import parse_qsl, quote, urlencode
 
 import typer
 
-from workbench.browse import DEFAULT_PORT
-from workbench.cli.options import Config, Db, Profile
-from workbench.cli.output import announce_store, clean_errors, say
+from workbench.cli.output import Config, Db, Profile, announce_store, clean_errors, say
+from workbench.errors import ConfigError, InvalidParameter
+
+HOST, DEFAULT_PORT = "127.0.0.1", 8001
+INSTALL = (
+    "pip install 'workbench[browse]' (in a checkout: "
+    ".venv/bin/uv pip install --python .venv/bin/python -e '.[browse]')"
+)
+SQL_TIME_LIMIT_MS = 5000  # Datasette's 1 s is short for a request's story on a year of calls
+TRUNCATE_CELLS = 120  # a table's page cuts a long cell (a document); its row's page has it all
+COOKIE, TOKEN_PARAMETER = "workbench_browse", "token"
+NO_CSV = (
+    "CSV downloads are off here: a spreadsheet would run partner text in them as formulas. "
+    "For a table, view or partner list, workbench export NAME --format csv (or xlsx) guards "
+    "them."
+)
+NO_CSV_LINKS = "data:text/css," + quote(  # the links to the refused downloads are not shown
+    'a[href*=".csv"], form[action*=".csv"], .advanced-export { display: none !important; }'
+)
+Scope = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Scope]]
+Send = Callable[[Scope], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
 def browse(
@@ -31,13 +71,181 @@ def browse(
     to install it). The partner is not contacted. Exit 2 when Datasette is missing, the port
     is taken, or there is no workbench store at --db.
     """
-    from workbench.browse import browse as serve
-
     with clean_errors():
         announce_store(profile, db, config)
-        code = serve(
-            db, profile=profile, config_path=config, port=port, open_browser=open_browser,
+        serve(
+            db,
+            profile=profile,
+            config_path=config,
+            port=port,
+            open_browser=open_browser,
             announce=lambda text: say(text, err=True),
-        )  # fmt: skip
-    if code:
-        raise typer.Exit(code)
+        )
+
+
+def serve(
+    db: str | Path | None = None,
+    *,
+    profile: str | None = None,
+    config_path: str | Path | None = None,
+    port: int = DEFAULT_PORT,
+    open_browser: bool = True,
+    announce: Callable[[str], None] = print,
+) -> None:
+    """Serve the profile's store (``db`` overrides it) until Ctrl-C or SIGTERM, ``announce``
+    told the URL with its key first. ``ConfigError`` without Datasette (saying how to install
+    it) or a store; ``InvalidParameter`` for a port outside 0-65535 or taken."""
+    from workbench.config import load_profile
+    from workbench.report.job import check_store
+    from workbench.store import Store
+
+    if not 0 <= port < 65536:
+        raise InvalidParameter(
+            f"The port must be within 0-65535 (0: any free one), not {port}.", parameter="port"
+        )
+    if find_spec("datasette") is None:
+        raise ConfigError(f"Datasette is not installed: {INSTALL}.")
+    path = Path(db if db is not None else load_profile(profile, config_path=config_path).db)
+    if not path.exists():
+        raise ConfigError(
+            f"There is no database at {path}: run `workbench pull --db {path}` first."
+        )
+    check_store(path, pulling=False)
+    path = path.resolve()
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)  # held: the port stays ours
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        listener.bind((HOST, port))
+    except OSError as exc:
+        listener.close()
+        taken = (
+            "is taken (another workbench browse, or another server)"
+            if exc.errno == errno.EADDRINUSE
+            else f"cannot be served on: {exc}"
+        )
+        raise InvalidParameter(
+            f"Port {port} on {HOST} {taken}: pass another --port.", parameter="port"
+        ) from None
+    listener.listen(128)
+    port = listener.getsockname()[1]  # the one chosen, for --port 0
+    token = secrets.token_urlsafe(32)
+    url = f"http://{HOST}:{port}/?{TOKEN_PARAMETER}={token}"
+    stop = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, signal.default_int_handler) if stop else None
+    try:
+        # An older store is served from its private migrated copy, removed when it closes.
+        with (
+            Store(path, read_only=True) as store,
+            tempfile.TemporaryDirectory(prefix="workbench-browse-") as folder,
+        ):
+            server = _server(store.file, port, token, name=path.stem)
+            announce(
+                f"Datasette on {path} (read-only, for you alone): {url}\n"
+                "The link holds your key: keep it to yourself. Ctrl-C stops it."
+            )
+            if open_browser:
+                _open_privately(url, folder)
+            server.run(sockets=[listener])
+    except KeyboardInterrupt:
+        pass
+    finally:
+        listener.close()
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _open_privately(url: str, folder: str) -> None:
+    """Open ``url`` in the web browser through a page of ours (0600, in a 0700 folder) that
+    forwards to it: the key stays out of the browser's command line, which every local user
+    can read (``ps``), as JupyterLab does."""
+    import webbrowser
+
+    from workbench.folders import create_private
+
+    page = Path(folder) / "open.html"
+    create_private(page)
+    link = html.escape(url, quote=True)
+    page.write_text(
+        f'<!doctype html><meta http-equiv="refresh" content="0; url={link}">'
+        f'<a href="{link}">Open the store</a>',
+        encoding="utf-8",
+    )
+    webbrowser.open(page.as_uri())
+
+
+def _server(path: Path, port: int, token: str, *, name: str) -> Any:
+    """A uvicorn server of Datasette on ``path`` behind :func:`guarded`."""
+    import asyncio
+
+    import uvicorn
+    from datasette.app import Datasette
+
+    from workbench.store.metadata import datasette_metadata
+
+    ds = Datasette(
+        [str(path)],
+        metadata={**datasette_metadata(name), "extra_css_urls": [{"url": NO_CSV_LINKS}]},
+        settings={"sql_time_limit_ms": SQL_TIME_LIMIT_MS, "truncate_cells_html": TRUNCATE_CELLS},
+    )
+    asyncio.run(ds.invoke_startup())  # what `datasette serve` runs before serving
+    app = guarded(ds.app(), token=token, hosts={f"{HOST}:{port}", f"localhost:{port}"})
+    return uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on", workers=1))
+
+
+def guarded(app: ASGIApp, *, token: str, hosts: set[str]) -> ASGIApp:
+    """``app`` answering only requests for ``hosts`` that carry ``token`` (the URL's, which
+    sets it as a cookie, or the cookie), and never a CSV download."""
+
+    async def guard(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await app(scope, receive, send)
+            return
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        query = parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
+        given = dict(query).get(TOKEN_PARAMETER)
+        cookie = SimpleCookie(headers.get("cookie", "")).get(COOKIE)
+        if headers.get("host", "").lower() not in hosts:
+            await _answer(send, 421, "This server answers only for the address it printed.")
+        elif given is not None and _same(given, token):
+            rest = urlencode([(k, v) for k, v in query if k != TOKEN_PARAMETER])
+            where = scope.get("path", "/") + (f"?{rest}" if rest else "")
+            await _answer(
+                send,
+                303,
+                "",
+                [
+                    (b"location", where.encode("latin-1")),
+                    (
+                        b"set-cookie",
+                        f"{COOKIE}={token}; HttpOnly; SameSite=Strict; Path=/".encode(),
+                    ),
+                ],
+            )
+        elif cookie is None or not _same(cookie.value, token):
+            await _answer(
+                send,
+                401,
+                "The store names students: open the link that workbench "
+                "browse printed (it holds your key).",
+            )
+        elif scope.get("path", "").endswith(".csv") or ("_format", "csv") in query:
+            await _answer(send, 403, NO_CSV)
+        else:
+            await app(scope, receive, send)
+
+    return guard
+
+
+def _same(given: str, token: str) -> bool:
+    """A constant-time comparison, whatever characters ``given`` holds."""
+    return secrets.compare_digest(given.encode("utf-8", "surrogatepass"), token.encode())
+
+
+async def _answer(
+    send: Send, status: int, text: str, headers: list[tuple[bytes, bytes]] | None = None
+) -> None:
+    body = text.encode()
+    headers = headers or [(b"content-type", b"text/plain; charset=utf-8")]
+    headers = [*headers, (b"content-length", str(len(body)).encode())]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})

@@ -1,4 +1,4 @@
-"""``workbench doctor``, ``pull`` and ``export``: the partner's interfaces and the database."""
+"""``workbench doctor``, ``pull``, ``export`` and ``call``: the partner and the database."""
 
 from __future__ import annotations
 
@@ -6,8 +6,16 @@ from typing import Annotated
 
 import typer
 
-from workbench.cli.options import Config, Db, Profile
-from workbench.cli.output import announce_partner, announce_store, clean_errors, say, width
+from workbench.cli.output import (
+    Config,
+    Db,
+    Profile,
+    announce_partner,
+    announce_store,
+    clean_errors,
+    say,
+    width,
+)
 
 
 def doctor(profile: Profile = None, config: Config = None) -> None:
@@ -16,20 +24,19 @@ def doctor(profile: Profile = None, config: Config = None) -> None:
     Exit 0 when every check passes, 1 when one fails, 2 on a configuration error (an interface
     the profile uses and cannot authenticate for lack of a setting, a secret say).
     """
+    from workbench.cli.doctor import FIX_HEADING, passed, render, run_checks
     from workbench.client import connect
-    from workbench.doctor import FIX_HEADING, passed, render, run_checks
 
-    # A check writes nothing: its calls are not recorded, and it creates no database. It
-    # answers quickly: one retry, a second at most between attempts (a pull is more patient).
     with clean_errors():
         announce_partner(profile, None, config)
-    with (
-        clean_errors(),
-        connect(profile, config_path=config, record=False, max_attempts=2, backoff_max=1.0) as w,
-    ):
-        checks = run_checks(w)
-        say(render(checks, width=width()))
-        w.profile.check_interfaces()  # the same ConfigError as pull and report: exit 2
+        # A check writes nothing (no database created) and answers quickly: one retry, a
+        # second at most between attempts.
+        with connect(
+            profile, config_path=config, record=False, max_attempts=2, backoff_max=1.0
+        ) as w:
+            checks = run_checks(w)
+            say(render(checks, width=width()))
+            w.profile.check_interfaces()  # the same ConfigError as pull and report: exit 2
     if not passed(checks):
         typer.echo(f'Some checks failed: see "{FIX_HEADING}" above.', err=True)
         raise typer.Exit(1)
@@ -74,14 +81,14 @@ def pull(
 
     with clean_errors():
         announce_partner(profile, db, config)
-    with clean_errors(), connect(profile, db=db, config_path=config) as w:
-        try:
-            summary = w.pull(progress=progress, lock_timeout_s=wait)
-        except PullInterrupted as stop:
-            say(str(stop), err=True)
-            raise typer.Exit(130) from None
-        say(str(summary))
-        typer.echo(f"Stored in {Path(w.db).resolve()}")
+        with connect(profile, db=db, config_path=config) as w:
+            try:
+                summary = w.pull(progress=progress, lock_timeout_s=wait)
+            except PullInterrupted as stop:
+                say(str(stop), err=True)
+                raise typer.Exit(130) from None
+            say(str(summary))
+            typer.echo(f"Stored in {Path(w.db).resolve()}")
     if summary.status == "failed":
         typer.echo(f"The pull failed: {PULL_FAILED}.", err=True)
         raise typer.Exit(1)
@@ -95,8 +102,9 @@ def export(
         str,
         typer.Argument(
             metavar="NAME",
-            help="A table or view of the database, or a partner list (supplier_requests, "
-            "consumer_transcripts, placement_events, domestic_events).",
+            help="A table or view of the database, "
+            "or a partner list (supplier_requests, consumer_transcripts, placement_events, "
+            "domestic_events).",
         ),
     ],
     profile: Profile = None,
@@ -107,8 +115,8 @@ def export(
         typer.Option(
             "--format",
             metavar="csv|xlsx|parquet",
-            help="File format (default: --out's suffix, else csv). parquet needs the "
-            "parquet extra.",
+            help="File format (default: --out's suffix, else csv). parquet needs the parquet "
+            "extra.",
         ),
     ] = None,
     out: Annotated[
@@ -137,24 +145,19 @@ def export(
     --force; parquet without pyarrow says how to install it), 1 when the database cannot be
     read.
     """
-    from workbench.errors import InvalidParameter
     from workbench.export import export_from_profile
 
     with clean_errors():
         announce_store(profile, db, config)
-        try:
-            done = export_from_profile(
-                name, fmt, out, profile=profile, db=db, config_path=config, as_of=as_of,
-                force=force,
-            )  # fmt: skip
-        except InvalidParameter as exc:
-            if exc.parameter != "name":
-                raise
-            raise typer.BadParameter(str(exc), param_hint="NAME") from None
+        done = export_from_profile(
+            name, fmt, out, profile=profile, db=db, config_path=config, as_of=as_of, force=force
+        )
     source = f"{done.kind} {done.name}" + (f", {done.snapshot}" if done.snapshot else "")
     data = " (the embedded sandbox's data, made up)" if done.sandbox else ""
-    say(f"Wrote {done.rows} rows and {done.columns} columns of {source}{data} as {done.fmt}.",
-        err=True)  # fmt: skip
+    say(
+        f"Wrote {done.rows} rows and {done.columns} columns of {source}{data} as {done.fmt}.",
+        err=True,
+    )
     for note in done.notes:
         say(f"Note: {note}", err=True)
     typer.echo(str(done.path))
@@ -162,15 +165,14 @@ def export(
 
 def call(
     role: Annotated[
-        str,
-        typer.Argument(metavar="ROLE", help="international, domestic, supplier or consumer."),
+        str, typer.Argument(metavar="ROLE", help="international, domestic, supplier or consumer.")
     ],
     path: Annotated[
         str,
         typer.Argument(
             metavar="PATH",
-            help="Below the role's base URL, from its first slash: "
-            "/api/transcriptrequests/no_response.",
+            help="Below the role's base URL, from "
+            "its first slash: /api/transcriptrequests/no_response.",
         ),
     ],
     param: Annotated[
@@ -195,13 +197,13 @@ def call(
 
     params: dict[str, str] = {}
     for pair in param or []:
-        name, sep, value = pair.partition("=")
-        if not sep or not name.strip():
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
             raise typer.BadParameter(f"{pair!r}: write NAME=VALUE.", param_hint="--param")
-        params[name.strip()] = value
+        params[key.strip()] = value
     with clean_errors():
         announce_partner(profile, db, config)
-    with clean_errors(), connect(profile, db=db, config_path=config) as w:
-        answer = w.read(role, path, params=params or None)
-        shown = json.dumps(answer, indent=2, ensure_ascii=False)
-        say(w.session.redactor.document(shown), wrap=False)
+        with connect(profile, db=db, config_path=config) as w:
+            answer = w.read(role, path, params=params or None)
+            shown = json.dumps(answer, indent=2, ensure_ascii=False)
+            say(w.session.redactor.document(shown), wrap=False)

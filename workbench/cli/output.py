@@ -1,4 +1,5 @@
-"""What every command prints through: partner text made safe, our errors made exit codes."""
+"""What every command shares: its options, partner text made safe to print, our errors made
+exit codes (2 usage or configuration, 1 the rest)."""
 
 from __future__ import annotations
 
@@ -9,47 +10,79 @@ import shutil
 import sys
 import textwrap
 from collections.abc import Iterator
+from pathlib import Path
+from typing import Annotated
 
 import typer
 
 from workbench.errors import ConfigError, InvalidParameter, WorkbenchError
 
-# Parameters that are arguments of a command (shown in capitals), not --options.
-_ARGUMENTS = frozenset({"request_id", "role", "path"})
+Profile = Annotated[
+    str | None,
+    typer.Option(
+        metavar="NAME",
+        help="Profile to use (default: WORKBENCH_PROFILE, the profiles file's "
+        "default_profile, env when WORKBENCH_*_URL variables are set, else sandbox).",
+    ),
+]
+Db = Annotated[
+    str | None,
+    typer.Option(
+        metavar="PATH",
+        help="SQLite database (default: WORKBENCH_DB, the profile's db, else data/workbench.db).",
+    ),
+]
+Config = Annotated[
+    str | None,
+    typer.Option(
+        metavar="PATH",
+        help="Profiles file (default: WORKBENCH_CONFIG, else the first "
+        "workbench.toml in this folder, WORKBENCH_HOME, then ~/.config/workbench).",
+    ),
+]
+RequestId = Annotated[
+    str,
+    typer.Argument(
+        metavar="REQUEST_ID",
+        help="The RequestID (or received transcript id); a GUID pasted with "
+        "dashes or in upper case is matched to the stored spelling.",
+    ),
+]
+OutputDir = Annotated[
+    str | None,
+    typer.Option(
+        metavar="DIR",
+        help="Folder for the executed notebook and its HTML (default: reports/ "
+        "beside the database, data/reports for the default one).",
+    ),
+]
+_ARGUMENTS = frozenset({"request_id", "role", "path", "name", "file"})  # shown in capitals
 
 
 def say(text: str, *, err: bool = False, wrap: bool = True) -> None:
     """Print ``text`` (ours, maybe holding partner text) with its control characters escaped,
-    its long lines wrapped at :func:`width` (``wrap=False`` for a document to copy as is)."""
-    from workbench.terminal import printable
+    its long lines wrapped at :func:`width` (never a word cut; ``wrap=False`` for a document)."""
+    from workbench.http.masking import printable
 
     text = printable(text, keep_newlines=True)
     columns = width(err=err) if wrap else None
     if columns:
-        text = "\n".join(_wrapped(line, columns) for line in text.split("\n"))
+        lines = []
+        for line in text.split("\n"):
+            indent = " " * (len(line) - len(line.lstrip(" ")) + 2)
+            lines += (
+                [line]
+                if len(line) <= columns
+                else textwrap.wrap(
+                    line,
+                    columns,
+                    subsequent_indent=indent,
+                    break_long_words=False,
+                    break_on_hyphens=False,
+                )
+            )
+        text = "\n".join(lines)
     typer.echo(text, err=err)
-
-
-def width(*, err: bool = False) -> int | None:
-    """The width to wrap at: ``COLUMNS`` when set, else the terminal's when printing to one;
-    None (no wrapping) when printing to a file or a pipe."""
-    columns = os.environ.get("COLUMNS", "")
-    if columns.isdigit() and int(columns) > 0:
-        return int(columns)
-    stream = sys.stderr if err else sys.stdout
-    return shutil.get_terminal_size().columns if stream.isatty() else None
-
-
-def _wrapped(line: str, columns: int) -> str:
-    """``line`` wrapped at ``columns``, continued one step further in; a word (an id, a path, a
-    URL) is never cut, so one longer than the line stays whole."""
-    if len(line) <= columns:
-        return line
-    indent = " " * (len(line) - len(line.lstrip(" ")) + 2)
-    return "\n".join(
-        textwrap.wrap(line, columns, subsequent_indent=indent, break_long_words=False,
-                      break_on_hyphens=False)
-    )  # fmt: skip
 
 
 def warn(text: str) -> None:
@@ -57,14 +90,26 @@ def warn(text: str) -> None:
     say(text, err=True)
 
 
+def width(*, err: bool = False) -> int | None:
+    """``COLUMNS`` when set, else the terminal's; None (no wrapping) into a file or a pipe."""
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit() and int(columns) > 0:
+        return int(columns)
+    stream = sys.stderr if err else sys.stdout
+    return shutil.get_terminal_size().columns if stream.isatty() else None
+
+
 @contextlib.contextmanager
 def clean_errors() -> Iterator[None]:
-    """Turn our errors into a message and an exit code: 2 for usage and configuration, 1 for
-    the rest. An ``InvalidParameter`` is a usage error naming the option it came from."""
+    """Our errors as a message and an exit code: an ``InvalidParameter`` a usage error naming
+    its option (or argument), a ``ConfigError`` 2, any other ``WorkbenchError`` 1."""
     try:
         yield
     except InvalidParameter as exc:
         name = exc.parameter
+        if name == "file":  # printed by us, not click, so that a long refusal wraps at COLUMNS
+            say(f"Error: Invalid value for FILE: {exc}", err=True)
+            raise typer.Exit(2) from None
         flag = name.upper() if name in _ARGUMENTS else "--" + name.replace("_", "-")
         raise typer.BadParameter(str(exc), param_hint=flag) from None
     except ConfigError as exc:
@@ -76,24 +121,20 @@ def clean_errors() -> Iterator[None]:
 
 
 def announce_partner(profile: str | None, db: str | None, config: str | None) -> None:
-    """Say (on stderr) which profile a command uses, which partner it talks to ("embedded
-    sandbox" included) and which store it records in, its absolute path: a job started in the
-    wrong folder says so on its first line."""
-    from pathlib import Path
-
+    """Say (stderr) the profile, the partner ("embedded sandbox" included) and the store's
+    absolute path: a job started in the wrong folder says so on its first line."""
     from workbench.config import load_profile
 
     chosen = load_profile(profile, config_path=config)
     store = Path(db if db is not None else chosen.db).resolve()
-    say(f"Profile {chosen.name!r} ({chosen.origin}); partner: {chosen.partner}; store: {store}",
-        err=True)  # fmt: skip
+    say(
+        f"Profile {chosen.name!r} ({chosen.origin}); partner: {chosen.partner}; store: {store}",
+        err=True,
+    )
 
 
 def announce_store(profile: str | None, db: str | None, config: str | None) -> None:
-    """Say (on stderr) which store a command reads, its absolute path, and whose data it
-    holds ("the embedded sandbox's" included); the partner is not contacted."""
-    from pathlib import Path
-
+    """Say (stderr) the store a command reads, its absolute path and whose data it holds."""
     from workbench.config import load_profile
     from workbench.store.identity import data_source, stored_partner
 
@@ -106,8 +147,7 @@ def announce_store(profile: str | None, db: str | None, config: str | None) -> N
 
 
 class _Warnings(logging.Handler):
-    """The library's warnings, printed as the CLI prints: control characters escaped, wrapped
-    at the terminal's width."""
+    """The library's warnings, printed as the command prints: escaped, wrapped."""
 
     def emit(self, record: logging.LogRecord) -> None:
         try:
@@ -120,6 +160,5 @@ def show_library_warnings() -> None:
     """Route the ``workbench`` loggers' warnings to :func:`warn` (once per process)."""
     root = logging.getLogger("workbench")
     if not any(isinstance(h, _Warnings) for h in root.handlers):
-        handler = _Warnings(level=logging.WARNING)
-        root.addHandler(handler)
+        root.addHandler(_Warnings(level=logging.WARNING))
         root.propagate = False

@@ -10,8 +10,18 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from workbench.cli.options import Config, Db, OutputDir, Profile, RequestId
-from workbench.cli.output import announce_partner, announce_store, clean_errors, say, warn
+from workbench.cli.output import (
+    Config,
+    Db,
+    OutputDir,
+    Profile,
+    RequestId,
+    announce_partner,
+    announce_store,
+    clean_errors,
+    say,
+    warn,
+)
 
 if TYPE_CHECKING:
     from workbench.report.job import ReportJob

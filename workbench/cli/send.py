@@ -1,39 +1,49 @@
 """``workbench send response|transcript|ack``: one document to the partner, through the outbox.
 
-Each command calls :func:`workbench.sending.run_send`, which plans the send (the document,
-validated, checked against the outbox), asks through ``confirm`` and sends.
+Each command plans the send (:func:`workbench.cli.send_plan.plan_send`), shows it, asks, and
+sends it; every refusal is known before anything is asked.
 """
 
 from __future__ import annotations
 
 import inspect
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
 from workbench.cli.help import Command, Group
-from workbench.cli.options import Config, Db, Profile
-from workbench.cli.output import announce_partner, clean_errors, say, warn
-
-if TYPE_CHECKING:
-    from workbench.sending import PlannedSend, SendOutcome, SendRequest
+from workbench.cli.output import Config, Db, Profile, announce_partner, clean_errors, say, warn
+from workbench.cli.send_plan import SendRequest, check_options, plan_send, refuse, send_planned
+from workbench.errors import ConfigError, DocumentMismatch, DuplicateSend
 
 app = typer.Typer(
     cls=Group,
-    help="Send a response, a transcript or an acknowledgment to the partner, through the outbox.",
     no_args_is_help=True,
     rich_markup_mode=None,
+    help="Send a response, a transcript or an acknowledgment to the partner, through the outbox.",
 )
-
+Id = Annotated[
+    str,
+    typer.Argument(
+        metavar="ID",
+        help="The RequestID; a GUID pasted with dashes "
+        "or in upper case is matched to the partner's spelling.",
+    ),
+]
+Note = Annotated[
+    str | None, typer.Option(metavar="TEXT", help="A NoteMessage to add (80-character pieces).")
+]
 Yes = Annotated[bool, typer.Option("--yes", "-y", help="Send without asking for confirmation.")]
 DryRun = Annotated[
     bool,
     typer.Option(
-        "--dry-run", help="Print the document and its validation; send nothing (exit 0 when it "
-        "would be sent, else the exit code the send would end with)."
+        "--dry-run",
+        help="Print the document and its "
+        "validation; send nothing (exit 0 when it would be sent, else the exit code the send would "
+        "end with).",
     ),
-]  # fmt: skip
+]
 Show = Annotated[
     bool, typer.Option("--show", help="Print the document (it holds student data) before asking.")
 ]
@@ -41,8 +51,9 @@ Force = Annotated[
     bool,
     typer.Option(
         "--force",
-        help="Send even though the outbox holds an earlier send of it (a re-issue, or a "
-        "response to a cancellation, is a send of its own and needs none).",
+        help="Send even though the outbox holds an "
+        "earlier send of it (a re-issue, or a response to a cancellation, is a send of its own and "
+        "needs none).",
     ),
 ]
 AllowInvalid = Annotated[
@@ -59,18 +70,6 @@ NoCheck = Annotated[
         "you have checked by hand); its DocumentProcessCode is checked in any case.",
     ),
 ]
-Note = Annotated[
-    str | None, typer.Option(metavar="TEXT", help="A NoteMessage to add (80-character pieces).")
-]
-Id = Annotated[
-    str,
-    typer.Argument(
-        metavar="ID",
-        help="The RequestID; a GUID pasted with dashes or in upper case is matched to the "
-        "partner's spelling.",
-    ),
-]
-
 EXITS = (
     "Exit 0 sent (or, with --dry-run, would be sent); 1 declined at the prompt, refused (already "
     "in the outbox, an invalid built document) or failed; 2 on a usage or configuration error (a "
@@ -85,16 +84,17 @@ def response(
         str,
         typer.Option(
             metavar="STATUS",
-            help="The ResponseStatus: TranscriptRequestReceived, Hold, NoRecord, MultipleMatch, "
-            "Canceled, Deceased, ... (an unknown one lists them all).",
+            help="The ResponseStatus: "
+            "TranscriptRequestReceived, Hold, NoRecord, MultipleMatch, Canceled, Deceased, ... (an "
+            "unknown one lists them all).",
         ),
     ],
     hold_reason: Annotated[
         str | None,
         typer.Option(
             metavar="REASON",
-            help="With --status Hold: Financial, TranscriptFee, "
-            "RequestedAction or Other (the default with --release).",
+            help="With --status Hold: "
+            "Financial, TranscriptFee, RequestedAction or Other (the default with --release).",
         ),
     ] = None,
     release: Annotated[
@@ -116,8 +116,6 @@ def response(
     The request's document is the stored one, else fetched. Shows what will be sent and asks
     before sending, unless --yes.
     """
-    from workbench.sending import SendRequest
-
     request = SendRequest(
         "response", request_id, status=status, hold_reason=hold_reason, release=release, note=note
     )
@@ -149,12 +147,8 @@ def transcript(
     transcript, sent again, is a re-issue: a new DocumentID and TransmissionType Reissue. Shows
     what will be sent and asks before sending, unless --yes.
     """
-    from workbench.sending import SendRequest
-
-    _send(
-        SendRequest("transcript", request_id, file=file, check=not no_check),
-        yes, dry_run, show, force, allow_invalid, profile, db, config,
-    )  # fmt: skip
+    request = SendRequest("transcript", request_id, file=file, check=not no_check)
+    _send(request, yes, dry_run, show, force, allow_invalid, profile, db, config)
 
 
 def ack(
@@ -182,14 +176,10 @@ def ack(
     Built from the stored transcript's current version (else fetched), it counts its courses
     and awards. Shows what will be sent and asks before sending, unless --yes.
     """
-    from workbench.sending import SendRequest
-
     if file is not None and note is not None:
         raise typer.BadParameter("--note goes with a built acknowledgment, not FILE.")
-    _send(
-        SendRequest("ack", request_id, file=file, note=note, check=not no_check),
-        yes, dry_run, show, force, allow_invalid, profile, db, config,
-    )  # fmt: skip
+    request = SendRequest("ack", request_id, file=file, note=note, check=not no_check)
+    _send(request, yes, dry_run, show, force, allow_invalid, profile, db, config)
 
 
 for _command in (response, transcript, ack):
@@ -208,32 +198,38 @@ def _send(
     db: str | None,
     config: str | None,
 ) -> None:
-    """Run the send, printing the plan; the prompt's answer no exits 1."""
-    from workbench.errors import DocumentMismatch, DuplicateSend, InvalidParameter
-    from workbench.sending import refuse, run_send
-
-    def confirm(plan: PlannedSend) -> bool:
-        warn(plan.summary())
-        if show:
-            say(plan.document, wrap=False)
-        return yes or typer.confirm("Send it?", default=False, err=True)
+    """Plan, show, ask, send; a read-only profile is refused before anything is read."""
+    from workbench.client import connect
 
     with clean_errors():
         announce_partner(profile, db, config)
         try:
-            outcome = run_send(
-                request, profile=profile, db=db, config_path=config, dry_run=dry_run,
-                force=force, allow_invalid=allow_invalid, confirm=confirm,
-            )  # fmt: skip
-            if dry_run:
-                _print_dry_run(outcome)
-                refuse(outcome.plan, force=force, allow_invalid=allow_invalid)
-        except InvalidParameter as exc:
-            if exc.parameter != "file":
-                raise
-            # printed by us, not click, so that a long refusal wraps at COLUMNS
-            say(f"Error: Invalid value for FILE: {exc}", err=True)
-            raise typer.Exit(2) from None
+            check_options(request)
+            # A dry run records its reads only in a store that exists: it creates no database.
+            with connect(profile, db=db, config_path=config, record=not dry_run) as w:
+                if w.profile.read_only and not dry_run:
+                    raise ConfigError(
+                        f"Profile {w.profile.name!r} is read-only, so nothing was sent. Use a "
+                        "profile without read_only (or WORKBENCH_READ_ONLY=0) to send; --dry-run "
+                        "shows the document."
+                    )
+                plan = plan_send(w, request, reading=dry_run)
+                if dry_run:
+                    say(plan.document, wrap=False)
+                    warn(plan.summary())
+                    for issue in plan.validation.errors:
+                        warn(f"  {issue}")
+                    warn("Dry run: nothing was sent.")
+                    refuse(plan, force=force, allow_invalid=allow_invalid)
+                    return
+                refuse(plan, force=force, allow_invalid=allow_invalid)
+                warn(plan.summary())
+                if show:
+                    say(plan.document, wrap=False)
+                if not (yes or typer.confirm("Send it?", default=False, err=True)):
+                    warn(f"Nothing sent: {plan.operation} for {plan.request_id} was not confirmed.")
+                    raise typer.Exit(1)
+                send_planned(w, plan, force=force)
         except DuplicateSend as exc:
             hint = "" if "--force" in str(exc) else " On the command line: --force."
             say(f"Error (DuplicateSend): {exc}{hint}", err=True)
@@ -241,27 +237,3 @@ def _send(
         except DocumentMismatch as exc:  # a built document for another environment
             say(f"Error (DocumentMismatch): {exc}", err=True)
             raise typer.Exit(2) from None
-    _report(outcome)
-
-
-def _print_dry_run(outcome: SendOutcome) -> None:
-    plan = outcome.plan
-    say(plan.document, wrap=False)
-    warn(plan.summary())
-    for issue in plan.validation.errors:
-        warn(f"  {issue}")
-    warn("Dry run: nothing was sent.")
-
-
-def _report(outcome: SendOutcome) -> None:
-    plan = outcome.plan
-    if outcome.declined:
-        warn(f"Nothing sent: {plan.operation} for {plan.request_id} was not confirmed.")
-        raise typer.Exit(1)
-    if not outcome.sent:
-        return
-    say(f"Sent {plan.operation} for {plan.request_id} (outbox entry {outcome.outbox_id}).")
-    if outcome.reply:
-        say(f"Reply: {outcome.reply}.")
-    if outcome.note:
-        warn(f"Note: {outcome.note}")

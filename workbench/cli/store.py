@@ -7,8 +7,7 @@ from typing import Annotated
 import typer
 
 from workbench.cli.help import Command, Group
-from workbench.cli.options import Config, Db, Profile
-from workbench.cli.output import clean_errors, say, warn
+from workbench.cli.output import Config, Db, Profile, clean_errors, say, warn
 
 app = typer.Typer(
     cls=Group,

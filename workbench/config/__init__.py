@@ -1,12 +1,12 @@
-"""Profiles: every setting declared once (:mod:`.settings`), the profiles file found and read
-safely (:mod:`.files`), a profile resolved from the file and the environment (:mod:`.profile`).
+"""Profiles: every setting declared once (:mod:`.settings`), a profile resolved from the
+environment and the profiles file (:mod:`.load`, :mod:`.files`) into a :mod:`.profile`.
 
->>> from workbench.config import load_profile
 >>> load_profile(env={}).name
 'sandbox'
 """
 
 from workbench.config.files import DEFAULT_CONFIG
+from workbench.config.load import load_profile
 from workbench.config.profile import (
     DEFAULT_DB,
     EMBEDDED_SANDBOX,
@@ -19,7 +19,6 @@ from workbench.config.profile import (
     check_timezone,
     env_prefix,
     is_loopback,
-    load_profile,
     normal_url,
     parse_bool,
     with_overrides,
@@ -32,8 +31,7 @@ from workbench.config.settings import (
     TUNING_LIMITS,
 )
 
-# The folder of PESC XSDs documents are validated against (``workbench.pesc.validate``).
-SCHEMAS_VARIABLE = "WORKBENCH_PESC_SCHEMAS"
+SCHEMAS_VARIABLE = "WORKBENCH_PESC_SCHEMAS"  # the XSDs documents are validated against
 
 __all__ = [
     "DEFAULT_CONFIG",

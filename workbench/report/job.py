@@ -167,7 +167,7 @@ def run_troubleshoot_job(
 ) -> ReportJob:  # fmt: skip
     """:func:`run_report_job` of the troubleshoot notebook on one request, its support bundle
     in ``bundle_dir`` (None: ``bundles/`` beside the store)."""
-    from workbench.ids import check_request_id
+    from workbench.http.answers import check_request_id
 
     bundle_dir = bundle_dir or beside_store(options.get("db"), "bundles",
                                             profile=options.get("profile"),

@@ -18,7 +18,7 @@ import sqlite_utils
 
 from workbench._version import __version__
 from workbench.errors import StoreError
-from workbench.redact import Redactor, is_document, is_sent_document
+from workbench.http.masking import Redactor, is_document, is_sent_document
 from workbench.store import details, identity, settle
 from workbench.store.connection import Connection, process_alive, run_lock
 from workbench.store.events import event_keys, events_seen, read_events

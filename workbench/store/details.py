@@ -21,7 +21,7 @@ from itertools import chain
 from typing import TYPE_CHECKING, Any
 
 from workbench.errors import PescError
-from workbench.redact import Redactor
+from workbench.http.masking import Redactor
 from workbench.store.lists import ListInfo
 from workbench.store.schema import (
     CHILD_TABLES,

@@ -1,7 +1,7 @@
 """Events of the placement and domestic interfaces, deduplicated by id, else by content.
 
 The spec shows no event field (DESIGN §3): an event's id, type and time are found wherever it
-keeps them (:func:`workbench.partner_json.event_fields`, a profile's ``event_fields`` first);
+keeps them (:func:`workbench.http.events.event_fields`, a profile's ``event_fields`` first);
 one without an id is keyed by the SHA-256 of its content, one without a readable time is placed
 at its first sighting (``time_is_first_seen``). The whole event is kept in ``raw_json``.
 """
@@ -15,7 +15,7 @@ from typing import Any
 
 import pandas as pd
 
-from workbench.partner_json import EventFields, event_fields
+from workbench.http.events import EventFields, event_fields
 from workbench.store.frames import flattened
 from workbench.store.schema import dumps, sha256, utc_text
 

@@ -208,8 +208,8 @@ class History:
 
     def spelling_of(self, typed: str, *, lists: tuple[str, ...] = DETAIL_LISTS) -> str:
         """The store's spelling of ``typed``, a hex GUID pasted with or without dashes, in any
-        case (:func:`workbench.ids.resolve_id`); else ``typed``."""
-        from workbench.ids import guid_key, resolve_id
+        case (:func:`workbench.http.answers.resolve_id`); else ``typed``."""
+        from workbench.http.answers import guid_key, resolve_id
 
         if (key := guid_key(typed)) is None:
             return typed

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from workbench.errors import StoreError
-from workbench.partner_json import keys_named
+from workbench.http.answers import keys_named
 from workbench.store.schema import partner_time, sha256
 
 

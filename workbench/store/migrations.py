@@ -18,7 +18,7 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 from workbench.errors import StoreError
-from workbench.partner_json import event_fields
+from workbench.http.events import event_fields
 from workbench.store.details import pescxml_of, unescaped_once
 from workbench.store.schema import (
     SCHEMA_VERSION,

@@ -17,7 +17,7 @@ from typing import Any
 import pandas as pd
 
 from workbench.errors import DuplicateSend, StoreError
-from workbench.redact import Redactor
+from workbench.http.masking import Redactor
 from workbench.store.connection import Connection, process_alive
 from workbench.store.frames import query_frame
 from workbench.store.lists import OPERATIONS, list_info

@@ -1,4 +1,4 @@
-"""``workbench sandbox`` and ``workbench demo``: the embedded partner simulation."""
+"""``workbench sandbox``: the partner simulation, served until Ctrl-C."""
 
 from __future__ import annotations
 
@@ -8,9 +8,6 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-
-from workbench.cli.options import OutputDir
-from workbench.cli.output import clean_errors, say
 
 if TYPE_CHECKING:
     from workbench.sandbox import Sandbox
@@ -196,39 +193,3 @@ def _serve(sb: Sandbox, *, hours_per_minute: float) -> None:
                     sb.advance(hours_per_minute * tick / 60)
         except _Stopped:
             typer.echo("Stopping the sandbox.")
-
-
-def demo(
-    seed: Annotated[
-        int, typer.Option(metavar="SEED", help="Sandbox seed: same seed, same data.")
-    ] = 1,
-    details: Annotated[
-        int, typer.Option(metavar="N", help="How many details of each kind to show.")
-    ] = 3,
-    report: Annotated[
-        bool, typer.Option("--report/--no-report", help="Finish with the HTML report.")
-    ] = True,
-    output_dir: OutputDir = None,
-) -> None:
-    """The main job on the embedded sandbox, from tokens to the HTML reconciliation report.
-
-    Tokens, every list, a pull into data/demo.db, a morning's sends through the outbox, eight
-    hours at the partner, a second pull, and the report.
-
-    Prints where the database and the HTML report are, then the next commands on
-    data/demo.db (troubleshoot its most severe exception, the explorer, the report again), to
-    run as printed. Exit 0 when every step passed, 1 when one failed (a failed report notebook
-    prints its partial outputs' paths), 2 on a usage error.
-    """
-    from workbench.demo import run_demo
-
-    output_dir = output_dir or "data/reports"  # beside the demo's data/demo.db
-    with clean_errors():
-        if report:
-            from workbench.folders import check_folder
-
-            check_folder(output_dir, parameter="output_dir")
-        result = run_demo(say, seed=seed, details=details, report=report,
-                          reports_dir=output_dir)  # fmt: skip
-    if not result.ok:
-        raise typer.Exit(1)

@@ -1,21 +1,10 @@
-"""Bearer tokens as ``httpx.Auth``: password grant, client credentials, or a static token.
+"""Bearer tokens as ``httpx.Auth``: the password grant, client credentials, or a static token.
 
-A provider puts ``Authorization: Bearer ...`` on each request. OAuth providers fetch their token
-from the identity server (spec §4.1), keep it in a :class:`TokenCache` shared by the session
-(one entry per identity server, client, grant, user and scope), renew it ahead of expiry, and let
-only one thread renew a given entry at a time. A 401 answer triggers one renewal and one retry;
-the session turns a second 401 into :class:`~workbench.errors.AuthError`.
-
-The flow is synchronous on purpose: the public API is synchronous, and concurrency comes from
-threads sharing one ``httpx.Client`` (DESIGN §2).
-
-Example::
-
-    auth = ClientCredentials(
-        role="supplier", token_url=url, client_id="c", client_secret="s",
-        scope="transcript_api", cache=TokenCache(), post_form=session.post_form,
-    )
-    httpx.Client(auth=auth).get(...)
+OAuth providers fetch their token from a login address (spec §4.1, or OCAS' eTMS login), keep
+it in a :class:`TokenCache` the session shares (one entry per login, client, grant, scope and
+user), renew it ahead of expiry with one thread renewing an entry at a time, and on a 401
+renew once and retry once; the session turns a second 401 into ``AuthError``. Synchronous, as
+the public API is: concurrency is threads sharing one ``httpx.Client``.
 """
 
 from __future__ import annotations
@@ -33,22 +22,19 @@ import jwt
 
 from workbench.errors import AuthError, PartnerError, WorkbenchError
 
-# How long a token is taken to live when its login says nothing (spec §8: an hour).
-DEFAULT_LIFETIME = 3600.0
-# Renew when less than this share of a token's life is left, when shorter than the margin.
-_MARGIN_SHARE = 0.1
-
+DEFAULT_LIFETIME = 3600.0  # spec §8: a token lives an hour when its login says nothing
+_MARGIN_SHARE = 0.1  # renew with this share of a short token's life left, at the latest
 PostForm = Callable[[str, dict[str, str]], httpx.Response]
 
 
 @dataclass(frozen=True, repr=False)
 class Token:
-    """An access token and what we know of its life. Its ``repr`` hides the value."""
+    """An access token and what we know of its life; its ``repr`` hides the value."""
 
     value: str = field(repr=False)
     scope: str | None
-    lifetime: float  # seconds from ``obtained`` until the partner stops accepting it
-    renew_after: float  # monotonic time after which we ask for a new one
+    lifetime: float  # seconds from ``obtained_at`` until the partner stops accepting it
+    renew_after: float  # time.monotonic() after which we ask for a new one
     obtained_at: datetime
 
     @property
@@ -91,8 +77,6 @@ class TokenCache:
 class BearerAuth(httpx.Auth):
     """Adds a bearer token; on a 401, renews once (when it can) and retries once."""
 
-    requires_request_body = False
-    requires_response_body = False
     grant = "bearer"
     renewable = True
 
@@ -118,26 +102,21 @@ class BearerAuth(httpx.Auth):
             request.headers["Authorization"] = f"Bearer {self.token().value}"
             yield request
 
-    async def async_auth_flow(self, request: httpx.Request) -> Any:
-        raise NotImplementedError("workbench sessions are synchronous; use httpx.Client")
-        yield request  # pragma: no cover  (makes this an async generator, as httpx expects)
-
 
 class StaticToken(BearerAuth):
     """A token given by the operator (``WORKBENCH_SUPPLIER_TOKEN``); it cannot be renewed."""
 
-    grant = "static"
-    renewable = False
+    grant, renewable = "static", False
 
     def __init__(self, *, role: str, token: str) -> None:
         super().__init__(role=role)
-        lifetime, scope = _claims(token)
+        left, scope = _claims(token)
         self._token = Token(
-            value=token,
-            scope=scope,
-            lifetime=lifetime if lifetime is not None else float("inf"),
-            renew_after=float("inf"),
-            obtained_at=datetime.now(UTC),
+            token,
+            scope,
+            left if left is not None else float("inf"),
+            float("inf"),
+            datetime.now(UTC),
         )
 
     def token(self, *, force: bool = False) -> Token:
@@ -145,13 +124,9 @@ class StaticToken(BearerAuth):
 
 
 class OAuthGrant(BearerAuth):
-    """Tokens from a login address (spec §4.1, or OCAS' eTMS login), cached and renewed.
-
-    The form carries what is configured: ``client_id`` and ``client_secret`` when given (OCAS'
-    eTMS login takes none), ``scope`` when given. ``fields="etms"`` spells the user's fields
-    ``Username`` and ``Password``, as OCAS' clients post them. A token's life is the answer's
-    ``expires_in``, else its ``.expires`` date, else its JWT ``exp``, else ``lifetime``.
-    """
+    """Tokens from a login address, cached and renewed. The form carries what is configured
+    (OCAS' eTMS login takes no client id); a token lives as its answer's ``expires_in``, else
+    its ``.expires`` date, else its JWT ``exp``, else ``lifetime``."""
 
     def __init__(
         self,
@@ -166,13 +141,12 @@ class OAuthGrant(BearerAuth):
         margin: float = 60.0,
         lifetime: float = DEFAULT_LIFETIME,
         hint: str = "the client id and secret",
-        on_token: Callable[[str], None] | None = None,
+        on_token: Callable[[str], None] = lambda token: None,
         redact: Callable[[str], str] = lambda text: text,
     ) -> None:
         super().__init__(role=role)
         self.token_url, self.client_id, self.scope = token_url, client_id, scope
-        self._secret = client_secret
-        self._cache, self._post_form = cache, post_form
+        self._secret, self._cache, self._post_form = client_secret, cache, post_form
         self._margin, self._lifetime, self._hint = margin, lifetime, hint
         self._on_token, self._redact = on_token, redact
         self.key: tuple[str, ...] = (token_url, client_id or "", self.grant, scope or "")
@@ -206,17 +180,11 @@ class OAuthGrant(BearerAuth):
         if response.status_code != 200 or not isinstance(body.get("access_token"), str):
             raise self._refusal(response, body)
         value = body["access_token"]
-        if self._on_token is not None:
-            self._on_token(value)
+        self._on_token(value)
         lifetime = _lifetime(body, value, self._lifetime)
-        margin = min(self._margin, lifetime * _MARGIN_SHARE)
-        return Token(
-            value=value,
-            scope=str(body["scope"]) if body.get("scope") is not None else None,
-            lifetime=lifetime,
-            renew_after=time.monotonic() + lifetime - margin,
-            obtained_at=datetime.now(UTC),
-        )
+        scope = str(body["scope"]) if body.get("scope") is not None else None
+        renew = time.monotonic() + lifetime - min(self._margin, lifetime * _MARGIN_SHARE)
+        return Token(value, scope, lifetime, renew, datetime.now(UTC))
 
     def _refusal(self, response: httpx.Response, body: dict[str, Any]) -> WorkbenchError:
         status = response.status_code
@@ -255,13 +223,14 @@ class OAuthGrant(BearerAuth):
 
 
 class ClientCredentials(OAuthGrant):
-    """The client-credentials grant (spec §4.1, domestic interface; the exchange roles)."""
+    """The client-credentials grant (spec §4.1: the domestic interface; the exchange roles)."""
 
     grant = "client_credentials"
 
 
 class PasswordGrant(OAuthGrant):
-    """The password grant (spec §4.1, international interface; OCAS' eTMS login)."""
+    """The password grant (spec §4.1: the international interface; OCAS' eTMS login, whose
+    ``fields="etms"`` spells them ``Username`` and ``Password``)."""
 
     grant = "password"
 
@@ -277,8 +246,7 @@ class PasswordGrant(OAuthGrant):
         super().__init__(**options)
         self.username, self._password, self.user_hint = username, password, user_hint
         self._names = ("Username", "Password") if fields == "etms" else ("username", "password")
-        # Two users of one client must not share a token; two roles of one user do.
-        self.key = (*self.key, username)
+        self.key = (*self.key, username)  # two users of one client must not share a token
 
     def form(self) -> dict[str, str]:
         user, password = self._names
@@ -303,25 +271,20 @@ def _json_object(response: httpx.Response) -> dict[str, Any]:
 
 def _lifetime(body: dict[str, Any], token: str, default: float) -> float:
     """Seconds the token lives: ``expires_in``, else ``.expires`` (an HTTP date, as ASP.NET
-    logins answer), else ``default``; shortened to the JWT's ``exp`` when that is sooner."""
-    lifetime: float | None
+    logins answer), else its JWT's ``exp``, else ``default``; the JWT's ``exp`` when sooner
+    (whole seconds: a token may die up to 1 s before ``expires_in`` says)."""
     try:
-        lifetime = float(body.get("expires_in"))  # type: ignore[arg-type]
+        lifetime: float | None = float(body.get("expires_in"))  # type: ignore[arg-type]
     except (TypeError, ValueError):
         lifetime = _until(body.get(".expires"))
     from_claims, _ = _claims(token)
     if lifetime is None or not 0 < lifetime < float("inf"):
         return from_claims if from_claims is not None and from_claims > 0 else default
-    # `exp` is whole seconds, so a token may die up to 1 s before `expires_in` says; a clock
-    # far off makes `exp` useless, and then `expires_in` alone counts.
-    if from_claims is not None and 0 < from_claims < lifetime:
-        return from_claims
-    return lifetime
+    return from_claims if from_claims is not None and 0 < from_claims < lifetime else lifetime
 
 
 def _until(expires: Any) -> float | None:
-    """Seconds from now until an HTTP date (``Tue, 10 Nov 2026 20:00:00 GMT``) or an ISO
-    8601 time; None when it is neither."""
+    """Seconds from now until an HTTP date or an ISO 8601 time; None when it is neither."""
     if not isinstance(expires, str):
         return None
     try:
@@ -331,8 +294,7 @@ def _until(expires: Any) -> float | None:
             when = datetime.fromisoformat(expires.replace("Z", "+00:00"))
         except ValueError:
             return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
+    when = when if when.tzinfo else when.replace(tzinfo=UTC)
     return (when - datetime.now(UTC)).total_seconds()
 
 
@@ -342,7 +304,6 @@ def _claims(token: str) -> tuple[float | None, str | None]:
         claims = jwt.decode(token, options={"verify_signature": False, "verify_exp": False})
     except jwt.PyJWTError:
         return None, None
-    exp = claims.get("exp")
+    exp, scope = claims.get("exp"), claims.get("scope")
     left = float(exp) - time.time() if isinstance(exp, int | float) else None
-    scope = claims.get("scope")
     return left, str(scope) if scope is not None else None

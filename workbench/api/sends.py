@@ -1,0 +1,268 @@
+"""A send: what it must pass before anything leaves (one rule each, for the API and the CLI),
+and what its answer or failure means.
+
+:func:`check_send` refuses a document that is not XML or not of the send's message type
+(``InvalidValue``); always, a DocumentProcessCode other than what it answers says, or than the
+profile's ``environment`` (``DocumentMismatch``: TEST and PRODUCTION never cross); with
+``check``, a RequestTrackingID of another request and a transcript of another student
+(``DocumentMismatch``, naming fields, never values), or a document that cannot be checked
+(``InvalidValue``). ``CheckedSend.renewal`` says what makes it a new send beside an earlier one:
+a re-issued transcript, or a response to a cancellation. Any 2xx answer means the partner took
+the send (:func:`reply_rows`); a failure is ``failed`` only when the send provably did not take
+effect, else ``uncertain`` (:func:`settle_failure`).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, TypeGuard
+
+from workbench import pesc
+from workbench.api.frames import Rows, document_row
+from workbench.errors import (
+    AuthError,
+    DocumentMismatch,
+    InvalidValue,
+    PartnerError,
+    PescError,
+    TransportError,
+)
+from workbench.http.answers import answer_items
+from workbench.pesc import student
+from workbench.pesc.builders import ID_LENGTH
+from workbench.pesc.fields import transmission_kind
+
+
+@dataclass(frozen=True)
+class SendKind:
+    """One of the three sends: the outbox's name for it, its role, what its id names, and the
+    message types it sends."""
+
+    name: str
+    role: str
+    noun: str
+    expects: tuple[str, ...]
+
+
+SENDS = {
+    kind.name: kind
+    for kind in (
+        SendKind("send_response", "supplier", "transcript request", ("TranscriptResponse",)),
+        SendKind("send_transcript", "supplier", "transcript request",
+                 ("CollegeTranscript", "HighSchoolTranscript")),
+        SendKind("send_acknowledgment", "consumer", "transcript",
+                 ("Acknowledgment", "TranscriptAcknowledgment")),
+    )
+}  # fmt: skip
+UNCHECKED = (
+    "Pass check=False (on the command line, --no-check) once you have checked by hand that "
+    "the document answers it."
+)
+
+
+@dataclass(frozen=True)
+class CheckedSend:
+    """A document that passed :func:`check_send`: its text, its flattened fields, and what
+    makes it a new send beside an earlier one (``renewal``), if anything."""
+
+    kind: SendKind
+    request_id: str
+    xml: str
+    flat: dict[str, Any]
+    renewal: str | None = None  # "re-issue", "answer to a cancellation"
+
+    @property
+    def document_id(self) -> str | None:
+        value = self.flat.get("document_id")
+        return str(value) if value else None
+
+
+def document_fields(kind: SendKind, xml: str) -> tuple[pesc.PescDocument, dict[str, Any]]:
+    """The parsed document and its fields; ``InvalidValue`` when empty or of the wrong type,
+    ``PescError`` when not usable XML."""
+    if not xml.strip():
+        raise InvalidValue(f"{kind.name}: pescxml is empty.")
+    document = pesc.parse(xml)
+    if document.message_type not in kind.expects:
+        raise InvalidValue(
+            f"{kind.name}: expected a {' or '.join(kind.expects)} document, got "
+            f"{document.message_type}."
+        )
+    return document, pesc.flatten(document)
+
+
+def check_send(
+    kind: SendKind,
+    request_id: Any,
+    xml: str,
+    *,
+    answered: str | None,
+    environment: str | None,
+    check: bool = True,
+) -> CheckedSend:
+    """Check ``xml``, sent to ``request_id``, against ``answered`` (the XML of what it
+    answers; None when unreadable) and ``environment`` (test, production or None)."""
+    _, flat = document_fields(kind, xml)
+    try:
+        theirs = pesc.flatten(answered) if answered else None
+    except PescError:
+        theirs = None
+    what = f"the {kind.noun} {str(request_id)!r}"
+    _check_process_code(kind, what, process_code(flat), process_code(theirs or {}), environment)
+    if check:
+        _check_tracking(kind, str(request_id), flat, theirs)
+        if kind.name == "send_transcript":
+            _check_student(kind, what, flat, theirs)
+    renewal = None
+    if kind.name == "send_transcript" and flat.get("transmission_type") == "Reissue":
+        renewal = "re-issue"
+    elif kind.name == "send_response" and answered:
+        try:  # OCAS answers a cancellation, even with TranscriptSent to refuse it
+            if transmission_kind(answered) == "Cancellation":
+                renewal = "answer to a cancellation"
+        except PescError:
+            pass
+    return CheckedSend(kind, str(request_id), xml, flat, renewal)
+
+
+def process_code(flat: dict[str, Any]) -> str | None:
+    """A document's DocumentProcessCode, upper-cased (None when it states none)."""
+    return str(flat.get("process_code") or "").strip().upper() or None
+
+
+def _check_process_code(
+    kind: SendKind, what: str, ours: str | None, answered: str | None, environment: str | None
+) -> None:
+    """TEST and PRODUCTION never cross: the document's code is what it answers', and the
+    profile's environment's when it declares one."""
+    # A document stating no code answers a PRODUCTION one (PESC's default); a TEST one wants it
+    # said, as OCAS' UAT does.
+    if answered and ours != answered and (ours or answered == "TEST"):
+        stated = f"is {ours}" if ours else "is not stated"
+        raise DocumentMismatch(
+            f"{kind.name}: the document's DocumentProcessCode {stated}, but {what} says "
+            f"{answered}: only a {answered} document answers it. Nothing was sent. Give it "
+            f"DocumentProcessCode {answered}"
+            + (f", or send it to the {ours} partner." if ours else ".")
+        )
+    if environment is None:
+        return
+    wanted = environment.upper()
+    declared = (
+        f"the profile's environment is {environment} (environment in the profile, "
+        "WORKBENCH_ENVIRONMENT)"
+    )
+    if answered and answered != wanted:
+        raise DocumentMismatch(
+            f"{kind.name}: {what} says DocumentProcessCode {answered}, but {declared}: is this "
+            "profile pointed at the right partner? Nothing was sent."
+        )
+    if ours != wanted:
+        stated = f"is {ours}" if ours else "states none"
+        raise DocumentMismatch(
+            f"{kind.name}: the document's DocumentProcessCode {stated}, but {declared}, so "
+            f"every document sent says {wanted}. Nothing was sent."
+        )
+
+
+def _check_tracking(kind: SendKind, rid: str, flat: dict[str, Any], theirs: dict | None) -> None:
+    """The document's RequestTrackingID (not the API id: a partner may key its API by a GUID)
+    is the one of what it answers. Unknown (unreadable): the API id stands for it when it could
+    be a tracking id; else the document cannot be checked, and is refused."""
+    tracking = flat.get("request_tracking_id")
+    if not tracking or tracking == rid:  # the API id names this very item under either scheme
+        return
+    expected = theirs.get("request_tracking_id") if theirs else None
+    if expected and tracking != expected:
+        raise DocumentMismatch(
+            f"{kind.name}: the document's RequestTrackingID {tracking!r} is not the one of the "
+            f"{kind.noun} {rid!r} ({expected!r}); it belongs to another request. Nothing was "
+            f"sent. Build the document from that {kind.noun}, or send it to the id it answers."
+        )
+    if expected:
+        return
+    unread = f"the {kind.noun}'s own document gives none (it could not be read, or lacks one)"
+    if len(rid) <= ID_LENGTH:  # a dashed GUID (36 characters) never fits
+        raise InvalidValue(
+            f"{kind.name}: the document's RequestTrackingID {tracking!r} is not the "
+            f"{kind.noun}'s API id {rid!r}, and {unread}: it may belong to another request. "
+            f"Nothing was sent. {UNCHECKED}"
+        )
+    raise InvalidValue(
+        f"{kind.name}: the document (RequestTrackingID {tracking!r}) cannot be checked against "
+        f"the {kind.noun} {rid!r}: its API id is no tracking id, and {unread}. Nothing was "
+        f"sent. {UNCHECKED}"
+    )
+
+
+def _check_student(kind: SendKind, what: str, flat: dict[str, Any], theirs: dict | None) -> None:
+    """A transcript of the request's student (:func:`workbench.pesc.student.differing_fields`);
+    the message names fields, never values."""
+    what = f"the student of {what}"
+    if theirs is None or all(
+        student.comparable(theirs.get(f), f) is None for f in student.IDENTITY
+    ):
+        raise InvalidValue(
+            f"{kind.name}: the transcript's student cannot be checked against {what}: its "
+            "document names none (it could not be read). Nothing was sent. Pass check=False "
+            "(on the command line, --no-check) once you have checked by hand that the "
+            "transcript is of the student it asks for."
+        )
+    differ = student.differing_fields(theirs, flat)
+    if differ:
+        raise DocumentMismatch(
+            f"{kind.name}: the transcript's student differs from {what} on "
+            f"{student.described(differ)}: it may be another student's transcript. Nothing was "
+            "sent. Build it from the request's student, or pass check=False (on the command "
+            "line, --no-check) if you have checked by hand."
+        )
+
+
+# -- what a send's answer or failure means -----------------------------------------------
+
+
+def accepted(exc: BaseException) -> TypeGuard[PartnerError]:
+    """A 2xx answer that raised (its body is not the JSON expected): the partner took it."""
+    return isinstance(exc, PartnerError) and exc.status is not None and 200 <= exc.status < 300
+
+
+def reply_rows(
+    payload: Any, unread: PartnerError | None, operation: str
+) -> tuple[Rows, str | None]:
+    """The rows of an accepted send's answer, and a note when it is not the echoed document."""
+    if unread is None:
+        try:
+            items = answer_items(payload, operation=operation)
+        except PartnerError:
+            items = []
+        if items:
+            return [document_row(item) for item in items], None
+    status = unread.status if unread is not None else 200
+    what = (
+        "a body that cannot be read as JSON"
+        if unread
+        else json.dumps(payload, ensure_ascii=False)[:80]
+    )
+    return [], (
+        f"{operation}: the partner answered {status}, so it took the send, but its answer is "
+        f"not the document it echoes ({what}); nothing was parsed from it. The send is "
+        "recorded as sent and the answer kept in the outbox (response_body): do not send it "
+        "again."
+    )
+
+
+def settle_failure(outbox: Any, entry: int, exc: BaseException) -> None:
+    """Mark a send that raised: ``failed`` when it provably did not take effect, else
+    ``uncertain`` (for the next pull to settle from the lists, never by resending)."""
+    error, call_id = str(exc), getattr(exc, "call_id", None)
+    if isinstance(exc, TransportError) and not exc.may_have_reached:
+        outbox.mark_failed(entry, error=error, call_id=call_id)
+    elif isinstance(exc, AuthError):  # refused at the door: a 401 is never processed
+        outbox.mark_failed(entry, error=error, status=401, call_id=call_id)
+    elif isinstance(exc, PartnerError) and exc.status is not None and 300 <= exc.status < 500:
+        outbox.mark_failed(entry, error=error, status=exc.status, call_id=call_id)
+    elif isinstance(exc, TransportError):
+        outbox.mark_uncertain(entry, error=error, call_id=call_id)
+    else:  # a 5xx, an unexpected 2xx, or an interruption (Ctrl-C): it may have been processed
+        outbox.mark_uncertain(entry, error=f"{type(exc).__name__}: {exc}", call_id=call_id)

@@ -1,0 +1,195 @@
+"""``workbench doctor``: check every interface and role the profile uses, and say what to fix.
+
+For each one used (the others are skipped): a fresh token (grant, scope, lifetime), then one
+read. ``attrs["about"]`` holds the lines :func:`render` prints first: the environment the
+profile declares and the one its stored documents say (a mismatch fails a check), and the
+spelling of the send routes a send goes to first.
+
+>>> print(render(run_checks(w)))  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from workbench.api.exchange import SEND_ROUTES_META
+from workbench.client import Workbench
+from workbench.config import ROLES, env_prefix
+from workbench.errors import ConfigError, PartnerError, WorkbenchError
+from workbench.http.masking import printable
+from workbench.pesc.fields import environment_of
+from workbench.spec import PEEK_EVENTS_PATH
+from workbench.store import Store
+
+OK, FAILED, SKIPPED = "ok", "FAILED", "skipped"
+FIX_HEADING = "What to do"  # the fix column, printed as a list under this heading
+
+
+def _peek(w: Workbench) -> str:
+    """The domestic feed reached without taking an event off it: a peek of ``Count=0`` (a
+    partner whose peek removes events would lose one a check read); a 400 proves the token, the
+    key and the route as well as a 200."""
+    try:
+        answer = w.session.call(
+            "domestic", "GET", PEEK_EVENTS_PATH, operation="doctor.peek", params={"Count": 0}
+        )
+    except PartnerError as exc:
+        if exc.status != 400:
+            raise
+        return "reachable: a peek of no event, refused as a count (nothing read)"
+    listed = answer.value if isinstance(answer.value, list) else []
+    return f"reachable: a peek of no event answered {len(listed)} (nothing kept)"
+
+
+def _rows(frame: pd.DataFrame) -> str:
+    return f"{len(frame)} row(s)"
+
+
+READS: dict[str, list[tuple[str, Callable[[Workbench], str]]]] = {
+    "international": [
+        ("diagnostics", lambda w: _rows(w.diagnostics())),
+        ("pending placement events", lambda w: _rows(w.pending_placement_events())),
+    ],
+    "domestic": [("peek events", _peek)],
+    "supplier": [("pending requests", lambda w: _rows(w.supplier.pending_requests()))],
+    "consumer": [("pending transcripts", lambda w: _rows(w.consumer.pending_transcripts()))],
+}
+
+
+@dataclass(frozen=True)
+class Check:
+    interface: str
+    check: str
+    status: str
+    detail: str = ""
+    fix: str = ""
+
+
+def run_checks(w: Workbench) -> pd.DataFrame:
+    """One row per check: interface, check, status (ok / FAILED / skipped), detail, fix."""
+    checks = [check for role in ROLES for check in _checks_of(w, role)]
+    lines, mismatch = _about(w)
+    df = pd.DataFrame(
+        [asdict(c) for c in [*checks, *mismatch]],
+        columns=["interface", "check", "status", "detail", "fix"],
+    )
+    df.attrs.update(operation="doctor", profile=w.profile.name, about=lines)
+    return df
+
+
+def passed(checks: pd.DataFrame) -> bool:
+    """True when nothing failed and at least one check ran."""
+    return FAILED not in set(checks["status"]) and OK in set(checks["status"])
+
+
+def render(checks: pd.DataFrame, *, width: int | None = None) -> str:
+    """The checks as a plain-text table (partner text made printable), the detail column
+    wrapped so that rows fit in ``width`` columns; then what to do."""
+    lines = [printable(line) for line in checks.attrs.get("about", [])]
+    if checks.empty:
+        return "\n".join([*lines, "(no checks)"])
+    shown = ["interface", "check", "status", "detail"]
+    cells = checks[shown].map(lambda v: printable(str(v)))
+    widths = {c: max(len(c), *(len(v) for v in cells[c])) for c in shown}
+    start = sum(widths[c] + 2 for c in shown[:-1])  # where the detail column begins
+    room = max(width - start, 20) if width else None
+    lines += [""] if lines else []
+    lines.append("  ".join(c.ljust(widths[c]) for c in shown).rstrip())
+    for row in cells.itertuples(index=False):
+        head = "  ".join(getattr(row, c).ljust(widths[c]) for c in shown[:-1])
+        first, *rest = (
+            textwrap.wrap(row.detail, room, break_on_hyphens=False) if room else []
+        ) or [row.detail]
+        lines += [f"{head}  {first}".rstrip(), *(" " * start + more for more in rest)]
+    fixes = [
+        f"- {r.interface} / {r.check}: {printable(str(r.fix))}"
+        for r in checks.itertuples()
+        if r.fix
+    ]
+    return "\n".join([*lines, *(["", f"{FIX_HEADING}:", *fixes] if fixes else [])])
+
+
+def _checks_of(w: Workbench, role: str) -> list[Check]:
+    settings, skipped = w.profile.roles.get(role), w.profile.skipped().get(role)
+    if settings is None or skipped is not None:
+        detail = (  # a profile that names its interfaces skips the others, credentials or not
+            f"skipped: {skipped}"
+            if w.profile.interfaces_named
+            else f"not configured (set {env_prefix(role)}* to use it)"
+        )
+        return [Check(role, "configuration", SKIPPED, detail)]
+    try:
+        settings.require()
+    except ConfigError as exc:
+        return [Check(role, "configuration", FAILED, "incomplete", str(exc))]
+    try:
+        auth = w.session.auth(role)
+        token = auth.token(force=True)
+    except WorkbenchError as exc:
+        return [Check(role, "token", FAILED, type(exc).__name__, str(exc))]
+    scope = token.scope or settings.scope
+    life = (
+        "lifetime unknown (static token)"
+        if token.lifetime == float("inf")
+        else f"lifetime {token.lifetime:.0f} s (until {token.expires_at:%Y-%m-%d %H:%M:%S} UTC)"
+    )
+    checks = [
+        Check(
+            role,
+            "token",
+            OK,
+            f"{auth.grant} grant, {f'scope {scope}' if scope else 'no scope'}, {life}",
+        )
+    ]
+    for name, read in READS[role]:
+        try:
+            checks.append(Check(role, name, OK, read(w)))
+        except WorkbenchError as exc:
+            checks.append(Check(role, name, FAILED, type(exc).__name__, str(exc)))
+    return checks
+
+
+def _about(w: Workbench) -> tuple[list[str], list[Check]]:
+    """The lines on the environment and the send routes, and a failed check when the profile
+    declares another environment than its stored documents say."""
+    profile = w.profile
+    remembered, data = None, "no documents stored yet"
+    if Path(w.db).is_file():
+        try:
+            with Store(w.db, read_only=True) as store:  # a check writes nothing
+                remembered, codes = store.meta(SEND_ROUTES_META), store.process_codes()
+            data = environment_of(codes) if codes else data
+        except WorkbenchError as exc:
+            data = f"unread ({exc})"
+    declared = (
+        f"{profile.environment} (every document sent must say so)"
+        if profile.environment
+        else 'not declared (set environment = "test" or "production" in the profile, or '
+        "WORKBENCH_ENVIRONMENT, and documents of the other are refused)"
+    )
+    lines = [f"Environment: {declared}; the stored documents: {data}"]
+    if "supplier" in profile.roles:
+        lines.append(
+            f"Send routes: {remembered}, remembered from a send the partner took"
+            if remembered
+            else f"Send routes: {profile.send_routes} (send_routes; a send refused 404 or 405 "
+            "there tries the other spelling once)"
+        )
+    wanted = (profile.environment or "").upper()
+    if not wanted or data in (wanted, "not stated", "no documents stored yet"):
+        return lines, []
+    return lines, [
+        Check(
+            "profile",
+            "environment",
+            FAILED,
+            f"declared {profile.environment}, but the stored documents say {data}",
+            f"Check that this profile points at the {profile.environment} partner and uses its own "
+            "database (db); or correct environment (WORKBENCH_ENVIRONMENT).",
+        )
+    ]

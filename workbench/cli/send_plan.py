@@ -1,0 +1,302 @@
+"""What ``workbench send`` sends: :func:`plan_send` reads the document or builds it from
+what it answers, checks it (:mod:`workbench.api.sends`), validates it against
+``WORKBENCH_PESC_SCHEMAS`` when set and looks for it in the outbox; :func:`send_planned` sends
+it. An id pasted with dashes or in upper case is matched to the partner's spelling when it is a
+hex GUID."""
+
+from __future__ import annotations
+
+import stat
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from workbench.cli.output import say, warn
+from workbench.errors import (
+    DocumentMismatch,
+    DuplicateSend,
+    InvalidParameter,
+    InvalidValue,
+    PescError,
+)
+
+if TYPE_CHECKING:
+    from workbench.client import Workbench
+    from workbench.pesc import Validation
+
+KINDS = {"response": "send_response", "transcript": "send_transcript", "ack": "send_acknowledgment"}
+_RENEWALS = {
+    "re-issue": "re-issue of",
+    "answer to a cancellation": "answer to the request's cancellation, after",
+}
+
+
+@dataclass(frozen=True)
+class SendRequest:
+    """What to send: ``kind`` (response, transcript or ack), the id, and its options."""
+
+    kind: str
+    request_id: str
+    file: Path | None = None  # the document to send (required for a transcript)
+    status: str | None = None  # a response's ResponseStatus
+    hold_reason: str | None = None
+    release: str | None = None  # a hold's PlannedReleaseDate, YYYY-MM-DD
+    note: str | None = None
+    check: bool = True  # False: its tracking id and student are not checked (by hand)
+
+
+@dataclass(frozen=True)
+class PlannedSend:
+    """A document ready to send, and what was checked about it."""
+
+    request: SendRequest
+    operation: str  # the outbox's: send_response, send_transcript, send_acknowledgment
+    request_id: str  # as the partner spells it
+    document: str
+    message_type: str
+    document_id: str | None
+    tracking_id: str | None
+    source: str  # where the document comes from
+    validation: Validation
+    earlier: DuplicateSend | None  # the outbox's earlier send of it, if any
+    renewal: str | None = None  # a send of its own beside an earlier one: "re-issue", ...
+    renews: dict[str, Any] | None = None  # the outbox entry it renews
+
+    def summary(self) -> str:
+        """A few lines: operation, id, status, size, validation. Never the student's data."""
+        typed = self.request.request_id
+        renamed = f" (given as {typed})" if typed != self.request_id else ""
+        lines = [
+            f"Operation:  {self.operation} ({self.message_type})",
+            f"Id:         {self.request_id}{renamed}",
+        ]
+        if self.request.kind == "response":
+            lines.append(f"Status:     {self.request.status}")
+        lines += [
+            f"Document:   {len(self.document.encode()):,} bytes, {self.source}",
+            f"Keys:       DocumentID {self.document_id}, RequestTrackingID {self.tracking_id}",
+            f"Validation: {self.validation}",
+        ]
+        if self.renewal is not None:
+            what, document = _RENEWALS.get(self.renewal, self.renewal), self.operation[5:]
+            before = self.renews
+            lines.append(
+                f"New send:   {what} no {document} in the outbox"
+                if before is None
+                else f"New send:   {what} the {document} of outbox entry {before['id']} "
+                f"({before['state']} {before['updated_at']}, DocumentID "
+                f"{before['document_id'] or 'not recorded'})"
+            )
+        if self.earlier is not None:
+            lines.append(f"Outbox:     {self.earlier}")
+        return "\n".join(lines)
+
+
+def plan_send(w: Workbench, request: SendRequest, *, reading: bool = False) -> PlannedSend:
+    """The document ``request`` would send, parsed, checked and validated; nothing is sent.
+    ``reading``: use the store only if it exists (a dry run creates no database)."""
+    from workbench import pesc
+    from workbench.api.exchange import Consumer, Supplier
+    from workbench.api.frames import PARSE_ERROR, PESCXML
+    from workbench.api.sends import SENDS, document_fields
+    from workbench.http.answers import guid_key, resolve_id
+
+    check_options(request)
+    store = (w.store if Path(w.db).exists() else None) if reading else w.writable_store()
+    role = (Consumer if request.kind == "ack" else Supplier)(
+        w.session, store=None if store is None else lambda: store
+    )
+    operation = KINDS[request.kind]
+    typed = request.request_id.strip()
+    request_id = typed
+    if guid_key(typed) is not None:  # as the store, else the partner's pending list, spells it
+        found = store.spelling_of(typed, lists=(role.list_name,)) if store is not None else typed
+        stored = (
+            store is not None
+            and not store.table(role.table, where=f"{role.id_column} = ?", params=[typed]).empty
+        )
+        if found != typed or stored:
+            request_id = found
+        else:
+            listed = (
+                w.supplier.pending_requests()
+                if role.role == "supplier"
+                else w.consumer.pending_transcripts()
+            )["request_id"]
+            request_id = resolve_id(typed, listed.dropna().astype(str))
+    label = str(request.file.absolute()) if request.file is not None else "the document"
+    answered = None
+    if request.file is not None:
+        document: str | bytes = _read_file(request.file)
+        source = f"from {label}"
+    elif request.kind == "transcript":
+        raise InvalidParameter("A transcript is sent from a FILE.", parameter="file")
+    else:
+        row, kept = role.answered(request_id, operation=f"{role.role}.{operation}")
+        answered, where = (
+            row.get(PESCXML),
+            f"the {role.noun}" + ("" if kept else " fetched from the partner"),
+        )
+        if row.get(PARSE_ERROR) or not isinstance(answered, str):
+            raise InvalidValue(
+                f"The {role.noun} {request_id!r} has no readable document "
+                f"({row.get(PARSE_ERROR) or 'none'}); give the document to send as FILE."
+            )
+        code = w.profile.environment.upper() if w.profile.environment else None
+        try:
+            document = (
+                pesc.build_response(
+                    answered,
+                    status=request.status or "TranscriptRequestReceived",
+                    hold_reason=request.hold_reason,
+                    planned_release_date=request.release,
+                    note=request.note,
+                    process_code=code,
+                )
+                if request.kind == "response"
+                else pesc.build_acknowledgment(answered, note=request.note, process_code=code)
+            )
+        except PescError as exc:
+            raise InvalidValue(
+                f"Cannot build the {operation[5:]} from the {role.noun} {request_id!r}: {exc}. "
+                "Give the document as FILE instead."
+            ) from None
+        source = f"built from {'the stored ' + role.noun if kept else where}"
+    try:
+        parsed = pesc.parse(document)
+        document_fields(SENDS[operation], parsed.text)
+    except PescError as exc:
+        raise InvalidParameter(
+            f"{label} is not a usable PESC document: {exc}", parameter="file"
+        ) from None
+    except InvalidValue as exc:  # of the wrong type
+        raise InvalidParameter(f"{label}: {exc}", parameter="file") from None
+    try:
+        checked = role.check_send(
+            operation, request_id, parsed.text, check=request.check, answered=answered
+        )
+    except DocumentMismatch as exc:
+        if request.file is None:  # a built one: the profile's environment is wrong
+            raise
+        raise InvalidParameter(f"{label}: {exc}", parameter="file") from None
+    renews = checked.renewal is not None
+    earlier = (
+        store.outbox.duplicate_of(
+            operation,
+            request_id,
+            document_id=checked.document_id,
+            renews=renews,
+            hint="pass --force",
+        )
+        if store
+        else None
+    )
+    return PlannedSend(
+        request=request,
+        operation=operation,
+        request_id=request_id,
+        document=parsed.text,
+        message_type=parsed.message_type,
+        document_id=checked.document_id,
+        tracking_id=checked.flat.get("request_tracking_id"),
+        source=source,
+        validation=pesc.validate(parsed),
+        earlier=earlier,
+        renewal=checked.renewal,
+        renews=store.outbox.last_sent(operation, request_id) if store and renews else None,
+    )
+
+
+def refuse(plan: PlannedSend, *, force: bool = False, allow_invalid: bool = False) -> None:
+    """Raise why ``plan`` must not be sent: its document fails validation (a FILE's:
+    ``InvalidParameter``), or the outbox holds it already (``DuplicateSend``)."""
+    if plan.validation.status == "invalid" and not allow_invalid:
+        errors = "; ".join(str(e) for e in plan.validation.errors[:3])
+        message = (
+            f"The document fails validation ({plan.validation}: {errors}). Nothing was "
+            "sent. Fix it, or pass --allow-invalid to send it anyway."
+        )
+        if plan.request.file is not None:
+            raise InvalidParameter(message, parameter="file")
+        raise InvalidValue(message)
+    if plan.earlier is not None and not force:
+        raise plan.earlier
+
+
+def send_planned(w: Workbench, plan: PlannedSend, *, force: bool = False) -> None:
+    """Send ``plan``'s document through the outbox, and say what the partner answered."""
+    options = {"force": force, "check": plan.request.check}
+    if plan.request.kind == "ack":
+        df = w.consumer.send_acknowledgment(plan.request_id, plan.document, **options)
+    else:
+        df = getattr(w.supplier, plan.operation)(plan.request_id, plan.document, **options)
+    say(f"Sent {plan.operation} for {plan.request_id} (outbox entry {df.attrs.get('outbox_id')}).")
+    if plan.request.kind == "transcript" and not df.empty and "course_total" in df.columns:
+        row = df.iloc[0]
+        say(
+            f"Reply: the partner acknowledged {row['course_total']} course(s) and "
+            f"{row.get('academic_award_total')} award(s)."
+        )
+    if df.attrs.get("reply_note"):
+        warn(f"Note: {df.attrs['reply_note']}")
+
+
+def check_options(request: SendRequest) -> None:
+    """Refuse unusable options before connecting (``InvalidParameter`` naming the option)."""
+    from workbench.pesc.builders import HOLD_REASONS, RESPONSE_STATUSES
+
+    if request.kind != "response":
+        return
+    if request.status not in RESPONSE_STATUSES:
+        raise InvalidParameter(
+            f"{request.status!r} is no ResponseStatus; one of {', '.join(RESPONSE_STATUSES)}.",
+            parameter="status",
+        )
+    if request.hold_reason is not None and request.hold_reason not in HOLD_REASONS:
+        raise InvalidParameter(
+            f"{request.hold_reason!r} is no HoldReason; one of {', '.join(HOLD_REASONS)}.",
+            parameter="hold_reason",
+        )
+    if request.release is not None:
+        try:
+            date.fromisoformat(request.release)
+        except ValueError:
+            raise InvalidParameter(
+                f"{request.release!r} is not a date; write it YYYY-MM-DD.", parameter="release"
+            ) from None
+    if request.status != "Hold" and (request.hold_reason or request.release):
+        raise InvalidParameter(
+            "--hold-reason and --release go with --status Hold.", parameter="status"
+        )
+
+
+def _read_file(path: Path) -> bytes:
+    """The bytes of the regular file ``path``, refused before reading when it is anything else
+    (a FIFO would block for ever) or larger than a PESC document may be."""
+    from workbench.pesc.document import MAX_BYTES_VARIABLE, max_bytes
+
+    limit = max_bytes()
+
+    def too_large(size: int) -> InvalidParameter:
+        return InvalidParameter(
+            f"{path} is {size:,} bytes, over the {limit:,}-byte limit of a PESC document. "
+            f"Check the file; raise {MAX_BYTES_VARIABLE} if such documents are expected.",
+            parameter="file",
+        )
+
+    try:
+        info = path.stat()
+        if not stat.S_ISREG(info.st_mode):
+            raise InvalidParameter(
+                f"{path} is not a regular file; give the path of a PESC XML file.", parameter="file"
+            )
+        if info.st_size > limit:
+            raise too_large(info.st_size)
+        with path.open("rb") as f:
+            data = f.read(limit + 1)  # it may have grown since
+    except OSError as exc:
+        raise InvalidParameter(f"Cannot read {path}: {exc.strerror}.", parameter="file") from None
+    if len(data) > limit:
+        raise too_large(len(data))
+    return data

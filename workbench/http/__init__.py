@@ -1,0 +1,1 @@
+"""The HTTP layer: session, tokens, answers, limits and masking, on public httpx APIs."""

@@ -1,0 +1,440 @@
+"""What a partner's answer means: its safe JSON, its shape, or the typed error for its status.
+
+:func:`loads` refuses what Python's ``json`` lets through and something later breaks on:
+``NaN``/``Infinity`` and floats that overflow (SQLite's ``json_extract`` cannot read them), lone
+surrogates (not UTF-8), nesting deeper than :data:`MAX_DEPTH`. Refused, never repaired: a
+repaired id would name another request. The shapes (DESIGN §3): a **list** is an array or an
+object holding exactly one array (anything else is a failed list, never an empty one); a
+**listed request** has a usable ``RequestID`` (any case); a **detail** or a send's echo is an
+object or an array of objects, about the request asked for. Each refusal is an
+``UnreadableAnswer``. RequestIDs are checked before use and percent-encoded into one path
+segment (:func:`request_path`).
+
+>>> list_items({"requests": [{"RequestID": "A1"}]}, operation="x")
+[{'RequestID': 'A1'}]
+>>> request_path("/api/transcriptrequests/{id}", "C2015 07")
+'/api/transcriptrequests/C2015%2007'
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import unicodedata
+from collections.abc import Collection, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from workbench.config import Profile
+from workbench.errors import (
+    AuthError,
+    InvalidParameter,
+    InvalidValue,
+    NotFound,
+    PartnerError,
+    TransportError,
+    UnreadableAnswer,
+)
+from workbench.http.limits import NOT_SENT, RETRY_STATUSES, SAFE_METHODS
+from workbench.http.masking import Redactor
+from workbench.spec import UNKNOWN_REQUEST_ID, UNKNOWN_TRANSCRIPT_ID
+
+MAX_DEPTH = 64  # partner answers are three or four levels deep
+MAX_ID_LENGTH = 128
+BODY_IN_ERRORS = 2000
+# How much of an error answer is masked before it is cut to what a message shows: well past
+# the cut, so that no secret straddles it, and a huge error page costs no more than a small one.
+MASKED_BEFORE_CUT = 16 * 1024
+REQUEST_ID = "RequestID"
+_ESCAPED_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")
+_UNKNOWN_ID = {UNKNOWN_REQUEST_ID, UNKNOWN_TRANSCRIPT_ID}
+HEX_GUID = re.compile(r"[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}", re.I)
+
+
+# -- status -> error -------------------------------------------------------------------------
+
+
+def empty_or_raise(
+    response: httpx.Response,
+    *,
+    profile: Profile,
+    redactor: Redactor,
+    role: str,
+    operation: str,
+    empty: Collection[str] = (),
+    subject: str | None = None,
+) -> None:
+    """``None`` for a 400 whose message is in ``empty`` (spec §7: nothing to list); otherwise
+    raise the error of its status, with the partner's own words and what to do."""
+    status, said = response.status_code, message(response, redactor)
+    body = _body(response, redactor)
+    about = f" for {subject}" if subject else ""
+    if status == 400:
+        if normal(said) in {normal(m) for m in empty}:
+            return None
+        if normal(said) in {normal(m) for m in _UNKNOWN_ID}:
+            raise NotFound(
+                f"{operation}: the partner does not know {subject or 'this id'}: {said}",
+                status=status,
+                body=body,
+            )
+        if "invalid" in said.lower() or "not valid" in said.lower():
+            raise InvalidValue(
+                f"{operation}: the partner refused a value{about}: {said}", status=status, body=body
+            )
+    if status == 401:
+        raise AuthError(unauthorized(profile, role, said))
+    method = response.request.method
+    hint = {
+        403: f"the {role} credentials may not do this; check the {role} client and scope",
+        404: f"nothing at that address; check the base URL of the {role} interface",
+        429: "the partner is rate limiting; wait and try again",
+    }.get(status, "the partner failed; try again later" if status >= 500 else "")
+    if method not in SAFE_METHODS and status in RETRY_STATUSES:
+        hint += "; the send was not retried, so check the pending list before sending again"
+    retried = method in SAFE_METHODS and status in RETRY_STATUSES
+    tried = f" after {profile.max_attempts} attempts" if retried else ""
+    raise PartnerError(
+        f"{operation}: the {role} interface answered {status}{tried}{about}: {said}"
+        + (f" ({hint})" if hint else ""),
+        status=status,
+        body=body,
+    )
+
+
+def unauthorized(profile: Profile, role: str, said: str) -> str:
+    """What a 401 that survived a token renewal means, naming the settings where they are set."""
+    settings = profile.role(role)
+    if settings.grant == "static":
+        return (
+            f"The {role} interface refused the static token (401: {said}). It may have "
+            f"expired: set a fresh one in {settings.where('token')}, or configure a login "
+            "instead (docs/configuration.md)."
+        )
+    account = settings.where("username") if settings.grant == "password" else None
+    account = account or settings.where("client_id")
+    return (
+        f"The {role} interface refused the request twice (401: {said}), even with a fresh "
+        f"token. Check {settings.where('subscription_key')}, and that the account of {account} "
+        "is entitled to this interface."
+    )
+
+
+def transport_failure(
+    exc: httpx.TransportError, redactor: Redactor, call: tuple[str, str, int], retry_unsafe: bool
+) -> TransportError:
+    """The network failed: say whether a send may have reached the partner. ``call``: the
+    interface, the operation and the attempts made."""
+    interface, operation, attempts = call
+    try:
+        request: httpx.Request | None = exc.request
+    except RuntimeError:  # httpx attaches no request to some errors
+        request = None
+    where = redactor.url(str(request.url)) if request is not None else "the partner"
+    what = f"{type(exc).__name__}: {redactor.text(str(exc)) or 'no detail'}"
+    sent = request is not None and request.method not in SAFE_METHODS
+    sent = sent and not isinstance(exc, NOT_SENT)
+    if sent and not retry_unsafe:
+        return TransportError(
+            f"{operation}: the connection to {where} failed after the request was sent "
+            f"({what}). The partner may or may not have processed it: it was not resent. "
+            "Check the pending list before sending again.",
+            may_have_reached=True,
+        )
+    return TransportError(
+        f"{operation}: could not reach the {interface} interface at {where} after "
+        f"{attempts} attempt(s) ({what}). Check the network and the base URL settings.",
+        may_have_reached=sent,
+    )
+
+
+def message(response: httpx.Response, redactor: Redactor) -> str:
+    """The partner's own words: ``Message`` (spec §7), an OAuth description, or the text;
+    masked before it is cut, so no part of a secret survives the cut."""
+    try:
+        data = loads(response.content)
+    except ValueError:
+        data = None
+    if isinstance(data, dict):
+        for key in ("Message", "message", "error_description", "error", "detail", "title"):
+            if isinstance(data.get(key), str) and data[key].strip():
+                return redactor.text(data[key].strip())
+    text = redactor.text(response.text.strip()[:MASKED_BEFORE_CUT])[:300]
+    return text or f"HTTP {response.status_code} with no message"
+
+
+def _body(response: httpx.Response, redactor: Redactor) -> str:
+    """An error answer's body as errors keep it: masked, then cut."""
+    content = response.content[:MASKED_BEFORE_CUT]
+    return redactor.body(content, response.headers.get("content-type"))[:BODY_IN_ERRORS]
+
+
+def normal(text: str) -> str:
+    """A message as compared: trimmed, no final period, case-folded.
+
+    >>> normal("No transcripts found.") == normal("no transcripts found")
+    True
+    """
+    return text.strip().rstrip(".").strip().casefold()
+
+
+# -- safe JSON ------------------------------------------------------------------------------
+
+
+def decoded(response: httpx.Response, *, redactor: Redactor, role: str, operation: str) -> Any:
+    """The JSON of a 2xx answer; ``UnreadableAnswer`` when it is not safe JSON, or ``null``
+    (no partner operation answers nothing with a 2xx)."""
+    try:
+        data = loads(response.content)
+    except ValueError as exc:
+        problem = str(exc)
+    else:
+        if data is not None:
+            return data
+        problem = "null"
+    raise UnreadableAnswer(
+        f"{operation}: the {role} interface answered {response.status_code} with {problem}. "
+        "Nothing was read from it; try again later, and report it to the partner if it persists.",
+        status=response.status_code,
+        body=_body(response, redactor),
+    )
+
+
+def loads(content: bytes | str) -> Any:
+    """Partner JSON decoded strictly; ``ValueError`` saying what is wrong with it.
+
+    >>> loads(b"[1, NaN]")
+    Traceback (most recent call last):
+    ValueError: NaN, which is not JSON
+    """
+    data = content.encode("utf-8", "surrogatepass") if isinstance(content, str) else content
+    try:
+        text = data.decode("utf-8-sig")  # strict: raw surrogates or junk bytes are refused
+    except UnicodeDecodeError:
+        raise ValueError("a body that is not UTF-8 text") from None
+    try:
+        value = json.loads(text, parse_constant=_constant, parse_float=_finite_float)
+    except RecursionError:
+        raise ValueError(f"JSON nested deeper than {MAX_DEPTH} levels") from None
+    except _Refused:
+        raise
+    except ValueError:  # JSONDecodeError, or an integer of more than 4300 digits
+        raise ValueError("a body that is not JSON") from None
+    surrogates = _ESCAPED_SURROGATE.search(data) is not None
+    stack: list[tuple[Any, int]] = [([value], 0)]
+    while stack:  # nesting, and lone surrogates when the text escapes any
+        node, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise ValueError(f"JSON nested deeper than {MAX_DEPTH} levels")
+        children = [*node, *node.values()] if isinstance(node, dict) else node
+        for child in children:
+            if isinstance(child, dict | list):
+                stack.append((child, depth + 1))
+            elif surrogates and isinstance(child, str):
+                try:
+                    child.encode("utf-8")
+                except UnicodeEncodeError:
+                    raise ValueError(
+                        "a lone surrogate (\\ud800-\\udfff), which is not text"
+                    ) from None
+    return value
+
+
+class _Refused(ValueError):
+    """Valid to Python's ``json``, but not JSON we accept."""
+
+
+def _constant(name: str) -> Any:
+    raise _Refused(f"{name}, which is not JSON")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise _Refused(f"a number too large for a float ({text[:40]})")
+    return value
+
+
+# -- shapes ---------------------------------------------------------------------------------
+
+
+def list_items(payload: Any, *, operation: str) -> list[Any]:
+    """The items of a list answer: an array, or the one array an object holds."""
+    if isinstance(payload, list):
+        return payload
+    if isinstance(payload, dict):
+        arrays = [v for v in payload.values() if isinstance(v, list)]
+        if len(arrays) == 1:
+            return arrays[0]
+    raise unexpected(
+        operation, payload, "where a list was expected (an array, or an object holding one)"
+    )
+
+
+def answer_items(payload: Any, *, operation: str) -> list[dict[str, Any]]:
+    """The items of a detail or send answer: an object, or an array of objects."""
+    items = [payload] if isinstance(payload, dict) else payload
+    if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
+        raise unexpected(operation, payload, "where an object or an array of objects was expected")
+    return items
+
+
+@dataclass
+class Listed:
+    """A list of requests read item by item: the usable ones, and why the others were not."""
+
+    items: list[dict[str, Any]] = field(default_factory=list)
+    ids: list[str] = field(default_factory=list)
+    refused: list[tuple[str, str]] = field(default_factory=list)  # (item shown, why)
+
+
+def listed_requests(payload: Any, *, operation: str) -> Listed:
+    """A pending list's items, each with a usable ``RequestID``; the others in ``refused``."""
+    listed = Listed()
+    for position, item in enumerate(list_items(payload, operation=operation), start=1):
+        try:
+            listed.ids.append(request_id_of(item))
+        except InvalidValue as exc:
+            listed.refused.append((f"item {position}", f"{operation}: {exc}"))
+        else:
+            listed.items.append(item)
+    return listed
+
+
+def keys_named(item: Mapping[Any, Any], name: str) -> list[Any]:
+    """The keys of ``item`` that are ``name`` in any case: a field counts only when exactly one
+    key names it (``requestid`` and ``RequestID`` both: neither)."""
+    folded = name.lower()
+    return [k for k in item if str(k).lower() == folded]
+
+
+def request_id_of(item: Any) -> str:
+    """The ``RequestID`` (any case) of an answer item; ``InvalidValue`` when it is not usable."""
+    if not isinstance(item, dict):
+        raise InvalidValue(f"the item is {_kind(item)}, not an object with a RequestID.")
+    keys = keys_named(item, REQUEST_ID)
+    if len(keys) != 1:
+        raise InvalidValue(_ambiguous(keys) if keys else "the item has no RequestID.")
+    try:
+        return check_request_id(item[keys[0]])
+    except InvalidValue as exc:
+        raise InvalidValue(f"the item's RequestID is not usable: {exc}") from None
+
+
+def detail_items(
+    payload: Any, request_id: str, *, operation: str, subject: str
+) -> list[dict[str, Any]]:
+    """The items of a detail answer (``NotFound`` when none); refused when one names another
+    request than ``request_id``."""
+    items = answer_items(payload, operation=operation)
+    if not items:
+        raise NotFound(f"{operation}: the partner answered no {subject}.", status=200)
+    for item in items:
+        keys = keys_named(item, REQUEST_ID)
+        named = item[keys[0]] if len(keys) == 1 else None
+        if len(keys) > 1 or (named is not None and str(named) != str(request_id)):
+            said = _ambiguous(keys) if len(keys) > 1 else f"it is about {str(named)[:80]!r}."
+            raise UnreadableAnswer(
+                f"{operation}: asked for {request_id!r}, the partner answered an item that is "
+                f"not of it: {said} Nothing was stored for it; the next pull asks again (report "
+                "it to the partner if it persists).",
+                status=200,
+                body=_shown(item),
+            )
+    return items
+
+
+def unexpected(operation: str, payload: Any, where: str) -> UnreadableAnswer:
+    """The error for an answer of the wrong shape."""
+    return UnreadableAnswer(
+        f"{operation}: the partner answered {_kind(payload)} {where}. Nothing was stored for "
+        "it and nothing was marked as gone; try again later, and report it to the partner if "
+        "it persists.",
+        status=200,
+        body=_shown(payload),
+    )
+
+
+def _ambiguous(keys: list[Any]) -> str:
+    shown = ", ".join(repr(str(k)[:20]) for k in keys[:4])
+    return f"the item holds {len(keys)} RequestID keys differing only in case ({shown})."
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, dict):
+        return "an object" if value else "an empty object"
+    if isinstance(value, list):
+        return "an array"
+    return {type(None): "null", bool: "a boolean", str: "a string"}.get(type(value), "a number")
+
+
+def _shown(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, default=str)[:BODY_IN_ERRORS]
+
+
+# -- ids ------------------------------------------------------------------------------------
+
+
+def check_request_id(value: Any) -> str:
+    """``value`` if it can be sent as a RequestID (one path segment, nothing that could address
+    another resource or break the request line), else ``InvalidValue`` saying why."""
+    if not isinstance(value, str):
+        raise InvalidValue(f"A RequestID must be a string, not {type(value).__name__}.")
+    shown = _show(value)
+    problem = (
+        "must not be empty" if not value
+        else f"is {len(value)} characters long; at most {MAX_ID_LENGTH} allowed"
+        if len(value) > MAX_ID_LENGTH
+        else "contains a slash; it must be one path segment" if "/" in value or "\\" in value
+        else "contains '..'; it would address another path" if value == "." or ".." in value
+        else "has leading or trailing white space" if value != value.strip()
+        else "contains control characters"
+        if any(unicodedata.category(c) in ("Cc", "Cs", "Zl", "Zp") for c in value)
+        else None
+    )  # fmt: skip
+    if problem:
+        raise InvalidValue(
+            f"A RequestID {problem}." if not value else f"RequestID {shown} {problem}."
+        )
+    return value
+
+
+def request_path(template: str, request_id: Any) -> str:
+    """``template`` with ``{id}`` replaced by the checked, percent-encoded RequestID."""
+    return template.format(id=quote(check_request_id(request_id), safe=""))
+
+
+def guid_key(text: str) -> str | None:
+    """``text`` without dashes, in lower case, when it is a hex GUID; else None."""
+    return text.replace("-", "").lower() if HEX_GUID.fullmatch(text) else None
+
+
+def resolve_id(typed: str, known: Iterable[str]) -> str:
+    """The one spelling among ``known`` of ``typed``, a hex GUID with or without dashes, in any
+    case; else ``typed``. ``InvalidParameter`` when ``known`` spells it in several ways and
+    ``typed`` is none of them.
+
+    >>> resolve_id("7C1D0B52-0000-4000-8000-00000000000A", ["7c1d0b5200004000800000000000000a"])
+    '7c1d0b5200004000800000000000000a'
+    """
+    key = guid_key(typed)
+    matches = {k for k in known if isinstance(k, str) and guid_key(k) == key} if key else set()
+    if len(matches) == 1:
+        return matches.pop()
+    if len(matches) > 1 and typed not in matches:
+        raise InvalidParameter(
+            f"{_show(typed)} matches {len(matches)} stored ids ({', '.join(sorted(matches))}); "
+            "paste one of them exactly, dashes and case included.",
+            parameter="request_id",
+        )
+    return typed
+
+
+def _show(value: str) -> str:
+    """A short, printable rendering of a (maybe hostile) id for messages."""
+    text = value[:40].encode("unicode_escape").decode("ascii")
+    return repr(text + ("..." if len(value) > 40 else ""))

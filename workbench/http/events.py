@@ -1,0 +1,184 @@
+"""An event's id, type, time and payload, wherever a partner keeps them (DESIGN §3).
+
+Names are tried in order, in any case: the profile's ``event_fields`` paths, then the event's
+own names (``eventType``) at its top or one level down, then generic ones (``type``) at its
+top or inside an object about the event (:data:`EVENT_HOLDERS`, OCAS' ``eventInfo.action``),
+never in its payload, where ``id`` and ``type`` are the student's: taken for the event's, they
+would merge distinct events into one. A name two keys match (``id`` and ``ID``) counts as
+absent. Nothing is required.
+
+>>> event_fields({"id": 7, "eventInfo": {"action": "OfferMade", "data": {}}}).type
+'OfferMade'
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+EVENT_NAMES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "id": (
+        ("eventId", "event_id", "eventGuid", "event_guid", "eventUuid", "event_uuid"),
+        ("id", "guid", "uuid"),
+    ),
+    "type": (
+        ("eventType", "event_type", "eventName", "event_name", "eventKind", "event_kind"),
+        ("type", "kind", "action", "event"),
+    ),
+    "time": (
+        ("occurredAt", "occurred_at", "occurredOn", "occurred_on", "eventTime", "event_time",
+         "eventDate", "event_date", "eventTimestamp", "event_timestamp"),
+        ("at", "timestamp", "time", "dateTime", "date_time", "date", "createdAt", "created_at",
+         "createdOn", "created_on", "created"),
+    ),
+}  # fmt: skip
+EVENT_HOLDERS = ("eventInfo", "event_info", "event", "eventHeader", "event_header", "meta",
+                 "metadata", "header", "envelope")  # fmt: skip
+# Where an event keeps its data (the report's program and campus): at its top, or in a holder.
+PAYLOAD_NAMES = ("payload", "data", "eventData", "event_data", "body", "details", "detail")
+_DOTNET_DATE = re.compile(r"/Date\((-?\d+)(?:[+-]\d{4})?\)/")  # ASP.NET's JSON dates, in ms
+_EPOCH_SECONDS = 10**9  # 2001-09-09: a smaller number under a time's name is not a time
+_EPOCH_MILLISECONDS = 10**12
+Keys = tuple[Any, ...]  # the keys leading to a field: ("eventInfo", "action")
+# name (lower case) -> (the order it is tried in, whether it is the event's own)
+_RANKS = {
+    what: {n.lower(): (rank, rank < len(own)) for rank, n in enumerate((*own, *generic))}
+    for what, (own, generic) in EVENT_NAMES.items()
+}
+_HOLDERS = frozenset(h.lower() for h in EVENT_HOLDERS)
+
+
+@dataclass(frozen=True)
+class EventFields:
+    """What an event says of itself; None where it says nothing. ``time`` is UTC; ``paths``
+    the keys each was found under (``{"type": ("eventInfo", "action")}``)."""
+
+    id: str | None = None
+    type: str | None = None
+    time: datetime | None = None
+    payload: Mapping[str, Any] | None = None
+    paths: Mapping[str, Keys] = field(default_factory=dict)
+
+
+def event_fields(event: Any, paths: Mapping[str, str] | None = None) -> EventFields:
+    """What ``event`` says of itself, found as the module says; ``paths`` a profile's dotted
+    ``event_fields`` (``{"type": "eventInfo.action"}``)."""
+    if not isinstance(event, Mapping):
+        return EventFields()
+    found: dict[str, Any] = {}
+    where: dict[str, Keys] = {}
+    below = [(k, v) for k, v in event.items() if isinstance(v, Mapping)]
+    for what, ranks in _RANKS.items():
+        read = event_time if what == "time" else _id_or_type
+        for keys in _places(event, below, ranks, (paths or {}).get(what)):
+            value = read(_value_at(event, keys))
+            if value is not None:
+                found[what], where[what] = value, keys
+                break
+    payload = next(_payload_places(event, below), None)
+    if payload is not None:
+        found["payload"], where["payload"] = _value_at(event, payload), payload
+    return EventFields(paths=where, **found)
+
+
+def event_time(value: Any) -> datetime | None:
+    """A partner's time as UTC: ISO 8601 text (without a zone: UTC), ASP.NET's
+    ``/Date(1772442000000)/``, or epoch seconds or milliseconds past 2001-09-09; else None.
+
+    >>> event_time(1772442000000)
+    datetime.datetime(2026, 3, 2, 9, 0, tzinfo=datetime.timezone.utc)
+    """
+    try:
+        if isinstance(value, str):
+            text = value.strip()
+            dotnet = _DOTNET_DATE.fullmatch(text)
+            if dotnet:
+                return datetime.fromtimestamp(int(dotnet[1]) / 1000, UTC)
+            when = datetime.fromisoformat(text)
+            return (when if when.tzinfo else when.replace(tzinfo=UTC)).astimezone(UTC)
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            seconds = value / 1000 if abs(value) >= _EPOCH_MILLISECONDS else value
+            return datetime.fromtimestamp(seconds, UTC) if seconds >= _EPOCH_SECONDS else None
+    except (ValueError, OverflowError, OSError):
+        return None
+    return None
+
+
+def _id_or_type(value: Any) -> str | None:
+    if isinstance(value, str):
+        return value if value.strip() else None
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return str(value)
+    return None
+
+
+def _places(
+    event: Mapping[Any, Any],
+    below: list[tuple[Any, Any]],
+    ranks: dict[str, tuple[int, bool]],
+    mapped: str | None,
+) -> Iterator[Keys]:
+    """Where a field may be, in the order to try: the mapped path, the top, one level down."""
+    if mapped:
+        keys = _resolve(event, mapped.split("."))
+        if keys is not None:
+            yield keys
+    yield from ((key,) for key in _ranked(event, ranks, generic=True))
+    for outer, inner in below:
+        generic = str(outer).lower() in _HOLDERS
+        yield from ((outer, key) for key in _ranked(inner, ranks, generic=generic))
+
+
+def _payload_places(event: Mapping[Any, Any], below: list[tuple[Any, Any]]) -> Iterator[Keys]:
+    """Where the event's data may be: a payload object at its top, else in a holder."""
+    holders = [((), event)] + [((k,), v) for k, v in below if str(k).lower() in _HOLDERS]
+    for outer, node in holders:
+        for name in PAYLOAD_NAMES:
+            key = _one(node, name)
+            if key is not None and isinstance(node[key], Mapping):
+                yield (*outer, key)
+
+
+def _ranked(
+    node: Mapping[Any, Any], ranks: dict[str, tuple[int, bool]], *, generic: bool
+) -> list[Any]:
+    """The keys of ``node`` that are names of ``ranks`` (``generic``: generic names too), in
+    the order they are tried; a name two keys match is left out."""
+    index: dict[str, list[Any]] = {}
+    for key in node:
+        index.setdefault(str(key).lower(), []).append(key)
+    found = [
+        (ranks[name][0], keys[0])
+        for name, keys in index.items()
+        if name in ranks and len(keys) == 1 and (generic or ranks[name][1])
+    ]
+    return [key for _, key in sorted(found, key=lambda pair: pair[0])]
+
+
+def _one(node: Mapping[Any, Any], name: str) -> Any:
+    """The one key of ``node`` named ``name`` in any case; None when none is, or several."""
+    keys = [k for k in node if str(k).lower() == name.strip().lower()]
+    return keys[0] if len(keys) == 1 else None
+
+
+def _resolve(event: Mapping[str, Any], parts: list[str]) -> Keys | None:
+    """The keys a dotted path names, each matched in any case; None where it leads nowhere."""
+    keys: list[Any] = []
+    node: Any = event
+    for part in parts:
+        key = _one(node, part) if isinstance(node, Mapping) else None
+        if key is None:
+            return None
+        keys.append(key)
+        node = node[key]
+    return tuple(keys)
+
+
+def _value_at(event: Mapping[str, Any], keys: Keys) -> Any:
+    node: Any = event
+    for key in keys:
+        node = node[key]
+    return node

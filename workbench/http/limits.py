@@ -1,0 +1,319 @@
+"""What an answer may cost: a deadline per call, a size cap per answer, retries within them.
+
+:class:`Transport` is an ``httpx.BaseTransport`` over an ``httpcore.ConnectionPool`` whose
+network backend shortens every connect, read and write to what is left of the call's deadline
+(an answer trickled byte by byte, or header lines sent forever, end at it), and which reads
+each answer decoded a layer and 64 KiB at a time up to the cap (a gzip bomb, even inside
+another, never inflates past it). Reads retry 429, 5xx and dropped connections; a POST only
+when nothing was sent; no retry, nor its wait, passes the deadline (:func:`retrying`).
+
+>>> import gzip
+>>> read_capped([gzip.compress(b"[]")], ["gzip"], limit=10)
+b'[]'
+"""
+
+from __future__ import annotations
+
+import email.utils
+import logging
+import time
+import zlib
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import httpcore
+import httpx
+from tenacity import (
+    Retrying,
+    retry_if_exception,
+    stop_after_attempt,
+    wait_exponential_jitter,
+)
+from tenacity.stop import stop_base
+
+logger = logging.getLogger(__name__)
+
+ACCEPT_ENCODING = "gzip, deflate"  # only what read_capped decodes under the cap
+MAX_LAYERS = 2  # compressing layers; more is no use to anyone but an attacker
+RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+# Failures that prove the request never left: safe to retry even for a POST.
+NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
+# Response extensions: over the cap, undecodable (why), and the headers as the partner sent them.
+TOO_LARGE, UNDECODABLE, SENT_HEADERS = "wb.too_large", "wb.undecodable", "wb.headers"
+_STEP = 64 * 1024
+_WBITS = {"gzip": zlib.MAX_WBITS | 16, "x-gzip": zlib.MAX_WBITS | 16, "deflate": zlib.MAX_WBITS}
+_CORE_ERRORS = (httpcore.TimeoutException, httpcore.NetworkError, httpcore.ProtocolError,
+                httpcore.ProxyError, httpcore.UnsupportedProtocol)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Deadline:
+    """When a call must be over, and the setting that says so."""
+
+    at: float  # time.monotonic()
+    seconds: float
+    setting: str
+
+    def remaining(self) -> float:
+        return self.at - time.monotonic()
+
+
+Clock = Callable[[], Deadline | None]  # the deadline of the call running on this thread
+
+
+class Transport(httpx.BaseTransport):
+    """httpcore's pool, its every wait ended at the call's deadline, each answer read whole,
+    decoded, up to ``max_bytes`` (past it: empty, and the ``TOO_LARGE`` extension set; a body
+    that does not match its Content-Encoding: empty, ``UNDECODABLE`` says why)."""
+
+    def __init__(self, *, connections: int, max_bytes: int, deadline: Clock) -> None:
+        self.max_bytes = max_bytes
+        self._pool = httpcore.ConnectionPool(
+            ssl_context=httpx.create_ssl_context(),
+            max_connections=connections,
+            max_keepalive_connections=connections,
+            network_backend=_Backend(deadline),
+        )
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        url = request.url
+        core = httpcore.Request(
+            request.method,
+            httpcore.URL(
+                scheme=url.raw_scheme, host=url.raw_host, port=url.port, target=url.raw_path
+            ),
+            headers=request.headers.raw,
+            content=request.stream,  # type: ignore[arg-type]
+            extensions=request.extensions,
+        )
+        extensions: dict[str, Any] = {}
+        try:
+            answer = self._pool.handle_request(core)
+            try:
+                codings = [
+                    v.decode("latin-1")
+                    for k, v in answer.headers
+                    if k.lower() == b"content-encoding"
+                ]
+                body = read_capped(answer.iter_stream(), codings, limit=self.max_bytes)
+            except AnswerTooLarge:
+                body, extensions[TOO_LARGE] = b"", True
+            except Undecodable as exc:
+                body, extensions[UNDECODABLE] = b"", str(exc)
+            finally:
+                answer.close()
+        except _CORE_ERRORS as exc:
+            raise getattr(httpx, type(exc).__name__, httpx.TransportError)(str(exc)) from exc
+        sent = [(k.decode("latin-1").lower(), v.decode("latin-1")) for k, v in answer.headers]
+        # The body is decoded: its headers must not have httpx decode it again.
+        headers = [
+            (k, v)
+            for k, v in answer.headers
+            if k.lower() not in (b"content-encoding", b"content-length")
+        ]
+        return httpx.Response(
+            answer.status,
+            headers=headers,
+            content=body,
+            extensions={**answer.extensions, **extensions, SENT_HEADERS: sent},
+        )
+
+    def close(self) -> None:
+        self._pool.close()
+
+
+class _Backend(httpcore.SyncBackend):
+    def __init__(self, deadline: Clock) -> None:
+        self._deadline = deadline
+
+    def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Any = None,
+    ) -> httpcore.NetworkStream:
+        timeout = _clamp(self._deadline(), timeout, httpcore.ConnectTimeout)
+        stream = super().connect_tcp(host, port, timeout, local_address, socket_options)
+        return _Stream(stream, self._deadline)
+
+
+class _Stream(httpcore.NetworkStream):
+    def __init__(self, stream: httpcore.NetworkStream, deadline: Clock) -> None:
+        self._stream, self._deadline = stream, deadline
+
+    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        return self._stream.read(max_bytes, _clamp(self._deadline(), timeout, httpcore.ReadTimeout))
+
+    def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        self._stream.write(buffer, _clamp(self._deadline(), timeout, httpcore.WriteTimeout))
+
+    def close(self) -> None:
+        self._stream.close()
+
+    def start_tls(
+        self, ssl_context: Any, server_hostname: str | None = None, timeout: float | None = None
+    ) -> httpcore.NetworkStream:
+        timeout = _clamp(self._deadline(), timeout, httpcore.ConnectTimeout)
+        return _Stream(
+            self._stream.start_tls(ssl_context, server_hostname, timeout), self._deadline
+        )
+
+    def get_extra_info(self, info: str) -> Any:
+        return self._stream.get_extra_info(info)
+
+
+def _clamp(
+    deadline: Deadline | None, timeout: float | None, timed_out: type[Exception]
+) -> float | None:
+    """``timeout`` shortened to what is left of ``deadline``; ``timed_out`` when nothing is."""
+    if deadline is None:
+        return timeout
+    left = deadline.remaining()
+    if left <= 0:
+        raise timed_out(f"past the call's deadline ({deadline.setting})")
+    return left if timeout is None else min(timeout, left)
+
+
+class AnswerTooLarge(Exception):
+    """The body is larger than the cap once decompressed."""
+
+
+class Undecodable(ValueError):
+    """The body does not match its ``Content-Encoding``, or uses one we do not accept."""
+
+
+def read_capped(raw: Iterable[bytes], codings: Sequence[str], *, limit: int) -> bytes:
+    """The body of ``raw`` chunks decoded through ``codings`` (as sent: outermost last);
+    ``AnswerTooLarge`` past ``limit`` decoded bytes, ``Undecodable`` when it is not what
+    ``codings`` say, or they are not gzip or deflate."""
+    layers = [c.strip().lower() for part in codings for c in part.split(",")]
+    layers = [c for c in layers if c not in ("", "identity")]
+    unknown = sorted({c for c in layers if c not in _WBITS})
+    if unknown:
+        raise Undecodable(
+            f"unsupported Content-Encoding {', '.join(unknown)} (we ask for {ACCEPT_ENCODING})"
+        )
+    if len(layers) > MAX_LAYERS:
+        raise Undecodable(f"{len(layers)} layers of Content-Encoding (at most {MAX_LAYERS})")
+    stream: Iterable[bytes] = raw
+    for coding in reversed(layers):
+        stream = _inflated(stream, coding)
+    size, parts = 0, []
+    for part in stream:
+        size += len(part)
+        if size > limit:
+            raise AnswerTooLarge
+        parts.append(part)
+    return b"".join(parts)
+
+
+def _inflated(chunks: Iterable[bytes], coding: str) -> Iterator[bytes]:
+    """``chunks`` inflated ``_STEP`` bytes at a time; deflate may be zlib-wrapped or raw."""
+    decoder = zlib.decompressobj(_WBITS[coding])
+    started = False
+    try:
+        for data in chunks:
+            while data:
+                try:
+                    out = decoder.decompress(data, _STEP)
+                except zlib.error:
+                    if coding != "deflate" or started:
+                        raise
+                    decoder = zlib.decompressobj(-zlib.MAX_WBITS)  # raw deflate, no header
+                    out = decoder.decompress(data, _STEP)
+                started, data = True, decoder.unconsumed_tail
+                yield out
+                while not data and len(out) == _STEP:  # output may wait inside zlib
+                    out = decoder.decompress(b"", _STEP)
+                    yield out
+        while not decoder.eof and (out := decoder.decompress(b"", _STEP)):
+            yield out
+    except zlib.error as exc:
+        raise Undecodable(f"the body is not valid {coding}: {exc}") from exc
+
+
+class RetryableStatus(Exception):
+    """Raised inside an attempt for an answer worth another try; carries that answer."""
+
+    def __init__(self, response: httpx.Response) -> None:
+        super().__init__(response.status_code)
+        self.response = response
+
+
+def retrying(
+    profile: Any, idempotent: bool, operation: str, remaining: Callable[[], float]
+) -> Retrying:
+    """The retry policy of one call: at most ``max_attempts``, never waiting past
+    ``remaining()`` seconds; ``Retry-After`` honoured (capped), else backoff with jitter."""
+    backoff = wait_exponential_jitter(
+        multiplier=profile.backoff_initial, max=profile.backoff_max, jitter=profile.backoff_initial
+    )
+
+    def wait(state: Any) -> float:
+        exc = state.outcome.exception()
+        after = (
+            retry_after(exc.response.headers.get("Retry-After"))
+            if isinstance(exc, RetryableStatus)
+            else None
+        )
+        return backoff(state) if after is None else min(after, profile.retry_after_max)
+
+    def retryable(exc: BaseException) -> bool:
+        if isinstance(exc, httpx.TransportError):
+            return idempotent or isinstance(exc, NOT_SENT)
+        return isinstance(exc, RetryableStatus)
+
+    def log(state: Any) -> None:
+        exc = state.outcome.exception()
+        why = (
+            f"status {exc.response.status_code}"
+            if isinstance(exc, RetryableStatus)
+            else type(exc).__name__
+        )
+        logger.info(
+            "%s: %s on attempt %d; retrying in %.2f s",
+            operation,
+            why,
+            state.attempt_number,
+            state.next_action.sleep,
+        )
+
+    return Retrying(
+        stop=stop_after_attempt(profile.max_attempts) | _AtDeadline(remaining),
+        wait=wait,
+        retry=retry_if_exception(retryable),
+        before_sleep=log,
+        reraise=True,
+    )
+
+
+class _AtDeadline(stop_base):
+    """Stop when the wait before the next attempt would end at or past the deadline."""
+
+    def __init__(self, remaining: Callable[[], float]) -> None:
+        self.remaining = remaining
+
+    def __call__(self, state: Any) -> bool:
+        return bool(state.upcoming_sleep >= self.remaining())
+
+
+def retry_after(value: str | None) -> float | None:
+    """Seconds to wait from a ``Retry-After`` header: delta-seconds or an HTTP date.
+
+    >>> retry_after("3")
+    3.0
+    """
+    value = (value or "").strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    when = when if when.tzinfo else when.replace(tzinfo=UTC)
+    return max(0.0, (when - datetime.now(UTC)).total_seconds())

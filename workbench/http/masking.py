@@ -1,0 +1,331 @@
+"""What of a secret may be recorded or said: the one masking rule, and text safe to print.
+
+Credentials are taken as the partner issues them, so masking never rewrites a partner document:
+a subscription key ``2026`` must not turn a transcript's dates into ``[REDACTED]-02-20``.
+
+- By *position*, always: sensitive headers, token form fields, a login answer's
+  ``access_token``, a URL's user name and password, sensitive query parameters.
+- By *value* (:meth:`Redactor.text`): in every login exchange, every error answer, and all we
+  say. Each secret is found in every spelling JSON, XML and URL encoders give it; one shorter
+  than 8 characters only as a word of its own. JWTs and ``Bearer`` credentials by shape.
+- A *document* (a 2xx answer of the partner's API, or one we send) is kept as written, but for
+  an echo of a secret or token of ours of 16 characters or more (no document spells one by
+  chance) and JWTs (:meth:`Redactor.document`).
+
+>>> Redactor(["s3cret"]).text("client_secret=s3cret")
+'client_secret=[REDACTED]'
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections import deque
+from collections.abc import Iterable, Mapping
+from typing import Any, TypeVar, overload
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+MASK = "[REDACTED]"
+SENSITIVE_HEADERS = frozenset({"authorization", "proxy-authorization", "subscription-key",
+                               "ocp-apim-subscription-key", "x-api-key", "cookie",
+                               "set-cookie"})  # fmt: skip
+SENSITIVE_FIELDS = frozenset({"access_token", "refresh_token", "id_token", "token",
+                              "client_secret", "password", "subscription_key", "subscription-key",
+                              "assertion", "client_assertion"})  # fmt: skip
+# A token or a secret this long is masked in documents too: 16 characters or more spell no id,
+# date or word of a document by chance, so one found there is an echo of ours.
+MIN_DOCUMENT_TOKEN = 16
+WHOLE_WORD_BELOW = 8  # a shorter secret is masked only as a word of its own
+_Text = TypeVar("_Text", str, str | None)
+
+_JWT = re.compile(r"eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*")
+_BEARER = re.compile(r"([Bb]earer\s+)[A-Za-z0-9._~+/=-]{8,}")
+# Every sensitive field name holds one of these; a JSON key may spell a letter as \u0041.
+_FIELD_HINTS = ("token", "secret", "password", "assertion", "subscription")
+_ESCAPED_LETTER = re.compile(r"\\u(?:00[4-7]|212a)")
+# A field's name as compared: lower case, no separators (accessToken, access-token, ...).
+_SENSITIVE_KEYS = frozenset(name.replace("_", "").replace("-", "") for name in SENSITIVE_FIELDS)
+# Each name spelled with "_", "-" or nothing between its words (the regexes are case-blind).
+_SPELLINGS = {name.replace("_", sep) for name in SENSITIVE_FIELDS for sep in ("_", "-", "")}
+_FIELD_NAMES = "|".join(re.escape(name) for name in sorted(_SPELLINGS))
+_FORM_FIELD = re.compile(rf"(?i)((?:^|[&?\s])(?:{_FIELD_NAMES})=)[^&\s]*")
+_JSON_PAIR = re.compile(rf'(?i)("(?:{_FIELD_NAMES})"\s*:\s*)"(?!\[REDACTED\])(?:[^"\\]|\\.)*"')
+
+# Characters no encoder escapes; every other one may be written as itself, a JSON escape
+# (\u002B in either case, \" \/ \n...), an XML reference (&amp; &#39; &#x27;, its "&" itself
+# JSON-escaped or behind a backslash), or percent-encoded (+ for a space).
+_PLAIN = re.compile(r"[A-Za-z0-9_.~-]+")
+_NAMED = {"&": "amp", "<": "lt", ">": "gt", '"': "quot", "'": "apos"}
+_JSON_SHORT = {'"': '"', "\\": "\\", "/": "/", "\b": "b", "\f": "f", "\n": "n", "\r": "r",
+               "\t": "t"}  # fmt: skip
+
+
+def spelling_pattern(secret: str) -> str:
+    """A regular expression matching ``secret`` in every spelling JSON, XML and URL encoders
+    give it, each character on its own (so mixed spellings are found too).
+
+    >>> bool(re.fullmatch(spelling_pattern("a+b"), "a%2Bb"))
+    True
+    """
+    return "".join(re.escape(c) if _PLAIN.fullmatch(c) else _char_pattern(c) for c in secret)
+
+
+def _char_pattern(ch: str) -> str:
+    spellings = [
+        "".join("%" + _hex(b, 2) for b in ch.encode("utf-8", "surrogatepass")),
+        *_escapes(ch),
+    ]
+    if ch == " ":
+        spellings.insert(1, f"(?:{'|'.join(_escapes('+'))})")
+    return f"(?:{'|'.join(spellings)})"
+
+
+def _escapes(ch: str) -> list[str]:
+    """JSON and XML spellings of ``ch``, longest first ("&amp;" must win over "&")."""
+    references = [f"#0*{ord(ch)};", f"#[xX]0*{_hex(ord(ch))};"]
+    if ch in _NAMED:
+        references.append(_NAMED[ch] + ";")
+    reference = rf"(?:&|\\u0026)(?:{'|'.join(references)})"
+    units = ch.encode("utf-16-be", "surrogatepass")
+    json_hex = "".join(
+        r"\\u" + _hex(units[i] << 8 | units[i + 1], 4) for i in range(0, len(units), 2)
+    )
+    spellings = [reference, json_hex, re.escape(ch)]
+    if ch == '"':  # JSON inside XML: \&quot;
+        spellings.insert(0, r"\\" + reference)
+    if ch in _JSON_SHORT:
+        spellings.insert(-1, re.escape("\\" + _JSON_SHORT[ch]))
+    return spellings
+
+
+def _hex(value: int, width: int = 1) -> str:
+    return "".join(f"[{d}{d.upper()}]" if d.isalpha() else d for d in f"{value:0{width}x}")
+
+
+def _secrets_pattern(secrets: Iterable[str]) -> re.Pattern[str] | None:
+    parts = []
+    for secret in sorted(set(secrets), key=lambda s: (-len(s), s)):
+        pattern = spelling_pattern(secret)
+        short = len(secret) < WHOLE_WORD_BELOW
+        parts.append(f"(?<![A-Za-z0-9]){pattern}(?![A-Za-z0-9])" if short else pattern)
+    return re.compile("|".join(parts)) if parts else None
+
+
+def is_document(interface: str | None, status: int | None) -> bool:
+    """Whether an answer is a partner document (a 2xx of its API), kept as written."""
+    return interface != "identity" and isinstance(status, int) and 200 <= status < 300
+
+
+def is_sent_document(interface: str | None, method: str | None) -> bool:
+    """Whether a request's body is a document we send (an exchange role's POST)."""
+    return interface in ("supplier", "consumer") and method == "POST"
+
+
+class Redactor:
+    """Masks secrets and issued tokens by the module's rule. Thread-safe."""
+
+    def __init__(self, secrets: Iterable[str] = ()) -> None:
+        self._lock = threading.Lock()
+        self._fixed = frozenset(s for s in secrets if s)
+        self._learned: deque[str] = deque(maxlen=2048)
+        self._pattern = _secrets_pattern(self._fixed)
+        self._tokens = tuple(s for s in self._fixed if len(s) >= MIN_DOCUMENT_TOKEN)
+
+    def add(self, value: str | None) -> None:
+        """Mask ``value`` by value from now on (an access token just issued)."""
+        with self._lock:
+            if value and value not in self._fixed and value not in self._learned:
+                self._learned.append(value)
+                self._pattern = _secrets_pattern(self._fixed.union(self._learned))
+                known = self._fixed.union(self._learned)
+                self._tokens = tuple(t for t in known if len(t) >= MIN_DOCUMENT_TOKEN)
+
+    def clean(self, text: str) -> bool:
+        """Whether ``text`` holds nothing :meth:`text` would mask."""
+        pattern, low = self._pattern, text.lower()
+        return not (
+            "eyJ" in text
+            or "earer" in text
+            or (pattern is not None and pattern.search(text))
+            or any(hint in low for hint in _FIELD_HINTS)
+            or _ESCAPED_LETTER.search(low)
+        )
+
+    @overload
+    def text(self, text: str) -> str: ...
+    @overload
+    def text(self, text: None) -> None: ...
+    def text(self, text: str | None) -> str | None:
+        """``text`` with secrets, tokens, JWTs, bearer credentials and sensitive fields masked."""
+        if not text or self.clean(text):
+            return text
+        pattern = self._pattern
+        if pattern is not None and pattern.search(text):
+            masked = self._json_text(text)
+            if masked is not None:
+                return masked
+            text = pattern.sub(MASK, text)
+        text = _JWT.sub(MASK, text)
+        text = _BEARER.sub(lambda m: m.group(1) + MASK, text)
+        return _fields(text)
+
+    @overload
+    def document(self, text: str) -> str: ...
+    @overload
+    def document(self, text: None) -> None: ...
+    def document(self, text: str | None) -> str | None:
+        """A document as written, but for echoes of long secrets and tokens, and JWTs."""
+        if not text:
+            return text
+        for token in self._tokens:
+            text = text.replace(token, MASK)
+        return _JWT.sub(MASK, text) if "eyJ" in text else text
+
+    def stored(self, text: str) -> str:
+        """A text of ours made of what the store holds (a timeline, a bundle's README): as
+        :meth:`document` keeps it, and fields named as secrets masked (``?access_token=...``
+        in a URL), for a store that leaked one."""
+        return _fields(self.document(text)) if text else text
+
+    def answer(self, text: _Text, *, document: bool) -> _Text:
+        """:meth:`document` or :meth:`text`."""
+        return self.document(text) if document else self.text(text)  # type: ignore[return-value]
+
+    def data(self, value: Any) -> Any:
+        """JSON-able ``value`` masked value by value (a secret ``1234`` never breaks the
+        syntax around it; a number of 8 digits or more spelling a secret is masked whole).
+
+        >>> Redactor(["12345678"]).data({"pin": 12345678, "password": None, "n": "a12345678"})
+        {'pin': '[REDACTED]', 'password': '[REDACTED]', 'n': 'a[REDACTED]'}
+        """
+        if value is None or self.clean(json.dumps(value, ensure_ascii=False, default=str)):
+            return value
+        return self._masked(value)
+
+    def headers(
+        self,
+        headers: Mapping[str, str] | Iterable[tuple[str, str]] | None,
+        *,
+        document: bool = False,
+    ) -> dict[str, str]:
+        """Headers as a dict: sensitive ones masked whatever their value, the rest as
+        :meth:`answer` masks them."""
+        return {k: self.answer(v, document=document) for k, v in headers_by_name(headers).items()}
+
+    def url(self, url: str) -> str:
+        """A URL with its user name, password and sensitive query parameters masked, and
+        tokens of ours; its path (ids) is never rewritten."""
+        parts = urlsplit(url)
+        if parts.password is not None or parts.username is not None:
+            parts = parts._replace(netloc=f"{MASK}@{parts.netloc.rpartition('@')[2]}")
+        if parts.query:
+            parts = parts._replace(query=_form(parts.query))
+        return self.document(urlunsplit(parts))
+
+    def body(
+        self,
+        content: bytes | str | None,
+        content_type: str | None = None,
+        *,
+        document: bool = False,
+    ) -> str:
+        """A body as text, masked as :meth:`answer` says (a form's fields by position too)."""
+        if not content:
+            return ""
+        text = content.decode("utf-8", errors="replace") if isinstance(content, bytes) else content
+        if document:
+            return self.document(text)
+        kind = (content_type or "").split(";")[0].strip().lower()
+        if kind == "application/x-www-form-urlencoded" and not self.clean(text):
+            text = _form(text)
+        return self.text(text)
+
+    def _json_text(self, text: str) -> str | None:
+        """A JSON document masked value by value; None when ``text`` is not JSON."""
+        if not text.lstrip().startswith(("{", "[")):
+            return None
+        try:
+            decoded = json.loads(text)
+        except ValueError:
+            return None
+        return json.dumps(self._masked(decoded), ensure_ascii=False)
+
+    def _masked(self, value: Any) -> Any:
+        if isinstance(value, str):
+            return self.text(value)
+        if isinstance(value, Mapping):
+            return {
+                (self.text(k) if isinstance(k, str) else k): MASK
+                if is_sensitive(k)
+                else self._masked(v)
+                for k, v in value.items()
+            }
+        if isinstance(value, list | tuple):
+            return [self._masked(v) for v in value]
+        if value is None or isinstance(value, bool):
+            return value
+        # A number (or a date or decimal held as its str) is masked whole when it spells a
+        # secret of 8 characters or more: a shorter one is far likelier a count than an echo.
+        shown = str(value)
+        if len(shown) < WHOLE_WORD_BELOW:
+            return value
+        return value if self.text(shown) == shown else MASK
+
+
+def is_sensitive(name: object) -> bool:
+    """Whether a field so named holds a secret, whatever its case and separators
+    (``access_token``, ``accessToken``, ``Access-Token``)."""
+    return str(name).lower().replace("_", "").replace("-", "") in _SENSITIVE_KEYS
+
+
+def headers_by_name(
+    headers: Mapping[str, str] | Iterable[tuple[str, str]] | None,
+) -> dict[str, str]:
+    """Headers as a dict of texts, the sensitive ones masked by name."""
+    items = headers.items() if isinstance(headers, Mapping) else headers or ()
+    return {str(k): MASK if str(k).lower() in SENSITIVE_HEADERS else str(v) for k, v in items}
+
+
+def _form(query: str) -> str:
+    pairs = parse_qsl(query, keep_blank_values=True)
+    return urlencode([(k, MASK if is_sensitive(k) else v) for k, v in pairs], safe="[]")
+
+
+def _fields(text: str) -> str:
+    """Sensitive fields of a JSON document, or a form, inside ``text`` masked by position."""
+    if text.lstrip().startswith(("{", "[")):
+        try:
+            decoded = json.loads(text)
+        except ValueError:
+            decoded = None
+        if decoded is not None:
+            masked = _masked_fields(decoded)
+            return text if masked == decoded else json.dumps(masked, ensure_ascii=False)
+    text = _FORM_FIELD.sub(lambda m: m.group(1) + MASK, text)
+    # JSON that does not parse (cut, embedded): "field": "value" pairs by shape.
+    return _JSON_PAIR.sub(lambda m: m.group(1) + '"' + MASK + '"', text)
+
+
+def _masked_fields(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: MASK if is_sensitive(k) else _masked_fields(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_masked_fields(v) for v in value]
+    return value
+
+
+# C0 and C1 controls, DEL, and the bidirectional formatting characters (an id shown reversed).
+_BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+_CONTROL = re.compile(f"[\\x00-\\x1f\\x7f-\\x9f{_BIDI}]")
+_CONTROL_BUT_LINES = re.compile(f"[\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f{_BIDI}]")
+
+
+def printable(text: str, *, keep_newlines: bool = False) -> str:
+    """``text`` with every control character written as its escape, safe on a terminal.
+
+    >>> printable("R-1\\x1b]0;pwned\\x07")
+    'R-1\\\\x1b]0;pwned\\\\x07'
+    """
+    pattern = _CONTROL_BUT_LINES if keep_newlines else _CONTROL
+    return pattern.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)

@@ -1,0 +1,448 @@
+"""The session: one ``httpx.Client`` per interface, with tokens, retries, limits and recording.
+
+Gateway roles send ``Subscription-Key`` and ``Accept: application/json``; exchange roles send
+a key only when one is configured. Every HTTP exchange, token requests and retries included,
+goes to the recorders as an :class:`Exchange`, masked (:mod:`workbench.http.masking`). Every
+call has a deadline, retries and waits included (``call_deadline``; :meth:`Session.time_limit`
+bounds a pull), and every answer a size cap (:mod:`workbench.http.limits`).
+
+>>> answer = Session(load_profile()).call("supplier", "GET", SUPPLIER_PENDING_PATH,
+...                                       operation="supplier.pending")  # doctest: +SKIP
+>>> answer.value, answer.call_id  # the decoded JSON, and its id in the store
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Collection, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import httpx
+
+from workbench._version import __version__
+from workbench.config import Profile, RoleSettings
+from workbench.errors import TransportError, UnreadableAnswer, WorkbenchError
+from workbench.http.answers import decoded, empty_or_raise, transport_failure
+from workbench.http.auth import (
+    BearerAuth,
+    ClientCredentials,
+    PasswordGrant,
+    StaticToken,
+    TokenCache,
+)
+from workbench.http.limits import (
+    ACCEPT_ENCODING,
+    NOT_SENT,
+    RETRY_STATUSES,
+    SAFE_METHODS,
+    SENT_HEADERS,
+    TOO_LARGE,
+    UNDECODABLE,
+    Deadline,
+    RetryableStatus,
+    Transport,
+    retrying,
+)
+from workbench.http.masking import Redactor, is_document, is_sent_document, printable
+from workbench.spec import SUBSCRIPTION_KEY_HEADER
+
+logger = logging.getLogger(__name__)
+_EXT = "workbench"  # the request extension holding what recording needs
+CALL_DEADLINE = "WORKBENCH_CALL_DEADLINE"
+REACHED = "The send reached the partner: check the pending list before resending."
+
+
+@dataclass(frozen=True)
+class Exchange:
+    """One HTTP request and its answer (or failure), masked, as handed to recorders."""
+
+    interface: str
+    operation: str
+    method: str
+    url: str
+    attempt: int
+    started_at: datetime
+    duration_s: float
+    status: int | None
+    request_headers: Mapping[str, str]
+    request_body: str
+    response_headers: Mapping[str, str]
+    response_body: str
+    error: str | None = None
+
+
+Recorder = Callable[[Exchange], Any]  # may return an id for what it stored (Answer.call_id)
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One call's decoded JSON (``None`` for an ``empty`` 400) and the id its recorders gave
+    its last exchange (a failure carries it as ``call_id`` too)."""
+
+    value: Any
+    call_id: Any
+
+
+class Session:
+    """HTTP for every interface of one profile. Thread-safe; close it when done."""
+
+    def __init__(
+        self,
+        profile: Profile,
+        *,
+        recorder: Recorder | None = None,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        self.profile = profile
+        self.redactor = Redactor(profile.secrets())
+        self.recorders: list[Recorder] = [recorder] if recorder else []
+        # Told the role of every call the partner answered as only it does (see call()).
+        self.reached: list[Callable[[str], object]] = []
+        self.tokens = TokenCache()
+        # Exchanges a recorder could not store (disk full...): a pull that lost any is partial.
+        self.unrecorded = 0
+        self.unrecorded_error: str | None = None
+        self.closed = False
+        self._transport = transport
+        self._lock = threading.Lock()
+        self._local = threading.local()  # this thread's call: its deadline and call ids
+        self._limit: Deadline | None = None  # time_limit(): bounds every call, on any thread
+        self._clients: dict[str, httpx.Client] = {}
+        self._auths: dict[str, BearerAuth] = {}
+        self._identity = self._new_client(base_url="", headers={})
+
+    def client(self, role: str) -> httpx.Client:
+        """The client of one role (``ConfigError`` if not configured; after :meth:`close`, a
+        ``WorkbenchError`` saying to connect again)."""
+        self.ensure_open()
+        with self._lock:
+            if role not in self._clients:
+                settings = self.profile.role(role)
+                headers = {"Accept": "application/json"}
+                if settings.subscription_key is not None:
+                    headers[SUBSCRIPTION_KEY_HEADER] = settings.subscription_key.reveal()
+                self._auths[role] = auth = self._new_auth(settings)
+                self._clients[role] = self._new_client(
+                    base_url=settings.base_url or "", headers=headers, auth=auth
+                )
+            return self._clients[role]
+
+    def ensure_open(self) -> None:
+        if self.closed:
+            raise _closed()
+
+    def auth(self, role: str) -> BearerAuth:
+        """The token provider of one role."""
+        self.client(role)
+        return self._auths[role]
+
+    def _new_client(
+        self, *, base_url: str, headers: dict[str, str], auth: httpx.Auth | None = None
+    ) -> httpx.Client:
+        p = self.profile
+        return httpx.Client(
+            auth=auth,
+            base_url=base_url,
+            headers={
+                "User-Agent": f"workbench/{__version__}",
+                "Accept-Encoding": ACCEPT_ENCODING,
+                **headers,
+            },
+            timeout=httpx.Timeout(p.read_timeout, connect=p.connect_timeout),
+            transport=self._transport
+            or Transport(
+                connections=max(10, 2 * p.concurrency),
+                max_bytes=p.max_answer_bytes,
+                deadline=self._deadline,
+            ),
+            event_hooks={"request": [_stamp], "response": [self._on_response]},
+        )
+
+    def _new_auth(self, settings: RoleSettings) -> BearerAuth:
+        if settings.grant == "static":
+            assert settings.token is not None
+            return StaticToken(role=settings.role, token=settings.token.reveal())
+        assert settings.token_url is not None
+        client = [k for k in ("client_id", "client_secret") if getattr(settings, k) is not None]
+        options: dict[str, Any] = {
+            "role": settings.role,
+            "token_url": settings.token_url,
+            "client_id": settings.client_id,
+            "client_secret": settings.client_secret.reveal() if settings.client_secret else None,
+            "scope": settings.scope,
+            "cache": self.tokens,
+            "post_form": self.post_form,
+            "margin": self.profile.token_margin,
+            "lifetime": self.profile.token_lifetime,
+            "hint": settings.where(*client)
+            if client
+            else f"the login address ({settings.token_url})",
+            "on_token": self.redactor.add,
+            "redact": self.redactor.text,
+        }
+        if settings.grant == "password":
+            assert settings.username is not None and settings.password is not None
+            return PasswordGrant(
+                username=settings.username,
+                password=settings.password.reveal(),
+                fields=settings.login,
+                user_hint=settings.where("username", "password"),
+                **options,
+            )
+        return ClientCredentials(**options)
+
+    def call(
+        self,
+        role: str,
+        method: str,
+        path: str,
+        *,
+        operation: str,
+        params: Mapping[str, Any] | None = None,
+        json: Any = None,
+        empty: Collection[str] = (),
+        subject: str | None = None,
+    ) -> Answer:
+        """Send one partner operation; its :class:`Answer`, or the typed error of its answer.
+
+        ``empty``: the 400 messages that mean "nothing to list" (spec §7); ``subject`` names
+        what the call is about in messages. ``reached`` is told the role once the answer proves
+        the partner is at that address: a 2xx with JSON, or an ``empty`` 400 (any web server
+        answers a 401, a 404 or an HTML page).
+        """
+        call_ids: list[Any] = [None]  # what the recorders return, token requests included
+        self._local.call_ids = call_ids
+        try:
+            client = self.client(role)
+            response = self._send(
+                client, role, method, path, operation=operation, params=params, json=json
+            )
+            value = None
+            if response.is_success:
+                value = decoded(response, redactor=self.redactor, role=role, operation=operation)
+            else:
+                empty_or_raise(
+                    response,
+                    profile=self.profile,
+                    redactor=self.redactor,
+                    role=role,
+                    operation=operation,
+                    empty=empty,
+                    subject=subject,
+                )
+        except WorkbenchError as exc:
+            exc.call_id = call_ids[-1]
+            raise
+        finally:
+            self._local.call_ids = None
+        for listener in self.reached:
+            listener(role)
+        return Answer(value, call_ids[-1])
+
+    def post_form(self, url: str, form: dict[str, str]) -> httpx.Response:
+        """POST a form to a login (safe to retry: it changes nothing)."""
+        return self._send(
+            self._identity, "identity", "POST", url, operation="token", data=form, retry_unsafe=True
+        )
+
+    @contextmanager
+    def time_limit(self, seconds: float, *, setting: str) -> Iterator[None]:
+        """Every call inside the block, on any thread, ends ``seconds`` from now at the latest;
+        one that cannot fails with a ``TransportError`` naming ``setting``."""
+        previous = self._limit
+        limit = Deadline(time.monotonic() + seconds, seconds, setting)
+        self._limit = limit if previous is None or limit.at < previous.at else previous
+        try:
+            yield
+        finally:
+            self._limit = previous
+
+    def close(self) -> None:
+        """Close every client; calls made afterwards raise ``WorkbenchError``."""
+        with self._lock:
+            self.closed = True
+            for client in (*self._clients.values(), self._identity):
+                client.close()
+
+    def _send(
+        self,
+        client: httpx.Client,
+        interface: str,
+        method: str,
+        url: str,
+        *,
+        operation: str,
+        params: Mapping[str, Any] | None = None,
+        json: Any = None,
+        data: Mapping[str, str] | None = None,
+        retry_unsafe: bool = False,
+    ) -> httpx.Response:
+        idempotent = method in SAFE_METHODS or retry_unsafe
+        outer = self._deadline()  # a call made inside another (a token fetch) keeps its deadline
+        seconds = self.profile.call_deadline
+        deadline = Deadline(time.monotonic() + seconds, seconds, CALL_DEADLINE)
+        for other in (outer, self._limit):
+            if other is not None and other.at < deadline.at:
+                deadline = other
+
+        def given_up(sent: bool) -> TransportError:
+            where = self.redactor.url(str(client.build_request(method, url).url))
+            what = f"{operation}: no complete answer from the {interface} interface at {where}"
+            return _given_up(deadline, what, reached=sent and method not in SAFE_METHODS)
+
+        if deadline.remaining() <= 0:
+            raise given_up(False)
+        self._local.deadline = deadline
+        attempt = 0
+        try:
+            retries = retrying(self.profile, idempotent, operation, deadline.remaining)
+            for attempt_state in retries:
+                with attempt_state:
+                    attempt = attempt_state.retry_state.attempt_number
+                    meta = {"interface": interface, "operation": operation, "attempt": attempt}
+                    request = client.build_request(
+                        method, url, params=params, json=json, data=data, extensions={_EXT: meta}
+                    )
+                    try:
+                        response = client.send(request)
+                    except RuntimeError as exc:  # httpx's "client has been closed"
+                        if self.closed:
+                            raise _closed() from exc
+                        raise
+                    except httpx.TransportError as exc:
+                        self._record(request, None, error=f"{type(exc).__name__}: {exc}")
+                        raise
+                    if idempotent and response.status_code in RETRY_STATUSES:
+                        raise RetryableStatus(response)
+                    return response
+        except RetryableStatus as exc:
+            return exc.response
+        except httpx.TransportError as exc:
+            if deadline.remaining() <= 0:
+                raise given_up(not isinstance(exc, NOT_SENT)) from exc
+            what = (interface, operation, attempt)
+            raise transport_failure(exc, self.redactor, what, retry_unsafe) from exc
+        finally:
+            self._local.deadline = outer
+        raise AssertionError("unreachable: tenacity either returns or raises")  # pragma: no cover
+
+    def _deadline(self) -> Deadline | None:
+        """The deadline of the call running on this thread, if any."""
+        return getattr(self._local, "deadline", None)
+
+    def _on_response(self, response: httpx.Response) -> None:
+        """Record the answer (read whole by the transport), and fail one over the size cap
+        (``TransportError``) or a 2xx that cannot be decoded (``UnreadableAnswer``)."""
+        request = response.request
+        meta = request.extensions.get(_EXT, {})
+        what = f"{meta.get('operation', '?')}: the {meta.get('interface', '?')} interface"
+        error: WorkbenchError | None = None
+        if response.extensions.get(TOO_LARGE):
+            reached = request.method not in SAFE_METHODS
+            error = TransportError(
+                f"{what} at {self.redactor.url(str(request.url))} answered more than "
+                f"{self.profile.max_answer_bytes} bytes once decompressed "
+                "(WORKBENCH_MAX_ANSWER_BYTES); it was not read further. Raise "
+                "WORKBENCH_MAX_ANSWER_BYTES if answers that large are expected."
+                + (f" {REACHED}" if reached else ""),
+                may_have_reached=reached,
+            )
+        elif UNDECODABLE in response.extensions:
+            said = self.redactor.text(response.extensions[UNDECODABLE])
+            error = UnreadableAnswer(
+                f"{what} answered {response.status_code} with a body that cannot be decoded as "
+                f"its Content-Encoding says ({said}). Nothing was read from it; report it to the "
+                "partner if it persists.",
+                status=response.status_code,
+                body="",
+            )
+        self._record(request, response, error=str(error) if error else None)
+        if isinstance(error, TransportError) or (error is not None and response.is_success):
+            raise error
+
+    def _record(
+        self, request: httpx.Request, response: httpx.Response | None, *, error: str | None = None
+    ) -> None:
+        if not self.recorders:
+            return
+        meta = request.extensions.get(_EXT, {})
+        r = self.redactor
+        interface = meta.get("interface", "?")
+        status = response.status_code if response is not None else None
+        # A login carries our credentials both ways; an error answer may echo them. A 2xx
+        # answer, and a document we send, are recorded as written (masking.is_document).
+        answered = is_document(interface, status)
+        answer_headers: Any = ()
+        answer_body, answer_type = b"", None
+        if response is not None:
+            answer_headers = response.extensions.get(SENT_HEADERS) or response.headers.multi_items()
+            answer_body, answer_type = response.content, response.headers.get("content-type")
+        exchange = Exchange(
+            interface=interface,
+            operation=meta.get("operation", "?"),
+            method=request.method,
+            url=r.url(str(request.url)),
+            attempt=meta.get("attempt", 1),
+            started_at=meta.get("started_at", datetime.now(UTC)),
+            duration_s=time.perf_counter() - meta.get("t0", time.perf_counter()),
+            status=status,
+            request_headers=r.headers(request.headers.multi_items()),
+            request_body=r.body(
+                request.content,
+                request.headers.get("content-type"),
+                document=is_sent_document(interface, request.method),
+            ),
+            response_headers=r.headers(answer_headers, document=answered),
+            response_body=r.body(answer_body, answer_type, document=answered),
+            error=r.text(error) if error else None,
+        )
+        call_ids = getattr(self._local, "call_ids", None)
+        for recorder in self.recorders:
+            try:
+                call_id = recorder(exchange)
+            except Exception as exc:
+                # One line per lost record, no traceback: a full disk fails every call alike.
+                reason = printable(r.text(f"{type(exc).__name__}: {exc}"))
+                with self._lock:
+                    self.unrecorded += 1
+                    self.unrecorded_error = reason
+                logger.error(
+                    "%s %s was not recorded: %s", exchange.method, printable(exchange.url), reason
+                )
+                continue
+            if call_id is not None and call_ids is not None:
+                call_ids.append(call_id)
+
+
+def _closed() -> WorkbenchError:
+    return WorkbenchError(
+        "This workbench is closed (w.close(), or the end of its `with` block), so it makes no "
+        "more calls. Connect again: w = workbench.connect(...)."
+    )
+
+
+def _stamp(request: httpx.Request) -> None:
+    meta = request.extensions.setdefault(_EXT, {})
+    meta["t0"], meta["started_at"] = time.perf_counter(), datetime.now(UTC)
+
+
+def _given_up(deadline: Deadline, what: str, *, reached: bool) -> TransportError:
+    """The error of a call given up at its deadline (``reached``: a send that may have landed)."""
+    scope = "this call" if deadline.setting == CALL_DEADLINE else "the pull"
+    message = (
+        f"{what} within the {deadline.seconds:g} s allowed for {scope} ({deadline.setting}), "
+        "retries included; it was given up."
+    )
+    if reached:
+        message += (
+            " The partner may or may not have processed the send: it was not resent. "
+            "Check the pending list before sending again."
+        )
+    else:
+        message += f" Try again later, or raise {deadline.setting} if the partner is slow."
+    return TransportError(message, may_have_reached=reached)
