@@ -8,12 +8,11 @@ run ``partial``; a pull that read no list and no feed at all is ``failed``. Befo
 created, the profile is checked (its interfaces configured) and the store (it holds this
 partner, or nobody yet).
 
-The domestic peek asks the profile's ``peek_count``; a 400 is a refusal of the count: it is
-halved until accepted, and the count accepted is remembered (meta ``peek_count_learned``). A
-feed answered at the learned cap asks the profile's count once more, and forgets the cap when
-the partner now accepts it. A full answer is peeked again: a partner whose peek removes events
-hands out the rest; one that keeps them answers the same events, those past the count may be
-hidden, and the run is ``partial``. Every event any peek handed out is stored.
+The domestic peek asks the profile's ``peek_count``, or the cap the partner accepted when it
+refused more (``api.gateway.peek_within_cap``; meta ``peek_count_learned``). A full answer is
+peeked again: a partner whose peek removes events hands out the rest; one that keeps them
+answers the same events, those past the count may be hidden, and the run is ``partial``. Every
+event any peek handed out is stored.
 """
 
 from __future__ import annotations
@@ -31,8 +30,8 @@ from typing import TYPE_CHECKING, Any
 from workbench import pesc
 from workbench.api.exchange import Consumer, Role, Supplier
 from workbench.api.frames import RAW, fetch_all, parse_pescxml, split_pescxml
-from workbench.api.gateway import peek_events, pending_placement_events
-from workbench.errors import PartnerError, WorkbenchError
+from workbench.api.gateway import peek_events, peek_within_cap, pending_placement_events
+from workbench.errors import WorkbenchError
 from workbench.http.answers import Listed, detail_items, listed_requests, request_path
 from workbench.http.masking import printable
 
@@ -372,8 +371,13 @@ def _pull_domestic(session: Session, store: Store, summary: PullSummary) -> List
     def fetch() -> Any:
         import pandas as pd
 
-        handed: list[Any] = []
-        frame, count = _peek_within_cap(session, store, handed)
+        handed: list[Any] = []  # every frame any peek answered
+        wanted, learned = session.profile.peek_count, store.meta(PEEK_LEARNED)
+        count = min(wanted, int(learned)) if learned is not None and learned.isdigit() else wanted
+        frame, accepted = peek_within_cap(session, count, wanted, handed)
+        if accepted != count:  # a cap learned, or the profile's count accepted again
+            store.set_meta(PEEK_LEARNED, str(accepted) if accepted < count else None)
+        count = accepted
         for _ in range(PEEKS_AFTER_FULL):  # a full answer: peek again
             if len(frame) != count:
                 break
@@ -409,37 +413,6 @@ def _pull_domestic(session: Session, store: Store, summary: PullSummary) -> List
         said = f"the feed answered {count} events (Count={count}), {what}."
         summary.fail("domestic_events", "(feed)", said)
     return result
-
-
-def _peek_within_cap(session: Session, store: Store, handed: list[Any]) -> tuple[Any, int]:
-    """Peek at the profile's count, or the learned cap when lower: (frame, count). A 400 is
-    a refusal of the count: halved until accepted, and remembered; when even 1 is refused, the
-    refusal is about something else and is raised. At the learned cap, the profile's count is
-    asked once more; accepted, the cap is forgotten. Every frame answered goes to ``handed``."""
-    wanted = session.profile.peek_count
-    learned = store.meta(PEEK_LEARNED)
-    count = min(wanted, int(learned)) if learned is not None and learned.isdigit() else wanted
-    refusal: PartnerError | None = None
-    while True:
-        try:
-            frame = peek_events(session, count)
-            break
-        except PartnerError as exc:
-            if exc.status != 400 or count == 1:
-                raise refusal or exc from None
-            refusal, count = refusal or exc, count // 2
-    handed.append(frame)
-    if refusal is not None:
-        store.set_meta(PEEK_LEARNED, str(count))
-    elif count < wanted and len(frame) == count:  # at the learned cap: has the partner grown?
-        try:
-            more = peek_events(session, wanted)
-        except WorkbenchError:  # refused, or failed: the feed was read at the cap
-            return frame, count
-        handed.append(more)
-        store.set_meta(PEEK_LEARNED, None)
-        return more, wanted
-    return frame, count
 
 
 def _short(exc: BaseException) -> str:

@@ -1,6 +1,7 @@
 """Caps the partner does not announce: a refused domestic peek ``Count`` is halved until
-accepted, and the count accepted is remembered in the store; a feed answered at exactly the
-count asked for may be cut off, and the run says so."""
+accepted (bisected up to the refused one when the answer is full), and the count accepted is
+remembered in the store; a feed answered at exactly the count asked for may be cut off, and the
+run says so."""
 
 from __future__ import annotations
 
@@ -42,19 +43,34 @@ def test_a_lower_cap_is_learned_and_asked_directly_next_time(sandbox_factory, tm
         assert second.lists["domestic_events"].listed == 10
 
 
+def test_a_feed_under_the_cap_but_over_its_half_is_read_whole(sandbox_factory, tmp_path: Path):
+    """Halving from a refused 25 lands on 12; 15 events fill it, so the cap is searched between
+    the two rather than the feed being called cut off on every pull."""
+    sb = sandbox_factory(max_peek_count=20, initial_domestic_events=15)
+    with wb.connect(env=sb.env, db=tmp_path / "wb.db") as w:
+        for _ in range(2):
+            summary = w.pull(progress=False)
+            assert summary.status == "ok", str(summary)
+            assert summary.lists["domestic_events"].listed == 15
+        learned = w.store.meta("peek_count_learned")  # the first count that held the feed
+        assert learned is not None and 15 < int(learned) <= 20
+        assert _asked_counts(w, summary.run_id) == [(learned, 200)]
+
+
 def test_a_feed_answered_at_the_learned_cap_is_partial_and_says_so(sandbox_factory, tmp_path):
     sb = sandbox_factory(max_peek_count=20, initial_domestic_events=30)
     with wb.connect(env=sb.env, db=tmp_path / "wb.db") as w:
         summary = w.pull(progress=False)
         assert summary.status == "partial"
-        assert summary.lists["domestic_events"].listed == 12
-        assert summary.lists["domestic_events"].cut_off_at == 12
+        assert w.store.meta("peek_count_learned") == "20"  # 12 full: bisected up to 25
+        assert summary.lists["domestic_events"].listed == 20
+        assert summary.lists["domestic_events"].cut_off_at == 20
         (failure,) = summary.failures
         assert failure["list"] == "domestic_events"
-        assert "past the first 12 may be unseen" in failure["error"]
+        assert "past the first 20 may be unseen" in failure["error"]
         assert "may be unseen" in str(summary)
         section = events_section(w.store).data
-        assert "may be unseen" in section and "12" in section
+        assert "may be unseen" in section and "20" in section
 
 
 def test_a_higher_cap_is_used_when_the_profile_asks_for_it(sandbox_factory, tmp_path: Path):
@@ -117,19 +133,20 @@ def test_a_refused_count_is_halved_until_accepted(capped_feed: str, tmp_path: Pa
     }
     with wb.connect(env=env, db=tmp_path / "wb.db") as w:
         summary = w.pull(progress=False)
-        assert w.store.meta("peek_count_learned") == "25"  # 100 and 50 refused
-        assert summary.lists["domestic_events"].listed == 25
-        assert summary.status == "partial"  # 50 events at 25: cut off
+        assert w.store.meta("peek_count_learned") == "37"  # 25 full, then bisected to 37
+        assert summary.lists["domestic_events"].listed == 37
+        assert summary.status == "partial"  # 50 events at a cap of 37: cut off
         assert set(summary.lists) == {"domestic_events"}  # the only interface configured
 
 
 class _Feed:
     """A domestic feed on 127.0.0.1 whose cap, events and refusal body a test sets: Counts
     above ``cap`` (or every Count, with ``cap = 0``) get 400 and ``refusal``; ``ignore_count``
-    answers every event whatever was asked."""
+    answers every event whatever was asked; Counts in ``broken`` get 503."""
 
     def __init__(self) -> None:
         self.cap, self.events, self.ignore_count = 37, 50, False
+        self.broken: set[int] = set()
         self.refusal: object = {"Message": "The request is invalid."}
         feed = self
 
@@ -140,6 +157,8 @@ class _Feed:
                 body: object
                 if not url.path.endswith(PEEK_EVENTS_PATH):
                     body, status = [], 200
+                elif count in feed.broken:
+                    body, status = {"Message": "Service unavailable"}, 503
                 elif count > feed.cap:
                     body, status = feed.refusal, 400
                 else:
@@ -222,24 +241,35 @@ def test_a_400_to_every_count_says_the_partners_own_words(feed: _Feed, tmp_path:
 def test_a_learned_cap_is_tried_again_when_the_feed_fills_it(feed: _Feed, tmp_path: Path):
     feed.cap, feed.events = 37, 200
     with wb.connect(env=feed.env, db=tmp_path / "wb.db") as w:
-        assert w.pull(progress=False).lists["domestic_events"].listed == 25
-        assert w.store.meta("peek_count_learned") == "25"
+        assert w.pull(progress=False).lists["domestic_events"].listed == 37
+        assert w.store.meta("peek_count_learned") == "37"  # 25 held a full answer: bisected
         # The cap has not moved: one extra call, refused; the same events again at the cap say
         # the peek keeps what it hands out.
         still = w.pull(progress=False)
-        assert _asked_counts(w, still.run_id) == [("25", 200), ("100", 400), ("25", 200)]
-        assert w.store.meta("peek_count_learned") == "25"
+        assert _asked_counts(w, still.run_id) == [("37", 200), ("100", 400), ("37", 200)]
+        assert w.store.meta("peek_count_learned") == "37"
         feed.cap = 100  # the partner now hands out more: the profile's count is used again
         grown = w.pull(progress=False)
-        assert _asked_counts(w, grown.run_id) == [("25", 200), ("100", 200), ("100", 200)]
+        assert _asked_counts(w, grown.run_id) == [("37", 200), ("100", 200), ("100", 200)]
         assert grown.lists["domestic_events"].listed == 100
         assert w.store.meta("peek_count_learned") is None
     with wb.connect(env={**feed.env, "WORKBENCH_PEEK_COUNT": "150"}, db=tmp_path / "b.db") as w:
-        w.pull(progress=False)  # learns 75
+        w.pull(progress=False)  # 150 refused, 75 full: bisected to the cap, 100
+        assert w.store.meta("peek_count_learned") == "100"
         feed.cap = 120
         again = w.pull(progress=False)
-        assert _asked_counts(w, again.run_id) == [("75", 200), ("150", 400), ("75", 200)]
-        assert w.store.meta("peek_count_learned") == "75"  # 150 refused: still the best known
+        assert _asked_counts(w, again.run_id) == [("100", 200), ("150", 400), ("100", 200)]
+        assert w.store.meta("peek_count_learned") == "100"  # 150 refused: still the best known
+
+
+def test_a_failure_while_searching_the_cap_keeps_what_was_read(feed: _Feed, tmp_path: Path):
+    feed.cap, feed.events, feed.broken = 37, 50, {37}  # 100, 50 refused; 25 full; 37 fails
+    with wb.connect(env=feed.env, db=tmp_path / "wb.db") as w:
+        summary = w.pull(progress=False)
+        assert summary.lists["domestic_events"].listed == 25  # the answer that held is stored
+        assert summary.lists["domestic_events"].error is None
+        assert summary.status == "partial"  # 25 answered at 25: the rest may be unseen
+        assert w.store.meta("peek_count_learned") == "25"
 
 
 def test_more_events_than_asked_is_not_a_cut_off(feed: _Feed, tmp_path: Path) -> None:
@@ -260,4 +290,5 @@ def test_a_feed_whose_peek_removes_events_is_read_whole_past_its_cap(sandbox_fac
         events = w.store.table("events", where="source = 'domestic'")
         assert set(events["event_key"]) == truth
         assert sb.state.domestic_events == []
-        assert [c for c, _ in _asked_counts(w, summary.run_id)][-3:] == ["12", "12", "12"]
+        taken = [c for c, status in _asked_counts(w, summary.run_id) if status == 200]
+        assert taken == ["12", "18", "19"]  # each took events away: 12 + 18 + the last 15

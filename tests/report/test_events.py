@@ -391,9 +391,8 @@ def test_a_feed_read_at_the_partners_learned_cap_is_warned_of(sandbox_factory, t
         w.pull(progress=False)
         html = events_section(w.store).data
     assert 'class="wb-figure wb-alert" data-cut-off="domestic"' in html
-    # 100, 50 and 25 refused: 12 is what the partner accepted
-    assert "answered 12 events" in html and "may be unseen" in html
-    assert "12 is the most this partner hands out at once" in html
+    assert "answered 20 events" in html and "may be unseen" in html
+    assert "20 is the most this partner hands out at once" in html
     assert "ask the partner" in html and "WORKBENCH_PEEK_COUNT" not in html
 
 

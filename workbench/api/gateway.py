@@ -8,10 +8,12 @@ events, the domestic peek.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pandas as pd
 
 from workbench.api.frames import events_frame, frame
-from workbench.errors import InvalidValue, PartnerError
+from workbench.errors import InvalidValue, PartnerError, WorkbenchError
 from workbench.http.session import Session
 from workbench.spec import DIAGNOSTICS_PATH, PEEK_EVENTS_PATH, PENDING_PLACEMENT_EVENTS_PATH
 
@@ -47,3 +49,42 @@ def peek_events(session: Session, count: int | None = 10) -> pd.DataFrame:
     answer = session.call("domestic", "GET", PEEK_EVENTS_PATH, operation=operation, params=params)
     paths = session.profile.event_fields
     return events_frame(answer.value, operation=operation, call_id=answer.call_id, paths=paths)
+
+
+def peek_within_cap(
+    session: Session, count: int, wanted: int, handed: list[Any]
+) -> tuple[pd.DataFrame, int]:
+    """Peek ``count`` events (the profile's ``wanted``, or a cap learned earlier): (frame, the
+    count accepted). A 400 refuses the count: it is halved until accepted, then, when the
+    answer is full, bisected up to the refused count (halving alone would leave up to half the
+    cap unread, and a feed under the cap called cut off); even 1 refused, the refusal is about
+    something else and is raised. A full answer at a cap below ``wanted`` asks ``wanted`` once
+    more: the partner may hand out more now. Every frame answered goes to ``handed``."""
+    refusal: PartnerError | None = None
+    refused = count
+    while True:
+        try:
+            frame = peek_events(session, count)
+            break
+        except PartnerError as exc:
+            if exc.status != 400 or count == 1:
+                raise refusal or exc from None
+            refusal, refused, count = refusal or exc, count, count // 2
+    handed.append(frame)
+    while refusal is not None and len(frame) == count and refused - count > 1:
+        probe = (count + refused) // 2
+        try:
+            frame, count = peek_events(session, probe), probe
+            handed.append(frame)
+        except WorkbenchError as exc:
+            if not (isinstance(exc, PartnerError) and exc.status == 400):
+                break  # failed: what was handed out is kept, read at the count that held
+            refused = probe
+    if refusal is None and count < wanted and len(frame) == count:
+        try:
+            more = peek_events(session, wanted)
+        except WorkbenchError:  # refused, or failed: the feed was read at the cap
+            return frame, count
+        handed.append(more)
+        return more, wanted
+    return frame, count
