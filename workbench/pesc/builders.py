@@ -172,13 +172,14 @@ def build_acknowledgment(
     created: datetime | str | None = None,
     note: str | None = None,
     process_code: str | None = None,
+    tracking_id: str | None = None,
 ) -> str:
     """An Acknowledgment of a CollegeTranscript, as XML text.
 
     ``AcademicAwardTotal`` and ``CourseTotal`` count every AcademicAward and Course of the
     transcript, record- and session-level. TransmissionData copies the transcript's DocumentID,
-    RequestTrackingID and DocumentProcessCode (``process_code`` when it states none) and
-    reverses Source and Destination; ``Person``
+    RequestTrackingID and DocumentProcessCode (``process_code`` and ``tracking_id`` when it
+    states none) and reverses Source and Destination; ``Person``
     is the transcript student's identity (the elements an acknowledgment allows; ``Name`` is
     always present). ``note`` becomes NoteMessages as in ``build_response``.
 
@@ -202,7 +203,7 @@ def build_acknowledgment(
         created=when,
         type_code="Acknowledgment",
         answered=transmission,
-        tracking_id=el.text(transmission.get("RequestTrackingID")),
+        tracking_id=el.text(transmission.get("RequestTrackingID")) or tracking_id,
         process_code=process_code,
     )
     root.append(_acknowledgment_person(el.child(student, "Person")))

@@ -13,13 +13,10 @@ Start it from Python::
 
 or from the shell: ``workbench sandbox --port 8765 --seed 7``.
 
-Faults (``Faults``; set at start or with ``set_faults``, each scoped by ``path_pattern``):
-latency and jitter; 500/503, 429 with Retry-After; connections dropped before or after the
-operation runs; and hostile answers (issue #10): bodies that trickle (``trickle_rate``, or
-forever), headers that never end (``header_flood_rate``), a send's answer that is empty, a
-204, text or HTML (``success_body``), lists that are not arrays (``list_shape``), padded JSON
-(``pad_bytes``), gzip bombs (``gzip_bomb_bytes``), hostile JSON (``hostile_json``: deep
-nesting, lone surrogates, NaN) and error messages that echo the request (``echo_errors``).
+Faults (``Faults``, set at start or with ``set_faults``, scoped by ``path_pattern``): latency
+and jitter, 500/503, 429 with Retry-After, connections dropped before or after the operation
+runs, acknowledgments that miscount. Answers hostile on purpose (trickled, gzip bombs...) are
+the tests' own (``tests/hostile``).
 
 One process serves three base URLs, so a client that mixes them up gets 404s as it would in
 production: ``{root}/identity`` (identity server), ``{root}/gateway`` (international and domestic
@@ -73,9 +70,9 @@ Choices for what the spec leaves open (DESIGN §3), each a setting whose answers
 - sending a response or a transcript takes a request off the no-response list; sending an
   acknowledgment takes a transcript off the consumer's list. A second send is accepted and
   recorded (the partner does not deduplicate: that is the client's job);
-- a transcript sent for a request is answered with an Acknowledgment whose
-  ``AcademicAwardTotal`` and ``CourseTotal`` are counted from that transcript, whose DocumentID
-  echoes the transcript's and whose ``RequestTrackingID`` is the request's tracking ID.
+- a transcript sent for a request is answered with ``pesc.build_acknowledgment``'s
+  Acknowledgment: totals counted from the transcript, its DocumentID echoed, the request's
+  tracking ID, this environment's process code.
 """
 
 from __future__ import annotations

@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
 from collections.abc import Awaitable, Callable
@@ -23,16 +24,10 @@ from starlette.routing import Mount, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from workbench import spec
-from workbench.sandbox import generator
+from workbench.errors import PescError
+from workbench.pesc import flatten, parse
+from workbench.sandbox.events import shaped_event
 from workbench.sandbox.faults import FaultMiddleware, with_transport
-from workbench.sandbox.intake import (
-    Refusal,
-    local_name,
-    parse_document,
-    pescxml_from_body,
-    process_code,
-    tracking_id,
-)
 from workbench.sandbox.settings import SandboxSettings
 from workbench.sandbox.state import Item, PartnerState, iso_ms
 from workbench.sandbox.tokens import Grant, IdentityServer, OAuthError, TokenRejected
@@ -50,8 +45,12 @@ WRONG_KEY = (
 )
 
 
-def message(status: int, text: str, headers: dict[str, str] | None = None) -> JSONResponse:
-    return JSONResponse({"Message": text}, status_code=status, headers=headers)
+class Refusal(Exception):
+    """A request the sandbox refuses: ``status`` and the message become its 4xx answer."""
+
+    def __init__(self, message: str, status: int = 400) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 def error_answer(style: str, status: int, text: str) -> Response:
@@ -68,7 +67,7 @@ def error_answer(style: str, status: int, text: str) -> Response:
         return JSONResponse(problem, status_code=status, media_type="application/problem+json")
     if style == "text":
         return PlainTextResponse(text, status_code=status)
-    return message(status, text)
+    return JSONResponse({"Message": text}, status_code=status)
 
 
 @dataclass
@@ -178,7 +177,7 @@ def gateway_routes(core: Core) -> list[Route]:
     def feed(events: list[dict[str, Any]]) -> JSONResponse:
         """Events as this partner shapes them, in an array or in an object holding one."""
         s = core.settings
-        shaped = [generator.shaped_event(e, s.event_shape, s.event_time) for e in events]
+        shaped = [shaped_event(e, s.event_shape, s.event_time) for e in events]
         if s.event_list == "object":
             return JSONResponse({"events": shaped, "count": len(shaped)})
         return JSONResponse(shaped)
@@ -291,13 +290,18 @@ async def _send(core: Core, op: Operation, request: Request) -> Response:
     item = _find(core, op.side, request.path_params["id"])
     if _media_type(request) != "application/json":
         raise Refusal("The request body must be sent as application/json.", 415)
-    payload = pescxml_from_body(await _read_body(request, core.settings.max_body_bytes))
-    root = parse_document(payload)
-    if (name := local_name(root)) != op.expects:
+    payload = _pescxml(await _read_body(request, core.settings.max_body_bytes))
+    try:
+        document = parse(payload)
+    except PescError as exc:
+        raise Refusal(f"The PESCXML value is invalid: {exc}") from exc
+    if document.message_type != op.expects:
         raise Refusal(
-            f"The PESCXML value is invalid: expected a {op.expects} document, got {name[:64]}."
+            f"The PESCXML value is invalid: expected a {op.expects} document, "
+            f"got {document.message_type[:64]}."
         )
-    tracked = tracking_id(root)
+    fields = flatten(document)
+    tracked = fields["request_tracking_id"]
     if tracked is not None and tracked != item.tracking:
         raise Refusal(
             "The PESCXML value is invalid: its RequestTrackingID does not match the"
@@ -305,20 +309,31 @@ async def _send(core: Core, op: Operation, request: Request) -> Response:
         )
     # DESIGN §3: an environment takes documents of its own process code only (OCAS' UAT
     # requires TEST); a document that states none is taken.
-    code, expected = process_code(root), core.settings.process_code
+    code, expected = fields["process_code"], core.settings.process_code
     if code is not None and code != expected:
         raise Refusal(
             f"The PESCXML value is invalid: its DocumentProcessCode is {code[:64]!r}, and this "
             f"environment accepts {expected} documents only."
         )
-    reply = payload
-    if op is SEND_TRANSCRIPT:
-        try:
-            reply = core.state.acknowledgment_for(item, root)
-        except ValueError as exc:
-            raise Refusal(f"The PESCXML value is invalid: {exc}") from exc
+    reply = core.state.acknowledgment_for(item, document) if op is SEND_TRANSCRIPT else payload
     core.state.record_post(op.name, item, payload, reply, op.closes_by)
     return JSONResponse({"RequestID": item.id, "PESCXML": reply})
+
+
+def _pescxml(body: bytes) -> str:
+    """The ``PESCXML`` string of a JSON body (spec §2.5), or Refusal."""
+    try:
+        data: Any = json.loads(body)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise Refusal("The request body is not valid JSON.") from exc
+    if not isinstance(data, dict):
+        raise Refusal("The request body must be a JSON object with a PESCXML field.")
+    value = next((v for k, v in data.items() if k.lower() == "pescxml"), None)
+    if value is None:
+        raise Refusal("The PESCXML field is required.")
+    if not isinstance(value, str) or not value.strip():
+        raise Refusal("The PESCXML value is invalid: it must be a non-empty string.")
+    return value
 
 
 def exchange_routes(core: Core) -> list[Route]:
@@ -355,9 +370,9 @@ def control_routes(core: Core) -> list[Route]:
         try:
             hours = float(request.query_params.get("hours", "1"))
         except ValueError:
-            return message(400, "hours must be a number.")
+            raise Refusal("hours must be a number.") from None
         if hours < 0:
-            return message(400, "hours must not be negative.")
+            raise Refusal("hours must not be negative.")
         return JSONResponse({"added": core.state.advance(hours), "now": core.state.now.isoformat()})
 
     async def status(request: Request) -> Response:

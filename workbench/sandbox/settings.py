@@ -1,4 +1,4 @@
-"""What a sandbox is made of: its demo credentials, its data knobs and its faults."""
+"""What a sandbox is made of: its demo credentials, its data, its open points and its faults."""
 
 from __future__ import annotations
 
@@ -99,21 +99,12 @@ class Credentials:
         }
 
 
-# The kinds of the hostile-answer faults; "" is off.
-FAULT_KINDS: dict[str, tuple[str, ...]] = {
-    "success_body": ("", "empty", "no_content", "text", "html"),
-    "list_shape": ("", "null", "object", "scalar", "string", "two_arrays"),
-    "hostile_json": ("", "deep", "surrogate_id", "surrogate_event", "nan"),
-}
-
-
 @dataclass
 class Faults:
-    """Trouble on demand. Rates are shares of calls, 0..1; all zero means a well-behaved partner.
+    """Trouble on demand, at the gateway and the exchange; rates are shares of calls, 0..1.
 
-    Faults apply to the gateway and the exchange; the identity server only gets latency,
-    ``token_ttl`` and ``echo_errors``, so that fault tests measure the client's retries rather
-    than its patience. Every fault is scoped by ``path_pattern``; kinds are checked when set.
+    The identity server gets latency and ``token_ttl`` only. ``path_pattern`` (a regex) limits
+    the faults to the paths it finds, e.g. details but not lists.
     """
 
     latency_ms: float = 0.0  # from a request's arrival to its answer, the sandbox's work inside
@@ -121,82 +112,50 @@ class Faults:
     error_rate: float = 0.0  # 500 or 503 before the operation runs
     rate_limit_rate: float = 0.0  # 429 with Retry-After
     retry_after_s: float = 1.0
-    drop_rate: float = 0.0  # connection closed with no response, before the operation runs
+    drop_rate: float = 0.0  # connection closed with no answer, before the operation runs
     drop_after_rate: float = 0.0  # the operation runs, then the connection drops (POSTs!)
     token_ttl: int | None = None  # overrides SandboxSettings.token_ttl when set
-    path_pattern: str = ""  # a regex: faults hit only paths it finds (e.g. details, not lists)
-    # Share of acknowledgments (returned for a transcript we send) whose CourseTotal the
-    # partner miscounts by one; decided per request id, so the same request always miscounts.
+    path_pattern: str = ""
+    # Acknowledgments (of a transcript we send) whose CourseTotal the partner miscounts by one;
+    # decided per request id, so the same request always miscounts.
     ack_miscount_rate: float = 0.0
-    # Hostile answers (issue #10). The operation runs first (a POST takes effect), then its
-    # status and headers are sent and its body trickles one byte per interval; with
-    # trickle_forever only whitespace trickles and the body never comes.
-    trickle_rate: float = 0.0
-    trickle_interval_s: float = 2.0
-    trickle_forever: bool = False
-    header_flood_rate: float = 0.0  # the operation runs, then header lines trickle, never ending
-    success_body: str = ""  # a send's 2xx answer becomes: empty, no_content, text or html
-    list_shape: str = ""  # lists and event feeds answer: null, object, scalar, string, two_arrays
-    pad_bytes: int = 0  # JSON answers padded with whitespace to at least this many bytes
-    gzip_bomb_bytes: int = 0  # answers sent gzip-encoded, inflating to more than this many bytes
-    bad_encoding: bool = False  # answers say Content-Encoding: gzip, but their body is not gzip
-    hostile_json: str = ""  # array answers: deep, surrogate_id, surrogate_event or nan
-    echo_errors: bool = False  # error messages echo the raw query and body (identity too)
-
-    def __post_init__(self) -> None:
-        for name, kinds in FAULT_KINDS.items():
-            if getattr(self, name) not in kinds:
-                raise ValueError(
-                    f"Unknown {name} {getattr(self, name)!r}: use one of {list(kinds[1:])}, "
-                    "or '' for none."
-                )
-        for name in ("trickle_rate", "header_flood_rate"):
-            if not 0 <= getattr(self, name) <= 1:
-                raise ValueError(f"{name} is a share of calls: use a number from 0 to 1.")
-        if self.trickle_interval_s <= 0:
-            raise ValueError("trickle_interval_s must be a positive number of seconds.")
-        for name in ("pad_bytes", "gzip_bomb_bytes"):
-            if getattr(self, name) < 0:
-                raise ValueError(f"{name} must be 0 (off) or a positive number of bytes.")
 
     def update(self, **changes: Any) -> None:
         names = {f.name for f in dataclasses.fields(self)}
-        unknown = sorted(set(changes) - names)
-        if unknown:
+        if unknown := sorted(set(changes) - names):
             raise TypeError(f"unknown fault setting(s) {unknown}; known: {sorted(names)}")
-        dataclasses.replace(self, **changes)  # checks the result before anything changes
         for name, value in changes.items():
             setattr(self, name, value)
 
 
-def fault_changes(assignments: list[str]) -> dict[str, Any]:
-    """``["list_shape=null", "trickle_rate=0.5"]`` as typed ``Faults`` changes.
-
-    Values take the type of the field's default; an unknown name or a bad value is a
-    ValueError that says what to write instead.
-    """
-    defaults: dict[str, Any] = {f.name: f.default for f in dataclasses.fields(Faults)}
+def _typed(assignments: list[str], defaults: dict[str, Any], what: str) -> dict[str, Any]:
+    """``["NAME=VALUE", ...]`` as typed changes of the fields named in ``defaults``, each value
+    of its default's type; a ValueError that says what to write instead."""
     changes: dict[str, Any] = {}
     for assignment in assignments:
         name, sep, text = assignment.partition("=")
-        name = name.strip()
+        name, text = name.strip(), text.strip()
         if not sep or name not in defaults:
             raise ValueError(
-                f"Cannot read the fault {assignment!r}: write NAME=VALUE, NAME one of "
-                f"{sorted(defaults)}."
+                f"Cannot read the {what} {assignment!r}: write NAME=VALUE, NAME one of "
+                f"{', '.join(defaults)}."
             )
-        kind = type(defaults[name]) if defaults[name] is not None else int
-        try:
-            if kind is bool:
-                if text.lower() not in ("1", "true", "yes", "on", "0", "false", "no", "off"):
-                    raise ValueError(text)
-                changes[name] = text.lower() in ("1", "true", "yes", "on")
-            else:
+        kind: Any = int if defaults[name] is None else type(defaults[name])
+        if kind is bool:
+            if text.lower() not in ("1", "true", "yes", "on", "0", "false", "no", "off"):
+                raise ValueError(f"{name} takes yes or no, not {text!r}.")
+            changes[name] = text.lower() in ("1", "true", "yes", "on")
+        else:
+            try:
                 changes[name] = kind(text)
-        except ValueError:
-            raise ValueError(f"The fault {name} takes a {kind.__name__}, not {text!r}.") from None
-    Faults(**changes)  # the kinds and ranges are checked there
+            except ValueError:
+                raise ValueError(f"{name} takes a {kind.__name__}, not {text!r}.") from None
     return changes
+
+
+def fault_changes(assignments: list[str]) -> dict[str, Any]:
+    """``["error_rate=0.2", "path_pattern=no_response"]`` as typed ``Faults`` changes."""
+    return _typed(assignments, {f.name: f.default for f in dataclasses.fields(Faults)}, "fault")
 
 
 @dataclass
@@ -204,8 +163,8 @@ class SandboxSettings:
     """Data knobs of a sandbox. Same settings (``start`` included), same data; without a
     ``start`` the clock starts now (:func:`default_start`).
 
-    ``id_scheme`` defaults to "tracking" (the API id is the tracking id, 32 hex digits), the
-    scheme the sandbox always used; "guid" keys the API by a GUID distinct from it.
+    Every choice the spec leaves open (DESIGN §3) is one field: ``SETTING_KINDS``,
+    ``OPEN_FLAGS`` and ``OPEN_NUMBERS`` list their answers, the default first.
     """
 
     seed: int = 1
@@ -222,8 +181,8 @@ class SandboxSettings:
     placement_events_per_hour: float = 1.0
     domestic_events_per_hour: float = 3.0
     closed_elsewhere_per_hour: float = 0.1  # requests someone else answers
-    # New documents for existing ids (issue #11). At 0.15 an hour, the demo's 8 hours show
-    # each kind once, and a test that moves the clock 6 hours sees none.
+    # New documents for existing ids: at 0.15 an hour, the demo's 8 hours show each kind once,
+    # and a test that moves the clock 6 hours sees none.
     reissue_per_hour: float = 0.15  # a transcript comes again (back on the list if it left)
     resubmission_per_hour: float = 0.15  # a listed request comes again, corrected
     cancellation_per_hour: float = 0.15  # a listed request is cancelled, then leaves the list
@@ -236,8 +195,8 @@ class SandboxSettings:
     invalid_share: float = 0.0  # well-formed documents that fail the schema
     max_body_bytes: int = 5_000_000
     # "tracking": the API RequestID is the document's RequestTrackingID (OCAS' examples; 32 hex
-    # digits, as the sandbox always did). "guid": the RequestID is a dashed 36-character GUID
-    # (the spec's transcript detail) and the tracking id a distinct C-number.
+    # digits). "guid": the RequestID is a dashed 36-character GUID (the spec's transcript
+    # detail) and the tracking id a distinct C-number.
     id_scheme: str = "tracking"
     max_peek_count: int = 100  # the largest Count the domestic peek accepts
     detail_shape: str = "array"  # or "object": the detail body as a bare object
@@ -349,27 +308,9 @@ SETTABLE = (*SETTING_KINDS, *OPEN_FLAGS, *OPEN_NUMBERS)
 
 
 def setting_changes(assignments: list[str]) -> dict[str, Any]:
-    """``["event_shape=kind_at", "peek_removes=yes"]`` as typed ``SandboxSettings`` changes;
-    a ValueError that says what to write instead."""
+    """``["event_shape=kind_at", "peek_removes=yes"]`` as typed ``SandboxSettings`` changes."""
     defaults = {f.name: f.default for f in dataclasses.fields(SandboxSettings)}
-    changes: dict[str, Any] = {}
-    for assignment in assignments:
-        name, sep, text = assignment.partition("=")
-        name, text = name.strip(), text.strip()
-        if not sep or name not in SETTABLE:
-            raise ValueError(
-                f"Cannot read {assignment!r}: write NAME=VALUE, NAME one of {', '.join(SETTABLE)}."
-            )
-        kind: Any = type(defaults[name])
-        if kind is bool:
-            if text.lower() not in ("1", "true", "yes", "on", "0", "false", "no", "off"):
-                raise ValueError(f"{name} takes yes or no, not {text!r}.")
-            changes[name] = text.lower() in ("1", "true", "yes", "on")
-        else:
-            try:
-                changes[name] = kind(text)
-            except ValueError:
-                raise ValueError(f"{name} takes a {kind.__name__}, not {text!r}.") from None
+    changes = _typed(assignments, {name: defaults[name] for name in SETTABLE}, "setting")
     SandboxSettings(**changes)  # the choices and bounds are checked there
     return changes
 

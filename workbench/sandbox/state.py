@@ -20,9 +20,8 @@ from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 from typing import Any
 
-from lxml import etree
-
-from workbench.sandbox import generator
+from workbench.pesc import PescDocument, build_acknowledgment
+from workbench.sandbox import events, generator
 from workbench.sandbox.settings import SandboxSettings
 
 STATE_VERSION = 2  # 2: items carry a tracking id and their document's version (issue #11)
@@ -205,9 +204,9 @@ class PartnerState:
             table = self.requests if kind == "request" else self.transcripts
             table[item_id] = Item(item_id, index, when, escaped, defect, tracking=tracking)
         elif kind == "placement":
-            self.placement_events.append(generator.placement_event(seed, index, occurred_at=when))
+            self.placement_events.append(events.placement_event(seed, index, occurred_at=when))
         elif kind == "domestic":
-            self.domestic_events.append(generator.domestic_event(seed, index, occurred_at=when))
+            self.domestic_events.append(events.domestic_event(seed, index, occurred_at=when))
 
     def advance(self, hours: float) -> dict[str, int]:
         """Move the clock: new items arrive at the configured rates, old events drain away.
@@ -375,13 +374,14 @@ class PartnerState:
             self._close(item, close_by, self.now)
         self.save()
 
-    def acknowledgment_for(self, item: Item, transcript_root: etree._Element) -> str:
-        xml = generator.acknowledgment_xml(
-            transcript_root,
-            request_id=item.tracking,
+    def acknowledgment_for(self, item: Item, transcript: PescDocument) -> str:
+        """The partner's Acknowledgment of a transcript sent for ``item``: counted totals, its
+        DocumentID echoed, the request's tracking ID, this environment's process code."""
+        xml = build_acknowledgment(
+            transcript,
             created=self.now,
-            namespaces=self.settings.namespaces,
             process_code=self.settings.process_code,
+            tracking_id=item.tracking,
         )
         if _share(item.id, "ack-miscount") < self.settings.faults.ack_miscount_rate:
             xml = generator.miscount_courses(xml)

@@ -1,9 +1,8 @@
-"""Word pools the sandbox's data generator draws from.
+"""Word pools the sandbox's documents and events draw from.
 
-Every institution here is fictional except OCAS, and every code is made up: the values only have
-the shapes real ones have (CSIS and USIS 6 characters, ESIS 8, OEN 9 digits). "Demo College" with
-CSIS 555555 is the institution of the canpesc Ontario sample transcript; the sandbox plays it as
-the workbench user's own college.
+Every institution is fictional but OCAS, every code made up with the shape of real ones (CSIS
+and USIS 6 characters, ESIS 8). "Demo College", CSIS 555555, is the canpesc Ontario sample's
+institution: the sandbox plays it as the user's own college.
 """
 
 from __future__ import annotations
@@ -22,8 +21,6 @@ LAST_NAMES = (
     "Nguyen", "Singh", "Patel", "Chen", "Tremblay", "Kowalski", "Ødegaard", "Çelik", "Brown",
     "Wilson", "Thompson", "Martin", "Roy", "Okafor", "Haddad",
 )  # fmt: skip
-NAME_PREFIXES = ("Ms", "Mr", "Mx")
-NAME_SUFFIXES = ("JR", "SR", "III")
 GENDER_CODES = ("Female", "Male", "Unreported")
 
 # (name, CSIS) of the workbench user's college, and of OCAS as it names itself on the wire.
