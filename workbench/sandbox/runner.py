@@ -13,7 +13,7 @@ from typing import Any
 
 import uvicorn
 
-from workbench.sandbox.app import Core, build_app
+from workbench.sandbox.app import Partner
 from workbench.sandbox.settings import Faults, SandboxSettings
 from workbench.sandbox.state import PartnerState
 from workbench.sandbox.tokens import IdentityServer
@@ -26,19 +26,15 @@ class Sandbox:
     def __init__(self, settings: SandboxSettings, *, host: str = "127.0.0.1", port: int = 0):
         self.settings = settings
         self.state = PartnerState.create(settings)
-        self.core = Core(
-            settings=settings,
-            state=self.state,
-            identity=IdentityServer(
-                settings.credentials,
-                clock=lambda: self.state.now,
-                exchange_login=settings.exchange_login,
-                expiry=settings.token_expiry,
-                interfaces=settings.account,
-            ),
-            hits=Counter(),
+        self.identity = IdentityServer(
+            settings.credentials,
+            clock=lambda: self.state.now,
+            exchange_login=settings.exchange_login,
+            expiry=settings.token_expiry,
+            interfaces=settings.account,
         )
-        self.app = build_app(self.core)
+        self.partner = Partner(settings, self.state, self.identity)
+        self.app = self.partner.app()
         # proto must say TCP: asyncio sets TCP_NODELAY on accepted connections only then, and
         # without it every answer waits ~40 ms for a delayed ACK.
         self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
@@ -128,21 +124,25 @@ class Sandbox:
 
     @property
     def received(self) -> list[dict[str, Any]]:
-        """Every POST the sandbox processed, oldest first."""
+        """Every POST the sandbox processed, oldest first (``state.documents`` holds their
+        documents too)."""
         with self.state.lock:
-            return [dict(r) for r in self.state.received]
+            return [
+                {k: v for k, v in r.items() if k not in ("payload", "reply")}
+                for r in self.state.documents
+            ]
 
     @property
     def token_requests(self) -> dict[str, int]:
-        return dict(self.core.identity.token_requests)
+        return dict(self.identity.token_requests)
 
     @property
     def issued_tokens(self) -> list[str]:
-        return list(self.core.identity.issued_tokens)
+        return list(self.identity.issued_tokens)
 
     @property
     def hits(self) -> Counter[tuple[str, str]]:
-        return self.core.hits
+        return self.partner.hits
 
     def pending_request_ids(self) -> list[str]:
         return [i.id for i in self.state.listed(self.state.requests)]
@@ -160,8 +160,8 @@ class Sandbox:
         return self.state.warm()
 
     def reset_counters(self) -> None:
-        self.core.hits.clear()
-        self.core.identity.token_requests.clear()
+        self.partner.hits.clear()
+        self.identity.token_requests.clear()
 
     # -- lifecycle ----------------------------------------------------------------------------
 
