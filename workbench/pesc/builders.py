@@ -24,7 +24,7 @@ from workbench.errors import PescError
 from workbench.pesc import elements as el
 from workbench.pesc.document import PescDocument, as_document
 from workbench.pesc.elements import Element
-from workbench.pesc.fields import gender, transcript_counts
+from workbench.pesc.fields import gender, names, transcript_counts
 from workbench.pesc.messages import (
     ACKNOWLEDGMENT,
     PESC_NAMESPACE_PREFIX,
@@ -37,16 +37,9 @@ from workbench.pesc.messages import (
 from workbench.spec import PROCESS_CODES
 
 # AcRec ResponseStatusType and HoldReasonType: the same values in AcRec 1.2.0 to 1.9.0.
-RESPONSE_STATUSES = (
-    "TranscriptSent",
-    "TranscriptRequestReceived",
-    "Hold",
-    "NoRecord",
-    "MultipleMatch",
-    "Canceled",
-    "OfflineRecordSearch",
-    "OfflineRecordSent",
-    "Deceased",
+RESPONSE_STATUSES = names(
+    "TranscriptSent TranscriptRequestReceived Hold NoRecord MultipleMatch Canceled "
+    "OfflineRecordSearch OfflineRecordSent Deceased"
 )
 HOLD_REASONS = ("Financial", "TranscriptFee", "RequestedAction", "Other")
 NOTE_LENGTH = 80  # core:NoteMessageType maxLength
@@ -57,19 +50,9 @@ DEFAULT_VERSION = "1.0.0"  # a namespace-less input is answered in the spec's fa
 # AcknowledgmentPersonType children taken from the transcript's Person, in schema order.
 # Birth is rebuilt (its type differs: AcRec:BirthType has no BirthYear/Age); HighSchool,
 # Residency and the like are not allowed in an acknowledgment (NOTES §9).
-_ACK_PERSON = (
-    "SchoolAssignedPersonID",
-    "SIN",
-    "NSN",
-    "AgencyAssignedID",
-    "AgencyIdentifier",
-    "RecipientAssignedID",
-    "SSN",
-    "PartialSSN",
-    "Birth",
-    "Name",
-    "AlternateName",
-    "Gender",
+_ACK_PERSON = names(
+    "SchoolAssignedPersonID SIN NSN AgencyAssignedID AgencyIdentifier RecipientAssignedID SSN "
+    "PartialSSN Birth Name AlternateName Gender"
 )
 _BIRTHDAY = re.compile(r"^-*(0[1-9]|1[0-2])-?(0[1-9]|[12][0-9]|3[01])$")  # --MM-DD, MM-DD, MMDD
 _PREFIX = {RESPONSE: "TrnResp", ACKNOWLEDGMENT: "TrnAck"}

@@ -80,71 +80,36 @@ from workbench.pesc.document import PescDocument, as_document
 from workbench.pesc.elements import Element
 from workbench.pesc.messages import ACKNOWLEDGMENT, REQUEST, RESPONSE
 
-COMMON_KEYS = (
-    "message_type",
-    "version",
-    "namespace",
-    "document_id",
-    "created_at",
-    "document_type_code",
-    "transmission_type",
-    "source_org_id_type",
-    "source_org_id",
-    "source_org_name",
-    "destination_org_id_type",
-    "destination_org_id",
-    "destination_org_name",
-    "process_code",
-    "official_code",
-    "complete_code",
-    "request_tracking_id",
+
+def names(words: str) -> tuple[str, ...]:
+    """Column names written as words: ``names("a b")`` is ``("a", "b")``."""
+    return tuple(words.split())
+
+
+COMMON_KEYS = names(
+    "message_type version namespace document_id created_at document_type_code transmission_type "
+    "source_org_id_type source_org_id source_org_name destination_org_id_type destination_org_id "
+    "destination_org_name process_code official_code complete_code request_tracking_id"
 )
-STUDENT_KEYS = (
-    "student_school_assigned_id",
-    "student_agency_assigned_id",
-    "student_oen",
-    "student_ocas_account",
-    "student_ocas_application",
-    "student_first_name",
-    "student_middle_name",
-    "student_last_name",
-    "student_birth_date",
-    "student_birthday",
-    "student_gender",
+STUDENT_KEYS = tuple(
+    f"student_{key}"
+    for key in names(
+        "school_assigned_id agency_assigned_id oen ocas_account ocas_application first_name "
+        "middle_name last_name birth_date birthday gender"
+    )
 )
-REQUEST_KEYS = (
-    "request_created_at",
-    "request_count",
-    "recipient_count",
-    "release_authorized",
-    "attendance_school_name",
-    "attendance_school_id_type",
-    "attendance_school_id",
-    "hold_type",
-    "transcript_type",
-    "transcript_purpose",
-    "delivery_method",
-    "note",
+REQUEST_KEYS = names(
+    "request_created_at request_count recipient_count release_authorized attendance_school_name "
+    "attendance_school_id_type attendance_school_id hold_type transcript_type transcript_purpose "
+    "delivery_method note"
 )
-RESPONSE_KEYS = (
-    "response_created_at",
-    "response_count",
-    "response_request_tracking_id",
-    "recipient_tracking_id",
-    "response_status",
-    "hold_reason",
-    "planned_release_date",
-    "note",
+RESPONSE_KEYS = names(
+    "response_created_at response_count response_request_tracking_id recipient_tracking_id "
+    "response_status hold_reason planned_release_date note"
 )
-TRANSCRIPT_KEYS = (
-    "academic_record_count",
-    "session_count",
-    "award_count",
-    "course_count",
-    "school_name",
-    "school_id_type",
-    "school_id",
-    "note",
+TRANSCRIPT_KEYS = names(
+    "academic_record_count session_count award_count course_count school_name school_id_type "
+    "school_id note"
 )
 ACKNOWLEDGMENT_KEYS = ("academic_award_total", "course_total", "note")
 

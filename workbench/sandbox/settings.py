@@ -8,8 +8,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from workbench.spec import DOMESTIC_SCOPE, EXCHANGE_SCOPE, INTL_SCOPE
-
 # A fixed start: pass ``start=FIXED_START`` for the same data (dates included) on any day.
 FIXED_START = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 
@@ -68,35 +66,6 @@ class Credentials:
             self.subscription_key,
             self.exchange_password,
         ]
-
-    def clients(self) -> dict[str, dict[str, str]]:
-        """client_id -> what the identity server lets that client do."""
-        return {
-            self.intl_client_id: {
-                "secret": self.intl_client_secret,
-                "grant": "password",
-                "scope": INTL_SCOPE,
-                "role": "international",
-            },
-            self.domestic_client_id: {
-                "secret": self.domestic_client_secret,
-                "grant": "client_credentials",
-                "scope": DOMESTIC_SCOPE,
-                "role": "domestic",
-            },
-            self.supplier_client_id: {
-                "secret": self.supplier_client_secret,
-                "grant": "client_credentials",
-                "scope": EXCHANGE_SCOPE,
-                "role": "supplier",
-            },
-            self.consumer_client_id: {
-                "secret": self.consumer_client_secret,
-                "grant": "client_credentials",
-                "scope": EXCHANGE_SCOPE,
-                "role": "consumer",
-            },
-        }
 
 
 @dataclass
