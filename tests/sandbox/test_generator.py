@@ -29,7 +29,6 @@ from lxml import etree
 from tests.sandbox.schemas import local, retarget, schema_errors
 from workbench import pesc
 from workbench.errors import PescError
-from workbench.sandbox import events
 from workbench.sandbox import generator as g
 from workbench.spec import NAMESPACE_FAMILIES
 
@@ -500,7 +499,7 @@ def test_names_carry_accents_apostrophes_hyphens_and_escaped_ampersands() -> Non
 
 # -- events ---------------------------------------------------------------------------------
 
-EVENT_BUILDERS = {"placement": events.placement_event, "domestic": events.domestic_event}
+EVENT_BUILDERS = {"placement": g.placement_event, "domestic": g.domestic_event}
 
 
 @pytest.mark.parametrize("kind", EVENT_BUILDERS)
@@ -522,16 +521,14 @@ def test_events_are_deterministic_json_records(kind: str) -> None:
 
 def test_event_kinds_differ_and_times_must_be_aware() -> None:
     placement = {
-        events.placement_event(SEED, i, occurred_at=created_at(i))["eventType"] for i in range(60)
+        g.placement_event(SEED, i, occurred_at=created_at(i))["eventType"] for i in range(60)
     }
     domestic = {
-        events.domestic_event(SEED, i, occurred_at=created_at(i))["eventType"] for i in range(60)
+        g.domestic_event(SEED, i, occurred_at=created_at(i))["eventType"] for i in range(60)
     }
     assert not placement & domestic
     moment = datetime(2026, 3, 2, 4, 0, 0, 5000, tzinfo=timezone(timedelta(hours=-5)))
-    assert (
-        events.domestic_event(1, 0, occurred_at=moment)["occurredAt"] == "2026-03-02T09:00:00.005Z"
-    )
+    assert g.domestic_event(1, 0, occurred_at=moment)["occurredAt"] == "2026-03-02T09:00:00.005Z"
     for make in EVENT_BUILDERS.values():
         with pytest.raises(ValueError, match="timezone-aware"):
             make(1, 0, occurred_at=datetime(2026, 3, 2))

@@ -23,8 +23,8 @@ from lxml import etree
 from workbench.errors import PescError
 from workbench.pesc import elements as el
 from workbench.pesc.document import PescDocument, as_document
-from workbench.pesc.elements import Element
-from workbench.pesc.fields import gender, names, transcript_counts
+from workbench.pesc.elements import Element, names
+from workbench.pesc.fields import gender, transcript_counts
 from workbench.pesc.messages import (
     ACKNOWLEDGMENT,
     PESC_NAMESPACE_PREFIX,

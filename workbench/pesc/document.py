@@ -37,6 +37,7 @@ import codecs
 import os
 import re
 import threading
+from dataclasses import dataclass
 
 from lxml import etree
 
@@ -52,16 +53,16 @@ _WHITESPACE = " \t\r\n\ufeff"
 _DECLARATION = re.compile(r"""^<\?xml\s[^>]*?\bencoding\s*=\s*["']([^"'>]*)["']""")
 # Encodings PESC documents use, by name without case, '-' or '_': the codec each is read with.
 _ENCODINGS = {
-    "utf8": "utf-8",
-    "usascii": "utf-8",
-    "ascii": "utf-8",
-    "utf16": "utf-16",
-    "utf16le": "utf-16-le",
-    "utf16be": "utf-16-be",
-    "iso88591": "latin-1",
-    "latin1": "latin-1",
-    "windows1252": "cp1252",
-    "cp1252": "cp1252",
+    name: codec
+    for codec, names in (
+        ("utf-8", "utf8 usascii ascii"),
+        ("utf-16", "utf16"),
+        ("utf-16-le", "utf16le"),
+        ("utf-16-be", "utf16be"),
+        ("latin-1", "iso88591 latin1"),
+        ("cp1252", "windows1252 cp1252"),
+    )
+    for name in names.split()
 }
 # First bytes of documents in encodings PESC never uses (XML 1.0 appendix F), checked before
 # UTF-16's: UTF-32-LE's byte order mark starts like UTF-16-LE's.
@@ -82,6 +83,7 @@ _UNDECLARED_ENTITY = getattr(etree.ErrorTypes, "ERR_UNDECLARED_ENTITY", None)
 _INVALID_ENCODING = getattr(etree.ErrorTypes, "ERR_INVALID_ENCODING", None)
 
 
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class PescDocument:
     """A parsed PESC message.
 
@@ -91,18 +93,11 @@ class PescDocument:
     lxml element and ``text`` the unescaped XML (without leading whitespace or byte order mark).
     """
 
-    __slots__ = ("message_type", "namespace", "root", "text", "version")
-
-    def __init__(
-        self,
-        message_type: str,
-        version: str | None,
-        namespace: str | None,
-        root: etree._Element,
-        text: str,
-    ) -> None:
-        self.message_type, self.version, self.namespace = message_type, version, namespace
-        self.root, self.text = root, text
+    message_type: str
+    version: str | None
+    namespace: str | None
+    root: etree._Element
+    text: str
 
     def __repr__(self) -> str:
         version = f" v{self.version}" if self.version else ""

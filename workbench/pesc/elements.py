@@ -15,31 +15,21 @@ from lxml import etree
 
 Element: TypeAlias = etree._Element
 
-# CoreMain OrganizationIDGroup, in schema order (APAS arrived in CoreMain 1.14).
-ORGANIZATION_ID_TYPES = (
-    "OPEID",
-    "NCHELPID",
-    "IPEDS",
-    "ATP",
-    "FICE",
-    "ACT",
-    "CCD",
-    "PSS",
-    "CEEBACT",
-    "CSIS",
-    "USIS",
-    "ESIS",
-    "PSIS",
-    "DUNS",
-    "MutuallyDefined",
-    "APAS",
-)
-_ID_TYPES = frozenset(ORGANIZATION_ID_TYPES)
-# Children of an organization that are never its identifier.
-_NOT_IDS = frozenset(
-    {"OrganizationName", "Contacts", "NoteMessage", "LocalOrganizationID", "Accreditation"}
-)
 ELEMENTS = etree.Element  # as an iteration filter: elements only, no comments
+
+
+def names(words: str) -> tuple[str, ...]:
+    """Names written as words: ``names("a b")`` is ``("a", "b")``."""
+    return tuple(words.split())
+
+
+# CoreMain OrganizationIDGroup, in schema order (APAS arrived in CoreMain 1.14).
+ORGANIZATION_ID_TYPES = names(
+    "OPEID NCHELPID IPEDS ATP FICE ACT CCD PSS CEEBACT CSIS USIS ESIS PSIS DUNS MutuallyDefined "
+    "APAS"
+)
+# Children of an organization that are never its identifier.
+_NOT_IDS = names("OrganizationName Contacts NoteMessage LocalOrganizationID Accreditation")
 
 
 def local(tag: str) -> str:
@@ -128,7 +118,7 @@ def organization(element: Element | None) -> tuple[str | None, str | None, str |
         tag = local(node.tag)
         if tag == "OrganizationName":
             name = name or text(node)
-        elif id_type is None and tag in _ID_TYPES:
+        elif id_type is None and tag in ORGANIZATION_ID_TYPES:
             value = text(node)
             if value:
                 id_type, id_value = tag, value

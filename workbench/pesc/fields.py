@@ -1,73 +1,30 @@
 """One flat record of the headline fields of a PESC message.
 
-``flatten(doc)`` returns a dict whose keys depend only on the message type (a missing element
-gives None, never an exception). Values are the element texts, stripped, except where noted.
+``flatten(doc)`` returns a dict whose keys depend only on the message type (``KEYS``; a missing
+element gives None, never an exception). Values are element texts, stripped; counts are ints,
+``release_authorized`` a bool, ``academic_award_total`` and ``course_total`` ints (None when
+not a number). Where a key's source is not plain from its name:
 
-Every message
-    ``message_type``        root local name: TranscriptRequest, TranscriptResponse,
-                            CollegeTranscript, Acknowledgment, or another PESC root
-    ``version``             from the root namespace (``"1.1.0"``), or None
-    ``namespace``           root namespace URI, or None
-    ``document_id``         TransmissionData/DocumentID
-    ``created_at``          TransmissionData/CreatedDateTime, as written (``to_frames`` makes it
-                            a UTC datetime)
-    ``document_type_code``  TransmissionData/DocumentTypeCode (Request, Response,
-                            RequestedRecord, Acknowledgment ...)
-    ``transmission_type``   TransmissionData/TransmissionType (Original, Replace ...)
-    ``source_org_id_type``  name of Source/Organization's first identifier element (CSIS,
-                            MutuallyDefined ...); ``source_org_id`` its value;
-                            ``source_org_name`` OrganizationName
-    ``destination_org_id_type``, ``destination_org_id``, ``destination_org_name``  the same for
-                            Destination/Organization
-    ``process_code``        TransmissionData/DocumentProcessCode (TEST or PRODUCTION)
-    ``official_code``       TransmissionData/DocumentOfficialCode
-    ``complete_code``       TransmissionData/DocumentCompleteCode
-    ``request_tracking_id`` TransmissionData/RequestTrackingID, the join key across messages; a
-                            request without one falls back to its first
-                            Recipient/RequestTrackingID, a response to Response/RequestTrackingID
-
-Student identity (requests and responses: ``RequestedStudent/Person``; transcripts:
-``Student/Person``; acknowledgments: ``Person``)
-    ``student_school_assigned_id``   SchoolAssignedPersonID
-    ``student_agency_assigned_id``   AgencyAssignedID
-    ``student_oen``                  Ontario Education Number: the AgencyIdentifier named
-                                     "Ontario Education Number" (OCAS), else the one with
-                                     AgencyCode State/Province and StateProvinceCode ON (canpesc)
-    ``student_ocas_account``         AgencyIdentifier named "OCAS Account Number"
-    ``student_ocas_application``     AgencyIdentifier named "OCAS Application Number"
-    ``student_first_name``, ``student_middle_name`` (every MiddleName, space-separated),
-    ``student_last_name``            Name/...
-    ``student_birth_date``           Birth/BirthDate (also read when misspelt ``Birthdate``)
-    ``student_birthday``             Birth/Birthday (``--MM-DD``, as written)
-    ``student_gender``               Gender/GenderCode (or the ``Gender/Gender`` seen in
-                                     real documents)
-
-TranscriptRequest (from the first Request and its first Recipient and Attendance)
-    ``request_created_at``, ``request_count``, ``recipient_count`` (all Requests),
-    ``release_authorized`` (bool), ``attendance_school_name``, ``attendance_school_id_type``,
-    ``attendance_school_id``, ``hold_type``, ``transcript_type``, ``transcript_purpose``,
-    ``delivery_method`` (every DeliveryMethod, comma-separated), ``note``
-
-TranscriptResponse (from the first Response and its first ResponseHold)
-    ``response_created_at``, ``response_count``, ``response_request_tracking_id``
-    (Response/RequestTrackingID), ``recipient_tracking_id``, ``response_status``,
-    ``hold_reason``, ``planned_release_date``, ``note``
-
-CollegeTranscript (and any other root with a Student, e.g. HighSchoolTranscript)
-    ``academic_record_count``, ``session_count``, ``award_count`` (every AcademicAward,
-    record- and session-level), ``course_count`` (every Course, record- and session-level),
-    ``school_name``, ``school_id_type``, ``school_id`` (first AcademicRecord/School), ``note``
-
-Acknowledgment
-    ``academic_award_total``, ``course_total`` (int, None when missing or not a number),
-    ``note``
+- ``source_org_id_type``: the name of Source/Organization's first identifier element (CSIS,
+  MutuallyDefined ...), ``source_org_id`` its value; ``destination_*`` the same;
+- ``request_tracking_id``: TransmissionData/RequestTrackingID, the join key across messages; a
+  request without one falls back to its first Recipient's, a response to its Response's;
+- ``student_*``: the Person of RequestedStudent (requests, responses), Student (transcripts) or
+  the root (acknowledgments); ``student_oen`` the AgencyIdentifier named "Ontario Education
+  Number" (OCAS), else the one with AgencyCode State/Province and StateProvinceCode ON
+  (canpesc); ``student_ocas_account``/``_application`` those named "OCAS Account/Application
+  Number"; ``student_middle_name`` every MiddleName; ``student_birth_date`` also read from a
+  misspelt ``Birthdate``, ``student_gender`` from the ``Gender/Gender`` of real documents;
+- requests: from the first Request and its first Recipient and Attendance, but
+  ``request_count`` and ``recipient_count`` (all Requests); ``delivery_method`` every
+  DeliveryMethod, comma-separated; responses: from the first Response and its first hold;
+- transcripts (any root with a Student, e.g. HighSchoolTranscript): ``award_count`` and
+  ``course_count`` every AcademicAward and Course, record- and session-level; ``school_*`` the
+  first AcademicRecord/School;
+- ``note``: the NoteMessages of the message itself, space-joined: under the root, and under the
+  first Request, or the first Response and its holds. ``records(doc)["notes"]`` has them all.
 
 Any other PESC root (AcademicRecordBatch ...) gets the keys of every message only.
-Counts are ints, ``release_authorized`` a bool; every other value is text or None.
-
-``note`` joins with spaces the NoteMessages of the message itself: under the root, and under the
-first Request (requests) or the first Response and its holds (responses). Every NoteMessage
-anywhere in a document is in ``records(doc)["notes"]``.
 """
 
 from __future__ import annotations
@@ -77,14 +34,8 @@ from typing import Any
 
 from workbench.pesc import elements as el
 from workbench.pesc.document import PescDocument, as_document
-from workbench.pesc.elements import Element
+from workbench.pesc.elements import Element, names
 from workbench.pesc.messages import ACKNOWLEDGMENT, REQUEST, RESPONSE
-
-
-def names(words: str) -> tuple[str, ...]:
-    """Column names written as words: ``names("a b")`` is ``("a", "b")``."""
-    return tuple(words.split())
-
 
 COMMON_KEYS = names(
     "message_type version namespace document_id created_at document_type_code transmission_type "

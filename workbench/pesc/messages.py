@@ -11,6 +11,7 @@ TranscriptResponse the *request's* v1.0.0 namespace, so only the root name tells
 from __future__ import annotations
 
 import re
+from itertools import zip_longest
 
 from workbench.spec import NS_V1_0_0
 
@@ -39,14 +40,9 @@ _ROOT_NAME = {"TranscriptAcknowledgment": ACKNOWLEDGMENT}
 # AcademicRecord imports: CT 1.3.0 / Ack 1.1.0 use AcRec 1.6.0, CT 1.6.0 / Ack 1.3.0 use
 # AcRec 1.9.0; CT 1.4.0-1.5.0 / Ack 1.2.0 inferred). Later versions map to the newest known.
 _ACK_FOR_TRANSCRIPT = {
-    (1, 0, 0): "1.0.0",
-    (1, 1, 0): "1.0.0",
-    (1, 2, 0): "1.0.0",
-    (1, 3, 0): "1.1.0",
-    (1, 4, 0): "1.2.0",
-    (1, 5, 0): "1.2.0",
-    (1, 6, 0): "1.3.0",
-}
+    (1, 0, 0): "1.0.0", (1, 1, 0): "1.0.0", (1, 2, 0): "1.0.0", (1, 3, 0): "1.1.0",
+    (1, 4, 0): "1.2.0", (1, 5, 0): "1.2.0", (1, 6, 0): "1.3.0",
+}  # fmt: skip
 
 
 def split_tag(tag: str) -> tuple[str | None, str]:
@@ -121,35 +117,22 @@ def acknowledgment_version(transcript_version: str | None) -> str:
 def nearest_version(wanted: str | None, available: list[str]) -> str | None:
     """The available version closest to ``wanted``; the newest when ``wanted`` is None.
 
-    The candidates are the nearest lower and higher versions; the one that differs in a less
-    significant component wins (1.1.0 -> 1.2.0 rather than 1.4.0), and a tie goes to the newer
-    (1.2.0 between 1.1.0 and 1.3.0 -> 1.3.0). A version past every schema gets the newest.
+    Closest: the one that first differs in a less significant component, then by less there
+    (1.1.0 -> 1.2.0 rather than 1.4.0); a tie goes to the newer (1.2.0 between 1.1.0 and 1.3.0
+    -> 1.3.0). A version past every schema gets the newest.
     """
-    ordered = sorted(set(available), key=version_tuple)
-    if not ordered:
+    if not available:
         return None
-    if wanted is None:
-        return ordered[-1]
     try:
-        target = version_tuple(wanted)
+        target = version_tuple(wanted) if wanted else ()
     except ValueError:
-        return ordered[-1]
-    lower = [v for v in ordered if version_tuple(v) <= target]
-    higher = [v for v in ordered if version_tuple(v) > target]
-    if not lower:
-        return higher[0]
-    if not higher:
-        return lower[-1]
+        target = ()
 
-    def distance(version: str) -> tuple[int, int]:
+    def closeness(version: str) -> tuple[int, int, tuple[int, ...]]:
         parts = version_tuple(version)
-        width = max(len(parts), len(target))
-        a = parts + (0,) * (width - len(parts))
-        b = target + (0,) * (width - len(target))
-        for index, (x, y) in enumerate(zip(a, b, strict=True)):
-            if x != y:
-                return width - index, abs(x - y)
-        return 0, 0
+        pairs = list(zip_longest(parts, target, fillvalue=0)) if target else []
+        same = next((i for i, (a, b) in enumerate(pairs) if a != b), len(pairs))
+        gap = abs(pairs[same][0] - pairs[same][1]) if same < len(pairs) else 0
+        return same, -gap, parts
 
-    below, above = lower[-1], higher[0]
-    return below if distance(below) < distance(above) else above
+    return max(available, key=closeness)

@@ -191,36 +191,19 @@ def _as_schema_namespace(doc: PescDocument, schema: _Schema) -> etree._ElementTr
 def _index(folder: str) -> dict[str, dict[str, _Schema]]:
     """Message schemas under ``folder``: {root local name: {version: schema}}."""
     found: dict[str, dict[str, _Schema]] = {}
+    parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False)
     for path in sorted(Path(folder).rglob("*.xsd")):
-        attributes = _schema_attributes(path)
-        if attributes is None:
+        try:
+            root = etree.parse(str(path), parser).getroot()
+        except (etree.XMLSyntaxError, OSError):
             continue
-        namespace, qualified = attributes
-        message = parse_message_namespace(namespace)
-        if message is None:
-            continue
-        message_type, version = message
-        found.setdefault(message_type, {}).setdefault(
-            version, _Schema(path, message_type, version, namespace, qualified)
-        )
+        namespace = root.get("targetNamespace")
+        message = parse_message_namespace(namespace) if namespace else None
+        if namespace and message:
+            qualified = root.get("elementFormDefault") == "qualified"
+            schema = _Schema(path, *message, namespace, qualified)
+            found.setdefault(message[0], {}).setdefault(message[1], schema)
     return found
-
-
-def _schema_attributes(path: Path) -> tuple[str, bool] | None:
-    """(targetNamespace, qualified) read from the root element only, without loading the file."""
-    try:
-        with path.open("rb") as source:
-            events = etree.iterparse(
-                source, events=("start",), resolve_entities=False, no_network=True, load_dtd=False
-            )
-            for _event, element in events:
-                namespace = element.get("targetNamespace")
-                if namespace is None:
-                    return None
-                return namespace, element.get("elementFormDefault") == "qualified"
-    except (etree.XMLSyntaxError, OSError):
-        return None
-    return None
 
 
 class _LocalOnly(etree.Resolver):

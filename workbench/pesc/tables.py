@@ -30,8 +30,8 @@ from typing import Any
 
 from workbench.pesc import elements as el
 from workbench.pesc.document import PescDocument, as_document
-from workbench.pesc.elements import Element
-from workbench.pesc.fields import agency_identifiers, kind_of, names
+from workbench.pesc.elements import Element, names
+from workbench.pesc.fields import agency_identifiers, kind_of
 
 Row = dict[str, Any]
 

@@ -25,10 +25,10 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from workbench import spec
 from workbench.errors import PescError
 from workbench.pesc import flatten, parse
-from workbench.sandbox.events import shaped_event
 from workbench.sandbox.faults import FaultMiddleware, with_transport
+from workbench.sandbox.generator import iso_ms, shaped_event
 from workbench.sandbox.settings import SandboxSettings
-from workbench.sandbox.state import Item, PartnerState, iso_ms
+from workbench.sandbox.state import Item, PartnerState
 from workbench.sandbox.tokens import Grant, IdentityServer, OAuthError, TokenRejected
 
 VALID_ID = re.compile(r"[A-Za-z0-9-]{1,64}")

@@ -264,7 +264,7 @@ def _record(
     transfers: int,
     created: datetime,
 ) -> etree._Element:
-    program, credential, level = rng.choice(pools.PROGRAMS)
+    program, credential = rng.choice(pools.PROGRAMS)
     units, credits = rng.choice(UNITS)
     courses = rng.sample(pools.COURSES, sum(sizes))
     sessions: list[tuple[Term, list[etree._Element], Graded]] = []
@@ -278,17 +278,17 @@ def _record(
     average = _average(cumulative)
     awards = []  # none while studying; one or two (a certificate on the way) when finished
     if rng.random() < 0.55:
-        awards.append((program, credential, level))
+        awards.append((program, credential))
         if rng.random() < 0.3:
             awards.append(rng.choice([p for p in pools.PROGRAMS if p[0] != program]))
     day = min(terms[-1].end + timedelta(days=10), created.date()).isoformat()
     record_awards: list[etree._Element] = []
     session_awards: list[etree._Element] = []
-    for name, title, award_level in awards:
+    for name, title in awards:
         award = node(
             "AcademicAward",
             {
-                "AcademicAwardLevel": award_level,
+                "AcademicAwardLevel": "2.2",  # as in the Ontario sample
                 "AcademicAwardDate": day,
                 "AcademicAwardTitle": title,
                 "AcademicHonors/HonorsTitle": "With Honours"

@@ -50,85 +50,58 @@ HIGH_SCHOOLS = (
     ("Lakeview District High School", "00956789"),
 )
 
-# (program name, credential title, award level). Level 2.2 is what the Ontario sample uses.
+# (program name, credential title)
 PROGRAMS = (
-    ("Business - Accounting", "Ontario College Diploma", "2.2"),
-    ("Business - Marketing", "Ontario College Diploma", "2.2"),
-    ("General Arts and Science", "Ontario College Certificate", "2.2"),
-    ("Personal Support Worker", "Ontario College Certificate", "2.2"),
-    ("Computer Programming & Analysis", "Ontario College Advanced Diploma", "2.2"),
-    ("Early Childhood Education", "Ontario College Diploma", "2.2"),
-    ("Culinary Management", "Ontario College Diploma", "2.2"),
-    ("Practical Nursing", "Ontario College Diploma", "2.2"),
-    ("Human Resources Management", "Ontario College Graduate Certificate", "2.2"),
-    ("Police Foundations", "Ontario College Diploma", "2.2"),
+    ("Business - Accounting", "Ontario College Diploma"),
+    ("Business - Marketing", "Ontario College Diploma"),
+    ("General Arts and Science", "Ontario College Certificate"),
+    ("Personal Support Worker", "Ontario College Certificate"),
+    ("Computer Programming & Analysis", "Ontario College Advanced Diploma"),
+    ("Early Childhood Education", "Ontario College Diploma"),
+    ("Culinary Management", "Ontario College Diploma"),
+    ("Practical Nursing", "Ontario College Diploma"),
+    ("Human Resources Management", "Ontario College Graduate Certificate"),
+    ("Police Foundations", "Ontario College Diploma"),
 )
 
 # (subject, number, title): course titles follow the Ontario sample's habits ("&", short forms).
 COURSES = (
-    ("ACCT", "101", "Financial Accounting I"),
-    ("ACCT", "201", "Managerial Accounting"),
+    ("ACCT", "101", "Financial Accounting I"), ("ACCT", "201", "Managerial Accounting"),
     ("ANAT", "131", "Anat & Phys for General Arts & Science 1"),
-    ("BSNS", "102", "Introduction to Business"),
-    ("BSNS", "412", "Credit Management"),
-    ("CHEM", "808", "General Chemistry I"),
-    ("COMM", "170", "College Communication I"),
+    ("BSNS", "102", "Introduction to Business"), ("BSNS", "412", "Credit Management"),
+    ("CHEM", "808", "General Chemistry I"), ("COMM", "170", "College Communication I"),
     ("COMM", "270", "Business Communication & Formal Report"),
-    ("COMP", "105", "Programming Fundamentals"),
-    ("COMP", "215", "Web Development I"),
-    ("COMP", "310", "Databases & Data Modelling"),
-    ("CULN", "110", "Culinary Techniques I"),
-    ("CULN", "210", "Food Safety & Sanitation"),
-    ("ECE", "100", "Child Development"),
-    ("ECE", "205", "Observing & Documenting Play"),
-    ("ECON", "108", "Economics I"),
-    ("ENGL", "143", "Grammar and Editing Skills"),
-    ("ENGL", "144", "Survey of Western Literature"),
-    ("FNCE", "210", "Personal Financial Planning"),
-    ("FNCE", "300", "Taxation I"),
-    ("FREN", "101", "Français langue seconde I"),
-    ("HRM", "600", "Recruitment & Selection"),
-    ("HRM", "610", "Employment Law"),
-    ("LAWS", "461", "Ethics and Law"),
-    ("MATH", "068", "Qualifying Mathematics-Tech'n Advan"),
-    ("MATH", "120", "Business Mathematics"),
-    ("MKTG", "101", "Principles of Marketing"),
-    ("MKTG", "478", "Sales and Service"),
-    ("NURS", "101", "Foundations of Nursing Practice"),
-    ("NURS", "150", "Health Assessment I"),
-    ("PHIL", "220", "Critical Thinking"),
-    ("PHYS", "806", "Introductory Physics I"),
-    ("POLF", "101", "Criminology"),
-    ("POLF", "140", "Community Policing"),
+    ("COMP", "105", "Programming Fundamentals"), ("COMP", "215", "Web Development I"),
+    ("COMP", "310", "Databases & Data Modelling"), ("CULN", "110", "Culinary Techniques I"),
+    ("CULN", "210", "Food Safety & Sanitation"), ("ECE", "100", "Child Development"),
+    ("ECE", "205", "Observing & Documenting Play"), ("ECON", "108", "Economics I"),
+    ("ENGL", "143", "Grammar and Editing Skills"), ("ENGL", "144", "Survey of Western Literature"),
+    ("FNCE", "210", "Personal Financial Planning"), ("FNCE", "300", "Taxation I"),
+    ("FREN", "101", "Français langue seconde I"), ("HRM", "600", "Recruitment & Selection"),
+    ("HRM", "610", "Employment Law"), ("LAWS", "461", "Ethics and Law"),
+    ("MATH", "068", "Qualifying Mathematics-Tech'n Advan"), ("MATH", "120", "Business Mathematics"),
+    ("MKTG", "101", "Principles of Marketing"), ("MKTG", "478", "Sales and Service"),
+    ("NURS", "101", "Foundations of Nursing Practice"), ("NURS", "150", "Health Assessment I"),
+    ("PHIL", "220", "Critical Thinking"), ("PHYS", "806", "Introductory Physics I"),
+    ("POLF", "101", "Criminology"), ("POLF", "140", "Community Policing"),
     ("PSW", "110", "Personal Support Worker Foundations"),
     ("PSYC", "100", "Introduction to Psychology"),
-    ("SOCI", "115", "Sociology: Canadian Perspectives"),
-    ("SPAN", "111", "Introductory Spanish"),
-    ("STAT", "200", "Statistics for Business"),
-    ("WORK", "300", "Co-operative Education Work Term"),
-)
+    ("SOCI", "115", "Sociology: Canadian Perspectives"), ("SPAN", "111", "Introductory Spanish"),
+    ("STAT", "200", "Statistics for Business"), ("WORK", "300", "Co-operative Education Work Term"),
+)  # fmt: skip
 TRANSFER_COURSES = (
     ("NUTR", "3001", "Nutrition for Life"),
     ("ENGL", "1000", "Academic Writing (transfer)"),
     ("MATH", "1100", "College Algebra (transfer)"),
 )
 
-# Ontario colleges' usual 4.0 scale; None means the grade does not count toward the GPA.
+# Ontario colleges' usual 4.0 scale: (grade, grade points, how often); points None: the grade
+# does not count toward the GPA.
 GRADES: tuple[tuple[str, float | None, int], ...] = (
-    # grade, grade points, weight
-    ("A+", 4.0, 6),
-    ("A", 4.0, 9),
-    ("A-", 3.7, 9),
-    ("B+", 3.3, 10),
-    ("B", 3.0, 10),
-    ("B-", 2.7, 7),
-    ("C+", 2.3, 6),
-    ("C", 2.0, 5),
-    ("D", 1.0, 3),
-    ("F", 0.0, 3),
-    ("P", None, 2),
+    ("A+", 4.0, 6), ("A", 4.0, 9), ("A-", 3.7, 9), ("B+", 3.3, 10), ("B", 3.0, 10),
+    ("B-", 2.7, 7), ("C+", 2.3, 6), ("C", 2.0, 5), ("D", 1.0, 3), ("F", 0.0, 3), ("P", None, 2),
     ("W", None, 2),
-)
+)  # fmt: skip
 
 EVENT_PROGRAMS = (
     ("BACC", "Business - Accounting"),

@@ -17,12 +17,11 @@ import tempfile
 import threading
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from functools import lru_cache
 from typing import Any
 
 from workbench.pesc import PescDocument, build_acknowledgment
-from workbench.sandbox import events, generator
-from workbench.sandbox.generator import draw
+from workbench.sandbox import generator
+from workbench.sandbox.generator import draw, iso_ms
 from workbench.sandbox.settings import SandboxSettings
 
 STATE_VERSION = 2  # 2: items carry a tracking id and their document's version
@@ -44,11 +43,6 @@ NEW_DOCUMENTS = {
     "cancellation": "Cancellation",
 }
 EVENT_LIFE = {"placement_events": timedelta(days=1), "domestic_events": timedelta(days=2)}
-
-
-def iso_ms(when: datetime) -> str:
-    """ISO 8601 UTC with milliseconds, as the spec writes `<timestamp>`."""
-    return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{when.microsecond // 1000:03d}Z"
 
 
 @dataclass
@@ -163,9 +157,11 @@ class PartnerState:
             self.counters[kind] = index + 1
             when = since + span * ((k + draw(seed, f"{kind}-time", index).random()) / count)
             if kind == "placement":
-                self.placement_events.append(events.placement_event(seed, index, occurred_at=when))
+                self.placement_events.append(
+                    generator.placement_event(seed, index, occurred_at=when)
+                )
             elif kind == "domestic":
-                self.domestic_events.append(events.domestic_event(seed, index, occurred_at=when))
+                self.domestic_events.append(generator.domestic_event(seed, index, occurred_at=when))
             else:
                 traits = draw(seed, f"{kind}-traits", index)
                 roll = traits.random()
@@ -277,10 +273,19 @@ class PartnerState:
     def document(self, kind: str, item: Item) -> str:
         """The PESCXML string of an item, escaped once when the item says so."""
         s = self.settings
-        xml = _document(
-            kind, s.seed, item.index, item.tracking, item.date, s.namespaces, item.defect,
-            item.version, item.transmission_type, s.cancellation_as, s.process_code,
-        )  # fmt: skip
+        xml = generator.document(
+            "TranscriptRequest" if kind == "request" else "CollegeTranscript",
+            s.seed,
+            item.index,
+            request_id=item.tracking,
+            created=item.date,
+            namespaces=s.namespaces,
+            defect=item.defect,
+            version=item.version,
+            transmission_type=item.transmission_type,
+            cancellation_as=s.cancellation_as,
+            process_code=s.process_code,
+        )
         return html.escape(xml, quote=False) if item.escaped else xml
 
     def peek(self, count: int) -> list[dict[str, Any]]:
@@ -344,34 +349,3 @@ class PartnerState:
 
 def _time(event: dict[str, Any]) -> datetime:
     return datetime.fromisoformat(event["occurredAt"].replace("Z", "+00:00"))
-
-
-@lru_cache(maxsize=4096)
-def _document(
-    kind: str,
-    seed: int,
-    index: int,
-    tracking: str,
-    date: datetime,
-    namespaces: str,
-    defect: str | None,
-    version: int,
-    transmission_type: str,
-    cancellation_as: str,
-    process_code: str,
-) -> str:
-    build = (
-        generator.transcript_request_xml if kind == "request" else generator.college_transcript_xml
-    )
-    return build(
-        seed,
-        index,
-        request_id=tracking,
-        created=date,
-        namespaces=namespaces,
-        defect=defect,
-        version=version,
-        transmission_type=transmission_type,
-        cancellation_as=cancellation_as,
-        process_code=process_code,
-    )
