@@ -73,6 +73,16 @@ KEYS = {
     "other": COMMON_KEYS,
 }
 _COUNTED = ("{*}AcademicSession", "{*}AcademicAward", "{*}Course")
+_TRANSMISSION = {
+    "document_id": "DocumentID",
+    "created_at": "CreatedDateTime",
+    "document_type_code": "DocumentTypeCode",
+    "transmission_type": "TransmissionType",
+    "process_code": "DocumentProcessCode",
+    "official_code": "DocumentOfficialCode",
+    "complete_code": "DocumentCompleteCode",
+    "request_tracking_id": "RequestTrackingID",
+}
 _KIND = {REQUEST: "request", RESPONSE: "response", ACKNOWLEDGMENT: "acknowledgment"}
 
 
@@ -126,13 +136,13 @@ def transmission_kind(doc_or_xml: PescDocument | str | bytes) -> str | None:
     data = el.child(doc.root, "TransmissionData")
     fields = el.children(data)
     kind = el.text(fields.get("TransmissionType"))
-    if (el.text(fields.get("DocumentTypeCode")) or "").lower() == "cancel":
-        return "Cancellation"
-    if (kind or "").lower() == "mutuallydefined" and any(
-        note.strip().lower() == "cancellation" for note in el.texts(data, "NoteMessage")
+    noted = "cancellation" in {note.lower() for note in el.texts(data, "NoteMessage")}
+    written = ((kind or "").lower(), (el.text(fields.get("DocumentTypeCode")) or "").lower())
+    if (
+        written[0] == "cancellation"
+        or written[1] == "cancel"
+        or (written[0] == "mutuallydefined" and noted)
     ):
-        return "Cancellation"
-    if (kind or "").lower() == "cancellation":
         return "Cancellation"
     return kind
 
@@ -159,23 +169,11 @@ def environment_of(counts: Mapping[str | None, int]) -> str:
 
 def _transmission(row: dict[str, Any], data: Element | None) -> None:
     fields = el.children(data)
-    text = el.text
-    row["document_id"] = text(fields.get("DocumentID"))
-    row["created_at"] = text(fields.get("CreatedDateTime"))
-    row["document_type_code"] = text(fields.get("DocumentTypeCode"))
-    row["transmission_type"] = text(fields.get("TransmissionType"))
-    source = el.organization(el.child(fields.get("Source"), "Organization"))
-    row["source_org_id_type"], row["source_org_id"], row["source_org_name"] = source
-    destination = el.organization(el.child(fields.get("Destination"), "Organization"))
-    (
-        row["destination_org_id_type"],
-        row["destination_org_id"],
-        row["destination_org_name"],
-    ) = destination
-    row["process_code"] = text(fields.get("DocumentProcessCode"))
-    row["official_code"] = text(fields.get("DocumentOfficialCode"))
-    row["complete_code"] = text(fields.get("DocumentCompleteCode"))
-    row["request_tracking_id"] = text(fields.get("RequestTrackingID"))
+    row.update({key: el.text(fields.get(tag)) for key, tag in _TRANSMISSION.items()})
+    for side in ("source", "destination"):
+        organization = el.child(fields.get(side.capitalize()), "Organization")
+        keys = (f"{side}_org_id_type", f"{side}_org_id", f"{side}_org_name")
+        row.update(zip(keys, el.organization(organization), strict=True))
 
 
 def agency_kind(name: str | None, code: str | None, province: str | None) -> str | None:
