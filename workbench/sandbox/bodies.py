@@ -6,14 +6,19 @@ comes from the ``random.Random`` handed in, so a body depends only on its argume
 
 from __future__ import annotations
 
+import json
 import random
 from datetime import date, datetime, timedelta
-from typing import NamedTuple, TypeAlias
+from importlib import resources
+from typing import Any, NamedTuple, TypeAlias
 
 from lxml import etree
 
-from workbench.sandbox import pools
-
+# Names, institutions, programs, courses and grades to draw from (its "_about" says more).
+POOLS: dict[str, Any] = json.loads(resources.files(__package__).joinpath("pools.json").read_text())
+# The user's college (the canpesc Ontario sample's) and OCAS, as it names itself on the wire.
+HOME_COLLEGE = ("Demo College", "555555")
+OCAS_NAME = "OCAS Application Services Inc."
 Part: TypeAlias = etree._Element | list[etree._Element] | dict[str, object] | None
 
 
@@ -50,7 +55,7 @@ def organization(id_tag: str, id_value: str, name: str) -> etree._Element:
 
 
 def ocas() -> etree._Element:
-    return organization("MutuallyDefined", pools.OCAS_ID, pools.OCAS_NAME)
+    return organization("MutuallyDefined", "OCAS", OCAS_NAME)
 
 
 def _digits(rng: random.Random, n: int) -> str:
@@ -59,9 +64,9 @@ def _digits(rng: random.Random, n: int) -> str:
 
 def _person(rng: random.Random, created: datetime) -> tuple[etree._Element, str]:
     """A student's ``Person`` as OCAS fills it (three agency ids), and their application number."""
-    first, last = rng.choice(pools.FIRST_NAMES), rng.choice(pools.LAST_NAMES)
-    former = rng.choice(pools.LAST_NAMES) if rng.random() < 0.15 else None
-    school = rng.choice(pools.HIGH_SCHOOLS) if rng.random() < 0.35 else None
+    first, last = rng.choice(POOLS["first_names"]), rng.choice(POOLS["last_names"])
+    former = rng.choice(POOLS["last_names"]) if rng.random() < 0.15 else None
+    school = rng.choice(POOLS["high_schools"]) if rng.random() < 0.35 else None
     number, application = "2" + _digits(rng, 8), f"{created.year % 100:02d}{_digits(rng, 7)}"
     agencies = [
         (_digits(rng, 8), "OCAS Account Number"),
@@ -69,7 +74,7 @@ def _person(rng: random.Random, created: datetime) -> tuple[etree._Element, str]
         (_digits(rng, 9), "Ontario Education Number"),
     ]
     birth = created.date() - timedelta(days=rng.randint(17 * 365, 45 * 365))
-    middle = rng.choice(pools.MIDDLE_NAMES) if rng.random() < 0.3 else None
+    middle = rng.choice(POOLS["middle_names"]) if rng.random() < 0.3 else None
     email = f"s{number}@example.com" if rng.random() < 0.6 else None
     person = node(
         "Person",
@@ -91,7 +96,7 @@ def _person(rng: random.Random, created: datetime) -> tuple[etree._Element, str]
             "HighSchool/OrganizationName": school and school[0],
             "HighSchool/ESIS": school and school[1],
             "Contacts/Email/EmailAddress": email,
-            "Gender/GenderCode": rng.choices(pools.GENDER_CODES, (48, 48, 4))[0],
+            "Gender/GenderCode": rng.choices(POOLS["gender_codes"], (48, 48, 4))[0],
         },
     )
     return person, application
@@ -143,7 +148,7 @@ HOLDS = {
 def request(rng: random.Random, created: datetime, when: str, tracking: str) -> etree._Element:
     """``Request``: the student, their time at the home college and 1..3 recipients."""
     person, application = _person(rng, created)
-    credential = rng.choice(pools.PROGRAMS)[1]
+    credential = rng.choice(POOLS["programs"])[1]
     today = created.date()
     enrolled = Term.of(today - timedelta(days=rng.randint(150, 6 * 365)))
     finished, term = [], enrolled
@@ -153,7 +158,7 @@ def request(rng: random.Random, created: datetime, when: str, tracking: str) -> 
     left = rng.choice(finished) if finished and rng.random() < 0.5 else None
     awarded = left.end + timedelta(days=30) if left and rng.random() < 0.6 else None
     receivers = rng.sample(
-        pools.COLLEGES + pools.UNIVERSITIES, rng.choices((1, 2, 3), (5, 3, 2))[0]
+        POOLS["colleges"] + POOLS["universities"], rng.choices((1, 2, 3), (5, 3, 2))[0]
     )
     return node(
         "Request",
@@ -162,8 +167,8 @@ def request(rng: random.Random, created: datetime, when: str, tracking: str) -> 
             "RequestedStudent",
             person,
             {
-                "Attendance/School/OrganizationName": pools.HOME_COLLEGE[0],
-                "Attendance/School/CSIS": pools.HOME_COLLEGE[1],
+                "Attendance/School/OrganizationName": HOME_COLLEGE[0],
+                "Attendance/School/CSIS": HOME_COLLEGE[1],
                 "Attendance/EnrollDate": date(enrolled.year, enrolled.month, 6).isoformat(),
                 "Attendance/ExitDate": left and left.end.isoformat(),
                 "Attendance/CurrentEnrollmentIndicator": "false" if left else "true",
@@ -216,7 +221,7 @@ def _recipient(
             "DeliveryMethod": "Electronic",
             "ElectronicDelivery/ElectronicFormat": "XML",
             "ElectronicDelivery/ElectronicMethod": "ServiceProvider",
-            "ElectronicDelivery/ServiceProvider": pools.OCAS_NAME,
+            "ElectronicDelivery/ServiceProvider": OCAS_NAME,
             "TranscriptCopies": 1,
             "DocumentOfficialCode": "Official",
         },
@@ -225,8 +230,8 @@ def _recipient(
 
 # -- a transcript --------------------------------------------------------------------------------
 
-POINTS = {grade: points for grade, points, _ in pools.GRADES}
-GRADE_WEIGHTS = ([g for g, _, _ in pools.GRADES], [w for _, _, w in pools.GRADES])
+POINTS = {grade: points for grade, points, _ in POOLS["grades"]}
+GRADE_WEIGHTS = ([g for g, _, _ in POOLS["grades"]], [w for _, _, w in POOLS["grades"]])
 # Credit units and the credit values that go with them.
 UNITS = (("Semester", (3.0, 3.0, 4.0, 2.0)), ("ClockHours", (42.0, 45.0, 56.0, 28.0)))
 Graded = list[tuple[float, str]]  # (credit, grade) of each course
@@ -264,9 +269,9 @@ def _record(
     transfers: int,
     created: datetime,
 ) -> etree._Element:
-    program, credential = rng.choice(pools.PROGRAMS)
+    program, credential = rng.choice(POOLS["programs"])
     units, credits = rng.choice(UNITS)
-    courses = rng.sample(pools.COURSES, sum(sizes))
+    courses = rng.sample(POOLS["courses"], sum(sizes))
     sessions: list[tuple[Term, list[etree._Element], Graded]] = []
     for term, size in zip(terms, sizes, strict=True):
         graded = [(rng.choice(credits), rng.choices(*GRADE_WEIGHTS)[0]) for _ in range(size)]
@@ -280,7 +285,7 @@ def _record(
     if rng.random() < 0.55:
         awards.append((program, credential))
         if rng.random() < 0.3:
-            awards.append(rng.choice([p for p in pools.PROGRAMS if p[0] != program]))
+            awards.append(rng.choice([p for p in POOLS["programs"] if p[0] != program]))
     day = min(terms[-1].end + timedelta(days=10), created.date()).isoformat()
     record_awards: list[etree._Element] = []
     session_awards: list[etree._Element] = []
@@ -378,7 +383,7 @@ def _course(course: tuple[str, str, str], graded: tuple[float, str], units: str)
 
 def _transfer(rng: random.Random, units: str, credits: tuple[float, ...]) -> etree._Element:
     """A record-level credit from elsewhere (the Ontario sample's "EC": exemption credit)."""
-    subject, number, title = rng.choice(pools.TRANSFER_COURSES)
+    subject, number, title = rng.choice(POOLS["transfer_courses"])
     credit = f"{rng.choice(credits):.1f}"
     return node(
         "Course",

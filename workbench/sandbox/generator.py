@@ -24,8 +24,8 @@ from typing import Any
 
 from lxml import etree
 
-from workbench.sandbox import bodies, pools
-from workbench.sandbox.bodies import Term, node, ocas, organization
+from workbench.sandbox import bodies
+from workbench.sandbox.bodies import HOME_COLLEGE, POOLS, Term, node, ocas, organization
 from workbench.spec import NAMESPACE_FAMILIES, PROCESS_CODES
 
 DEFECTS = ("malformed", "invalid")
@@ -116,13 +116,13 @@ def document(
     cancel_note = transmission_type == "Cancellation" and cancellation_as == "note"
     if message == "TranscriptRequest":
         document_id = guid(seed, document_id, index).hex
-        source, destination = ocas(), organization("CSIS", *pools.HOME_COLLEGE[::-1])
+        source, destination = ocas(), organization("CSIS", *HOME_COLLEGE[::-1])
         body = bodies.request(rng, created, when, request_id)
     else:
         serial = int.from_bytes(_digest(seed, document_id, index)[:8], "big") % 10**6
         # Like the Ontario sample's "123456789123456789": a timestamp and a serial.
         document_id = f"{utc(created):%Y%m%d%H%M%S}{serial:06d}"
-        sender = rng.choice(pools.COLLEGES)
+        sender = rng.choice(POOLS["colleges"])
         source, destination = organization(sender[1], sender[2], sender[0]), ocas()
         body = bodies.student(rng, created, sender)
     official = "Official" if message == "CollegeTranscript" else None
@@ -275,7 +275,7 @@ def placement_event(seed: int, index: int, *, occurred_at: datetime) -> dict[str
     payload = {
         "placementId": f"PL{rng.randint(10**7, 10**8 - 1)}",
         "studentId": f"2{rng.randint(10**7, 10**8 - 1)}",
-        "citizenship": rng.choice(pools.CITIZENSHIPS),
+        "citizenship": rng.choice(POOLS["citizenships"]),
         "intake": intake.designator,
         "status": PLACEMENT_EVENTS[event_type],
     }
@@ -307,12 +307,12 @@ def _event(
     payload: dict[str, Any],
 ) -> dict[str, Any]:
     """The record of an event: its student and program drawn here, the rest given."""
-    code, program = rng.choice(pools.EVENT_PROGRAMS)
+    code, program = rng.choice(POOLS["event_programs"])
     student = {
-        "givenName": rng.choice(pools.FIRST_NAMES),
-        "familyName": rng.choice(pools.LAST_NAMES),
+        "givenName": rng.choice(POOLS["first_names"]),
+        "familyName": rng.choice(POOLS["last_names"]),
     }
-    where = {"programCode": code, "programName": program, "campus": rng.choice(pools.CAMPUSES)}
+    where = {"programCode": code, "programName": program, "campus": rng.choice(POOLS["campuses"])}
     return {
         "eventId": str(guid(seed, f"{kind}-id", index)),
         "eventType": event_type,

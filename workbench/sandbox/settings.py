@@ -58,13 +58,9 @@ class Credentials:
     def secrets(self) -> list[str]:
         """Every value that must never show up in a log, a database or a report."""
         return [
-            self.intl_client_secret,
-            self.intl_password,
-            self.domestic_client_secret,
-            self.supplier_client_secret,
-            self.consumer_client_secret,
-            self.subscription_key,
-            self.exchange_password,
+            getattr(self, f.name)
+            for f in dataclasses.fields(self)
+            if f.name.endswith(("_secret", "_password", "_key"))
         ]
 
 

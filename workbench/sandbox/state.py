@@ -70,16 +70,9 @@ class Item:
 
     def __post_init__(self) -> None:
         self.tracking = self.tracking or self.id  # state files of version 1 had no tracking id
-        for name in ("date", "closed_at"):
+        for name in ("date", "closed_at"):  # as a state file has them
             if isinstance(value := getattr(self, name), str):
                 setattr(self, name, datetime.fromisoformat(value))
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            **self.__dict__,
-            "date": self.date.isoformat(),
-            "closed_at": self.closed_at and self.closed_at.isoformat(),
-        }
 
 
 @dataclass
@@ -135,11 +128,10 @@ class PartnerState:
         with self.lock:
             data = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
             del data["settings"]
-            data["requests"] = [i.to_json() for i in self.requests.values()]
-            data["transcripts"] = [i.to_json() for i in self.transcripts.values()]
+            data["requests"] = [vars(i) for i in self.requests.values()]
+            data["transcripts"] = [vars(i) for i in self.transcripts.values()]
             data |= {"version": STATE_VERSION, "seed": self.settings.seed}
-            data["now"] = self.now.isoformat()
-            text = json.dumps(data)
+            text = json.dumps(data, default=datetime.isoformat)
         folder = os.path.dirname(os.path.abspath(path))
         os.makedirs(folder, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=folder, prefix=".sandbox-state-")
