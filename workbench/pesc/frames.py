@@ -26,20 +26,16 @@ from typing import Any
 import pandas as pd
 
 from workbench.pesc.document import PescDocument, as_document
+from workbench.pesc.elements import names
 from workbench.pesc.fields import flatten
 from workbench.pesc.tables import TABLES, records
 
 TIME_COLUMNS = frozenset({"created_at", "request_created_at", "response_created_at"})
 FLOAT_COLUMNS = frozenset(
-    {
-        "credit_value",
-        "credit_earned",
-        "quality_points",
-        "gpa",
-        "credit_hours_attempted",
-        "credit_hours_earned",
-        "total_quality_points",
-    }
+    names(
+        "credit_value credit_earned quality_points gpa credit_hours_attempted credit_hours_earned "
+        "total_quality_points"
+    )
 )
 INT_COLUMNS = frozenset({"academic_award_total", "course_total", "transcript_copies"})
 BOOL_COLUMNS = frozenset({"release_authorized", "current_enrollment", "completion_indicator"})

@@ -6,11 +6,8 @@ and by reconciliation afterwards (the ``student_identity`` check), on flattened 
 and widths, spaces, punctuation and invisible characters; a letter or digit that differs,
 differs.
 
->>> differing_fields({"student_last_name": "Tremblay", "student_oen": "123-456-789"},
-...                  {"student_last_name": " TREMBLAY", "student_oen": "123456789"})
-()
->>> differing_fields({"student_last_name": "O'Brien-Lévesque", "student_oen": "1"},
-...                  {"student_last_name": "OBRIEN LEVESQUE"})
+>>> differing_fields({"student_last_name": "O'Brien-Lévesque", "student_oen": "123-456-789"},
+...                  {"student_last_name": "OBRIEN LEVESQUE", "student_oen": "123456789"})
 ()
 >>> differing_fields({"student_birth_date": "1999-04-14"},
 ...                  {"student_birth_date": "1999-04-15T00:00:00", "student_oen": "1"})

@@ -159,10 +159,6 @@ class Sandbox:
         """
         return self.state.warm()
 
-    def reset_counters(self) -> None:
-        self.partner.hits.clear()
-        self.identity.token_requests.clear()
-
     # -- lifecycle ----------------------------------------------------------------------------
 
     def start(self) -> Sandbox:

@@ -146,54 +146,34 @@ class SandboxSettings:
     placement_events_per_hour: float = 1.0
     domestic_events_per_hour: float = 3.0
     closed_elsewhere_per_hour: float = 0.1  # requests someone else answers
-    # New documents for existing ids: at 0.15 an hour, the demo's 8 hours show each kind once,
-    # and a test that moves the clock 6 hours sees none.
+    # New documents for existing ids: the demo's 8 hours show each kind once, 6 hours none.
     reissue_per_hour: float = 0.15  # a transcript comes again (back on the list if it left)
     resubmission_per_hour: float = 0.15  # a listed request comes again, corrected
     cancellation_per_hour: float = 0.15  # a listed request is cancelled, then leaves the list
-    # How a Cancellation is written: "note" (valid PESC: TransmissionType MutuallyDefined and a
-    # TransmissionData NoteMessage "Cancellation") or "transmission_type" (TransmissionType
-    # "Cancellation", as OCAS names it, outside PESC's enumeration).
-    cancellation_as: str = "note"
+    cancellation_as: str = "note"  # or "transmission_type": as OCAS names it, outside PESC's
     escaped_share: float = 0.25  # PESCXML strings sent XML-escaped
     malformed_share: float = 0.0  # documents that are not well-formed XML
     invalid_share: float = 0.0  # well-formed documents that fail the schema
     max_body_bytes: int = 5_000_000
-    # "tracking": the API RequestID is the document's RequestTrackingID (OCAS' examples; 32 hex
-    # digits). "guid": the RequestID is a dashed 36-character GUID (the spec's transcript
-    # detail) and the tracking id a distinct C-number.
-    id_scheme: str = "tracking"
+    id_scheme: str = "tracking"  # or "guid": a dashed GUID, a C-number as the tracking id
     max_peek_count: int = 100  # the largest Count the domestic peek accepts
     detail_shape: str = "array"  # or "object": the detail body as a bare object
     id_key: str = "RequestID"  # or "RequestId", in list and detail items
-    # What DESIGN §3 leaves open, each a choice of SETTING_KINDS (the first is the default);
-    # unknown_partner(seed) draws a combination.
-    # "identity": the exchange roles get client-credentials tokens from the identity server;
-    # "etms": OCAS' login, POST {exchange}/api/auth/login with Username, Password and
-    # grant_type=password, one account for both roles, a user name with a domain and a backslash.
-    exchange_login: str = "identity"
+    exchange_login: str = "identity"  # or "etms": OCAS' login, one account for both roles
     token_expiry: str = "expires_in"  # or "dot_expires" (an HTTP date in .expires), "none"
     credentials_style: str = "long"  # or "short": a 7-character password, short keys
     send_routes: str = "plural"  # or "singular": /response and /transcript, as OCAS' clients
     process_code: str = "PRODUCTION"  # or "TEST" (OCAS' UAT): every document it sends says so
-    # {eventId, eventType, occurredAt, payload}; "kind_at": {id, kind, at, payload};
-    # "event_info": OCAS' International SIS shape {id, eventInfo: {action, data}}, with no time
-    event_shape: str = "flat"
-    # How an event's time is written: "iso" text, "epoch_ms" (a number of milliseconds) or
-    # "dotnet" (ASP.NET's "/Date(1772442000000)/").
-    event_time: str = "iso"
+    event_shape: str = "flat"  # or "kind_at", "event_info" (see shaped_event)
+    event_time: str = "iso"  # or "epoch_ms", "dotnet" (ASP.NET's "/Date(1772442000000)/")
     event_list: str = "array"  # or "object": the feeds answer {"events": [...], "count": n}
     peek_removes: bool = False  # whether a peek takes the events it returns off the feed
     empty_list: str = "message"  # or "array": an empty exchange list is 200 [] (not a 400)
     unauthorized_body: str = "message"  # or "empty": a 401 with no body
     exchange_key_required: bool = False  # the exchange wants the Subscription-Key too
     pescxml_key: str = "PESCXML"  # or "PESCXml" (how real partners spell it in GET bodies)...
-    # How an error answer is written: "message" {"Message": ...} (the spec), "problem" (RFC 7807
-    # application/problem+json, the text in "detail", as ASP.NET Core writes it) or "text".
-    error_body: str = "message"
-    # The interfaces the account has (ACCOUNT_INTERFACES); `env` issues credentials for those
-    # only, and the identity server knows no client of the others.
-    interfaces: str = "all"
+    error_body: str = "message"  # or "problem" (RFC 7807), "text"
+    interfaces: str = "all"  # the account's (ACCOUNT_INTERFACES): its env has only their keys
     trailing_slash: str = "accepted"  # or "refused": `:id/` is a 404
     state_path: str | None = None  # persist state here, so restarts keep continuity
     credentials: Credentials = field(default_factory=Credentials)

@@ -1,12 +1,7 @@
 """The sandbox identity server: OAuth2 token issue (spec §4.1), OCAS' eTMS login on the
-exchange, and bearer-token checks (§5). Tokens expire in real time, and sooner as
-``Sandbox.advance`` moves the sandbox's clock.
-
-With ``exchange_login="etms"`` the exchange roles have no client at the identity server: one
-account logs in at ``POST {exchange}/api/auth/login`` with a form of ``Username``, ``Password``
-and ``grant_type=password`` (field names matched case-insensitively, as ASP.NET binds them),
-and its token serves both roles. ``token_expiry`` says how an answer gives the token's life:
-``expires_in``, an HTTP date in ``.expires`` (ASP.NET's OAuth answers), or not at all."""
+exchange (one account for both roles; form fields matched case-insensitively, as ASP.NET binds
+them), and bearer-token checks (§5). Tokens expire in real time, and sooner as
+``Sandbox.advance`` moves the sandbox's clock."""
 
 from __future__ import annotations
 
