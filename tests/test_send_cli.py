@@ -622,8 +622,10 @@ def test_a_file_of_another_process_code_is_refused_before_any_prompt(
     path = _with_code(transcript_file(sb, item, tmp_path), file)
     db = tmp_path / "wb.db"
     options = ["--dry-run"] if dry_run else []
-    done = send(sb, db, "transcript", item, str(path), *options, input="y\n")
+    done = send(sb, db, "transcript", item, str(path), *options, input="y\n", COLUMNS="100")
     assert done.exit_code == 2, done.output
+    long = [line for line in done.output.splitlines() if len(line.split()) > 1 and len(line) > 100]
+    assert long == []  # wrapped at COLUMNS, save a path too long for any line
     message = " ".join(done.output.split())
     assert f"DocumentProcessCode is {file}" in message and f"says {partner}" in message
     assert "Send it?" not in done.output

@@ -229,10 +229,18 @@ class OAuthGrant(BearerAuth):
                 f"The login at {self.token_url} answered {status} to a token request for the "
                 f"{self.role} interface ({said}), after retries; try again later.",
                 status=status,
-                body=self._redact(response.text[:2000]),
+                body=self._redact(response.text[: 16 * 1024])[:2000],  # masked, then cut
             )
-        if status == 200:
-            said = "its answer holds no access_token"
+        if status == 200:  # a login that worked, in a shape we cannot read: not the credentials
+            fields = ", ".join(sorted(map(str, body))[:10]) or "none"
+            return AuthError(
+                f"The login at {self.token_url} answered 200 for the {self.role} interface, "
+                f"but with no access_token we can read (its fields: {self._redact(fields)}). "
+                "Report the answer's shape (workbench call, or the calls table) to the "
+                "partner, or set a token by hand (docs/configuration.md, token).",
+                error=None,
+                description=None,
+            )
         check = {
             "invalid_scope": f"the scope ({self.scope!r})",
             "invalid_grant": getattr(self, "user_hint", self._hint),
@@ -278,11 +286,19 @@ class PasswordGrant(OAuthGrant):
 
 
 def _json_object(response: httpx.Response) -> dict[str, Any]:
+    """A login answer's fields, their names as OAuth spells them whatever the partner's case
+    and separators (``accessToken``, ``AccessToken``, ``expires-in``...), ``.expires`` kept."""
     try:
         body = response.json()
     except ValueError:
         return {}
-    return body if isinstance(body, dict) else {}
+    if not isinstance(body, dict):
+        return {}
+    names = {"accesstoken": "access_token", "expiresin": "expires_in", "tokentype": "token_type"}
+    return {
+        names.get(str(k).lower().replace("_", "").replace("-", ""), str(k)): v
+        for k, v in body.items()
+    }
 
 
 def _lifetime(body: dict[str, Any], token: str, default: float) -> float:

@@ -19,10 +19,12 @@ a pull running meanwhile shows up on the next page load. Datasette is the ``brow
 from __future__ import annotations
 
 import errno
+import html
 import os
 import secrets
 import signal
 import socket
+import tempfile
 import threading
 from collections.abc import Awaitable, Callable, Iterator, MutableMapping
 from contextlib import contextmanager
@@ -107,22 +109,43 @@ def browse(
     try:
         # An older store is served from its private migrated copy (Store.file), removed when
         # the store closes.
-        with _stopped_by_sigterm(), Store(path, read_only=True) as store:
+        with (
+            _stopped_by_sigterm(),
+            Store(path, read_only=True) as store,
+            tempfile.TemporaryDirectory(prefix="workbench-browse-") as folder,
+        ):
             server = _server(store.file, port, token, name=path.stem)
             announce(
                 f"Datasette on {path} (read-only, for you alone): {url}\n"
                 "The link holds your key: keep it to yourself. Ctrl-C stops it."
             )
             if open_browser:
-                import webbrowser
-
-                webbrowser.open(url)
+                _open_privately(url, folder)
             server.run(sockets=[listener])
     except (KeyboardInterrupt, _Stopped):
         return 0
     finally:
         listener.close()
     return 0
+
+
+def _open_privately(url: str, folder: str) -> None:
+    """Open ``url`` in the web browser through a page of ours (0600, in a 0700 folder) that
+    forwards to it: the key stays out of the browser's command line, which every local user
+    can read (``ps``), as JupyterLab does."""
+    import webbrowser
+
+    from workbench.folders import create_private
+
+    page = Path(folder) / "open.html"
+    create_private(page)
+    link = html.escape(url, quote=True)
+    page.write_text(
+        f'<!doctype html><meta http-equiv="refresh" content="0; url={link}">'
+        f'<a href="{link}">Open the store</a>',
+        encoding="utf-8",
+    )
+    webbrowser.open(page.as_uri())
 
 
 def _listen(port: int) -> socket.socket:
@@ -179,7 +202,7 @@ def guarded(app: ASGIApp, *, token: str, hosts: set[str]) -> ASGIApp:
             return
         query = parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
         given = dict(query).get(TOKEN_PARAMETER)
-        if given is not None and secrets.compare_digest(given, token):
+        if given is not None and _same(given, token):
             rest = urlencode([(k, v) for k, v in query if k != TOKEN_PARAMETER])
             where = scope.get("path", "/") + (f"?{rest}" if rest else "")
             await _send(send, 303, b"", [
@@ -188,7 +211,7 @@ def guarded(app: ASGIApp, *, token: str, hosts: set[str]) -> ASGIApp:
             ])  # fmt: skip
             return
         cookie = SimpleCookie(headers.get("cookie", "")).get(COOKIE)
-        if cookie is None or not secrets.compare_digest(cookie.value, token):
+        if cookie is None or not _same(cookie.value, token):
             await _refuse(send, 401, "The store names students: open the link that "
                           "workbench browse printed (it holds your key).")  # fmt: skip
             return
@@ -198,6 +221,11 @@ def guarded(app: ASGIApp, *, token: str, hosts: set[str]) -> ASGIApp:
         await app(scope, receive, send)
 
     return guard
+
+
+def _same(given: str, token: str) -> bool:
+    """A constant-time comparison, whatever characters ``given`` holds."""
+    return secrets.compare_digest(given.encode("utf-8", "surrogatepass"), token.encode())
 
 
 async def _refuse(send: Send, status: int, text: str) -> None:

@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 import httpx
 import pandas as pd
@@ -32,6 +32,10 @@ if TYPE_CHECKING:
     from workbench.pull import PullSummary
     from workbench.sandbox import Sandbox, SandboxSettings
     from workbench.store import Store
+
+
+# The longest path `read` sends: partners' servers refuse longer URLs anyway.
+MAX_READ_PATH = 2048
 
 
 class Workbench:
@@ -145,11 +149,23 @@ class Workbench:
                 f"{role!r} is not a role; use one of {', '.join(ROLES)}.", parameter="role"
             )
         parts = urlsplit(path)
-        bad = not path.startswith("/") or path.startswith("//") or parts.scheme or parts.netloc
-        if bad or ".." in path.split("/") or any(ord(c) < 32 or c == "\x7f" for c in path):
+        segments = unquote(parts.path).split("/")
+        bad = (
+            not path.startswith("/")
+            or path.startswith("//")
+            or bool(parts.scheme or parts.netloc or parts.fragment)
+            or "#" in path
+            or ".." in segments
+            or "." in segments
+            or len(path) > MAX_READ_PATH
+            or any(not " " < c <= "~" for c in path)  # printable ASCII: percent-encode the rest
+        )
+        if bad:
             raise InvalidParameter(
-                f"{printable(path)!r} is not a path below the {role} interface's base URL: "
-                "write it from its first slash, such as /api/transcriptrequests/no_response.",
+                f"{printable(path[:200])!r} is not a path below the {role} interface's base URL: "
+                "write it from its first slash, such as /api/transcriptrequests/no_response "
+                f"(printable ASCII, percent-encoded, at most {MAX_READ_PATH} characters, no "
+                "'..' nor '#').",
                 parameter="path",
             )
         answer = self.session.call(role, "GET", path, operation="read", params=params)

@@ -85,6 +85,8 @@ class ListResult:
     error: str | None = None
 
 
+# The id of a failure that is a whole list's (stored in the run's summary; the report reads it).
+LIST_FAILED = "(list)"
 # What a pull that read nothing at all says (every list and event feed failed).
 PULL_FAILED = (
     "no list or event feed could be read; check the partner's status and the credentials "
@@ -152,11 +154,12 @@ class PullSummary:
         for name, r in self.lists.items():  # a list that failed, then its items that did
             if r.error:
                 lines.append(f"  failed: {name}: {printable(r.error)}")
-        for failure in self.failures[:10]:  # ids and errors come from the partner: one line each
+        items = [f for f in self.failures if f["id"] != LIST_FAILED]  # lists: just above
+        for failure in items[:10]:  # ids and errors come from the partner: one line each
             list_name, item, error = (printable(failure[k]) for k in ("list", "id", "error"))
             lines.append(f"  failed: {list_name} {item}: {error}")
-        if len(self.failures) > 10:
-            lines.append(f"  ... and {len(self.failures) - 10} more failures (see the runs table)")
+        if len(items) > 10:
+            lines.append(f"  ... and {len(items) - 10} more failures (see the runs table)")
         return "\n".join(lines)
 
 
@@ -267,7 +270,9 @@ def _pull_list(
         # One list failing must not hide the others; the run is partial and says why. No
         # snapshot: nothing departs and no uncertain send is settled from a list not read.
         result.error = _short(exc)
-        summary.failures.append({"list": source.list_name, "id": "(list)", "error": result.error})
+        summary.failures.append(
+            {"list": source.list_name, "id": LIST_FAILED, "error": result.error}
+        )
         return result
     for shown, error in listed.refused:
         summary.failures.append({"list": source.list_name, "id": shown, "error": error})

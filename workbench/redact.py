@@ -14,9 +14,9 @@ a transcript into ``[REDACTED]-02-20``. Two rules, each where it is safe:
   are JWTs and ``Bearer`` credentials, whatever their length.
 
 A 2xx answer of the partner's API, and a document we send, is a *document*
-(:meth:`Redactor.document`): it is recorded as written, except an issued token long enough
-that no document could spell it by chance, and anything shaped like a JWT (a partner echoing
-our bearer token).
+(:meth:`Redactor.document`): it is recorded as written, except a secret or an issued token long
+enough that no document could spell it by chance (16 characters), and anything shaped like a
+JWT (a partner echoing our credentials).
 :func:`is_document` and :func:`is_sent_document` say which parts of an exchange are.
 
 Example::
@@ -37,7 +37,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, TypeVar, overload
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from workbench.secret_spellings import SecretMatcher
+from workbench.secret_spellings import WHOLE_WORD_BELOW, SecretMatcher
 
 MASK = "[REDACTED]"
 _Text = TypeVar("_Text", str, str | None)
@@ -67,8 +67,8 @@ SENSITIVE_FIELDS = frozenset(
         "client_assertion",
     }
 )
-# An issued token this long is masked in documents too: random text of 16 characters or more
-# spells no id, date or word of a document by chance.
+# A token or a secret this long is masked in documents too: 16 characters or more spell no id,
+# date or word of a document by chance, so one found there is an echo of ours.
 MIN_DOCUMENT_TOKEN = 16
 _MAX_REMEMBERED = 2048
 
@@ -79,7 +79,11 @@ _SHAPES = ("eyJ", "earer")  # every _JWT or _BEARER match holds one of these, as
 # letters (\u0041-\u007a, or KELVIN SIGN for "k").
 _FIELD_HINTS = ("token", "secret", "password", "assertion", "subscription")
 _ESCAPED_LETTER = re.compile(r"\\u(?:00[4-7]|212a)")
-_FIELD_NAMES = "|".join(map(re.escape, sorted(SENSITIVE_FIELDS)))
+# A field's name as compared: lower case, no separators (accessToken, access-token, ...).
+_SENSITIVE_KEYS = frozenset(name.replace("_", "").replace("-", "") for name in SENSITIVE_FIELDS)
+# Each name spelled with "_", "-" or nothing between its words (the regexes are case-blind).
+_SPELLINGS = {name.replace("_", sep) for name in SENSITIVE_FIELDS for sep in ("_", "-", "")}
+_FIELD_NAMES = "|".join(re.escape(name) for name in sorted(_SPELLINGS))
 _FORM_FIELD = re.compile(rf"(?i)((?:^|[&?\s])(?:{_FIELD_NAMES})=)[^&\s]*")
 _JSON_PAIR = re.compile(rf'(?i)("(?:{_FIELD_NAMES})"\s*:\s*)"(?!\[REDACTED\])(?:[^"\\]|\\.)*"')
 
@@ -105,7 +109,7 @@ class Redactor:
         self._fixed = frozenset(s for s in secrets if s)
         self._learned: deque[str] = deque(maxlen=_MAX_REMEMBERED)
         self._state = self._state_of(self._fixed)
-        self._tokens: tuple[str, ...] = ()
+        self._tokens = tuple(s for s in self._fixed if len(s) >= MIN_DOCUMENT_TOKEN)
 
     @staticmethod
     def _state_of(secrets: Iterable[str]) -> tuple[SecretMatcher, tuple[str, ...]]:
@@ -122,7 +126,9 @@ class Redactor:
             if value not in self._fixed and value not in self._learned:
                 self._learned.append(value)
                 self._state = self._state_of(self._fixed.union(self._learned))
-                self._tokens = tuple(t for t in self._learned if len(t) >= MIN_DOCUMENT_TOKEN)
+                self._tokens = tuple(
+                    t for t in self._fixed.union(self._learned) if len(t) >= MIN_DOCUMENT_TOKEN
+                )
 
     def clean(self, text: str) -> bool:
         """True when substring tests prove ``text`` holds nothing :meth:`text` would mask."""
@@ -158,14 +164,20 @@ class Redactor:
     @overload
     def document(self, text: None) -> None: ...
     def document(self, text: str | None) -> str | None:
-        """A partner document (or one we send) as written, but for issued tokens long enough
-        to be echoes of ours, and JWTs (no document spells one by chance)."""
+        """A partner document (or one we send) as written, but for secrets and tokens long
+        enough to be echoes of ours, and JWTs (no document spells one by chance)."""
         if not text:
             return text
         for token in self._tokens:
             if token in text:
                 text = text.replace(token, MASK)
         return _JWT.sub(MASK, text) if "eyJ" in text else text
+
+    def stored(self, text: str) -> str:
+        """A text of ours made of what the store holds (a timeline, a bundle's README): as
+        :meth:`document` keeps it, and fields named as secrets masked (``?access_token=...``
+        in a URL), for a store that leaked one."""
+        return _fields(self.document(text)) if text else text
 
     def answer(self, text: _Text, *, document: bool) -> _Text:
         """:meth:`document` or :meth:`text`, as :func:`is_document` decided."""
@@ -241,7 +253,7 @@ class Redactor:
         if isinstance(value, Mapping):
             return {
                 (self.text(k) if isinstance(k, str) else k): MASK
-                if str(k).lower() in SENSITIVE_FIELDS
+                if is_sensitive(k)
                 else self._masked(v)
                 for k, v in value.items()
             }
@@ -249,8 +261,18 @@ class Redactor:
             return [self._masked(v) for v in value]
         if value is None or isinstance(value, bool):
             return value
-        shown = str(value)  # a number, or a date or decimal the JSON holds as its str
+        # A number (or a date or decimal held as its str) is masked whole when it spells a
+        # secret of 8 characters or more: a shorter one is far likelier a count than an echo.
+        shown = str(value)
+        if len(shown) < WHOLE_WORD_BELOW:
+            return value
         return value if self.text(shown) == shown else MASK
+
+
+def is_sensitive(name: object) -> bool:
+    """Whether a field so named holds a secret, whatever its case and separators
+    (``access_token``, ``accessToken``, ``Access-Token``)."""
+    return str(name).lower().replace("_", "").replace("-", "") in _SENSITIVE_KEYS
 
 
 def headers_by_name(
@@ -267,7 +289,7 @@ def headers_by_name(
 def _form(query: str) -> str:
     """A form body or query string with its sensitive fields masked."""
     pairs = parse_qsl(query, keep_blank_values=True)
-    masked = [(k, MASK if k.lower() in SENSITIVE_FIELDS else v) for k, v in pairs]
+    masked = [(k, MASK if is_sensitive(k) else v) for k, v in pairs]
     return urlencode(masked, safe="[]")
 
 
@@ -288,10 +310,7 @@ def _fields(text: str) -> str:
 
 def _masked_fields(value: Any) -> Any:
     if isinstance(value, dict):
-        return {
-            k: MASK if str(k).lower() in SENSITIVE_FIELDS else _masked_fields(v)
-            for k, v in value.items()
-        }
+        return {k: MASK if is_sensitive(k) else _masked_fields(v) for k, v in value.items()}
     if isinstance(value, list):
         return [_masked_fields(v) for v in value]
     return value

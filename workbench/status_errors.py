@@ -30,6 +30,9 @@ from workbench.retries import NOT_SENT, RETRY_STATUSES, SAFE_METHODS
 from workbench.spec import UNKNOWN_REQUEST_ID, UNKNOWN_TRANSCRIPT_ID
 
 BODY_IN_ERRORS = 2000
+# How much of an error answer is masked before it is cut to what a message shows: well past
+# the cut, so that no secret straddles it.
+MASKED_BEFORE_CUT = 16 * 1024
 _UNKNOWN_ID = frozenset({UNKNOWN_REQUEST_ID, UNKNOWN_TRANSCRIPT_ID})
 
 
@@ -161,13 +164,15 @@ def message(response: httpx.Response, redactor: Redactor) -> str:
         for key in ("Message", "message", "error_description", "error", "detail", "title"):
             if isinstance(data.get(key), str) and data[key].strip():
                 return redactor.text(data[key].strip())
-    text = response.text.strip()[:300]
-    return redactor.text(text) or f"HTTP {response.status_code} with no message"
+    # Masked, then cut: a secret across the cut would show in part. What is masked is bounded
+    # well past the cut, so a huge error page costs no more than a small one.
+    text = redactor.text(response.text.strip()[:MASKED_BEFORE_CUT])[:300]
+    return text or f"HTTP {response.status_code} with no message"
 
 
 def redacted_body(response: httpx.Response, redactor: Redactor) -> str:
     content_type = response.headers.get("content-type")
-    return redactor.body(response.content, content_type)[:BODY_IN_ERRORS]
+    return redactor.body(response.content[:MASKED_BEFORE_CUT], content_type)[:BODY_IN_ERRORS]
 
 
 def normal(text: str) -> str:

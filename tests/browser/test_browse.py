@@ -187,8 +187,9 @@ def test_browse_serves_only_whoever_holds_its_key(served: Served) -> None:
         ):
             refused = keyed.get(csv)
             assert refused.status_code == 403 and "workbench export" in refused.text
-    wrong = httpx.get(served.url + "/?token=not-the-key", follow_redirects=True)
-    assert wrong.status_code == 401
+    for wrong_key in ("not-the-key", "%C3%A9", "%FF"):
+        wrong = httpx.get(served.url + f"/?token={wrong_key}", follow_redirects=True)
+        assert wrong.status_code == 401, wrong_key
 
 
 def test_browse_on_a_taken_port_says_so_and_exits_2(served: Served, tmp_path: Path) -> None:

@@ -125,7 +125,10 @@ def test_a_document_in_a_bundle_is_the_partners_as_written(worked, tmp_path):
     )
     files = members(path)
     kept = [v.decode() for n, v in files.items() if n.startswith("documents/")]
+    kept.append(files["timeline.csv"].decode())  # made of dates
     assert kept and all("[REDACTED]" not in text for text in kept)
+    assert "2026" in files["timeline.csv"].decode()
+    assert "\nMade 2026-" in files["README.txt"].decode()
     har = json.loads(files["calls.har"])
     sent = [h for e in har["log"]["entries"] for h in e["request"]["headers"]]
     assert {"name": "authorization", "value": "[REDACTED]"} in sent

@@ -128,3 +128,31 @@ def test_a_failure_that_is_not_an_error_row_stops_the_batch() -> None:
     with pytest.raises(RuntimeError, match="a bug"):
         batch.fetch_all(list(range(3, 400)), fetch, concurrency=2, progress=False)
     assert len(started) < 3 + 397  # the rest was dropped, not fetched
+
+
+def test_a_ctrl_c_while_a_thread_starts_still_waits_for_its_fetch(monkeypatch) -> None:
+    release, release_late = threading.Event(), threading.Event()
+    finished: list[int] = []
+
+    def fetch(value: int) -> list[dict[str, object]]:
+        # held until the test lets go; the thread the pool lost to the Ctrl-C, longest
+        (release_late if threading.current_thread().name.endswith("_1") else release).wait(10)
+        finished.append(value)
+        return [{"request_id": str(value)}]
+
+    start = threading.Thread.start
+
+    def interrupted_start(self: threading.Thread) -> None:
+        start(self)  # the thread runs, then the Ctrl-C lands before the pool records it
+        if self.name.endswith("_1"):
+            threading.Timer(0.2, release.set).start()
+            threading.Timer(1.0, release_late.set).start()
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(threading.Thread, "start", interrupted_start)
+    with pytest.raises(KeyboardInterrupt):
+        batch.fetch_all(list(range(8)), fetch, concurrency=4, progress=False)
+    monkeypatch.undo()
+    # every fetch that started has ended before fetch_all gave up: none records afterwards
+    assert sorted(finished) == sorted(set(finished)) and len(finished) >= 2
+    assert not [t for t in threading.enumerate() if t.name.startswith("wb-") and t.is_alive()]

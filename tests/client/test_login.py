@@ -106,6 +106,8 @@ def test_short_credentials_work_and_documents_keep_what_they_spell(
     w = connect_to(sb, WORKBENCH_DB=str(tmp_path / "s.db"))
     checks = run_checks(w)
     assert passed(checks), checks.to_string()
+    tokens = checks[checks["check"] == "token"].set_index("interface")["detail"]
+    assert tokens["supplier"].startswith("password grant, no scope, ")  # an eTMS login has none
     w.pull(progress=False)
     xml = w.store.document(sb.pending_request_ids()[0])
     assert xml is not None and "2026" in xml and "[REDACTED]" not in xml
@@ -145,3 +147,20 @@ def test_a_shared_account_missing_its_password_names_the_shared_setting(tmp_path
     with pytest.raises(wb.ConfigError, match=r"U_PASSWORD \(named by password_env in "
                        r"\[profiles.u.exchange\]"):  # fmt: skip
         load_profile("u", env={}, config_path=toml).check_interfaces()
+
+
+@pytest.mark.parametrize("name", ["accessToken", "AccessToken", "access-token"])
+def test_a_login_answer_spelling_its_token_otherwise_logs_in_and_is_masked(name: str) -> None:
+    from workbench.redact import Redactor
+
+    answer = {name: "Op4queT0kenValueXyz123", "tokenType": "Bearer", "expiresIn": 600}
+    token = _grant(answer).token()
+    assert token.value == "Op4queT0kenValueXyz123" and token.lifetime == 600.0
+    recorded = Redactor().text(json.dumps(answer))
+    assert "Op4queT0ken" not in recorded and "600" in recorded
+
+
+def test_a_login_that_answers_200_without_a_token_says_so_not_check_the_secret() -> None:
+    with pytest.raises(wb.AuthError, match=r"answered 200 .* no access_token we can read") as e:
+        _grant({"data": {"AccessToken": "Op4queT0kenValueXyz123"}}).token()
+    assert "Op4queT0ken" not in str(e.value) and "client" not in str(e.value)

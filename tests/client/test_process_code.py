@@ -106,7 +106,7 @@ def test_a_profiles_environment_binds_every_document_sent(
     assert len(sb.received) == 1
 
 
-def test_a_profiles_environment_refuses_a_document_stating_no_code(
+def test_a_document_stating_no_code_never_answers_a_test_one(
     sandbox_factory: Callable[..., Sandbox],
     connect_to: Callable[..., wb.Workbench],
     tmp_path: Path,
@@ -117,8 +117,10 @@ def test_a_profiles_environment_refuses_a_document_stating_no_code(
         "<DocumentProcessCode>TEST</DocumentProcessCode>", ""
     )
     assert wb.pesc.flatten(silent)["process_code"] is None
-    connect_to(sb, db=tmp_path / "free.db").supplier.send_transcript(item, silent)  # undeclared
+    free = connect_to(sb, db=tmp_path / "free.db")  # no environment declared: OCAS' UAT
+    with pytest.raises(wb.DocumentMismatch, match=r"is not stated, but .* says TEST"):
+        free.supplier.send_transcript(item, silent, check=False)
     w = connect_to(sb, db=tmp_path / "w.db", WORKBENCH_ENVIRONMENT="test")
-    with pytest.raises(wb.DocumentMismatch, match="DocumentProcessCode states none"):
-        w.supplier.send_transcript(sb.pending_request_ids()[0], silent, check=False)
-    assert len(sb.received) == 1
+    with pytest.raises(wb.DocumentMismatch, match="DocumentProcessCode"):
+        w.supplier.send_transcript(item, silent, check=False)
+    assert sb.received == []

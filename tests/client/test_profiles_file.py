@@ -165,3 +165,49 @@ def test_a_file_that_only_tunes_the_sandbox_chooses_it(tmp_path: Path, monkeypat
     monkeypatch.chdir(tmp_path)
     (tmp_path / "workbench.toml").write_text('[profiles.sandbox]\ntimezone = "America/Toronto"\n')
     assert load_profile(env={}).name == "sandbox"
+
+
+def test_a_profiles_file_others_may_write_is_refused(tmp_path: Path, monkeypatch) -> None:
+    """It says where credentials are sent: a token_url of another user's would get them."""
+    monkeypatch.chdir(tmp_path)
+    path = tmp_path / "workbench.toml"
+    path.write_text('default_profile = "p"\n[profiles.p]\nexchange_url = "https://x.example"\n')
+    path.chmod(0o666)
+    with pytest.raises(wb.ConfigError, match=r"writable by others.*chmod go-w"):
+        load_profile(env={})
+    path.chmod(0o644)
+    assert load_profile(env={}).name == "p"
+    if os.getuid() == 0:  # root may own a file for another user, as a planted one would be
+        os.chown(path, 65534, 65534)
+        with pytest.raises(wb.ConfigError, match="another user's"):
+            load_profile(env={})
+
+
+def test_places_that_would_skip_the_user_s_profiles_are_refused(tmp_path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "workbench.toml").symlink_to(tmp_path / "gone.toml")
+    with pytest.raises(wb.ConfigError, match="a link to nothing"):
+        load_profile(env={})
+    (tmp_path / "workbench.toml").unlink()
+    with pytest.raises(wb.ConfigError, match=r"WORKBENCH_HOME is .*no folder"):
+        load_profile(env={"WORKBENCH_HOME": str(tmp_path / "mistyped")})
+
+
+def test_a_file_s_sandbox_default_never_wins_over_partner_variables(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "workbench.toml").write_text('default_profile = "sandbox"\n')
+    env = {"WORKBENCH_EXCHANGE_URL": "https://x.example", "WORKBENCH_SUPPLIER_CLIENT_ID": "c"}
+    with pytest.raises(wb.ConfigError, match="chooses the embedded sandbox"):
+        load_profile(env=env)
+    assert load_profile("env", env=env).name == "env"
+    (tmp_path / "workbench.toml").write_text('[profiles.env]\nexchange_url = "https://x.example"\n')
+    assert "[profiles.env]" in load_profile("env", env={}).origin
+
+
+@pytest.mark.parametrize(
+    "url", ["https://x.example/api?subscription-key=K3y", "https://x.example#K3y", "svc:K3y@x"]
+)
+def test_a_base_url_with_a_query_or_no_scheme_is_refused_without_showing_it(url) -> None:
+    with pytest.raises(wb.ConfigError, match="WORKBENCH_GATEWAY_URL") as refused:
+        load_profile(env={"WORKBENCH_GATEWAY_URL": url})
+    assert "K3y" not in str(refused.value)

@@ -219,3 +219,23 @@ def test_the_secrets_of_an_unused_interface_are_never_read(tmp_path) -> None:
     assert profile.interfaces == ("supplier",)
     assert profile.secrets() == ["s"]
     assert "INTL_PASSWORD" not in read and "WORKBENCH_INTL_CLIENT_SECRET" not in read
+
+
+@pytest.mark.parametrize("before", [270, 290, 1990])
+def test_an_error_answer_is_masked_before_it_is_cut(tmp_path, before: int) -> None:
+    """A secret echoed across the length a message shows is never shown in part."""
+    from tests.pull.hostile import HostilePartner
+    from workbench import spec
+
+    key = "k7Qz9Wp2Lm4Xv8Rt6Yn3Bc5Hd1Jf0"
+    with HostilePartner() as partner:
+        env = {**partner.env, "WORKBENCH_SUBSCRIPTION_KEY": key}
+        partner.answer("GET", spec.PEEK_EVENTS_PATH, ("E" * before + f" key {key} no").encode(),
+                       500)  # fmt: skip
+        with wb.connect(env=env, db=tmp_path / "wb.db") as w, pytest.raises(wb.PartnerError) as e:
+            w.peek_events(count=1)
+        said = str(e.value) + (e.value.body or "")
+        stored = b"".join(f.read_bytes() for f in tmp_path.glob("wb.db*"))
+    pieces = {key[i : i + 8] for i in range(len(key) - 7)}
+    assert not [p for p in pieces if p in said], said[-80:]
+    assert not [p for p in pieces if p.encode() in stored]

@@ -113,7 +113,7 @@ def partner() -> Iterator[HostilePartner]:
 def test_a_send_no_spelling_takes_is_failed_names_the_setting_and_may_be_sent_again(
     partner: HostilePartner, tmp_path: Path, status: int
 ) -> None:
-    refusal = json.dumps({"Message": "No HTTP resource was found."}).encode()
+    refusal = json.dumps({"Message": "Cannot find transcript request ID."}).encode()
     for spelling in spec.SEND_ROUTES.values():
         partner.answer("POST", spelling["send_response"].format(id="R-1"), refusal, status)
     with wb.connect(env=partner.env, db=tmp_path / "db.sqlite") as w:
@@ -121,6 +121,7 @@ def test_a_send_no_spelling_takes_is_failed_names_the_setting_and_may_be_sent_ag
             w.supplier.send_response("R-1", response_xml("R-1"))
         message = str(refused.value)
         assert "send_routes" in message and "WORKBENCH_SEND_ROUTES" in message
+        assert "(Cannot find transcript request ID.)" in message  # what the partner said
         assert "base URL" not in message
         assert "Nothing was received" in message
         assert refused.value.status == status

@@ -315,11 +315,14 @@ def test_a_detail_that_cannot_be_written_is_never_counted_as_stored(connected):
 
 
 def test_the_closing_failed_lines_name_every_list_that_failed_and_every_item() -> None:
-    from workbench.pull import ListResult, PullSummary
+    from workbench.pull import LIST_FAILED, ListResult, PullSummary
 
     summary = PullSummary(run_id=3, status="partial")
     summary.lists["supplier_requests"] = ListResult(listed=2, details_fetched=1, details_failed=1)
-    summary.lists["domestic_events"] = ListResult(error="PartnerError: 503 twice\x1b[2J")
+    error = "PartnerError: 503 twice\x1b[2J"
+    summary.lists["domestic_events"] = ListResult(error=error)
+    # the run's stored summary holds the list's failure too: said once, not twice
+    summary.failures.append({"list": "domestic_events", "id": LIST_FAILED, "error": error})
     summary.failures.append({"list": "supplier_requests", "id": "R-1", "error": "timed out"})
     lines = str(summary).splitlines()
     failed = [line.strip() for line in lines if line.strip().startswith("failed:")]

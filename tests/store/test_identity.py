@@ -288,3 +288,20 @@ def test_repoint_without_a_store_is_a_configuration_error(tmp_path: Path) -> Non
     )
     assert done.exit_code == 2, done.output
     assert not (tmp_path / "none.db").exists()
+
+
+def test_a_sandbox_store_is_never_re_pointed_to_a_partner_nor_the_reverse(
+    sandbox: Sandbox, tmp_path: Path
+) -> None:
+    made_up, real = tmp_path / "sandbox.db", tmp_path / "real.db"
+    assert CliRunner().invoke(app, ["pull", "--db", str(made_up)], env=_unset()).exit_code == 0
+    partner = {**_unset(), **sandbox.env, **FAST}  # a partner, as far as the store can tell
+    assert CliRunner().invoke(app, ["pull", "--db", str(real)], env=partner).exit_code == 0
+    for db, env in ((made_up, partner), (real, _unset())):
+        refused = CliRunner().invoke(app, ["pull", "--db", str(db)], env=env)
+        assert refused.exit_code == 2 and "repoint" not in refused.output
+        files = _files(db)
+        done = CliRunner().invoke(app, ["store", "repoint", "--db", str(db), "--yes"], env=env)
+        assert done.exit_code == 2, done.output
+        assert "is never re-pointed" in " ".join(done.output.split())
+        assert _files(db) == files

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -37,3 +39,34 @@ def test_an_existing_store_keeps_its_mode(tmp_path: Path) -> None:
     with Store(path) as store:
         store.set_meta("written", "yes")
     assert stat.S_IMODE(path.stat().st_mode) == 0o640
+
+
+def test_a_store_every_user_could_read_is_closed_to_them_when_opened(tmp_path, caplog) -> None:
+    path = tmp_path / "wb.db"
+    with Store(path) as store:
+        store.set_meta("written", "yes")
+    path.chmod(0o644)  # as every store was made before they were private
+    with Store(path) as store:
+        store.set_meta("written", "again")
+        modes = _modes(tmp_path)
+    assert modes["wb.db"] == 0o640 and all(m & 0o007 == 0 for m in modes.values())
+    assert "could be read by every user" in caplog.text
+
+
+def test_the_warning_prints_as_the_cli_prints_wrapped_and_escaped(tmp_path: Path) -> None:
+    path = tmp_path / "wb\x1b[2Jstore.db"  # a name holding a control character
+    Store(path).close()
+    path.chmod(0o644)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("WORKBENCH_")}
+    env.update(COLUMNS="50", XDG_CONFIG_HOME=str(tmp_path / "xdg"))
+    done = subprocess.run(  # the console script's process: the embedded sandbox, pulled
+        [sys.executable, "-m", "workbench.cli", "pull", "--db", str(path), "--no-progress"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    lines = done.stderr.splitlines()
+    first = next(i for i, line in enumerate(lines) if "could be read by every user" in line)
+    warning = lines[first : first + 3]
+    assert "\x1b" not in done.stderr and warning[0].startswith("wb\\x1b[2Jstore.db could")
+    assert all(len(line) <= 50 for line in warning), warning  # wrapped at COLUMNS
+    assert " ".join(w.strip() for w in warning).endswith("(it holds students' data).")

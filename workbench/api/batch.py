@@ -11,7 +11,9 @@ the exception is raised.
 
 from __future__ import annotations
 
+import itertools
 import sys
+import threading
 from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, as_completed, wait
 from typing import Any
@@ -24,6 +26,7 @@ from workbench.errors import WorkbenchError
 ERROR = "error"
 # More ids than this, in an interactive session, and a progress bar appears.
 HANDFUL = 5
+_pools = itertools.count()  # each pool's threads named apart, to be joined by name
 
 Rows = list[dict[str, Any]]
 
@@ -61,7 +64,8 @@ def fetch_all(
     if not ids:
         return []
     show = (interactive() if progress is None else progress) and len(ids) > HANDFUL
-    pool = ThreadPoolExecutor(max_workers=min(concurrency, len(ids)), thread_name_prefix="wb")
+    prefix = f"wb-{next(_pools)}"
+    pool = ThreadPoolExecutor(max_workers=min(concurrency, len(ids)), thread_name_prefix=prefix)
     bar = tqdm(total=len(ids), desc=desc, unit="id", disable=not show, leave=False)
     try:
         futures = [pool.submit(_guarded, fetch, value) for value in ids]
@@ -79,6 +83,11 @@ def fetch_all(
     finally:
         # On Ctrl-C (or any escape) drop what has not started; running fetches end on timeouts.
         pool.shutdown(wait=True, cancel_futures=True)
+        # A Ctrl-C inside submit() can land while it starts a thread, which the pool then never
+        # joins: joined here, so no fetch records its call after the caller closed the store.
+        for thread in threading.enumerate():
+            if thread.name.startswith(f"{prefix}_"):
+                thread.join()
         bar.close()
 
 

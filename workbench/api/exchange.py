@@ -475,18 +475,33 @@ def _unchecked(
 def _no_route(
     last: PartnerError, first: PartnerError, operation: str, spellings: list[str]
 ) -> PartnerError:
-    """The refusal of a send that neither spelling of its route took (both a 404 or 405)."""
+    """The refusal of a send that neither spelling of its route took (both a 404 or 405),
+    with what the partner said (a 404 may mean "no such request" rather than "no such
+    route")."""
+    said = _partner_words(last.body)
     refusal = PartnerError(
-        f"{operation}: the partner serves this send at neither spelling of its route: the "
-        f"{spellings[0]} one answered {first.status}, the {spellings[1]} one {last.status}. "
-        "Nothing was received, so sending again is allowed. Ask the partner how it spells its "
-        "send routes and set send_routes in the profile (WORKBENCH_SEND_ROUTES: plural for "
+        f"{operation}: the partner took this send at neither spelling of its route: the "
+        f"{spellings[0]} one answered {first.status}, the {spellings[1]} one {last.status} "
+        f"({said}). Nothing was received, so sending again is allowed. If the partner does not "
+        "know the request, pull to see whether it is still listed; if the route is spelled "
+        "otherwise, set send_routes in the profile (WORKBENCH_SEND_ROUTES: plural for "
         "/responses and /transcripts, singular for /response and /transcript).",
         status=last.status,
         body=last.body,
     )
     refusal.call_id = last.call_id
     return refusal
+
+
+def _partner_words(body: str | None) -> str:
+    """What an error answer's body says: its ``Message`` (spec §7), else its text, short."""
+    try:
+        decoded = json.loads(body or "")
+    except ValueError:
+        decoded = None
+    if isinstance(decoded, dict) and isinstance(decoded.get("Message"), str):
+        return decoded["Message"][:200]
+    return (body or "no message").strip()[:200] or "no message"
 
 
 def _items(payload: Any, operation: str) -> list[dict[str, Any]]:

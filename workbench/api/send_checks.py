@@ -146,11 +146,15 @@ def _check_process_code(
     ours = process_code(flat)
     answered = process_code(theirs) if theirs else None
     what = f"the {kind.noun} {str(request_id)!r}"
-    if ours and answered and ours != answered:
+    # A document stating no code answers a PRODUCTION one (PESC's default); a TEST one wants it
+    # said, as OCAS' UAT does.
+    if answered and ours != answered and (ours or answered == "TEST"):
+        stated = f"is {ours}" if ours else "is not stated"
         raise DocumentMismatch(
-            f"{kind.name}: the document's DocumentProcessCode is {ours}, but {what} says "
-            f"{answered}: a {ours} document must not answer a {answered} one. Nothing was "
-            f"sent. Give it DocumentProcessCode {answered}, or send it to the {ours} partner."
+            f"{kind.name}: the document's DocumentProcessCode {stated}, but {what} says "
+            f"{answered}: only a {answered} document answers it. Nothing was sent. Give it "
+            f"DocumentProcessCode {answered}"
+            + (f", or send it to the {ours} partner." if ours else ".")
         )
     if environment is None:
         return

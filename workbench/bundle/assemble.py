@@ -66,16 +66,16 @@ def make_bundle(
     files = [(f"documents/{d.file_name(n)}", d.text) for n, d in enumerate(found, start=1)]
     environment = environment_of(store.process_codes(rid))
     sandbox = store.holds_sandbox_data()
-    # Ours, masked by value; the HAR masked entry by entry (har.py); documents kept as written.
+    # The HAR is masked entry by entry, by the recording's rule (har.py). The rest is made of
+    # what the store holds, masked when it was written: kept as written here (a short key
+    # must not turn the dates of a timeline into [REDACTED]-11-27), tokens and JWTs aside.
+    readme = _readme(rid, made, calls, files, red, environment, sandbox_data=sandbox)
+    checked = json.dumps(validations(found, files, schemas_dir), indent=2, ensure_ascii=False)
     members = {
-        "README.txt": red.text(
-            _readme(rid, made, calls, files, red, environment, sandbox_data=sandbox)
-        ),
+        "README.txt": red.stored(readme),
         "calls.har": json.dumps(har_log(calls, rid, red), indent=2, ensure_ascii=False),
-        "timeline.csv": red.text(_timeline_csv(timeline)),
-        "validation.json": red.text(
-            json.dumps(validations(found, files, schemas_dir), indent=2, ensure_ascii=False)
-        ),
+        "timeline.csv": red.stored(_timeline_csv(timeline)),
+        "validation.json": red.stored(checked),
         **{name: red.text(text, document=True) for name, text in files},
     }
     stem = f"sandbox-{rid}" if sandbox else rid

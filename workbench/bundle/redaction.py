@@ -38,6 +38,12 @@ class Redaction:
         clean = self._redactor.answer(text or "", document=document)
         return self.personal.text(clean) if self.personal is not None else clean
 
+    def stored(self, text: str) -> str:
+        """A text made of what the store holds, as :meth:`Redactor.stored` keeps it, then
+        personal data masked if asked."""
+        clean = self._redactor.stored(text)
+        return self.personal.text(clean) if self.personal is not None else clean
+
     def body(self, text: str | None, content_type: str | None, *, document: bool) -> str:
         masked = self._redactor.body(text or "", content_type, document=document)
         return self.text(masked, document=True)

@@ -231,7 +231,9 @@ def _send(
         except InvalidParameter as exc:
             if exc.parameter != "file":
                 raise
-            raise typer.BadParameter(str(exc), param_hint="FILE") from None
+            # printed by us, not click, so that a long refusal wraps at COLUMNS
+            say(f"Error: Invalid value for FILE: {exc}", err=True)
+            raise typer.Exit(2) from None
         except DuplicateSend as exc:
             hint = "" if "--force" in str(exc) else " On the command line: --force."
             say(f"Error (DuplicateSend): {exc}{hint}", err=True)

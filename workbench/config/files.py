@@ -35,13 +35,42 @@ def user_config_dir(env: Mapping[str, str]) -> Path:
     return user_config_path("workbench", appauthor=False)
 
 
+def home(env: Mapping[str, str]) -> Path | None:
+    """``WORKBENCH_HOME``, absolute; ``ConfigError`` when it is set but no folder (a mistyped
+    home must not leave a job to the sandbox in a folder of its own)."""
+    value = env.get("WORKBENCH_HOME")
+    if not value:
+        return None
+    path = Path(value).absolute()
+    if not path.is_dir():
+        raise ConfigError(f"WORKBENCH_HOME is {value!r}, which is no folder: fix or unset it.")
+    return path
+
+
 def candidates(env: Mapping[str, str]) -> list[Path]:
     """Where a profiles file is looked for, in order, when none is named."""
     places = [Path.cwd()]
-    if env.get("WORKBENCH_HOME"):
-        places.append(Path(env["WORKBENCH_HOME"]).absolute())
+    if (folder := home(env)) is not None:
+        places.append(folder)
     places.append(user_config_dir(env))
     return [place / DEFAULT_CONFIG for place in dict.fromkeys(places)]
+
+
+def _present(path: Path) -> bool:
+    """Whether ``path`` is there: a file, or a link to one. A link to nothing, or a folder
+    that cannot be searched, is a ``ConfigError``: either would silently skip the user's
+    profiles."""
+    try:
+        if path.exists():
+            return True
+        if path.is_symlink():
+            raise ConfigError(f"Profiles file {path} is a link to nothing: fix or remove it.")
+    except PermissionError:
+        raise ConfigError(
+            f"Cannot look for {path}: permission denied on its folder. Fix its permissions, "
+            "or pass --config PATH."
+        ) from None
+    return False
 
 
 def find_config(
@@ -51,15 +80,31 @@ def find_config(
     explicit = config_path or env.get("WORKBENCH_CONFIG")
     if explicit:
         path = Path(explicit)
-        if not path.is_absolute() and env.get("WORKBENCH_HOME"):
-            path = Path(env["WORKBENCH_HOME"]) / path
+        if not path.is_absolute() and (folder := home(env)) is not None:
+            path = folder / path
         path = path.absolute()
-        if not path.exists():
+        if not _present(path):
             how = "--config" if config_path else "WORKBENCH_CONFIG"
             raise ConfigError(f"Profiles file {path} does not exist (check {how}).")
         return path, [path]
     looked = candidates(env)
-    return next((p for p in looked if p.exists()), None), looked
+    return next((p for p in looked if _present(p)), None), looked
+
+
+def _check_owner(path: Path, info: os.stat_result) -> None:
+    """Refuse a profiles file another user could have written: it says where credentials are
+    sent (a token_url of theirs would receive the passwords), so, as ssh does with its keys,
+    only the user's own file (or root's), writable by nobody else, is read."""
+    if os.name != "posix":
+        return
+    others = info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+    if info.st_uid not in (os.getuid(), 0) or others:
+        who = "another user's" if info.st_uid not in (os.getuid(), 0) else "writable by others"
+        raise ConfigError(
+            f"Profiles file {path} is {who}: it says where credentials are sent, so only your "
+            f"own file, writable by you alone, is read. Check it, then `chmod go-w {path}` (or "
+            "move it away if it is not yours)."
+        )
 
 
 def read_config(path: Path) -> dict[str, Any]:
@@ -74,6 +119,7 @@ def read_config(path: Path) -> dict[str, Any]:
             f"Profiles file {path} is not a regular file (a folder, a pipe or a device): "
             "name a workbench.toml file."
         )
+    _check_owner(path, info)
     if info.st_size > MAX_CONFIG_BYTES:
         raise ConfigError(
             f"Profiles file {path} has {info.st_size:,} bytes; a profiles file holds at most "

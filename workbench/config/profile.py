@@ -35,6 +35,7 @@ import functools
 import ipaddress
 import math
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -43,6 +44,7 @@ from urllib.parse import urlsplit, urlunsplit
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
 from workbench.config.files import find_config, read_config
+from workbench.config.files import home as workbench_home
 from workbench.config.settings import (
     DEFAULT_SCOPES,
     ETMS_LOGIN_PATH,
@@ -334,9 +336,16 @@ def load_profile(
             f"Profile {name!r} is not defined: add [profiles.{name}] to {path} "
             f"(profiles there: {known}), {other}."
         )
+    partner = sorted(k for k, v in env.items() if v and _is_partner_variable(k))
+    if name == SANDBOX and default == SANDBOX and not chosen_by and partner:
+        raise ConfigError(
+            f"{path} chooses the embedded sandbox (default_profile), but {', '.join(partner)} "
+            "say which partner to use: pass --profile NAME (env: the variables), or "
+            "--profile sandbox to use the sandbox on purpose."
+        )
     table = profiles.get(name, {})
     _check_table(table, f"[profiles.{name}] of {where_file}")
-    home = Path(env.get("WORKBENCH_HOME") or ".")
+    home = workbench_home(env) or Path(".")
     if name == SANDBOX:
         # The sandbox's own URLs and credentials; only tuning comes from the caller's environment.
         own = {s.variable for s in PROFILE_SETTINGS if s.limits or s.key in ("db", "timezone")}
@@ -345,7 +354,11 @@ def load_profile(
         origin = "embedded sandbox"
     else:
         settings = _Settings(env, env, table, name, path)
-        origin = "environment" if name == ENV_ONLY else f"[profiles.{name}] of {path} + environment"
+        origin = (
+            "environment"
+            if name == ENV_ONLY and name not in profiles
+            else f"[profiles.{name}] of {path} + environment"
+        )
     for key in _URL_KEYS:  # checked whether or not an interface uses them
         settings.url(profile_setting(key))
     named = None if name == SANDBOX else _named_interfaces(settings)
@@ -572,6 +585,12 @@ class _Settings:
                 "with every call, so credentials never go in one. Remove them from the URL and "
                 "set the interface's own credentials (docs/configuration.md)."
             )
+        if parts.query or parts.fragment:
+            raise ConfigError(
+                f"{where} holds a query or a fragment ({_shown_url(text)}): a base URL is "
+                "recorded with every call, and a key in it would be too. Give the base URL "
+                "alone; a subscription key has a setting of its own (docs/configuration.md)."
+            )
         return text.rstrip("/"), where
 
     def number(self, setting: Setting) -> Any:
@@ -612,11 +631,10 @@ class _Settings:
 
 
 def _shown_url(url: str) -> str:
-    """``url`` with its user name and password hidden (either may be a token), for messages."""
-    parts = urlsplit(url)
-    if "@" not in parts.netloc:
-        return url
-    return urlunsplit(parts._replace(netloc=f"***@{parts.netloc.rpartition('@')[2]}"))
+    """``url`` with what may be a credential hidden, for messages: a user name or password
+    (``***@``, whether or not the URL has a scheme) and its query and fragment."""
+    shown = re.sub(r"[^/@\s]*@", "***@", url.split("?", 1)[0].split("#", 1)[0])
+    return shown + ("?***" if "?" in url or "#" in url else "")
 
 
 def parse_bool(text: str) -> bool:

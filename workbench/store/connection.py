@@ -32,6 +32,8 @@
 
 from __future__ import annotations
 
+import logging
+import os
 import shutil
 import sqlite3
 import tempfile
@@ -45,6 +47,8 @@ from typing import TYPE_CHECKING, Any
 
 from workbench.errors import StoreError
 from workbench.folders import create_private
+
+logger = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     import sqlite_utils
@@ -87,6 +91,26 @@ def _database(conn: sqlite3.Connection) -> sqlite_utils.Database:
     return sqlite_utils.Database(conn, execute_plugins=False)
 
 
+def _make_private(path: Path) -> None:
+    """A store every user may read (made 0644 before stores were private) loses the others'
+    access when its owner opens it to write, its -wal and -shm too, and a warning says so; a
+    group's access, an owner's choice, stays."""
+    opened = []
+    for file in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+        try:
+            info = file.stat()
+            if info.st_mode & 0o007 and info.st_uid == os.getuid():
+                file.chmod(info.st_mode & 0o770)
+                opened.append(file.name)
+        except OSError:  # not there, or not ours to change: left as it is
+            continue
+    if opened:
+        logger.warning(
+            "%s could be read by every user of this machine: no longer (it holds students' data).",
+            ", ".join(opened),
+        )
+
+
 class Connection:
     """A thread-safe SQLite connection with translated errors; build one per ``Store``."""
 
@@ -110,7 +134,7 @@ class Connection:
         try:  # SQLite would create it 0644; its -wal and -shm take the file's mode
             create_private(self.path)
         except FileExistsError:
-            pass
+            _make_private(self.path)
         except OSError as exc:
             raise StoreError(f"Cannot create the database {self.path}: {exc}.") from exc
         with self.translated():
@@ -141,14 +165,17 @@ class Connection:
         """Read a private copy of the database from now on, ``prepare`` (a migration) run on
         it in one transaction: see the module docstring. Read-only connections only."""
         assert self.read_only and self._copy is None
-        folder = Path(tempfile.mkdtemp(prefix="workbench-store-"))  # 0700
+        try:
+            folder = Path(tempfile.mkdtemp(prefix="workbench-store-"))  # 0700
+        except OSError as exc:
+            raise self._no_copy(exc, tempfile.gettempdir()) from None
         removal = weakref.finalize(self, shutil.rmtree, folder, ignore_errors=True)
         copy = folder / self.path.name
         try:
             create_private(copy)  # its owner only, like the store: it is the same data
             conn = sqlite3.connect(str(copy), isolation_level=None, check_same_thread=False)
             try:
-                with self.lock, self.translated():
+                with self.lock:
                     self.conn.backup(conn)
                     conn.execute("PRAGMA journal_mode = MEMORY")  # no file beside the copy
                     conn.execute("PRAGMA synchronous = OFF")  # a crash loses only the copy
@@ -159,6 +186,12 @@ class Connection:
             except BaseException:
                 conn.close()
                 raise
+        except (OSError, sqlite3.OperationalError) as exc:  # no room, no access: the copy's
+            removal()
+            raise self._no_copy(exc, folder) from None
+        except sqlite3.Error as exc:  # the store itself (not a database, say)
+            removal()
+            raise store_error(exc, self.path, self.busy_timeout_s) from _cause(exc)
         except BaseException:
             removal()
             raise
@@ -166,6 +199,14 @@ class Connection:
             self.conn.close()
             self.conn, self.file, self._copy = conn, copy, removal
             self.db = _database(conn)
+
+    def _no_copy(self, exc: BaseException, where: object) -> StoreError:
+        """Why an older store cannot be read: its private copy could not be made."""
+        return StoreError(
+            f"{self.path} has an older schema, read from a private copy, which could not be "
+            f"made in {where} ({exc}). Free room there, or point TMPDIR at a folder of yours "
+            "with room; the store itself is unchanged."
+        )
 
     def _use_wal(self) -> None:
         # Two programs opening a brand-new file at once race to switch it to WAL, and SQLite

@@ -20,7 +20,7 @@ from workbench.redact import Redactor, is_document, is_sent_document
 from workbench.store import details, entities, identity, lock, settle
 from workbench.store.cells import dumps, now_text, partner_time, row_id, utc_text
 from workbench.store.connection import Connection
-from workbench.store.events import event_key, events_seen, read_events
+from workbench.store.events import event_keys, events_seen, read_events
 from workbench.store.history import History
 from workbench.store.lists import EVENT_SOURCES, LISTS, list_info
 from workbench.store.migrations import ensure_schema, read_version, refuse_newer
@@ -288,7 +288,7 @@ class Store(History):
         texts = [self._scrub.document(dumps(item)) for item in items]
         said = read_events(items, event_fields) if info.source is not None else []
         if key is None:  # an event list
-            keys = [event_key(f, t) for f, t in zip(said, texts, strict=True)]
+            keys = event_keys(str(info.source), said, texts)
         else:
             keys = [item_key(item, key, text) for item, text in zip(items, texts, strict=True)]
         current = dict(zip(keys, texts, strict=True))
@@ -434,7 +434,7 @@ class Store(History):
         events = list(events)
         texts = [self._scrub.document(dumps(event)) for event in events]
         said = read_events(events, event_fields)
-        keys = [event_key(f, t) for f, t in zip(said, texts, strict=True)]
+        keys = event_keys(source, said, texts)
         at = utc_text(seen_at) if seen_at is not None else now_text()
         assert at is not None
         with self._c.write() as conn:

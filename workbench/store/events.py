@@ -9,6 +9,7 @@ whole event is kept in ``raw_json``.
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -18,6 +19,8 @@ import pandas as pd
 from workbench.partner_json import EventFields, event_fields
 from workbench.store.cells import dumps, sha256, utc_text
 from workbench.store.frames import snake
+
+logger = logging.getLogger(__name__)
 
 # An event's own columns: never required of the partner (the spec shows no event field), present,
 # maybe empty, always.
@@ -89,9 +92,35 @@ def _rest(event: dict[str, Any], found: EventFields) -> dict[str, Any]:
     return rest
 
 
-def event_key(found: EventFields, text: str) -> str:
-    """An event's key: its id, else the SHA-256 of its (canonical, scrubbed) JSON ``text``."""
-    return found.id if found.id is not None else "sha256:" + sha256(text)
+def event_keys(source: str, found: Sequence[EventFields], texts: Sequence[str]) -> list[str]:
+    """Each event's key: its id, else the SHA-256 of its (canonical) JSON ``text``. An id that
+    one answer gives to events of different content is no event's own (a number of its kind,
+    say): those are keyed by id and content, never merged, and a warning says how to name the
+    id field."""
+    keys = [
+        f.id if f.id is not None else "sha256:" + sha256(t)
+        for f, t in zip(found, texts, strict=True)
+    ]
+    contents: dict[str, set[str]] = {}
+    for key, text in zip(keys, texts, strict=True):
+        contents.setdefault(key, set()).add(text)
+    shared = {key for key, seen in contents.items() if len(seen) > 1}
+    if not shared:
+        return keys
+    fields = sorted({"/".join(f.paths["id"]) for f in found if f.id in shared and "id" in f.paths})
+    logger.warning(
+        "%d %s events share an id (%s, read from %s) with different content: kept apart, by "
+        "content. If the partner's event id is another field, name it: event_fields = "
+        '{ id = "..." } in the profile.',
+        sum(key in shared for key in keys),
+        source,
+        ", ".join(sorted(shared)[:3]),
+        ", ".join(fields) or "?",
+    )
+    return [
+        f"{key}#sha256:{sha256(text)}" if key in shared else key
+        for key, text in zip(keys, texts, strict=True)
+    ]
 
 
 def events_seen(

@@ -144,8 +144,13 @@ def check_partner(
         f"{before!r}); profile {now!r} talks to {asked}. Mixing the two would mark its items "
         "changed and gone, so nothing was written: a profile may only read another "
         f"partner's store (w.store, report --no-pull, bundle, explorer), never pull or send "
-        f"into it. {fix} If it is the same partner at a new address, `workbench store "
-        f"repoint --db {path} --profile {now}` re-points the store to it."
+        f"into it. {fix}"
+        + (
+            ""
+            if is_sandbox_data(recorded) or is_sandbox_data(wanted)
+            else f" If it is the same partner at a new address, `workbench store repoint --db "
+            f"{path} --profile {now}` re-points the store to it."
+        )
     )
 
 
@@ -202,7 +207,19 @@ def repoint(
             if version == 0:
                 raise ConfigError(f"{where} is not a workbench store: nothing to re-point.")
             refuse_newer(version, path=str(where), version=__version__)
-            changes = repoint_changes(read_partner(conn), wanted)
+            recorded = read_partner(conn)
+            changes = repoint_changes(recorded, wanted)
+        if changes and is_sandbox_data(recorded) != is_sandbox_data(wanted):
+            made_up = (
+                "holds the embedded sandbox's made-up data"
+                if is_sandbox_data(recorded)
+                else "holds a partner's data"
+            )
+            raise ConfigError(
+                f"{where} {made_up}: it is never re-pointed to "
+                f"{'a partner' if is_sandbox_data(recorded) else 'the embedded sandbox'}, "
+                "whose records would mix with its own. Give the profile its own --db."
+            )
         if not changes or not confirm(changes):
             return changes, False
         with c.write() as conn:

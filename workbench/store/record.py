@@ -63,7 +63,7 @@ class SnapshotDiff:
 
 def item_key(item: Any, key: str, text: str) -> str:
     """An item's key: its ``key`` field (any case), else a content hash (events:
-    :func:`workbench.store.events.event_key`)."""
+    :func:`workbench.store.events.event_keys`)."""
     if isinstance(item, Mapping):
         value = field(item, key)
         if value is not None and not isinstance(value, Mapping | list):
