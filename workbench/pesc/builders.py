@@ -4,10 +4,6 @@ Both answer a document they are given (a ``PescDocument`` or XML text), in that 
 namespace family, and produce XML that validates against the PESC schemas when their input is
 valid. The join keys are copied, never invented: ``RequestTrackingID`` always, and for an
 acknowledgment the transcript's own ``DocumentID`` (NOTES §6).
-
->>> from workbench import pesc
->>> xml = pesc.build_response(request_xml, status="Hold", hold_reason="Financial")
->>> ack = pesc.build_acknowledgment(transcript_xml)
 """
 
 from __future__ import annotations
@@ -71,19 +67,13 @@ def build_response(
 ) -> str:
     """A TranscriptResponse answering a TranscriptRequest, as XML text.
 
-    One ``Response`` per ``Request``, each echoing its ``RequestedStudent`` and carrying
-    ``status`` (a ResponseStatus value). ``hold_reason`` and ``planned_release_date`` go into a
-    ``ResponseHold`` (a release date without a reason gets the reason ``Other``, since the schema
-    requires one); ``note`` becomes Response NoteMessages (whitespace collapsed, split into
-    80-character pieces at spaces). Each Response's RequestTrackingID is the request's
-    TransmissionData/RequestTrackingID, else its Request's first Recipient's, copied as is.
-    TransmissionData reverses the request's Source and Destination and copies its tracking id
-    and DocumentProcessCode (``process_code``, TEST or PRODUCTION, when it states none);
-    ``document_id`` defaults to the request's DocumentID without dashes (what Mohawk sends),
-    ``created`` to now.
+    One ``Response`` per ``Request``, echoing its RequestedStudent, with ``status``; a hold's
+    release date without a reason gets ``Other`` (the schema wants one); ``note`` becomes
+    80-character NoteMessages. Tracking ids and DocumentProcessCode are copied from the request
+    (``process_code`` when it states none); ``document_id`` defaults to the request's without
+    dashes (what Mohawk sends), ``created`` to now.
 
-    >>> xml = build_response(request_xml, status="Hold", hold_reason="Financial",
-    ...                      planned_release_date="2025-06-30", note="Fees owing")
+    >>> build_response(request_xml, status="Hold", hold_reason="Financial", note="Fees owing")
     """
     doc = _input(request, REQUEST, "build_response")
     if status not in RESPONSE_STATUSES:
@@ -112,7 +102,7 @@ def build_response(
     transmission_tracking = el.text(transmission.get("RequestTrackingID"))
     request_document_id = el.text(transmission.get("DocumentID"))
     if document_id is None:
-        document_id = (request_document_id or "").replace("-", "")[:ID_LENGTH] or _new_id()
+        document_id = (request_document_id or "").replace("-", "")[:ID_LENGTH] or uuid.uuid4().hex
 
     namespace = namespace_for(RESPONSE, doc.version or DEFAULT_VERSION)
     qualified = f"{{{namespace}}}"
@@ -123,14 +113,15 @@ def build_response(
         created=when,
         type_code="Response",
         answered=transmission,
-        tracking_id=transmission_tracking or _first_recipient_tracking(requests[0]),
+        tracking_id=transmission_tracking
+        or el.find_text(requests[0], "Recipient", "RequestTrackingID"),
         process_code=process_code,
     )
     for request_element in requests:
         response = etree.SubElement(root, qualified + "Response")
         request_tracking = (
             transmission_tracking
-            or _first_recipient_tracking(request_element)
+            or el.find_text(request_element, "Recipient", "RequestTrackingID")
             or request_document_id
             or document_id
         )
@@ -157,16 +148,11 @@ def build_acknowledgment(
     process_code: str | None = None,
     tracking_id: str | None = None,
 ) -> str:
-    """An Acknowledgment of a CollegeTranscript, as XML text.
+    """An Acknowledgment of a CollegeTranscript, as XML text: its awards and courses counted
+    (record and session level), its DocumentID, RequestTrackingID and DocumentProcessCode
+    copied (``tracking_id`` and ``process_code`` when it states none), its student's identity.
 
-    ``AcademicAwardTotal`` and ``CourseTotal`` count every AcademicAward and Course of the
-    transcript, record- and session-level. TransmissionData copies the transcript's DocumentID,
-    RequestTrackingID and DocumentProcessCode (``process_code`` and ``tracking_id`` when it
-    states none) and reverses Source and Destination; ``Person``
-    is the transcript student's identity (the elements an acknowledgment allows; ``Name`` is
-    always present). ``note`` becomes NoteMessages as in ``build_response``.
-
-    >>> ack = build_acknowledgment(transcript_xml, note="Received, thank you")
+    >>> build_acknowledgment(transcript_xml, note="Received, thank you")
     """
     doc = _input(transcript, TRANSCRIPT, "build_acknowledgment")
     when = _datetime_text(created)
@@ -182,7 +168,7 @@ def build_acknowledgment(
     )
     _transmission_data(
         etree.SubElement(root, "TransmissionData"),
-        document_id=el.text(transmission.get("DocumentID")) or _new_id(),
+        document_id=el.text(transmission.get("DocumentID")) or uuid.uuid4().hex,
         created=when,
         type_code="Acknowledgment",
         answered=transmission,
@@ -218,8 +204,7 @@ def _transmission_data(
     process_code: str | None,
 ) -> None:
     """TransmissionData answering another message's: Source and Destination swapped, its
-    DocumentProcessCode copied (``process_code`` when it states none: a document sent
-    carries the code of what it answers)."""
+    DocumentProcessCode copied (``process_code`` when it states none)."""
     _leaf(parent, "DocumentID", document_id)
     _leaf(parent, "CreatedDateTime", created)
     _leaf(parent, "DocumentTypeCode", type_code)
@@ -257,12 +242,9 @@ def _organization_parts(organization: Element | None) -> list[Element]:
 
 
 def _acknowledgment_person(person: Element | None) -> Element:
-    """The transcript student's identity as an AcknowledgmentPersonType, in schema order.
-
-    Identifiers and names are copied; Birth and Gender are rebuilt from what was read, which
-    also mends what real transcripts get wrong (``Birthdate``, ``Birthday`` 1210 or 12-10,
-    ``<Gender><Gender>``), so the acknowledgment states the identity in valid form.
-    """
+    """The transcript student's identity as an AcknowledgmentPersonType: ids and names copied,
+    Birth and Gender rebuilt, mending real transcripts' ``Birthdate``, ``Birthday`` 1210 and
+    ``<Gender><Gender>``."""
     result = etree.Element("Person")
     fields: dict[str, list[Element]] = {}
     for node in person.iterchildren(el.ELEMENTS) if person is not None else ():
@@ -297,12 +279,8 @@ def _birth(parent: Element, birth: Element | None) -> None:
 
 
 def _unqualified_copy(element: Element) -> Element:
-    """A deep copy with PESC namespaces removed from element names.
-
-    Below the message root PESC elements are unqualified; a sender that namespaced them
-    (a default ``xmlns``) must not pass the mistake on. Extension content under
-    ``UserDefinedExtensions`` keeps its namespaces: there they are meaningful.
-    """
+    """A deep copy without PESC namespaces, which a sender's default ``xmlns`` put there;
+    ``UserDefinedExtensions`` keeps its own."""
     result = copy.deepcopy(element)
     stack = [result]
     while stack:
@@ -330,14 +308,6 @@ def _new_leaf(name: str, value: str) -> Element:
     node = etree.Element(name)
     node.text = value
     return node
-
-
-def _first_recipient_tracking(request: Element) -> str | None:
-    return el.find_text(request, "Recipient", "RequestTrackingID")
-
-
-def _new_id() -> str:
-    return uuid.uuid4().hex
 
 
 def _datetime_text(value: datetime | str | None) -> str:

@@ -1,30 +1,13 @@
 """One flat record of the headline fields of a PESC message.
 
-``flatten(doc)`` returns a dict whose keys depend only on the message type (``KEYS``; a missing
-element gives None, never an exception). Values are element texts, stripped; counts are ints,
-``release_authorized`` a bool, ``academic_award_total`` and ``course_total`` ints (None when
-not a number). Where a key's source is not plain from its name:
-
-- ``source_org_id_type``: the name of Source/Organization's first identifier element (CSIS,
-  MutuallyDefined ...), ``source_org_id`` its value; ``destination_*`` the same;
-- ``request_tracking_id``: TransmissionData/RequestTrackingID, the join key across messages; a
-  request without one falls back to its first Recipient's, a response to its Response's;
-- ``student_*``: the Person of RequestedStudent (requests, responses), Student (transcripts) or
-  the root (acknowledgments); ``student_oen`` the AgencyIdentifier named "Ontario Education
-  Number" (OCAS), else the one with AgencyCode State/Province and StateProvinceCode ON
-  (canpesc); ``student_ocas_account``/``_application`` those named "OCAS Account/Application
-  Number"; ``student_middle_name`` every MiddleName; ``student_birth_date`` also read from a
-  misspelt ``Birthdate``, ``student_gender`` from the ``Gender/Gender`` of real documents;
-- requests: from the first Request and its first Recipient and Attendance, but
-  ``request_count`` and ``recipient_count`` (all Requests); ``delivery_method`` every
-  DeliveryMethod, comma-separated; responses: from the first Response and its first hold;
-- transcripts (any root with a Student, e.g. HighSchoolTranscript): ``award_count`` and
-  ``course_count`` every AcademicAward and Course, record- and session-level; ``school_*`` the
-  first AcademicRecord/School;
-- ``note``: the NoteMessages of the message itself, space-joined: under the root, and under the
-  first Request, or the first Response and its holds. ``records(doc)["notes"]`` has them all.
-
-Any other PESC root (AcademicRecordBatch ...) gets the keys of every message only.
+``flatten(doc)``'s keys depend only on the message type (``KEYS``); a missing element gives
+None. Keys whose source is not plain from the name: ``*_org_id_type`` names the organization's
+first identifier element, ``request_tracking_id`` is TransmissionData's (else the first
+Recipient's or Response's); ``student_*`` come from the student's Person (``student_oen``: the
+AgencyIdentifier "Ontario Education Number", else canpesc's State/Province ON); a request's and
+a response's fields from the first Request/Recipient or Response/hold, with counts of all; a
+transcript (any root with a Student) counts awards and courses at record and session level;
+``note`` joins the message's own NoteMessages (``records(doc)["notes"]`` has them all).
 """
 
 from __future__ import annotations
@@ -72,7 +55,6 @@ KEYS = {
     "acknowledgment": COMMON_KEYS + STUDENT_KEYS + ACKNOWLEDGMENT_KEYS,
     "other": COMMON_KEYS,
 }
-_COUNTED = ("{*}AcademicSession", "{*}AcademicAward", "{*}Course")
 _TRANSMISSION = {
     "document_id": "DocumentID",
     "created_at": "CreatedDateTime",
@@ -99,10 +81,8 @@ def kind_of(doc: PescDocument, top: dict[str, Element] | None = None) -> str:
 def flatten(doc_or_xml: PescDocument | str | bytes) -> dict[str, Any]:
     """One flat record of a message's headline fields (keys: see the module docstring).
 
-    >>> from workbench import pesc
-    >>> row = pesc.flatten(xml_text)
-    >>> row["message_type"], row["request_tracking_id"], row["course_count"]
-    ('CollegeTranscript', 'REF-85858585', 58)
+    >>> flatten(xml_text)["course_count"]
+    58
     """
     doc = as_document(doc_or_xml)
     root = doc.root
@@ -128,10 +108,9 @@ def flatten(doc_or_xml: PescDocument | str | bytes) -> dict[str, Any]:
 
 
 def transmission_kind(doc_or_xml: PescDocument | str | bytes) -> str | None:
-    """A document's TransmissionType (Original, Reissue, ...), except that a cancellation is
-    ``Cancellation`` however it is written: PESC's TransmissionType has none, so it may come as
-    TransmissionType ``Cancellation`` (OCAS' word), DocumentTypeCode ``Cancel`` (CoreMain
-    1.14), or ``MutuallyDefined`` with a TransmissionData NoteMessage ``Cancellation``."""
+    """A document's TransmissionType, ``Cancellation`` however PESC's lack of one is worked
+    around: OCAS' TransmissionType, CoreMain 1.14's DocumentTypeCode ``Cancel``, or
+    ``MutuallyDefined`` with a NoteMessage ``Cancellation``."""
     doc = as_document(doc_or_xml)
     data = el.child(doc.root, "TransmissionData")
     fields = el.children(data)
@@ -148,9 +127,8 @@ def transmission_kind(doc_or_xml: PescDocument | str | bytes) -> str | None:
 
 
 def environment_of(counts: Mapping[str | None, int]) -> str:
-    """Which environment documents come from, by their DocumentProcessCode ``counts`` (code,
-    None for none stated -> how many): ``TEST``, ``PRODUCTION``, ``mixed: TEST 3, PRODUCTION
-    2``, or ``not stated`` when no document states one.
+    """Which environment documents come from, by their DocumentProcessCode counts (None: not
+    stated): ``TEST``, ``PRODUCTION``, ``mixed: PRODUCTION 2, TEST 3`` or ``not stated``.
 
     >>> environment_of({"TEST": 12, None: 1})
     'TEST'
@@ -308,27 +286,15 @@ def _transcript(row: dict[str, Any], root: Element, student: Element | None) -> 
 
 
 def transcript_counts(records: list[Element]) -> tuple[int, int, int]:
-    """(sessions, awards, courses) of a transcript's AcademicRecords.
-
-    Awards and courses are counted where the schema lists them, under each AcademicRecord and
-    each of its AcademicSessions: the totals an Acknowledgment reports back.
-    """
-    sessions = awards = courses = 0
-    for record in records:
-        for node in record.iterchildren(*_COUNTED):
-            name = el.local(node.tag)
-            if name == "Course":
-                courses += 1
-            elif name == "AcademicAward":
-                awards += 1
-            else:
-                sessions += 1
-                for item in node.iterchildren(*_COUNTED[1:]):
-                    if el.local(item.tag) == "Course":
-                        courses += 1
-                    else:
-                        awards += 1
-    return sessions, awards, courses
+    """(sessions, awards, courses) of AcademicRecords, awards and courses counted at record and
+    session level: the totals an Acknowledgment reports back."""
+    sessions = [node for record in records for node in record.iterchildren("{*}AcademicSession")]
+    parts = [
+        el.local(node.tag)
+        for parent in (*records, *sessions)
+        for node in parent.iterchildren("{*}AcademicAward", "{*}Course")
+    ]
+    return len(sessions), parts.count("AcademicAward"), parts.count("Course")
 
 
 def _join(values: list[str]) -> str | None:

@@ -1,27 +1,11 @@
 """Child tables of a PESC message: the repeated parts, one row each.
 
-``records(doc)`` always returns every table below (empty where the message has none), and every
-row has every column of its table (None when the element is missing). Each row carries the
-message's ``document_id`` so tables of many documents can be stacked; ``*_index`` columns are
-0-based positions that link the tables of one document (a course's ``record_index`` and
-``session_index`` point at its academic record and session; ``session_index`` is None for a
-course or award listed directly under the academic record).
-
-==================  ===========================================================================
-table               one row per
-==================  ===========================================================================
-agency_ids          AgencyIdentifier of the student's Person (``kind``: oen, ocas_account,
-                    ocas_application, ouac or None)
-notes               NoteMessage anywhere in the document (``context``: the path of its parent)
-recipients          Request/Recipient (requests)
-attendance          Request/RequestedStudent/Attendance (requests)
-responses           Response (responses)
-holds               Response/ResponseHold (responses)
-academic_records    Student/AcademicRecord (transcripts)
-sessions            AcademicRecord/AcademicSession (transcripts)
-courses             Course, under an academic record or a session (transcripts)
-awards              AcademicAward, under an academic record or a session (transcripts)
-==================  ===========================================================================
+``records(doc)`` returns every table of ``TABLES`` (empty where the message has none), every
+row with every column and the message's ``document_id``; ``*_index`` columns are 0-based and
+link the tables of one document (``session_index`` None: listed under the academic record).
+Tables: ``agency_ids`` (the student's AgencyIdentifiers, with their ``kind``), ``notes`` (every
+NoteMessage, its parent's path as ``context``), ``recipients``, ``attendance``, ``responses``,
+``holds``, ``academic_records``, ``sessions``, ``courses``, ``awards``.
 """
 
 from __future__ import annotations
@@ -107,12 +91,10 @@ TABLES = {name: ("document_id", *columns) for name, columns in _COLUMNS.items()}
 
 
 def records(doc_or_xml: PescDocument | str | bytes) -> dict[str, list[Row]]:
-    """Every child table of a message as lists of dicts (tables: see the module docstring).
+    """Every child table of a message as lists of dicts.
 
-    >>> from workbench import pesc
-    >>> tables = pesc.records(xml_text)
-    >>> [(c["subject"], c["number"], c["grade"]) for c in tables["courses"]][:1]
-    [('CANS', '100', 'C')]
+    >>> records(xml_text)["courses"][0]["grade"]
+    'C'
     """
     doc = as_document(doc_or_xml)
     root = doc.root
@@ -137,7 +119,7 @@ def records(doc_or_xml: PescDocument | str | bytes) -> dict[str, list[Row]]:
     ]
     tables["notes"] = [
         {"document_id": document_id, "context": el.context_path(node, root), "note": note}
-        for node in el.descendants(root, "NoteMessage")
+        for node in root.iter("{*}NoteMessage")
         if (note := el.text(node))
     ]
     return tables
