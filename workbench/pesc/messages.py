@@ -1,11 +1,7 @@
-"""Which PESC message a document is, which version, and the namespaces of each version family.
+"""Which PESC message a document is and which version, and the namespaces of each version.
 
-The message type comes from the root's local name, the version from the root's namespace
-(``urn:org:pesc:message:<Type>:v<x.y.z>``), never the other way round: the spec gives a
-TranscriptResponse the *request's* v1.0.0 namespace, so only the root name tells them apart.
-
->>> message_info("{urn:org:pesc:message:CollegeTranscript:v1.3.0}CollegeTranscript")
-('CollegeTranscript', '1.3.0', 'urn:org:pesc:message:CollegeTranscript:v1.3.0')
+The type comes from the root's local name, the version from its namespace, never the other
+way round: the spec gives a TranscriptResponse the request's v1.0.0 namespace.
 """
 
 from __future__ import annotations
@@ -22,8 +18,7 @@ TRANSCRIPT = "CollegeTranscript"
 ACKNOWLEDGMENT = "Acknowledgment"
 MESSAGE_TYPES = (REQUEST, RESPONSE, TRANSCRIPT, ACKNOWLEDGMENT)
 
-# Other PESC roots seen in public samples; a namespace-less root must be one of these (or of the
-# four above) to count as PESC.
+# Other PESC roots of public samples: a namespace-less root counts as PESC if it has a PESC name.
 OTHER_PESC_ROOTS = frozenset(
     {"HighSchoolTranscript", "AcademicRecordBatch", "TranscriptAcknowledgment", "Receipt"}
 )
@@ -90,11 +85,8 @@ def parse_message_namespace(namespace: str) -> tuple[str, str] | None:
 
 
 def namespace_for(message_type: str, version: str) -> str:
-    """The namespace a message of this type and version is written in.
-
-    v1.0.0 follows the spec (its TranscriptResponse shares the request's namespace); every
-    other version follows the ``urn:org:pesc:message:<Type>:v<version>`` pattern.
-    """
+    """The namespace of a message of this type and version: the spec's for v1.0.0, else
+    ``urn:org:pesc:message:<Type>:v<version>``."""
     if version == "1.0.0" and message_type in NS_V1_0_0:
         return NS_V1_0_0[message_type]
     return f"urn:org:pesc:message:{schema_name(message_type)}:v{version}"
@@ -115,12 +107,8 @@ def acknowledgment_version(transcript_version: str | None) -> str:
 
 
 def nearest_version(wanted: str | None, available: list[str]) -> str | None:
-    """The available version closest to ``wanted``; the newest when ``wanted`` is None.
-
-    Closest: the one that first differs in a less significant component, then by less there
-    (1.1.0 -> 1.2.0 rather than 1.4.0); a tie goes to the newer (1.2.0 between 1.1.0 and 1.3.0
-    -> 1.3.0). A version past every schema gets the newest.
-    """
+    """The available version closest to ``wanted`` (the newest when None): the one that first
+    differs in a less significant component, then by less there; a tie goes to the newer."""
     if not available:
         return None
     try:
