@@ -1,15 +1,9 @@
 """The sandbox's data: OCAS-like transcript requests, college transcripts and gateway events.
 
-Output depends only on the arguments: every draw comes from a ``random.Random`` seeded with a
-SHA-256 of (seed, kind, index), so the same arguments give the same bytes on any machine::
-
-    xml = transcript_request_xml(7, 0, request_id=request_id(7, 0), created=FIXED_START)
-
-Documents follow ``shared/pesc/NOTES.md``: a TranscriptRequest qualifies its root and the root's
-children, a CollegeTranscript its root only; ``namespaces`` picks the spec's v1.0.0 names or the
-v1.1.0 family real traffic uses. ``defect="malformed"`` gives text that is not well-formed XML;
-``defect="invalid"`` a document that fails its schema the way real ones do: a 36-character
-DocumentID (OCAS' GUIDs), ``Birthday`` ``1210``, a ``ProgramUSISCode`` in ``AcademicProgram``.
+Every draw comes from a ``random.Random`` seeded with a SHA-256 of (seed, kind, index): the
+same arguments give the same bytes on any machine. Documents follow ``shared/pesc/NOTES.md``
+in the spec's v1.0.0 namespaces or the v1.1.0 family real traffic uses; ``defect`` makes them
+not well-formed ("malformed") or fail their schema as real ones do ("invalid").
 """
 
 from __future__ import annotations
@@ -26,10 +20,8 @@ from lxml import etree
 
 from workbench.sandbox import bodies
 from workbench.sandbox.bodies import HOME_COLLEGE, POOLS, Term, node, ocas, organization
-from workbench.spec import NAMESPACE_FAMILIES, PROCESS_CODES
+from workbench.spec import NAMESPACE_FAMILIES
 
-DEFECTS = ("malformed", "invalid")
-TRANSMISSION_TYPES = ("Original", "Resubmission", "Reissue", "Cancellation")
 TRACKING_ID_MAX = 35  # core:RequestTrackingIDType
 
 
@@ -99,16 +91,12 @@ def document(
     cancellation_as: str = "note",
     process_code: str = "PRODUCTION",
 ) -> str:
-    """A ``message`` document as XML text.
+    """A ``message`` document as XML text; ``version`` 2, 3... a later one for the same id.
 
-    ``version`` 2, 3, ... is a later document for the same id (a new DocumentID) of the given
-    ``transmission_type``. PESC's TransmissionType has no Cancellation: one is written
-    MutuallyDefined with a TransmissionData NoteMessage ``Cancellation``, or as OCAS names it
-    with ``cancellation_as="transmission_type"``.
+    PESC has no Cancellation TransmissionType: one is MutuallyDefined with a NoteMessage, or as
+    OCAS writes it with ``cancellation_as="transmission_type"``.
     """
-    _check(namespaces, defect, request_id, created, transmission_type, cancellation_as)
-    if process_code not in PROCESS_CODES:
-        raise ValueError(f"process_code must be one of {PROCESS_CODES}, not {process_code!r}")
+    _check(namespaces, defect, request_id, created)
     kind = "transcript-request" if message == "TranscriptRequest" else "college-transcript"
     rng = draw(seed, kind, index)
     document_id = f"{kind}-document" + ("" if version == 1 else f"-v{version}")
@@ -165,38 +153,18 @@ def document(
 def miscount_courses(acknowledgment: str) -> str:
     """The acknowledgment with its ``CourseTotal`` one short (one more when it is 0): the
     partner-side miscount a reconciliation must catch."""
-
-    def off_by_one(match: re.Match[str]) -> str:
-        count = int(match[2])
-        return f"{match[1]}{count - 1 if count > 0 else 1}{match[3]}"
-
-    return re.sub(r"(<CourseTotal>)(\d+)(</CourseTotal>)", off_by_one, acknowledgment)
+    count = re.compile(r"(?<=<CourseTotal>)\d+(?=</CourseTotal>)")
+    return count.sub(lambda m: str(int(m[0]) - 1 if int(m[0]) else 1), acknowledgment)
 
 
-def _check(
-    namespaces: str,
-    defect: str | None,
-    request_id: str,
-    created: datetime,
-    transmission_type: str,
-    cancellation_as: str,
-) -> None:
+def _check(namespaces: str, defect: str | None, request_id: str, created: datetime) -> None:
     if namespaces not in NAMESPACE_FAMILIES:
-        raise ValueError(
-            f"namespaces must be one of {sorted(NAMESPACE_FAMILIES)}, not {namespaces!r}"
-        )
-    if defect is not None and defect not in DEFECTS:
-        raise ValueError(f"defect must be None or one of {DEFECTS}, not {defect!r}")
+        raise ValueError(f"namespaces must be one of {sorted(NAMESPACE_FAMILIES)}")
+    if defect not in (None, "malformed", "invalid"):
+        raise ValueError(f"defect must be None, malformed or invalid, not {defect!r}")
     if not 1 <= len(request_id) <= TRACKING_ID_MAX:
-        raise ValueError(
-            f"request_id {request_id!r} has {len(request_id)} characters; RequestTrackingID "
-            f"takes 1..{TRACKING_ID_MAX} (use request_id()/transcript_id(), 32 hex digits)"
-        )
+        raise ValueError(f"request_id {request_id!r}: a RequestTrackingID has 1..35 characters")
     utc(created)
-    if transmission_type not in TRANSMISSION_TYPES:
-        raise ValueError(f"transmission_type must be one of {TRANSMISSION_TYPES}")
-    if cancellation_as not in ("note", "transmission_type"):
-        raise ValueError("cancellation_as must be note or transmission_type")
 
 
 def utc(moment: datetime) -> datetime:

@@ -1,8 +1,7 @@
 """What the simulated partner knows, and how it changes: the lists, the lifecycle, the clock.
 
-Items are small records (an index into the deterministic generator, and their lifecycle); their
-XML is generated on demand, so a sandbox of 20,000 requests stays small. Every change holds the
-one lock: the server thread and the caller's thread share a state.
+Items are small records (an index into the generator, and their lifecycle), their XML made on
+demand. Every change holds the one lock: the server thread and the caller's share a state.
 """
 
 from __future__ import annotations
@@ -24,7 +23,7 @@ from workbench.sandbox import generator
 from workbench.sandbox.generator import draw, iso_ms
 from workbench.sandbox.settings import SandboxSettings
 
-STATE_VERSION = 2  # 2: items carry a tracking id and their document's version
+STATE_VERSION = 2
 # The clock's kinds of arrival, each with the setting of its rate an hour.
 RATES = {
     "request": "requests_per_hour",
@@ -47,12 +46,8 @@ EVENT_LIFE = {"placement_events": timedelta(days=1), "domestic_events": timedelt
 
 @dataclass
 class Item:
-    """A transcript request (supplier side) or a transcript (consumer side).
-
-    ``id`` is the API's RequestID, ``tracking`` the documents' RequestTrackingID (the same under
-    the "tracking" id scheme); ``date``, ``version`` (1: the Original) and ``transmission_type``
-    are those of its current document.
-    """
+    """A transcript request (supplier side) or a transcript (consumer side): its API id, its
+    documents' RequestTrackingID, and its current document's date, version and type."""
 
     id: str
     index: int
@@ -69,7 +64,7 @@ class Item:
     cancelling: bool = False  # listed with its Cancellation until the clock next moves
 
     def __post_init__(self) -> None:
-        self.tracking = self.tracking or self.id  # state files of version 1 had no tracking id
+        self.tracking = self.tracking or self.id
         for name in ("date", "closed_at"):  # as a state file has them
             if isinstance(value := getattr(self, name), str):
                 setattr(self, name, datetime.fromisoformat(value))
@@ -101,12 +96,11 @@ class PartnerState:
         if path and os.path.exists(path):
             with open(path, encoding="utf-8") as f:
                 data = json.load(f)
-            if data.pop("version") not in (1, STATE_VERSION) or data.pop("seed") != settings.seed:
+            if data.pop("version") != STATE_VERSION or data.pop("seed") != settings.seed:
                 raise ValueError(
                     f"{path} was written by another sandbox (seed or version differ); delete it"
                     " or pick another --state file."
                 )
-            data.pop("received", None)  # version 1 kept it beside the documents
             for table in ("requests", "transcripts"):
                 data[table] = {i["id"]: Item(**i) for i in data[table]}
             return cls(settings, datetime.fromisoformat(data.pop("now")), **data)
@@ -174,13 +168,9 @@ class PartnerState:
                 (self.requests if kind == "request" else self.transcripts)[item_id] = item
 
     def advance(self, hours: float) -> dict[str, int]:
-        """Move the clock: new items arrive at the configured rates, old events drain away.
-
-        Existing ids get new documents too: transcripts are re-issued (back on the list if
-        they had left it), listed requests resubmitted or cancelled, and requests answered with
-        a response cancelled (back on the list). A cancelled request stays listed with its
-        Cancellation until the next ``advance``, then leaves the list.
-        """
+        """Move the clock: new items arrive at the configured rates, old events drain away,
+        existing ids get new documents (``_new_documents``); a cancelled request stays listed
+        until the next ``advance``."""
         if hours < 0:
             raise ValueError("the sandbox clock only moves forward")
         added: dict[str, int] = {}
@@ -200,8 +190,7 @@ class PartnerState:
                 else:
                     self._add(kind, count, start, span)
             self.now = start + span
-            # A pending event lives a day (placement) or two (domestic): then someone else
-            # has consumed it.
+            # Then someone else has consumed it.
             for feed, life in EVENT_LIFE.items():
                 kept = [e for e in getattr(self, feed) if _time(e) > self.now - life]
                 setattr(self, feed, kept)
@@ -217,12 +206,9 @@ class PartnerState:
             self._close(self.requests[pick], "elsewhere", when)
 
     def _new_documents(self, kind: str, count: int, since: datetime, span: timedelta) -> int:
-        """Give ``count`` existing items a new document of ``kind``; how many got one.
-
-        Any transcript may be re-issued; a listed request resubmitted or cancelled, and a
-        request answered with a response (a deferral, a hold) cancelled too, which OCAS
-        answers with TranscriptSent when the transcript went out already.
-        """
+        """Give ``count`` existing items a new document of ``kind``; how many got one. Any
+        transcript may be re-issued (back on the list), a listed request resubmitted or
+        cancelled, and one answered with a response (a hold) cancelled too."""
         table = self.transcripts if kind == "reissue" else self.requests
         made = 0
         for k in range(count):
@@ -244,8 +230,6 @@ class PartnerState:
             item.version += 1
             item.transmission_type = NEW_DOCUMENTS[kind]
             item.cancelling = kind == "cancellation"
-            # A transcript we acknowledged awaits acknowledgment again; a request we answered
-            # is listed with its cancellation, awaiting an answer to it.
             item.open, item.closed_by, item.closed_at = True, None, None
             made += 1
         return made
@@ -324,8 +308,7 @@ class PartnerState:
         self.save()
 
     def acknowledgment_for(self, item: Item, transcript: PescDocument) -> str:
-        """The partner's Acknowledgment of a transcript sent for ``item``: counted totals, its
-        DocumentID echoed, the request's tracking ID, this environment's process code."""
+        """The partner's Acknowledgment of a transcript sent for ``item``."""
         xml = build_acknowledgment(
             transcript,
             created=self.now,
