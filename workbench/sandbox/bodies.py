@@ -133,17 +133,6 @@ class Term(NamedTuple):
 
 # -- a request -----------------------------------------------------------------------------------
 
-# HoldType values and how often OCAS-like traffic uses them (Now dominates).
-HOLDS = {
-    "Now": 10,
-    "AfterGradesPosted": 3,
-    "AfterSpecifiedTerm": 3,
-    "AfterDegreeAwarded": 2,
-    "AfterCertificateAwarded": 1,
-    "AfterCurrentTermEnrollment": 1,
-    "AfterSpecifiedDate": 1,
-}
-
 
 def request(rng: random.Random, created: datetime, when: str, tracking: str) -> etree._Element:
     """``Request``: the student, their time at the home college and 1..3 recipients."""
@@ -195,7 +184,7 @@ def _recipient(
 ) -> etree._Element:
     """One destination; OCAS repeats the request's tracking ID in every Recipient."""
     name, id_tag, id_value = receiver
-    hold = rng.choices(list(HOLDS), list(HOLDS.values()))[0]
+    hold = rng.choices(*zip(*POOLS["holds"], strict=True))[0]
     term = Term.of(created.date())
     if hold == "AfterSpecifiedTerm":
         term = term.next()

@@ -213,30 +213,12 @@ def _break(xml: str, rng: random.Random) -> str:
 
 # -- events --------------------------------------------------------------------------------------
 
-# eventType: the placement status it leaves behind
-PLACEMENT_EVENTS = {
-    "PlacementCreated": "Pending",
-    "PlacementUpdated": "Pending",
-    "OfferIssued": "Offered",
-    "DepositReceived": "Confirmed",
-    "StudyPermitApproved": "Confirmed",
-    "PlacementWithdrawn": "Withdrawn",
-}
-DOMESTIC_EVENTS = (
-    "ApplicationSubmitted",
-    "ProgramChoiceAdded",
-    "ProgramChoiceRemoved",
-    "OfferMade",
-    "OfferAccepted",
-    "OfferDeclined",
-    "ApplicationWithdrawn",
-)
-
 
 def placement_event(seed: int, index: int, *, occurred_at: datetime) -> dict[str, Any]:
     """An international placement event (JSON-able): a placement's life at the college."""
     rng = draw(seed, "placement-event", index)
-    event_type = rng.choices(list(PLACEMENT_EVENTS), (4, 3, 3, 2, 1, 1))[0]
+    events = POOLS["placement_events"]
+    event_type, status, _ = rng.choices(events, [weight for *_, weight in events])[0]
     intake = Term.of(utc(occurred_at).date()).next()
     if rng.random() < 0.5:
         intake = intake.next()
@@ -245,7 +227,7 @@ def placement_event(seed: int, index: int, *, occurred_at: datetime) -> dict[str
         "studentId": f"2{rng.randint(10**7, 10**8 - 1)}",
         "citizenship": rng.choice(POOLS["citizenships"]),
         "intake": intake.designator,
-        "status": PLACEMENT_EVENTS[event_type],
+        "status": status,
     }
     return _event(seed, "placement-event", index, event_type, occurred_at, rng, payload)
 
@@ -253,7 +235,7 @@ def placement_event(seed: int, index: int, *, occurred_at: datetime) -> dict[str
 def domestic_event(seed: int, index: int, *, occurred_at: datetime) -> dict[str, Any]:
     """A domestic on-demand application event (JSON-able): an applicant's choices and offers."""
     rng = draw(seed, "domestic-event", index)
-    event_type = rng.choices(DOMESTIC_EVENTS, (5, 3, 1, 3, 2, 1, 1))[0]
+    event_type = rng.choices(*zip(*POOLS["domestic_events"], strict=True))[0]
     year = utc(occurred_at).year
     payload: dict[str, Any] = {
         "applicationNumber": f"{year % 100:02d}{rng.randint(10**6, 10**7 - 1)}",

@@ -6,7 +6,6 @@ import contextlib
 import socket
 import threading
 import time
-from collections import Counter
 from collections.abc import Iterator
 from dataclasses import fields, replace
 from typing import Any
@@ -24,7 +23,7 @@ class Sandbox:
     """A running sandbox: its URLs, credentials, controls and its own record of what it saw."""
 
     def __init__(self, settings: SandboxSettings, *, host: str = "127.0.0.1", port: int = 0):
-        self.settings = settings
+        self.settings, self.credentials = settings, settings.credentials
         self.state = PartnerState.create(settings)
         self.identity = IdentityServer(
             settings.credentials,
@@ -41,38 +40,19 @@ class Sandbox:
         self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self._socket.bind((host, port))
         self.host, self.port = self._socket.getsockname()[:2]
+        self.root_url = f"http://{self.host}:{self.port}"
+        self.auth_url = f"{self.root_url}/identity"
+        self.gateway_url = f"{self.root_url}/gateway"
+        self.exchange_url = f"{self.root_url}/exchange"
+        self.hits = self.partner.hits  # (method, path below the base URL) -> calls
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
 
-    # -- addresses and credentials ----------------------------------------------------------
-
-    @property
-    def root_url(self) -> str:
-        return f"http://{self.host}:{self.port}"
-
-    @property
-    def auth_url(self) -> str:
-        return f"{self.root_url}/identity"
-
-    @property
-    def gateway_url(self) -> str:
-        return f"{self.root_url}/gateway"
-
-    @property
-    def exchange_url(self) -> str:
-        return f"{self.root_url}/exchange"
-
-    @property
-    def credentials(self):
-        return self.settings.credentials
-
     @property
     def env(self) -> dict[str, str]:
-        """The WORKBENCH_* variables that point a client at this sandbox (DESIGN §5): what
-        a partner would issue, for the interfaces the account has, and nothing a client should
-        find out for itself (route spellings, event shapes)."""
-        c, settings = self.credentials, self.settings
-        account = settings.account
+        """The WORKBENCH_* variables a partner would issue for the account's interfaces (DESIGN
+        §5), and nothing a client should find out for itself (route spellings, event shapes)."""
+        c, settings, account = self.credentials, self.settings, self.settings.account
         exchange_roles = [role for role in ("supplier", "consumer") if role in account]
         gateway = "international" in account or "domestic" in account
         env: dict[str, str] = {}
@@ -124,8 +104,7 @@ class Sandbox:
 
     @property
     def received(self) -> list[dict[str, Any]]:
-        """Every POST the sandbox processed, oldest first (``state.documents`` holds their
-        documents too)."""
+        """Every POST the sandbox processed, oldest first (``state.documents``: with documents)."""
         with self.state.lock:
             return [
                 {k: v for k, v in r.items() if k not in ("payload", "reply")}
@@ -140,10 +119,6 @@ class Sandbox:
     def issued_tokens(self) -> list[str]:
         return list(self.identity.issued_tokens)
 
-    @property
-    def hits(self) -> Counter[tuple[str, str]]:
-        return self.partner.hits
-
     def pending_request_ids(self) -> list[str]:
         return [i.id for i in self.state.listed(self.state.requests)]
 
@@ -151,12 +126,8 @@ class Sandbox:
         return [i.id for i in self.state.listed(self.state.transcripts)]
 
     def warm(self) -> int:
-        """Generate every open item's document now rather than at its first GET; how many.
-
-        A partner has its documents ready; a benchmark warms the sandbox so that its answers
-        take the configured latency, not latency plus generation (~2 ms of CPU each). The
-        cache holds 4,096 documents: more than that are generated again on demand.
-        """
+        """Generate every open item's document now, as a partner has them ready, so that a
+        benchmark's answers take the configured latency only; how many (4,096 are kept)."""
         return self.state.warm()
 
     # -- lifecycle ----------------------------------------------------------------------------
