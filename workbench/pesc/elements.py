@@ -17,6 +17,11 @@ def names(words: str) -> tuple[str, ...]:
     return tuple(words.split())
 
 
+def mapping(keys: str, values: str) -> dict[str, str]:
+    """Two lists of names as one dict: ``mapping("a b", "A B")`` is ``{"a": "A", "b": "B"}``."""
+    return dict(zip(names(keys), names(values), strict=True))
+
+
 # CoreMain OrganizationIDGroup, in schema order (APAS arrived in CoreMain 1.14).
 ORGANIZATION_ID_TYPES = names(
     "OPEID NCHELPID IPEDS ATP FICE ACT CCD PSS CEEBACT CSIS USIS ESIS PSIS DUNS MutuallyDefined "

@@ -17,7 +17,7 @@ from typing import Any
 
 from workbench.pesc import elements as el
 from workbench.pesc.document import PescDocument, as_document
-from workbench.pesc.elements import Element, names
+from workbench.pesc.elements import Element, mapping, names
 from workbench.pesc.messages import ACKNOWLEDGMENT, REQUEST, RESPONSE
 
 COMMON_KEYS = names(
@@ -55,16 +55,13 @@ KEYS = {
     "acknowledgment": COMMON_KEYS + STUDENT_KEYS + ACKNOWLEDGMENT_KEYS,
     "other": COMMON_KEYS,
 }
-_TRANSMISSION = {
-    "document_id": "DocumentID",
-    "created_at": "CreatedDateTime",
-    "document_type_code": "DocumentTypeCode",
-    "transmission_type": "TransmissionType",
-    "process_code": "DocumentProcessCode",
-    "official_code": "DocumentOfficialCode",
-    "complete_code": "DocumentCompleteCode",
-    "request_tracking_id": "RequestTrackingID",
-}
+# The TransmissionData leaves, by key.
+_TRANSMISSION = mapping(
+    "document_id created_at document_type_code transmission_type process_code official_code "
+    "complete_code request_tracking_id",
+    "DocumentID CreatedDateTime DocumentTypeCode TransmissionType DocumentProcessCode "
+    "DocumentOfficialCode DocumentCompleteCode RequestTrackingID",
+)
 _KIND = {REQUEST: "request", RESPONSE: "response", ACKNOWLEDGMENT: "acknowledgment"}
 
 

@@ -14,41 +14,28 @@ from typing import Any
 
 from workbench.pesc import elements as el
 from workbench.pesc.document import PescDocument, as_document
-from workbench.pesc.elements import Element, names
+from workbench.pesc.elements import Element, mapping, names
 from workbench.pesc.fields import agency_identifiers, kind_of
 
 Row = dict[str, Any]
 
 # Columns filled from an element's children, by child local name.
-COURSE_FIELDS = {
-    "CourseCreditBasis": "credit_basis",
-    "CourseCreditUnits": "credit_units",
-    "CourseCreditLevel": "credit_level",
-    "CourseCreditValue": "credit_value",
-    "CourseCreditEarned": "credit_earned",
-    "CourseAcademicGradeScaleCode": "grade_scale_code",
-    "CourseAcademicGrade": "grade",
-    "CourseQualityPointsEarned": "quality_points",
-    "CourseSubjectAbbreviation": "subject",
-    "CourseNumber": "number",
-    "CourseTitle": "title",
-    "CourseBeginDate": "begin_date",
-    "CourseEndDate": "end_date",
-    "NoteMessage": "note",
-}
-AWARD_FIELDS = {
-    "AcademicAwardLevel": "award_level",
-    "AcademicAwardDate": "award_date",
-    "AcademicAwardTitle": "award_title",
-    "AcademicCompletionIndicator": "completion_indicator",
-    "AcademicCompletionDate": "completion_date",
-}
-GPA_FIELDS = {
-    "GradePointAverage": "gpa",
-    "CreditHoursAttempted": "credit_hours_attempted",
-    "CreditHoursEarned": "credit_hours_earned",
-    "TotalQualityPoints": "total_quality_points",
-}
+COURSE_FIELDS = mapping(
+    "CourseCreditBasis CourseCreditUnits CourseCreditLevel CourseCreditValue CourseCreditEarned "
+    "CourseAcademicGradeScaleCode CourseAcademicGrade CourseQualityPointsEarned "
+    "CourseSubjectAbbreviation CourseNumber CourseTitle CourseBeginDate CourseEndDate NoteMessage",
+    "credit_basis credit_units credit_level credit_value credit_earned grade_scale_code grade "
+    "quality_points subject number title begin_date end_date note",
+)
+AWARD_FIELDS = mapping(
+    "AcademicAwardLevel AcademicAwardDate AcademicAwardTitle AcademicCompletionIndicator "
+    "AcademicCompletionDate",
+    "award_level award_date award_title completion_indicator completion_date",
+)
+GPA_FIELDS = mapping(
+    "GradePointAverage CreditHoursAttempted CreditHoursEarned TotalQualityPoints",
+    "gpa credit_hours_attempted credit_hours_earned total_quality_points",
+)
 GPA = tuple(GPA_FIELDS.values())
 
 _COLUMNS: dict[str, tuple[str, ...]] = {
