@@ -22,6 +22,7 @@ from workbench.sandbox import bodies
 from workbench.sandbox.bodies import HOME_COLLEGE, POOLS, Term, node, ocas, organization
 from workbench.spec import NAMESPACE_FAMILIES
 
+DEFECTS = ("malformed", "invalid")
 TRACKING_ID_MAX = 35  # core:RequestTrackingIDType
 
 
@@ -160,8 +161,8 @@ def miscount_courses(acknowledgment: str) -> str:
 def _check(namespaces: str, defect: str | None, request_id: str, created: datetime) -> None:
     if namespaces not in NAMESPACE_FAMILIES:
         raise ValueError(f"namespaces must be one of {sorted(NAMESPACE_FAMILIES)}")
-    if defect not in (None, "malformed", "invalid"):
-        raise ValueError(f"defect must be None, malformed or invalid, not {defect!r}")
+    if defect is not None and defect not in DEFECTS:
+        raise ValueError(f"defect must be None or one of {DEFECTS}, not {defect!r}")
     if not 1 <= len(request_id) <= TRACKING_ID_MAX:
         raise ValueError(f"request_id {request_id!r}: a RequestTrackingID has 1..35 characters")
     utc(created)

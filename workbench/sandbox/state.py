@@ -19,28 +19,20 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from workbench.pesc import PescDocument, build_acknowledgment
+from workbench.pesc.elements import mapping
 from workbench.sandbox import generator
-from workbench.sandbox.generator import draw, iso_ms
+from workbench.sandbox.generator import DEFECTS, draw, iso_ms
 from workbench.sandbox.settings import SandboxSettings
 
 STATE_VERSION = 2
 # The clock's kinds of arrival, each with the setting of its rate an hour.
-RATES = {
-    "request": "requests_per_hour",
-    "transcript": "transcripts_per_hour",
-    "placement": "placement_events_per_hour",
-    "domestic": "domestic_events_per_hour",
-    "closed_elsewhere": "closed_elsewhere_per_hour",
-    "reissue": "reissue_per_hour",
-    "resubmission": "resubmission_per_hour",
-    "cancellation": "cancellation_per_hour",
-}
+RATES = mapping(
+    "request transcript placement domestic closed_elsewhere reissue resubmission cancellation",
+    "requests_per_hour transcripts_per_hour placement_events_per_hour domestic_events_per_hour "
+    "closed_elsewhere_per_hour reissue_per_hour resubmission_per_hour cancellation_per_hour",
+)
 # The clock's new documents for existing ids, and their TransmissionType.
-NEW_DOCUMENTS = {
-    "reissue": "Reissue",
-    "resubmission": "Resubmission",
-    "cancellation": "Cancellation",
-}
+NEW_DOCUMENTS = {kind: kind.capitalize() for kind in ("reissue", "resubmission", "cancellation")}
 EVENT_LIFE = {"placement_events": timedelta(days=1), "domestic_events": timedelta(days=2)}
 
 
@@ -139,25 +131,16 @@ class PartnerState:
         """``count`` new items of ``kind``, dated evenly (with jitter) over the span."""
         seed, s = self.settings.seed, self.settings
         for k in range(count):
-            index = self.counters.get(kind, 0)
-            self.counters[kind] = index + 1
+            index = self._count(kind)
             when = since + span * ((k + draw(seed, f"{kind}-time", index).random()) / count)
-            if kind == "placement":
-                self.placement_events.append(
-                    generator.placement_event(seed, index, occurred_at=when)
-                )
-            elif kind == "domestic":
-                self.domestic_events.append(generator.domestic_event(seed, index, occurred_at=when))
+            if kind in ("placement", "domestic"):
+                event = getattr(generator, f"{kind}_event")
+                getattr(self, f"{kind}_events").append(event(seed, index, occurred_at=when))
             else:
                 traits = draw(seed, f"{kind}-traits", index)
-                roll = traits.random()
-                defect = (
-                    "malformed"
-                    if roll < s.malformed_share
-                    else "invalid"
-                    if roll < s.malformed_share + s.invalid_share
-                    else None
-                )
+                roll, malformed = traits.random(), s.malformed_share
+                shares = (malformed, malformed + s.invalid_share)
+                defect = next((d for d, x in zip(DEFECTS, shares, strict=True) if roll < x), None)
                 escaped = traits.random() < s.escaped_share
                 make_id = generator.request_id if kind == "request" else generator.transcript_id
                 item_id = tracking = make_id(seed, index)
@@ -200,9 +183,8 @@ class PartnerState:
     def _close_elsewhere(self, count: int, when: datetime) -> None:
         open_ids = sorted(i.id for i in self.requests.values() if i.open)
         for _ in range(min(count, len(open_ids))):
-            n = self.counters.get("closed_elsewhere", 0)
-            self.counters["closed_elsewhere"] = n + 1
-            pick = open_ids.pop(draw(self.settings.seed, "close", n).randrange(len(open_ids)))
+            rng = draw(self.settings.seed, "close", self._count("closed_elsewhere"))
+            pick = open_ids.pop(rng.randrange(len(open_ids)))
             self._close(self.requests[pick], "elsewhere", when)
 
     def _new_documents(self, kind: str, count: int, since: datetime, span: timedelta) -> int:
@@ -221,9 +203,7 @@ class PartnerState:
             )
             if not candidates:
                 break
-            n = self.counters.get(kind, 0)
-            self.counters[kind] = n + 1
-            rng = draw(self.settings.seed, kind, n)
+            rng = draw(self.settings.seed, kind, self._count(kind))
             item = table[candidates[rng.randrange(len(candidates))]]
             when = since + span * ((k + rng.random()) / count)
             item.date = max(when, item.date + timedelta(seconds=1))
@@ -233,6 +213,11 @@ class PartnerState:
             item.open, item.closed_by, item.closed_at = True, None, None
             made += 1
         return made
+
+    def _count(self, kind: str) -> int:
+        """The index of the next draw of ``kind``."""
+        self.counters[kind] = self.counters.get(kind, 0) + 1
+        return self.counters[kind] - 1
 
     @staticmethod
     def _close(item: Item, by: str, when: datetime) -> None:
@@ -268,11 +253,8 @@ class PartnerState:
         """The ``count`` oldest domestic events; taken off the feed when ``peek_removes``."""
         with self.lock:
             found = sorted(self.domestic_events, key=lambda e: e["occurredAt"])[:count]
-            if self.settings.peek_removes and found:
-                taken = {e["eventId"] for e in found}
-                self.domestic_events = [
-                    e for e in self.domestic_events if e["eventId"] not in taken
-                ]
+            if self.settings.peek_removes:
+                self.domestic_events = [e for e in self.domestic_events if e not in found]
         if self.settings.peek_removes and found:
             self.save()
         return found

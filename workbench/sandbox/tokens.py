@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Callable, Collection
 from datetime import UTC, datetime
 from email.utils import format_datetime
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import jwt
 
@@ -71,20 +71,18 @@ class IdentityServer:
         c = self.credentials = credentials
         self._clock, self._started = clock, clock()  # the sandbox's simulated time
         self._key, self._expiry = secrets.token_bytes(32), expiry
-        clients = {
-            c.intl_client_id: Client(c.intl_client_secret, "password", INTL_SCOPE, "international"),
-            c.domestic_client_id: Client(
-                c.domestic_client_secret, "client_credentials", DOMESTIC_SCOPE, "domestic"
-            ),
-            c.supplier_client_id: Client(
-                c.supplier_client_secret, "client_credentials", EXCHANGE_SCOPE, "supplier"
-            ),
-            c.consumer_client_id: Client(
-                c.consumer_client_secret, "client_credentials", EXCHANGE_SCOPE, "consumer"
-            ),
+        self._clients = {  # only those of the account's interfaces
+            getattr(c, f"{prefix}_client_id"): Client(
+                getattr(c, f"{prefix}_client_secret"), grant, scope, role
+            )
+            for prefix, grant, scope, role in (
+                ("intl", "password", INTL_SCOPE, "international"),
+                ("domestic", "client_credentials", DOMESTIC_SCOPE, "domestic"),
+                ("supplier", "client_credentials", EXCHANGE_SCOPE, "supplier"),
+                ("consumer", "client_credentials", EXCHANGE_SCOPE, "consumer"),
+            )
+            if role in interfaces
         }
-        # Only the clients of the interfaces the account has.
-        self._clients = {key: one for key, one in clients.items() if one.role in interfaces}
         roles = [role for role in ("supplier", "consumer") if role in interfaces]
         if exchange_login == "etms" and roles:
             # The exchange's own account replaces its clients, and serves the roles it has.
@@ -183,19 +181,10 @@ class IdentityServer:
         scheme, _, token = (authorization or "").partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
             raise TokenRejected(DENIED)
+        required = ["exp", "iat", "scope", "client_id"]  # exp checked below, on the sandbox clock
+        options: Any = {"require": required, "verify_exp": False, "verify_iat": False}
         try:
-            # exp is checked below, with the advances of the sandbox's clock
-            claims = jwt.decode(
-                token.strip(),
-                self._key,
-                algorithms=["HS256"],
-                issuer=ISSUER,
-                options={
-                    "require": ["exp", "iat", "scope", "client_id"],
-                    "verify_exp": False,
-                    "verify_iat": False,
-                },
-            )
+            claims = jwt.decode(token.strip(), self._key, ["HS256"], options, issuer=ISSUER)
         except jwt.PyJWTError as exc:
             raise TokenRejected(DENIED) from exc
         if claims["exp"] <= self._now():
