@@ -90,31 +90,25 @@ class Partner:
         s, faults = self.settings, self.settings.faults
         # DESIGN §3: the send routes in the one spelling this partner serves; the other is a
         # 404. §4.4: "a trailing slash may be present", answered in place, never redirected.
-        sends = spec.SEND_ROUTES[s.send_routes]
-        slashes = ("", "/") if s.trailing_slash == "accepted" else ("",)
+        paths = {
+            **spec.SEND_ROUTES[s.send_routes],
+            "send_acknowledgment": spec.CONSUMER_ACKNOWLEDGMENT_PATH,
+        }
         exchange = [
             Route(path + slash, endpoint, methods=[method])
             for path, method, endpoint in (
                 (spec.SUPPLIER_PENDING_PATH, "GET", partial(self.listing, "request")),
                 (spec.SUPPLIER_REQUEST_PATH, "GET", partial(self.detail, "request")),
-                (sends["send_response"], "POST", partial(self.send, "send_response")),
-                (sends["send_transcript"], "POST", partial(self.send, "send_transcript")),
                 (spec.CONSUMER_PENDING_PATH, "GET", partial(self.listing, "transcript")),
                 (spec.CONSUMER_TRANSCRIPT_PATH, "GET", partial(self.detail, "transcript")),
-                (
-                    spec.CONSUMER_ACKNOWLEDGMENT_PATH,
-                    "POST",
-                    partial(self.send, "send_acknowledgment"),
-                ),
+                *((paths[send], "POST", partial(self.send, send)) for send in SENDS),
             )
-            for slash in slashes
+            for slash in (("", "/") if s.trailing_slash == "accepted" else ("",))
         ]
         if s.exchange_login == "etms":
             login = partial(self.login, self.identity.etms_login)
             exchange.append(Route(spec.ETMS_LOGIN_PATH, login, methods=["POST"]))
-        identity = [
-            Route(spec.TOKEN_PATH, partial(self.login, self.identity.issue), methods=["POST"])
-        ]
+        token = Route(spec.TOKEN_PATH, partial(self.login, self.identity.issue), methods=["POST"])
         gateway = [
             Route(spec.DIAGNOSTICS_PATH, self.diagnostics, methods=["GET"]),
             Route(spec.PENDING_PLACEMENT_EVENTS_PATH, self.placement_events, methods=["GET"]),
@@ -124,18 +118,14 @@ class Partner:
             Route("/advance", self.advance, methods=["POST"]),
             Route("/status", self.status, methods=["GET"]),
         ]
-        root = self._interface(
-            [
-                Mount(
-                    "/identity",
-                    FaultMiddleware(self._interface(identity), faults, latency_only=True),
-                ),
-                Mount("/gateway", FaultMiddleware(self._interface(gateway), faults)),
-                Mount("/exchange", FaultMiddleware(self._interface(exchange), faults)),
-                Mount("/_sandbox", self._interface(controls)),
-            ],
-            root=True,
-        )
+        identity = FaultMiddleware(self._interface([token]), faults, latency_only=True)
+        mounts = [
+            Mount("/identity", identity),
+            Mount("/gateway", FaultMiddleware(self._interface(gateway), faults)),
+            Mount("/exchange", FaultMiddleware(self._interface(exchange), faults)),
+            Mount("/_sandbox", self._interface(controls)),
+        ]
+        root = self._interface(mounts, root=True)
         return with_transport(partial(self._count, root))
 
     async def _count(self, app: ASGIApp, scope: Scope, receive: Receive, send: Send) -> None:
