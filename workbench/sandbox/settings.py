@@ -98,24 +98,23 @@ def _typed(assignments: list[str], defaults: dict[str, Any], what: str) -> dict[
     of its default's type; a ValueError that says what to write instead."""
     changes: dict[str, Any] = {}
     for assignment in assignments:
-        name, sep, text = assignment.partition("=")
-        name, text = name.strip(), text.strip()
+        name, sep, text = (part.strip() for part in assignment.partition("="))
         if not sep or name not in defaults:
             raise ValueError(
                 f"Cannot read the {what} {assignment!r}: write NAME=VALUE, NAME one of "
                 f"{', '.join(defaults)}."
             )
         kind: Any = int if defaults[name] is None else type(defaults[name])
-        if kind is bool:
-            if text.lower() not in ("1", "true", "yes", "on", "0", "false", "no", "off"):
-                raise ValueError(f"{name} takes yes or no, not {text!r}.")
-            changes[name] = text.lower() in ("1", "true", "yes", "on")
-        else:
-            try:
-                changes[name] = kind(text)
-            except ValueError:
-                raise ValueError(f"{name} takes a {kind.__name__}, not {text!r}.") from None
+        try:
+            changes[name] = _YES_NO[text.lower()] if kind is bool else kind(text)
+        except (KeyError, ValueError):
+            takes = "yes or no" if kind is bool else f"a {kind.__name__}"
+            raise ValueError(f"{name} takes {takes}, not {text!r}.") from None
     return changes
+
+
+_YES_NO = {"1": True, "true": True, "yes": True, "on": True}
+_YES_NO |= {"0": False, "false": False, "no": False, "off": False}
 
 
 def fault_changes(assignments: list[str]) -> dict[str, Any]:
