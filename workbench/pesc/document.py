@@ -29,19 +29,8 @@ XINCLUDE_NAMESPACES = ("http://www.w3.org/2001/XInclude", "http://www.w3.org/200
 _WHITESPACE = " \t\r\n\ufeff"
 # The whole declaration, however long: it ends at the first '>'.
 _DECLARATION = re.compile(r"""^<\?xml\s[^>]*?\bencoding\s*=\s*["']([^"'>]*)["']""")
-# Encodings PESC documents use, by name without case, '-' or '_': the codec each is read with.
-_ENCODINGS = {
-    name: codec
-    for codec, names in (
-        ("utf-8", "utf8 usascii ascii"),
-        ("utf-16", "utf16"),
-        ("utf-16-le", "utf16le"),
-        ("utf-16-be", "utf16be"),
-        ("latin-1", "iso88591 latin1"),
-        ("cp1252", "windows1252 cp1252"),
-    )
-    for name in names.split()
-}
+# Encodings PESC documents use, as ``codecs`` names them (any alias of one is taken).
+_CODECS = {"utf-8", "ascii", "utf-16", "utf-16-le", "utf-16-be", "iso8859-1", "cp1252"}
 # First bytes of documents in encodings PESC never uses (XML 1.0 appendix F), checked before
 # UTF-16's: UTF-32-LE's byte order mark starts like UTF-16-LE's.
 _REFUSED_SIGNATURES = (
@@ -53,6 +42,14 @@ _REFUSED_SIGNATURES = (
     (b"\x00\x00<\x00", "UCS-4"),
     (b"\x4c\x6f\xa7\x94", "EBCDIC"),  # '<?xm' in EBCDIC
     (b"+/v", "UTF-7"),
+)
+_DTD = (
+    "The XML has a document type declaration (DTD). PESC messages never need one, and an "
+    "external DTD could be fetched from anywhere; refused."
+)
+_PI = (
+    "The XML contains a processing instruction (<?...?>). PESC messages never carry one, and "
+    "some (xml-stylesheet) point at external resources; refused."
 )
 _ESCAPE = re.compile(r"&(lt|gt|amp|quot|apos|#[0-9]{1,7}|#x[0-9A-Fa-f]{1,6});")
 _NAMED = {"lt": "<", "gt": ">", "amp": "&", "quot": '"', "apos": "'"}
@@ -126,13 +123,13 @@ def parse(data: str | bytes, *, max_bytes: int | None = None) -> PescDocument:
     except etree.XMLSyntaxError as exc:
         raise _syntax_error(exc) from None
     if root.getroottree().docinfo.internalDTD is not None:
-        raise _dtd_error()  # the prolog check missed it: refused all the same
+        raise PescError(_DTD, reason="dtd")  # the prolog check missed it: refused all the same
     # Only a '?' after the prolog can start a processing instruction: without one, no walk.
     if "?" in text[body:] and (
         next(root.iter(etree.ProcessingInstruction), None) is not None
         or next(root.itersiblings(etree.ProcessingInstruction), None) is not None
     ):
-        raise _pi_error()
+        raise PescError(_PI, reason="pi")
     if "XInclude" in text and any(
         next(root.iter(f"{{{namespace}}}*"), None) is not None for namespace in XINCLUDE_NAMESPACES
     ):
@@ -218,10 +215,13 @@ def _declared_codec(prolog: str) -> str | None:
     match = _DECLARATION.match(prolog)
     if match is None:
         return None
-    codec = _ENCODINGS.get(match[1].lower().replace("-", "").replace("_", ""))
-    if codec is None:
+    try:
+        codec = codecs.lookup(match[1]).name
+    except (LookupError, ValueError):
+        codec = ""
+    if codec not in _CODECS:
         raise _encoding_error(repr(match[1]), "declares")
-    return codec
+    return "utf-8" if codec == "ascii" else codec
 
 
 def unescape_once(text: str) -> str:
@@ -278,7 +278,7 @@ def _check_prolog(text: str) -> int:
                 raise PescError("A comment is never closed ('-->').", reason="malformed")
             position = end + 3
         elif text.startswith("<?", position):
-            raise _pi_error()
+            raise PescError(_PI, reason="pi")
         elif text[position : position + 9].upper() == "<!DOCTYPE":
             if "<!ENTITY" in text:
                 raise PescError(
@@ -286,7 +286,7 @@ def _check_prolog(text: str) -> int:
                     "or a badly made document). PESC messages never need a DTD; refused.",
                     reason="entity",
                 )
-            raise _dtd_error()
+            raise PescError(_DTD, reason="dtd")
         else:
             return position
 
@@ -342,20 +342,4 @@ def _encoding_error(name: str, verb: str) -> PescError:
         "UTF-8, UTF-16 or ISO-8859-1); refused, since markup could hide in it. Ask the sender "
         "for UTF-8.",
         reason="encoding",
-    )
-
-
-def _dtd_error() -> PescError:
-    return PescError(
-        "The XML has a document type declaration (DTD). PESC messages never need one, "
-        "and an external DTD could be fetched from anywhere; refused.",
-        reason="dtd",
-    )
-
-
-def _pi_error() -> PescError:
-    return PescError(
-        "The XML contains a processing instruction (<?...?>). PESC messages never carry one, "
-        "and some (xml-stylesheet) point at external resources; refused.",
-        reason="pi",
     )
