@@ -114,10 +114,7 @@ class Partner:
             Route(spec.PENDING_PLACEMENT_EVENTS_PATH, self.placement_events, methods=["GET"]),
             Route(spec.PEEK_EVENTS_PATH, self.peek_events, methods=["GET"]),
         ]
-        controls = [
-            Route("/advance", self.advance, methods=["POST"]),
-            Route("/status", self.status, methods=["GET"]),
-        ]
+        controls = [Route("/advance", self.advance, methods=["POST"])]
         identity = FaultMiddleware(self._interface([token]), faults, latency_only=True)
         mounts = [
             Mount("/identity", identity),
@@ -182,7 +179,7 @@ class Partner:
                 ttl=self.settings.token_ttl if ttl is None else ttl,
             )
         except OAuthError as err:
-            return JSONResponse(err.body(), err.status)
+            return JSONResponse(err.body, err.status)
         return JSONResponse(answer, headers={"Cache-Control": "no-store", "Pragma": "no-cache"})
 
     def _bearer(self, request: Request) -> Grant:
@@ -310,20 +307,18 @@ class Partner:
     # -- controls --------------------------------------------------------------------------------
 
     async def advance(self, request: Request) -> Response:
+        """Move the clock (``?hours=0``: not at all); what arrived, and what the partner holds."""
         try:
             hours = float(request.query_params.get("hours", "1"))
         except ValueError:
             raise Refusal("hours must be a number.") from None
         if hours < 0:
             raise Refusal("hours must not be negative.")
-        added = self.state.advance(hours)
-        return JSONResponse({"added": added, "now": self.state.now.isoformat()})
-
-    async def status(self, request: Request) -> Response:
-        state = self.state
+        added, state = self.state.advance(hours), self.state
         with state.lock:
             return JSONResponse(
                 {
+                    "added": added,
                     "now": state.now.isoformat(),
                     "open_requests": sum(i.open for i in state.requests.values()),
                     "open_transcripts": sum(i.open for i in state.transcripts.values()),

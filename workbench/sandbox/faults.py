@@ -17,12 +17,9 @@ TRANSPORT_KEY = "workbench.sandbox.transport"
 
 
 def with_transport(app: ASGIApp) -> ASGIApp:
-    """``app``, given the connection in ``scope[TRANSPORT_KEY]``: the one reach past ASGI.
-
-    ASGI has no way to drop a connection without answering, and uvicorn no public one. Its
-    ``send`` is a method of the request cycle, whose ``transport`` is the connection; only the
-    outermost app gets that ``send``, hence the scope key (kept when an outer app set it).
-    """
+    """``app``, given the connection in ``scope[TRANSPORT_KEY]``: the one reach past ASGI,
+    which cannot drop a connection unanswered. uvicorn's ``send`` is a method of the request
+    cycle, whose ``transport`` is the connection; only the outermost app gets it."""
 
     async def app_with_transport(scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
@@ -34,9 +31,8 @@ def with_transport(app: ASGIApp) -> ASGIApp:
 
 
 class FaultMiddleware:
-    """Applies ``faults``, read at every call so that they can change while serving; the
-    identity server gets latency only (``latency_only``), so that fault tests measure the
-    client's retries rather than its patience."""
+    """Applies ``faults``, read at every call so that they can change while serving
+    (``latency_only`` for the identity server)."""
 
     def __init__(self, app: ASGIApp, faults: Faults, *, latency_only: bool = False) -> None:
         self.app, self.faults, self.latency_only = app, faults, latency_only
@@ -77,8 +73,8 @@ async def _discard(message: Message) -> None:
 
 
 def _answer_after(send: Send, deadline: float) -> Send:
-    """``send`` that holds the answer until ``deadline`` (the loop's clock): latency counts from
-    the request's arrival, as a partner's response time does, the sandbox's own work inside."""
+    """``send`` that holds the answer until ``deadline``: latency counts from the request's
+    arrival, as a partner's response time does."""
 
     async def delayed(message: Message) -> None:
         if message["type"] == "http.response.start":

@@ -13,7 +13,7 @@ import random
 import re
 import uuid
 from datetime import UTC, datetime
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Any
 
 from lxml import etree
@@ -65,16 +65,6 @@ def tracking_number(stream: str, index: int, created: datetime) -> str:
 
 
 # -- documents ---------------------------------------------------------------------------------
-
-
-def transcript_request_xml(seed: int, index: int, **options: object) -> str:
-    """A TranscriptRequest: OCAS asks the home college for a student's transcript."""
-    return document("TranscriptRequest", seed, index, **options)  # type: ignore[arg-type]
-
-
-def college_transcript_xml(seed: int, index: int, **options: object) -> str:
-    """A CollegeTranscript (DocumentTypeCode RequestedRecord) filling request ``request_id``."""
-    return document("CollegeTranscript", seed, index, **options)  # type: ignore[arg-type]
 
 
 @lru_cache(maxsize=4096)  # a partner has its documents ready: ``Sandbox.warm`` makes them
@@ -149,6 +139,11 @@ def document(
         _invalidate(root, defects, message)
     xml = etree.tostring(root, encoding="unicode", pretty_print=True)
     return _break(xml, defects) if defect == "malformed" else xml
+
+
+# OCAS asks the home college for a student's transcript; a college sends one, filling a request.
+transcript_request_xml = partial(document, "TranscriptRequest")
+college_transcript_xml = partial(document, "CollegeTranscript")
 
 
 def miscount_courses(acknowledgment: str) -> str:

@@ -29,10 +29,8 @@ class OAuthError(Exception):
 
     def __init__(self, error: str, description: str, status: int = 400) -> None:
         super().__init__(description)
-        self.error, self.description, self.status = error, description, status
-
-    def body(self) -> dict[str, str]:
-        return {"error": self.error, "error_description": self.description}
+        self.body = {"error": error, "error_description": description}
+        self.status = status
 
 
 class TokenRejected(Exception):
