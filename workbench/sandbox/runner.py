@@ -55,8 +55,9 @@ class Sandbox:
         c, settings, account = self.credentials, self.settings, self.settings.account
         exchange_roles = [role for role in ("supplier", "consumer") if role in account]
         gateway = "international" in account or "domestic" in account
+        etms = bool(exchange_roles) and settings.exchange_login == "etms"
         env: dict[str, str] = {}
-        if gateway or (exchange_roles and settings.exchange_login == "identity"):
+        if gateway or (exchange_roles and not etms):
             env["WORKBENCH_AUTH_URL"] = self.auth_url
         if gateway:
             env["WORKBENCH_GATEWAY_URL"] = self.gateway_url
@@ -64,30 +65,26 @@ class Sandbox:
             env["WORKBENCH_EXCHANGE_URL"] = self.exchange_url
         if gateway:
             env["WORKBENCH_SUBSCRIPTION_KEY"] = c.subscription_key
-        if "international" in account:
-            env.update(
-                WORKBENCH_INTL_CLIENT_ID=c.intl_client_id,
-                WORKBENCH_INTL_CLIENT_SECRET=c.intl_client_secret,
-                WORKBENCH_INTL_USERNAME=c.intl_username,
-                WORKBENCH_INTL_PASSWORD=c.intl_password,
-            )
-        if "domestic" in account:
-            env.update(
-                WORKBENCH_DOMESTIC_CLIENT_ID=c.domestic_client_id,
-                WORKBENCH_DOMESTIC_CLIENT_SECRET=c.domestic_client_secret,
-            )
-        if exchange_roles and settings.exchange_login == "etms":
+        for role in account:
+            if etms and role in exchange_roles:
+                continue
+            name = "intl" if role == "international" else role
+            prefix = f"WORKBENCH_{name.upper()}_"
+            env[prefix + "CLIENT_ID"] = getattr(c, f"{name}_client_id")
+            env[prefix + "CLIENT_SECRET"] = getattr(c, f"{name}_client_secret")
+            if role == "international":
+                env[prefix + "USERNAME"], env[prefix + "PASSWORD"] = (
+                    c.intl_username,
+                    c.intl_password,
+                )
+            elif role != "domestic":
+                env[prefix + "SCOPE"] = EXCHANGE_SCOPE
+        if etms:
             # One account: the exchange's shared settings when it serves both roles.
             section = "EXCHANGE" if len(exchange_roles) == 2 else exchange_roles[0].upper()
             env["WORKBENCH_LOGIN"] = "etms"
             env[f"WORKBENCH_{section}_USERNAME"] = c.exchange_username
             env[f"WORKBENCH_{section}_PASSWORD"] = c.exchange_password
-        elif exchange_roles:
-            for role in exchange_roles:
-                prefix = f"WORKBENCH_{role.upper()}_"
-                env[prefix + "CLIENT_ID"] = getattr(c, f"{role}_client_id")
-                env[prefix + "CLIENT_SECRET"] = getattr(c, f"{role}_client_secret")
-                env[prefix + "SCOPE"] = EXCHANGE_SCOPE
         if exchange_roles and settings.exchange_key_required:
             env["WORKBENCH_EXCHANGE_SUBSCRIPTION_KEY"] = c.subscription_key
         return env
