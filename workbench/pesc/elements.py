@@ -73,6 +73,12 @@ def find_text(element: Element | None, *names: str) -> str | None:
     return text(find(element, *names))
 
 
+def leaves(element: Element | None, columns: dict[str, str]) -> dict[str, str | None]:
+    """``{column: text}`` of the children named by ``columns`` (``{tag: column}``)."""
+    found = children(element)
+    return {column: text(found.get(tag)) for tag, column in columns.items()}
+
+
 def texts(element: Element | None, name: str) -> list[str]:
     """The non-blank texts of every child with this local name."""
     return [value for node in children_named(element, name) if (value := text(node))]

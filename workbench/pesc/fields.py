@@ -57,10 +57,10 @@ KEYS = {
 }
 # The TransmissionData leaves, by key.
 _TRANSMISSION = mapping(
-    "document_id created_at document_type_code transmission_type process_code official_code "
-    "complete_code request_tracking_id",
     "DocumentID CreatedDateTime DocumentTypeCode TransmissionType DocumentProcessCode "
     "DocumentOfficialCode DocumentCompleteCode RequestTrackingID",
+    "document_id created_at document_type_code transmission_type process_code official_code "
+    "complete_code request_tracking_id",
 )
 _KIND = {REQUEST: "request", RESPONSE: "response", ACKNOWLEDGMENT: "acknowledgment"}
 
@@ -144,7 +144,7 @@ def environment_of(counts: Mapping[str | None, int]) -> str:
 
 def _transmission(row: dict[str, Any], data: Element | None) -> None:
     fields = el.children(data)
-    row.update({key: el.text(fields.get(tag)) for key, tag in _TRANSMISSION.items()})
+    row.update(el.leaves(data, _TRANSMISSION))
     for side in ("source", "destination"):
         organization = el.child(fields.get(side.capitalize()), "Organization")
         keys = (f"{side}_org_id_type", f"{side}_org_id", f"{side}_org_name")
@@ -169,23 +169,18 @@ def agency_kind(name: str | None, code: str | None, province: str | None) -> str
     return None
 
 
+_AGENCY = mapping(
+    "AgencyAssignedID AgencyCode AgencyName CountryCode StateProvinceCode",
+    "agency_assigned_id agency_code agency_name country_code state_province_code",
+)
+
+
 def agency_identifiers(person: Element | None) -> list[dict[str, Any]]:
     """The Person's AgencyIdentifier elements as dicts (with their ``kind``)."""
-    rows = []
-    for node in el.children_named(person, "AgencyIdentifier"):
-        fields = el.children(node)
-        name = el.text(fields.get("AgencyName"))
-        code = el.text(fields.get("AgencyCode"))
-        province = el.text(fields.get("StateProvinceCode"))
-        rows.append(
-            {
-                "agency_assigned_id": el.text(fields.get("AgencyAssignedID")),
-                "agency_code": code,
-                "agency_name": name,
-                "country_code": el.text(fields.get("CountryCode")),
-                "state_province_code": province,
-                "kind": agency_kind(name, code, province),
-            }
+    rows = [el.leaves(node, _AGENCY) for node in el.children_named(person, "AgencyIdentifier")]
+    for row in rows:
+        row["kind"] = agency_kind(
+            row["agency_name"], row["agency_code"], row["state_province_code"]
         )
     return rows
 

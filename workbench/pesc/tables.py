@@ -36,6 +36,15 @@ GPA_FIELDS = mapping(
     "GradePointAverage CreditHoursAttempted CreditHoursEarned TotalQualityPoints",
     "gpa credit_hours_attempted credit_hours_earned total_quality_points",
 )
+_PROGRAM = mapping("AcademicProgramName AcademicProgramType", "program_name program_type")
+_RECIPIENT = mapping(
+    "RequestTrackingID RecipientTrackingID TranscriptType TranscriptPurpose DocumentOfficialCode",
+    "request_tracking_id recipient_tracking_id transcript_type transcript_purpose official_code",
+)
+_HOLD = mapping(
+    "HoldType SessionDesignator SessionName ReleaseDate",
+    "hold_type hold_session_designator hold_session_name hold_release_date",
+)
 GPA = tuple(GPA_FIELDS.values())
 
 _COLUMNS: dict[str, tuple[str, ...]] = {
@@ -146,7 +155,6 @@ def _requests(tables: dict[str, list[Row]], root: Element, document_id: str | No
 def _recipient(recipient: Element, base: Row) -> Row:
     fields = el.children(recipient)
     receiver = el.children(fields.get("Receiver"))
-    hold = el.children(fields.get("TranscriptHold"))
     if "RequestorReceiverOrganization" in receiver:
         id_type, id_value, name = el.organization(receiver["RequestorReceiverOrganization"])
     else:
@@ -155,24 +163,18 @@ def _recipient(recipient: Element, base: Row) -> Row:
         id_type = id_value = None
         name = " ".join(part for part in parts if part) or None
     methods = el.texts(recipient, "DeliveryMethod")
-    return {
+    row = {
         **base,
-        "request_tracking_id": el.text(fields.get("RequestTrackingID")),
-        "recipient_tracking_id": el.text(fields.get("RecipientTrackingID")),
+        **el.leaves(recipient, _RECIPIENT),
+        **el.leaves(fields.get("TranscriptHold"), _HOLD),
         "receiver_name": name,
         "receiver_id_type": id_type,
         "receiver_id": id_value,
-        "transcript_type": el.text(fields.get("TranscriptType")),
-        "transcript_purpose": el.text(fields.get("TranscriptPurpose")),
-        "hold_type": el.text(hold.get("HoldType")),
-        "hold_session_designator": el.text(hold.get("SessionDesignator")),
-        "hold_session_name": el.text(hold.get("SessionName")),
-        "hold_release_date": el.text(hold.get("ReleaseDate")),
         "delivery_method": ", ".join(methods) if methods else None,
         "electronic_format": el.find_text(fields.get("ElectronicDelivery"), "ElectronicFormat"),
         "transcript_copies": el.integer(el.text(fields.get("TranscriptCopies"))),
-        "official_code": el.text(fields.get("DocumentOfficialCode")),
     }
+    return {column: row[column] for column in TABLES["recipients"]}  # in the table's order
 
 
 def _responses(tables: dict[str, list[Row]], root: Element, document_id: str | None) -> Any:
@@ -288,12 +290,9 @@ def _course(course: Element, template: Row) -> Row:
 
 
 def _award(award: Element, base: Row) -> Row:
-    fields = el.children(award)
-    program = el.children(fields.get("AcademicAwardProgram"))
-    row: Row = {**base, **{key: el.text(fields.get(tag)) for tag, key in AWARD_FIELDS.items()}}
+    program = el.child(award, "AcademicAwardProgram")
+    row: Row = {**base, **el.leaves(award, AWARD_FIELDS), **el.leaves(program, _PROGRAM)}
     row["completion_indicator"] = el.boolean(row["completion_indicator"])
-    row["program_name"] = el.text(program.get("AcademicProgramName"))
-    row["program_type"] = el.text(program.get("AcademicProgramType"))
     return row
 
 
@@ -301,6 +300,5 @@ def _summary(summaries: list[Element]) -> Row:
     """GPA figures of the cumulative summary if there is one, else of the first."""
     cumulative = [s for s in summaries if el.find_text(s, "AcademicSummaryType") == "Cumulative"]
     chosen = (cumulative or summaries or [None])[0]
-    gpa = el.children(el.child(chosen, "GPA"))
-    row: Row = {"summary_type": el.find_text(chosen, "AcademicSummaryType")}
-    return row | {key: el.text(gpa.get(tag)) for tag, key in GPA_FIELDS.items()}
+    summary_type = el.find_text(chosen, "AcademicSummaryType")
+    return {"summary_type": summary_type, **el.leaves(el.child(chosen, "GPA"), GPA_FIELDS)}
