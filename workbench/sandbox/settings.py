@@ -13,9 +13,8 @@ FIXED_START = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 
 
 def default_start() -> datetime:
-    """The partner's clock when no start is given: now, floored to the minute (so never ahead
-    of this machine's clock), so the data is days old as real data would be. The seed fixes
-    the data relative to its start; the same seed and start give the same data on any day."""
+    """The partner's clock when no start is given: now, floored to the minute (never ahead of
+    this machine's clock); the seed fixes the data relative to its start."""
     return datetime.now(UTC).replace(second=0, microsecond=0)
 
 
@@ -66,11 +65,8 @@ class Credentials:
 
 @dataclass
 class Faults:
-    """Trouble on demand, at the gateway and the exchange; rates are shares of calls, 0..1.
-
-    The identity server gets latency and ``token_ttl`` only. ``path_pattern`` (a regex) limits
-    the faults to the paths it finds, e.g. details but not lists.
-    """
+    """Trouble on demand, at the gateway and the exchange (the identity server: latency and
+    ``token_ttl`` only); rates are shares of calls, 0..1, on the paths ``path_pattern`` finds."""
 
     latency_ms: float = 0.0  # from a request's arrival to its answer, the sandbox's work inside
     jitter_ms: float = 0.0
@@ -86,11 +82,8 @@ class Faults:
     ack_miscount_rate: float = 0.0
 
     def update(self, **changes: Any) -> None:
-        names = {f.name for f in dataclasses.fields(self)}
-        if unknown := sorted(set(changes) - names):
-            raise TypeError(f"unknown fault setting(s) {unknown}; known: {sorted(names)}")
-        for name, value in changes.items():
-            setattr(self, name, value)
+        """Change faults in place, e.g. while serving; an unknown name is a TypeError."""
+        vars(self).update(vars(dataclasses.replace(self, **changes)))
 
 
 def _typed(assignments: list[str], defaults: dict[str, Any], what: str) -> dict[str, Any]:
@@ -124,12 +117,8 @@ def fault_changes(assignments: list[str]) -> dict[str, Any]:
 
 @dataclass
 class SandboxSettings:
-    """Data knobs of a sandbox. Same settings (``start`` included), same data; without a
-    ``start`` the clock starts now (:func:`default_start`).
-
-    Every choice the spec leaves open (DESIGN §3) is one field: ``SETTING_KINDS``,
-    ``OPEN_FLAGS`` and ``OPEN_NUMBERS`` list their answers, the default first.
-    """
+    """Data knobs of a sandbox: same settings (``start`` included), same data. Every choice
+    the spec leaves open (DESIGN §3) is a field, its answers in ``answers()``."""
 
     seed: int = 1
     start: datetime = field(default_factory=default_start)  # see default_start
@@ -261,15 +250,10 @@ def setting_changes(assignments: list[str]) -> dict[str, Any]:
 
 def unknown_partner(seed: int, **overrides: Any) -> SandboxSettings:
     """A partner the client has never met: one answer to every open point, drawn from
-    ``seed`` (the same seed, the same partner), its data seeded by ``seed`` too.
-
-    >>> unknown_partner(7) == unknown_partner(7)
-    True
-    """
+    ``seed`` (the same seed, the same partner), its data seeded by ``seed`` too."""
     rng = random.Random(f"unknown-partner-{seed}")
     drawn = {name: rng.choice(values) for name, values in answers().items()}
-    # An account without some interfaces hides the partner's answers there: it has them all
-    # half the time.
+    # An account without some interfaces hides the partner's answers there: half have all.
     if rng.random() < 0.5:
         drawn["interfaces"] = "all"
     return SandboxSettings(**{"seed": seed, **drawn, **overrides})
