@@ -29,7 +29,7 @@ from workbench.sandbox.faults import FaultMiddleware, with_transport
 from workbench.sandbox.generator import iso_ms, shaped_event
 from workbench.sandbox.settings import SandboxSettings
 from workbench.sandbox.state import Item, PartnerState
-from workbench.sandbox.tokens import Grant, IdentityServer, OAuthError, TokenRejected
+from workbench.sandbox.tokens import Client, IdentityServer, OAuthError, TokenRejected
 
 VALID_ID = re.compile(r"[A-Za-z0-9-]{1,64}")
 NOT_FOUND_MESSAGE = "No HTTP resource was found that matches the request URI."
@@ -182,7 +182,7 @@ class Partner:
             return JSONResponse(err.body, err.status)
         return JSONResponse(answer, headers={"Cache-Control": "no-store", "Pragma": "no-cache"})
 
-    def _bearer(self, request: Request) -> Grant:
+    def _bearer(self, request: Request) -> Client:
         try:
             return self.identity.verify(request.headers.get("authorization"))
         except TokenRejected as exc:

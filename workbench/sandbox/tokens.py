@@ -46,14 +46,6 @@ class Client(NamedTuple):
     role: str  # an interface, or "exchange" for an eTMS account of both exchange roles
 
 
-class Grant(NamedTuple):
-    """What a valid token says about its holder."""
-
-    client_id: str
-    scope: str
-    role: str
-
-
 class IdentityServer:
     """Issues HS256 JWTs to the demo clients and checks them on every protected call."""
 
@@ -174,8 +166,8 @@ class IdentityServer:
         """The wall clock, moved on as far as the sandbox's clock was advanced."""
         return time.time() + (self._clock() - self._started).total_seconds()
 
-    def verify(self, authorization: str | None) -> Grant:
-        """The grant behind an ``Authorization`` header, or TokenRejected."""
+    def verify(self, authorization: str | None) -> Client:
+        """The client behind an ``Authorization`` header, or TokenRejected."""
         scheme, _, token = (authorization or "").partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
             raise TokenRejected(DENIED)
@@ -190,7 +182,7 @@ class IdentityServer:
         client = self._clients.get(claims["client_id"])
         if client is None:
             raise TokenRejected(DENIED)
-        return Grant(claims["client_id"], claims["scope"], client.role)
+        return client
 
 
 def _same(given: str, expected: str) -> bool:
