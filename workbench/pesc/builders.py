@@ -15,6 +15,7 @@ import uuid
 from datetime import UTC, date, datetime
 
 from lxml import etree
+from lxml.builder import E
 
 from workbench.errors import PescError
 from workbench.pesc import elements as el
@@ -231,11 +232,11 @@ def _organization_parts(organization: Element | None) -> list[Element]:
         name = el.local(node.tag)
         value = el.text(node)
         if name in el.ORGANIZATION_ID_TYPES and value and name not in {e.tag for e in ids}:
-            ids.append(_new_leaf(name, value))
+            ids.append(E(name, value))
         elif name == "LocalOrganizationID" and not local_ids:
             local_ids.append(_unqualified_copy(node))
         elif name == "OrganizationName" and value and not names:
-            names.append(_new_leaf(name, value[:ORGANIZATION_NAME_LENGTH]))
+            names.append(E(name, value[:ORGANIZATION_NAME_LENGTH]))
     order = {name: index for index, name in enumerate(el.ORGANIZATION_ID_TYPES)}
     ids.sort(key=lambda node: order[node.tag])
     return ids + local_ids + names
@@ -302,12 +303,6 @@ def _unqualified_copy(element: Element) -> Element:
 def _leaf(parent: Element, name: str, value: str | None) -> None:
     if value is not None:
         etree.SubElement(parent, name).text = value
-
-
-def _new_leaf(name: str, value: str) -> Element:
-    node = etree.Element(name)
-    node.text = value
-    return node
 
 
 def _datetime_text(value: datetime | str | None) -> str:
