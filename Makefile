@@ -38,7 +38,9 @@ lint: $(STAMP)  ## ruff (lint and format) and mypy: what CI runs before the test
 format: $(STAMP)
 	$(BIN)/ruff format . && $(BIN)/ruff check --fix .
 
+# The bench extra adds dlt, bench/pull.py's second baseline (installed here only: heavy).
 bench: $(STAMP)
+	$(BIN)/uv sync --quiet --locked --inexact --extra dev --extra bench --python $(BIN)/python
 	for f in bench/*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
 
 # Kernels start in notebooks/: WORKBENCH_HOME makes workbench.toml and data/ the project's. News,

@@ -11,7 +11,14 @@ peak memory is its own). Prints, as ratios:
      table for that run, concurrency the client's setting (goal <= 1.15), with every document
      parsed and stored; then the baseline, run in the same process against the same sandbox: a
      bare thread pool over one httpx client per interface GETting the same details (the issue
-     measured 1.11 for it), and how many times slower than it the pull is;
+     measured 1.11 for it), and how many times slower than it the pull is; then a second
+     baseline in a fresh process of its own, against the same sandbox: dlt's ``rest_api``
+     source reading the same two lists and, per listed id, the same detail GET (a child
+     resource, parallelized over the pull's concurrency in extract workers) into dlt's local
+     DuckDB store, with the tokens the pull fetched; its time (extract, normalize, load),
+     the pull's over it, and the peak RSS of each process (dlt's also at the end of its
+     extract, the pull's just after its first pull). Needs the bench extra (``uv sync
+     --extra bench``); without dlt it is skipped, with a line saying so;
   2. a second pull with no change / the first (goal <= 0.03), and its HTTP calls (goal <= 5;
      in the same process the tokens are cached, so none are fetched; a fresh process adds one
      token call per role, shown too);
@@ -30,6 +37,7 @@ peak memory is its own). Prints, as ratios:
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import inspect
 import multiprocessing as mp
 import resource
@@ -187,6 +195,111 @@ def bare_pool(w: Any, store: Any, concurrency: int) -> dict:
     return {"calls": len(jobs), "seconds": seconds, "statuses": dict(statuses)}
 
 
+def exchange_access(w: Any) -> dict[str, Any]:
+    """The exchange's base URL and each role's bearer token, from the workbench's cache (no
+    token call), for the dlt baseline's own process."""
+    roles = [role for role in ("supplier", "consumer") if role in w.profile.interfaces]
+    return {
+        "base_url": str(w.session.client(roles[0]).base_url) if roles else "",
+        "tokens": {role: w.session.auth(role).token().value for role in roles},
+    }
+
+
+def phase_dlt(exchange: dict[str, Any], folder: str, workers: int) -> dict:
+    """The second baseline, in this (fresh) process: dlt's ``rest_api`` source GETting the
+    two exchange lists and every listed item's detail, ``workers`` extract threads, into a
+    DuckDB file; no retries beyond dlt's defaults, no XML parsing (PESCXML stays a string)."""
+    import os
+
+    # dlt reads its settings from the environment; telemetry off: no call leaves the bench
+    os.environ["EXTRACT__WORKERS"] = str(workers)
+    os.environ["RUNTIME__DLTHUB_TELEMETRY"] = "false"
+    import dlt
+    from dlt.sources.rest_api import rest_api_source
+
+    from workbench import spec
+
+    resources: list[dict[str, Any]] = []
+    tables: dict[str, str] = {}  # detail table: list table
+    for role, listed, detail, list_path, detail_path in (
+        (
+            "supplier",
+            "transcript_requests",
+            "transcript_request_details",
+            spec.SUPPLIER_PENDING_PATH,
+            spec.SUPPLIER_REQUEST_PATH,
+        ),
+        (
+            "consumer",
+            "transcripts_received",
+            "transcript_details",
+            spec.CONSUMER_PENDING_PATH,
+            spec.CONSUMER_TRANSCRIPT_PATH,
+        ),
+    ):
+        if role not in exchange["tokens"]:
+            continue
+        auth = {"type": "bearer", "token": exchange["tokens"][role]}
+        resources.append({"name": listed, "endpoint": {"path": list_path, "auth": auth}})
+        resources.append(
+            {
+                "name": detail,
+                "parallelized": True,  # each item's GET is a task for the extract workers
+                "endpoint": {
+                    "path": detail_path,
+                    "auth": auth,
+                    "params": {"id": {"type": "resolve", "resource": listed, "field": "RequestID"}},
+                },
+            }
+        )
+        tables[detail] = listed
+    source = rest_api_source(
+        {
+            "client": {
+                "base_url": exchange["base_url"],
+                "headers": {"Accept": "application/json"},
+                "paginator": "single_page",  # each answer is the whole array
+            },
+            "resources": resources,
+        }
+    )
+    pipeline = dlt.pipeline(
+        pipeline_name="bench_pull",
+        pipelines_dir=str(Path(folder) / "pipelines"),
+        destination=dlt.destinations.duckdb(str(Path(folder) / "dlt.duckdb")),
+        dataset_name="partner",
+    )
+    # pipeline.run(source) step by step, to tell where the time and the memory go
+    base = _peak_rss_mb()
+    steps: dict[str, float] = {}
+    peaks: dict[str, float] = {}
+    for step, call in (
+        ("extract", lambda: pipeline.extract(source)),
+        ("normalize", pipeline.normalize),
+        ("load", pipeline.load),
+    ):
+        started = time.perf_counter()
+        info = call()
+        steps[step], peaks[step] = time.perf_counter() - started, _peak_rss_mb()
+    info.raise_on_failed_jobs()
+    with pipeline.sql_client() as sql:
+        counts = {
+            table: sql.execute_sql(f"SELECT count(*) FROM {table}")[0][0]  # noqa: S608
+            for table in [*tables, *tables.values()]
+        }
+    return {
+        "version": dlt.__version__,
+        "seconds": sum(steps.values()),
+        "steps": steps,
+        "lists": len(tables),
+        "listed": sum(counts[table] for table in tables.values()),
+        "details": sum(counts[table] for table in tables),
+        "base_mb": base,
+        "extract_peak_mb": peaks["extract"],
+        "peak_mb": peaks["load"],
+    }
+
+
 def phase_pulls(env: dict[str, str], db: str, concurrency: int | None, profile: bool) -> dict:
     """First pull (store timed), then a second with no change, in this one process."""
     import workbench as wb
@@ -199,6 +312,7 @@ def phase_pulls(env: dict[str, str], db: str, concurrency: int | None, profile: 
         with profiled(db + ".prof") if profile else nullcontext():
             first = w.pull(progress=False)
         first_s, first_cpu = time.perf_counter() - started, time.process_time() - cpu
+        first_peak_mb = _peak_rss_mb()
         listed, stored = stored_documents(store)
         started = time.perf_counter()
         second = w.pull(progress=False)
@@ -211,6 +325,8 @@ def phase_pulls(env: dict[str, str], db: str, concurrency: int | None, profile: 
             "first_s": first_s,
             "first_cpu_s": first_cpu,
             "first_ops": operations(store, first.run_id),
+            "first_peak_mb": first_peak_mb,
+            "exchange": exchange_access(w),
             "listed": listed,
             "stored": stored,
             "store_busy_s": clock.busy(),
@@ -324,6 +440,9 @@ def main() -> int:
         db = str(Path(folder) / "bench.db")
         r = in_child(ctx, phase_pulls, env, db, args.concurrency, args.profile)
         fresh = in_child(ctx, phase_fresh_pull, env, db)
+        has_dlt = importlib.util.find_spec("dlt") is not None
+        if has_dlt:
+            d = in_child(ctx, phase_dlt, r["exchange"], folder, r["concurrency"])
         if args.profile:
             print_profile(db + ".prof")
 
@@ -347,6 +466,25 @@ def main() -> int:
         f"the {bare['calls']} details in {bare['seconds']:.2f} s -> ratio {bare_ratio:.2f} "
         f"(the issue measured 1.11 for it); the pull takes {ratio / bare_ratio:.2f}x the bare pool"
     )
+    if has_dlt:
+        steps = ", ".join(f"{step} {seconds:.2f} s" for step, seconds in d["steps"].items())
+        ok = ok and d["listed"] == d["details"] == r["listed"]
+        print(
+            f"   baseline 2, own process, same sandbox: dlt {d['version']}'s rest_api source, "
+            f"{r['concurrency']} extract workers, into DuckDB: {d['lists']} lists + "
+            f"{d['details']} details in {d['seconds']:.2f} s ({steps}); "
+            f"the pull takes {r['first_s'] / d['seconds']:.2f}x dlt"
+        )
+        print(
+            f"   peak RSS: dlt's process {d['peak_mb']:.0f} MB ({d['extract_peak_mb']:.0f} MB "
+            f"by the end of its extract, {d['base_mb']:.0f} MB after imports), the pull's "
+            f"{r['first_peak_mb']:.0f} MB just after its first pull"
+        )
+    else:
+        print(
+            "   baseline 2 (dlt's rest_api source) skipped: dlt is not installed "
+            "(uv sync --inexact --extra bench, or pip install 'workbench[bench]')"
+        )
     print(
         f"   {r['first_status']}: {r['stored']} of {r['listed']} listed items with a parsed "
         f"document stored; calls by operation: {dict(sorted(r['first_ops'].items()))}"
@@ -399,7 +537,10 @@ def main() -> int:
             f"{m['base_mb']:.0f} MB after imports) (goal < 400 MB: {verdict(m['peak_mb'] < 400)})"
         )
     if not ok:
-        print("INCOMPLETE: a pull was not ok, or not every document was stored", file=sys.stderr)
+        print(
+            "INCOMPLETE: a pull was not ok, or not every document was stored (by the pull or dlt)",
+            file=sys.stderr,
+        )
     return 0 if ok else 1
 
 
