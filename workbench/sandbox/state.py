@@ -25,11 +25,13 @@ from workbench.sandbox.generator import DEFECTS, draw, iso_ms
 from workbench.sandbox.settings import SandboxSettings
 
 STATE_VERSION = 2
-# The clock's kinds of arrival, each with the setting of its rate an hour.
+# The clock's kinds of arrival, each with the setting of its rate an hour; new documents first,
+# so that only ids a client may have seen already get them.
 RATES = mapping(
-    "request transcript placement domestic closed_elsewhere reissue resubmission cancellation",
-    "requests_per_hour transcripts_per_hour placement_events_per_hour domestic_events_per_hour "
-    "closed_elsewhere_per_hour reissue_per_hour resubmission_per_hour cancellation_per_hour",
+    "reissue resubmission cancellation request transcript placement domestic closed_elsewhere",
+    "reissue_per_hour resubmission_per_hour cancellation_per_hour requests_per_hour "
+    "transcripts_per_hour placement_events_per_hour domestic_events_per_hour "
+    "closed_elsewhere_per_hour",
 )
 # The clock's new documents for existing ids, and their TransmissionType.
 NEW_DOCUMENTS = {kind: kind.capitalize() for kind in ("reissue", "resubmission", "cancellation")}
@@ -151,9 +153,9 @@ class PartnerState:
                 (self.requests if kind == "request" else self.transcripts)[item_id] = item
 
     def advance(self, hours: float) -> dict[str, int]:
-        """Move the clock: new items arrive at the configured rates, old events drain away,
-        existing ids get new documents (``_new_documents``); a cancelled request stays listed
-        until the next ``advance``."""
+        """Move the clock: ids that existed get new documents (``_new_documents``), new items
+        arrive at the configured rates, old events drain away; a cancelled request stays
+        listed until the next ``advance``."""
         if hours < 0:
             raise ValueError("the sandbox clock only moves forward")
         added: dict[str, int] = {}
