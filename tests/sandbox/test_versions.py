@@ -161,15 +161,3 @@ def test_a_cancellation_can_be_written_the_way_ocas_names_it(sandbox_factory, sc
     assert _text(document, "NoteMessage") == ""
     (error,) = schema_errors(schemas, document)  # not in PESC's enumeration: the only error
     assert "TransmissionType" in error and "Cancellation" in error
-
-
-def test_only_ids_that_existed_before_the_clock_moved_get_new_documents():
-    busy = {"initial_requests": 2, "initial_transcripts": 2, "requests_per_hour": 5}
-    busy |= {"transcripts_per_hour": 5, "cancellation_per_hour": 3, "resubmission_per_hour": 3}
-    state = PartnerState.create(SandboxSettings(seed=3, reissue_per_hour=3, **busy))
-    existed = {*state.requests, *state.transcripts}
-    state.advance(4)
-    renewed = {
-        i.id for i in [*state.requests.values(), *state.transcripts.values()] if i.version > 1
-    }
-    assert renewed and renewed <= existed  # a client could have seen each before its new version

@@ -12,6 +12,7 @@ import html
 import json
 import math
 import os
+import random
 import tempfile
 import threading
 from dataclasses import dataclass, field
@@ -21,21 +22,26 @@ from typing import Any
 from workbench.pesc import PescDocument, build_acknowledgment
 from workbench.pesc.elements import mapping
 from workbench.sandbox import generator
-from workbench.sandbox.generator import DEFECTS, draw, iso_ms
+from workbench.sandbox.generator import DEFECTS, iso_ms
 from workbench.sandbox.settings import SandboxSettings
 
 STATE_VERSION = 2
-# The clock's kinds of arrival, each with the setting of its rate an hour; new documents first,
-# so that only ids a client may have seen already get them.
+# The clock's kinds of arrival, each with the setting of its rate an hour.
 RATES = mapping(
-    "reissue resubmission cancellation request transcript placement domestic closed_elsewhere",
-    "reissue_per_hour resubmission_per_hour cancellation_per_hour requests_per_hour "
-    "transcripts_per_hour placement_events_per_hour domestic_events_per_hour "
-    "closed_elsewhere_per_hour",
+    "request transcript placement domestic closed_elsewhere reissue resubmission cancellation",
+    "requests_per_hour transcripts_per_hour placement_events_per_hour domestic_events_per_hour "
+    "closed_elsewhere_per_hour reissue_per_hour resubmission_per_hour cancellation_per_hour",
 )
 # The clock's new documents for existing ids, and their TransmissionType.
 NEW_DOCUMENTS = {kind: kind.capitalize() for kind in ("reissue", "resubmission", "cancellation")}
 EVENT_LIFE = {"placement_events": timedelta(days=1), "domestic_events": timedelta(days=2)}
+
+
+def _draw(seed: int, kind: str, index: int) -> random.Random:
+    """The lifecycle's draws: a stream apart from the documents' (``generator.draw``)."""
+    return random.Random(
+        int.from_bytes(hashlib.sha256(f"{seed}:{kind}:{index}".encode()).digest()[:8], "big")
+    )
 
 
 @dataclass
@@ -134,12 +140,12 @@ class PartnerState:
         seed, s = self.settings.seed, self.settings
         for k in range(count):
             index = self._count(kind)
-            when = since + span * ((k + draw(seed, f"{kind}-time", index).random()) / count)
+            when = since + span * ((k + _draw(seed, f"{kind}-time", index).random()) / count)
             if kind in ("placement", "domestic"):
                 event = getattr(generator, f"{kind}_event")
                 getattr(self, f"{kind}_events").append(event(seed, index, occurred_at=when))
             else:
-                traits = draw(seed, f"{kind}-traits", index)
+                traits = _draw(seed, f"{kind}-traits", index)
                 roll, malformed = traits.random(), s.malformed_share
                 shares = (malformed, malformed + s.invalid_share)
                 defect = next((d for d, x in zip(DEFECTS, shares, strict=True) if roll < x), None)
@@ -153,9 +159,9 @@ class PartnerState:
                 (self.requests if kind == "request" else self.transcripts)[item_id] = item
 
     def advance(self, hours: float) -> dict[str, int]:
-        """Move the clock: ids that existed get new documents (``_new_documents``), new items
-        arrive at the configured rates, old events drain away; a cancelled request stays
-        listed until the next ``advance``."""
+        """Move the clock: new items arrive at the configured rates, old events drain away,
+        existing ids get new documents (``_new_documents``); a cancelled request stays listed
+        until the next ``advance``."""
         if hours < 0:
             raise ValueError("the sandbox clock only moves forward")
         added: dict[str, int] = {}
@@ -185,7 +191,7 @@ class PartnerState:
     def _close_elsewhere(self, count: int, when: datetime) -> None:
         open_ids = sorted(i.id for i in self.requests.values() if i.open)
         for _ in range(min(count, len(open_ids))):
-            rng = draw(self.settings.seed, "close", self._count("closed_elsewhere"))
+            rng = _draw(self.settings.seed, "close", self._count("closed_elsewhere"))
             pick = open_ids.pop(rng.randrange(len(open_ids)))
             self._close(self.requests[pick], "elsewhere", when)
 
@@ -205,7 +211,7 @@ class PartnerState:
             )
             if not candidates:
                 break
-            rng = draw(self.settings.seed, kind, self._count(kind))
+            rng = _draw(self.settings.seed, kind, self._count(kind))
             item = table[candidates[rng.randrange(len(candidates))]]
             when = since + span * ((k + rng.random()) / count)
             item.date = max(when, item.date + timedelta(seconds=1))
