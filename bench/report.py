@@ -29,7 +29,7 @@ import nbformat
 from nbformat.v4 import new_code_cell, new_notebook
 
 import workbench as wb
-from workbench.report.html_page import export_html
+from workbench.report.runner import export_html
 from workbench.sandbox import SandboxSettings
 from workbench.scenario import act_out
 

@@ -122,9 +122,7 @@ def test_an_unknown_attribute_is_an_attribute_error():
     assert not hasattr(workbench, "__wrapped__")
 
 
-@pytest.mark.parametrize(
-    "args", [("--export", "csv,pdf"), ("--notify", "not a url"), ("--mail-to", "nobody")]
-)
+@pytest.mark.parametrize("args", [("--notify", "not a url"), ("--mail-to", "nobody")])
 def test_a_refused_delivery_exits_2_before_papermill_loads(tmp_path, args):
     """A report's delivery options are checked before the notebook machinery (papermill,
     nbformat and its jsonschema: about 2 s) is imported."""

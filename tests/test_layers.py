@@ -45,17 +45,17 @@ def _modules() -> dict[str, Path]:
 MODULES = _modules()
 
 
-def _imports(module: str) -> Iterator[tuple[str, bool]]:
-    """(imported workbench module, at import time?) for every import in ``module``."""
+def _imports(module: str) -> Iterator[str]:
+    """Every workbench module ``module`` imports, inside functions too (not for type checks)."""
     path = MODULES[module]
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
 
-    def walk(nodes: list[ast.stmt], at_import_time: bool) -> Iterator[tuple[str, bool]]:
+    def walk(nodes: list[ast.stmt]) -> Iterator[str]:
         for node in nodes:
             if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
                 continue
             if isinstance(node, ast.Import):
-                yield from ((alias.name, at_import_time) for alias in node.names)
+                yield from (alias.name for alias in node.names)
             elif isinstance(node, ast.ImportFrom):
                 base = node.module or ""
                 if node.level:
@@ -63,20 +63,19 @@ def _imports(module: str) -> Iterator[tuple[str, bool]]:
                     base = ".".join([*anchor, base] if base else anchor)
                 for alias in node.names:
                     submodule = f"{base}.{alias.name}"
-                    yield (submodule if submodule in MODULES else base), at_import_time
+                    yield submodule if submodule in MODULES else base
             else:
-                nested = isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
                 for field in ("body", "orelse", "finalbody", "handlers"):
                     block = getattr(node, field, None)
                     if isinstance(block, list):
-                        yield from walk(block, at_import_time and not nested)
+                        yield from walk(block)
 
-    for name, at_import_time in walk(ast.parse(path.read_text()).body, True):
+    for name in walk(ast.parse(path.read_text()).body):
         if name == "workbench" or name.startswith("workbench."):
             while name not in MODULES:
                 name = name.rpartition(".")[0]
             if name != module:
-                yield name, at_import_time
+                yield name
 
 
 def _unit(module: str) -> str:
@@ -99,15 +98,14 @@ def test_every_unit_has_a_layer() -> None:
 
 def test_no_module_imports_the_package_root() -> None:
     offenders = {
-        m
-        for m, edges in EDGES.items()
-        if m != "workbench" and any(t == "workbench" for t, _ in edges)
+        m for m, edges in EDGES.items() if m != "workbench" and any(t == "workbench" for t in edges)
     }
     assert not offenders, "import what you need from its own module (e.g. workbench._version)"
 
 
 def test_no_import_cycles() -> None:
-    graph = {m: {t for t, at_import_time in edges if at_import_time} for m, edges in EDGES.items()}
+    """Imports inside functions count: a cycle that only runs later is a cycle all the same."""
+    graph = {m: set(edges) for m, edges in EDGES.items()}
     try:
         tuple(TopologicalSorter(graph).static_order())
     except CycleError as cycle:
@@ -118,12 +116,12 @@ def test_layers_import_only_downwards() -> None:
     upward = sorted(
         f"{m} imports {t}"
         for m, edges in EDGES.items()
-        for t, _ in edges
+        for t in edges
         if m != "workbench" and t != "workbench" and _rank(_unit(t)) > _rank(_unit(m))
     )
     assert not upward, "\n".join(upward)
 
 
 def test_the_sandbox_shares_only_the_spec_and_pesc() -> None:
-    shared = {_unit(t) for m, edges in EDGES.items() if _unit(m) == "sandbox" for t, _ in edges}
+    shared = {_unit(t) for m, edges in EDGES.items() if _unit(m) == "sandbox" for t in edges}
     assert shared - {"sandbox"} <= SANDBOX_MAY_IMPORT

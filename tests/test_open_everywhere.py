@@ -20,7 +20,7 @@ from workbench.cli import app
 from workbench.errors import TransportError
 from workbench.explorer.query import Filter, Source, load_rows
 from workbench.explorer.widget import DEFAULT_SOURCE
-from workbench.report.exports import export_tables
+from workbench.reconcile import open_items
 from workbench.sandbox import Sandbox
 from workbench.scenario import act_out, transcript_for
 from workbench.store import Store
@@ -61,7 +61,7 @@ def _everywhere(db: Path, tmp_path: Path) -> tuple[set[str], set[str]]:
     assert rec.headline["requests_by_state"]["answered_still_listed"] == len(still)
     supplier = rec.by_organisation[rec.by_organisation["side"] == "supplier"]
     assert int(supplier["open"].sum()) == len(view)
-    assert set(export_tables(rec)["open_requests"]["request_id"].astype(str)) == view
+    assert set(open_items(rec.requests, rec.transcripts)[0]["request_id"].astype(str)) == view
     assert set(explorer.frame["request_id"].astype(str)) == view and explorer.total == len(view)
     assert _exported(db, "open_requests", tmp_path / "open.csv") == view
     assert _exported(db, "answered_still_listed", tmp_path / "still.csv") == still

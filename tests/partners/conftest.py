@@ -82,9 +82,9 @@ def _pull(w: wb.Workbench, sb: Sandbox) -> None:
 
 def reports(db: Path) -> dict[str, Any]:
     """What ``notebooks/reconcile.ipynb`` and ``events.ipynb`` show, called in process: the
-    reconciliation and events sections, as HTML, and the summary the reconcile notebook
-    publishes, whose headline it returns. Their charts, trends and changes since the previous
-    pull (three quarters of a report's time) run in the slow tests, in the notebooks."""
+    reconciliation and events sections, as HTML; it returns the reconciliation's headline.
+    Their charts, trends and changes since the previous pull (three quarters of a report's
+    time) run in the slow tests, in the notebooks."""
     with report.open_store(db) as store:
         rec = reconcile.reconcile(reconcile.load(store))
         fresh = report.freshness(store, as_of=rec.now)
@@ -99,7 +99,7 @@ def reports(db: Path) -> dict[str, Any]:
             report.latest_events_section(store, 20),
         ]
         assert all(section.data for section in shown)
-        return dict(report.summary_payload(rec, freshness=fresh)["headline"])
+        return dict(rec.headline)
 
 
 def _open_requests(w: wb.Workbench) -> list[str]:

@@ -15,8 +15,8 @@ from tests.reconcile.builders import NOW, Partner
 from workbench import reconcile
 from workbench.config import load_profile
 from workbench.errors import ConfigError
+from workbench.reconcile import age_labels
 from workbench.report import (
-    age_labels,
     ageing,
     ageing_chart,
     changes_section,

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from tests.report.test_runner import SUMMARY_CELL, outputs_text, remote_references, write_notebook
+from tests.report.test_runner import outputs_text, remote_references, write_notebook
 from workbench.cli import app
 from workbench.report.job import pull_verdict
 from workbench.sandbox import Sandbox
@@ -28,10 +28,9 @@ PROJECT = Path(__file__).resolve().parents[2]
 WORKBENCH = Path(sys.executable).parent / "workbench"
 ECHO = "print(f'DB={db} PULL={pull} SLA={sla_days!r} ASOF={as_of} PROFILE={profile} HIGH={high!r}')"
 BUNDLE_CELL = (
-    "from pathlib import Path\nfrom workbench.report import publish_bundle\n"
+    "from pathlib import Path\n"
     "Path(bundle_dir).mkdir(parents=True, exist_ok=True)\n"
-    "zip_path = Path(bundle_dir) / f'{request_id}-test.zip'\n"
-    "zip_path.write_bytes(b'PK')\npublish_bundle(zip_path)"
+    "(Path(bundle_dir) / f'{request_id}-test.zip').write_bytes(b'PK')"
 )
 
 
@@ -47,9 +46,8 @@ def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         nbs,
         "reconcile",
         "db = 'data/workbench.db'\nas_of = None\nsla_days = 5.0\npull = True\nprofile = None\n"
-        "critical = 0\nhigh = 0",
+        "high = 0",
         ECHO,
-        SUMMARY_CELL,
     )
     write_notebook(nbs, "plain", "db = 'x.db'", "print(f'PLAIN DB={db}')")
     write_notebook(nbs, "broken", "db = 'x.db'", "x = 1", "value = {}['missing']")
@@ -66,12 +64,16 @@ def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 @pytest.fixture
 def db(folder: Path) -> Path:
-    """A workbench database that knows one request, RQ-42."""
+    """A workbench database that knows one request, RQ-42, dated 12 days ago and unanswered:
+    one exception, ``response_overdue``, high with an SLA of 5 days (past twice it), medium
+    with 7, none with 20."""
     path = folder / "data" / "existing.db"
     path.parent.mkdir()
+    dated = f"{datetime.now(UTC) - timedelta(days=12):%Y-%m-%dT%H:%M:%SZ}"
     with Store(path) as store:
         run = store.begin_run()
-        store.record_snapshot(run, "supplier_requests", [{"RequestID": "RQ-42"}])
+        store.record_snapshot(run, "supplier_requests", [{"RequestID": "RQ-42",
+                                                          "RequestDate": dated}])  # fmt: skip
         store.finish_run(run, status="ok")
     return path
 
@@ -121,36 +123,30 @@ def test_report_runs_the_notebook_on_the_database_and_prints_both_paths(folder, 
 
 @pytest.mark.slow
 @pytest.mark.parametrize(
-    ("params", "severity", "code", "message"),
+    ("sla", "severity", "code", "message"),
     [
-        (["-p", "high=0"], "high", 0, None),
-        (["-p", "high=2"], "high", 3, "2 exception(s) at or above high (critical: 0, high: 2)."),
-        (["-p", "high=2"], "critical", 0, None),
-        (["-p", "critical=1"], "medium", 3, "1 exception(s) at or above medium (critical: 1, "),
+        ("5", "high", 3, "1 exception(s) at or above high (critical: 0, high: 1)."),
+        ("5", "critical", 0, None),
+        ("7", "high", 0, None),
+        ("7", "medium", 3, "1 exception(s) at or above medium (critical: 0, high: 0, medium: 1)."),
+        ("20", "low", 0, None),
     ],
 )
-def test_fail_on_exceptions_exits_3_at_or_above_the_severity(
-    folder, db, params, severity, code, message
+def test_fail_on_exceptions_counts_the_stores_at_the_reports_sla(
+    folder, db, sla, severity, code, message
 ):
+    """The verdict reconciles the store with the report's own SLA, whatever the notebook
+    shows (this one shows nothing of it)."""
     result = invoke(
-        "report", "--no-pull", "--db", str(db), "--output-dir", "out",
-        "--fail-on-exceptions", "--severity", severity, *params,
+        "report", "--no-pull", "--db", str(db), "--output-dir", "out", "--sla-days", sla,
+        "--fail-on-exceptions", "--severity", severity,
     )  # fmt: skip
     assert result.exit_code == code, result.output
     printed_paths(result.stdout)  # the report is written either way
     if message:
         assert message in result.stderr
-
-
-def test_fail_on_exceptions_needs_a_notebook_that_publishes_a_summary(folder, db):
-    result = invoke(
-        "report", "--notebook", "plain", "--no-pull", "--db", str(db), "--fail-on-exceptions",
-    )  # fmt: skip
-    assert result.exit_code == 2, result.output
-    assert "notebook 'plain' publishes no summary (it never calls publish_summary)" in flat(
-        result.output
-    )
-    assert not (folder / "data" / "reports").exists()
+    else:
+        assert "exception(s)" not in result.stderr
 
 
 @pytest.mark.slow
@@ -197,17 +193,17 @@ def test_troubleshoot_passes_the_request_id_and_prints_the_bundle(folder, db):
 
 
 @pytest.mark.slow
-def test_a_partner_outage_writes_the_report_and_exits_1(folder, partner_down):
-    # every list fails: the pull failed, the report runs on an empty store, and neither the
-    # exceptions it holds (exit 3) nor --allow-partial hide the outage (exit 1)
+def test_a_partner_outage_writes_the_report_and_exits_1(folder, db, partner_down):
+    # every list fails: the pull failed, the report runs on what was stored before, and neither
+    # the exceptions it holds (exit 3) nor --allow-partial hide the outage (exit 1)
     soon = f"{datetime.now(UTC) + timedelta(minutes=2):%Y-%m-%dT%H:%MZ}"  # within tolerance
-    args = ["report", "--db", "outage.db", "--output-dir", "out", "-p", "high=2", "--as-of", soon]
+    args = ["report", "--db", str(db), "--output-dir", "out", "--as-of", soon]
     result = invoke(*args, "--fail-on-exceptions")
     assert result.exit_code == 1, result.output
     assert re.search(r"pull run \d+: failed", result.stdout)
     ipynb, _ = printed_paths(result.stdout)  # written all the same
     assert f"ASOF={soon} " in outputs_text(ipynb)
-    assert "2 exception(s) at or above high" in result.stderr
+    assert "1 exception(s) at or above high" in result.stderr  # RQ-42, stored before
     assert "Exit 1: the pull failed: no list or event feed could be read" in result.stderr
     assert "(--allow-partial does not accept it)" in result.stderr
 

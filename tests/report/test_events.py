@@ -23,12 +23,12 @@ from workbench.report import (
     events_breakdown,
     events_breakdown_chart,
     events_breakdown_section,
-    events_chart,
     events_days_chart,
     events_section,
     latest_events,
     latest_events_section,
 )
+from workbench.report.charts import png
 from workbench.report.events import (
     EVENT_CELL_CHARS,
     EVENT_COLUMNS,
@@ -36,7 +36,6 @@ from workbench.report.events import (
     event_days,
     feed_summary,
 )
-from workbench.report.figures import png
 from workbench.store import Store
 
 SEEN = "2026-03-10T09:00:00Z"  # every crafted event is first seen then, a week after most occur
@@ -269,11 +268,10 @@ def test_an_empty_store_has_no_events(tmp_path: Path) -> None:
     with Store(tmp_path / "w.db") as store:
         assert "No events stored yet" in events_section(store).data
         latest = latest_events_section(store).data
-        figs = [events_chart(store), events_days_chart(store), events_breakdown_chart(store)]
+        figs = [events_days_chart(store), events_breakdown_chart(store)]
     assert "No placement events stored yet." in latest and "No domestic events" in latest
-    assert [t.get_text() for ax in figs[0].axes for t in ax.texts] == ["no data", "no data"]
-    assert [t.get_text() for t in figs[1].axes[0].texts] == ["no data"]
-    assert all(t.get_text() == "no data" for ax in figs[2].axes for t in ax.texts)
+    assert [t.get_text() for t in figs[0].axes[0].texts] == ["no data"]
+    assert all(t.get_text() == "no data" for ax in figs[1].axes for t in ax.texts)
 
 
 # -- charts -------------------------------------------------------------------------------
@@ -341,7 +339,6 @@ def test_the_feeds_per_pull_run(report_db: Path) -> None:
         snapshots = store.table("snapshots", where="list_name LIKE '%_events'")
         events = store.table("events")
         summary = feed_summary(store).set_index("source")
-        fig = events_chart(store)
     assert len(runs) == len(snapshots) == 4  # two feeds, two pulls
     assert runs["source"].value_counts().to_dict() == {"placement": 2, "domestic": 2}
     assert (
@@ -351,10 +348,6 @@ def test_the_feeds_per_pull_run(report_db: Path) -> None:
         mine = events[events["source"] == source]
         assert summary.loc[source, "events"] == len(mine)
         assert summary.loc[source, "listed_now"] == int(mine["on_list"].sum())
-    png(fig)
-    assert [ax.get_title() for ax in fig.axes] == ["placement events", "domestic events"]
-    for ax in fig.axes:
-        assert ax.lines and len(_labels(ax)) == len(set(_labels(ax)))
 
 
 def test_the_feeds_read_only_what_they_need(report_copy: Path) -> None:
@@ -453,8 +446,7 @@ def test_an_implausible_time_is_listed_and_counted_when_first_seen(odd_db: Path)
         breakdown = events_breakdown_section(store, tz=TORONTO).data
         latest = latest_events(store, 3, source="domestic")
         latest_html = latest_events_section(store, 20, tz=TORONTO).data
-        figs = [events_days_chart(store, tz=TORONTO), events_breakdown_chart(store, tz=TORONTO),
-                events_chart(store, tz=TORONTO)]  # fmt: skip
+        figs = [events_days_chart(store, tz=TORONTO), events_breakdown_chart(store, tz=TORONTO)]
     # counted on the day first seen, as an event with no time is
     assert days.attrs["implausible"] == 3 and days.attrs["without_time"] == 2
     assert min(days["day"]) == date(2026, 3, 2) and max(days["day"]) == date(2026, 3, 10)

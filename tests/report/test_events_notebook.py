@@ -42,7 +42,7 @@ def test_the_events_report(report_copy: Path, tmp_path: Path) -> None:
     # no raw JSON: neither the column nor an event's keys, quoted or escaped
     assert "raw_json" not in html
     assert not re.search(r"&quot;(eventId|payload|occurredAt)&quot;|\"eventId\"", html)
-    assert html.count('src="data:image/png;base64,') == 3  # per day, per pull, breakdowns
+    assert html.count('src="data:image/png;base64,') == 2  # per day, breakdowns
     for title in ("Feeds", "Per pull run", f"Events per day they occurred ({TORONTO})",
                   "By event type", "By program", "By campus",
                   f"By weekday they occurred ({TORONTO})", "Latest placement events",

@@ -14,9 +14,8 @@ from matplotlib import dates as mdates
 from matplotlib.figure import Figure
 
 from workbench import reconcile
-from workbench.reconcile import age_buckets
+from workbench.reconcile import age_buckets, age_labels
 from workbench.report import (
-    age_labels,
     ageing,
     ageing_chart,
     daily_volumes,
@@ -24,7 +23,7 @@ from workbench.report import (
     funnel_chart,
     headline_section,
 )
-from workbench.report.figures import png
+from workbench.report.charts import png
 from workbench.store import Store
 
 from .conftest import NOW, crafted_tables

@@ -17,26 +17,16 @@ import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from workbench.errors import ConfigError, NotebookFailed
-from workbench.report.job import ReportJob
 from workbench.report.runner import (
     NotebookRun,
     coerce_parameters,
-    exceptions_at_or_above,
     notebook_parameters,
     notebook_path,
     notebooks_folder,
-    publishes_summary,
     run_notebook,
 )
 
 PROJECT = Path(__file__).resolve().parents[2]
-SUMMARY_CELL = (
-    "from IPython.display import display\n"
-    "display({'application/vnd.workbench.summary+json': {'headline': {'open_requests': 4},\n"
-    "         'exceptions_by_severity': {'critical': critical, 'high': high, 'medium': 0,\n"
-    "                                    'low': 7}},\n"
-    "         'text/plain': 'summary'}, raw=True)"
-)
 PLOT_CELL = (
     "import matplotlib.pyplot as plt\n"
     "fig, ax = plt.subplots(figsize=(3, 2))  # distinctive-source-marker\n"
@@ -95,17 +85,16 @@ def ok_run(tmp_path_factory: pytest.TempPathFactory, fake_python3: Path) -> Iter
     write_notebook(
         folder,
         "sample",
-        "db = 'x.db'\nsla_days = 5\nratio = 0.5\npull = True\nas_of = None\ncritical = 0\nhigh = 0",
+        "db = 'x.db'\nsla_days = 5\nratio = 0.5\npull = True\nas_of = None",
         "import sys\nprint('EXE=' + sys.executable)\n"
         "print('TYPES=' + ' '.join(type(v).__name__ for v in (sla_days, ratio, pull, as_of)))",
         PLOT_CELL,
-        SUMMARY_CELL,
     )
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("JUPYTER_PATH", str(fake_python3))
         yield run_notebook(
             "sample",
-            {"sla_days": "7", "ratio": "2", "pull": "false", "as_of": "2026-03-02", "high": 2},
+            {"sla_days": "7", "ratio": "2", "pull": "false", "as_of": "2026-03-02"},
             notebooks_dir=folder,
             output_dir=tmp_path_factory.mktemp("reports"),
         )
@@ -129,15 +118,6 @@ def test_both_files_are_named_for_the_notebook_and_the_utc_time(ok_run):
     assert ok_run.html_path.is_file() and ok_run.elapsed_s > 0
     when = datetime.strptime(ok_run.ipynb_path.stem.removeprefix("sample-"), "%Y%m%dT%H%M%SZ")
     assert abs(when.replace(tzinfo=UTC) - datetime.now(UTC)) < timedelta(minutes=10)
-
-
-@pytest.mark.slow
-def test_the_summary_is_read_from_the_executed_notebook(ok_run):
-    assert ok_run.summary == {
-        "headline": {"open_requests": 4},
-        "exceptions_by_severity": {"critical": 0, "high": 2, "medium": 0, "low": 7},
-    }
-    assert exceptions_at_or_above(ok_run.summary, "high") == 2
 
 
 @pytest.mark.slow
@@ -303,18 +283,6 @@ def test_an_output_folder_that_cannot_be_one_is_a_config_error(tmp_path, blocker
         run_notebook("tiny", notebooks_dir=tmp_path / "nb", output_dir=out)
 
 
-def test_publishes_summary_reads_the_notebooks_code(tmp_path):
-    write_notebook(tmp_path, "calls", "x = 1", "from workbench import report\n"
-                   "report.publish_summary(rec)")  # fmt: skip
-    write_notebook(tmp_path, "displays", "x = 1", SUMMARY_CELL)
-    write_notebook(tmp_path, "silent", "x = 1", "# publish_summary is not called here")
-    assert publishes_summary("calls", notebooks_dir=tmp_path)
-    assert publishes_summary("displays", notebooks_dir=tmp_path)
-    assert not publishes_summary("silent", notebooks_dir=tmp_path)
-    assert publishes_summary("reconcile", notebooks_dir=PROJECT / "notebooks")
-    assert not publishes_summary("events", notebooks_dir=PROJECT / "notebooks")
-
-
 def test_a_notebook_without_a_parameters_cell_accepts_none(tmp_path):
     nb = new_notebook(cells=[new_code_cell("x = 1")])
     (tmp_path / "plain.ipynb").write_text(nbformat.writes(nb))
@@ -393,32 +361,3 @@ def test_coercion_follows_the_declared_default(key, value, expected):
 def test_a_value_of_the_wrong_type_is_a_config_error(key, value, message):
     with pytest.raises(ConfigError, match=message):
         coerce_parameters({key: value}, DECLARED)
-
-
-@pytest.mark.parametrize(
-    ("severity", "expected"),
-    [("low", 10), ("medium", 6), ("high", 3), ("critical", 1)],
-)
-def test_exceptions_at_or_above_a_severity(severity, expected):
-    summary = {"exceptions_by_severity": {"critical": 1, "high": 2, "medium": 3, "low": 4}}
-    assert exceptions_at_or_above(summary, severity) == expected
-
-
-def test_exceptions_at_or_above_tolerates_missing_counts_and_refuses_unknown_severities():
-    assert exceptions_at_or_above({}, "low") == 0
-    assert exceptions_at_or_above({"exceptions_by_severity": {"high": 2}}, "medium") == 2
-    with pytest.raises(ConfigError, match="use one of low, medium, high, critical"):
-        exceptions_at_or_above({}, "severe")
-
-
-@pytest.mark.parametrize(
-    "counts", [{"high": "lots"}, {"high": -1}, {"high": 1.5}, {"critical": True}, ["high"], 3]
-)
-def test_a_summary_whose_counts_are_not_counts_fails_the_job_with_why(tmp_path, counts):
-    summary = {"exceptions_by_severity": counts}
-    with pytest.raises(ValueError, match="not counts per severity"):
-        exceptions_at_or_above(summary, "low")
-    run = NotebookRun(tmp_path / "r.ipynb", tmp_path / "r.html", summary, 1.0)
-    job = ReportJob("mine", {}, run, None, fail_on="high")
-    code, reasons = job.verdict()
-    assert code == 1 and "summary is unusable" in reasons[-1]

@@ -168,17 +168,6 @@ def test_upsert_events_refuses_unknown_sources(store: Store) -> None:
         store.upsert_events("international", [])
 
 
-def test_mark_left_explicitly_with_or_without_a_reason(store: Store) -> None:
-    store.record_snapshot(None, "supplier_requests", listed("A", "B", "C"))
-    assert store.mark_left("supplier_requests", ["A"], at=at(9), reason="outbox") == {"A": "outbox"}
-    assert store.mark_left("supplier_requests", ["B"], at=at(9)) == {"B": "elsewhere"}
-    rows = store.table("departures")
-    assert rows["item_id"].tolist() == ["A", "B"]
-    assert rows["left_reason"].tolist() == ["outbox", "elsewhere"]
-    with pytest.raises(StoreError, match="outbox, elsewhere"):
-        store.mark_left("supplier_requests", ["C"], reason="vanished")
-
-
 def test_the_xml_is_kept_once_and_read_back_either_way(store: Store) -> None:
     body = '{"RequestID": "T-1", "PESCXml": "<CollegeTranscript/>"}'  # another key casing
     call = store.record_call(exchange(url="http://h/api/transcripts/T-1", response_body=body))

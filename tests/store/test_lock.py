@@ -11,7 +11,7 @@ import pytest
 
 from workbench.errors import StoreError
 from workbench.store import Store
-from workbench.store.lock import lock_path
+from workbench.store.connection import lock_path
 
 
 def test_the_lock_file_stays_so_every_pull_locks_the_same_file(db_path: Path) -> None:

@@ -110,14 +110,11 @@ def test_a_rolled_back_column_is_added_again(tmp_path: Path) -> None:
         "consumer_transcripts", "T-2", detail=DETAIL, request_date=None, seen_at=None,
         parse_error=None, validation=None, flat={}, children={"courses": [{"title": "x"}]},
     )  # fmt: skip
-    # A later write of the group fails (a child row whose parent does not exist): all of it,
+    # A later write of the group fails (a row naming a call that does not exist): all of it,
     # the first detail's ALTER TABLE included, is rolled back.
-    orphans = [
-        dataclasses.replace(kid, rows=[("NO-SUCH-PARENT", *row[1:]) for row in kid.rows])
-        for kid in second.kids or []
-    ]
+    broken = dataclasses.replace(second, row={**second.row, "detail_call_id": 999})
     with pytest.raises(StoreError, match="FOREIGN KEY"):
-        store.write_details([first, dataclasses.replace(second, kids=orphans)])
+        store.write_details([first, broken])
     store.write_details([first])
     assert store.table("courses")["new_col"].tolist() == ["v"]
     store.close()

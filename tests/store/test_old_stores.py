@@ -11,6 +11,7 @@ import sqlite3
 import stat
 import subprocess
 import sys
+import tempfile
 import time
 from contextlib import closing, suppress
 from pathlib import Path
@@ -22,6 +23,7 @@ from typer.testing import CliRunner
 import workbench as wb
 from tests.store.old_stores import OLD_VERSIONS, old_store
 from workbench.cli import app
+from workbench.errors import StoreError
 from workbench.store import SCHEMA_VERSION, Store
 
 # No WORKBENCH_* setting of the machine running the tests, and no partner anywhere.
@@ -58,6 +60,17 @@ def test_an_older_store_is_read_from_a_private_migrated_copy_and_left_as_it_was(
         store.table("answered_still_listed")
     assert not copy.parent.exists()  # removed on close
     assert _files(folder) == before  # not migrated, nothing beside it
+
+
+def test_an_older_store_whose_copy_cannot_be_made_says_where_and_stays(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = old_store(tmp_path / "old.db", 2)
+    before = path.read_bytes()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "no-such-folder"))
+    with pytest.raises(StoreError, match=r"could not be made in .*no-such-folder.*TMPDIR"):
+        Store(path, read_only=True)
+    assert path.read_bytes() == before
 
 
 @pytest.mark.parametrize("version", OLD_VERSIONS)

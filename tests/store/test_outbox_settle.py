@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -84,48 +83,41 @@ def test_a_list_of_unknown_request_time_settles_nothing(store: Store) -> None:
     assert diff.resolved == () and store.outbox.get(entry)["state"] == "uncertain"
 
 
-def _wait_for(condition: Callable[[], bool], what: str) -> None:
-    for _ in range(400):  # 20 s at most
-        if condition():
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
 @pytest.mark.slow
-def test_a_send_lost_while_a_pull_lists_is_posted_exactly_once(
-    sandbox_factory: Callable[..., Any], tmp_path: Path
-) -> None:
-    sb = sandbox_factory(initial_requests=6, requests_per_hour=0, closed_elsewhere_per_hour=0)
-    listing = ("GET", spec.SUPPLIER_PENDING_PATH)
-    with wb.connect(env=sb.env, db=tmp_path / "db.sqlite") as w:
-        w.pull(progress=False)  # tokens, and a snapshot listing every request before the sends
-        for request_id in sb.pending_request_ids()[:3]:
-            asked = sb.hits[listing]
-            sb.set_faults(latency_ms=1500)  # the pull's list is answered 1.5 s after it arrives
-            errors: list[BaseException] = []
-            pull = threading.Thread(target=_run, args=(w.pull, errors), daemon=True)
-            pull.start()
-            _wait_for(lambda a=asked: sb.hits[listing] > a, "the pull's list request")
-            time.sleep(0.2)  # let the sandbox take that list's latency in before it changes
-            # The send is processed at once, and its answer lost: uncertain, the list in flight.
-            sb.set_faults(latency_ms=0, drop_after_rate=1.0, path_pattern="/responses$")
-            with pytest.raises(wb.TransportError, match="may or may not have processed"):
-                w.supplier.send_response(request_id, response_xml(request_id))
-            sb.set_faults(drop_after_rate=0.0, path_pattern="")
-            pull.join(timeout=30)
-            assert not pull.is_alive() and not errors
-            (entry,) = w.store.table("outbox", where="request_id = ?", params=[request_id])["id"]
-            # The list was requested before the send: it still showed the request, and says
-            # nothing about the send.
-            assert w.store.outbox.get(entry)["state"] == "uncertain"
-            with pytest.raises(wb.DuplicateSend):
-                w.supplier.send_response(request_id, response_xml(request_id))
-            w.pull(progress=False)  # its list is requested after the send: gone, so sent
-            row = w.store.outbox.get(entry)
-            assert row["state"] == "sent" and "inferred sent" in row["resolution"]
-            posts = [r for r in sb.received if r["request_id"] == request_id]
-            assert len(posts) == 1
+def test_a_send_lost_while_a_pull_lists_is_posted_exactly_once(tmp_path: Path) -> None:
+    partner = _Partner({"R-1", "R-2", "R-3"})
+    try:
+        env = {**partner.env, "WORKBENCH_READ_TIMEOUT": "60"}  # a held list is waited for
+        with wb.connect(env=env, db=tmp_path / "db.sqlite") as w:
+            w.pull(progress=False)  # a snapshot listing every request before the sends
+            partner.drop_answers = True  # a send is processed, and its answer lost
+            for request_id in ("R-1", "R-2", "R-3"):
+                partner.held, partner.asked = threading.Event(), threading.Event()
+                errors: list[BaseException] = []
+                pull = threading.Thread(target=_run, args=(w.pull, errors), daemon=True)
+                pull.start()
+                assert partner.asked.wait(30)  # the pull's list is read, its answer held
+                with pytest.raises(wb.TransportError, match="may or may not have processed"):
+                    w.supplier.send_response(request_id, response_xml(request_id))
+                partner.held.set()  # the list, still showing the request, is answered now
+                pull.join(timeout=30)
+                assert not pull.is_alive() and not errors
+                partner.held = None
+                shown = w.store.as_of()["supplier_requests"]["request_id"].tolist()
+                assert request_id in shown  # the held list was answered, and showed it
+                (entry,) = w.store.table("outbox", where="request_id = ?", params=[request_id])[
+                    "id"
+                ]
+                # The list was requested before the send: it says nothing about the send.
+                assert w.store.outbox.get(entry)["state"] == "uncertain"
+                with pytest.raises(wb.DuplicateSend):
+                    w.supplier.send_response(request_id, response_xml(request_id))
+                w.pull(progress=False)  # its list is requested after the send: gone, so sent
+                row = w.store.outbox.get(entry)
+                assert row["state"] == "sent" and "inferred sent" in row["resolution"]
+                assert partner.posts.count(request_id) == 1
+    finally:
+        partner.close()
 
 
 def _run(pull: Callable[..., Any], errors: list[BaseException]) -> None:
@@ -135,16 +127,21 @@ def _run(pull: Callable[..., Any], errors: list[BaseException]) -> None:
         errors.append(exc)
 
 
-class _SlowPartner(ThreadingHTTPServer):
-    """One pending request, R-1, on 127.0.0.1; a send takes it off the list only ``process_s``
-    after it arrived, long after the client gave up on the answer. Counts the POSTs."""
+class _Partner(ThreadingHTTPServer):
+    """A supplier partner on 127.0.0.1 whose timing the test holds: a list is read when asked
+    but answered only once ``held`` (when set) is released; a send is processed only once
+    ``finish`` (when set) is released, or (``drop_answers``) processed and its answer dropped.
+    Records the ids POSTed to."""
 
-    def __init__(self, process_s: float) -> None:
-        self.pending, self.posts, self.process_s = {"R-1"}, 0, process_s
+    def __init__(self, pending: set[str]) -> None:
+        self.pending, self.posts = set(pending), []
+        self.held: threading.Event | None = None
+        self.asked, self.finish, self.processed = threading.Event(), None, threading.Event()
+        self.drop_answers = False
         partner = self
 
         class Handler(BaseHTTPRequestHandler):
-            timeout = 10
+            timeout = 30
 
             def _json(self, status: int, payload: Any) -> None:
                 body = json.dumps(payload).encode()
@@ -155,23 +152,34 @@ class _SlowPartner(ThreadingHTTPServer):
                 self.wfile.write(body)
 
             def do_GET(self) -> None:
-                if self.path.endswith(spec.SUPPLIER_PENDING_PATH) and partner.pending:
-                    self._json(200, [{"RequestID": r} for r in sorted(partner.pending)])
-                elif self.path.endswith(spec.SUPPLIER_PENDING_PATH):
-                    self._json(400, {"Message": spec.NO_REQUESTS_FOUND})
+                if self.path.endswith(spec.SUPPLIER_PENDING_PATH):
+                    listed = [{"RequestID": r} for r in sorted(partner.pending)]
+                    if (held := partner.held) is not None:
+                        partner.asked.set()
+                        held.wait(30)
+                    if listed:
+                        self._json(200, listed)
+                    else:
+                        self._json(400, {"Message": spec.NO_REQUESTS_FOUND})
                 elif self.path.endswith("/no_response"):
                     self._json(400, {"Message": spec.NO_TRANSCRIPTS_FOUND})
                 elif "transcriptrequests/" in self.path:
-                    self._json(200, {"RequestID": "R-1", "PESCXML": None})
+                    self._json(200, {"RequestID": self.path.rsplit("/", 1)[-1], "PESCXML": None})
                 else:
                     self._json(200, [])
 
             def do_POST(self) -> None:
                 self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                partner.posts += 1
-                time.sleep(partner.process_s)  # a slow backend: still working when we give up
-                partner.pending.discard("R-1")
-                self._json(200, {"RequestID": "R-1"})
+                request_id = self.path.split("/")[-2]
+                partner.posts.append(request_id)
+                if partner.finish is not None:  # a slow backend: still working when we give up
+                    partner.finish.wait(30)
+                partner.pending.discard(request_id)
+                partner.processed.set()
+                if partner.drop_answers:
+                    self.close_connection = True  # processed, and the answer never sent
+                else:
+                    self._json(200, {"RequestID": request_id})
 
             def log_message(self, *args: Any) -> None:
                 pass
@@ -179,6 +187,13 @@ class _SlowPartner(ThreadingHTTPServer):
         super().__init__(("127.0.0.1", 0), Handler)
         self.daemon_threads = True
         threading.Thread(target=self.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        for gate in (self.held, self.finish):
+            if gate is not None:
+                gate.set()
+        self.shutdown()
+        self.server_close()
 
     @property
     def env(self) -> dict[str, str]:
@@ -189,7 +204,7 @@ class _SlowPartner(ThreadingHTTPServer):
             "WORKBENCH_SUBSCRIPTION_KEY": "key-0123456789",
             **{f"WORKBENCH_{r}_TOKEN": f"token-{r.lower()}-0123" for r in _ROLES},
             "WORKBENCH_MAX_ATTEMPTS": "1",
-            "WORKBENCH_READ_TIMEOUT": "1",
+            "WORKBENCH_READ_TIMEOUT": "1",  # a send held unfinished is given up
         }
 
 
@@ -200,19 +215,20 @@ _ROLES = ("INTL", "DOMESTIC", "SUPPLIER", "CONSUMER")
 def test_a_send_the_partner_is_still_processing_is_not_failed_by_the_next_list(
     tmp_path: Path,
 ) -> None:
-    partner = _SlowPartner(process_s=2.0)
+    partner = _Partner({"R-1"})
+    partner.finish = threading.Event()  # released by the test, after the client gave up
     try:
         with wb.connect(env=partner.env, db=tmp_path / "db.sqlite") as w:
             w.pull(progress=False)  # R-1 is listed before the send
             with pytest.raises(wb.TransportError):  # read timeout: the answer is given up
                 w.supplier.send_response("R-1", response_xml("R-1"))
-            w.pull(progress=False)  # at once: the partner still lists R-1, still processing
+            w.pull(progress=False)  # the partner still lists R-1, still processing
             [entry] = w.store.table("outbox")[["state", "resolution"]].to_dict("records")
             assert entry["state"] == "uncertain" and "too soon" in entry["resolution"]
             with pytest.raises(wb.DuplicateSend):
                 w.supplier.send_response("R-1", response_xml("R-1"))
-        time.sleep(partner.process_s)
-        assert partner.posts == 1
+        partner.finish.set()
+        assert partner.processed.wait(30)
+        assert partner.posts == ["R-1"]
     finally:
-        partner.shutdown()
-        partner.server_close()
+        partner.close()

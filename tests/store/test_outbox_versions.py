@@ -13,7 +13,7 @@ import time_machine
 import workbench as wb
 from tests.store.helpers import listed
 from workbench.store import Store
-from workbench.store.cells import now
+from workbench.store.schema import now
 
 LIST = "consumer_transcripts"
 ACK = "send_acknowledgment"

@@ -11,7 +11,7 @@ import pytest
 from tests.store.helpers import at, exchange, listed
 from workbench.errors import StoreError
 from workbench.store import Store
-from workbench.store.record import request_id_from_url
+from workbench.store.core import request_id_from_url
 
 
 def test_runs_begin_running_and_finish_with_a_summary(store: Store) -> None:

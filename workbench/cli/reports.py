@@ -1,8 +1,6 @@
 """``workbench report``, ``troubleshoot`` and ``bundle``: what the database holds, written up.
 
-Exit codes as in :mod:`workbench.cli`: 2 usage (before anything is pulled), 1 a failed notebook
-or a partial or failed pull, 3 exceptions at or above ``--severity`` with
-``--fail-on-exceptions``, else 0. The jobs are :mod:`workbench.report.job`'s.
+Each calls one job of :mod:`workbench.report.job`; exit codes as in :mod:`workbench.cli`.
 """
 
 from __future__ import annotations
@@ -18,133 +16,64 @@ from workbench.cli.output import announce_partner, announce_store, clean_errors,
 if TYPE_CHECKING:
     from workbench.report.job import ReportJob
 
-NoPull = Annotated[
-    bool,
-    typer.Option(
-        "--no-pull", help="Report on what the database holds; do not contact the partner."
-    ),
-]
-AllowPartial = Annotated[
-    bool,
-    typer.Option(
-        "--allow-partial",
-        help="Exit 0 (or 3) even when the pull was partial: the report uses what is stored.",
-    ),
-]
-Timeout = Annotated[
-    int,
-    typer.Option(
-        min=1, metavar="SECONDS", help="Seconds any one cell may run before the run fails."
-    ),
-]
+# fmt: off
+NoPull = Annotated[bool, typer.Option(
+    "--no-pull", help="Report on what the database holds; do not contact the partner.")]
+AllowPartial = Annotated[bool, typer.Option(
+    "--allow-partial",
+    help="Exit 0 (or 3) even when the pull was partial: the report uses what is stored.")]
+Timeout = Annotated[int, typer.Option(
+    min=1, metavar="SECONDS", help="Seconds any one cell may run before the run fails.")]
+Notebook = Annotated[str, typer.Option(metavar="NAME", help="Notebook of notebooks/ to run.")]
+AsOf = Annotated[str | None, typer.Option(
+    metavar="TIME", help="Reconcile the store as it was then (ISO 8601 time, not in the future; "
+    "default: now).")]
+SlaDays = Annotated[float | None, typer.Option(
+    metavar="DAYS", help="Days after which an open item breaches the SLA (>= 0; default: the "
+    "notebook's, 5 for reconcile).")]
+GraceHours = Annotated[float | None, typer.Option(
+    metavar="HOURS", help="Hours past the SLA an item may wait before it is overdue (>= 0; "
+    "default 0).")]
+Zone = Annotated[str | None, typer.Option(
+    "--tz", metavar="ZONE", help="Show times in this zone, e.g. America/Toronto (default: the "
+    "profile's timezone, else UTC); the database stays in UTC.")]
+Param = Annotated[list[str] | None, typer.Option(
+    "--param", "-p", metavar="KEY=VALUE", help="Another notebook parameter, key=value "
+    "(repeatable).")]
+FailOnExceptions = Annotated[bool, typer.Option(
+    "--fail-on-exceptions", help="Exit 3 when the store holds exceptions at --severity or worse.")]
+Severity = Annotated[str, typer.Option(
+    metavar="LEVEL", help="Lowest severity --fail-on-exceptions counts: low ... critical.")]
+Notify = Annotated[str | None, typer.Option(
+    metavar="URL", help="Post a summary (figures, no student data) to this webhook URL.")]
+MailTo = Annotated[list[str] | None, typer.Option(
+    metavar="ADDRESS", help="Mail the summary (figures, no student data) to this address "
+    "through the profile's SMTP server (repeatable).")]
+MaxAge = Annotated[float | None, typer.Option(
+    "--max-age", metavar="HOURS", help="Exit 1 when a list or feed was last read more than "
+    "HOURS before the report (it says so at its top; default limit there: 24).")]
+TrendDays = Annotated[int | None, typer.Option(
+    "--trend-days", min=1, metavar="DAYS", help="The trends section covers the pull runs of the "
+    "last DAYS days (default 14).")]
+BundleDir = Annotated[str | None, typer.Option(
+    metavar="DIR", help="Folder for the support bundle (default: bundles/ beside the database).")]
+Out = Annotated[str | None, typer.Option(
+    metavar="DIR", help="Folder to write the zip in (default: bundles/ beside the database).")]
+RedactPersonal = Annotated[bool, typer.Option(
+    "--redact-personal",
+    help="Also mask student names, birth dates, agency ids, addresses, emails, phones.")]
+# fmt: on
 
 
 def report(
-    notebook: Annotated[
-        str, typer.Option(metavar="NAME", help="Notebook of notebooks/ to run.")
-    ] = "reconcile",
-    profile: Profile = None,
-    db: Db = None,
-    config: Config = None,
-    no_pull: NoPull = False,
-    allow_partial: AllowPartial = False,
-    as_of: Annotated[
-        str | None,
-        typer.Option(
-            metavar="TIME",
-            help="Reconcile the store as it was then (ISO 8601 time, not in the future; "
-            "default: now).",
-        ),
-    ] = None,
-    sla_days: Annotated[
-        float | None,
-        typer.Option(
-            metavar="DAYS",
-            help="Days after which an open item breaches the SLA (>= 0; default: the notebook's, "
-            "5 for reconcile).",
-        ),
-    ] = None,
-    grace_hours: Annotated[
-        float | None,
-        typer.Option(
-            metavar="HOURS",
-            help="Hours past the SLA an item may wait before it is overdue (>= 0; default 0).",
-        ),
-    ] = None,
-    tz: Annotated[
-        str | None,
-        typer.Option(
-            "--tz",
-            metavar="ZONE",
-            help="Show times in this zone, e.g. America/Toronto (default: the "
-            "profile's timezone, else UTC); the database stays in UTC.",
-        ),
-    ] = None,
-    param: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--param",
-            "-p",
-            metavar="KEY=VALUE",
-            help="Another notebook parameter, key=value (repeatable).",
-        ),
-    ] = None,
-    output_dir: OutputDir = None,
-    timeout: Timeout = 600,
-    fail_on_exceptions: Annotated[
-        bool,
-        typer.Option(
-            "--fail-on-exceptions", help="Exit 3 when the report holds exceptions at --severity+."
-        ),
-    ] = False,
-    severity: Annotated[
-        str,
-        typer.Option(
-            metavar="LEVEL", help="Lowest severity --fail-on-exceptions counts: low ... critical."
-        ),
-    ] = "high",
-    notify: Annotated[
-        str | None,
-        typer.Option(
-            metavar="URL", help="Post a summary (figures, no student data) to this webhook URL."
-        ),
-    ] = None,
-    mail_to: Annotated[
-        list[str] | None,
-        typer.Option(
-            metavar="ADDRESS",
-            help="Mail the summary to this address through the profile's SMTP server (repeatable).",
-        ),
-    ] = None,
-    attach: Annotated[
-        bool, typer.Option("--attach", help="Attach the HTML (it holds student data) to the mail.")
-    ] = False,
-    export: Annotated[
-        str | None,
-        typer.Option(
-            metavar="FORMATS",
-            help="Also write the exceptions and open items beside the HTML: csv, xlsx or csv,xlsx.",
-        ),
-    ] = None,
-    max_age: Annotated[
-        float | None,
-        typer.Option(
-            "--max-age",
-            metavar="HOURS",
-            help="Exit 1 when a list or feed was last read more "
-            "than HOURS before the report (it says so at its top; default limit there: 24).",
-        ),
-    ] = None,
-    trend_days: Annotated[
-        int | None,
-        typer.Option(
-            "--trend-days",
-            min=1,
-            metavar="DAYS",
-            help="The trends section covers the pull runs of the last DAYS days (default 14).",
-        ),
-    ] = None,
-) -> None:
+    notebook: Notebook = "reconcile", profile: Profile = None, db: Db = None,
+    config: Config = None, no_pull: NoPull = False, allow_partial: AllowPartial = False,
+    as_of: AsOf = None, sla_days: SlaDays = None, grace_hours: GraceHours = None,
+    tz: Zone = None, param: Param = None, output_dir: OutputDir = None,
+    timeout: Timeout = 600, fail_on_exceptions: FailOnExceptions = False,
+    severity: Severity = "high", notify: Notify = None, mail_to: MailTo = None,
+    max_age: MaxAge = None, trend_days: TrendDays = None,
+) -> None:  # fmt: skip
     """Pull, run a notebook with papermill, write its executed copy and HTML; print both paths.
 
     The HTML hides the code, embeds its charts and fetches nothing from the network.
@@ -153,55 +82,40 @@ def report(
     or run); 1 when the notebook failed (naming the cell; the partial outputs are kept), the
     pull was partial or failed (the report is still written; --allow-partial accepts a
     partial pull), or, with --max-age, the data is older than HOURS (the report is written and
-    says so at its top); 3 with --fail-on-exceptions when the report holds exceptions at or above
-    --severity; else 0. The reason for 1 or 3 is printed on stderr.
+    says so at its top); 3 with --fail-on-exceptions when the store holds exceptions at or
+    above --severity, reconciled as the report was; else 0. The reason for 1 or 3 is printed
+    on stderr.
 
-    --export writes spreadsheets next to the HTML (their paths are printed before the
-    report's); --notify and --mail-to send a summary without student data once the report is
-    written: when one fails, the report is kept and the exit code is 1.
+    --notify and --mail-to send a summary without student data once the report is written:
+    when one fails, the report is kept and the exit code is 1.
     """
     from workbench.report.deliver import plan_delivery
 
     parameters = _key_values(param)
     with clean_errors():
         delivery = plan_delivery(
-            notify=notify, mail_to=mail_to, attach=attach, export=export, profile=profile,
-            db=db, config_path=config,
-        )  # fmt: skip
+            notify=notify, mail_to=mail_to, profile=profile, config_path=config
+        )
         (announce_store if no_pull else announce_partner)(profile, db, config)
         from workbench.report.job import run_report_job  # papermill: after the quick checks
 
+        named = dict(as_of=as_of, sla_days=sla_days, grace_hours=grace_hours, tz=tz,
+                     trend_days=trend_days)  # fmt: skip
         job = run_report_job(
-            notebook, {"as_of": as_of, "sla_days": sla_days, "grace_hours": grace_hours, "tz": tz,
-                       "trend_days": trend_days},
-            parameters,
-            profile=profile, db=db, config_path=config, no_pull=no_pull, output_dir=output_dir,
-            timeout_s=timeout, fail_on_exceptions=fail_on_exceptions, severity=severity, say=say,
-            warn=warn, max_age_hours=max_age,
+            notebook, named, parameters, profile=profile, db=db, config_path=config,
+            no_pull=no_pull, output_dir=output_dir, timeout_s=timeout,
+            fail_on_exceptions=fail_on_exceptions, severity=severity, max_age_hours=max_age,
+            say=say, warn=warn,
         )  # fmt: skip
-        done = delivery.deliver(job, say=warn)
-    for path in done.exports:
-        typer.echo(str(path.resolve()))
-    _finish(job, allow_partial=allow_partial, failures=done.failures)
+        failures = delivery.deliver(job, say=warn)
+    _finish(job, allow_partial=allow_partial, failures=failures)
 
 
 def troubleshoot(
-    request_id: RequestId,
-    profile: Profile = None,
-    db: Db = None,
-    config: Config = None,
-    no_pull: NoPull = False,
-    allow_partial: AllowPartial = False,
-    output_dir: OutputDir = None,
-    bundle_dir: Annotated[
-        str | None,
-        typer.Option(
-            metavar="DIR",
-            help="Folder for the support bundle (default: bundles/ beside the database).",
-        ),
-    ] = None,
-    timeout: Timeout = 600,
-) -> None:
+    request_id: RequestId, profile: Profile = None, db: Db = None, config: Config = None,
+    no_pull: NoPull = False, allow_partial: AllowPartial = False, output_dir: OutputDir = None,
+    bundle_dir: BundleDir = None, timeout: Timeout = 600,
+) -> None:  # fmt: skip
     """Pull, then run the troubleshoot notebook on one request; print the support bundle's
     path, then the report's two paths.
 
@@ -222,30 +136,14 @@ def troubleshoot(
             no_pull=no_pull, output_dir=output_dir, timeout_s=timeout, say=say, warn=warn,
         )  # fmt: skip
     if job.bundle is not None:
-        typer.echo(str(Path(job.bundle).resolve()))
+        typer.echo(str(job.bundle.resolve()))
     _finish(job, allow_partial=allow_partial)
 
 
 def bundle(
-    request_id: RequestId,
-    profile: Profile = None,
-    db: Db = None,
-    config: Config = None,
-    out: Annotated[
-        str | None,
-        typer.Option(
-            metavar="DIR",
-            help="Folder to write the zip in (default: bundles/ beside the database).",
-        ),
-    ] = None,
-    redact_personal: Annotated[
-        bool,
-        typer.Option(
-            "--redact-personal",
-            help="Also mask student names, birth dates, agency ids, addresses, emails, phones.",
-        ),
-    ] = False,
-) -> None:
+    request_id: RequestId, profile: Profile = None, db: Db = None, config: Config = None,
+    out: Out = None, redact_personal: RedactPersonal = False,
+) -> None:  # fmt: skip
     """Zip what the database holds about one request for a partner ticket; print its path.
 
     The zip holds a redacted HAR of its calls (it opens in a browser's developer tools), its
@@ -258,20 +156,15 @@ def bundle(
 
     with clean_errors():
         if out is None:
-            from workbench.report.job import reports_beside
+            from workbench.report.job import beside_store
 
-            out = str(Path(reports_beside(db, profile=profile, config_path=config)).with_name(
-                "bundles"))  # fmt: skip
+            out = beside_store(db, "bundles", profile=profile, config_path=config)
         check_folder(out, parameter="out")
         announce_store(profile, db, config)
         zip_path = make_bundle_from_profile(
-            request_id,
-            profile=profile,
-            db=db,
-            config_path=config,
-            out_dir=out,
+            request_id, profile=profile, db=db, config_path=config, out_dir=out,
             redact_personal=redact_personal,
-        )
+        )  # fmt: skip
     typer.echo(str(Path(zip_path).resolve()))
 
 
@@ -288,12 +181,12 @@ def _key_values(pairs: list[str] | None) -> dict[str, str]:
 
 def _finish(job: ReportJob, *, allow_partial: bool, failures: list[str] | None = None) -> None:
     """Print the report's two absolute paths (the last two lines of stdout), say why the exit
-    code is not 0 on stderr, and exit with it."""
+    code is not 0 on stderr, and exit with it; a failed delivery makes it 1."""
     if job.run is not None:
         typer.echo(str(job.run.ipynb_path.resolve()))
         typer.echo(str(job.run.html_path.resolve()))
     code, reasons = job.verdict(allow_partial=allow_partial)
-    if failures:  # a delivery failed: the report is written, the job is not done (exit 1)
+    if failures:
         code, reasons = (code if code in (1, 2) else 1), [*reasons, *failures]
     for reason in reasons:
         warn(reason)

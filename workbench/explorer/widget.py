@@ -29,11 +29,10 @@ import pandas as pd
 
 from workbench.errors import WorkbenchError
 from workbench.explorer import query, render
+from workbench.report.history import pull_runs
 from workbench.report.markup import STYLE
-from workbench.report.run_changes import pull_runs
-from workbench.report.stores import open_store
+from workbench.report.stores import open_store, report_zone
 from workbench.report.troubleshoot import request_documents, versions_section
-from workbench.report.zones import report_zone
 from workbench.store import Store
 
 ANY_COLUMN = "(any column)"

@@ -50,7 +50,7 @@ their ``RequestTrackingID``; the two are never required to be equal.
 **Open** means one thing everywhere: ``awaiting_response`` (and, for transcripts received,
 ``awaiting_ack``); ``OPEN_STATES``, ``open_items``. The store's views ``open_requests``,
 ``answered_still_listed`` and ``transcripts_awaiting_ack`` are these rules in SQL
-(``workbench.store.views``), and so are the explorer, ``workbench export``, Datasette's
+(``workbench.store.schema``), and so are the explorer, ``workbench export``, Datasette's
 queries and the report's figures and spreadsheets (``tests/test_open_everywhere.py``).
 
 Furthest along wins because it is the most the partner can have seen; an unsettled send ranks

@@ -46,15 +46,9 @@ from workbench.reconcile.supplier import lifecycle
 
 CHECKS = ("tracking_id", "student_identity", "sla", "ack_totals")
 CHECK_COLUMNS: dict[str, str] = {
-    "check": TEXT,
-    "side": TEXT,
-    "id": TEXT,
-    "subject": TEXT,
-    "field": TEXT,
-    "expected": TEXT,
-    "found": TEXT,
-    "outbox_id": COUNT,
-}
+    "check": TEXT, "side": TEXT, "id": TEXT, "subject": TEXT, "field": TEXT, "expected": TEXT,
+    "found": TEXT, "outbox_id": COUNT,
+}  # fmt: skip
 SENT_SUBJECT = {
     "send_response": ("supplier", "response sent"),
     "send_transcript": ("supplier", "transcript sent"),
@@ -107,36 +101,15 @@ def empty_checks() -> pd.DataFrame:
     return pd.DataFrame({c: pd.Series(dtype=d) for c, d in CHECK_COLUMNS.items()})
 
 
-def _rows(
-    check: str,
-    side: Any,
-    ids: Any,
-    subject: Any,
-    field: str,
-    expected: Any,
-    found: Any,
-    outbox_id: Any = pd.NA,
-) -> pd.DataFrame:
-    """Failed checks of one kind, one per id (no ids: an empty frame, which ``checks`` leaves
-    out)."""
+def _rows(check: str, side: Any, ids: Any, subject: Any, field: str, expected: Any, found: Any,
+          outbox_id: Any = pd.NA) -> pd.DataFrame:  # fmt: skip
+    """Failed checks of one kind, one per id (none: an empty frame, which ``checks`` leaves)."""
     if len(ids) == 0:
         return pd.DataFrame()
-    return pd.DataFrame(
-        {
-            "check": check,
-            "side": side,
-            "id": _values(ids),
-            "subject": subject,
-            "field": field,
-            "expected": _values(expected),
-            "found": _values(found),
-            "outbox_id": _values(outbox_id),
-        }
-    )
-
-
-def _values(value: Any) -> Any:
-    return value.to_numpy(dtype=object, na_value=None) if isinstance(value, pd.Series) else value
+    values = dict(check=check, side=side, id=ids, subject=subject, field=field,
+                  expected=expected, found=found, outbox_id=outbox_id)  # fmt: skip
+    return pd.DataFrame({k: v.to_numpy(dtype=object, na_value=None) if isinstance(v, pd.Series)
+                         else v for k, v in values.items()})  # fmt: skip
 
 
 def _differ(ours: pd.Series, theirs: pd.Series) -> pd.Series:
@@ -170,52 +143,27 @@ def _tracking(t: Mapping[str, pd.DataFrame]) -> list[pd.DataFrame]:
         side_subject = contradicting["operation"].map(
             lambda op: SENT_SUBJECT.get(op, ("supplier", op))
         )
-        parts.append(
-            _rows(
-                "tracking_id",
-                side_subject.str[0],
-                contradicting["request_id"],
-                side_subject.str[1],
-                "request_tracking_id",
-                answered[wrong],
-                contradicting["sent_request_tracking_id"],
-                contradicting["outbox_id"],
-            )
-        )
+        parts.append(_rows("tracking_id", side_subject.str[0], contradicting["request_id"],
+                           side_subject.str[1], "request_tracking_id", answered[wrong],
+                           contradicting["sent_request_tracking_id"],
+                           contradicting["outbox_id"]))  # fmt: skip
     acks = t["acknowledgments"]
     received = acks[(acks["direction"] == "received").fillna(False)]
     expected = received["answers"].map(of_request).astype(TEXT)
     bad = _differ(expected, received["request_tracking_id"])
-    parts.append(
-        _rows(
-            "tracking_id",
-            "supplier",
-            received["request_id"][bad],
-            "acknowledgment received",
-            "request_tracking_id",
-            expected[bad],
-            received["request_tracking_id"][bad],
-            received["outbox_id"][bad],
-        )
-    )
+    parts.append(_rows("tracking_id", "supplier", received["request_id"][bad],
+                       "acknowledgment received", "request_tracking_id", expected[bad],
+                       received["request_tracking_id"][bad],
+                       received["outbox_id"][bad]))  # fmt: skip
     entries = ob[["outbox_id", "sent_document_id"]].dropna(subset=["outbox_id"])
     entries = entries.drop_duplicates("outbox_id", keep="last").set_index("outbox_id")
     sent_document = received["outbox_id"].map(entries["sent_document_id"])
     sent_document = sent_document.astype(TEXT)
     echo = _differ(sent_document, received["document_id"])
     echoed = received[echo]
-    parts.append(
-        _rows(
-            "tracking_id",
-            "supplier",
-            echoed["request_id"],
-            "acknowledgment received",
-            "document_id",
-            sent_document[echo],
-            echoed["document_id"],
-            echoed["outbox_id"],
-        )
-    )
+    parts.append(_rows("tracking_id", "supplier", echoed["request_id"],
+                       "acknowledgment received", "document_id", sent_document[echo],
+                       echoed["document_id"], echoed["outbox_id"]))  # fmt: skip
     return parts
 
 
@@ -237,23 +185,11 @@ def _identity(t: Mapping[str, pd.DataFrame]) -> list[pd.DataFrame]:
         if not differ.any():
             continue
         rows = pairs[differ]
-        ours, theirs = (
-            _comparable(rows[column], column),
-            _comparable(rows[f"sent_{column}"], column),
-        )
+        ours, theirs = (_comparable(rows[c], column) for c in (column, f"sent_{column}"))
         rows = rows[(ours != theirs).fillna(False)]
-        parts.append(
-            _rows(
-                "student_identity",
-                "supplier",
-                rows["request_id"],
-                "transcript sent",
-                column,
-                rows[column],
-                rows[f"sent_{column}"],
-                rows["outbox_id"],
-            )
-        )
+        parts.append(_rows("student_identity", "supplier", rows["request_id"], "transcript sent",
+                           column, rows[column], rows[f"sent_{column}"],
+                           rows["outbox_id"]))  # fmt: skip
     return parts
 
 
@@ -270,25 +206,11 @@ def _sla(requests: pd.DataFrame, transcripts: pd.DataFrame, sla_days: float) -> 
         transcripts["sla_breached"].fillna(False), ["transcript_id", "age_days"]
     ]
     return [
-        _rows(
-            "sla",
-            "supplier",
-            late["request_id"],
-            "request",
-            "age_days",
-            limit,
-            pd.Series(text(late["age_days"])),
-        ),
-        _rows(
-            "sla",
-            "consumer",
-            waiting["transcript_id"],
-            "transcript received",
-            "age_days",
-            limit,
-            pd.Series(text(waiting["age_days"])),
-        ),
-    ]
+        _rows("sla", "supplier", late["request_id"], "request", "age_days", limit,
+              pd.Series(text(late["age_days"]))),
+        _rows("sla", "consumer", waiting["transcript_id"], "transcript received", "age_days",
+              limit, pd.Series(text(waiting["age_days"]))),
+    ]  # fmt: skip
 
 
 def _ack_totals(requests: pd.DataFrame, transcripts: pd.DataFrame) -> list[pd.DataFrame]:
@@ -304,29 +226,11 @@ def _ack_totals(requests: pd.DataFrame, transcripts: pd.DataFrame) -> list[pd.Da
     )
     for field, sent, acked, counted in pairs:
         rows = theirs[(theirs[acked] != theirs[sent]).fillna(True)]
-        parts.append(
-            _rows(
-                "ack_totals",
-                "supplier",
-                rows["request_id"],
-                "acknowledgment received",
-                field,
-                rows[sent].astype("string"),
-                rows[acked].astype("string"),
-                rows["transcript_outbox_id"],
-            )
-        )
+        parts.append(_rows("ack_totals", "supplier", rows["request_id"], "acknowledgment received",
+                           field, rows[sent].astype("string"), rows[acked].astype("string"),
+                           rows["transcript_outbox_id"]))  # fmt: skip
         rows = mine[mine[counted].notna() & (mine[acked] != mine[counted]).fillna(True)]
-        parts.append(
-            _rows(
-                "ack_totals",
-                "consumer",
-                rows["transcript_id"],
-                "acknowledgment sent",
-                field,
-                rows[counted].astype("string"),
-                rows[acked].astype("string"),
-                rows["ack_outbox_id"],
-            )
-        )
+        parts.append(_rows("ack_totals", "consumer", rows["transcript_id"], "acknowledgment sent",
+                           field, rows[counted].astype("string"), rows[acked].astype("string"),
+                           rows["ack_outbox_id"]))  # fmt: skip
     return parts

@@ -45,47 +45,19 @@ _KEY_COLUMNS = {
 }
 
 TRANSCRIPT_COLUMNS: dict[str, str | None] = {
-    "transcript_id": TEXT,
-    "state": None,
-    "request_date": TIME,
-    "implausible_request_date": TIME,
-    "age_days": "Float64",
-    "age_bucket": None,
-    "sla_breached": FLAG,
-    "on_list": FLAG,
-    "left_at": TIME,
-    "left_reason": TEXT,
-    "document_id": TEXT,
-    "request_tracking_id": TEXT,
-    "transmission_type": TEXT,
-    "process_code": TEXT,
-    "current_version": COUNT,
-    "version_count": COUNT,
-    "source_org_id": TEXT,
-    "source_org_name": TEXT,
-    "student_first_name": TEXT,
-    "student_last_name": TEXT,
-    "student_birth_date": TEXT,
-    "student_oen": TEXT,
-    "award_count": COUNT,
-    "course_count": COUNT,
-    "ack_outbox_id": COUNT,
-    "acknowledged_at": TIME,
-    "ack_award_total": COUNT,
-    "ack_course_total": COUNT,
-    "ack_send_state": TEXT,
-    "ack_note": TEXT,
-    "acknowledged_version": COUNT,
-    "reissued_after_ack": FLAG,
-    "duplicate": FLAG,
-    "duplicate_of": TEXT,
-    "duplicate_key": TEXT,
-    "document_problem": None,
-    "detail_error": TEXT,
-    "parse_error": TEXT,
-    "validation_status": TEXT,
+    "transcript_id": TEXT, "state": None, "request_date": TIME, "implausible_request_date": TIME,
+    "age_days": "Float64", "age_bucket": None, "sla_breached": FLAG, "on_list": FLAG,
+    "left_at": TIME, "left_reason": TEXT, "document_id": TEXT, "request_tracking_id": TEXT,
+    "transmission_type": TEXT, "process_code": TEXT, "current_version": COUNT,
+    "version_count": COUNT, "source_org_id": TEXT, "source_org_name": TEXT,
+    "student_first_name": TEXT, "student_last_name": TEXT, "student_birth_date": TEXT,
+    "student_oen": TEXT, "award_count": COUNT, "course_count": COUNT, "ack_outbox_id": COUNT,
+    "acknowledged_at": TIME, "ack_award_total": COUNT, "ack_course_total": COUNT,
+    "ack_send_state": TEXT, "ack_note": TEXT, "acknowledged_version": COUNT,
+    "reissued_after_ack": FLAG, "duplicate": FLAG, "duplicate_of": TEXT, "duplicate_key": TEXT,
+    "document_problem": None, "detail_error": TEXT, "parse_error": TEXT, "validation_status": TEXT,
     "validation_error": TEXT,
-}
+}  # fmt: skip
 # The outbox columns the consumer side reads (a row filter copies only these).
 _ACKS = ["request_id", "outbox_id", "state", "created_at", "updated_at", "resolution", "error",
          "sent_document_id"]  # fmt: skip
@@ -117,10 +89,7 @@ def status(
     # Our latest acknowledgment of each transcript, whatever became of it.
     tried = ours.drop_duplicates("request_id", keep="last")
     tried = pd.DataFrame(
-        {
-            "ack_send_state": tried["state"],
-            "ack_note": tried["resolution"].fillna(tried["error"]),
-        }
+        {"ack_send_state": tried["state"], "ack_note": tried["resolution"].fillna(tried["error"])}
     ).set_axis(tried["request_id"])
 
     # Our newest acknowledgment that was sent, what it said, and the version it acknowledges.

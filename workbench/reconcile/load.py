@@ -9,20 +9,16 @@ import numpy as np
 import pandas as pd
 
 from workbench.reconcile.inputs import IDENTITY, TABLES, conform, timestamp
-from workbench.store.cells import utc_text
 
 if TYPE_CHECKING:
     from workbench.store import Store
 
 # payload_flat field -> outbox column
 _SENT_FIELDS = {
-    "document_id": "sent_document_id",
-    "request_tracking_id": "sent_request_tracking_id",
-    "response_status": "sent_response_status",
-    "award_count": "sent_award_count",
-    "course_count": "sent_course_count",
-    **{c: f"sent_{c}" for c in IDENTITY},
-}
+    "document_id": "sent_document_id", "request_tracking_id": "sent_request_tracking_id",
+    "response_status": "sent_response_status", "award_count": "sent_award_count",
+    "course_count": "sent_course_count", **{c: f"sent_{c}" for c in IDENTITY},
+}  # fmt: skip
 
 
 def load(store: Store, *, as_of: Any = None) -> dict[str, pd.DataFrame]:
@@ -41,7 +37,7 @@ def load(store: Store, *, as_of: Any = None) -> dict[str, pd.DataFrame]:
     >>> rec = reconcile.reconcile(tables)  # doctest: +SKIP
     """
     at = None if as_of is None else timestamp(as_of)
-    cut = None if at is None else utc_text(at.to_pydatetime())
+    cut = None if at is None else at.strftime("%Y-%m-%dT%H:%M:%S.%fZ")  # as the store writes
     versions = _versions(store, cut)
     raw = {
         "requests": _entity(store, "transcript_requests", "request_id", "supplier_requests", cut),

@@ -26,7 +26,7 @@ from typing import Any
 
 import pandas as pd
 
-from workbench.store.views import PLAUSIBLE_AHEAD_DAYS, PLAUSIBLE_FROM
+from workbench.store.schema import PLAUSIBLE_AHEAD_DAYS, PLAUSIBLE_FROM
 
 # The store's views measure ages by the same window.
 EARLIEST = pd.Timestamp(PLAUSIBLE_FROM, tz="UTC")

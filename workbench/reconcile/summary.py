@@ -14,20 +14,9 @@ from workbench.reconcile.supplier import SUPPLIER_STATES
 from workbench.severities import SEVERITIES
 
 _UNKNOWN = "(unknown)"
-ORGANISATION_COUNTS = tuple(
-    dict.fromkeys(
-        (
-            "items",
-            "open",
-            "sla_breached",
-            *SUPPLIER_STATES,
-            *CONSUMER_STATES,
-            "duplicates",
-            "exceptions",
-            "high_or_worse",
-        )
-    )
-)
+ORGANISATION_COUNTS = tuple(dict.fromkeys((
+    "items", "open", "sla_breached", *SUPPLIER_STATES, *CONSUMER_STATES, "duplicates",
+    "exceptions", "high_or_worse")))  # fmt: skip
 ORGANISATION_COLUMNS = ("side", "organisation_id", "organisation_name", *ORGANISATION_COUNTS)
 # what is open, per side: a request awaiting our response, a transcript awaiting our ack
 OPEN_STATES = {"supplier": "awaiting_response", "consumer": "awaiting_ack"}
@@ -170,8 +159,7 @@ def _side(
     key = pd.Series(pd.factorize(organisation)[0], index=frame.index)
     # What each row counts for: its state (a column per state, all of them), open, past the SLA.
     counted = pd.get_dummies(frame["state"]).assign(
-        open=frame["state"] == OPEN_STATES[side],
-        sla_breached=frame["sla_breached"].fillna(False),
+        open=frame["state"] == OPEN_STATES[side], sla_breached=frame["sla_breached"].fillna(False)
     )
     if "duplicate" in frame.columns:
         later = frame["duplicate"] & (frame["duplicate_of"] != frame[id_column])

@@ -11,7 +11,6 @@ gives it for the shell, the id quoted (``workbench send ack 'C 12'``), and as a 
 
 from __future__ import annotations
 
-import re
 import shlex
 from typing import Any
 
@@ -101,24 +100,16 @@ _DO_NOT_RESEND = (
 # ``subject`` holds ``found``.
 _SIDES = "{label} ({holder}: {expected} · {subject}: {found})"
 _FIELD_LABELS = {
-    "student_first_name": "first name",
-    "student_last_name": "last name",
-    "student_birth_date": "birth date",
-    "student_oen": "OEN",
-    "student_ocas_account": "OCAS account",
-    "student_ocas_application": "OCAS application",
-    "student_school_assigned_id": "school-assigned id",
-    "academic_award_total": "awards",
-    "course_total": "courses",
-    "request_tracking_id": "RequestTrackingID",
+    "student_first_name": "first name", "student_last_name": "last name",
+    "student_birth_date": "birth date", "student_oen": "OEN",
+    "student_ocas_account": "OCAS account", "student_ocas_application": "OCAS application",
+    "student_school_assigned_id": "school-assigned id", "academic_award_total": "awards",
+    "course_total": "courses", "request_tracking_id": "RequestTrackingID",
     "document_id": "DocumentID",
-}
+}  # fmt: skip
 _SERIOUS_IDENTITY = (
-    "student_birth_date",
-    "student_oen",
-    "student_ocas_account",
-    "student_ocas_application",
-)
+    "student_birth_date", "student_oen", "student_ocas_account", "student_ocas_application",
+)  # fmt: skip
 
 
 def exceptions(
@@ -187,28 +178,12 @@ def _part(
     )
 
 
-# The characters a shell word may hold unquoted (``shlex.quote``'s).
-_PLAIN = r"[\w@%+=:,./-]+"
-_UNPLAIN = re.compile(r"[^\w@%+=:,./\n-]|^-", re.ASCII | re.MULTILINE)  # over ids, one a line
-
-
-def _quoted(ids: pd.Series) -> dict[str, np.ndarray]:
-    """Each id as one shell word (``sh``: ``shlex.quote``, after ``--`` when it starts with a
-    dash, so no command reads it as an option) and as a Python string (``py``). Plain ids,
-    nearly always all of them (one scan tells), are written as they are."""
+def _quoted(ids: pd.Series) -> dict[str, list[str]]:
+    """Each id as one shell word (``sh``, after ``--`` when it starts with a dash, so no
+    command reads it as an option) and as a Python string (``py``)."""
     values = ids.astype(TEXT).fillna("")
-    raw = values.to_numpy(dtype=object)
-    sh = raw.copy()
-    py = ("'" + values + "'").to_numpy(dtype=object)
-    if not _UNPLAIN.search("\n".join(raw)):
-        return {"sh": sh, "py": py}
-    plain = values.str.fullmatch(_PLAIN, flags=re.ASCII).to_numpy(dtype=bool)
-    dashed = values.str.startswith("-").to_numpy(dtype=bool)
-    for i in np.flatnonzero(~plain | dashed):
-        sh[i] = ("-- " if dashed[i] else "") + shlex.quote(raw[i])
-    for i in np.flatnonzero(~plain):
-        py[i] = repr(raw[i])
-    return {"sh": sh, "py": py}
+    sh = [("-- " if v.startswith("-") else "") + shlex.quote(v) for v in values]
+    return {"sh": sh, "py": [repr(v) for v in values]}
 
 
 def _supplier(r: pd.DataFrame) -> list[pd.DataFrame]:
@@ -339,8 +314,7 @@ def _joined(rows: pd.DataFrame, template: str = _SIDES) -> pd.DataFrame:
     groups = rows.groupby(["side", "id"], sort=False, dropna=False)
     out = rows.drop_duplicates(["side", "id"])[["side", "id", "outbox_id", "subject"]]
     return out.assign(
-        piece=groups["piece"].agg("; ".join).to_numpy(),
-        serious=groups["serious"].any().to_numpy(),
+        piece=groups["piece"].agg("; ".join).to_numpy(), serious=groups["serious"].any().to_numpy()
     ).reset_index(drop=True)
 
 

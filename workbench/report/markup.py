@@ -1,9 +1,5 @@
-"""Small HTML pieces shared by the report's sections and the explorer: escaped values,
-missing values, tables, the one stylesheet.
-
-Every value that reaches the page passes :func:`text` (``html.escape``): partner data holds
-names with ``&``, apostrophes and accents, and a document may hold anything.
-"""
+"""HTML pieces the report's sections and the explorer share: escaped values and times,
+tables, the stylesheet. Every value reaches the page through :func:`text` (escaped)."""
 
 from __future__ import annotations
 
@@ -64,11 +60,7 @@ STYLE = """<style>
 
 
 def plain(value: Any, *, missing: str = "") -> str:
-    """``value`` as unescaped text, as ``str`` writes it; a missing value as ``missing``.
-
-    >>> plain(None), plain(3), plain(None, missing=MISSING)
-    ('', '3', '–')
-    """
+    """``value`` as unescaped text, as ``str`` writes it; a missing value as ``missing``."""
     return missing if is_missing(value) else str(value)
 
 
@@ -80,13 +72,8 @@ def local_time(value: Any, tz: str | None = None) -> pd.Timestamp:
 
 
 def clock(value: Any, tz: str | None = None, *, seconds: bool = False, space: str = " ") -> str:
-    """A time in zone ``tz`` (None: UTC) as ``YYYY-MM-DD HH:MM`` (``:SS`` with ``seconds``;
-    ``space`` between date and time), unescaped. Any time pandas holds: a partner's year 1 in
-    a zone west of UTC is year 0, which ``strftime`` refuses.
-
-    >>> clock("0001-01-01T00:00Z", "America/Toronto")  # local mean time, 5:17:32 behind
-    '0000-12-31 18:42'
-    """
+    """A time in zone ``tz`` (None: UTC) as ``YYYY-MM-DD HH:MM`` (``:SS`` with ``seconds``),
+    unescaped; any year pandas holds (``strftime`` refuses year 0: 0001-01-01 in Toronto)."""
     t = local_time(value, tz)
     shown = f"{t.year:04d}-{t.month:02d}-{t.day:02d}{space}{t.hour:02d}:{t.minute:02d}"
     return f"{shown}:{t.second:02d}" if seconds else shown
@@ -121,22 +108,12 @@ def text(value: Any, tz: str | None = None) -> str:
 
 
 def breakable(value: Any) -> str:
-    """``value`` as :func:`text` escapes it, that may wrap inside a camelCase word only where a
-    word of it starts (``<wbr>``), never mid-word.
+    """``value`` escaped, wrapping only where a word of it starts, never mid-word.
 
-    >>> breakable("TranscriptRequestReceived: 4")
-    'Transcript<wbr>Request<wbr>Received: 4'
-    >>> breakable("set WORKBENCH_PESC_SCHEMAS")
-    'set WORKBENCH_<wbr>PESC_<wbr>SCHEMAS'
+    >>> breakable("TranscriptRequestReceived WORKBENCH_PESC")
+    'Transcript<wbr>Request<wbr>Received WORKBENCH_<wbr>PESC'
     """
     return "<wbr>".join(text(part) for part in _WORD_STARTS.split(plain(value, missing=MISSING)))
-
-
-def _cut(value: Any, tz: str | None, limit: int) -> str:
-    """A cell's escaped text, cut to ``limit`` characters (an ellipsis ends a cut one)."""
-    if isinstance(value, str) and len(value) > limit:
-        value = value[: max(limit - 1, 0)] + "\u2026"
-    return text(value, tz)
 
 
 def page(*parts: str) -> HTML:
@@ -152,34 +129,13 @@ def paragraph(words: str, css: str = "wb-meta") -> str:
     return f'<p class="{css}">{text(words)}</p>'
 
 
-def _cell_class(series: pd.Series) -> str:
-    """Numbers align right; times do not wrap."""
-    if isinstance(series.dtype, pd.DatetimeTZDtype) or pd.api.types.is_datetime64_dtype(
-        series.dtype
-    ):
-        return ' class="wb-time"'
-    if pd.api.types.is_numeric_dtype(series.dtype) and not pd.api.types.is_bool_dtype(series.dtype):
-        return ' class="wb-num"'
-    return ""
-
-
 def table(
-    frame: pd.DataFrame,
-    columns: Mapping[str, str] | Iterable[str] | None = None,
-    *,
-    max_rows: int = MAX_ROWS,
-    row_class: str | None = None,
-    empty: str = "Nothing to show.",
-    tz: str | None = None,
-    max_chars: int = MAX_CELL_CHARS,
-) -> str:
-    """``frame`` as an HTML table; ``columns``: which ones (a mapping gives their headers).
-
-    At most ``max_rows`` rows are shown, followed by a line saying how many were left out.
-    ``row_class``: a column whose value names each row's CSS class suffix (``wb-sev-<value>``);
-    ``tz``: the zone times show in (None: UTC); ``max_chars``: a longer cell is cut, ending
-    in an ellipsis.
-    """
+    frame: pd.DataFrame, columns: Mapping[str, str] | Iterable[str] | None = None, *,
+    max_rows: int = MAX_ROWS, row_class: str | None = None, empty: str = "Nothing to show.",
+    tz: str | None = None, max_chars: int = MAX_CELL_CHARS,
+) -> str:  # fmt: skip
+    """``frame`` as an HTML table of ``columns`` (a mapping gives headers), at most ``max_rows``
+    rows, cells cut at ``max_chars``; ``row_class``: the column naming each row's class."""
     if frame.empty:
         return paragraph(empty, "wb-empty") if empty else ""
     if columns is None:
@@ -187,12 +143,17 @@ def table(
     labels = dict(columns) if isinstance(columns, Mapping) else {c: c for c in columns}
     labels = {c: h for c, h in labels.items() if c in frame.columns}
     shown = frame.head(max_rows)
-    css_of = {c: _cell_class(frame[c]) for c in labels}
+    css_of = {  # numbers align right; times do not wrap
+        c: ' class="wb-time"' if pd.api.types.is_datetime64_any_dtype(frame[c].dtype)
+        else ' class="wb-num"' if pd.api.types.is_numeric_dtype(frame[c].dtype)
+        and not pd.api.types.is_bool_dtype(frame[c].dtype) else ""
+        for c in labels
+    }  # fmt: skip
     head = "".join(f"<th>{text(h)}</th>" for h in labels.values())
     rows = []
     for _, row in shown.iterrows():
         css = f' class="wb-sev-{text(row[row_class])}"' if row_class else ""
-        cells = "".join(f"<td{css_of[c]}>{_cut(row[c], tz, max_chars)}</td>" for c in labels)
+        cells = "".join(f"<td{css_of[c]}>{text(_cut(row[c], max_chars), tz)}</td>" for c in labels)
         rows.append(f"<tr{css}>{cells}</tr>")
     more = len(frame) - len(shown)
     note = paragraph(f"… and {more} more rows not shown.", "wb-more") if more > 0 else ""
@@ -200,3 +161,9 @@ def table(
         f'<table class="wb-table"><thead><tr>{head}</tr></thead>'
         f"<tbody>{''.join(rows)}</tbody></table>{note}"
     )
+
+
+def _cut(value: Any, limit: int) -> Any:
+    """A long text cut to ``limit`` characters, an ellipsis ending it."""
+    too_long = isinstance(value, str) and len(value) > limit
+    return value[: max(limit - 1, 0)] + "\u2026" if too_long else value

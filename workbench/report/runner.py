@@ -1,29 +1,10 @@
-"""Run a notebook of ``notebooks/`` with papermill; keep the executed copy and a standalone HTML.
-
->>> run = run_notebook("reconcile", {"db": "data/prod.db", "pull": False})  # doctest: +SKIP
->>> run.html_path
-PosixPath('data/reports/reconcile-20260302T090000Z.html')
->>> exceptions_at_or_above(run.summary, "high")  # doctest: +SKIP
-3
-
-- Parameters are checked against the notebook's ``parameters`` cell before anything runs;
-  strings (``-p key=value`` on the command line) become the type of the declared default.
-- The kernel is the Python running this code (``sys.executable``), whatever ``python3``
-  kernelspec is installed: the notebook sees the same ``workbench`` as the caller.
-- ``timeout_s`` bounds each cell (whole seconds, rounded up); a cell that raises or times out
-  raises :class:`~workbench.errors.NotebookFailed`, after both files were written up to there.
-  Its message counts cells from 1 at the top, markdown included, and quotes the line that
-  raised: ``Notebook reconcile failed in cell 3 of 14, line 9 (rec = ...): ValueError: ...``.
-- The HTML hides code and prompts, embeds images, and references nothing on the network (no
-  MathJax, require.js or widget scripts from a CDN); its Content-Security-Policy forbids the
-  browser to fetch anything or run any script.
-- :func:`run_report` is the same for a terminal (``workbench report``, ``workbench demo``): a
-  failure is told, with the partial outputs' paths, instead of raised.
-"""
+"""Run a notebook with papermill, its kernel this Python over Unix sockets (student data never
+crosses TCP); keep the executed copy and an HTML whose CSP lets it fetch or run nothing."""
 
 from __future__ import annotations
 
 import ast
+import html
 import math
 import os
 import re
@@ -40,34 +21,46 @@ import nbformat
 from workbench.config import parse_bool
 from workbench.errors import ConfigError, NotebookFailed
 from workbench.folders import create_private
-from workbench.report.html_page import export_html
-from workbench.report.summary import SUMMARY_MIME, find_summary
 
-DEFAULT_OUTPUT_DIR = "data/reports"
 NOTEBOOKS_ENV = "WORKBENCH_NOTEBOOKS"
-
+# Notebook metadata saying a notebook is not a report, and why: `workbench report` refuses it.
+REPORT_KEY = "workbench"
 _INJECTED, _ERROR_MARK = "injected-parameters", "papermill-error-cell-tag"
+# The lab template minus what it would fetch (require.js, MathJax, mermaid, widgets); the policy
+# comes right after <title>, before any style, so it governs everything that follows.
+_CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; font-src data:"
+_TEMPLATE = """{%- extends 'lab/index.html.j2' -%}
+{% block html_head_js %}<meta http-equiv="Content-Security-Policy" content="@CSP@">
+{% endblock html_head_js %}
+{% block jupyter_widgets %}{% endblock jupyter_widgets %}
+{% block html_head_js_mathjax %}{% endblock html_head_js_mathjax %}
+{% block html_head_js_mermaidjs %}{% endblock html_head_js_mermaidjs %}
+""".replace("@CSP@", _CSP)
+# IPython's traceback: colour codes, then per frame "Cell In[3], line 2" and "----> 2 code".
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+_CELL_FRAME = re.compile(r"^\s*Cell In\[(\d*)\], line (\d+)", re.M)
+_ARROW = re.compile(r"^-+>\s*(\d+)\s?(.*)$", re.M)
 
 
 @dataclass(frozen=True)
 class NotebookRun:
-    """One executed notebook: where its two files are, its published summary, how long it took."""
+    """One executed notebook: where its two files are, when it started, how long it took."""
 
     ipynb_path: Path
     html_path: Path
-    summary: dict[str, Any] | None
+    started_at: datetime
     elapsed_s: float
 
 
 def notebooks_folder(notebooks_dir: str | os.PathLike[str] | None = None) -> Path:
-    """The folder notebooks are taken from: the argument, else ``WORKBENCH_NOTEBOOKS``, else the
-    project's ``notebooks/`` (in an installed wheel, the copy inside the package)."""
+    """The argument, else ``WORKBENCH_NOTEBOOKS``, else the project's ``notebooks/`` (a wheel's
+    copy inside the package)."""
     chosen = notebooks_dir or os.environ.get(NOTEBOOKS_ENV)
     if chosen:
         return Path(chosen)
     package = Path(__file__).resolve().parents[1]  # workbench/
     project = package.parent / "notebooks"  # a checkout (editable install)
-    return project if project.is_dir() else package / "notebooks"  # a wheel carries a copy
+    return project if project.is_dir() else package / "notebooks"
 
 
 def notebook_path(name: str, *, notebooks_dir: str | os.PathLike[str] | None = None) -> Path:
@@ -84,30 +77,36 @@ def notebook_path(name: str, *, notebooks_dir: str | os.PathLike[str] | None = N
 
 
 def notebook_parameters(
-    name: str, *, notebooks_dir: str | os.PathLike[str] | None = None
+    name: str, *, notebooks_dir: str | os.PathLike[str] | None = None, report: bool = False
 ) -> dict[str, dict[str, str]]:
-    """The parameters a notebook declares: name -> papermill's ``inferred_type_name``,
-    ``default`` (source text) and ``help``."""
-    return _declared(notebook_path(name, notebooks_dir=notebooks_dir))
-
-
-def _declared(path: Path) -> dict[str, dict[str, str]]:
+    """A notebook's parameters as papermill infers them; ``ConfigError`` for an unreadable one or,
+    with ``report``, one that says it is not a report."""
     import papermill
 
+    path = notebook_path(name, notebooks_dir=notebooks_dir)
     try:
-        return papermill.inspect_notebook(path)
+        meta = nbformat.read(path, as_version=4).metadata.get(REPORT_KEY, {})
+        declared: dict[str, dict[str, str]] = papermill.inspect_notebook(path)
     except ValueError as exc:  # nbformat's NotJSONError, a notebook that does not validate
         raise ConfigError(f"{path} is not a readable notebook ({exc}): restore it.") from None
+    if report and meta.get("report", True) is False:
+        raise ConfigError(f"Notebook {name!r} is not a report: {meta.get('why', 'it is not one')}. "
+                          "`workbench report` runs the others of its folder.")  # fmt: skip
+    return declared
+
+
+def declared_default(declared: dict[str, str]) -> Any:
+    """A declared parameter's default value, when it is a literal (else its source text)."""
+    try:
+        return ast.literal_eval(declared.get("default", ""))
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return declared.get("default")
 
 
 def coerce_parameters(
     parameters: dict[str, Any], declared: dict[str, dict[str, str]], *, notebook: str = "notebook"
 ) -> dict[str, Any]:
-    """Refuse undeclared names; turn string values into the type of the declared default.
-
-    >>> coerce_parameters({"sla_days": "7"}, {"sla_days": {"default": "5"}})
-    {'sla_days': 7}
-    """
+    """Refuse undeclared names; turn string values into the type of the declared default."""
     unknown = sorted(set(parameters) - set(declared))
     if unknown:
         raise ConfigError(
@@ -116,14 +115,14 @@ def coerce_parameters(
         )
     out = {}
     for key, value in parameters.items():
-        if isinstance(value, os.PathLike):
-            value = os.fspath(value)
+        value = os.fspath(value) if isinstance(value, os.PathLike) else value
         out[key] = _coerce(key, value, declared[key]) if isinstance(value, str) else value
     return out
 
 
 def _coerce(key: str, text: str, declared: dict[str, str]) -> Any:
-    kind = _declared_type(declared)
+    named = {"bool": bool, "int": int, "float": float}
+    kind = named.get(declared.get("inferred_type_name", ""), type(declared_default(declared)))
     try:
         if kind is bool:
             return parse_bool(text)
@@ -137,101 +136,49 @@ def _coerce(key: str, text: str, declared: dict[str, str]) -> Any:
     return text
 
 
-def _declared_type(declared: dict[str, str]) -> type:
-    """bool, int, float or str: from the annotation, else from the default's literal value."""
-    named = {"bool": bool, "int": int, "float": float}
-    if declared.get("inferred_type_name") in named:
-        return named[declared["inferred_type_name"]]
-    try:
-        default = ast.literal_eval(declared.get("default", ""))
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-        return str
-    return type(default) if type(default) in (bool, int, float) else str
-
-
 def run_notebook(
-    name: str,
-    parameters: dict[str, Any] | None = None,
-    *,
+    name: str, parameters: dict[str, Any] | None = None, *,
     notebooks_dir: str | os.PathLike[str] | None = None,
-    output_dir: str | os.PathLike[str] = DEFAULT_OUTPUT_DIR,
-    timeout_s: float = 600,
+    output_dir: str | os.PathLike[str] = "data/reports", timeout_s: float = 600,
     kernel_name: str | None = None,
-) -> NotebookRun:
-    """Execute ``<notebooks>/<name>.ipynb`` and write ``<output_dir>/<name>-<UTC time>.ipynb``
-    and ``.html``. ``kernel_name`` picks an installed kernelspec instead of this Python. A
-    report of the embedded sandbox's store (its ``db``) says so in its title and first line.
-
-    ``ConfigError`` for an unknown notebook or parameter (nothing runs); ``NotebookFailed``
-    when a cell raises or runs longer than ``timeout_s`` (both files are written anyway).
-    """
+) -> NotebookRun:  # fmt: skip
+    """Execute ``<notebooks>/<name>.ipynb`` into ``<output_dir>/<name>-<UTC time>.ipynb`` and
+    ``.html`` (private, never over an earlier report), a report of the sandbox's data saying so."""
     source = notebook_path(name, notebooks_dir=notebooks_dir)
-    declared = _declared(source)
+    declared = notebook_parameters(name, notebooks_dir=notebooks_dir)
     values = coerce_parameters(parameters or {}, declared, notebook=f"notebook {name!r}")
     started_at, started = datetime.now(UTC), time.perf_counter()
     ipynb_path = _reserve(Path(output_dir), f"{name}-{started_at:%Y%m%dT%H%M%SZ}")
     html_path = ipynb_path.with_suffix(".html")
     banner = _banner(values.get("db"))
     title = f"{banner + ': ' if banner else ''}{name} report, {started_at:%Y-%m-%d %H:%M} UTC"
-    seconds = max(1, math.ceil(timeout_s))  # nbclient counts whole seconds
-    failure = _execute(source, ipynb_path, values, timeout_s=seconds, kernel_name=kernel_name)
+    failure = _execute(source, ipynb_path, values, math.ceil(timeout_s), kernel_name)
     nb = nbformat.read(ipynb_path, as_version=4)
     if failure is not None:
-        cell, index, count, (number, line) = _failed_cell(nb, failure[0])
+        index, ename, evalue = failure
+        cell, index, count, (number, line) = _failed_cell(nb, index)
         if failure[0] is None and cell is not None:  # a timeout: say so where it happened
-            error = {"ename": failure[1], "evalue": failure[2], "traceback": [failure[2]]}
+            error = {"ename": ename, "evalue": evalue, "traceback": [evalue]}
             cell.setdefault("outputs", []).append(nbformat.v4.new_output("error", **error))
             nbformat.write(nb, ipynb_path)
         export_html(nb, html_path, title=f"{title} (failed)", base=source.parent, banner=banner)
-        where = (
-            f"cell {index + 1} of {count}, line {number} ({line})"
-            if index is not None
-            else "before its first cell"
-        )
+        where = f"cell {index + 1} of {count}, line {number} ({line})" if index is not None \
+            else "before its first cell"  # fmt: skip
         raise NotebookFailed(
-            f"Notebook {name} failed in {where}: {failure[1]}: {failure[2]}",
-            notebook=name,
-            cell_index=index,
-            cell_line=line,
-            ename=failure[1],
-            evalue=failure[2],
-            ipynb_path=ipynb_path,
-            html_path=html_path,
-        )
+            f"Notebook {name} failed in {where}: {ename}: {evalue}",
+            notebook=name, cell_index=index, cell_line=line, ename=ename, evalue=evalue,
+            ipynb_path=ipynb_path, html_path=html_path,
+        )  # fmt: skip
     export_html(nb, html_path, title=title, base=source.parent, banner=banner)
-    return NotebookRun(ipynb_path, html_path, find_summary(nb), time.perf_counter() - started)
-
-
-def _banner(db: Any) -> str | None:
-    """What heads a report of the store ``db``: that it holds the embedded sandbox's data
-    (made up), or nothing for a partner's (or a store that cannot be read: the notebook says)."""
-    from workbench.errors import WorkbenchError
-    from workbench.store.identity import SANDBOX_TITLE, is_sandbox_data, stored_partner
-
-    if not db:
-        return None
-    try:
-        return SANDBOX_TITLE if is_sandbox_data(stored_partner(str(db))) else None
-    except WorkbenchError:
-        return None
+    return NotebookRun(ipynb_path, html_path, started_at, time.perf_counter() - started)
 
 
 def run_report(
-    name: str,
-    parameters: dict[str, Any] | None = None,
-    *,
-    warn: Callable[[str], None],
+    name: str, parameters: dict[str, Any] | None = None, *, warn: Callable[[str], None],
     **options: Any,
-) -> NotebookRun | None:
-    """:func:`run_notebook` (same ``options``) for a terminal: when the notebook fails, ``warn``
-    gets the error naming the cell and the partial outputs' absolute paths, and the result is
-    None. ``ConfigError`` (nothing ran) is raised as usual.
-
-    >>> run = run_report("reconcile", {"db": "data/prod.db"}, warn=print)  # doctest: +SKIP
-    Notebook reconcile failed in cell 3 of 14, line 9 (rec = ...): ValueError: ...
-    Partial output: /srv/workbench/data/reports/reconcile-20260302T090000Z.ipynb
-    Partial output: /srv/workbench/data/reports/reconcile-20260302T090000Z.html
-    """
+) -> NotebookRun | None:  # fmt: skip
+    """:func:`run_notebook` for a terminal: when the notebook fails, ``warn`` gets the error
+    and the partial outputs' absolute paths, and the result is None."""
     try:
         return run_notebook(name, parameters, **options)
     except NotebookFailed as exc:
@@ -242,42 +189,61 @@ def run_report(
         return None
 
 
-def publishes_summary(name: str, *, notebooks_dir: str | os.PathLike[str] | None = None) -> bool:
-    """Whether the notebook's code publishes a summary (calls ``publish_summary(`` or displays
-    :data:`~workbench.report.summary.SUMMARY_MIME`): what ``--fail-on-exceptions`` reads."""
-    nb = nbformat.read(notebook_path(name, notebooks_dir=notebooks_dir), as_version=4)
-    code = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
-    return "publish_summary(" in code or SUMMARY_MIME in code
+def export_html(nb: Any, path: Path, *, title: str, base: Path, banner: str | None = None) -> Path:
+    """Input and prompts hidden, images embedded (markdown ones relative to ``base``), nothing
+    to fetch; ``<title>`` is ``title``; ``banner``, when given, is the page's first line."""
+    from jinja2 import DictLoader
+    from nbconvert import HTMLExporter
+
+    exporter = HTMLExporter(
+        template_name="lab", template_file="workbench-report.html.j2",
+        extra_loaders=[DictLoader({"workbench-report.html.j2": _TEMPLATE})],
+        exclude_input=True, exclude_input_prompt=True, exclude_output_prompt=True,
+        embed_images=True,
+    )  # fmt: skip
+    nb = nbformat.from_dict(nb)  # a copy: the title is for the HTML only
+    nb.metadata["title"] = title
+    body, _ = exporter.from_notebook_node(
+        nb, resources={"metadata": {"name": title, "path": str(base)}}
+    )
+    if banner:
+        line = (
+            '<p class="wb-banner" role="note" data-banner="sandbox" style="background:#fff3cd;'
+            'border:1px solid #c69500;padding:.5em 1em;font-weight:bold;margin:0 0 1em">'
+            f"{html.escape(banner)}</p>"
+        )
+        body = re.sub(r"<body\b[^>]*>", lambda m: m.group(0) + line, body, count=1, flags=re.I)
+    path.write_text(body, encoding="utf-8")
+    return path
+
+
+def _banner(db: Any) -> str | None:
+    """That the store ``db`` holds the embedded sandbox's data (made up), else None."""
+    from workbench.errors import WorkbenchError
+    from workbench.store.identity import SANDBOX_TITLE, is_sandbox_data, stored_partner
+
+    try:
+        return SANDBOX_TITLE if db and is_sandbox_data(stored_partner(str(db))) else None
+    except WorkbenchError:  # a store that cannot be read: the notebook says so
+        return None
 
 
 def _execute(
-    source: Path,
-    ipynb_path: Path,
-    values: dict[str, Any],
-    *,
-    timeout_s: int,
-    kernel_name: str | None,
+    source: Path, ipynb_path: Path, values: dict[str, Any], timeout_s: int, kernel: str | None
 ) -> tuple[int | None, str, str] | None:
-    """Run papermill; ``None`` when it went through, else (papermill's cell index or None when
+    """Run papermill; None when it went through, else (papermill's cell index or None when
     unknown, error name, error message)."""
     import papermill
     from nbclient.exceptions import CellTimeoutError
 
-    nb_kernel = nbformat.read(source, as_version=4).metadata.get("kernelspec", {}).get("name")
     with tempfile.TemporaryDirectory(prefix="workbench-kernel-") as private:
-        engine = {} if kernel_name else {"kernel_manager_class": _this_python(Path(private))}
+        engine = {} if kernel else {"kernel_manager_class": _this_python(Path(private))}
         try:
             papermill.execute_notebook(
-                source,
-                ipynb_path,
-                parameters=values,
-                kernel_name=kernel_name or nb_kernel or "python3",
-                progress_bar=False,
-                log_output=False,
-                start_timeout=60,
-                execution_timeout=timeout_s,
-                **engine,
-            )
+                source, ipynb_path, parameters=values, kernel_name=kernel or "python3",
+                progress_bar=False, log_output=False, start_timeout=60,
+                execution_timeout=timeout_s, **engine,
+            )  # fmt: skip
         except papermill.PapermillExecutionError as exc:
             return exc.cell_index, exc.ename, exc.evalue
         except CellTimeoutError:
@@ -291,11 +257,8 @@ def _execute(
 
 
 def _this_python(private: Path) -> type:
-    """A kernel manager that starts ipykernel with ``sys.executable``, ignoring kernelspecs.
-
-    The kernel talks over Unix sockets in ``private`` (student data never crosses TCP, even on
-    loopback) and its own log goes to ``private/kernel.log``, not to our stderr.
-    """
+    """A kernel manager starting ipykernel with ``sys.executable``, over Unix sockets in
+    ``private``, its log in ``private/kernel.log`` (not our stderr)."""
     from ipykernel.kernelspec import get_kernel_dict
     from jupyter_client import AsyncKernelManager
     from jupyter_client.kernelspec import KernelSpec
@@ -318,23 +281,20 @@ def _this_python(private: Path) -> type:
 
 def _reserve(folder: Path, stem: str) -> Path:
     """A new ``<stem>[-n].ipynb`` in ``folder`` and its ``.html``, both created empty and
-    private (0600: a report names students; papermill and the HTML export keep the mode)."""
+    private (0600: a report names students; writing them keeps the mode)."""
     try:
         folder.mkdir(parents=True, exist_ok=True)
         for n in range(1, 1000):
             path = folder / (f"{stem}.ipynb" if n == 1 else f"{stem}-{n}.ipynb")
-            if path.with_suffix(".html").exists():
-                continue
             try:
                 create_private(path)
             except FileExistsError:
                 continue
             try:
                 create_private(path.with_suffix(".html"))
-            except FileExistsError:  # made meanwhile by another run: leave both to it
+                return path
+            except FileExistsError:  # made by another run: leave both to it
                 path.unlink()
-                continue
-            return path
     except OSError as exc:  # a file where the folder should be, no permission, a full disk
         raise ConfigError(
             f"Cannot write reports in {folder} ({exc.strerror or exc}): pick another output "
@@ -344,43 +304,31 @@ def _reserve(folder: Path, stem: str) -> Path:
 
 
 def _failed_cell(nb: Any, index: int | None) -> tuple[Any, int | None, int, tuple[int, str]]:
-    """(the cell, its 0-based index in the source notebook, how many cells that has, and the
-    failing line: its 1-based number in the cell and its text).
-
-    ``index`` counts cells of the parameterized notebook (papermill's); without it, the last
-    cell that started (a timeout). Papermill's error banners and injected cell are skipped.
-    """
+    """(the cell, its 0-based index in the source notebook, how many cells that has, and the failing
+    line: its 1-based number in the cell and its text)."""
     cells = [c for c in nb.cells if _ERROR_MARK not in c.metadata.get("tags", [])]
     injected = [i for i, c in enumerate(cells) if _INJECTED in c.metadata.get("tags", [])]
-    count = len(cells) - len(injected)
     if index is None:
-        started = [
-            i for i, c in enumerate(cells) if c.metadata.get("papermill", {}).get("start_time")
-        ]
+        started = [i for i, c in enumerate(cells) if c.metadata.get("papermill", {})
+                   .get("start_time")]  # fmt: skip
         index = started[-1] if started else -1
+    count = len(cells) - len(injected)
     if not 0 <= index < len(cells):
         return None, None, count, (0, "")
-    cell = cells[index]
-    number, line = _failing_line(cell)
+    number, line = _failing_line(cells[index])
     line = line if len(line) <= 80 else line[:77] + "..."
-    return cell, index - sum(1 for i in injected if i < index), count, (number, line)
-
-
-# IPython's traceback: colour codes, then per frame "Cell In[3], line 2" and "----> 2 code".
-_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
-_CELL_FRAME = re.compile(r"^\s*Cell In\[(\d*)\], line (\d+)", re.M)
-_ARROW = re.compile(r"^-+>\s*(\d+)\s?(.*)$", re.M)
+    return cells[index], index - sum(i < index for i in injected), count, (number, line)
 
 
 def _failing_line(cell: Any) -> tuple[int, str]:
-    """The line of ``cell`` that raised (from its error output's traceback: the frame of this
-    cell's own code, even when the error came from deeper), else its first line of code."""
+    """The line of ``cell`` that raised (from its traceback: the frame of this cell's own
+    code, even when the error came from deeper), else its first line of code."""
     source = cell.get("source", "").splitlines()
     errors = [o for o in cell.get("outputs", []) if o.get("output_type") == "error"]
     text = _ANSI.sub("", "\n".join(errors[0].get("traceback", []))) if errors else ""
     frames = [(int(n or -1), int(line)) for n, line in _CELL_FRAME.findall(text)]
-    ours = [line for n, line in frames if n == cell.get("execution_count")] or [
-        line for _, line in frames[:1]
+    ours = [ln for n, ln in frames if n == cell.get("execution_count")] or [
+        ln for _, ln in frames[:1]
     ]
     if ours and 0 < ours[0] <= len(source) and source[ours[0] - 1].strip():
         return ours[0], source[ours[0] - 1].strip()
@@ -390,27 +338,3 @@ def _failing_line(cell: Any) -> tuple[int, str]:
     numbered = [(n, ln.strip()) for n, ln in enumerate(source, start=1) if ln.strip()]
     code = [(n, ln) for n, ln in numbered if not ln.startswith("#")]
     return (code or numbered or [(0, f"id {cell.get('id', '?')}")])[0]
-
-
-def exceptions_at_or_above(summary: dict[str, Any], severity: str) -> int:
-    """How many exceptions a summary counts at ``severity`` or worse (``SEVERITIES`` order);
-    ``ValueError`` when its counts are not whole numbers of 0 or more.
-
-    >>> exceptions_at_or_above({"exceptions_by_severity": {"high": 2, "low": 5}}, "medium")
-    2
-    """
-    from workbench.severities import SEVERITIES
-
-    if severity not in SEVERITIES:
-        raise ConfigError(f"Unknown severity {severity!r}: use one of {', '.join(SEVERITIES)}.")
-    counts = summary.get("exceptions_by_severity") or {}
-    worse = SEVERITIES[SEVERITIES.index(severity) :]
-    found = [counts.get(s) or 0 for s in worse] if isinstance(counts, dict) else None
-    if found is None or not all(
-        isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in found
-    ):
-        raise ValueError(
-            f"its exceptions_by_severity is {counts!r}, not counts per severity (publish it "
-            "with report.publish_summary)"
-        )
-    return int(sum(found))

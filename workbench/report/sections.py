@@ -1,12 +1,6 @@
-"""HTML blocks a report notebook displays: headline figures, exceptions, organisations, charts.
-
-Each function returns an ``IPython.display.HTML``; every value in it is escaped. Headline
-figures carry stable attributes a browser (or a test) can read::
-
-    <div class="wb-figure" data-figure="open_requests" data-value="36">...</div>
-
->>> display(headline_section(rec))  # doctest: +SKIP
-"""
+"""HTML blocks a report notebook displays: headline figures, exceptions, versions,
+organisations, charts; every value escaped, each figure readable by a browser or a test as
+``<div class="wb-figure" data-figure="open_requests" data-value="36">``."""
 
 from __future__ import annotations
 
@@ -20,7 +14,7 @@ from matplotlib.figure import Figure
 
 from workbench.pesc.schemas import NOT_VALIDATED, SCHEMAS_VARIABLE
 from workbench.reconcile import CONSUMER_STATES, SEVERITIES, SUPPLIER_STATES, Reconciliation
-from workbench.report.figures import LABELS, ageing, png
+from workbench.report.charts import LABELS, ageing, png
 from workbench.report.markup import (
     MAX_ROWS,
     breakable,
@@ -34,38 +28,31 @@ from workbench.report.markup import (
 
 WORST_FIRST = tuple(reversed(SEVERITIES))
 EXCEPTION_TABLE = {
-    "id": "id",
-    "kind": "kind",
-    "side": "side",
-    "detail": "detail",
+    "id": "id", "kind": "kind", "side": "side", "detail": "detail",
     "suggested_action": "suggested action",
-}
+}  # fmt: skip
 
 
 def bucket_key(bucket: str) -> str:
-    """An age bucket as a key fragment: ``0-2`` -> ``0_2``, ``>10`` -> ``over_10``,
-    ``2-4.5`` -> ``2_4_5``."""
+    """An age bucket as a key fragment: ``0-2`` -> ``0_2``, ``>10`` -> ``over_10``."""
     return bucket.replace(">", "over_").replace("-", "_").replace(".", "_")
 
 
 def _tile(key: str, value: Any, label: str, sub: str = "", *, alert: bool = False) -> str:
     """A card: a big number, its label (``LABELS`` where the funnel shows it too) and ``sub``,
     HTML already escaped."""
-    css = "wb-figure wb-alert" if alert else "wb-figure"
-    return (
-        f'<div class="{css}" data-figure="{text(key)}" data-value="{text(value)}">'
-        f'<div class="wb-value">{text(value)}</div><div class="wb-label">{text(label)}</div>'
-        + (f'<div class="wb-sub">{sub}</div>' if sub else "")
-        + "</div>"
-    )
+    sub = f'<div class="wb-sub">{sub}</div>' if sub else ""
+    return (f'<div class="wb-figure{" wb-alert" * alert}" data-figure="{text(key)}" '
+            f'data-value="{text(value)}"><div class="wb-value">{text(value)}</div>'
+            f'<div class="wb-label">{text(label)}</div>{sub}</div>')  # fmt: skip
 
 
-def _parts(prefix: str, counts: dict[str, int], label: str = "{}") -> str:
+def _parts(prefix: str, counts: dict[str, int]) -> str:
     """Small figures inside a tile (``data-figure="<prefix>_<key>"``), e.g. ageing buckets;
     a long name (a ResponseStatus) may wrap only where a word of it starts."""
     return " · ".join(
         f'<span data-figure="{text(prefix + "_" + bucket_key(k))}" data-value="{text(v)}">'
-        f"{breakable(label.format(k))}: {text(v)}</span>"
+        f"{breakable(k)}: {text(v)}</span>"
         for k, v in counts.items()
     )
 
@@ -108,17 +95,8 @@ def not_validated_note(rec: Reconciliation) -> str:
 
 
 def headline_section(rec: Reconciliation, *, tz: str | None = None) -> HTML:
-    """The headline figures as a grid of big numbers (``data-figure`` keys: ``requests``,
-    ``open_requests`` (+ ``open_age_0_2`` ..., the buckets of ``figures.ageing``, which
-    end at the SLA), ``open_over_sla``, ``answered``, ``answered_still_listed``,
-    ``responses`` (+ ``responses_<status>``), ``transcripts_sent``,
-    ``transcripts_acknowledged``, ``transcripts_unacknowledged``, ``ack_mismatches``,
-    ``uncertain_sends``, ``transcripts_received``, ``transcripts_acknowledged_by_us``,
-    ``transcripts_awaiting_ack`` (+ ``awaiting_age_*``), ``awaiting_ack_over_sla``,
-    ``duplicate_transcripts``, ``document_problems``, ``exceptions`` (+
-    ``exceptions_<severity>``: the one place severity counts show), with the moment (in zone
-    ``tz``) and the SLA they are measured at. A figure the funnel shows too has its name
-    there (``figures.LABELS``)."""
+    """The headline figures as cards, each marked ``data-figure="<key>"``, under the moment and
+    SLA they are measured at."""
     h = rec.headline
     ages = ageing(rec)
     by_status = h["responses_by_status"]
@@ -207,9 +185,7 @@ VERSIONS_TABLE = {
 
 
 def versions_overview(rec: Reconciliation) -> pd.DataFrame:
-    """Requests and transcripts received with more than one document (resubmitted, re-issued
-    or cancelled), and requests we sent more than one transcript for (re-issued), newest
-    version first: what each is now and where it stands."""
+    """Ids received in more than one document, or sent more than one transcript, and their state."""
     requests, transcripts = rec.requests, rec.transcripts
     several = (requests["version_count"] > 1) | (requests["transcript_version"] > 1)
     parts = [

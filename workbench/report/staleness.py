@@ -1,33 +1,35 @@
-"""How old a report's data is, as figures: :class:`Freshness`, whether that is stale, its JSON.
-
-Plain Python (no pandas): a report job rebuilds the freshness its notebook published in the
-summary (:meth:`Freshness.from_json`) to decide ``--max-age``. Reading it from a store and
-showing it is :mod:`workbench.report.store_freshness`.
-
->>> fresh.age_hours, fresh.is_stale(24), fresh.last_pull_status  # doctest: +SKIP
-(7.5, False, 'partial')
->>> Freshness.from_json(fresh.to_json()) == fresh  # doctest: +SKIP
-True
-"""
+"""How old a store's data is at ``as_of``: as old as the oldest complete read of a list the
+profile uses (one never read: stale at any limit), and how the last pull went."""
 
 from __future__ import annotations
 
-import math
-from collections.abc import Mapping
-from dataclasses import dataclass, fields
+import json
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from workbench.errors import InvalidParameter
+import pandas as pd
+from IPython.display import HTML
+
+from workbench.reconcile.inputs import timestamp
+from workbench.report.markup import moment, page, table, text
+
+if TYPE_CHECKING:
+    from workbench.store import Store
 
 DEFAULT_MAX_AGE_HOURS = 24.0  # what a report calls stale when no --max-age is given
-TIMES = ("as_of", "last_pull_at", "last_ok_pull_at", "unfinished_started_at")  # ISO in JSON
+LIST_LABELS = {  # list -> (its interface, what it is)
+    "supplier_requests": ("supplier", "transcript requests to us (supplier)"),
+    "consumer_transcripts": ("consumer", "transcripts sent to us (consumer)"),
+    "placement_events": ("international", "placement events feed (international)"),
+    "domestic_events": ("domestic", "on-demand events feed (domestic)"),
+}
 
 
 @dataclass(frozen=True)
 class ListFreshness:
-    """One list or feed: when it was last read, how long before ``as_of``, and what the last
-    pull said of it (``error`` when it could not read it, ``skipped`` when it did not try)."""
+    """One list or feed: its last read, how long before ``as_of``, and what the last pull
+    said of it (``error`` when it could not read it, ``skipped`` when it did not try)."""
 
     name: str
     last_read_at: datetime | None
@@ -36,15 +38,13 @@ class ListFreshness:
     skipped: str | None = None
 
     @property
-    def used(self) -> bool:
-        """Whether the profile reads it (its age counts)."""
+    def used(self) -> bool:  # the profile reads it: its age counts
         return self.skipped is None
 
 
 @dataclass(frozen=True)
 class Freshness:
-    """How fresh a store is at ``as_of`` (see :func:`~workbench.report.freshness`); times are
-    UTC."""
+    """How fresh a store is at ``as_of`` (:func:`freshness`); times are UTC."""
 
     as_of: datetime
     lists: tuple[ListFreshness, ...]
@@ -66,30 +66,24 @@ class Freshness:
         return [f.name for f in self.lists if f.error]
 
     @property
-    def never_read(self) -> list[str]:
-        """Lists the profile uses that no pull has read yet."""
+    def never_read(self) -> list[str]:  # lists in use no pull has read yet
         return [f.name for f in self.lists if f.used and f.last_read_at is None]
 
     @property
     def age_hours(self) -> float | None:
-        """Hours since the oldest last read of a list in use; None when one was never read
-        (or nothing was)."""
+        """Hours since the oldest last read of a list in use; None when one was never read."""
         ages = [f.age_hours for f in self.lists if f.used]
-        if not ages or any(a is None for a in ages):
-            return None
-        return max(a for a in ages if a is not None)
+        return None if not ages or None in ages else max(a for a in ages if a is not None)
 
     def is_stale(self, max_age_hours: float = DEFAULT_MAX_AGE_HOURS) -> bool:
         """Older than ``max_age_hours``, or a list in use never read, or nothing pulled."""
-        age = self.age_hours
-        return age is None or age > max_age_hours
+        return self.age_hours is None or self.age_hours > max_age_hours
 
     def warning(self, max_age_hours: float = DEFAULT_MAX_AGE_HOURS) -> str | None:
         """What a stale report says at its top (None when it is not stale)."""
         if not self.is_stale(max_age_hours):
             return None
-        limit = f"{max_age_hours:g} hour{'' if max_age_hours == 1 else 's'}"
-        if not any(f.last_read_at is not None for f in self.lists):
+        if all(f.last_read_at is None for f in self.lists):
             return (
                 f"Stale data: no pull has read any list into this store as of "
                 f"{self.as_of.astimezone(UTC):%Y-%m-%d %H:%M} UTC. Run `workbench pull` (or "
@@ -103,13 +97,13 @@ class Freshness:
         oldest = max((f for f in self.lists if f.used), key=lambda f: f.age_hours or 0.0)
         return (
             f"Stale data: {oldest.name} was last read {hours_text(oldest.age_hours)} before "
-            f"this report, more than {limit}. Figures may have changed at the partner since: "
-            "pull again before acting on them."
+            f"this report, more than {max_age_hours:g} hour{'s' * (max_age_hours != 1)}. "
+            "Figures may have changed at the partner since: pull again before acting on them."
         )
 
     def as_dict(self, max_age_hours: float = DEFAULT_MAX_AGE_HOURS) -> dict[str, Any]:
-        """JSON-able figures, with no id, error text or personal data: list names, times,
-        counts (``hours_old``: the store's age, ``stale`` by ``max_age_hours``)."""
+        """The figures a delivered summary carries: no id, error text or personal data."""
+        unfinished = {"run": self.unfinished_run, "started_at": _iso(self.unfinished_started_at)}
         return {
             "last_pull_at": _iso(self.last_pull_at),
             "last_pull_status": self.last_pull_status,
@@ -120,118 +114,164 @@ class Freshness:
             "max_age_hours": max_age_hours,
             "stale": self.is_stale(max_age_hours),
             "last_read": {f.name: _iso(f.last_read_at) for f in self.lists if f.used},
-            "unfinished_pull": None
-            if self.unfinished_run is None
-            else {"run": self.unfinished_run, "started_at": _iso(self.unfinished_started_at)},
+            "unfinished_pull": None if self.unfinished_run is None else unfinished,
             "problems": len(self.problems),
         }
-
-    def to_json(self) -> dict[str, Any]:
-        """Everything, JSON-able (times as ISO text): what the summary carries as its
-        ``freshness``, read back by :meth:`from_json`. It holds the ids and the partner's words
-        of what failed, like the report: :meth:`as_dict` is what leaves the machine."""
-        data = {f.name: getattr(self, f.name) for f in fields(self)}
-        data.update({name: _iso(data[name]) for name in TIMES})
-        data["lists"] = [{**vars(f), "last_read_at": _iso(f.last_read_at)} for f in self.lists]
-        data["problems"] = list(self.problems)
-        data["not_fetched"] = [list(row) for row in self.not_fetched]
-        return data
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Freshness:
-        """The :class:`Freshness` :meth:`to_json` wrote; ``ValueError`` saying what is wrong
-        with anything else (a missing or unknown key, a time that is not ISO 8601 with its
-        zone, an age that is not a finite number of hours, 0 or more)."""
-        if not isinstance(data, Mapping):
-            raise ValueError(f"a freshness is a JSON object, not {type(data).__name__}")
-        try:
-            values = dict(data)
-            values.update({name: _time(values.get(name)) for name in TIMES})
-            values["lists"] = tuple(_list(f) for f in _rows(data["lists"], "lists"))
-            values["problems"] = tuple(_text(p) for p in _rows(data.get("problems"), "problems"))
-            values["not_fetched"] = tuple(
-                tuple(_text(v) for v in _rows(row, "an item not fetched"))
-                for row in _rows(data.get("not_fetched"), "not_fetched")
-            )
-            for name in ("last_pull_run", "unfinished_run"):
-                _check(values.get(name), int, name)
-            _check(values.get("last_pull_status"), str, "last_pull_status")
-            if values["as_of"] is None:
-                raise ValueError("as_of: missing")
-            return cls(**values)
-        except KeyError as exc:
-            raise ValueError(f"{exc} missing") from None
-        except TypeError as exc:  # a key missing or unknown, a list that is not an object
-            raise ValueError(str(exc)) from None
-
-
-def check_max_age(hours: float | None) -> float | None:
-    """``hours`` if a usable limit (finite, more than 0), else ``InvalidParameter``."""
-    if hours is not None and not (
-        isinstance(hours, int | float) and math.isfinite(hours) and hours > 0
-    ):
-        raise InvalidParameter(
-            f"{hours} is not a number of hours: use a finite number more than 0, e.g. 24",
-            parameter="max_age",  # --max-age
-        )
-    return None if hours is None else float(hours)
 
 
 def hours_text(hours: float | None) -> str:
     """An age as a report says it: ``7.5 hours``, ``50.0 hours (2.1 days)``, ``never``."""
     if hours is None:
         return "never"
-    if hours >= 48:
-        return f"{hours:.1f} hours ({hours / 24:.1f} days)"
-    return f"{hours:.1f} hours"
+    return f"{hours:.1f} hours" + (f" ({hours / 24:.1f} days)" if hours >= 48 else "")
+
+
+def freshness(store: Store, as_of: Any = None) -> Freshness:
+    """How fresh ``store`` is at ``as_of`` (None: now)."""
+    at = timestamp(pd.Timestamp.now(tz="UTC") if as_of is None else as_of)
+    cutoff = _stored(at)
+    snaps = store.table("snapshots", where="taken_at <= ?", params=[cutoff])
+    last_read = snaps.groupby("list_name")["taken_at"].max() if len(snaps) else {}
+    runs = store.table(
+        "runs", where="kind = 'pull' AND finished_at IS NOT NULL AND finished_at <= ?",
+        params=[cutoff],
+    ).sort_values(["finished_at", "id"], kind="stable")  # fmt: skip
+    last = None if runs.empty else runs.iloc[-1]
+    summary = {} if last is None else _loads(last["summary"])
+    outcome, skipped = _loads(summary.get("lists")), _loads(summary.get("skipped"))
+    tried = {str(n) for s in runs["summary"] for n in _loads(_loads(s).get("lists"))}
+    lists = []
+    for name, (interface, _) in LIST_LABELS.items():
+        read = last_read.get(name)
+        age = None if read is None else max((at - read).total_seconds() / 3600, 0.0)
+        why = skipped.get(interface)
+        if why is None and name not in outcome and read is None and name not in tried:
+            why = "never pulled"
+        error = _loads(outcome.get(name)).get("error")
+        if last is not None and name not in outcome:
+            error = "not reached: the pull stopped before it"
+        used = why is None  # else the profile does not read it: its age does not count
+        lists.append(ListFreshness(name, _plain(read), age, _str(error) if used else None,
+                                   None if used else str(why)))  # fmt: skip
+    failures = [f for f in summary.get("failures") or [] if isinstance(f, dict)]
+    items = [f for f in failures if not str(f.get("id", "")).startswith("(")]
+    problems = [f"{f.get('list')}: {f.get('error')}" for f in failures  # a list's: its error
+                if f not in items and f.get("id") != "(list)"]  # fmt: skip
+    if summary.get("error"):
+        problems.insert(0, f"the pull stopped: {summary['error']}")
+    since = "" if last is None else _stored(timestamp(last["finished_at"]))
+    crashed = store.table(
+        "runs", where="kind = 'pull' AND finished_at IS NULL AND started_at <= ? AND "
+        "started_at > ? ORDER BY started_at DESC, id DESC LIMIT 1", params=[cutoff, since],
+    )  # fmt: skip
+    if len(crashed):
+        problems.insert(0, _unfinished(crashed["id"].iloc[0], crashed["started_at"].iloc[0]))
+    ok = runs.loc[runs["status"] == "ok", "finished_at"]
+    return Freshness(
+        as_of=at.to_pydatetime(),
+        lists=tuple(lists),
+        last_pull_run=None if last is None else int(last["id"]),
+        last_pull_at=None if last is None else _plain(last["finished_at"]),
+        last_pull_status=None if last is None else str(last["status"]),
+        last_ok_pull_at=_plain(ok.max()) if len(ok) else None,
+        problems=tuple(problems),
+        not_fetched=tuple(tuple(_str(f.get(k)) for k in ("list", "id", "error")) for f in items),
+        unfinished_run=int(crashed["id"].iloc[0]) if len(crashed) else None,
+        unfinished_started_at=_plain(crashed["started_at"].iloc[0]) if len(crashed) else None,
+    )
+
+
+def freshness_section(
+    fresh: Freshness, *, max_age_hours: float | None = None, tz: str | None = None
+) -> HTML:
+    """The report's first section: whether the data is stale (``data-freshness``), the last
+    pull and what failed in it, each list's last read, the items not fetched."""
+    limit = DEFAULT_MAX_AGE_HOURS if max_age_hours is None else max_age_hours
+    stale = fresh.is_stale(limit)
+    age = "" if fresh.age_hours is None else f"{fresh.age_hours:.1f}"
+    said = fresh.warning(limit) or (
+        f"Fresh data: every list in use was read within {limit:g} hours of "
+        f"{moment(fresh.as_of, tz)} (the oldest {hours_text(fresh.age_hours)} before)."
+    )
+    parts = [
+        f'<h2>Freshness</h2><div class="wb-figure{" wb-alert" * stale}" data-freshness="'
+        f'{"stale" if stale else "fresh"}" data-age-hours="{age}" '
+        f'data-max-age-hours="{text(float(limit))}"><strong>{text(said)}</strong></div>'
+    ]
+    if fresh.unfinished_run is not None:
+        line = _unfinished(fresh.unfinished_run, fresh.unfinished_started_at, tz)
+        parts.append(
+            f'<p class="wb-figure wb-alert" data-unfinished-run="{fresh.unfinished_run}">'
+            f"{text(line[0].upper() + line[1:])}. If no pull is running, pull again.</p>"
+        )
+    parts.append(_last_pull(fresh, tz))
+    rows = pd.DataFrame([
+        {"list": f.name, "what": LIST_LABELS[f.name][1], "last read": f.last_read_at,
+         "age": hours_text(f.age_hours) if f.used else "",
+         "in the last pull": f"skipped ({f.skipped})" if not f.used else f"FAILED: {f.error}"
+         if f.error else "read" if f.last_read_at else "not read"}
+        for f in fresh.lists
+    ])  # fmt: skip
+    parts.append(table(rows.assign(**{"last read": pd.to_datetime(rows["last read"], utc=True)}),
+                       tz=tz))  # fmt: skip
+    if n := fresh.items_not_fetched:
+        parts.append(
+            f'<p class="wb-meta" data-figure="items_not_fetched" data-value="{n}">{n} item(s) '
+            "could not be fetched by the last pull (the next pull retries them):</p>"
+        )
+        frame = pd.DataFrame(list(fresh.not_fetched), columns=["list", "id", "error"])
+        parts.append(table(frame.astype("string"), max_rows=20))
+    return page(*parts)
+
+
+def _last_pull(fresh: Freshness, tz: str | None) -> str:
+    if fresh.last_pull_at is None:
+        return '<p class="wb-meta" data-last-pull="none">No pull has finished in this store.</p>'
+    status = fresh.last_pull_status or ""
+    line = f"The last pull (run {fresh.last_pull_run}) finished {moment(fresh.last_pull_at, tz)}: "
+    line += status
+    if status != "ok":
+        problems = fresh.problems[1:] if fresh.unfinished_run is not None else fresh.problems
+        bits = [*problems, *(f"{f.name} could not be read ({f.error})"
+                             for f in fresh.lists if f.error)]  # fmt: skip
+        if fresh.items_not_fetched:
+            bits.append(f"{fresh.items_not_fetched} item(s) not fetched")
+        line += (": " + "; ".join(bits)) if bits else ""
+        if fresh.last_ok_pull_at is not None:
+            line += f". The last complete pull finished {moment(fresh.last_ok_pull_at, tz)}"
+        else:
+            line += ". No pull has completed without a failure yet"
+    return f'<p class="wb-meta" data-last-pull="{text(status)}">{text(line)}.</p>'
+
+
+def _unfinished(run: Any, started: Any, tz: str | None = None) -> str:
+    when = moment(started, tz)
+    return f"pull run {run} started {when} and never finished (crashed or still running)"
+
+
+def _stored(when: pd.Timestamp) -> str:
+    """A time as the store writes it: fixed-width UTC text, which compares as text."""
+    return when.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def _plain(when: Any) -> datetime | None:
+    """A stored time as a plain UTC ``datetime``; None if missing."""
+    return None if when is None or pd.isna(when) else timestamp(when).to_pydatetime()
 
 
 def _iso(when: datetime | None) -> str | None:
     return None if when is None else when.isoformat()
 
 
-def _time(text: Any) -> datetime | None:
-    """An ISO 8601 time with its zone (None for None); else ``ValueError``."""
-    if text is None:
-        return None
-    when = datetime.fromisoformat(_check(text, str, "a time"))
-    if when.tzinfo is None:
-        raise ValueError(f"{text!r} has no time zone")
-    return when
+def _str(value: Any) -> str | None:
+    return None if value is None else str(value)
 
 
-def _list(data: Mapping[str, Any]) -> ListFreshness:
-    f = ListFreshness(**{**data, "last_read_at": _time(data.get("last_read_at"))})
-    age = f.age_hours
-    if age is not None and not (
-        isinstance(age, int | float)
-        and not isinstance(age, bool)
-        and math.isfinite(age)
-        and age >= 0
-    ):
-        raise ValueError(f"{f.name!r}: age {age!r} is not a number of hours, 0 or more")
-    if not isinstance(f.name, str):
-        raise ValueError(f"a list's name: {f.name!r} is not str")
-    _check(f.error, str, f"{f.name}'s error")
-    _check(f.skipped, str, f"{f.name}'s skipped")
-    return f
-
-
-def _rows(value: Any, what: str) -> list[Any]:
-    """``value`` as a list (None: empty); ``ValueError`` unless a JSON list."""
-    if value is None:
-        return []
-    return list(_check(value, list | tuple, what))
-
-
-def _text(value: Any) -> str | None:
-    return _check(value, str, "a text")
-
-
-def _check(value: Any, kind: Any, what: str) -> Any:
-    """``value`` when None or of ``kind`` (never a bool for an int), else ``ValueError``."""
-    if value is not None and (
-        not isinstance(value, kind) or (kind is int and isinstance(value, bool))
-    ):
-        raise ValueError(f"{what}: {value!r} is not {getattr(kind, '__name__', kind)}")
-    return value
+def _loads(value: Any) -> dict[str, Any]:
+    """A dict as it is, a JSON object as text parsed; anything else empty."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return {}
+    return value if isinstance(value, dict) else {}

@@ -1,28 +1,37 @@
-"""Opening a store for reading, in a notebook or a report: never an empty one by accident."""
+"""What a report reads and how it shows it: the store (never an empty one by accident), and
+the zone its times show in (checked before a job starts its kernel)."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from workbench.config import load_profile
+from workbench.config import check_timezone, load_profile
 from workbench.errors import StoreError
-from workbench.store import Store
+
+if TYPE_CHECKING:
+    from workbench.store import Store
 
 
 def open_store(db: str | os.PathLike[str] | None = None, *, profile: str | None = None) -> Store:
-    """The store at ``db`` (default: the database of ``profile``: ``WORKBENCH_DB``, the
-    profiles file, else ``data/workbench.db``).
-
-    ``StoreError`` when there is no database there: opening a ``Store`` would silently create
-    an empty one, and a report on it would say that nothing is wrong.
-    It is opened read-only: a report only reads.
-
-    >>> store = open_store("data/workbench.db")  # doctest: +SKIP
-    """
+    """The store at ``db`` (default: the profile's), read-only; ``StoreError`` when there is
+    none (a ``Store`` would create an empty one, whose report would say all is well)."""
     path = Path(db if db is not None else load_profile(profile).db)
     if not path.is_file():
         raise StoreError(
             f"No workbench database at {path}; run `workbench pull` first (or pass db=...)."
         )
+    from workbench.store import Store  # sqlite-utils loads pandas: not for a job's checks
+
     return Store(path, read_only=True)  # creates nothing next to it; works in any folder
+
+
+def report_zone(
+    tz: str | None = None, *, profile: str | None = None, config_path: str | None = None
+) -> str:
+    """``tz`` when given, else the profile's ``timezone``, else UTC; ``ConfigError`` naming an
+    unknown zone."""
+    if tz is not None:
+        return check_timezone(tz)
+    return load_profile(profile, config_path=config_path).timezone

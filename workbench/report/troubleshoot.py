@@ -1,14 +1,5 @@
-"""One request's whole story, for ``notebooks/troubleshoot.ipynb``: its reconciliation rows and
-exceptions, its timeline, the versions of its document (Original, Resubmission, Reissue,
-Cancellation) with a diff between any two, every document about it with its validation, diffs
-between successive versions, and a support bundle.
-
->>> rid = require_known(store, require_request_id(request_id))  # doctest: +SKIP
->>> display(request_section(rec, rid), timeline_section(store, rid))  # doctest: +SKIP
->>> display(versions_section(store, rid))  # doctest: +SKIP
->>> print(version_diff(store, rid, 1, 3))  # doctest: +SKIP
->>> display(documents_section(request_documents(store, rid)))  # doctest: +SKIP
-"""
+"""One request's whole story for ``notebooks/troubleshoot.ipynb``: its reconciliation, timeline,
+document versions and their diffs, every document with its validation, a support bundle."""
 
 from __future__ import annotations
 
@@ -39,8 +30,6 @@ VERSION_COLUMNS = {
     "request_date": "RequestDate", "created_at": "created", "first_seen_at": "first seen",
     "call_id": "call", "parse_error": "parse error",
 }  # fmt: skip
-
-
 SENT_COLUMNS = {
     "document": "document", "version": "version", "transmission_type": "TransmissionType",
     "response_status": "ResponseStatus", "document_id": "DocumentID", "sent_at": "sent",
@@ -87,7 +76,6 @@ def require_request_id(request_id: str | None) -> str:
 def require_known(store: Store, request_id: str) -> str:
     """``request_id`` as the store spells it (a GUID pasted with dashes or in upper case
     included), or ``StoreError`` when ``store`` holds nothing about it."""
-
     rid = store.spelling_of(str(request_id))
     if store.timeline(rid).empty and store.document(rid) is None:
         raise StoreError(
@@ -95,13 +83,6 @@ def require_known(store: Store, request_id: str) -> str:
             "outbox entry or document. Check the id, or pull first (workbench pull)."
         )
     return rid
-
-
-def _fields(frame: pd.DataFrame) -> pd.DataFrame:
-    """One row as a two-column table of its non-missing fields."""
-    row = frame.iloc[0]
-    present = [(str(k), v) for k, v in row.items() if not pd.isna(v)]
-    return pd.DataFrame(present, columns=["field", "value"])
 
 
 def request_section(rec: Reconciliation, request_id: str) -> HTML:
@@ -112,8 +93,9 @@ def request_section(rec: Reconciliation, request_id: str) -> HTML:
         ("As a transcript we received (consumer side)", rec.transcripts, "transcript_id"),
     ):
         rows = frame[frame[column] == request_id]
-        if not rows.empty:
-            parts += [heading(label, 4), table(_fields(rows))]
+        if not rows.empty:  # one row as a table of its fields
+            fields = [(str(k), v) for k, v in rows.iloc[0].items() if not pd.isna(v)]
+            parts += [heading(label, 4), table(pd.DataFrame(fields, columns=["field", "value"]))]
     if not parts:
         parts.append(paragraph(f"The reconciliation has no row for {request_id}.", "wb-empty"))
     ex = rec.exceptions[rec.exceptions["id"] == request_id]
@@ -134,62 +116,21 @@ def timeline_section(store: Store, request_id: str) -> HTML:
 def request_documents(
     store: Store, request_id: str, *, schemas_dir: str | os.PathLike[str] | None = None
 ) -> list[RequestDocument]:
-    """Every distinct PESC document about ``request_id`` (from calls, the outbox and stored
-    details), oldest first, pretty-printed, each with its validation (``schemas_dir``,
-    default ``WORKBENCH_PESC_SCHEMAS``)."""
+    """Every distinct PESC document about ``request_id``, oldest first, with its validation."""
     calls = calls_about(store, request_id, store.timeline(request_id))
     found = find_documents(store, request_id, calls, store.document(request_id))
     return [
-        RequestDocument(
-            number=n,
-            kind=d.kind,
-            message_type=d.message_type,
-            text=d.text,
-            validation=pesc.validate(d.text, schemas_dir=schemas_dir),
-            seen_in=list(d.sources),
-        )
+        RequestDocument(n, d.kind, d.message_type, d.text,
+                        pesc.validate(d.text, schemas_dir=schemas_dir), list(d.sources))
         for n, d in enumerate(found, start=1)
-    ]
-
-
-def document_diffs(documents: list[RequestDocument]) -> list[tuple[str, str]]:
-    """Unified diffs between successive versions of a document (same direction and message
-    type, e.g. a transcript sent again): ``(title, diff text)`` pairs."""
-    last: dict[tuple[str, str], RequestDocument] = {}
-    out = []
-    for d in documents:
-        key = (d.kind, d.message_type)
-        before = last.get(key)
-        if before is not None:
-            diff = _unified(before.text, d.text, before.title, d.title)
-            out.append((f"{before.title} → {d.title}", diff))
-        last[key] = d
-    return out
-
-
-def _unified(before: str, after: str, from_title: str, to_title: str) -> str:
-    """A unified diff of two texts ('' when they are the same)."""
-    lines = difflib.unified_diff(before.splitlines(keepends=True),
-                                 after.splitlines(keepends=True),
-                                 fromfile=from_title, tofile=to_title)  # fmt: skip
-    return "".join(lines)
-
-
-def request_versions(store: Store, request_id: str) -> pd.DataFrame:
-    """Every version of the document received for ``request_id`` (a request, or a transcript
-    received), oldest first: ``store.versions`` without the XML."""
-    return store.versions(request_id).drop(columns=["pescxml"], errors="ignore")
+    ]  # fmt: skip
 
 
 def version_diff(
     store: Store, request_id: str, a: int, b: int, *, list_name: str | None = None
 ) -> str:
-    """A unified diff between versions ``a`` and ``b`` of ``request_id``'s document, both
-    pretty-printed ('' when they are the same); ``StoreError`` naming the versions held when
-    either is not.
-
-    >>> print(version_diff(store, "7c1d0b52...", 1, 2))  # doctest: +SKIP
-    """
+    """A unified diff of versions ``a`` and ``b`` of ``request_id``'s document, pretty-printed
+    ('' when the same); ``StoreError`` naming the versions held when either is not."""
     versions = store.versions(request_id, list_name=list_name)
     texts = {}
     for number in (a, b):
@@ -201,21 +142,17 @@ def version_diff(
                 "see store.versions(id), or pull to fetch newer ones."
             )
         texts[number] = pretty(str(found["pescxml"].iloc[0] or ""))[0]
+    old, new = (texts[n].splitlines(keepends=True) for n in (a, b))
     name = f"{request_id} version"
-    return _unified(texts[a], texts[b], f"{name} {a}", f"{name} {b}")
+    return "".join(difflib.unified_diff(old, new, f"{name} {a}", f"{name} {b}"))
 
 
 def versions_section(
-    store: Store,
-    request_id: str,
-    *,
-    compare: tuple[int, int] | None = None,
+    store: Store, request_id: str, *, compare: tuple[int, int] | None = None,
     max_chars: int | None = None,
-) -> HTML:
-    """A table of the versions of ``request_id``'s document, then of the responses and
-    transcripts we sent for it (each a version of ours: a re-issue, a response to a
-    cancellation), then the diff between two received versions (``compare``; default: each
-    version against the one before)."""
+) -> HTML:  # fmt: skip
+    """The versions of ``request_id``'s document, those we sent, and the diff of two received ones
+    (``compare``; default: each against the one before)."""
     versions = store.versions(request_id)
     parts = [table(versions, VERSION_COLUMNS, empty="No document of this id is stored.")]
     sent = store.sent_versions(request_id)
@@ -236,22 +173,19 @@ def versions_section(
     return page(*parts)
 
 
-def _seen(document: RequestDocument) -> str:
-    places = [f"{s.get('in')}" + (f" at {s['at']}" if s.get("at") else "") for s in
-              document.seen_in]  # fmt: skip
-    return "; ".join(dict.fromkeys(places))
-
-
 def validation_html(document: RequestDocument) -> str:
     """The document's validation (``data-validation`` holds its status) and where it was
     seen, then its first :data:`MAX_ERRORS_SHOWN` errors."""
     v = document.validation
+    places = (f"{s.get('in')}" + (f" at {s['at']}" if s.get("at") else "")
+              for s in document.seen_in)  # fmt: skip
+    seen = "; ".join(dict.fromkeys(places))
     errors = "".join(f"<li>{text(e)}</li>" for e in v.errors[:MAX_ERRORS_SHOWN])
     more = len(v.errors) - MAX_ERRORS_SHOWN
     errors += f"<li>… and {more} more</li>" if more > 0 else ""
     return (
         f'<p class="wb-meta" data-validation="{text(v.status)}">Validation: '
-        f"{text(document.validation_text)}. Seen in: {text(_seen(document))}.</p>"
+        f"{text(document.validation_text)}. Seen in: {text(seen)}.</p>"
         + (f"<ul>{errors}</ul>" if errors else "")
     )
 
@@ -267,21 +201,11 @@ def document_html(document: RequestDocument, *, max_chars: int | None = None) ->
 
 
 def documents_section(documents: list[RequestDocument], *, max_chars: int | None = None) -> HTML:
-    """Each document pretty-printed (escaped, in ``<pre>``, cut after ``max_chars`` when
-    given) with its validation and where it was seen, then the diffs between successive
-    versions."""
+    """Each document pretty-printed (escaped, cut after ``max_chars`` when given) with its
+    validation and where it was seen (:func:`versions_section` diffs their versions)."""
     if not documents:
         return page(paragraph("No PESC document about this id is stored.", "wb-empty"))
-    parts = [document_html(d, max_chars=max_chars) for d in documents]
-    diffs = document_diffs(documents)
-    parts.append(heading(f"Differences between versions ({len(diffs)})", 4))
-    if not diffs:
-        parts.append(paragraph("Each document exists in one version only.", "wb-empty"))
-    for title, diff in diffs:
-        if max_chars is not None and len(diff) > max_chars:
-            diff = diff[:max_chars] + "\n…"
-        parts += [paragraph(title), f"<pre>{text(diff or 'no difference')}</pre>"]
-    return page(*parts)
+    return page(*(document_html(d, max_chars=max_chars) for d in documents))
 
 
 def write_bundle(

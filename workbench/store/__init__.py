@@ -1,55 +1,44 @@
 """The snapshot store: SQLite (through sqlite-utils) holding runs, calls, list snapshots,
-entities and the outbox. See :class:`Store`.
+documents, events and the outbox. See :class:`Store`.
 
 Layout::
 
-    core.py        Store: opening, runs, calls, snapshots, details, housekeeping
+    core.py        Store: opening, runs, calls, snapshots, list membership, details, events
     history.py     History, the Store's read side: table, as_of, diff, timeline, documents
-    connection.py  the shared connection, transactions, errors   lock.py  one pull at a time
-    schema.py      tables, keys, indexes      migrations.py  versions, in-place upgrades
-    views.py       the analyst's views        lists.py       the four partner lists
-    record.py      snapshot keys and diffs    entities.py    list membership, departures
-    details.py     a detail's row, PESC fields and child rows, prepared outside the lock
-    outbox.py      sends, duplicates, stale   settle.py      uncertain sends vs the lists
-    events.py      events, deduplicated       frames.py      DataFrame dtypes
-    cells.py       how values are written    identity.py    which partner the store holds
+    connection.py  the shared connection, transactions, errors, the pull lock
+    schema.py      tables, views, how values are written    migrations.py  versions, upgrades
+    lists.py       the four partner lists                    frames.py      DataFrame dtypes
+    details.py     a detail's documents, rows and children   events.py      events, deduplicated
+    outbox.py      sends, duplicates, stale                  settle.py      uncertain sends
+    identity.py    which partner the store holds             metadata.py    what it all means
 """
 
 from __future__ import annotations
 
+import importlib
 import typing
 
-from workbench._lazy import lazy_names as _lazy_names
 from workbench.errors import DuplicateSend
 
 if typing.TYPE_CHECKING:
-    from workbench.store.core import Store
+    from workbench.store.core import SnapshotDiff, Store
     from workbench.store.lists import LIST_NAMES, OPERATIONS
     from workbench.store.outbox import Outbox
-    from workbench.store.record import SnapshotDiff
     from workbench.store.schema import SCHEMA_VERSION
 
-__all__ = [
-    "LIST_NAMES",
-    "OPERATIONS",
-    "SCHEMA_VERSION",
-    "DuplicateSend",
-    "Outbox",
-    "SnapshotDiff",
-    "Store",
-]
+__all__ = ["LIST_NAMES", "OPERATIONS", "SCHEMA_VERSION", "DuplicateSend", "Outbox",
+           "SnapshotDiff", "Store"]  # fmt: skip
+# Loaded on first use (PEP 562): a submodule (the schema version, whom a store holds) imports
+# without Store, sqlite-utils and the pandas they load.
+_HOMES = {"LIST_NAMES": "lists", "OPERATIONS": "lists", "Outbox": "outbox",
+          "SCHEMA_VERSION": "schema", "SnapshotDiff": "core", "Store": "core"}  # fmt: skip
 
-# Loaded on first use (PEP 562): a submodule (the schema version, migrations) imports without
-# Store, sqlite-utils and the pandas they load (a report job's check of a store).
-__getattr__, __dir__ = _lazy_names(
-    __name__,
-    globals(),
-    {
-        "LIST_NAMES": "workbench.store.lists",
-        "OPERATIONS": "workbench.store.lists",
-        "Outbox": "workbench.store.outbox",
-        "SCHEMA_VERSION": "workbench.store.schema",
-        "SnapshotDiff": "workbench.store.record",
-        "Store": "workbench.store.core",
-    },
-)
+
+def __getattr__(name: str) -> typing.Any:
+    if name not in _HOMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{_HOMES[name]}"), name)
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -1,33 +1,9 @@
-"""One SQLite connection, shared by the threads of a pull, and the transactions around it.
+"""One SQLite connection shared by a pull's threads, its transactions, and the pull lock.
 
-- WAL, so readers (a notebook, Datasette) never block the pull and the pull never blocks them.
-- ``synchronous=NORMAL``: in WAL mode a commit survives a crash of the process (``kill -9``)
-  and the database cannot be corrupted; only an OS crash or power cut may lose the last few
-  commits, which the next pull fetches again. ``FULL`` would fsync on every one of the
-  thousands of calls a pull records. The outbox, whose records must survive a power cut
-  (they say what was sent), writes with ``durable=True``: ``FULL`` for that transaction.
-- The WAL is checkpointed into the database every 2,000 pages (8 MB with 4 kB pages) instead
-  of SQLite's 1,000: a pull appends a document to ``calls`` per detail, and copying the index
-  pages those appends keep rewriting half as often saves about a fifth of each commit's CPU;
-  a checkpoint's pause (it runs in the committing thread) stays in the tens of milliseconds.
-- Every write is ``BEGIN IMMEDIATE`` ... ``COMMIT``: the write lock is taken up front, so a
-  busy database makes the writer wait (``busy_timeout_s``) instead of failing half-way. A
-  write of a single statement (a call's record) runs in autocommit mode instead, which is the
-  same for it: the statement takes the write lock as it starts, and waits the same way.
-- SQLite errors become :class:`~workbench.errors.StoreError` with a message that says what to do;
-  "database is locked" never escapes as a ``sqlite3`` traceback.
-- A new database file is created readable and writable by its owner only (0600, whatever
-  the umask): it holds students' personal data. SQLite gives its ``-wal`` and ``-shm`` the
-  file's mode. An existing file keeps its mode.
-- ``read_only=True`` (bundles, reports on stored data) creates nothing next to the database
-  (no folder, no lock file, no migration) and refuses writes (``query_only``). It opens the
-  database as usual when it can, so it sees a running pull's commits, and SQLite removes the
-  ``-wal``/``-shm`` files when the last connection closes. In a folder one cannot write in,
-  it reads the file as it is (``immutable=1``): no writer can work there either.
-- A read-only store of an older schema is read from a private copy (:meth:`Connection.
-  read_copy`): the file is copied (SQLite's backup, consistent even while another program
-  writes) into a folder of its own (0700, the system's temporary folder), migrated there, and
-  removed with it on close. Reading an archived store never changes it, nor needs the partner.
+WAL, ``synchronous=NORMAL`` (``FULL`` for a ``durable`` write: the outbox's), every write
+``BEGIN IMMEDIATE`` so a busy database makes it wait ``busy_timeout_s``, SQLite's errors as
+``StoreError`` with advice, a new file 0600 (its ``-wal`` and ``-shm`` take its mode); read-only
+creates nothing beside the file (DESIGN §5).
 """
 
 from __future__ import annotations
@@ -35,7 +11,9 @@ from __future__ import annotations
 import logging
 import os
 import shutil
+import socket
 import sqlite3
+import stat
 import tempfile
 import threading
 import time
@@ -47,186 +25,138 @@ from typing import TYPE_CHECKING, Any
 
 from workbench.errors import StoreError
 from workbench.folders import create_private
-
-logger = logging.getLogger(__name__)
+from workbench.store.schema import now_text
 
 if TYPE_CHECKING:
     import sqlite_utils
 
-WAL_CHECKPOINT_PAGES = 2000  # see the module docstring
-# How a read-only store opens, first that works: as usual but refusing writes (SQLite removes
-# the -wal and -shm it made when the last connection closes); read-only (a folder one cannot
-# write in, a writer's -wal and -shm there); the file as it is (no writer can exist there).
-_READ_ONLY_MODES = ("mode=rw", "mode=ro", "mode=ro&immutable=1")
+logger = logging.getLogger(__name__)
+# What a message of SQLite's means, and what to do (first match).
+_ADVICE = (
+    (("readonly", "read-only"), "The database {path} is read-only here ({text}); check the "
+     "file's permissions or point WORKBENCH_DB at a writable path."),
+    (("not a database", "malformed", "corrupt"), "{path} is not a usable workbench database "
+     "({text}). Restore it from a backup, or move it aside and let the next pull start a "
+     "fresh one."),
+    (("disk", "full", "unable to open"), "Cannot write the database {path} ({text}); check "
+     "disk space and path."),
+    (("constraint failed",), "The store refused a write that would break its consistency "
+     "({text}); a run, call or snapshot id given to it does not exist in this database."),
+)  # fmt: skip
 
 
 def open_read_only(path: Path, *, busy_timeout_s: float) -> sqlite3.Connection:
-    """The database file ``path`` opened to read only, creating nothing beside it: the first of
-    ``_READ_ONLY_MODES`` that opens; ``sqlite3.OperationalError`` when none does, another
-    ``sqlite3.Error`` at once (a damaged file: no mode reads it)."""
-    uri = path.resolve().as_uri()
-    for mode in _READ_ONLY_MODES:
-        conn = sqlite3.connect(
-            f"{uri}?{mode}", uri=True, timeout=busy_timeout_s, isolation_level=None,
-            check_same_thread=False,
-        )  # fmt: skip
+    """``path`` opened to read only, creating nothing beside it (SQLite removes the ``-wal`` it
+    makes on close): as usual, else read-only, else immutable (a folder one cannot write in)."""
+    for mode in ("mode=rw", "mode=ro", "mode=ro&immutable=1"):
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?{mode}", uri=True,
+                               isolation_level=None, check_same_thread=False)  # fmt: skip
         try:
             conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_s * 1000)}")
             conn.execute("PRAGMA query_only = ON")
             conn.execute("SELECT count(*) FROM sqlite_master").fetchone()  # opens the WAL
+            return conn
         except sqlite3.Error as exc:
             conn.close()  # now: it takes the -wal and -shm it made with it
-            if mode == _READ_ONLY_MODES[-1] or not isinstance(exc, sqlite3.OperationalError):
+            if "immutable" in mode or not isinstance(exc, sqlite3.OperationalError):
                 raise
-            continue
-        return conn
     raise AssertionError("unreachable: the last mode returns or raises")
 
 
-def _database(conn: sqlite3.Connection) -> sqlite_utils.Database:
-    """sqlite-utils' view of ``conn`` (imported here: it loads pandas, which a report job's
-    check of a store does without)."""
-    import sqlite_utils
-
-    return sqlite_utils.Database(conn, execute_plugins=False)
-
-
-def _make_private(path: Path) -> None:
-    """A store every user may read (made 0644 before stores were private) loses the others'
-    access when its owner opens it to write, its -wal and -shm too, and a warning says so; a
-    group's access, an owner's choice, stays."""
-    opened = []
-    for file in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
-        try:
-            info = file.stat()
-            if info.st_mode & 0o007 and info.st_uid == os.getuid():
-                file.chmod(info.st_mode & 0o770)
-                opened.append(file.name)
-        except OSError:  # not there, or not ours to change: left as it is
-            continue
-    if opened:
-        logger.warning(
-            "%s could be read by every user of this machine: no longer (it holds students' data).",
-            ", ".join(opened),
-        )
-
-
 class Connection:
-    """A thread-safe SQLite connection with translated errors; build one per ``Store``."""
+    """A thread-safe SQLite connection with translated errors; one per ``Store``."""
+
+    conn: sqlite3.Connection
+    db: sqlite_utils.Database
 
     def __init__(self, path: str | Path, *, busy_timeout_s: float, read_only: bool = False) -> None:
-        self.path = Path(path)
-        self.busy_timeout_s = busy_timeout_s
-        self.read_only = read_only
+        self.path, self.busy_timeout_s, self.read_only = Path(path), busy_timeout_s, read_only
         self.lock = threading.RLock()
         self.file = self.path  # the file read: ``path``, or its private copy (read_copy)
         self._copy: weakref.finalize | None = None
         if str(path) == ":memory:" or str(path).startswith("file:"):
             raise StoreError("The store needs a database file path (WAL and locks need a file).")
-        if read_only:
-            with self.translated():
-                self._open_read_only()
-            return
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise StoreError(f"Cannot create the folder of {self.path}: {exc}.") from exc
-        try:  # SQLite would create it 0644; its -wal and -shm take the file's mode
-            create_private(self.path)
-        except FileExistsError:
-            _make_private(self.path)
-        except OSError as exc:
-            raise StoreError(f"Cannot create the database {self.path}: {exc}.") from exc
+        if read_only and not self.path.is_file():
+            raise StoreError(f"No workbench database at {self.path}; run `workbench pull` first.")
+        if not read_only:
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                create_private(self.path)  # SQLite would create it 0644
+            except FileExistsError:
+                _make_private(self.path)
+            except OSError as exc:
+                raise StoreError(f"Cannot create the database {self.path}: {exc}.") from exc
         with self.translated():
             self._open()
 
     def _open(self) -> None:
-        self.conn = sqlite3.connect(
-            str(self.path),
-            timeout=self.busy_timeout_s,
-            isolation_level=None,  # we issue BEGIN/COMMIT ourselves
-            check_same_thread=False,  # threads share it under self.lock
-        )
+        if self.read_only:
+            return self._use(open_read_only(self.path, busy_timeout_s=self.busy_timeout_s))
+        self._use(sqlite3.connect(str(self.path), isolation_level=None, check_same_thread=False))
         self.conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_s * 1000)}")
         self.conn.execute("PRAGMA foreign_keys = ON")
-        self._use_wal()
+        # Two programs creating a file at once race to switch it to WAL; SQLite answers the
+        # loser "database is locked" at once, without its busy handler: retry.
+        deadline = time.monotonic() + self.busy_timeout_s
+        while True:
+            try:
+                if self.conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+                    self.conn.execute("PRAGMA journal_mode = WAL")
+                break
+            except sqlite3.OperationalError as exc:
+                if not _busy(exc) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.01)
         self.conn.execute("PRAGMA synchronous = NORMAL")
-        self.conn.execute(f"PRAGMA wal_autocheckpoint = {WAL_CHECKPOINT_PAGES}")
-        self.db = _database(self.conn)
 
-    def _open_read_only(self) -> None:
-        """Open for reading only, creating no file: see the module docstring."""
-        if not self.path.is_file():
-            raise StoreError(f"No workbench database at {self.path}; run `workbench pull` first.")
-        self.conn = open_read_only(self.path, busy_timeout_s=self.busy_timeout_s)
-        self.db = _database(self.conn)
+    def _use(self, conn: sqlite3.Connection) -> None:
+        import sqlite_utils  # here: it loads pandas, which a check of a store does without
+
+        self.conn, self.db = conn, sqlite_utils.Database(conn, execute_plugins=False)
 
     def read_copy(self, prepare: Callable[[sqlite3.Connection], object]) -> None:
-        """Read a private copy of the database from now on, ``prepare`` (a migration) run on
-        it in one transaction: see the module docstring. Read-only connections only."""
+        """Read a private copy from now on (SQLite's backup in a 0700 temporary folder removed
+        on close), ``prepare`` (a migration) run on it in one transaction."""
         assert self.read_only and self._copy is None
         try:
-            folder = Path(tempfile.mkdtemp(prefix="workbench-store-"))  # 0700
+            folder = Path(tempfile.mkdtemp(prefix="workbench-store-"))
         except OSError as exc:
             raise self._no_copy(exc, tempfile.gettempdir()) from None
         removal = weakref.finalize(self, shutil.rmtree, folder, ignore_errors=True)
         copy = folder / self.path.name
-        try:
-            create_private(copy)  # its owner only, like the store: it is the same data
-            conn = sqlite3.connect(str(copy), isolation_level=None, check_same_thread=False)
+        with self.translated():  # the store itself (not a database, say)
             try:
-                with self.lock:
-                    self.conn.backup(conn)
-                    conn.execute("PRAGMA journal_mode = MEMORY")  # no file beside the copy
-                    conn.execute("PRAGMA synchronous = OFF")  # a crash loses only the copy
-                    conn.execute("BEGIN IMMEDIATE")
-                    prepare(conn)
-                    conn.execute("COMMIT")
-                    conn.execute("PRAGMA query_only = ON")
+                create_private(copy)  # its owner only, like the store: it is the same data
+                conn = sqlite3.connect(str(copy), isolation_level=None, check_same_thread=False)
+                try:
+                    with self.lock:
+                        self.conn.backup(conn)
+                        conn.execute("PRAGMA journal_mode = MEMORY")  # no file beside the copy
+                        conn.execute("PRAGMA synchronous = OFF")  # a crash loses only the copy
+                        conn.execute("BEGIN IMMEDIATE")
+                        prepare(conn)
+                        conn.execute("COMMIT")
+                        conn.execute("PRAGMA query_only = ON")
+                except BaseException:
+                    conn.close()
+                    raise
+            except (OSError, sqlite3.OperationalError) as exc:  # no room, no access: the copy's
+                removal()
+                raise self._no_copy(exc, folder) from None
             except BaseException:
-                conn.close()
+                removal()
                 raise
-        except (OSError, sqlite3.OperationalError) as exc:  # no room, no access: the copy's
-            removal()
-            raise self._no_copy(exc, folder) from None
-        except sqlite3.Error as exc:  # the store itself (not a database, say)
-            removal()
-            raise store_error(exc, self.path, self.busy_timeout_s) from _cause(exc)
-        except BaseException:
-            removal()
-            raise
         with self.lock:
             self.conn.close()
-            self.conn, self.file, self._copy = conn, copy, removal
-            self.db = _database(conn)
+            self._use(conn)
+            self.file, self._copy = copy, removal
 
     def _no_copy(self, exc: BaseException, where: object) -> StoreError:
-        """Why an older store cannot be read: its private copy could not be made."""
         return StoreError(
             f"{self.path} has an older schema, read from a private copy, which could not be "
             f"made in {where} ({exc}). Free room there, or point TMPDIR at a folder of yours "
             "with room; the store itself is unchanged."
         )
-
-    def _use_wal(self) -> None:
-        # Two programs opening a brand-new file at once race to switch it to WAL, and SQLite
-        # answers the loser "database is locked" at once, without its busy handler: retry.
-        deadline = time.monotonic() + self.busy_timeout_s
-        while True:
-            try:
-                mode = self.conn.execute("PRAGMA journal_mode").fetchone()[0]
-                if str(mode).lower() != "wal":
-                    self.conn.execute("PRAGMA journal_mode = WAL")
-                return
-            except sqlite3.OperationalError as exc:
-                lowered = str(exc).lower()
-                if ("locked" not in lowered and "busy" not in lowered) or (
-                    time.monotonic() > deadline
-                ):
-                    raise
-                time.sleep(0.01)
-
-    # -- transactions -------------------------------------------------------------------------
 
     @contextmanager
     def write(self, *, durable: bool = False) -> Iterator[sqlite3.Connection]:
@@ -241,47 +171,29 @@ class Connection:
                 self.conn.execute("BEGIN IMMEDIATE")
                 try:
                     yield self.conn
-                except BaseException:
-                    self._abandon()
-                    raise
-                try:
                     self.conn.execute("COMMIT")
                 except BaseException:
-                    # A failed COMMIT (disk full, I/O error) may leave the transaction open; the
-                    # next write would join it and never commit. Undo it instead.
-                    self._abandon()
+                    self._abandon()  # a failed COMMIT may leave it open, for the next to join
                     raise
             finally:
                 if durable and not self.conn.in_transaction:
                     self.conn.execute("PRAGMA synchronous = NORMAL")
 
     def _abandon(self) -> None:
-        """Roll back the open transaction; when even that fails, close the connection (which
-        rolls it back) and open a new one, so that no later write joins it."""
-        if self.conn.in_transaction:
-            with suppress(sqlite3.Error):
-                self.conn.execute("ROLLBACK")
+        """Roll back; when even that fails, close (which rolls back) and open anew."""
+        with suppress(sqlite3.Error):
+            self.conn.execute("ROLLBACK")
         if self.conn.in_transaction:
             with suppress(sqlite3.Error):
                 self.conn.close()
-            if self.read_only:
-                self._open_read_only()
-            else:
-                self._open()
+            self._open()
 
-    def insert(self, sql: str, params: Sequence[Any]) -> int:
-        """One INSERT, its own transaction (or part of the caller's); the new row's id.
-
-        Outside a transaction the statement runs in autocommit mode: SQLite takes the write
-        lock when the statement starts, waiting ``busy_timeout_s`` like ``BEGIN IMMEDIATE``
-        would, and commits when it ends. One statement instead of three: a pull records a call
-        per detail, from threads that give up and take back the GIL around each statement.
-        """
-        with self.lock:
-            try:
-                return int(self.conn.execute(sql, params).lastrowid or 0)
-            except sqlite3.Error as exc:
-                raise store_error(exc, self.path, self.busy_timeout_s) from _cause(exc)
+    def insert(self, table: str, row: dict[str, Any]) -> int:
+        """Insert ``row``; its id. (Not sqlite-utils' ``insert``: its savepoint and table
+        lookups doubled the store's time in bench/store_write.py.)"""
+        sql = f"INSERT INTO {table} ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})"  # noqa: S608
+        with self.write() as conn:
+            return int(conn.execute(sql, list(row.values())).lastrowid or 0)
 
     @contextmanager
     def read(self) -> Iterator[sqlite3.Connection]:
@@ -306,50 +218,130 @@ class Connection:
             with suppress(sqlite3.Error):  # closing never matters enough to raise
                 self.conn.close()
             if self._copy is not None:
-                self._copy()  # removes the private copy and its folder
-
-    # -- errors ------------------------------------------------------------------------------
+                self._copy()
 
     @contextmanager
     def translated(self) -> Iterator[None]:
-        """Turn ``sqlite3`` errors into ``StoreError`` with advice."""
+        """``sqlite3`` errors as ``StoreError`` saying what happened and what to do."""
         try:
             yield
         except sqlite3.Error as exc:
-            raise store_error(exc, self.path, self.busy_timeout_s) from _cause(exc)
+            if _busy(exc):  # expected: no sqlite3 traceback behind the message
+                raise StoreError(
+                    f"The database {self.path} stayed locked by another program for "
+                    f"{self.busy_timeout_s:g} s (another workbench pull, or a tool holding an "
+                    "open write transaction). Wait for it to finish and try again, or give the "
+                    "store a longer busy_timeout_s."
+                ) from None
+            text = str(exc)
+            advice = next(
+                (a for words, a in _ADVICE if any(w in text.lower() for w in words)),
+                "The database {path} failed: {text}.",
+            )
+            raise StoreError(advice.format(path=self.path, text=text)) from exc
 
 
-def store_error(exc: sqlite3.Error, path: Path, timeout_s: float) -> StoreError:
-    """A ``StoreError`` that says what happened to ``path`` and what to do about it."""
-    text = str(exc)
-    lowered = text.lower()
-    if "locked" in lowered or "busy" in lowered:
-        return StoreError(
-            f"The database {path} stayed locked by another program for {timeout_s:g} s "
-            "(another workbench pull, or a tool holding an open write transaction). Wait for it "
-            "to finish and try again, or give the store a longer busy_timeout_s."
+def _make_private(path: Path) -> None:
+    """A store (and its -wal, -shm) every user may read loses their access, with a warning; a
+    group's access, an owner's choice, stays."""
+    opened = []
+    for file in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+        with suppress(OSError):  # not there, or not ours to change: left as it is
+            if (info := file.stat()).st_mode & 0o007 and info.st_uid == os.getuid():
+                file.chmod(info.st_mode & 0o770)
+                opened.append(file.name)
+    if opened:
+        logger.warning(
+            "%s could be read by every user of this machine: no longer (it holds students' data).",
+            ", ".join(opened),
         )
-    if "readonly" in lowered or "read-only" in lowered:
-        return StoreError(
-            f"The database {path} is read-only here ({text}); check the file's permissions or "
-            "point WORKBENCH_DB at a writable path."
-        )
-    if "not a database" in lowered or "malformed" in lowered or "corrupt" in lowered:
-        return StoreError(
-            f"{path} is not a usable workbench database ({text}). Restore it from a backup, or "
-            "move it aside and let the next pull start a fresh one."
-        )
-    if "disk" in lowered or "full" in lowered or "unable to open" in lowered:
-        return StoreError(f"Cannot write the database {path} ({text}); check disk space and path.")
-    if isinstance(exc, sqlite3.IntegrityError):
-        return StoreError(
-            f"The store refused a write that would break its consistency ({text}); a run, call "
-            "or snapshot id given to it does not exist in this database."
-        )
-    return StoreError(f"The database {path} failed: {text}.")
 
 
-def _cause(exc: sqlite3.Error) -> BaseException | None:
-    # A lock timeout is an expected condition: no sqlite3 traceback behind the clear message.
-    lowered = str(exc).lower()
-    return None if "locked" in lowered or "busy" in lowered else exc
+def _busy(exc: BaseException) -> bool:
+    return "locked" in str(exc).lower() or "busy" in str(exc).lower()
+
+
+def lock_path(db_path: Path) -> Path:
+    """The pull lock of the database file ``db_path`` names, its links followed."""
+    real = db_path.resolve()
+    return real.with_name(real.name + ".lock")
+
+
+@contextmanager
+def run_lock(c: Connection, *, timeout_s: float) -> Iterator[None]:
+    """Hold the pull lock for the block: an exclusive SQLite transaction on ``<db>.lock``, which
+    the OS drops however its process ends; who holds it goes to ``locks``."""
+    path = lock_path(c.path)
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        mode = stat.S_IFREG
+    except OSError as exc:
+        raise StoreError(f"Cannot read the pull lock {path}: {exc.strerror}.") from exc
+    if not stat.S_ISREG(mode):  # a link would lock (and write) its target
+        what = "a symbolic link" if stat.S_ISLNK(mode) else "not a regular file"
+        raise StoreError(
+            f"The pull lock {path} is {what}; the workbench only locks a plain file it creates "
+            "itself. Remove it (nothing else uses that name) and try again."
+        )
+    holder = sqlite3.connect(str(path), timeout=0, isolation_level=None)
+    try:
+        try:
+            try:
+                holder.execute("BEGIN EXCLUSIVE")
+            except sqlite3.OperationalError as busy:
+                if not _busy(busy) or timeout_s <= 0:
+                    raise
+                logger.warning("%s", _held(c, timeout_s, waiting=True))  # a wait says why
+                holder.execute(f"PRAGMA busy_timeout = {int(timeout_s * 1000)}")
+                holder.execute("BEGIN EXCLUSIVE")
+        except sqlite3.DatabaseError as exc:
+            if _busy(exc):
+                raise StoreError(_held(c, timeout_s)) from None
+            raise StoreError(
+                f"Cannot take the pull lock {path}: {exc}. It only holds the lock: it is safe "
+                "to delete when no pull of this database is running; delete it and try again."
+            ) from exc
+        with c.write() as conn:
+            conn.execute(
+                "INSERT OR REPLACE INTO locks (name, pid, host, since) VALUES ('pull', ?, ?, ?)",
+                (os.getpid(), socket.gethostname(), now_text()),
+            )
+        try:
+            yield
+        finally:
+            with c.write() as conn:
+                conn.execute("DELETE FROM locks WHERE name = 'pull' AND pid = ?", (os.getpid(),))
+    finally:
+        holder.close()
+
+
+def _held(c: Connection, timeout_s: float, *, waiting: bool = False) -> str:
+    who = ""
+    for pid, host, since in c.rows("SELECT pid, host, since FROM locks WHERE name = 'pull'"):
+        where = "" if host == socket.gethostname() else f" on {host}"
+        who = f" (pid {pid}{where} since {since})"
+    where = f"Another pull is running on {c.path.resolve()}{who}"
+    if waiting:
+        return f"{where}: waiting for it, {timeout_s:g} s at most (--wait)."
+    return (
+        f"{where}; waited {timeout_s:g} s. Wait for it to finish and try again, or stop that "
+        "process (its lock is released the moment it ends)."
+    )
+
+
+def process_alive(pid: int | None, host: str | None) -> bool | None:
+    """True/False when we can tell (same host, POSIX), None when we cannot."""
+    if pid is None or host != socket.gethostname() or os.name != "posix":
+        return None
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:  # a zombie (dead, not yet reaped) still answers kill(0)
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
+            return f.read().rsplit(")", 1)[-1].split()[0] != "Z"
+    except OSError:
+        return True

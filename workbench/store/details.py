@@ -1,15 +1,11 @@
-"""Details: a request's or a transcript's detail, its parsed PESC fields and child records.
+"""A request's or a transcript's detail: every distinct document as a version in ``documents``,
+the entity row (the current version's PESC fields), the child records.
 
-A pull stores thousands of these, from several threads, so the work is split in two:
-:func:`prepare_detail` scrubs and lays out the rows before any lock is taken, and
-:func:`write_detail` only runs the SQL, inside the caller's transaction. Preparing is built for
-the common case, a document with nothing to mask: one scan of every text the detail will write
-proves it clean. Child rows go in through sqlite-utils, which adds the columns a table lacks.
-
-When something is to be masked, values are masked one by one before they become JSON or rows
-(:meth:`Redactor.data`), never the JSON text itself (a secret ``true`` would break its syntax),
-and never the ids: an item id is the key its child rows link to, and a secret that happens to
-occur inside it (``2024-0001`` in ``R-2024-0001``) must not cut that link.
+A pull stores thousands from several threads: :func:`prepare_detail` masks and lays one out
+before any lock is taken, :func:`write_detail` writes it inside the caller's transaction.
+Masking (:meth:`Redactor.document`: a document is kept as written, but for echoes of our
+tokens) goes value by value where a text shows something to mask, never on JSON text (a secret
+``true`` would break its syntax) and never on the item id, which its child rows link by.
 """
 
 # ruff: noqa: S608  (SQL identifiers here are our own constants, never data; values are bound)
@@ -22,82 +18,96 @@ import sqlite3
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from itertools import chain
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from workbench.errors import PescError
 from workbench.redact import Redactor
-from workbench.store.cells import (
+from workbench.store.lists import ListInfo
+from workbench.store.schema import (
+    CHILD_TABLES,
+    REQUEST_FIELDS,
+    TRANSCRIPT_FIELDS,
     dumps,
     now_text,
     partner_time,
-    pescxml_of,
     scalar,
     sha256,
-    unescaped_once,
     utc_text,
 )
-from workbench.store.connection import Connection
-from workbench.store.lists import ListInfo
-from workbench.store.schema import CHILD_TABLES, REQUEST_FIELDS, TRANSCRIPT_FIELDS
+
+if TYPE_CHECKING:
+    import sqlite_utils
 
 FLAT_FIELDS = {"transcript_requests": REQUEST_FIELDS, "transcripts_received": TRANSCRIPT_FIELDS}
+OWN_TABLES = {p: tuple(n for n, (o, _) in CHILD_TABLES.items() if o == p) for p in FLAT_FIELDS}
 _COLUMN_NAME = re.compile(r"^[a-z][a-z0-9_]{0,62}$")
 _RESERVED = frozenset({"position", "extra_json", "request_id", "transcript_id", "rowid"})
-# Types SQLite binds as they are. A row set is checked against it at once, and only a set holding
-# something else goes through scalar() value by value (a parsed document holds plain values:
-# scalar() on each of them was most of bench/store_write.py's regression in issue #12).
-_SQL_TYPES = frozenset({str, int, float, bool, type(None)})
-# dumps() for child records: plain data from a parsed document, with no cycles to guard against.
-_RECORD = json.JSONEncoder(ensure_ascii=False, sort_keys=True, default=str, check_circular=False)
-# The child records as one text for the scan: every key and value, in no particular order.
-_SCAN = json.JSONEncoder(ensure_ascii=False, default=str, check_circular=False)
-_OWN_TABLES = {
-    parent: tuple(name for name, (owner, _) in CHILD_TABLES.items() if owner == parent)
-    for parent in FLAT_FIELDS
-}
+_PLAIN = frozenset({str, int, float, bool, type(None)})  # what SQLite binds as it is
 # A document already kept for the id (same content) keeps its version, first sighting and call,
 # and takes the fetch's detail item, parse error and fields, and its validation when it made one
-# (a fetch without schemas does not undo a validation of the same content): one statement.
+# (a fetch without schemas does not undo a validation of the same content).
 _DOCUMENT_SQL = (
     "INSERT INTO documents (entity, item_id, version, document_id, transmission_type, "
     "request_tracking_id, request_date, created_at, first_seen_at, call_id, content_sha256, "
     "pescxml, parse_error, validation, pesc_json, detail_json) "
-    "SELECT ?1, ?2, coalesce(max(version), 0) + 1, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, "
-    "?13, ?14, ?15 FROM documents WHERE entity = ?1 AND item_id = ?2 "
+    "SELECT :entity, :item_id, coalesce(max(version), 0) + 1, :document_id, :transmission_type, "
+    ":request_tracking_id, :request_date, :created_at, :first_seen_at, :call_id, "
+    ":content_sha256, :pescxml, :parse_error, :validation, :pesc_json, :detail_json "
+    "FROM documents WHERE entity = :entity AND item_id = :item_id "
     "ON CONFLICT (entity, item_id, content_sha256) DO UPDATE SET "
     "parse_error = excluded.parse_error, "
     "validation = coalesce(excluded.validation, documents.validation), "
     "pesc_json = excluded.pesc_json, detail_json = excluded.detail_json"
 )
-# Texts a detail keeps in its documents row, not in the entity row (which stays narrow).
-_DOCUMENT_TEXTS = ("detail_json", "validation", "pesc_json")
 
 
-@dataclass(frozen=True, slots=True)
-class ChildRows:
-    """Rows of one child table, ready to insert: ``columns`` name the values of each row."""
+def pescxml_of(document: Any) -> tuple[str | None, Any]:
+    """A partner JSON body (or its one item) split into its ``PESCXML`` (any case) and the rest;
+    a string that is not JSON is taken as the XML itself."""
+    if isinstance(document, str | bytes):
+        text = document.decode("utf-8", "replace") if isinstance(document, bytes) else document
+        try:
+            document = json.loads(text)
+        except ValueError:
+            return (text or None), None
+    if isinstance(document, list) and len(document) == 1:
+        document = document[0]
+    if not isinstance(document, Mapping):
+        return None, document
+    xml, rest = None, {}
+    for key, value in document.items():
+        if str(key).lower() == "pescxml" and xml is None and isinstance(value, str):
+            xml = value
+        else:
+            rest[key] = value
+    return xml, rest
 
-    table: str
-    columns: tuple[str, ...]
-    rows: list[tuple[Any, ...]]
+
+def unescaped_once(xml: str | None) -> str | None:
+    """XML that came XML-escaped (``&lt;...``) unescaped once, as the PESC parser reads it; as
+    it is otherwise, or when it cannot be read (escaped twice, say)."""
+    if not xml or not xml.lstrip().startswith("&lt;"):
+        return xml
+    from workbench.pesc.intake import admit  # lxml: imported when first needed
+
+    try:
+        return admit(xml).text
+    except PescError:
+        return xml
 
 
 @dataclass(frozen=True, slots=True)
 class PreparedDetail:
-    """One detail upsert, scrubbed and laid out as SQL (built before the write lock is taken)."""
+    """One detail, masked and laid out as rows before the write lock is taken."""
 
     table: str
     id_column: str
     item_id: str
-    sql: str
-    params: list[Any]
-    kids: list[ChildRows] | None
-    document: tuple[Any, ...] | None = None  # its documents row (_DOCUMENT_SQL's parameters)
-    content_sha256: str | None = None  # of that document's pescxml
-    listed_date: str | None = None  # the RequestDate listed when it was fetched
-    seen_at: str | None = None
-    # Statements run after the row: the current document amended (validation or fields given
-    # without a detail), or a detail item without a document kept in document_records.
-    after: tuple[tuple[str, tuple[Any, ...]], ...] = ()
+    row: dict[str, Any]  # the entity row's columns
+    document: dict[str, Any] | None  # its documents row (_DOCUMENT_SQL's parameters)
+    texts: dict[str, Any]  # detail_json, validation, pesc_json given (None: not given)
+    children: dict[str, list[dict[str, Any]]] | None  # None: the child records stay
+    detail: bool  # a detail was fetched
 
 
 def prepare_detail(
@@ -116,160 +126,159 @@ def prepare_detail(
     listed_date: Any = None,
     pescxml: str | None = None,
 ) -> PreparedDetail:
-    """Scrubbing, JSON and rows of one detail upsert; :func:`write_detail` writes it.
-
-    Every distinct document goes to ``documents`` (unescaped once: ``pescxml`` when the caller
-    parsed it, else the detail's as sent) with the detail item without its XML, the validation
-    and the flattened fields; the entity row keeps the fields of the current version. Given
-    without a detail, ``validation`` and ``flat`` amend the current document. A detail with no
-    XML keeps its item in ``document_records`` (record type ``detail``). ``listed_date``: the
-    RequestDate the list showed (default ``request_date``); a later pull fetches the detail
-    again when it changes.
+    """One detail's rows: each distinct document a ``documents`` version (with the detail item
+    less its XML, validation, flat fields), the entity row the current version's fields.
+    Without a detail, ``validation`` and ``flat`` amend the current document. ``listed_date``
+    (default ``request_date``): the listed RequestDate; a pull refetches when it changes.
     """
-    table, id_column = info.table, info.id_column
+    table, id_column, item_id = info.table, info.id_column, str(item_id)
     seen = utc_text(seen_at) if seen_at is not None else now_text()
-    values: dict[str, Any] = {id_column: str(item_id), "first_seen_at": seen, "last_seen_at": seen}
+    row: dict[str, Any] = {id_column: item_id, "first_seen_at": seen, "last_seen_at": seen}
     if request_date is not None:
-        values["request_date"] = partner_time(request_date)
-    document_xml = None
-    # Every text the row will hold, scanned at once below: clean (the usual case) means kept.
-    texts: dict[str, str | None] = {}
-    decoded: dict[str, Any] = {}  # what the JSON texts were made from, masked value by value
+        row["request_date"] = partner_time(request_date)
+    texts: dict[str, Any] = {}
     if detail is not None:
         xml, rest = pescxml_of(detail)
-        texts["detail_json"] = dumps(rest) if rest is not None else None
-        decoded["detail_json"] = rest
-        document_xml = scrub.document(pescxml if pescxml is not None else unescaped_once(xml))
-        values.update(detail_fetched_at=seen, detail_call_id=call_id, detail_failed_at=None,
-                      detail_error=None, detail_request_date=partner_time(
-                          listed_date if listed_date is not None else request_date))  # fmt: skip
+        texts["detail_json"] = None if rest is None else _kept(scrub, rest)[1]
+        listed = listed_date if listed_date is not None else request_date
+        row.update(detail_fetched_at=seen, detail_call_id=call_id, detail_failed_at=None,
+                   detail_error=None, detail_request_date=partner_time(listed))  # fmt: skip
     if detail is not None or parse_error is not None:
-        texts["parse_error"] = None if parse_error is None else str(parse_error)
+        row["parse_error"] = None if parse_error is None else scrub.document(str(parse_error))
     if detail is not None or validation is not None:
-        texts["validation"] = None if validation is None else dumps(validation)
-        decoded["validation"] = validation
+        texts["validation"] = None if validation is None else _kept(scrub, validation)[1]
+    fields = FLAT_FIELDS[table]
     if flat is not None:
-        texts["pesc_json"] = dumps(flat)
-        decoded["pesc_json"] = flat
+        flat, texts["pesc_json"] = _kept(scrub, flat)
+        row.update(zip(fields, _cells([flat.get(f) for f in fields]), strict=True))
+    elif detail is not None:  # a new document whose fields are unknown: drop the old ones
+        row.update(dict.fromkeys(fields))
     plain = None
     if children is not None:
         plain = {
-            str(name): [r if type(r) is dict else dict(r) for r in rows]
-            for name, rows in children.items()
+            str(n): [r if type(r) is dict else dict(r) for r in rs] for n, rs in children.items()
         }
-    fields = FLAT_FIELDS[table]
-    found = _flat_values(flat, fields) if flat is not None else []
-    scanned = _scanned(texts, found, plain)
-    if scrub.document(scanned) == scanned:  # the usual case: no token of ours echoed
-        values.update(texts)
-    else:
-        for name, text in texts.items():
-            if text is not None and name in decoded:
-                decoded[name] = _documented(scrub, decoded[name])
-                values[name] = dumps(decoded[name])
-            else:
-                values[name] = scrub.document(text)
-        if flat is not None:
-            found = _flat_values(decoded["pesc_json"], fields)
-        if plain:
-            plain = {name: _documented(scrub, records) for name, records in plain.items()}
-    # The item id is a key (child rows and document_records link to it): never masked.
-    kids = _children(table, id_column, str(item_id), plain) if plain is not None else None
-    if flat is not None:
-        values.update(zip(fields, found, strict=True))
-    elif detail is not None:  # a new document whose fields are unknown: drop the old ones
-        values.update(dict.fromkeys(fields))
-    kept = {name: values.pop(name) for name in _DOCUMENT_TEXTS if name in values}
-    sql = _upsert_sql(table, id_column, tuple(values))
-    document = digest = None
-    after: tuple[tuple[str, tuple[Any, ...]], ...] = ()
-    if document_xml is not None:
-        digest = sha256(document_xml)
-        document = (
-            table, str(item_id), values.get("document_id"), _transmission_type(values, plain),
-            values.get("request_tracking_id"), values.get("detail_request_date"),
-            values.get("created_at"), seen, call_id, digest, document_xml,
-            values.get("parse_error"), kept.get("validation"), kept.get("pesc_json"),
-            kept.get("detail_json"),
-        )  # fmt: skip
-        if kids is None:  # no child rows to replace (they clear document_records): its item
-            after = _detail_record(table, str(item_id), None)  # is the document's now
-    elif detail is not None:
-        after = _detail_record(table, str(item_id), kept.get("detail_json"))
-    elif kept:
-        after = ((_amend_sql(table, id_column), (table, str(item_id), kept.get("validation"),
-                                                 kept.get("pesc_json"))),)  # fmt: skip
+        plain = _kept(scrub, plain)[0]
+    document = None
+    if detail is not None and pescxml is None:
+        pescxml = unescaped_once(xml)
+    if detail is not None and (xml := scrub.document(pescxml)) is not None:
+        document = {
+            "entity": table, "item_id": item_id, "document_id": row.get("document_id"),
+            "transmission_type": _transmission_type(row, plain),
+            "request_tracking_id": row.get("request_tracking_id"),
+            "request_date": row.get("detail_request_date"), "created_at": row.get("created_at"),
+            "first_seen_at": seen, "call_id": call_id, "content_sha256": sha256(xml),
+            "pescxml": xml, "parse_error": row.get("parse_error"), "validation": None,
+            "pesc_json": None, "detail_json": None, **texts,
+        }  # fmt: skip
     return PreparedDetail(
-        table, id_column, str(item_id), sql, list(values.values()), kids, document, digest,
-        values.get("detail_request_date"), seen, after,
-    )  # fmt: skip
-
-
-def write_detail(c: Connection, conn: sqlite3.Connection, prepared: PreparedDetail) -> None:
-    """Write one prepared detail inside the caller's write transaction; a re-fetched document
-    replaces its child records. A document kept as an earlier version than the current one
-    changes nothing but its fetch (see :func:`_served_older`)."""
-    if prepared.document is not None and _served_older(conn, prepared):
-        return
-    conn.execute(prepared.sql, prepared.params)
-    if prepared.document is not None:
-        conn.execute(_DOCUMENT_SQL, prepared.document)
-        conn.execute(
-            _current_sql(prepared.table, prepared.id_column),
-            (prepared.table, prepared.item_id, prepared.content_sha256),
-        )
-    for statement, params in prepared.after:
-        conn.execute(statement, params)
-    if prepared.kids is None:
-        return
-    parent_id = (prepared.item_id,)
-    for name in _OWN_TABLES[prepared.table]:
-        conn.execute(f"DELETE FROM {name} WHERE {prepared.id_column} = ?", parent_id)
-    conn.execute(
-        "DELETE FROM document_records WHERE entity = ? AND parent_id = ?",
-        (prepared.table, prepared.item_id),
+        table, id_column, item_id, row, document, texts, plain, detail is not None
     )
-    for part in prepared.kids:
-        _insert(c, conn, part)
 
 
-def _insert(c: Connection, conn: sqlite3.Connection, part: ChildRows) -> None:
-    """Insert child rows; a field the table lacks becomes a column, typed by sqlite-utils.
-
-    This is ``Table.insert_all(alter=True)`` (insert, and on "no such column" add the missing
-    columns and insert again) without its savepoint, table lookup and per-value conversion on
-    every call: with them, bench/store_write.py's first pull took twice as long.
-    """
-    columns = ", ".join(part.columns)
-    sql = f"INSERT INTO {part.table} ({columns}) VALUES ({', '.join('?' * len(part.columns))})"
-    try:
-        conn.executemany(sql, part.rows)
-    except sqlite3.OperationalError as exc:
-        if "has no column named" not in str(exc):
-            raise
-        c.db.table(part.table).add_missing_columns(
-            dict(zip(part.columns, r, strict=True)) for r in part.rows
+def write_detail(db: sqlite_utils.Database, conn: sqlite3.Connection, p: PreparedDetail) -> None:
+    """Write one prepared detail inside the caller's transaction (its child records replaced)."""
+    table, key = p.table, (p.table, p.item_id)
+    if p.document is not None and _served_older(conn, p):
+        return
+    columns = tuple(p.row)
+    updates = ", ".join(
+        f"{c} = min({c}, excluded.{c})" if c == "first_seen_at"
+        else f"{c} = max({c}, excluded.{c})" if c == "last_seen_at"
+        else f"{c} = excluded.{c}"
+        for c in columns[1:]
+    )  # fmt: skip
+    conn.execute(
+        f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))}) "
+        f"ON CONFLICT({p.id_column}) DO UPDATE SET {updates}",
+        list(p.row.values()),
+    )
+    if p.document is not None:
+        conn.execute(_DOCUMENT_SQL, p.document)
+        conn.execute(  # the current version is the document just received, new or not
+            f"UPDATE {table} SET (current_version, version_count, cancelled_at) = ("
+            "SELECT d.version, (SELECT count(*) FROM documents n WHERE n.entity = ?1 "
+            "AND n.item_id = ?2), CASE WHEN lower(d.transmission_type) = 'cancellation' "
+            "THEN d.first_seen_at END FROM documents d WHERE d.entity = ?1 AND d.item_id = ?2 "
+            f"AND d.content_sha256 = ?3) WHERE {p.id_column} = ?2",
+            (*key, p.document["content_sha256"]),
         )
-        conn.executemany(sql, part.rows)
+    if p.detail:  # a detail item without a document is kept as a document_records row
+        conn.execute(
+            "DELETE FROM document_records WHERE entity = ? AND parent_id = ? "
+            "AND record_type = 'detail'",
+            key,
+        )
+        if p.document is None and p.texts.get("detail_json") is not None:
+            conn.execute(
+                "INSERT INTO document_records VALUES (?, ?, 'detail', 0, ?)",
+                (*key, p.texts["detail_json"]),
+            )
+    elif p.texts:  # given without a detail: they amend the current document
+        conn.execute(
+            "UPDATE documents SET validation = coalesce(?3, validation), pesc_json = "
+            "coalesce(?4, pesc_json) WHERE entity = ?1 AND item_id = ?2 AND version = "
+            f"(SELECT current_version FROM {table} WHERE {p.id_column} = ?2)",
+            (*key, p.texts.get("validation"), p.texts.get("pesc_json")),
+        )
+    if p.children is not None:
+        _write_children(db, conn, p, p.children)
 
 
-def _served_older(conn: sqlite3.Connection, prepared: PreparedDetail) -> bool:
-    """Whether the document is one already kept as an earlier version than the current one
-    (a partner answering from a lagging copy): if so, record only the fetch.
+def _write_children(
+    db: sqlite_utils.Database,
+    conn: sqlite3.Connection,
+    p: PreparedDetail,
+    children: Mapping[str, list[dict[str, Any]]],
+) -> None:
+    """Replace the item's child records: a column per field in its own child tables (else
+    ``extra_json``), other kinds in ``document_records`` as JSON."""
+    own = OWN_TABLES[p.table]
+    for name in own:
+        conn.execute(f"DELETE FROM {name} WHERE {p.id_column} = ?", (p.item_id,))
+    conn.execute(
+        "DELETE FROM document_records WHERE entity = ? AND parent_id = ?", (p.table, p.item_id)
+    )
+    for name, records in children.items():
+        if not records:
+            continue
+        if name not in own:
+            conn.executemany(
+                "INSERT INTO document_records VALUES (?, ?, ?, ?, ?)",
+                [(p.table, p.item_id, name, i, dumps(r)) for i, r in enumerate(records)],
+            )
+            continue
+        keys = dict.fromkeys(chain.from_iterable(records))
+        names = [k for k in keys if isinstance(k, str) and _COLUMN_NAME.match(k)
+                 and k not in _RESERVED and k != p.id_column]  # fmt: skip
+        extra = [k for k in keys if k not in names]
+        rows = [
+            (p.item_id, i, dumps({k: r[k] for k in extra if k in r}) if extra else None,
+             *_cells([r.get(k) for k in names]))
+            for i, r in enumerate(records)
+        ]  # fmt: skip
+        columns = (p.id_column, "position", "extra_json", *names)
+        sql = f"INSERT INTO {name} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
+        try:  # sqlite-utils' insert_all(alter=True), without its per-row work that doubled the
+            conn.executemany(sql, rows)  # store's time in bench/store_write.py
+        except sqlite3.OperationalError as exc:
+            if "has no column named" not in str(exc):
+                raise
+            db.table(name).add_missing_columns(dict(zip(columns, r, strict=True)) for r in rows)
+            conn.executemany(sql, rows)
 
-    The current version is the latest received: an older one coming back is nothing new, so
-    neither the row, its child records nor ``documents`` change. ``detail_error`` says what
-    happened, and the detail is fetched once more by the next pull (a failed fetch, for the
-    listed RequestDate); served again for that date, it is not fetched again until the list
-    shows another RequestDate.
-    """
-    table, id_column = prepared.table, prepared.id_column
+
+def _served_older(conn: sqlite3.Connection, p: PreparedDetail) -> bool:
+    """Whether the document is an older version than the current one (a lagging copy): then
+    only the fetch is recorded, as failed (fetched once more), then as fetched."""
+    table, listed = p.table, p.row.get("detail_request_date")
     found = conn.execute(
         f"SELECT d.version, e.current_version, e.detail_request_date IS ?3 "
         "AND e.detail_failed_at > e.detail_fetched_at FROM documents d "
-        f"JOIN {table} e ON e.{id_column} = d.item_id WHERE d.entity = ?1 AND d.item_id = ?2 "
+        f"JOIN {table} e ON e.{p.id_column} = d.item_id WHERE d.entity = ?1 AND d.item_id = ?2 "
         "AND d.content_sha256 = ?4 AND d.version < e.current_version",
-        (table, prepared.item_id, prepared.listed_date, prepared.content_sha256),
+        (table, p.item_id, listed, p.document and p.document["content_sha256"]),
     ).fetchone()
     if found is None:
         return False
@@ -283,80 +292,20 @@ def _served_older(conn: sqlite3.Connection, prepared: PreparedDetail) -> bool:
         f"the partner answered with version {version} again, older than the current version "
         f"{current}, which is kept; {then}"
     )
-    fetched = "detail_fetched_at" if retried else "detail_failed_at"
     conn.execute(
-        f"UPDATE {table} SET last_seen_at = max(last_seen_at, ?1), {fetched} = ?1, "
-        f"detail_request_date = ?2, detail_error = ?3 WHERE {id_column} = ?4",
-        (prepared.seen_at, prepared.listed_date, note, prepared.item_id),
+        f"UPDATE {table} SET last_seen_at = max(last_seen_at, ?1), "
+        f"{'detail_fetched_at' if retried else 'detail_failed_at'} = ?1, "
+        f"detail_request_date = ?2, detail_error = ?3 WHERE {p.id_column} = ?4",
+        (p.row["last_seen_at"], listed, note, p.item_id),
     )
     return True
 
 
-def _current_sql(table: str, id_column: str) -> str:
-    """The entity row's version columns (parameters: entity, item id, content sha256): the
-    current version is the document just received, new or seen before; a Cancellation closes
-    the item from when it was first seen."""
-    return (
-        f"UPDATE {table} SET (current_version, version_count, cancelled_at) = ("
-        "SELECT d.version, (SELECT count(*) FROM documents n WHERE n.entity = ?1 "
-        "AND n.item_id = ?2), CASE WHEN lower(d.transmission_type) = 'cancellation' "
-        "THEN d.first_seen_at END FROM documents d WHERE d.entity = ?1 AND d.item_id = ?2 "
-        f"AND d.content_sha256 = ?3) WHERE {id_column} = ?2"
-    )
-
-
-def _amend_sql(table: str, id_column: str) -> str:
-    """Validation and flattened fields given without a detail, on the current document
-    (parameters: entity, item id, validation, pesc_json; None keeps what it has)."""
-    return (
-        "UPDATE documents SET validation = coalesce(?3, validation), pesc_json = "
-        "coalesce(?4, pesc_json) WHERE entity = ?1 AND item_id = ?2 AND version = "
-        f"(SELECT current_version FROM {table} WHERE {id_column} = ?2)"
-    )
-
-
-def _detail_record(
-    table: str, item_id: str, detail_json: str | None
-) -> tuple[tuple[str, tuple[Any, ...]], ...]:
-    """A detail item that held no document: kept as the item's ``document_records`` row of
-    type ``detail`` (replacing an earlier one), as there is no ``documents`` row to hold it."""
-    key = (table, item_id)
-    drop = (
-        "DELETE FROM document_records WHERE entity = ? AND parent_id = ? AND record_type = 'detail'"
-    )
-    if detail_json is None:
-        return ((drop, key),)
-    keep = (
-        "INSERT INTO document_records (entity, parent_id, record_type, position, record_json) "
-        "VALUES (?, ?, 'detail', 0, ?)"
-    )
-    return ((drop, key), (keep, (*key, detail_json)))
-
-
-def _upsert_sql(table: str, id_column: str, columns: tuple[str, ...]) -> str:
-    updates = ", ".join(
-        f"{col} = min({col}, excluded.{col})"
-        if col == "first_seen_at"
-        else f"{col} = max({col}, excluded.{col})"
-        if col == "last_seen_at"
-        else f"{col} = excluded.{col}"
-        for col in columns[1:]
-    )
-    return (
-        f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))}) "
-        f"ON CONFLICT({id_column}) DO UPDATE SET {updates}"
-    )
-
-
-def _transmission_type(
-    values: Mapping[str, Any], children: Mapping[str, list[dict[str, Any]]] | None
-) -> Any:
-    """A version's ``transmission_type``: the document's TransmissionType, except that a
-    cancellation is ``Cancellation`` however the document says it. PESC's TransmissionType has
-    no Cancellation, so it may also come as DocumentTypeCode ``Cancel`` (CoreMain 1.14), or as
-    ``MutuallyDefined`` with a TransmissionData NoteMessage ``Cancellation`` (the sandbox)."""
-    kind = values.get("transmission_type")
-    if str(values.get("document_type_code") or "").lower() == "cancel":
+def _transmission_type(row: Mapping[str, Any], children: Mapping[str, Any] | None) -> Any:
+    """``Cancellation`` however the document says it (DocumentTypeCode ``Cancel``, or
+    ``MutuallyDefined`` with a TransmissionData note), else its TransmissionType."""
+    kind = row.get("transmission_type")
+    if str(row.get("document_type_code") or "").lower() == "cancel":
         return "Cancellation"
     if str(kind or "").lower() == "mutuallydefined" and any(
         str(note.get("note") or "").strip().lower() == "cancellation"
@@ -367,36 +316,22 @@ def _transmission_type(
     return kind
 
 
-def _flat_values(flat: Mapping[str, Any], fields: tuple[str, ...]) -> list[Any]:
-    """The values of the flat PESC fields kept as columns, as SQLite takes them."""
-    return _for_sql(list(map(flat.get, fields)))
+def _cells(values: list[Any]) -> list[Any]:
+    """``values`` as SQLite takes them (:func:`scalar` only when one needs it)."""
+    return values if _PLAIN.issuperset(map(type, values)) else [scalar(v) for v in values]
 
 
-def _for_sql(values: list[Any]) -> list[Any]:
-    """``values`` as SQLite takes them: as they are when it takes them all (the usual case),
-    else each one it does not take through :func:`scalar`."""
-    if _SQL_TYPES.issuperset(map(type, values)):
-        return values
-    return [v if type(v) in _SQL_TYPES else scalar(v) for v in values]
-
-
-def _scanned(
-    texts: Mapping[str, str | None],
-    found: list[Any],
-    children: Mapping[str, list[dict[str, Any]]] | None,
-) -> str:
-    """Everything a detail writes as text, in one string for one scan: the JSON and error
-    texts, the flat field values, and the child records' keys (column names) and values as
-    JSON (the Redactor looks for secrets as JSON escapes them too)."""
-    parts = [t for t in texts.values() if t]
-    parts.extend(map(str, found))  # str() of a number or None only risks a needless slow path
-    if children:
-        parts.append(_SCAN.encode(children))
-    return "\x00".join(parts)
+def _kept(scrub: Redactor, value: Any) -> tuple[Any, str]:
+    """``value`` with its texts as :meth:`Redactor.document` keeps them, and its JSON: one scan
+    of the JSON in the usual case, nothing to mask."""
+    text = dumps(value)
+    if scrub.document(text) == text:
+        return value, text
+    value = _documented(scrub, value)
+    return value, dumps(value)
 
 
 def _documented(scrub: Redactor, value: Any) -> Any:
-    """JSON-able ``value`` with each of its texts as :meth:`Redactor.document` keeps them."""
     if isinstance(value, str):
         return scrub.document(value)
     if isinstance(value, Mapping):
@@ -404,46 +339,3 @@ def _documented(scrub: Redactor, value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [_documented(scrub, v) for v in value]
     return value
-
-
-def _children(
-    table: str, id_column: str, parent_id: str, children: Mapping[str, list[dict[str, Any]]]
-) -> list[ChildRows]:
-    """Child records as rows: a child table of this parent gets a column per field (names that
-    cannot be columns go to its ``extra_json``); records of any other kind go to
-    ``document_records`` as canonical JSON."""
-    own = _OWN_TABLES[table]
-    laid_out = []
-    others: list[tuple[Any, ...]] = []
-    for name, records in children.items():
-        if not records:
-            continue
-        if name not in own:
-            others.extend(
-                (table, parent_id, name, i, _RECORD.encode(r)) for i, r in enumerate(records)
-            )
-            continue
-        keys = tuple(dict.fromkeys(chain.from_iterable(records)))
-        names = _column_names(id_column, keys)
-        extra = [k for k in keys if k not in names]
-        rows = [
-            (parent_id, i, dumps({k: r[k] for k in extra if k in r}) if extra else None,
-             *map(r.get, names))
-            for i, r in enumerate(records)
-        ]  # fmt: skip
-        if not _SQL_TYPES.issuperset(map(type, chain.from_iterable(rows))):
-            rows = [tuple(_for_sql(list(row))) for row in rows]
-        laid_out.append(ChildRows(name, (id_column, "position", "extra_json", *names), rows))
-    if others:
-        columns = ("entity", "parent_id", "record_type", "position", "record_json")
-        laid_out.append(ChildRows("document_records", columns, others))
-    return laid_out
-
-
-def _column_names(id_column: str, keys: tuple[Any, ...]) -> tuple[str, ...]:
-    """Which of the fields ``keys`` of a child table are columns; the others (names that cannot
-    be columns) go to ``extra_json``."""
-    return tuple(
-        k for k in keys
-        if isinstance(k, str) and _COLUMN_NAME.match(k) and k not in _RESERVED and k != id_column
-    )  # fmt: skip

@@ -1,10 +1,8 @@
-"""Query results as DataFrames the way DESIGN §5 promises them.
+"""Query results as DataFrames, typed by column name (DESIGN §5).
 
-Text ids (``request_id``, ``item_key``, ``document_id`` ...) are pandas ``string``; integer ids
-(``id``, ``run_id``, ``call_id`` ...) and counts are nullable ``Int64``; ``*_at`` columns and
-``request_date`` are tz-aware UTC datetimes (kept as text when a value does not parse: PESC
-``created_at`` values are written by the partner); 0/1 flags are ``boolean``. An empty result
-keeps its columns and dtypes.
+Text ids (``request_id``, ``item_key`` ...) are ``string``; integer ids and counts ``Int64``;
+``*_at`` and ``request_date`` tz-aware UTC (text when a value does not parse: the partner
+writes PESC's ``created_at``); 0/1 flags ``boolean``. An empty result keeps its columns.
 """
 
 from __future__ import annotations
@@ -18,19 +16,14 @@ from typing import Any
 
 import pandas as pd
 
-INTEGER_IDS = frozenset(
-    {
-        "id", "run_id", "call_id", "snapshot_id", "previous_id", "outbox_id", "detail_call_id",
-        "entry_id", "pid", "snapshot_a", "snapshot_b",
-    }
-)  # fmt: skip
 INTEGERS = frozenset(
     {
-        "attempt", "status", "item_count", "appeared", "vanished", "changed", "position",
-        "request_count", "recipient_count", "academic_record_count", "session_count",
-        "award_count", "course_count", "academic_award_total", "course_total",
-        "transcript_awards", "transcript_courses", "schema_version", "current_version",
-        "version_count",
+        "id", "run_id", "call_id", "snapshot_id", "previous_id", "outbox_id", "detail_call_id",
+        "entry_id", "pid", "snapshot_a", "snapshot_b", "attempt", "status", "item_count",
+        "appeared", "vanished", "changed", "position", "request_count", "recipient_count",
+        "academic_record_count", "session_count", "award_count", "course_count",
+        "academic_award_total", "course_total", "transcript_awards", "transcript_courses",
+        "schema_version", "current_version", "version_count",
     }
 )  # fmt: skip
 FLAGS = frozenset(
@@ -57,19 +50,19 @@ def query_frame(
 
 def typed(df: pd.DataFrame, **attrs: Any) -> pd.DataFrame:
     """Apply the id / time / count / flag dtypes by column name."""
-    out = pd.DataFrame(
-        {column: _convert(str(column), df[column]) for column in df.columns}, index=df.index
-    )
+    out = pd.DataFrame({c: _convert(str(c), df[c]) for c in df.columns}, index=df.index)
     out.attrs.update(df.attrs)
     out.attrs.update(fetched_at=pd.Timestamp.now(tz="UTC"), **attrs)
     return out
 
 
 def _convert(name: str, series: pd.Series) -> pd.Series:
-    if name in INTEGER_IDS or name in INTEGERS:
-        return _integers(series)
-    if name in FLAGS:
-        return _integers(series).astype("boolean")
+    if name in INTEGERS or name in FLAGS:
+        try:
+            series = series.astype("Int64")
+        except (TypeError, ValueError):
+            return series
+        return series.astype("boolean") if name in FLAGS else series
     if _TIME.search(name):
         return utc(series)
     if _TEXT_ID.search(name):
@@ -89,11 +82,12 @@ def utc(series: pd.Series) -> pd.Series:
         return series.astype("string")
 
 
-def _integers(series: pd.Series) -> pd.Series:
-    try:
-        return series.astype("Int64")
-    except (TypeError, ValueError):
-        return series
+def flattened(records: Sequence[Any]) -> pd.DataFrame:
+    """JSON items as rows, their fields flattened in snake_case (an item not an object:
+    ``value``)."""
+    rows = [r if isinstance(r, dict) else {"value": r} for r in records]
+    flat = (pd.json_normalize(rows, sep="_") if rows else pd.DataFrame()).rename(columns=snake)
+    return flat.loc[:, ~flat.columns.duplicated()]
 
 
 @functools.lru_cache(maxsize=4096)  # the same few dozen names, on every row of every frame

@@ -1,92 +1,73 @@
-"""What the store's tables, views and columns mean, and the questions asked of it.
+"""What the store's tables, views and columns mean, and its canned queries: ``metadata.json``
+(shared column descriptions in ``columns``, a table's own overriding them; ``units``;
+``queries`` with their SQL as a list of lines), served to Datasette and written as
+``docs/data-dictionary.md``::
 
-``metadata.json`` (beside this module) holds a title and description for every table and view,
-a description for every column (``columns`` holds those shared by several tables, a table's
-own ``columns`` override them), ``units``, and canned ``queries`` (their SQL as a list of
-lines). :func:`datasette_metadata` turns it into Datasette's metadata; ``workbench.store.
-dictionary`` into ``docs/data-dictionary.md``. ``tests/store/test_metadata.py`` keeps it equal
-to the schema.
+    python -m workbench.store.metadata [PATH]     # default: docs/data-dictionary.md
 """
 
 from __future__ import annotations
 
 import json
-import sqlite3
+import re
+import sys
 from contextlib import closing
 from functools import cache
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
-from workbench.store.schema import CURRENT, statements
-from workbench.store.views import VIEWS
+from workbench.store.schema import CHILD_TABLES, SCHEMA_VERSION, fresh
+
+DICTIONARY = Path("docs") / "data-dictionary.md"
+_PARAMETER = re.compile(r"(?<!:):([A-Za-z_][A-Za-z0-9_]*)")
 
 
 @cache
-def _load() -> dict[str, Any]:
-    text = resources.files("workbench.store").joinpath("metadata.json").read_text("utf-8")
-    data: dict[str, Any] = json.loads(text)
-    return data
-
-
 def load() -> dict[str, Any]:
-    """The metadata as written in ``metadata.json`` (a copy: change it freely)."""
-    return json.loads(json.dumps(_load()))
+    """``metadata.json`` as written (do not change it: it is shared)."""
+    data: dict[str, Any] = json.loads(
+        resources.files("workbench.store").joinpath("metadata.json").read_text("utf-8")
+    )
+    return data
 
 
 def schema_columns() -> dict[str, tuple[str, list[tuple[str, str]]]]:
     """Every table and view of a fresh store: name -> (``table`` or ``view``, its columns as
-    (name, declared type)).
-
-    Child tables (recipients, courses, awards) gain a column per record field as data arrives;
-    only their fixed columns are listed."""
-    with closing(sqlite3.connect(":memory:")) as conn:
-        for statement in statements(CURRENT):
-            conn.execute(statement)
-        for name, sql in VIEWS.items():
-            conn.execute(f"CREATE VIEW {name} AS {sql}")
-        found = conn.execute(
-            "SELECT name, type FROM sqlite_master WHERE type IN ('table', 'view') "
-            "ORDER BY type, name"
-        ).fetchall()
+    (name, declared type)); a child table's fixed columns only (it gains one per field)."""
+    with closing(fresh()) as conn:
         return {
             name: (kind, [(r[1], r[2]) for r in conn.execute(f"PRAGMA table_info({name})")])
-            for name, kind in found
+            for name, kind in conn.execute(
+                "SELECT name, type FROM sqlite_master WHERE type IN ('table', 'view') "
+                "ORDER BY type, name"
+            ).fetchall()
         }
 
 
 def column_description(table: str, column: str) -> str | None:
     """What ``column`` of ``table`` holds: the table's own description, else the shared one."""
-    meta = _load()
-    own = meta["tables"].get(table, {}).get("columns", {})
-    return own.get(column) or meta["columns"].get(column)
-
-
-def column_unit(column: str) -> str | None:
-    """The unit of a column (``s``, ``day``), wherever it appears."""
-    unit: str | None = _load()["units"].get(column)
-    return unit
+    own = load()["tables"].get(table, {}).get("columns", {})
+    return own.get(column) or load()["columns"].get(column)
 
 
 def query_sql(name: str) -> str:
     """The SQL of canned query ``name``."""
-    return "\n".join(_load()["queries"][name]["sql"])
+    return "\n".join(load()["queries"][name]["sql"])
 
 
 def datasette_metadata(database: str) -> dict[str, Any]:
     """Datasette 0.65's metadata for a store served under the name ``database`` (the file's
     stem): titles, descriptions of every table and column, units and canned queries."""
-    meta = _load()
-    tables: dict[str, Any] = {}
+    meta, tables = load(), {}
     for table, (_kind, typed) in schema_columns().items():
-        columns = [c for c, _type in typed]
-        own = meta["tables"].get(table, {})
+        columns, own = [c for c, _type in typed], meta["tables"].get(table, {})
         entry: dict[str, Any] = {
             "title": own.get("title", table),
             "description": own.get("description", ""),
             "columns": {c: d for c in columns if (d := column_description(table, c)) is not None},
         }
-        units = {c: u for c in columns if (u := column_unit(c)) is not None}
-        if units:
+        if units := {c: meta["units"][c] for c in columns if c in meta["units"]}:
             entry["units"] = units
         tables[table] = entry
     queries = {  # the query's own options (title, description, hide_sql...), its SQL built
@@ -98,3 +79,49 @@ def datasette_metadata(database: str) -> dict[str, Any]:
         "description": meta["description"],
         "databases": {database: {"tables": tables, "queries": queries}},
     }
+
+
+def dictionary() -> str:
+    """``docs/data-dictionary.md``: the data dictionary as Markdown."""
+    meta = load()
+    lines = [
+        "# Data dictionary",
+        "",
+        "<!-- Generated by `python -m workbench.store.metadata` from workbench/store/schema.py",
+        "     and metadata.json: edit those, then run it again. -->",
+        "",
+        f"{meta['description']} Schema version {SCHEMA_VERSION}.",
+        "",
+        "`workbench browse` shows the same descriptions in Datasette, with the canned queries "
+        "below.",
+        "",
+    ]
+    found = schema_columns()
+    for kind, heading in (("table", "Tables"), ("view", "Views")):
+        lines += [f"## {heading}", ""]
+        for name, (_kind, columns) in ((n, f) for n, f in found.items() if f[0] == kind):
+            own = meta["tables"].get(name, {})
+            lines += [f"### {own.get('title', name)} (`{name}`)", "", own.get("description", "")]
+            if name in CHILD_TABLES:
+                lines += ["", "Each field of the records becomes a column the first time it is "
+                          "seen; the fixed columns are:"]  # fmt: skip
+            lines += ["", "| column | type | unit | description |", "|---|---|---|---|"]
+            for column, declared in columns:
+                about = (column_description(name, column) or "").replace("|", "\\|")
+                cells = [f"`{column}`", declared or "", meta["units"].get(column, ""), about]
+                lines.append("| " + " | ".join(cells).replace("\n", " ") + " |")
+            lines.append("")
+    lines += ["## Canned queries", ""]
+    for name, query in meta["queries"].items():
+        sql = "\n".join(query["sql"])
+        lines += [f"### {query['title']} (`{name}`)", "", query["description"], ""]
+        if parameters := sorted(set(_PARAMETER.findall(sql))):
+            lines += ["Parameters: " + ", ".join(f"`{p}`" for p in parameters) + ".", ""]
+        lines += ["```sql", sql, "```", ""]
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+if __name__ == "__main__":
+    where = Path(sys.argv[1] if len(sys.argv) > 1 else DICTIONARY)
+    where.write_text(dictionary(), encoding="utf-8")
+    print(where)

@@ -1,24 +1,29 @@
-"""The store's schema (version :data:`SCHEMA_VERSION`): tables, keys and indexes.
+"""The store's schema: tables, indexes, views, and how a value is written in a cell.
 
-:data:`CURRENT` creates a fresh database; :mod:`workbench.store.migrations` upgrades old ones.
-``documents`` keeps every distinct document received for an id (its versions: Original,
-Resubmission, Reissue, Cancellation ...) with its XML, flattened JSON, validation and detail
-item; the entity rows stay narrow: ids, dates, list bookkeeping and the flattened fields of the
-current version.
-
-Times are ISO 8601 UTC text (``2026-03-02T09:00:00.000000Z``); JSON columns hold canonical JSON.
-Columns named after PESC fields (``document_id``, ``student_last_name`` ...) come from
-``workbench.pesc.flatten``; ``documents.pesc_json`` keeps the whole flattened record, unknown keys
-included.
+Times are fixed-width UTC text (text order is time order; SQLite's date functions read it), JSON
+is canonical (sorted keys), PESC columns come from ``workbench.pesc.flatten``; ``metadata.json``
+says what each holds (``docs/data-dictionary.md``).
 """
+
+# ruff: noqa: S608  (the SQL is put together from our own constants, never from data)
 
 from __future__ import annotations
 
-# v5: events.time_is_first_seen; v6: the views' one meaning of open; v7: the views' ages from
-# plausible dates (workbench.store.views)
+import hashlib
+import json
+import os
+import socket
+import sqlite3
+from collections.abc import Mapping
+from datetime import UTC, date, datetime
+from typing import Any
+
+from workbench._version import __version__
+from workbench.errors import StoreError
+
 SCHEMA_VERSION = 7
 
-# PESC fields kept as columns (types: TEXT unless listed in INTEGER_FIELDS).
+# PESC fields kept as columns (TEXT unless in INTEGER_FIELDS).
 ENVELOPE_FIELDS = (
     "message_type", "version", "namespace", "document_id", "created_at", "document_type_code",
     "transmission_type", "source_org_id_type", "source_org_id", "source_org_name",
@@ -54,13 +59,11 @@ ACKNOWLEDGMENT_FIELDS = (
     "document_id", "created_at", "request_tracking_id", "academic_award_total", "course_total",
     "student_first_name", "student_last_name", "note",
 )  # fmt: skip
-INTEGER_FIELDS = frozenset(
-    {
-        "request_count", "recipient_count", "release_authorized", "academic_record_count",
-        "session_count", "award_count", "course_count", "academic_award_total", "course_total",
-    }
-)  # fmt: skip
-# Child record tables: name -> (parent table, parent id column).
+INTEGER_FIELDS = frozenset((
+    "request_count", "recipient_count", "release_authorized", "academic_record_count",
+    "session_count", "award_count", "course_count", "academic_award_total", "course_total",
+))  # fmt: skip
+# Child record tables, name -> (parent table, its id column): a column per field, added when seen.
 CHILD_TABLES = {
     "recipients": ("transcript_requests", "request_id"),
     "courses": ("transcripts_received", "transcript_id"),
@@ -68,274 +71,356 @@ CHILD_TABLES = {
 }
 
 
-def column_type(field: str) -> str:
-    return "INTEGER" if field in INTEGER_FIELDS else "TEXT"
-
-
 def _columns(fields: tuple[str, ...]) -> str:
-    return ",\n  ".join(f"{f} {column_type(f)}" for f in fields)
+    return ", ".join(f"{f} {'INTEGER' if f in INTEGER_FIELDS else 'TEXT'}" for f in fields)
 
 
 def _entity(table: str, id_column: str, fields: tuple[str, ...]) -> str:
     return f"""
 CREATE TABLE {table} (
-  {id_column} TEXT PRIMARY KEY,
-  request_date TEXT,                 -- RequestDate as listed
-  on_list INTEGER NOT NULL DEFAULT 0, -- 1 while the partner's no-response list shows it
-  first_seen_at TEXT NOT NULL,
-  last_seen_at TEXT NOT NULL,
-  left_at TEXT,                      -- when it left the list
-  left_reason TEXT,                  -- outbox (our send explains it) or elsewhere
-  detail_fetched_at TEXT,
-  detail_call_id INTEGER REFERENCES calls(id),
-  detail_failed_at TEXT,             -- last failed detail fetch (retried by the next pull)
-  detail_error TEXT,
-  parse_error TEXT,                  -- of the last detail fetched (XML, JSON ...: documents)
-  current_version INTEGER,           -- the documents.version these fields are from
-  version_count INTEGER,             -- how many distinct documents were received for it
-  cancelled_at TEXT,                 -- its current document is a Cancellation: it is closed
-  detail_request_date TEXT,          -- RequestDate as listed when its detail was last fetched
-  {_columns(fields)}
+  {id_column} TEXT PRIMARY KEY, request_date TEXT, on_list INTEGER NOT NULL DEFAULT 0,
+  first_seen_at TEXT NOT NULL, last_seen_at TEXT NOT NULL, left_at TEXT, left_reason TEXT,
+  detail_fetched_at TEXT, detail_call_id INTEGER REFERENCES calls(id), detail_failed_at TEXT,
+  detail_error TEXT, parse_error TEXT, current_version INTEGER, version_count INTEGER,
+  cancelled_at TEXT, detail_request_date TEXT, {_columns(fields)}
 );
 CREATE INDEX {table}_on_list ON {table}(on_list, request_date);
 CREATE INDEX {table}_tracking ON {table}(request_tracking_id);
 """
 
 
-def _child(table: str, parent: str, id_column: str) -> str:
-    # Each field of the child records becomes a column the first time it is seen.
+def _sent(table: str, fields: tuple[str, ...]) -> str:
     return f"""
 CREATE TABLE {table} (
-  {id_column} TEXT NOT NULL REFERENCES {parent}({id_column}) ON DELETE CASCADE,
-  position INTEGER NOT NULL,
-  extra_json TEXT,                   -- JSON of the fields whose names cannot be columns
-  PRIMARY KEY ({id_column}, position)
+  id INTEGER PRIMARY KEY, outbox_id INTEGER NOT NULL UNIQUE REFERENCES outbox(id),
+  request_id TEXT NOT NULL, sent_at TEXT NOT NULL, inferred INTEGER NOT NULL DEFAULT 0,
+  pescxml TEXT, pesc_json TEXT, {_columns(fields)}
 );
+CREATE INDEX {table}_request ON {table}(request_id);
 """
 
 
-CORE = """
-CREATE TABLE meta (
-  key TEXT PRIMARY KEY,
-  value TEXT
-);
+TABLES = (
+    """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);
 CREATE TABLE runs (
-  id INTEGER PRIMARY KEY,
-  kind TEXT NOT NULL,
-  profile TEXT,
-  started_at TEXT NOT NULL,
+  id INTEGER PRIMARY KEY, kind TEXT NOT NULL, profile TEXT, started_at TEXT NOT NULL,
   finished_at TEXT,
-  status TEXT NOT NULL DEFAULT 'running'
-    CHECK (status IN ('running', 'ok', 'partial', 'failed')),
-  summary TEXT,
-  workbench_version TEXT,
-  pid INTEGER,
-  host TEXT
+  status TEXT NOT NULL DEFAULT 'running' CHECK (status IN ('running', 'ok', 'partial', 'failed')),
+  summary TEXT, workbench_version TEXT, pid INTEGER, host TEXT
 );
 CREATE INDEX runs_started_at ON runs(started_at);
 CREATE TABLE calls (
-  id INTEGER PRIMARY KEY,
-  run_id INTEGER REFERENCES runs(id),
-  request_id TEXT,
-  interface TEXT,
-  operation TEXT,
-  method TEXT,
-  url TEXT,
-  attempt INTEGER,
-  started_at TEXT NOT NULL,
-  duration_s REAL,
-  status INTEGER,
-  error TEXT,
-  request_headers TEXT,
-  request_body TEXT,
-  response_headers TEXT,
-  response_body TEXT
+  id INTEGER PRIMARY KEY, run_id INTEGER REFERENCES runs(id), request_id TEXT, interface TEXT,
+  operation TEXT, method TEXT, url TEXT, attempt INTEGER, started_at TEXT NOT NULL,
+  duration_s REAL, status INTEGER, error TEXT, request_headers TEXT, request_body TEXT,
+  response_headers TEXT, response_body TEXT
 );
 CREATE INDEX calls_run ON calls(run_id);
 CREATE INDEX calls_request ON calls(request_id);
 CREATE INDEX calls_operation ON calls(operation, started_at);
 CREATE TABLE snapshots (
-  id INTEGER PRIMARY KEY,
-  run_id INTEGER REFERENCES runs(id),
-  call_id INTEGER REFERENCES calls(id),
-  list_name TEXT NOT NULL,
-  taken_at TEXT NOT NULL,
-  key TEXT,
-  item_count INTEGER NOT NULL,
-  previous_id INTEGER REFERENCES snapshots(id),
-  appeared INTEGER,
-  vanished INTEGER,
+  id INTEGER PRIMARY KEY, run_id INTEGER REFERENCES runs(id), call_id INTEGER REFERENCES calls(id),
+  list_name TEXT NOT NULL, taken_at TEXT NOT NULL, key TEXT, item_count INTEGER NOT NULL,
+  previous_id INTEGER REFERENCES snapshots(id), appeared INTEGER, vanished INTEGER,
   changed INTEGER
 );
 CREATE INDEX snapshots_list ON snapshots(list_name, taken_at);
 CREATE INDEX snapshots_run ON snapshots(run_id);
 CREATE TABLE snapshot_items (
-  snapshot_id INTEGER NOT NULL REFERENCES snapshots(id),
-  position INTEGER NOT NULL,
-  item_key TEXT NOT NULL,
-  item_json TEXT NOT NULL,
-  PRIMARY KEY (snapshot_id, position)
+  snapshot_id INTEGER NOT NULL REFERENCES snapshots(id), position INTEGER NOT NULL,
+  item_key TEXT NOT NULL, item_json TEXT NOT NULL, PRIMARY KEY (snapshot_id, position)
 );
 CREATE INDEX snapshot_items_key ON snapshot_items(item_key, snapshot_id);
 """
-ENTITIES = _entity("transcript_requests", "request_id", REQUEST_FIELDS) + _entity(
-    "transcripts_received", "transcript_id", TRANSCRIPT_FIELDS
-)
-CHILDREN = (
-    "".join(_child(name, *parent) for name, parent in CHILD_TABLES.items())
+    + _entity("transcript_requests", "request_id", REQUEST_FIELDS)
+    + _entity("transcripts_received", "transcript_id", TRANSCRIPT_FIELDS)
     + """
-CREATE TABLE document_records (       -- child records of other kinds (sessions, notes ...)
-  entity TEXT NOT NULL,              -- transcript_requests or transcripts_received
-  parent_id TEXT NOT NULL,
-  record_type TEXT NOT NULL,
-  position INTEGER NOT NULL,
-  record_json TEXT NOT NULL,
+CREATE TABLE documents (
+  id INTEGER PRIMARY KEY, entity TEXT NOT NULL, item_id TEXT NOT NULL, version INTEGER NOT NULL,
+  document_id TEXT, transmission_type TEXT, request_tracking_id TEXT, request_date TEXT,
+  created_at TEXT, first_seen_at TEXT NOT NULL, call_id INTEGER REFERENCES calls(id),
+  content_sha256 TEXT NOT NULL, pescxml TEXT, parse_error TEXT, validation TEXT, pesc_json TEXT,
+  detail_json TEXT, UNIQUE (entity, item_id, version), UNIQUE (entity, item_id, content_sha256)
+);
+"""
+    + "".join(
+        f"""
+CREATE TABLE {name} (
+  {id_column} TEXT NOT NULL REFERENCES {parent}({id_column}) ON DELETE CASCADE,
+  position INTEGER NOT NULL, extra_json TEXT, PRIMARY KEY ({id_column}, position)
+);
+"""
+        for name, (parent, id_column) in CHILD_TABLES.items()
+    )
+    + """
+CREATE TABLE document_records (
+  entity TEXT NOT NULL, parent_id TEXT NOT NULL, record_type TEXT NOT NULL,
+  position INTEGER NOT NULL, record_json TEXT NOT NULL,
   PRIMARY KEY (entity, parent_id, record_type, position)
 );
-"""
-)
-DOCUMENTS = """
-CREATE TABLE documents (              -- every distinct document received for an id
-  id INTEGER PRIMARY KEY,
-  entity TEXT NOT NULL,              -- transcript_requests or transcripts_received
-  item_id TEXT NOT NULL,             -- the API RequestID
-  version INTEGER NOT NULL,          -- 1, 2, ... in the order received
-  document_id TEXT,                  -- TransmissionData/DocumentID
-  transmission_type TEXT,            -- Original, Resubmission, Reissue, Cancellation, ...
-  request_tracking_id TEXT,
-  request_date TEXT,                 -- RequestDate as listed when it was fetched
-  created_at TEXT,                   -- TransmissionData/CreatedDateTime
-  first_seen_at TEXT NOT NULL,
-  call_id INTEGER REFERENCES calls(id),
-  content_sha256 TEXT NOT NULL,      -- of pescxml
-  pescxml TEXT,                      -- unescaped once
-  parse_error TEXT,
-  validation TEXT,                   -- JSON
-  pesc_json TEXT,                    -- JSON: every flattened PESC field
-  detail_json TEXT,                  -- JSON: the detail item without its PESCXML, as last fetched
-  UNIQUE (entity, item_id, version),
-  UNIQUE (entity, item_id, content_sha256)
-);
-"""
-EVENTS = """
 CREATE TABLE events (
-  source TEXT NOT NULL,              -- placement or domestic
-  event_key TEXT NOT NULL,           -- the event's id, else sha256 of its content
-  event_id TEXT,
-  event_type TEXT,
-  occurred_at TEXT,                  -- its own time, else when it was first seen (below)
-  time_is_first_seen INTEGER NOT NULL DEFAULT 0,  -- 1: it gave no readable time of its own
-  content_sha256 TEXT NOT NULL,
-  raw_json TEXT NOT NULL,
-  first_seen_at TEXT NOT NULL,
-  last_seen_at TEXT NOT NULL,
-  on_list INTEGER NOT NULL DEFAULT 0,
-  left_at TEXT,
-  left_reason TEXT,
+  source TEXT NOT NULL, event_key TEXT NOT NULL, event_id TEXT, event_type TEXT,
+  occurred_at TEXT, time_is_first_seen INTEGER NOT NULL DEFAULT 0, content_sha256 TEXT NOT NULL,
+  raw_json TEXT NOT NULL, first_seen_at TEXT NOT NULL, last_seen_at TEXT NOT NULL,
+  on_list INTEGER NOT NULL DEFAULT 0, left_at TEXT, left_reason TEXT,
   PRIMARY KEY (source, event_key)
 );
 CREATE INDEX events_type ON events(source, event_type, occurred_at);
-"""
-OUTBOX = """
 CREATE TABLE outbox (
   id INTEGER PRIMARY KEY,
   operation TEXT NOT NULL
     CHECK (operation IN ('send_response', 'send_transcript', 'send_acknowledgment')),
   request_id TEXT NOT NULL,
   state TEXT NOT NULL CHECK (state IN ('pending', 'sent', 'failed', 'uncertain')),
-  forced INTEGER NOT NULL DEFAULT 0,
-  payload TEXT,
-  payload_sha256 TEXT NOT NULL,
-  payload_flat TEXT,                 -- JSON: flattened PESC fields of what we send
-  created_at TEXT NOT NULL,
-  updated_at TEXT NOT NULL,
-  status INTEGER,
-  response_body TEXT,
-  error TEXT,
-  call_id INTEGER REFERENCES calls(id),
-  run_id INTEGER REFERENCES runs(id),
-  pid INTEGER,
-  host TEXT,
-  resolution TEXT,                   -- how an uncertain send was settled, and from what
-  resolved_at TEXT
+  forced INTEGER NOT NULL DEFAULT 0, payload TEXT, payload_sha256 TEXT NOT NULL,
+  payload_flat TEXT, created_at TEXT NOT NULL, updated_at TEXT NOT NULL, status INTEGER,
+  response_body TEXT, error TEXT, call_id INTEGER REFERENCES calls(id),
+  run_id INTEGER REFERENCES runs(id), pid INTEGER, host TEXT, resolution TEXT, resolved_at TEXT
 );
 CREATE INDEX outbox_request ON outbox(request_id, operation);
 CREATE INDEX outbox_state ON outbox(state);
 """
-SENT = f"""
-CREATE TABLE responses (              -- TranscriptResponses we sent (from the outbox)
-  id INTEGER PRIMARY KEY,
-  outbox_id INTEGER NOT NULL UNIQUE REFERENCES outbox(id),
-  request_id TEXT NOT NULL,
-  sent_at TEXT NOT NULL,
-  inferred INTEGER NOT NULL DEFAULT 0, -- 1: settled from the lists, no answer was seen
-  pescxml TEXT,
-  pesc_json TEXT,
-  {_columns(RESPONSE_FIELDS)}
-);
-CREATE INDEX responses_request ON responses(request_id);
-CREATE TABLE acknowledgments (        -- received back from send_transcript, or sent by us
-  id INTEGER PRIMARY KEY,
-  direction TEXT NOT NULL CHECK (direction IN ('received', 'sent')),
-  request_id TEXT NOT NULL,
-  outbox_id INTEGER REFERENCES outbox(id),
-  call_id INTEGER REFERENCES calls(id),
-  recorded_at TEXT NOT NULL,
-  inferred INTEGER NOT NULL DEFAULT 0,
-  pescxml TEXT,
-  pesc_json TEXT,
+    + _sent("responses", RESPONSE_FIELDS)
+    + f"""
+CREATE TABLE acknowledgments (
+  id INTEGER PRIMARY KEY, direction TEXT NOT NULL CHECK (direction IN ('received', 'sent')),
+  request_id TEXT NOT NULL, outbox_id INTEGER REFERENCES outbox(id),
+  call_id INTEGER REFERENCES calls(id), recorded_at TEXT NOT NULL,
+  inferred INTEGER NOT NULL DEFAULT 0, pescxml TEXT, pesc_json TEXT,
   {_columns(ACKNOWLEDGMENT_FIELDS)}
 );
 CREATE UNIQUE INDEX acknowledgments_outbox ON acknowledgments(outbox_id, direction);
 CREATE INDEX acknowledgments_request ON acknowledgments(request_id);
 """
-TRANSCRIPTS_SENT = f"""
-CREATE TABLE transcripts_sent (       -- CollegeTranscripts we sent (from the outbox)
-  id INTEGER PRIMARY KEY,
-  outbox_id INTEGER NOT NULL UNIQUE REFERENCES outbox(id),
-  request_id TEXT NOT NULL,          -- the request it answers
-  sent_at TEXT NOT NULL,
-  inferred INTEGER NOT NULL DEFAULT 0, -- 1: settled from the lists, no answer was seen
-  pescxml TEXT,
-  pesc_json TEXT,
-  {_columns(TRANSCRIPT_SENT_FIELDS)}
-);
-CREATE INDEX transcripts_sent_request ON transcripts_sent(request_id);
-"""
-OPERATIONS = """
+    + _sent("transcripts_sent", TRANSCRIPT_SENT_FIELDS)
+    + """
 CREATE TABLE detail_failures (
-  id INTEGER PRIMARY KEY,
-  list_name TEXT NOT NULL,
-  item_id TEXT NOT NULL,
-  run_id INTEGER REFERENCES runs(id),
-  failed_at TEXT NOT NULL,
-  error TEXT
+  id INTEGER PRIMARY KEY, list_name TEXT NOT NULL, item_id TEXT NOT NULL,
+  run_id INTEGER REFERENCES runs(id), failed_at TEXT NOT NULL, error TEXT
 );
 CREATE INDEX detail_failures_item ON detail_failures(list_name, item_id);
-CREATE TABLE departures (             -- every time an item left a list, and why
-  id INTEGER PRIMARY KEY,
-  list_name TEXT NOT NULL,
-  item_id TEXT NOT NULL,
-  left_at TEXT NOT NULL,
-  left_reason TEXT NOT NULL,         -- outbox (a send of ours explains it) or elsewhere
-  snapshot_id INTEGER REFERENCES snapshots(id)
+CREATE TABLE departures (
+  id INTEGER PRIMARY KEY, list_name TEXT NOT NULL, item_id TEXT NOT NULL,
+  left_at TEXT NOT NULL, left_reason TEXT NOT NULL, snapshot_id INTEGER REFERENCES snapshots(id)
 );
 CREATE INDEX departures_item ON departures(item_id);
 CREATE INDEX departures_list ON departures(list_name, left_at);
-CREATE TABLE locks (                  -- who holds the pull lock (the lock itself is a file lock)
-  name TEXT PRIMARY KEY,
-  pid INTEGER,
-  host TEXT,
-  since TEXT,
-  run_id INTEGER
-);
+CREATE TABLE locks (name TEXT PRIMARY KEY, pid INTEGER, host TEXT, since TEXT, run_id INTEGER);
 """
-CURRENT = (
-    CORE + ENTITIES + DOCUMENTS + CHILDREN + EVENTS + OUTBOX + SENT + TRANSCRIPTS_SENT + OPERATIONS
 )
 
+# Dates a partner can plausibly send (workbench.reconcile.plausible): a view's age is from one,
+# else from the first sighting.
+PLAUSIBLE_FROM = "1990-01-01"
+PLAUSIBLE_AHEAD_DAYS = 1
 
-def statements(script: str) -> list[str]:
-    """Split a DDL script into statements (our DDL has no ';' inside literals)."""
-    lines = [line.split("--", 1)[0] for line in script.splitlines()]
-    return [s.strip() for s in "\n".join(lines).split(";") if s.strip()]
+
+def _age_days(date: str, first_seen: str) -> str:
+    return (
+        f"round(julianday('now') - julianday(CASE WHEN {date} >= '{PLAUSIBLE_FROM}' AND "
+        f"julianday({date}) <= julianday('now', '+{PLAUSIBLE_AHEAD_DAYS} day') THEN {date} "
+        f"ELSE {first_seen} END), 1)"
+    )
+
+
+# workbench.reconcile's supplier lifecycle in SQL, for a request ``r``: not cancelled; answered
+# (a transcript of ours sent, or a response filed); in doubt (latest send pending or uncertain).
+_NOT_CANCELLED = "r.cancelled_at IS NULL AND r.transmission_type IS NOT 'Cancellation'"
+_ANSWERED = """(EXISTS (SELECT 1 FROM outbox o WHERE o.request_id = r.request_id
+    AND o.operation = 'send_transcript' AND o.state = 'sent')
+  OR EXISTS (SELECT 1 FROM outbox o JOIN responses s ON s.outbox_id = o.id
+    WHERE o.request_id = r.request_id))"""
+_IN_DOUBT = """EXISTS (SELECT 1 FROM outbox o WHERE o.request_id = r.request_id
+    AND o.operation IN ('send_response', 'send_transcript')
+    AND o.state IN ('pending', 'uncertain')
+    AND o.id = (SELECT max(o2.id) FROM outbox o2
+      WHERE o2.request_id = o.request_id AND o2.operation = o.operation))"""
+_LAST_SEND = """(SELECT o.operation || ': ' || o.state FROM outbox o
+    WHERE o.request_id = r.request_id ORDER BY o.id DESC LIMIT 1) AS last_send"""
+_ANSWERED_AT = """(SELECT max(o.updated_at) FROM outbox o WHERE o.request_id = r.request_id
+    AND o.operation IN ('send_response', 'send_transcript') AND o.state = 'sent')"""
+
+# The analyst's views: recreated by every migration (they hold no data).
+VIEWS: dict[str, str] = {
+    "open_requests": f"""
+SELECT r.request_id, r.request_date,
+  {_age_days("r.request_date", "r.first_seen_at")} AS age_days,
+  r.student_first_name, r.student_last_name, r.student_birth_date, r.student_oen,
+  r.student_ocas_application, r.source_org_name, r.transcript_purpose,
+  r.detail_fetched_at IS NOT NULL AS has_detail, r.parse_error, r.detail_error,
+  r.first_seen_at, r.last_seen_at,
+  {_LAST_SEND}
+FROM transcript_requests r
+WHERE (r.on_list = 1 OR (r.left_at IS NULL AND r.left_reason IS NULL))
+  AND {_NOT_CANCELLED} AND NOT {_ANSWERED} AND NOT {_IN_DOUBT}
+ORDER BY r.request_date
+""",
+    "answered_still_listed": f"""
+SELECT r.request_id, r.request_date, r.student_first_name, r.student_last_name,
+  r.source_org_name, {_ANSWERED_AT} AS answered_at, r.last_seen_at,
+  r.last_seen_at > {_ANSWERED_AT} AS listed_since_answer,
+  {_LAST_SEND}
+FROM transcript_requests r
+WHERE r.on_list = 1 AND {_NOT_CANCELLED} AND {_ANSWERED} AND NOT {_IN_DOUBT}
+ORDER BY r.request_date
+""",
+    "transcripts_awaiting_ack": f"""
+SELECT t.transcript_id, t.request_date,
+  {_age_days("t.request_date", "t.first_seen_at")} AS age_days,
+  t.document_id, t.request_tracking_id, t.student_first_name, t.student_last_name,
+  t.source_org_name, t.award_count, t.course_count,
+  t.detail_fetched_at IS NOT NULL AS has_detail, t.first_seen_at,
+  (SELECT o.state FROM outbox o WHERE o.request_id = t.transcript_id
+    AND o.operation = 'send_acknowledgment' ORDER BY o.id DESC LIMIT 1) AS ack_state
+FROM transcripts_received t
+WHERE (t.on_list = 1 OR (t.left_at IS NULL AND t.left_reason IS NULL)) AND NOT EXISTS (
+  SELECT 1 FROM outbox o WHERE o.request_id = t.transcript_id
+    AND o.operation = 'send_acknowledgment' AND o.state IN ('pending', 'sent')
+    AND o.created_at >= coalesce((SELECT d.first_seen_at FROM documents d
+      WHERE d.entity = 'transcripts_received' AND d.item_id = t.transcript_id
+        AND d.version = t.current_version), ''))
+  AND coalesce((SELECT o.state FROM outbox o WHERE o.request_id = t.transcript_id
+    AND o.operation = 'send_acknowledgment' ORDER BY o.id DESC LIMIT 1), '')
+    NOT IN ('pending', 'uncertain')
+ORDER BY t.request_date
+""",
+    "outbox_unresolved": """
+SELECT o.id AS outbox_id, o.operation, o.request_id, o.state, o.created_at, o.updated_at,
+  round(julianday('now') - julianday(o.created_at), 1) AS age_days,
+  o.error, o.pid, o.host, o.run_id, o.forced
+FROM outbox o
+WHERE o.state IN ('pending', 'uncertain')
+ORDER BY o.created_at
+""",
+    "ack_totals_check": """
+SELECT a.direction, a.request_id, a.document_id, a.recorded_at,
+  CAST(json_extract(o.payload_flat, '$.award_count') AS INTEGER) AS transcript_awards,
+  CAST(json_extract(o.payload_flat, '$.course_count') AS INTEGER) AS transcript_courses,
+  a.academic_award_total, a.course_total,
+  a.academic_award_total IS CAST(json_extract(o.payload_flat, '$.award_count') AS INTEGER)
+    AND a.course_total IS CAST(json_extract(o.payload_flat, '$.course_count') AS INTEGER)
+    AS totals_match
+FROM acknowledgments a JOIN outbox o ON o.id = a.outbox_id
+WHERE a.direction = 'received'
+UNION ALL
+SELECT a.direction, a.request_id, a.document_id, a.recorded_at,
+  t.award_count, t.course_count, a.academic_award_total, a.course_total,
+  a.academic_award_total IS t.award_count AND a.course_total IS t.course_count
+FROM acknowledgments a LEFT JOIN transcripts_received t ON t.transcript_id = a.request_id
+WHERE a.direction = 'sent'
+""",
+    "latest_snapshots": """
+SELECT s.list_name, s.id AS snapshot_id, s.taken_at, s.item_count, s.appeared, s.vanished,
+  s.changed, s.run_id, s.call_id
+FROM snapshots s
+WHERE s.id = (SELECT s2.id FROM snapshots s2 WHERE s2.list_name = s.list_name
+  ORDER BY s2.taken_at DESC, s2.id DESC LIMIT 1)
+ORDER BY s.list_name
+""",
+    "transcripts_received_by_request_id": """
+SELECT t.transcript_id AS request_id, t.*
+FROM transcripts_received t
+""",
+}
+
+
+def create_views(conn: sqlite3.Connection) -> None:
+    """(Re)create the views, in the caller's transaction."""
+    for name, sql in VIEWS.items():
+        conn.execute(f"DROP VIEW IF EXISTS {name}")
+        conn.execute(f"CREATE VIEW {name} AS {sql}")
+
+
+def fresh() -> sqlite3.Connection:
+    """An in-memory database holding the current schema, empty."""
+    conn = sqlite3.connect(":memory:", isolation_level=None)
+    for statement in TABLES.split(";"):  # our DDL holds no ';' inside a literal
+        conn.execute(statement)
+    create_views(conn)
+    return conn
+
+
+def now() -> datetime:
+    return datetime.now(UTC)
+
+
+def now_text() -> str:
+    return utc_text(now())  # type: ignore[return-value]
+
+
+def utc_text(when: datetime | date | str | None) -> str | None:
+    """A time as the store writes it (naive: UTC); ``None`` stays ``None``.
+
+    >>> utc_text("2026-03-02T09:00:00.000Z")
+    '2026-03-02T09:00:00.000000Z'
+    """
+    if when is None:
+        return None
+    if isinstance(when, str):
+        try:
+            when = datetime.fromisoformat(when.strip())
+        except ValueError:
+            raise StoreError(
+                f"{when!r} is not an ISO 8601 time (e.g. 2026-03-02T09:00Z)."
+            ) from None
+    elif not isinstance(when, datetime):  # a date: its midnight
+        when = datetime(when.year, when.month, when.day)
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return when.astimezone(UTC).isoformat(timespec="microseconds")[:-6] + "Z"
+
+
+def partner_time(value: Any) -> str | None:
+    """A partner's timestamp normalised when it parses; kept as written when it does not."""
+    if value is None or value == "":
+        return None
+    try:
+        return utc_text(value)
+    except (StoreError, TypeError, ValueError, OverflowError):
+        return str(value)
+
+
+# One encoder for every call (json.dumps with options builds one each time); thread-safe.
+_CANONICAL = json.JSONEncoder(ensure_ascii=False, sort_keys=True, default=str)
+
+
+def dumps(value: Any) -> str:
+    """Canonical JSON: sorted keys, UTF-8 kept, anything unknown as its ``str``."""
+    return _CANONICAL.encode(value)
+
+
+def dicts(cursor: sqlite3.Cursor) -> list[dict[str, Any]]:
+    """A query's rows as dicts."""
+    columns = [d[0] for d in cursor.description]
+    return [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
+
+
+def sha256(text: str | bytes) -> str:
+    return hashlib.sha256(text.encode("utf-8") if isinstance(text, str) else text).hexdigest()
+
+
+def scalar(value: Any) -> Any:
+    """A value SQLite can hold: bools as 0/1, containers as JSON, the rest as is or as text."""
+    if value is None or isinstance(value, str | int | float):
+        return int(value) if isinstance(value, bool) else value
+    if isinstance(value, datetime | date):
+        return value.isoformat()
+    return dumps(value) if isinstance(value, Mapping | list | tuple) else str(value)
+
+
+def run_row(kind: str, profile: str | None, **values: Any) -> dict[str, Any]:
+    """A ``runs`` row begun now by this process (``values``: the rest, such as its status)."""
+    return {"kind": kind, "profile": profile, "started_at": now_text(), "status": "running",
+            "workbench_version": __version__, "pid": os.getpid(), "host": socket.gethostname(),
+            **values}  # fmt: skip
+
+
+def row_id(value: Any) -> int | None:
+    """A row id as a plain ``int`` (numpy and pandas integers come from DataFrames)."""
+    if value is None:
+        return None
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        raise StoreError(f"{value!r} is not a row id (an integer).") from None

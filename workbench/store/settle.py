@@ -1,32 +1,21 @@
 """Settling uncertain sends from the partner's lists, and filing what was sent.
 
 One rule of time, by when each list was *requested* (its call's ``started_at``; a snapshot
-recorded without a call gives that time as its ``taken_at``, or leaves it unknown): a list
-speaks only of the sends that were begun before it was requested. Hence an uncertain send is
-judged only by lists requested after it became uncertain (a list requested earlier may have
-been read by the partner before the send was processed, however late its answer arrives), and
-a departure is explained by a send of ours only when that send was begun before the list was
-requested. When the time is unknown, nothing is settled.
+recorded without a call gives it as ``taken_at``, or leaves it unknown, and settles nothing): a
+list speaks only of the sends begun before it was requested. An uncertain send is judged only
+by a list requested after it became uncertain, of the list its success takes the item off:
 
-An uncertain send is judged by the list its success would have taken the item off:
+- still listed -> ``failed`` (every send takes its item off the list), but only from a list
+  requested :data:`SETTLE_MARGIN` or more after it became uncertain: the partner may still be
+  processing a send the client gave up waiting for. Listed with another RequestDate than before
+  the send, it is a new document (a re-issue), which says nothing of the send;
+- gone, listed in the last snapshot before the send, and no other send of ours explains the
+  departure -> ``sent`` (inferred; its document is filed with ``inferred = 1``);
+- otherwise it stays ``uncertain``, ``resolution`` saying why the lists cannot tell.
 
-- still listed -> ``failed``: it did not take effect (every send takes its item off the list),
-  but only from a list requested :data:`SETTLE_MARGIN` or more after the send became uncertain:
-  the client gives up on an answer (a read timeout) while the partner may still be processing
-  the send, and lists the item until it finishes. An earlier list leaves it ``uncertain``, its
-  ``resolution`` saying it is too soon to tell and from when a list can. So does an item listed
-  with another RequestDate than before the send: a new document (a re-issued transcript) is
-  back on the list, which says nothing of the send;
-- gone, and listed in the last snapshot taken before the send, and no other send of ours
-  explains the departure -> ``sent`` (inferred; its document is filed with ``inferred = 1``);
-- otherwise it stays ``uncertain``, and ``resolution`` says why the lists cannot tell.
-
-One id may see several sends (an acknowledgment of each version of a transcript). A send
-explains a departure only if no list requested :data:`SETTLE_MARGIN` or more after it began
-still showed the item: such a list shows the send did not take that item off, or that the item
-came back since (:func:`_can_explain`).
-
-Never by resending: the partner does not deduplicate.
+A send explains a departure only when no list requested :data:`SETTLE_MARGIN` or more after it
+began still showed the item (:func:`_can_explain`). Never by resending: the partner does not
+deduplicate.
 """
 
 # ruff: noqa: S608  (SQL identifiers here are our own constants, never data; values are bound)
@@ -39,38 +28,44 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
-from workbench.store.cells import dumps, field, partner_time, pescxml_of, scalar, utc_text
-from workbench.store.lists import LISTS
-from workbench.store.schema import ACKNOWLEDGMENT_FIELDS, RESPONSE_FIELDS, TRANSCRIPT_SENT_FIELDS
+from workbench.store.details import pescxml_of
+from workbench.store.lists import LISTS, request_date
+from workbench.store.schema import (
+    ACKNOWLEDGMENT_FIELDS,
+    RESPONSE_FIELDS,
+    TRANSCRIPT_SENT_FIELDS,
+    dicts,
+    dumps,
+    scalar,
+    utc_text,
+)
 
 BLOCKING = ("pending", "sent", "uncertain")  # states that refuse a second send
-# How long after a send became uncertain a list must be requested before "still listed" means
-# "failed": far longer than any partner plausibly takes to finish a send a client gave up on.
-# Being "gone" needs no margin: inferring "sent" never allows a resend.
+# Far longer than any partner plausibly takes to finish a send a client gave up on. Being
+# "gone" needs no margin: inferring "sent" never allows a resend.
 SETTLE_MARGIN = timedelta(minutes=15)
 
 
 def requested_at(conn: sqlite3.Connection, call_id: int | None) -> str | None:
-    """When the list call ``call_id`` was started (``calls.started_at``); None if unknown."""
-    if call_id is None:
-        return None
+    """When the list call ``call_id`` was started; None if unknown."""
     row = conn.execute("SELECT started_at FROM calls WHERE id = ?", (call_id,)).fetchone()
     return row[0] if row else None
+
+
+def _marks(values: tuple[str, ...]) -> str:
+    return ", ".join("?" * len(values))
 
 
 def explaining(
     conn: sqlite3.Connection, list_name: str, ids: Iterable[str], *, requested: str
 ) -> set[str]:
-    """The ids among ``ids`` whose departure from ``list_name``, in a list requested at
-    ``requested``, a send of ours explains: one begun before, pending, sent or uncertain, and
-    not shown still listed since (:func:`_can_explain`)."""
-    operations = LISTS[list_name].operations
-    ids = list(ids)
+    """The ids whose departure from ``list_name``, in a list requested at ``requested``, a send
+    of ours explains: begun before, pending, sent or uncertain, not shown listed since."""
+    operations, ids = LISTS[list_name].operations, list(ids)
     if not operations or not ids:
         return set()
-    marks = ", ".join("?" * len(operations))
     sends = conn.execute(
-        f"SELECT request_id, created_at FROM outbox WHERE operation IN ({marks}) "
+        f"SELECT request_id, created_at FROM outbox WHERE operation IN ({_marks(operations)}) "
         "AND state IN (?, ?, ?) AND created_at < ? "
         "AND request_id IN (SELECT value FROM json_each(?))",
         (*operations, *BLOCKING, requested, dumps(ids)),
@@ -82,8 +77,7 @@ def explaining(
 def _last_listed(
     conn: sqlite3.Connection, list_name: str, ids: Iterable[str], *, before: str
 ) -> dict[str, str]:
-    """When each of ``ids`` was last listed in a snapshot of ``list_name`` taken before
-    ``before`` (ids never listed are absent)."""
+    """When each of ``ids`` was last listed in a snapshot of ``list_name`` before ``before``."""
     return dict(
         conn.execute(
             "SELECT i.item_key, max(s.taken_at) FROM snapshot_items i "
@@ -96,8 +90,8 @@ def _last_listed(
 
 
 def _can_explain(created_at: str, last_listed: str | None) -> bool:
-    """Can a send begun at ``created_at`` explain its item's departure? Not when a list taken
-    :data:`SETTLE_MARGIN` or more after it began (``last_listed``) still showed the item."""
+    """Not when a list taken :data:`SETTLE_MARGIN` or more after the send began still showed
+    the item."""
     if last_listed is None:
         return True
     return datetime.fromisoformat(last_listed) - SETTLE_MARGIN < datetime.fromisoformat(created_at)
@@ -107,20 +101,18 @@ def resolve(
     conn: sqlite3.Connection, list_name: str, listed: set[str], *, at: str, requested: str | None
 ) -> list[dict[str, Any]]:
     """Settle the uncertain entries of ``list_name``'s operations from a list requested at
-    ``requested`` and answered by ``at`` (see the module docstring); None: settle nothing."""
+    ``requested`` (None: settle nothing) and answered by ``at``; the decisions."""
     operations = LISTS[list_name].operations
     if not operations or requested is None:
         return []
-    marks = ", ".join("?" * len(operations))
-    cursor = conn.execute(
+    uncertain = conn.execute(
         "SELECT id, operation, request_id, state, payload, payload_flat, created_at, updated_at, "
-        f"call_id FROM outbox WHERE state = 'uncertain' AND operation IN ({marks}) "
+        f"call_id FROM outbox WHERE state = 'uncertain' AND operation IN ({_marks(operations)}) "
         "AND updated_at < ? ORDER BY id",
         (*operations, requested),
     )
-    columns = [d[0] for d in cursor.description]
     decisions = []
-    for entry in [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]:
+    for entry in dicts(uncertain):
         state, note = _decide(conn, list_name, entry, listed, at, requested)
         if state == "uncertain":
             conn.execute("UPDATE outbox SET resolution = ? WHERE id = ?", (note, entry["id"]))
@@ -132,15 +124,9 @@ def resolve(
             )
         if state == "sent":
             record_document(conn, entry, at=at, inferred=True, reply=None)
-        decisions.append(
-            {
-                "entry_id": entry["id"],
-                "operation": entry["operation"],
-                "request_id": entry["request_id"],
-                "state": state,
-                "resolution": note,
-            }
-        )
+        decisions.append({"entry_id": entry["id"], "operation": entry["operation"],
+                          "request_id": entry["request_id"], "state": state,
+                          "resolution": note})  # fmt: skip
     return decisions
 
 
@@ -153,18 +139,26 @@ def _decide(
     requested: str,
 ) -> tuple[str, str]:
     request_id = entry["request_id"]
-    before = conn.execute(
+    before = conn.execute(  # the last snapshot before the send, and the item in it
         "SELECT s.taken_at, (SELECT i.item_json FROM snapshot_items i WHERE i.snapshot_id = s.id "
         "AND i.item_key = ? LIMIT 1) FROM snapshots s WHERE s.list_name = ? AND s.taken_at < ? "
         "ORDER BY s.taken_at DESC, s.id DESC LIMIT 1",
         (request_id, list_name, entry["created_at"]),
     ).fetchone()
     if request_id in listed:
-        was = _listed_date(before[1] if before else None)  # a new RequestDate: a new document
-        shown = _listed_date(_item_json(conn, list_name, request_id, at))
-        if was and shown and was != shown:
+        shown = conn.execute(
+            "SELECT i.item_json FROM snapshots s JOIN snapshot_items i ON i.snapshot_id = s.id "
+            "WHERE s.list_name = ? AND s.taken_at = ? AND i.item_key = ? "
+            "ORDER BY s.id DESC LIMIT 1",
+            (list_name, at, request_id),
+        ).fetchone()
+        was, now = (
+            _listed_date(before[1] if before else None),
+            _listed_date(shown[0] if shown else None),
+        )
+        if was and now and was != now:
             return "uncertain", (
-                f"on {list_name} at {at}, but with a new document (RequestDate {shown}, "
+                f"on {list_name} at {at}, but with a new document (RequestDate {now}, "
                 f"{was} before the send), which says nothing of this send; the "
                 "lists cannot tell whether it took effect: ask the partner, and do not send it "
                 "again unless it did not"
@@ -179,8 +173,8 @@ def _decide(
         return "failed", f"still on {list_name} at {at}: the send did not take effect"
     operations = LISTS[list_name].operations
     others = conn.execute(
-        f"SELECT id, created_at FROM outbox WHERE request_id = ? AND id != ? AND state = 'sent' "
-        f"AND created_at < ? AND operation IN ({', '.join('?' * len(operations))}) ORDER BY id",
+        "SELECT id, created_at FROM outbox WHERE request_id = ? AND id != ? AND state = 'sent' "
+        f"AND created_at < ? AND operation IN ({_marks(operations)}) ORDER BY id",
         (request_id, entry["id"], requested, *operations),
     ).fetchall()
     last = _last_listed(conn, list_name, [request_id], before=requested).get(request_id)
@@ -201,72 +195,47 @@ def _decide(
     )
 
 
-def _item_json(conn: sqlite3.Connection, list_name: str, item_id: str, at: str) -> str | None:
-    """The item ``item_id`` as the snapshot of ``list_name`` taken at ``at`` lists it."""
-    row = conn.execute(
-        "SELECT i.item_json FROM snapshots s JOIN snapshot_items i ON i.snapshot_id = s.id "
-        "WHERE s.list_name = ? AND s.taken_at = ? AND i.item_key = ? ORDER BY s.id DESC LIMIT 1",
-        (list_name, at, item_id),
-    ).fetchone()
-    return row[0] if row else None
-
-
 def _listed_date(item_json: str | None) -> str | None:
     """The RequestDate of a listed item (a snapshot's ``item_json``); None if unknown."""
-    item = json.loads(item_json) if item_json else None
-    return partner_time(field(item, "RequestDate")) if isinstance(item, Mapping) else None
+    return request_date(json.loads(item_json)) if item_json else None
 
 
 def record_document(
     conn: sqlite3.Connection,
-    entry: dict[str, Any],
+    entry: Mapping[str, Any],
     *,
     at: str,
     inferred: bool,
     reply: tuple[str | None, str | None, int | None] | None,
 ) -> None:
-    """File a sent entry's document in ``responses``, ``transcripts_sent`` (with the
-    acknowledgment the partner answered with, if any) or ``acknowledgments``."""
-    operation = entry["operation"]
+    """File a sent entry's document (``reply``: the answer's body, flat JSON and call)."""
+    operation, payload = entry["operation"], entry["payload"]
+    row: dict[str, Any] = {"outbox_id": entry["id"], "request_id": entry["request_id"]}
+    if operation == "send_response":
+        _file(conn, "responses", {**row, "sent_at": at}, RESPONSE_FIELDS, payload,
+              entry["payload_flat"], inferred)  # fmt: skip
+        return
     if operation == "send_transcript":
         file_transcript_sent(conn, entry, at=at, inferred=inferred)
-        if reply is None:
-            return  # nothing was received: the acknowledgment stays unknown
-        body, reply_flat, call_id = reply
-        if not reply_flat:
-            return  # the answer held no readable acknowledgment: no all-NULL row to mislead
-        xml, _ = pescxml_of(body) if body else (None, None)
-        flat_text, direction = reply_flat, "received"
-    else:
-        xml, _ = pescxml_of(entry["payload"]) if entry["payload"] else (None, None)
-        flat_text, direction = entry["payload_flat"], "sent"
-        # The call that carried it: inferred sent, the one that may have (none if unrecorded).
-        call_id = reply[2] if reply else entry.get("call_id")
-    fields: tuple[str, ...]
-    if operation == "send_response":
-        table, fields = "responses", RESPONSE_FIELDS
-        row = {"outbox_id": entry["id"], "request_id": entry["request_id"], "sent_at": at}
-    else:
-        table, fields = "acknowledgments", ACKNOWLEDGMENT_FIELDS
-        row = {
-            "outbox_id": entry["id"],
-            "request_id": entry["request_id"],
-            "direction": direction,
-            "call_id": call_id,
-            "recorded_at": at,
-        }
-    _file(conn, table, row, fields, xml=xml, flat_text=flat_text, inferred=inferred)
+        if reply is None or not reply[1]:  # nothing received, or no readable acknowledgment:
+            return  # no all-NULL row to mislead
+        body, flat, call_id = reply
+        row.update(direction="received", call_id=call_id, recorded_at=at)
+        _file(conn, "acknowledgments", row, ACKNOWLEDGMENT_FIELDS, body, flat, inferred)
+        return
+    # An acknowledgment we sent: the call that carried it (or may have: inferred sent).
+    row.update(direction="sent", call_id=reply[2] if reply else entry.get("call_id"))
+    _file(conn, "acknowledgments", {**row, "recorded_at": at}, ACKNOWLEDGMENT_FIELDS, payload,
+          entry["payload_flat"], inferred)  # fmt: skip
 
 
 def file_transcript_sent(
     conn: sqlite3.Connection, entry: Mapping[str, Any], *, at: str, inferred: bool
 ) -> None:
-    """File a sent ``send_transcript`` entry (``id``, ``request_id``, ``payload``,
-    ``payload_flat``) in ``transcripts_sent``: its XML, flattened fields and counts."""
-    xml, _ = pescxml_of(entry["payload"]) if entry["payload"] else (None, None)
+    """File a sent ``send_transcript`` entry in ``transcripts_sent``."""
     row = {"outbox_id": entry["id"], "request_id": entry["request_id"], "sent_at": at}
-    _file(conn, "transcripts_sent", row, TRANSCRIPT_SENT_FIELDS,
-          xml=xml, flat_text=entry["payload_flat"], inferred=inferred)  # fmt: skip
+    _file(conn, "transcripts_sent", row, TRANSCRIPT_SENT_FIELDS, entry["payload"],
+          entry["payload_flat"], inferred)  # fmt: skip
 
 
 def _file(
@@ -274,30 +243,22 @@ def _file(
     table: str,
     row: Mapping[str, Any],
     fields: tuple[str, ...],
-    *,
-    xml: str | None,
+    body: str | None,
     flat_text: str | None,
     inferred: bool,
 ) -> None:
-    """One filed document: ``row``, then whether it was inferred, its XML and flattened JSON,
-    and its ``fields`` (of the flattened JSON) as columns."""
+    """One filed document: ``row``, whether it was inferred, the XML of ``body``, its flattened
+    JSON, and the ``fields`` of that JSON as columns."""
     flat = json.loads(flat_text) if flat_text else {}
-    values = {
-        **row,
-        "inferred": int(inferred),
-        "pescxml": xml,
-        "pesc_json": flat_text,
-        **{f: scalar(flat.get(f)) for f in fields},
-    }
+    values = {**row, "inferred": int(inferred), "pescxml": pescxml_of(body)[0] if body else None,
+              "pesc_json": flat_text, **{f: scalar(flat.get(f)) for f in fields}}  # fmt: skip
     conn.execute(
-        f"INSERT OR REPLACE INTO {table} ({', '.join(values)}) "
-        f"VALUES ({', '.join('?' * len(values))})",
+        f"INSERT OR REPLACE INTO {table} ({', '.join(values)}) VALUES ({_marks(tuple(values))})",
         list(values.values()),
     )
 
 
 def unfile_inferred(conn: sqlite3.Connection, entry_id: int) -> None:
-    """A send the lists had inferred sent, now known to have failed (or uncertain again): the
-    document filed for it (``inferred = 1``) no longer says it was sent, so it goes."""
+    """A send inferred sent, now known failed (or uncertain again): its filed document goes."""
     for table in ("responses", "transcripts_sent", "acknowledgments"):
         conn.execute(f"DELETE FROM {table} WHERE outbox_id = ? AND inferred = 1", (entry_id,))

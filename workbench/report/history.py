@@ -1,0 +1,300 @@
+"""The store's history as the report tells it: what changed since the previous pull run, and
+how the figures moved over the pull runs of the last days, each reconciled as of its finish."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+from IPython.display import HTML
+
+from workbench.errors import InvalidParameter
+from workbench.reconcile import EXCEPTION_KINDS, Reconciliation, load, reconcile
+from workbench.reconcile.inputs import days_text, timestamp
+from workbench.report.charts import trends_chart
+from workbench.report.markup import MAX_ROWS, heading, local_time, moment, page, paragraph, table
+from workbench.report.markup import text as escape
+from workbench.report.sections import figure_html
+from workbench.store import Store
+from workbench.store.lists import LIST_NAMES
+
+CHANGE_KINDS = ("appeared", "vanished", "changed")
+MAX_POINTS = 30  # more runs than this in the window: one point per day (each costs a reconcile)
+TREND_COLUMNS = {
+    "run_id": "Int64", "at": "datetime64[us, UTC]", "status": "string",
+    "open_requests": "Int64", "transcripts_awaiting_ack": "Int64", "answered": "Int64",
+    "answered_within_sla": "Int64", "sla_decided": "Int64", "within_sla_share": "Float64",
+    "median_response_days": "Float64", "median_ack_days": "Float64",
+    "median_partner_ack_days": "Float64", "exceptions": "Int64",
+}  # fmt: skip
+TREND_TABLE = {
+    "at": "pull finished", "status": "pull", "open_requests": "open requests",
+    "transcripts_awaiting_ack": "awaiting our ack", "within_sla": "answered within SLA",
+    "median_response_days": "median days to respond",
+    "median_ack_days": "median days to acknowledge",
+    "median_partner_ack_days": "median days to the partner's ack", "exceptions": "exceptions",
+}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Changes:
+    """The comparison :func:`changes` makes. With fewer than two runs only ``runs`` is filled."""
+
+    runs: pd.DataFrame
+    lists: pd.DataFrame = field(default_factory=pd.DataFrame)
+    items: pd.DataFrame = field(default_factory=pd.DataFrame)
+    transitions: pd.DataFrame = field(default_factory=pd.DataFrame)
+    new_exceptions: pd.DataFrame = field(default_factory=pd.DataFrame)
+    resolved_exceptions: pd.DataFrame = field(default_factory=pd.DataFrame)
+
+    @property
+    def comparable(self) -> bool:
+        return len(self.runs) >= 2
+
+
+@dataclass(frozen=True)
+class Trends:
+    """What :func:`trends` measured: a point per pull run, exceptions per kind, window, SLA."""
+
+    points: pd.DataFrame
+    by_kind: pd.DataFrame
+    days: float
+    until: pd.Timestamp
+    sla_days: float
+    runs_in_window: int
+
+
+def pull_runs(store: Store, *, until: pd.Timestamp | None = None) -> pd.DataFrame:
+    """Pull runs that finished ``ok`` or ``partial`` (by ``until``, if given), oldest first."""
+    runs = store.table(
+        "runs", where="kind = 'pull' AND status IN ('ok', 'partial') AND finished_at IS NOT NULL"
+    )
+    if until is not None:
+        runs = runs[runs["finished_at"] <= until]
+    runs = runs.sort_values(["finished_at", "id"], kind="stable")
+    return runs[["id", "started_at", "finished_at", "status", "profile"]].reset_index(drop=True)
+
+
+def changes(
+    store: Store, *, current: Reconciliation | None = None, sla_days: float = 5.0
+) -> Changes:
+    """Compare the latest two pull runs (those finished by ``current.now`` when given) with
+    ``current`` (default: the store as it is now, reconciled with ``sla_days``)."""
+    runs = pull_runs(store, until=None if current is None else current.now).tail(2)
+    runs = runs.reset_index(drop=True)
+    if len(runs) < 2:
+        return Changes(runs=runs)
+    items = store.diff(int(runs["id"].iloc[0]), int(runs["id"].iloc[1]))
+    current = current or reconcile(load(store), sla_days=sla_days)
+    before = reconcile(load(store, as_of=runs["finished_at"].iloc[0]), sla_days=current.sla_days,
+                       grace_hours=current.grace_hours)  # fmt: skip
+    counts = pd.crosstab(items["list"].astype(str), items["change"].astype(str))
+    counts = counts.reindex(index=list(LIST_NAMES), columns=list(CHANGE_KINDS), fill_value=0)
+    old, new = before.exceptions, current.exceptions
+    return Changes(
+        runs=runs,
+        lists=counts.rename_axis(index="list", columns=None).reset_index(),
+        items=items,
+        transitions=transitions(before, current),
+        new_exceptions=_missing_from(new, old),
+        resolved_exceptions=_missing_from(old, new),
+    )
+
+
+def transitions(before: Reconciliation, after: Reconciliation) -> pd.DataFrame:
+    """How many requests (and transcripts) moved from one state to another, most first;
+    ``examples``: up to three of their ids."""
+    parts = []
+    for side, frames, column in (("supplier", "requests", "request_id"),
+                                 ("consumer", "transcripts", "transcript_id")):  # fmt: skip
+        old = getattr(before, frames).set_index(column)["state"].astype(str)
+        new = getattr(after, frames).set_index(column)["state"].astype(str)
+        pair = pd.DataFrame({"from_state": old, "to_state": new}).fillna(
+            {"from_state": "(not seen yet)", "to_state": "(gone)"}
+        )
+        moved = pair[pair["from_state"] != pair["to_state"]].rename_axis("id").reset_index()
+        if len(moved):
+            grouped = moved.groupby(["from_state", "to_state"], sort=False)["id"]
+            found = grouped.agg(count="size", examples=lambda ids: ", ".join(list(ids)[:3]))
+            parts.append(found.reset_index().assign(side=side))
+    columns = ["side", "from_state", "to_state", "count", "examples"]
+    if not parts:
+        return pd.DataFrame({c: pd.Series(dtype=object) for c in columns})
+    out = pd.concat(parts, ignore_index=True)[columns]
+    return out.sort_values(["side", "count"], ascending=[False, False], ignore_index=True)
+
+
+def _missing_from(these: pd.DataFrame, others: pd.DataFrame) -> pd.DataFrame:
+    """Rows of ``these`` whose (kind, id) is not in ``others``."""
+    known = pd.MultiIndex.from_frame(others[["kind", "id"]].astype(str))
+    keys = pd.MultiIndex.from_frame(these[["kind", "id"]].astype(str))
+    return these[~keys.isin(known)].reset_index(drop=True)
+
+
+def _run_line(run: pd.Series, tz: str | None = None) -> str:
+    return f"run {run['id']} ({run['status']}, finished {moment(run['finished_at'], tz)})"
+
+
+def _nothing_to_compare(
+    store: Store, runs: pd.DataFrame, until: pd.Timestamp | None, tz: str | None
+) -> str:
+    """Why ``runs`` (fewer than two) compare nothing: none recorded at all, none succeeded,
+    or the others finished after ``until``."""
+    every = store.table("runs", where="kind = 'pull'")
+    usable = pull_runs(store)
+    later = len(usable) - len(runs)
+    by = f"by {moment(until, tz)}, the time this report is as of" if until is not None else ""
+    if len(runs) == 1:
+        return (
+            f"Only one pull run {f'had finished {by}' if later else 'so far'} "
+            f"({_run_line(runs.iloc[0], tz)}): nothing to compare it with yet."
+            + (f" {later} more finished after it." if later else "")
+        )
+    if every.empty:
+        return ("No pull run is recorded yet: nothing to compare. Run `workbench pull` (twice) "
+                "to see what changes.")  # fmt: skip
+    if later:
+        return (
+            f"No pull run had finished {by}: nothing to compare. The first one that did not "
+            f"fail, {_run_line(usable.iloc[0], tz)}, is later: report as of a later time to "
+            "compare runs."
+        )
+    statuses = ", ".join(f"{n} {s}" for s, n in every["status"].astype(str).value_counts().items())
+    return (
+        f"No pull run has finished ok or partial yet ({statuses}): nothing to compare. Their "
+        "errors are in the runs table (`summary`); run `workbench doctor`, then "
+        "`workbench pull` again."
+    )
+
+
+def changes_section(
+    store: Store, *, current: Reconciliation | None = None, sla_days: float = 5.0,
+    max_rows: int = MAX_ROWS, tz: str | None = None,
+) -> HTML:  # fmt: skip
+    """:func:`changes` as HTML, times in zone ``tz``; with fewer than two runs to compare, why."""
+    found = changes(store, current=current, sla_days=sla_days)
+    runs = found.runs
+    if len(runs) < 2:
+        until = None if current is None else current.now
+        return page(paragraph(_nothing_to_compare(store, runs, until, tz), "wb-empty"))
+    moves = [
+        f"{r['count']} {'request' if r['side'] == 'supplier' else 'transcript'}"
+        f"{'s' * (r['count'] != 1)} moved {r['from_state']} → {r['to_state']}"
+        for _, r in found.transitions.iterrows()
+    ]
+    columns = {"severity": "severity", "kind": "kind", "id": "id", "detail": "detail"}
+    return page(
+        paragraph(f"Comparing {_run_line(runs.iloc[1], tz)} with the previous "
+                  f"{_run_line(runs.iloc[0], tz)}."),
+        heading("Partner lists", 4),
+        table(found.lists),
+        heading("Lifecycle moves", 4),
+        "<ul>" + "".join(f"<li>{escape(s)}</li>" for s in moves) + "</ul>" if moves
+        else paragraph("No request or transcript changed state.", "wb-empty"),
+        table(found.transitions, {"side": "side", "from_state": "from", "to_state": "to",
+                                  "count": "count", "examples": "examples"}, max_rows=max_rows,
+              empty=""),
+        heading(f"New exceptions ({len(found.new_exceptions)})", 4),
+        table(found.new_exceptions, columns, max_rows=max_rows, row_class="severity",
+              empty="No new exceptions."),
+        heading(f"Resolved exceptions ({len(found.resolved_exceptions)})", 4),
+        table(found.resolved_exceptions, columns, max_rows=max_rows, row_class="severity",
+              empty="No exception was resolved."),
+    )  # fmt: skip
+
+
+def trends(
+    store: Store, *, days: float = 14, until: Any = None, sla_days: float = 5.0,
+    grace_hours: float = 0.0, tz: str | None = None, max_points: int = MAX_POINTS,
+) -> Trends:  # fmt: skip
+    """Trend points (:func:`point`) over the pull runs of ``days`` up to ``until``; beyond
+    ``max_points`` runs, the last of each day in zone ``tz``."""
+    if isinstance(days, bool) or not isinstance(days, int | float) or not 0 < days < math.inf:
+        raise InvalidParameter(f"{days!r} is not a number of days: use a finite number above 0",
+                               parameter="trend_days")  # fmt: skip
+    end = timestamp(until) if until is not None else pd.Timestamp.now(tz="UTC")
+    runs = pull_runs(store, until=end)
+    runs = runs[runs["finished_at"] > end - pd.Timedelta(days=days)]
+    chosen = runs
+    if len(runs) > max_points:  # the last run of each day stands for its day
+        day = runs["finished_at"].dt.tz_convert(tz or "UTC").dt.date
+        chosen = runs[~day.duplicated(keep="last")]
+    rows, kinds = [], []
+    for run in chosen.itertuples(index=False):
+        rec = reconcile(load(store, as_of=run.finished_at), sla_days=sla_days,
+                        grace_hours=grace_hours)  # fmt: skip
+        rows.append({"run_id": run.id, "at": run.finished_at, "status": run.status,
+                     **point(rec)})  # fmt: skip
+        kinds.append(rec.exceptions["kind"].astype(str).value_counts())
+    points = pd.DataFrame(rows, columns=list(TREND_COLUMNS)).astype(TREND_COLUMNS)
+    by_kind = pd.DataFrame(kinds, columns=list(EXCEPTION_KINDS)).fillna(0).astype("Int64")
+    by_kind.index = pd.Index(points["run_id"], name="run_id")
+    points.attrs.update(operation="report.trends", days=days, until=end, sla_days=sla_days,
+                        grace_hours=grace_hours)  # fmt: skip
+    return Trends(points, by_kind, float(days), end, float(sla_days), len(runs))
+
+
+def point(rec: Reconciliation) -> dict[str, Any]:
+    """One trend point's figures (``TREND_COLUMNS`` but the run's): ``within_sla_share`` of the
+    requests whose SLA is decided (answered, or open past it); median days from a request to our
+    first answer, a transcript received to our ack, ours sent to the partner's (0 at least)."""
+    r, t = rec.requests, rec.transcripts
+    answered_at = pd.concat([r["responded_at"], r["transcript_sent_at"]], axis=1).min(axis=1)
+    to_answer = _days(r["request_date"], answered_at)
+    answered = int(to_answer.notna().sum())
+    within = int((to_answer <= rec.sla_days).fillna(False).sum())
+    late_open = int(((r["state"] == "awaiting_response") & r["sla_breached"]).fillna(False).sum())
+    acked = t[t["state"] == "acknowledged"]
+    return {
+        "open_requests": rec.headline["open_requests"],
+        "transcripts_awaiting_ack": rec.headline["transcripts_awaiting_ack"],
+        "answered": answered,
+        "answered_within_sla": within,
+        "sla_decided": answered + late_open,
+        "within_sla_share": within / (answered + late_open) if answered + late_open else pd.NA,
+        "median_response_days": _median(to_answer),
+        "median_ack_days": _median(_days(acked["request_date"], acked["acknowledged_at"])),
+        "median_partner_ack_days": _median(_days(r["transcript_sent_at"], r["acknowledged_at"])),
+        "exceptions": len(rec.exceptions),
+    }
+
+
+def _days(start: pd.Series, end: pd.Series) -> pd.Series:
+    """Days from ``start`` to ``end`` (floats, 0 at least; missing where either is)."""
+    delta = (pd.to_datetime(end, utc=True) - pd.to_datetime(start, utc=True)) / pd.Timedelta(days=1)
+    return delta.astype("Float64").clip(lower=0)
+
+
+def _median(days: pd.Series) -> Any:
+    found = days.dropna()
+    return float(found.median()) if len(found) else pd.NA
+
+
+def trends_section(t: Trends, *, tz: str | None = None) -> HTML:
+    """The trends chart and a table of its points, newest first; the block carries
+    ``data-trend-points`` (how many), ``data-trend-days`` and ``data-trend-since``."""
+    p, n = t.points, len(t.points)
+    window = f"the last {t.days:g} days up to {moment(t.until, tz)}"
+    if not n:
+        body = paragraph(f"No pull run finished in {window}: no trend yet.", "wb-empty")
+    else:
+        more = t.runs_in_window > n
+        thinned = f" ({t.runs_in_window} runs: the last of each day)" if more else ""
+        said = (f"{n} pull run{'s' * (n > 1)} in {window}{thinned}, each reconciled as the "
+                f"store stood when it finished; SLA {t.sla_days:g} days. Answered within the "
+                "SLA: of the requests answered or open past the SLA.")  # fmt: skip
+        pairs = zip(p["answered_within_sla"], p["sla_decided"], strict=True)
+        within = [f"{w} of {d} ({w / d:.0%})" if d else "none decided yet" for w, d in pairs]
+        shown = pd.Series(within, index=p.index, dtype="string")
+        rows = p.assign(within_sla=shown)
+        for column in ("median_response_days", "median_ack_days", "median_partner_ack_days"):
+            rows[column] = days_text(rows[column])
+        body = (paragraph(said) + figure_html(trends_chart(t, tz=tz)).data
+                + table(rows.iloc[::-1], TREND_TABLE, tz=tz))  # fmt: skip
+    start = local_time(t.until - pd.Timedelta(days=t.days), tz).isoformat()
+    return page(
+        f'<div class="wb-trends" data-trend-points="{n}" data-trend-days="{escape(t.days)}" '
+        f'data-trend-since="{escape(start)}">{body}</div>'
+    )
