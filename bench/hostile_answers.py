@@ -1,8 +1,8 @@
-"""Peak memory of a pull whose partner answers details with gzip bombs (issue #10, findings 4, 5).
+"""Peak memory of a pull whose partner answers details with gzip bombs.
 
-The sandbox runs in this process; its ``gzip_bomb_bytes`` fault answers some transcript
-requests' details with ``--bomb-mb`` MB of spaces before the answer, gzipped (about 1/1000 of
-that on the wire, never held inflated). Each pull
+The tests' hostile sandbox (``tests/hostile/sandbox.py``) runs in this process; its
+``gzip_bomb_bytes`` answers some transcript requests' details with ``--bomb-mb`` MB of spaces
+before the answer, gzipped (about 1/1000 of that on the wire, never held inflated). Each pull
 runs in a fresh process of its own, at ``WORKBENCH_CONCURRENCY=8``, so its peak RSS
 (``ru_maxrss``) is its own. Prints:
 
@@ -60,11 +60,14 @@ def main() -> int:
     parser.add_argument("--requests", type=int, default=200, help="transcript requests listed")
     args = parser.parse_args()
 
-    from workbench.sandbox import serve
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the tests' hostile sandbox
+    from tests.hostile.sandbox import HostileSandbox
+    from workbench.sandbox import SandboxSettings
 
     ctx = mp.get_context("spawn")
     print(f"gzip bomb: {args.bomb_mb} MB of spaces, gzipped by the sandbox")
-    with serve(initial_requests=args.requests) as sb, tempfile.TemporaryDirectory() as tmp:
+    sandbox = HostileSandbox(SandboxSettings(initial_requests=args.requests))
+    with sandbox as sb, tempfile.TemporaryDirectory() as tmp:
         targets = [re.escape(request_id) for request_id in sb.pending_request_ids()[:8]]
         env = {**sb.env, "WORKBENCH_CONCURRENCY": "8"}
         results = {}

@@ -54,7 +54,7 @@ def test_only_a_path_below_the_interface_is_read(sandbox: Sandbox, tmp_path: Pat
 def test_an_answer_echoing_a_long_secret_of_ours_is_masked_a_short_one_kept(tmp_path) -> None:
     """A 2xx answer is the partner's document, never rewritten, but for an echo of a secret
     long enough that no document spells it by chance."""
-    from tests.pull.hostile import HostilePartner, body
+    from tests.hostile.partner import HostilePartner, body
     from workbench import spec
 
     long_key = "k7Qz9Wp2Lm4Xv8Rt6Yn3Bc5Hd1Jf0"

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 import workbench as wb
+from tests.hostile.partner import HostilePartner, body
 from workbench import spec
 from workbench.errors import InvalidValue, NotFound, PartnerError, UnreadableAnswer
 from workbench.http.answers import (
@@ -20,8 +21,6 @@ from workbench.http.answers import (
     request_path,
 )
 from workbench.store import Store
-
-from ..pull.hostile import HostilePartner, body
 
 
 def _nested(depth: int) -> bytes:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import gzip
-import re
 import time
 import tracemalloc
 import zlib
@@ -21,7 +20,7 @@ from typing import Any
 import pytest
 
 import workbench as wb
-from tests.pull.hostile import LoopbackServer, forward
+from tests.hostile.partner import LoopbackServer, forward
 from workbench import spec
 from workbench.config import load_profile
 from workbench.http.answers import request_path
@@ -244,18 +243,6 @@ def test_a_body_that_cannot_be_decoded_fails_its_call_alone_and_typed(
     with pytest.raises(wb.UnreadableAnswer) as info:
         w.session.call("supplier", "GET", request, operation="supplier.request")
     assert info.value.status == 200
-
-
-def test_a_detail_mislabelled_gzip_by_the_sandbox_fails_alone(
-    sandbox_factory: Callable[..., Sandbox], connect_to: Callable[..., wb.Workbench]
-) -> None:
-    sb = sandbox_factory(initial_requests=3, requests_per_hour=0, closed_elsewhere_per_hour=0)
-    request_id = sb.pending_request_ids()[0]
-    sb.set_faults(bad_encoding=True, path_pattern=re.escape(request_id) + "$")
-    summary = connect_to(sb).pull(progress=False)
-    assert summary.status == "partial"
-    assert [f["id"] for f in summary.failures] == [request_id]
-    assert "Content-Encoding" in summary.failures[0]["error"]
 
 
 def test_an_error_status_with_an_undecodable_body_is_still_that_status(

@@ -224,7 +224,7 @@ def test_the_secrets_of_an_unused_interface_are_never_read(tmp_path) -> None:
 @pytest.mark.parametrize("before", [270, 290, 1990])
 def test_an_error_answer_is_masked_before_it_is_cut(tmp_path, before: int) -> None:
     """A secret echoed across the length a message shows is never shown in part."""
-    from tests.pull.hostile import HostilePartner
+    from tests.hostile.partner import HostilePartner
     from workbench import spec
 
     key = "k7Qz9Wp2Lm4Xv8Rt6Yn3Bc5Hd1Jf0"

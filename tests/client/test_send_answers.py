@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import workbench as wb
-from tests.pull.hostile import HostilePartner
+from tests.hostile.partner import HostilePartner
 from workbench import spec
 from workbench.sandbox import generator
 from workbench.sandbox.settings import FIXED_START

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import workbench as wb
-from tests.pull.hostile import HostilePartner
+from tests.hostile.partner import HostilePartner
 from tests.students import of_student, request_xml
 from workbench import spec
 from workbench.api.exchange import SEND_ROUTES_META

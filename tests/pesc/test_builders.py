@@ -295,6 +295,16 @@ def test_acknowledgment_of_a_default_namespaced_transcript_is_unqualified() -> N
     assert pesc.flatten(xml)["course_total"] == Transcript().course_total
 
 
+@pytest.mark.parametrize(("stated", "expected"), [("T-1", "T-1"), (None, "GIVEN")])
+def test_acknowledgment_takes_the_given_tracking_id_when_the_transcript_states_none(
+    stated: str | None, expected: str
+) -> None:
+    xml = pesc.build_acknowledgment(
+        make_transcript(Transcript(tracking_id=stated)), tracking_id="GIVEN"
+    )
+    assert pesc.flatten(xml)["request_tracking_id"] == expected
+
+
 def test_acknowledgment_of_a_nameless_student_has_an_empty_name() -> None:
     xml = pesc.build_acknowledgment(
         "<CollegeTranscript><Student><Person/></Student></CollegeTranscript>"

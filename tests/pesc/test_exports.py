@@ -21,7 +21,7 @@ def test_entry_points_keep_their_signatures() -> None:
 
     assert keywords(pesc.parse) == ["max_bytes"]
     assert keywords(pesc.validate) == ["schemas_dir"]
-    assert keywords(pesc.build_acknowledgment) == ["created", "note", "process_code"]
+    assert keywords(pesc.build_acknowledgment) == ["created", "note", "process_code", "tracking_id"]
     assert keywords(pesc.build_response)[:5] == [
         "status",
         "hold_reason",

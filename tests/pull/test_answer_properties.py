@@ -18,10 +18,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import workbench as wb
+from tests.hostile.partner import EMPTY_REQUESTS, EMPTY_TRANSCRIPTS, HostilePartner
 from workbench import spec
 
 from ..client.documents import response_xml
-from .hostile import EMPTY_REQUESTS, EMPTY_TRANSCRIPTS, HostilePartner
 
 pytestmark = pytest.mark.slow
 

@@ -10,11 +10,10 @@ import pandas as pd
 import pytest
 
 import workbench as wb
+from tests.hostile.partner import HostilePartner, body
 from tests.pesc.factories import Request, Transcript, make_request, make_transcript
 from workbench import spec
 from workbench.http.answers import request_path
-
-from .hostile import HostilePartner, body
 
 D1, D2 = "2026-03-02T09:00:00Z", "2026-03-03T10:00:00Z"
 TRANSCRIPT = request_path(spec.CONSUMER_TRANSCRIPT_PATH, "T-1")

@@ -77,3 +77,25 @@ def test_busy_port_is_a_clear_usage_error():
         )
     assert result.returncode == 2
     assert "Try --port 0" in result.stderr
+
+
+def test_serves_with_the_faults_it_is_given():
+    proc, env = start_cli(
+        "--requests", "2", "--fault", "rate_limit_rate=1", "--fault", "retry_after_s=7"
+    )
+    try:
+        form = {
+            "client_id": env["WORKBENCH_SUPPLIER_CLIENT_ID"],
+            "client_secret": env["WORKBENCH_SUPPLIER_CLIENT_SECRET"],
+            "grant_type": "client_credentials",
+            "scope": env["WORKBENCH_SUPPLIER_SCOPE"],
+        }
+        token = httpx.post(env["WORKBENCH_AUTH_URL"] + spec.TOKEN_PATH, data=form).json()
+        listing = httpx.get(
+            env["WORKBENCH_EXCHANGE_URL"] + spec.SUPPLIER_PENDING_PATH,
+            headers={"Authorization": f"Bearer {token['access_token']}"},
+        )
+        assert (listing.status_code, listing.headers["Retry-After"]) == (429, "7")
+    finally:
+        stop_cli(proc)
+    assert proc.returncode == 0

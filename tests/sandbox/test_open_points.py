@@ -17,6 +17,7 @@ from workbench.sandbox.settings import (
     FIXED_START,
     SETTABLE,
     answers,
+    fault_changes,
     open_points,
     setting_changes,
     unknown_partner,
@@ -31,6 +32,40 @@ def test_every_open_point_has_its_default_first_and_is_settable():
         for value in values[1:]:
             assert (name, value) in open_points()
             assert setting_changes([f"{name}={value}"]) == {name: value}
+
+
+def test_fault_changes_read_typed_values():
+    assignments = ["error_rate=0.5", "path_pattern=no_response", "token_ttl=5"]
+    assert fault_changes(assignments) == {
+        "error_rate": 0.5,
+        "path_pattern": "no_response",
+        "token_ttl": 5,
+    }
+
+
+@pytest.mark.parametrize(
+    ("assignment", "says"),
+    [
+        ("nope=1", "NAME=VALUE"),
+        ("latency_ms", "NAME=VALUE"),
+        ("list_shape=null", "NAME=VALUE"),  # the tests' hostile answers are no product fault
+        ("error_rate=many", "takes a float"),
+        ("token_ttl=soon", "takes a int"),
+    ],
+)
+def test_fault_changes_refuse_what_they_cannot_read(assignment, says):
+    with pytest.raises(ValueError, match=says):
+        fault_changes([assignment])
+
+
+def test_the_cli_refuses_an_unknown_fault():
+    from typer.testing import CliRunner
+
+    from workbench.cli import app
+
+    result = CliRunner().invoke(app, ["sandbox", "--port", "0", "--fault", "list_shape=list"])
+    assert result.exit_code == 2
+    assert "list_shape" in result.output
 
 
 def test_an_unknown_partner_is_the_same_for_the_same_seed_and_varies_with_it():

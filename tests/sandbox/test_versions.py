@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from lxml import etree
 
 from tests.sandbox.helpers import ack_for
@@ -137,19 +138,14 @@ def test_versions_survive_a_restart(tmp_path):
         assert again.document("transcript", loaded) == state.document("transcript", item)
 
 
-def test_a_version_1_state_file_still_loads(tmp_path):
+def test_a_state_file_of_another_version_is_refused_with_what_to_do(tmp_path):
     settings = SandboxSettings(state_path=str(tmp_path / "state.json"))
     PartnerState.create(settings)
     data = json.loads((tmp_path / "state.json").read_text())
     data["version"] = 1
-    for item in data["requests"] + data["transcripts"]:
-        for new in ("tracking", "version", "transmission_type", "cancelling"):
-            item.pop(new, None)
     (tmp_path / "state.json").write_text(json.dumps(data))
-    old = PartnerState.create(settings)
-    item = next(iter(old.requests.values()))
-    assert item.tracking == item.id and item.version == 1
-    assert old.now == settings.start
+    with pytest.raises(ValueError, match="delete it or pick another --state file"):
+        PartnerState.create(settings)
 
 
 def test_a_cancellation_can_be_written_the_way_ocas_names_it(sandbox_factory, schemas):

@@ -12,8 +12,8 @@ from typer.testing import CliRunner
 
 import workbench as wb
 from tests.conftest import FAST
+from tests.hostile.partner import HostilePartner, LoopbackServer, body
 from tests.pesc.factories import Request, make_request
-from tests.pull.hostile import HostilePartner, LoopbackServer, body
 from workbench import pesc, spec
 from workbench.cli import app
 from workbench.cli.demo import run_demo

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import workbench as wb
-from tests.pull.hostile import HostilePartner, body
+from tests.hostile.partner import HostilePartner, body
 from tests.store.helpers import exchange
 from workbench import spec
 from workbench.errors import StoreError

@@ -48,7 +48,7 @@ def test_a_transcript_sent_from_the_command_line_has_its_row(
     assert row["request_tracking_id"] == sandbox.state.requests[request_id].tracking
     assert row["student_last_name"] == flat["student_last_name"]
     assert (row["award_count"], row["course_count"]) == (flat["award_count"], flat["course_count"])
-    assert row["course_count"] == 5  # transcript_file's transcript: 5 courses
+    assert row["course_count"] == 30  # transcript_file's transcript: 30 courses
     # The partner's acknowledgment of it, beside it: the same outbox entry, direction received.
     assert ack["outbox_id"].tolist() == [entry.id] and ack["direction"].tolist() == ["received"]
     assert "transcript_sent" in timeline["kind"].tolist()

@@ -94,7 +94,7 @@ def sandbox(
         list[str] | None,
         typer.Option(
             metavar="NAME=VALUE",
-            help="Any Faults setting as NAME=VALUE, repeatable: list_shape=null.",
+            help="Any Faults setting as NAME=VALUE, repeatable: path_pattern=no_response.",
         ),
     ] = None,
 ) -> None:

@@ -13,10 +13,7 @@
     pesc.validate(doc)                 # Validation(status, errors, schema, note)
 
 Every function that takes a document also takes XML text or bytes (raw or escaped once).
-Modules: ``document`` (parsing and its defences), ``messages`` (types, versions, namespaces),
-``elements`` (namespace-agnostic reading), ``fields`` (flatten), ``tables`` (records),
-``frames`` (to_frames), ``builders``, ``schemas`` (validate). This package knows nothing of
-HTTP; the sandbox and the client both use it.
+This package knows nothing of HTTP; the sandbox and the client both use it.
 """
 
 from __future__ import annotations

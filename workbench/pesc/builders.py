@@ -4,10 +4,6 @@ Both answer a document they are given (a ``PescDocument`` or XML text), in that 
 namespace family, and produce XML that validates against the PESC schemas when their input is
 valid. The join keys are copied, never invented: ``RequestTrackingID`` always, and for an
 acknowledgment the transcript's own ``DocumentID`` (NOTES §6).
-
->>> from workbench import pesc
->>> xml = pesc.build_response(request_xml, status="Hold", hold_reason="Financial")
->>> ack = pesc.build_acknowledgment(transcript_xml)
 """
 
 from __future__ import annotations
@@ -19,11 +15,12 @@ import uuid
 from datetime import UTC, date, datetime
 
 from lxml import etree
+from lxml.builder import E
 
 from workbench.errors import PescError
 from workbench.pesc import elements as el
 from workbench.pesc.document import PescDocument, as_document
-from workbench.pesc.elements import Element
+from workbench.pesc.elements import Element, names
 from workbench.pesc.fields import gender, transcript_counts
 from workbench.pesc.messages import (
     ACKNOWLEDGMENT,
@@ -37,16 +34,9 @@ from workbench.pesc.messages import (
 from workbench.spec import PROCESS_CODES
 
 # AcRec ResponseStatusType and HoldReasonType: the same values in AcRec 1.2.0 to 1.9.0.
-RESPONSE_STATUSES = (
-    "TranscriptSent",
-    "TranscriptRequestReceived",
-    "Hold",
-    "NoRecord",
-    "MultipleMatch",
-    "Canceled",
-    "OfflineRecordSearch",
-    "OfflineRecordSent",
-    "Deceased",
+RESPONSE_STATUSES = names(
+    "TranscriptSent TranscriptRequestReceived Hold NoRecord MultipleMatch Canceled "
+    "OfflineRecordSearch OfflineRecordSent Deceased"
 )
 HOLD_REASONS = ("Financial", "TranscriptFee", "RequestedAction", "Other")
 NOTE_LENGTH = 80  # core:NoteMessageType maxLength
@@ -57,19 +47,9 @@ DEFAULT_VERSION = "1.0.0"  # a namespace-less input is answered in the spec's fa
 # AcknowledgmentPersonType children taken from the transcript's Person, in schema order.
 # Birth is rebuilt (its type differs: AcRec:BirthType has no BirthYear/Age); HighSchool,
 # Residency and the like are not allowed in an acknowledgment (NOTES §9).
-_ACK_PERSON = (
-    "SchoolAssignedPersonID",
-    "SIN",
-    "NSN",
-    "AgencyAssignedID",
-    "AgencyIdentifier",
-    "RecipientAssignedID",
-    "SSN",
-    "PartialSSN",
-    "Birth",
-    "Name",
-    "AlternateName",
-    "Gender",
+_ACK_PERSON = names(
+    "SchoolAssignedPersonID SIN NSN AgencyAssignedID AgencyIdentifier RecipientAssignedID SSN "
+    "PartialSSN Birth Name AlternateName Gender"
 )
 _BIRTHDAY = re.compile(r"^-*(0[1-9]|1[0-2])-?(0[1-9]|[12][0-9]|3[01])$")  # --MM-DD, MM-DD, MMDD
 _PREFIX = {RESPONSE: "TrnResp", ACKNOWLEDGMENT: "TrnAck"}
@@ -88,19 +68,13 @@ def build_response(
 ) -> str:
     """A TranscriptResponse answering a TranscriptRequest, as XML text.
 
-    One ``Response`` per ``Request``, each echoing its ``RequestedStudent`` and carrying
-    ``status`` (a ResponseStatus value). ``hold_reason`` and ``planned_release_date`` go into a
-    ``ResponseHold`` (a release date without a reason gets the reason ``Other``, since the schema
-    requires one); ``note`` becomes Response NoteMessages (whitespace collapsed, split into
-    80-character pieces at spaces). Each Response's RequestTrackingID is the request's
-    TransmissionData/RequestTrackingID, else its Request's first Recipient's, copied as is.
-    TransmissionData reverses the request's Source and Destination and copies its tracking id
-    and DocumentProcessCode (``process_code``, TEST or PRODUCTION, when it states none);
-    ``document_id`` defaults to the request's DocumentID without dashes (what Mohawk sends),
-    ``created`` to now.
+    One ``Response`` per ``Request``, echoing its RequestedStudent, with ``status``; a hold's
+    release date without a reason gets ``Other`` (the schema wants one); ``note`` becomes
+    80-character NoteMessages. Tracking ids and DocumentProcessCode are copied from the request
+    (``process_code`` when it states none); ``document_id`` defaults to the request's without
+    dashes (what Mohawk sends), ``created`` to now.
 
-    >>> xml = build_response(request_xml, status="Hold", hold_reason="Financial",
-    ...                      planned_release_date="2025-06-30", note="Fees owing")
+    >>> build_response(request_xml, status="Hold", hold_reason="Financial", note="Fees owing")
     """
     doc = _input(request, REQUEST, "build_response")
     if status not in RESPONSE_STATUSES:
@@ -129,7 +103,7 @@ def build_response(
     transmission_tracking = el.text(transmission.get("RequestTrackingID"))
     request_document_id = el.text(transmission.get("DocumentID"))
     if document_id is None:
-        document_id = (request_document_id or "").replace("-", "")[:ID_LENGTH] or _new_id()
+        document_id = (request_document_id or "").replace("-", "")[:ID_LENGTH] or uuid.uuid4().hex
 
     namespace = namespace_for(RESPONSE, doc.version or DEFAULT_VERSION)
     qualified = f"{{{namespace}}}"
@@ -140,14 +114,15 @@ def build_response(
         created=when,
         type_code="Response",
         answered=transmission,
-        tracking_id=transmission_tracking or _first_recipient_tracking(requests[0]),
+        tracking_id=transmission_tracking
+        or el.find_text(requests[0], "Recipient", "RequestTrackingID"),
         process_code=process_code,
     )
     for request_element in requests:
         response = etree.SubElement(root, qualified + "Response")
         request_tracking = (
             transmission_tracking
-            or _first_recipient_tracking(request_element)
+            or el.find_text(request_element, "Recipient", "RequestTrackingID")
             or request_document_id
             or document_id
         )
@@ -172,17 +147,13 @@ def build_acknowledgment(
     created: datetime | str | None = None,
     note: str | None = None,
     process_code: str | None = None,
+    tracking_id: str | None = None,
 ) -> str:
-    """An Acknowledgment of a CollegeTranscript, as XML text.
+    """An Acknowledgment of a CollegeTranscript, as XML text: its awards and courses counted
+    (record and session level), its DocumentID, RequestTrackingID and DocumentProcessCode
+    copied (``tracking_id`` and ``process_code`` when it states none), its student's identity.
 
-    ``AcademicAwardTotal`` and ``CourseTotal`` count every AcademicAward and Course of the
-    transcript, record- and session-level. TransmissionData copies the transcript's DocumentID,
-    RequestTrackingID and DocumentProcessCode (``process_code`` when it states none) and
-    reverses Source and Destination; ``Person``
-    is the transcript student's identity (the elements an acknowledgment allows; ``Name`` is
-    always present). ``note`` becomes NoteMessages as in ``build_response``.
-
-    >>> ack = build_acknowledgment(transcript_xml, note="Received, thank you")
+    >>> build_acknowledgment(transcript_xml, note="Received, thank you")
     """
     doc = _input(transcript, TRANSCRIPT, "build_acknowledgment")
     when = _datetime_text(created)
@@ -198,11 +169,11 @@ def build_acknowledgment(
     )
     _transmission_data(
         etree.SubElement(root, "TransmissionData"),
-        document_id=el.text(transmission.get("DocumentID")) or _new_id(),
+        document_id=el.text(transmission.get("DocumentID")) or uuid.uuid4().hex,
         created=when,
         type_code="Acknowledgment",
         answered=transmission,
-        tracking_id=el.text(transmission.get("RequestTrackingID")),
+        tracking_id=el.text(transmission.get("RequestTrackingID")) or tracking_id,
         process_code=process_code,
     )
     root.append(_acknowledgment_person(el.child(student, "Person")))
@@ -234,8 +205,7 @@ def _transmission_data(
     process_code: str | None,
 ) -> None:
     """TransmissionData answering another message's: Source and Destination swapped, its
-    DocumentProcessCode copied (``process_code`` when it states none: a document sent
-    carries the code of what it answers)."""
+    DocumentProcessCode copied (``process_code`` when it states none)."""
     _leaf(parent, "DocumentID", document_id)
     _leaf(parent, "CreatedDateTime", created)
     _leaf(parent, "DocumentTypeCode", type_code)
@@ -262,23 +232,20 @@ def _organization_parts(organization: Element | None) -> list[Element]:
         name = el.local(node.tag)
         value = el.text(node)
         if name in el.ORGANIZATION_ID_TYPES and value and name not in {e.tag for e in ids}:
-            ids.append(_new_leaf(name, value))
+            ids.append(E(name, value))
         elif name == "LocalOrganizationID" and not local_ids:
             local_ids.append(_unqualified_copy(node))
         elif name == "OrganizationName" and value and not names:
-            names.append(_new_leaf(name, value[:ORGANIZATION_NAME_LENGTH]))
+            names.append(E(name, value[:ORGANIZATION_NAME_LENGTH]))
     order = {name: index for index, name in enumerate(el.ORGANIZATION_ID_TYPES)}
     ids.sort(key=lambda node: order[node.tag])
     return ids + local_ids + names
 
 
 def _acknowledgment_person(person: Element | None) -> Element:
-    """The transcript student's identity as an AcknowledgmentPersonType, in schema order.
-
-    Identifiers and names are copied; Birth and Gender are rebuilt from what was read, which
-    also mends what real transcripts get wrong (``Birthdate``, ``Birthday`` 1210 or 12-10,
-    ``<Gender><Gender>``), so the acknowledgment states the identity in valid form.
-    """
+    """The transcript student's identity as an AcknowledgmentPersonType: ids and names copied,
+    Birth and Gender rebuilt, mending real transcripts' ``Birthdate``, ``Birthday`` 1210 and
+    ``<Gender><Gender>``."""
     result = etree.Element("Person")
     fields: dict[str, list[Element]] = {}
     for node in person.iterchildren(el.ELEMENTS) if person is not None else ():
@@ -313,12 +280,8 @@ def _birth(parent: Element, birth: Element | None) -> None:
 
 
 def _unqualified_copy(element: Element) -> Element:
-    """A deep copy with PESC namespaces removed from element names.
-
-    Below the message root PESC elements are unqualified; a sender that namespaced them
-    (a default ``xmlns``) must not pass the mistake on. Extension content under
-    ``UserDefinedExtensions`` keeps its namespaces: there they are meaningful.
-    """
+    """A deep copy without PESC namespaces, which a sender's default ``xmlns`` put there;
+    ``UserDefinedExtensions`` keeps its own."""
     result = copy.deepcopy(element)
     stack = [result]
     while stack:
@@ -340,20 +303,6 @@ def _unqualified_copy(element: Element) -> Element:
 def _leaf(parent: Element, name: str, value: str | None) -> None:
     if value is not None:
         etree.SubElement(parent, name).text = value
-
-
-def _new_leaf(name: str, value: str) -> Element:
-    node = etree.Element(name)
-    node.text = value
-    return node
-
-
-def _first_recipient_tracking(request: Element) -> str | None:
-    return el.find_text(request, "Recipient", "RequestTrackingID")
-
-
-def _new_id() -> str:
-    return uuid.uuid4().hex
 
 
 def _datetime_text(value: datetime | str | None) -> str:

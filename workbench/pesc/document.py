@@ -1,92 +1,73 @@
 """Safe parsing of PESC XML: one hardened parser configuration for every document.
 
-What arrives in a ``PESCXML`` field may be raw XML or XML that was XML-escaped once
-(``&lt;CollegeTranscript ...``), with or without a byte order mark, an encoding declaration or
-leading whitespace; ``parse`` accepts all of these. It refuses, with ``PescError`` and a
-``reason`` tag, anything that could make it the door an attacker walks through:
-
-==============  ================================================================================
-reason          refused input
-==============  ================================================================================
-``empty``       nothing, or only whitespace / a byte order mark
-``too-large``   more bytes than the cap (``max_bytes``, else ``WORKBENCH_PESC_MAX_BYTES``,
-                else 10 MiB): checked before anything is decoded or parsed
-``encoding``    bytes that are not in the declared (or detected) encoding, or an encoding PESC
-                documents never use (UTF-7, UTF-32, EBCDIC...: all but UTF-8, UTF-16,
-                ISO-8859-1 and windows-1252)
-``entity``      a DTD that declares entities (XXE, parameter entities, billion laughs,
-                quadratic blow-up), or a reference to an undeclared entity
-``dtd``         any other document type declaration (an external DTD, an internal subset)
-``pi``          a processing instruction (``<?xml-stylesheet ...?>`` and the like)
-``xinclude``    an XInclude element
-``too-deep``    nesting deeper than libxml2's limit (256 levels; huge-tree mode stays off)
-``malformed``   anything else that is not well-formed XML (also text that was escaped twice)
-``not-pesc``    well-formed XML whose root is not a PESC message
-==============  ================================================================================
-
-DTDs are refused by reading the prolog *before* the parser sees the document (``intake``), so
-no entity is ever declared, expanded or fetched. The parser reads the very UTF-8 bytes that
-were checked (it ignores the encoding declaration) and is configured without DTD loading,
-entity resolution, network access or huge-tree mode; a tree that still has a document type
-declaration is refused all the same: second lines of defence.
+``parse`` takes raw or once-escaped XML, text or bytes, and refuses with ``PescError`` and a
+``reason``: ``empty``, ``too-large`` (over ``max_bytes``, ``WORKBENCH_PESC_MAX_BYTES`` or 10
+MiB, checked before decoding), ``encoding`` (not the declared one, or one PESC never uses, in
+which markup could hide), ``entity`` (a DTD declaring entities), ``dtd``, ``pi``, ``xinclude``,
+``too-deep`` (libxml2's 256 levels), ``malformed`` (also text escaped twice), ``not-pesc``.
+The prolog is checked before the parser sees the text, so no DTD reaches it; the parser loads
+no DTD, resolves no entity and has no network: second lines of defence.
 """
 
 from __future__ import annotations
 
+import codecs
 import os
+import re
 import threading
+from dataclasses import dataclass
 
 from lxml import etree
 
 from workbench.errors import ConfigError, PescError
-from workbench.pesc.intake import admit, check_tree
 from workbench.pesc.messages import is_pesc_root, message_info
 
 DEFAULT_MAX_BYTES = 10 * 1024 * 1024
 MAX_BYTES_VARIABLE = "WORKBENCH_PESC_MAX_BYTES"
+XINCLUDE_NAMESPACES = ("http://www.w3.org/2001/XInclude", "http://www.w3.org/2003/XInclude")
 
+_WHITESPACE = " \t\r\n\ufeff"
+# The whole declaration, however long: it ends at the first '>'.
+_DECLARATION = re.compile(r"""^<\?xml\s[^>]*?\bencoding\s*=\s*["']([^"'>]*)["']""")
+# Encodings PESC documents use, as ``codecs`` names them (any alias of one is taken).
+_CODECS = {"utf-8", "ascii", "utf-16", "utf-16-le", "utf-16-be", "iso8859-1", "cp1252"}
+# First bytes of documents in encodings PESC never uses (XML 1.0 appendix F), checked before
+# UTF-16's: UTF-32-LE's byte order mark starts like UTF-16-LE's.
+_REFUSED_SIGNATURES = (
+    (codecs.BOM_UTF32_LE, "UTF-32"),
+    (codecs.BOM_UTF32_BE, "UTF-32"),
+    (b"<\x00\x00\x00", "UTF-32"),
+    (b"\x00\x00\x00<", "UTF-32"),
+    (b"\x00<\x00\x00", "UCS-4"),
+    (b"\x00\x00<\x00", "UCS-4"),
+    (b"\x4c\x6f\xa7\x94", "EBCDIC"),  # '<?xm' in EBCDIC
+    (b"+/v", "UTF-7"),
+)
+_DTD = (
+    "The XML has a document type declaration (DTD). PESC messages never need one, and an "
+    "external DTD could be fetched from anywhere; refused."
+)
+_PI = (
+    "The XML contains a processing instruction (<?...?>). PESC messages never carry one, and "
+    "some (xml-stylesheet) point at external resources; refused."
+)
+_ESCAPE = re.compile(r"&(lt|gt|amp|quot|apos|#[0-9]{1,7}|#x[0-9A-Fa-f]{1,6});")
+_NAMED = {"lt": "<", "gt": ">", "amp": "&", "quot": '"', "apos": "'"}
 _RESOURCE_LIMIT = getattr(etree.ErrorTypes, "ERR_RESOURCE_LIMIT", None)
 _UNDECLARED_ENTITY = getattr(etree.ErrorTypes, "ERR_UNDECLARED_ENTITY", None)
 _INVALID_ENCODING = getattr(etree.ErrorTypes, "ERR_INVALID_ENCODING", None)
 
 
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class PescDocument:
-    """A parsed PESC message.
+    """A parsed PESC message: its root's local name, the version of its root namespace (or
+    None), that namespace, the lxml root and the unescaped text."""
 
-    ``message_type`` is the root's local name (``"TranscriptRequest"``, ``"TranscriptResponse"``,
-    ``"CollegeTranscript"``, ``"Acknowledgment"`` or another PESC root), ``version`` comes from
-    the root namespace (``"1.1.0"``, or None), ``namespace`` is that namespace, ``root`` the
-    lxml element and ``text`` the unescaped XML (without leading whitespace or byte order mark).
-    """
-
-    __slots__ = ("_source", "_text", "message_type", "namespace", "root", "version")
-
-    def __init__(
-        self,
-        message_type: str,
-        version: str | None,
-        namespace: str | None,
-        root: etree._Element,
-        text: str | None = None,
-        *,
-        source: bytes | None = None,
-    ) -> None:
-        if text is None and source is None:
-            raise ValueError("a PescDocument needs its text or its UTF-8 source")
-        self.message_type = message_type
-        self.version = version
-        self.namespace = namespace
-        self.root = root
-        self._text = text
-        self._source = source
-
-    @property
-    def text(self) -> str:
-        """The document as text; decoded from its UTF-8 bytes on first use."""
-        if self._text is None:
-            self._text = self._source.decode("utf-8", "replace")  # type: ignore[union-attr]
-            self._source = None
-        return self._text
+    message_type: str
+    version: str | None
+    namespace: str | None
+    root: etree._Element
+    text: str
 
     def __repr__(self) -> str:
         version = f" v{self.version}" if self.version else ""
@@ -108,7 +89,7 @@ def _parser() -> etree.XMLParser:
     parser = getattr(_local, "parser", None)
     if parser is None:
         parser = etree.XMLParser(
-            encoding="utf-8",  # what ``admit`` hands over, whatever the declaration says
+            encoding="utf-8",  # what parse() hands over, whatever the declaration said
             resolve_entities=False,
             load_dtd=False,
             dtd_validation=False,
@@ -124,9 +105,8 @@ def _parser() -> etree.XMLParser:
 def parse(data: str | bytes, *, max_bytes: int | None = None) -> PescDocument:
     """Parse a PESC message safely; raise ``PescError`` (with a ``reason``) when refused.
 
-    >>> doc = parse(xml_text)  # raw XML, or XML escaped once ('&lt;ns0:CollegeTranscript ...')
-    >>> doc.message_type, doc.version
-    ('CollegeTranscript', '1.3.0')
+    >>> parse(xml_text).message_type  # raw XML, or XML escaped once ('&lt;ColTrn:...')
+    'CollegeTranscript'
     """
     limit = _max_bytes(max_bytes)
     if isinstance(data, (bytearray, memoryview)):
@@ -134,23 +114,37 @@ def parse(data: str | bytes, *, max_bytes: int | None = None) -> PescDocument:
     if not isinstance(data, (bytes, str)):
         raise TypeError(f"parse() takes str or bytes, not {type(data).__name__}")
     _check_size(len(data), limit, "bytes" if isinstance(data, bytes) else "characters")
-    admitted = admit(data)
-    _check_size(len(admitted.payload), limit, "bytes")
+    text = unescape_once(_decode(data) if isinstance(data, bytes) else data)
+    body = _check_prolog(text)
+    payload = _encode(text, body)
+    _check_size(len(payload), limit, "bytes")
     try:
-        root = etree.fromstring(admitted.payload, _parser())
+        root = etree.fromstring(payload, _parser())
     except etree.XMLSyntaxError as exc:
         raise _syntax_error(exc) from None
-    check_tree(root, admitted)
+    if root.getroottree().docinfo.internalDTD is not None:
+        raise PescError(_DTD, reason="dtd")  # the prolog check missed it: refused all the same
+    # Only a '?' after the prolog can start a processing instruction: without one, no walk.
+    if "?" in text[body:] and (
+        next(root.iter(etree.ProcessingInstruction), None) is not None
+        or next(root.itersiblings(etree.ProcessingInstruction), None) is not None
+    ):
+        raise PescError(_PI, reason="pi")
+    if "XInclude" in text and any(
+        next(root.iter(f"{{{namespace}}}*"), None) is not None for namespace in XINCLUDE_NAMESPACES
+    ):
+        raise PescError(
+            "The XML contains an XInclude element, which would pull in other files or URLs. "
+            "PESC messages never use XInclude; refused.",
+            reason="xinclude",
+        )
     if not is_pesc_root(root.tag):
         raise PescError(
             f"The XML is not a PESC message: its root element is {root.tag!r}. Expected a "
             "TranscriptRequest, TranscriptResponse, CollegeTranscript or Acknowledgment.",
             reason="not-pesc",
         )
-    message_type, version, namespace = message_info(root.tag)
-    if admitted.text is None:
-        return PescDocument(message_type, version, namespace, root, source=admitted.payload)
-    return PescDocument(message_type, version, namespace, root, admitted.text)
+    return PescDocument(*message_info(root.tag), root, text)
 
 
 def as_document(doc_or_xml: PescDocument | str | bytes) -> PescDocument:
@@ -171,10 +165,7 @@ def _max_bytes(max_bytes: int | None) -> int:
     setting = os.environ.get(MAX_BYTES_VARIABLE)
     if not setting:
         return DEFAULT_MAX_BYTES
-    try:
-        value = int(setting)
-    except ValueError:
-        value = 0
+    value = int(setting) if setting.strip().isdigit() else 0
     if value <= 0:
         raise ConfigError(
             f"{MAX_BYTES_VARIABLE}={setting!r} is not a positive whole number of bytes; "
@@ -190,6 +181,129 @@ def _check_size(size: int, limit: int, unit: str) -> None:
             f"(or {MAX_BYTES_VARIABLE}) if such documents are expected.",
             reason="too-large",
         )
+
+
+def _decode(data: bytes) -> str:
+    """Bytes to str: a byte order mark wins, then the encoding declaration, then UTF-8."""
+    for signature, name in _REFUSED_SIGNATURES:
+        if data.startswith(signature):
+            raise _encoding_error(name, "is in")
+    if data.startswith(codecs.BOM_UTF8):
+        encoding, data = "utf-8", data[3:]
+    elif data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        encoding = "utf-16"
+    elif data[:2] in (b"<\x00", b"\x00<"):  # UTF-16 without a byte order mark
+        encoding = "utf-16-le" if data[0] else "utf-16-be"
+    else:
+        prolog = data[:1024].lstrip(b" \t\r\n").decode("latin-1")
+        encoding = _declared_codec(prolog) or "utf-8"
+        if encoding.startswith("utf-16"):
+            encoding = "utf-8"  # the declaration was readable as ASCII, so the bytes are not wide
+    try:
+        return data.decode(encoding)
+    except UnicodeDecodeError as exc:
+        raise PescError(
+            f"The XML is not valid {encoding} (byte {exc.start}: {exc.reason}). "
+            "Check how the document was decoded or stored.",
+            reason="encoding",
+        ) from None
+
+
+def _declared_codec(prolog: str) -> str | None:
+    """The codec named by the XML declaration at the start of ``prolog`` (None without one);
+    ``PescError`` naming the encoding when it is not one PESC documents use."""
+    match = _DECLARATION.match(prolog)
+    if match is None:
+        return None
+    try:
+        codec = codecs.lookup(match[1]).name
+    except (LookupError, ValueError):
+        codec = ""
+    if codec not in _CODECS:
+        raise _encoding_error(repr(match[1]), "declares")
+    return "utf-8" if codec == "ascii" else codec
+
+
+def unescape_once(text: str) -> str:
+    """``text`` without leading whitespace, unescaped once if it came XML-escaped (DESIGN §3);
+    ``PescError`` when it was escaped twice, which is never undone."""
+    text = text.lstrip(_WHITESPACE)
+    if not text.startswith("&lt;"):
+        return text
+    text = _ESCAPE.sub(_unescape_one, text).lstrip(_WHITESPACE)  # one pass: none undone twice
+    if text.startswith("&lt;"):
+        raise PescError(
+            "The XML was escaped more than once (it still starts with '&lt;' after one "
+            "unescaping). Fix the sender; the workbench unescapes once, never twice.",
+            reason="malformed",
+        )
+    return text
+
+
+def _unescape_one(match: re.Match[str]) -> str:
+    name = match[1]
+    if name[0] != "#":
+        return _NAMED[name]
+    try:
+        return chr(int(name[2:], 16) if name[1] == "x" else int(name[1:]))
+    except (ValueError, OverflowError):
+        return match[0]
+
+
+def _check_prolog(text: str) -> int:
+    """Refuse a DOCTYPE or processing instruction before the root; return the root's index."""
+    if not text:
+        raise PescError("The XML is empty. Check the PESCXML field of the message.", reason="empty")
+    if not text.startswith("<"):
+        # Described, never quoted: a file picked by mistake may hold student data.
+        size = len(text.encode("utf-8", "surrogatepass"))
+        raise PescError(
+            f"This is not XML: it starts with text, not '<' ({size:,} bytes). Expected a PESC "
+            "document ('<...>' or once-escaped '&lt;...').",
+            reason="malformed",
+        )
+    position = 0
+    if text.startswith("<?xml") and text[5:6] in (" ", "\t", "\r", "\n", "?"):
+        end = text.find("?>")
+        if end < 0:
+            raise PescError("The XML declaration is never closed ('?>').", reason="malformed")
+        _declared_codec(text[: end + 2])
+        position = end + 2
+    while True:
+        while text[position : position + 1] in (" ", "\t", "\r", "\n"):
+            position += 1
+        if text.startswith("<!--", position):
+            end = text.find("-->", position + 4)
+            if end < 0:
+                raise PescError("A comment is never closed ('-->').", reason="malformed")
+            position = end + 3
+        elif text.startswith("<?", position):
+            raise PescError(_PI, reason="pi")
+        elif text[position : position + 9].upper() == "<!DOCTYPE":
+            if "<!ENTITY" in text:
+                raise PescError(
+                    "The XML declares entities in a DTD (an XXE or entity-expansion attack, "
+                    "or a badly made document). PESC messages never need a DTD; refused.",
+                    reason="entity",
+                )
+            raise PescError(_DTD, reason="dtd")
+        else:
+            return position
+
+
+def _encode(text: str, body: int) -> bytes:
+    """UTF-8 bytes for the parser: the declaration (whose encoding no longer applies) becomes
+    as many newlines as it spanned, so line numbers still match ``text``."""
+    if body and text.startswith("<?xml"):
+        end = text.find("?>") + 2
+        text = "\n" * text.count("\n", 0, end) + text[end:]
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise PescError(
+            f"The XML holds a character that cannot be encoded (position {exc.start}).",
+            reason="encoding",
+        ) from None
 
 
 def _syntax_error(exc: etree.XMLSyntaxError) -> PescError:
@@ -219,4 +333,13 @@ def _syntax_error(exc: etree.XMLSyntaxError) -> PescError:
         f"The XML is not well-formed: {message}. Check that the PESCXML field holds one "
         "complete document.",
         reason="malformed",
+    )
+
+
+def _encoding_error(name: str, verb: str) -> PescError:
+    return PescError(
+        f"The XML {verb} the encoding {name}, which PESC documents never use (they are in "
+        "UTF-8, UTF-16 or ISO-8859-1); refused, since markup could hide in it. Ask the sender "
+        "for UTF-8.",
+        reason="encoding",
     )

@@ -1,45 +1,34 @@
-"""Namespace-agnostic reading of PESC elements.
-
-Below the root (and, in requests and responses, its direct children) nothing is namespaced, but
-real documents get this wrong (a default ``xmlns`` on the root namespaces everything). Every
-lookup here matches elements by local name only, walks each element's children once, and
-returns None for anything missing, so extraction never raises on an incomplete document.
-"""
+"""Namespace-agnostic reading of PESC elements: by local name only (real documents namespace
+what should not be), None for anything missing, so extraction never raises."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import TypeAlias
 
 from lxml import etree
 
 Element: TypeAlias = etree._Element
 
-# CoreMain OrganizationIDGroup, in schema order (APAS arrived in CoreMain 1.14).
-ORGANIZATION_ID_TYPES = (
-    "OPEID",
-    "NCHELPID",
-    "IPEDS",
-    "ATP",
-    "FICE",
-    "ACT",
-    "CCD",
-    "PSS",
-    "CEEBACT",
-    "CSIS",
-    "USIS",
-    "ESIS",
-    "PSIS",
-    "DUNS",
-    "MutuallyDefined",
-    "APAS",
-)
-_ID_TYPES = frozenset(ORGANIZATION_ID_TYPES)
-# Children of an organization that are never its identifier.
-_NOT_IDS = frozenset(
-    {"OrganizationName", "Contacts", "NoteMessage", "LocalOrganizationID", "Accreditation"}
-)
 ELEMENTS = etree.Element  # as an iteration filter: elements only, no comments
+
+
+def names(words: str) -> tuple[str, ...]:
+    """Names written as words: ``names("a b")`` is ``("a", "b")``."""
+    return tuple(words.split())
+
+
+def mapping(keys: str, values: str) -> dict[str, str]:
+    """Two lists of names as one dict: ``mapping("a b", "A B")`` is ``{"a": "A", "b": "B"}``."""
+    return dict(zip(names(keys), names(values), strict=True))
+
+
+# CoreMain OrganizationIDGroup, in schema order (APAS arrived in CoreMain 1.14).
+ORGANIZATION_ID_TYPES = names(
+    "OPEID NCHELPID IPEDS ATP FICE ACT CCD PSS CEEBACT CSIS USIS ESIS PSIS DUNS MutuallyDefined "
+    "APAS"
+)
+# Children of an organization that are never its identifier.
+_NOT_IDS = names("OrganizationName Contacts NoteMessage LocalOrganizationID Accreditation")
 
 
 def local(tag: str) -> str:
@@ -50,14 +39,8 @@ def local(tag: str) -> str:
 def children(element: Element | None) -> dict[str, Element]:
     """The first child of each local name, in one pass over the children."""
     found: dict[str, Element] = {}
-    if element is None:
-        return found
-    for node in element.iterchildren(ELEMENTS):
-        tag = node.tag
-        if tag[0] == "{":
-            tag = tag[tag.index("}") + 1 :]
-        if tag not in found:
-            found[tag] = node
+    for node in element.iterchildren(ELEMENTS) if element is not None else ():
+        found.setdefault(local(node.tag), node)
     return found
 
 
@@ -70,37 +53,30 @@ def children_named(element: Element | None, name: str) -> list[Element]:
 
 def child(element: Element | None, name: str) -> Element | None:
     """The first child with this local name, or None."""
-    if element is None:
-        return None
-    for node in element.iterchildren(ELEMENTS):
-        if local(node.tag) == name:
-            return node
-    return None
+    return next(iter(children_named(element, name)), None)
 
 
 def find(element: Element | None, *names: str) -> Element | None:
     """Follow a path of local names from ``element``; None as soon as a step is missing."""
     for name in names:
         element = child(element, name)
-        if element is None:
-            return None
     return element
 
 
 def text(element: Element | None) -> str | None:
     """The element's own text, stripped; None when missing or blank."""
-    if element is None:
-        return None
-    value = element.text
-    if value is None:
-        return None
-    value = value.strip()
-    return value or None
+    value = element.text if element is not None else None
+    return value.strip() or None if value is not None else None
 
 
 def find_text(element: Element | None, *names: str) -> str | None:
-    """``text(find(element, *names))``."""
     return text(find(element, *names))
+
+
+def leaves(element: Element | None, columns: dict[str, str]) -> dict[str, str | None]:
+    """``{column: text}`` of the children named by ``columns`` (``{tag: column}``)."""
+    found = children(element)
+    return {column: text(found.get(tag)) for tag, column in columns.items()}
 
 
 def texts(element: Element | None, name: str) -> list[str]:
@@ -108,27 +84,17 @@ def texts(element: Element | None, name: str) -> list[str]:
     return [value for node in children_named(element, name) if (value := text(node))]
 
 
-def descendants(element: Element | None, name: str) -> Iterator[Element]:
-    """Every descendant (any depth, any namespace) with this local name."""
-    if element is None:
-        return iter(())
-    return element.iter(f"{{*}}{name}")
-
-
 def organization(element: Element | None) -> tuple[str | None, str | None, str | None]:
-    """(id type, id, name) of an organization or school element.
-
-    The id is the first OrganizationIDGroup element with a value (``CSIS``, ``USIS``,
-    ``MutuallyDefined`` ...); failing that, the first other leaf with a value (real documents
-    carry local codes such as ``GeoCode``).
-    """
+    """(id type, id, name) of an organization or school element: the first
+    OrganizationIDGroup element with a value (``CSIS``, ``MutuallyDefined``...), else the first
+    other leaf with one (real documents carry local codes such as ``GeoCode``)."""
     id_type = id_value = fallback = None
     name = None
     for node in element.iterchildren(ELEMENTS) if element is not None else ():
         tag = local(node.tag)
         if tag == "OrganizationName":
             name = name or text(node)
-        elif id_type is None and tag in _ID_TYPES:
+        elif id_type is None and tag in ORGANIZATION_ID_TYPES:
             value = text(node)
             if value:
                 id_type, id_value = tag, value
@@ -143,28 +109,17 @@ def organization(element: Element | None) -> tuple[str | None, str | None, str |
 
 def boolean(value: str | None) -> bool | None:
     """xs:boolean text to bool; None when missing or not a boolean."""
-    if value in ("true", "1"):
-        return True
-    if value in ("false", "0"):
-        return False
-    return None
+    return {"true": True, "1": True, "false": False, "0": False}.get(value or "")
 
 
 def integer(value: str | None) -> int | None:
     """Integer text to int; None when missing or not an integer."""
-    if value is None:
-        return None
     try:
-        return int(value)
+        return int(value) if value is not None else None
     except ValueError:
         return None
 
 
 def context_path(element: Element, root: Element) -> str:
     """Local names from below ``root`` down to ``element``'s parent, joined by '/'."""
-    names = []
-    node = element.getparent()
-    while node is not None and node is not root:
-        names.append(local(node.tag))
-        node = node.getparent()
-    return "/".join(reversed(names))
+    return "/".join(local(node.tag) for node in reversed(list(element.iterancestors())[:-1]))

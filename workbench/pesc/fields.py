@@ -1,73 +1,13 @@
 """One flat record of the headline fields of a PESC message.
 
-``flatten(doc)`` returns a dict whose keys depend only on the message type (a missing element
-gives None, never an exception). Values are the element texts, stripped, except where noted.
-
-Every message
-    ``message_type``        root local name: TranscriptRequest, TranscriptResponse,
-                            CollegeTranscript, Acknowledgment, or another PESC root
-    ``version``             from the root namespace (``"1.1.0"``), or None
-    ``namespace``           root namespace URI, or None
-    ``document_id``         TransmissionData/DocumentID
-    ``created_at``          TransmissionData/CreatedDateTime, as written (``to_frames`` makes it
-                            a UTC datetime)
-    ``document_type_code``  TransmissionData/DocumentTypeCode (Request, Response,
-                            RequestedRecord, Acknowledgment ...)
-    ``transmission_type``   TransmissionData/TransmissionType (Original, Replace ...)
-    ``source_org_id_type``  name of Source/Organization's first identifier element (CSIS,
-                            MutuallyDefined ...); ``source_org_id`` its value;
-                            ``source_org_name`` OrganizationName
-    ``destination_org_id_type``, ``destination_org_id``, ``destination_org_name``  the same for
-                            Destination/Organization
-    ``process_code``        TransmissionData/DocumentProcessCode (TEST or PRODUCTION)
-    ``official_code``       TransmissionData/DocumentOfficialCode
-    ``complete_code``       TransmissionData/DocumentCompleteCode
-    ``request_tracking_id`` TransmissionData/RequestTrackingID, the join key across messages; a
-                            request without one falls back to its first
-                            Recipient/RequestTrackingID, a response to Response/RequestTrackingID
-
-Student identity (requests and responses: ``RequestedStudent/Person``; transcripts:
-``Student/Person``; acknowledgments: ``Person``)
-    ``student_school_assigned_id``   SchoolAssignedPersonID
-    ``student_agency_assigned_id``   AgencyAssignedID
-    ``student_oen``                  Ontario Education Number: the AgencyIdentifier named
-                                     "Ontario Education Number" (OCAS), else the one with
-                                     AgencyCode State/Province and StateProvinceCode ON (canpesc)
-    ``student_ocas_account``         AgencyIdentifier named "OCAS Account Number"
-    ``student_ocas_application``     AgencyIdentifier named "OCAS Application Number"
-    ``student_first_name``, ``student_middle_name`` (every MiddleName, space-separated),
-    ``student_last_name``            Name/...
-    ``student_birth_date``           Birth/BirthDate (also read when misspelt ``Birthdate``)
-    ``student_birthday``             Birth/Birthday (``--MM-DD``, as written)
-    ``student_gender``               Gender/GenderCode (or the ``Gender/Gender`` seen in
-                                     real documents)
-
-TranscriptRequest (from the first Request and its first Recipient and Attendance)
-    ``request_created_at``, ``request_count``, ``recipient_count`` (all Requests),
-    ``release_authorized`` (bool), ``attendance_school_name``, ``attendance_school_id_type``,
-    ``attendance_school_id``, ``hold_type``, ``transcript_type``, ``transcript_purpose``,
-    ``delivery_method`` (every DeliveryMethod, comma-separated), ``note``
-
-TranscriptResponse (from the first Response and its first ResponseHold)
-    ``response_created_at``, ``response_count``, ``response_request_tracking_id``
-    (Response/RequestTrackingID), ``recipient_tracking_id``, ``response_status``,
-    ``hold_reason``, ``planned_release_date``, ``note``
-
-CollegeTranscript (and any other root with a Student, e.g. HighSchoolTranscript)
-    ``academic_record_count``, ``session_count``, ``award_count`` (every AcademicAward,
-    record- and session-level), ``course_count`` (every Course, record- and session-level),
-    ``school_name``, ``school_id_type``, ``school_id`` (first AcademicRecord/School), ``note``
-
-Acknowledgment
-    ``academic_award_total``, ``course_total`` (int, None when missing or not a number),
-    ``note``
-
-Any other PESC root (AcademicRecordBatch ...) gets the keys of every message only.
-Counts are ints, ``release_authorized`` a bool; every other value is text or None.
-
-``note`` joins with spaces the NoteMessages of the message itself: under the root, and under the
-first Request (requests) or the first Response and its holds (responses). Every NoteMessage
-anywhere in a document is in ``records(doc)["notes"]``.
+``flatten(doc)``'s keys depend only on the message type (``KEYS``); a missing element gives
+None. Keys whose source is not plain from the name: ``*_org_id_type`` names the organization's
+first identifier element, ``request_tracking_id`` is TransmissionData's (else the first
+Recipient's or Response's); ``student_*`` come from the student's Person (``student_oen``: the
+AgencyIdentifier "Ontario Education Number", else canpesc's State/Province ON); a request's and
+a response's fields from the first Request/Recipient or Response/hold, with counts of all; a
+transcript (any root with a Student) counts awards and courses at record and session level;
+``note`` joins the message's own NoteMessages (``records(doc)["notes"]`` has them all).
 """
 
 from __future__ import annotations
@@ -77,74 +17,33 @@ from typing import Any
 
 from workbench.pesc import elements as el
 from workbench.pesc.document import PescDocument, as_document
-from workbench.pesc.elements import Element
+from workbench.pesc.elements import Element, mapping, names
 from workbench.pesc.messages import ACKNOWLEDGMENT, REQUEST, RESPONSE
 
-COMMON_KEYS = (
-    "message_type",
-    "version",
-    "namespace",
-    "document_id",
-    "created_at",
-    "document_type_code",
-    "transmission_type",
-    "source_org_id_type",
-    "source_org_id",
-    "source_org_name",
-    "destination_org_id_type",
-    "destination_org_id",
-    "destination_org_name",
-    "process_code",
-    "official_code",
-    "complete_code",
-    "request_tracking_id",
+COMMON_KEYS = names(
+    "message_type version namespace document_id created_at document_type_code transmission_type "
+    "source_org_id_type source_org_id source_org_name destination_org_id_type destination_org_id "
+    "destination_org_name process_code official_code complete_code request_tracking_id"
 )
-STUDENT_KEYS = (
-    "student_school_assigned_id",
-    "student_agency_assigned_id",
-    "student_oen",
-    "student_ocas_account",
-    "student_ocas_application",
-    "student_first_name",
-    "student_middle_name",
-    "student_last_name",
-    "student_birth_date",
-    "student_birthday",
-    "student_gender",
+STUDENT_KEYS = tuple(
+    f"student_{key}"
+    for key in names(
+        "school_assigned_id agency_assigned_id oen ocas_account ocas_application first_name "
+        "middle_name last_name birth_date birthday gender"
+    )
 )
-REQUEST_KEYS = (
-    "request_created_at",
-    "request_count",
-    "recipient_count",
-    "release_authorized",
-    "attendance_school_name",
-    "attendance_school_id_type",
-    "attendance_school_id",
-    "hold_type",
-    "transcript_type",
-    "transcript_purpose",
-    "delivery_method",
-    "note",
+REQUEST_KEYS = names(
+    "request_created_at request_count recipient_count release_authorized attendance_school_name "
+    "attendance_school_id_type attendance_school_id hold_type transcript_type transcript_purpose "
+    "delivery_method note"
 )
-RESPONSE_KEYS = (
-    "response_created_at",
-    "response_count",
-    "response_request_tracking_id",
-    "recipient_tracking_id",
-    "response_status",
-    "hold_reason",
-    "planned_release_date",
-    "note",
+RESPONSE_KEYS = names(
+    "response_created_at response_count response_request_tracking_id recipient_tracking_id "
+    "response_status hold_reason planned_release_date note"
 )
-TRANSCRIPT_KEYS = (
-    "academic_record_count",
-    "session_count",
-    "award_count",
-    "course_count",
-    "school_name",
-    "school_id_type",
-    "school_id",
-    "note",
+TRANSCRIPT_KEYS = names(
+    "academic_record_count session_count award_count course_count school_name school_id_type "
+    "school_id note"
 )
 ACKNOWLEDGMENT_KEYS = ("academic_award_total", "course_total", "note")
 
@@ -156,7 +55,13 @@ KEYS = {
     "acknowledgment": COMMON_KEYS + STUDENT_KEYS + ACKNOWLEDGMENT_KEYS,
     "other": COMMON_KEYS,
 }
-_COUNTED = ("{*}AcademicSession", "{*}AcademicAward", "{*}Course")
+# The TransmissionData leaves, by key.
+_TRANSMISSION = mapping(
+    "DocumentID CreatedDateTime DocumentTypeCode TransmissionType DocumentProcessCode "
+    "DocumentOfficialCode DocumentCompleteCode RequestTrackingID",
+    "document_id created_at document_type_code transmission_type process_code official_code "
+    "complete_code request_tracking_id",
+)
 _KIND = {REQUEST: "request", RESPONSE: "response", ACKNOWLEDGMENT: "acknowledgment"}
 
 
@@ -173,10 +78,8 @@ def kind_of(doc: PescDocument, top: dict[str, Element] | None = None) -> str:
 def flatten(doc_or_xml: PescDocument | str | bytes) -> dict[str, Any]:
     """One flat record of a message's headline fields (keys: see the module docstring).
 
-    >>> from workbench import pesc
-    >>> row = pesc.flatten(xml_text)
-    >>> row["message_type"], row["request_tracking_id"], row["course_count"]
-    ('CollegeTranscript', 'REF-85858585', 58)
+    >>> flatten(xml_text)["course_count"]
+    58
     """
     doc = as_document(doc_or_xml)
     root = doc.root
@@ -202,29 +105,27 @@ def flatten(doc_or_xml: PescDocument | str | bytes) -> dict[str, Any]:
 
 
 def transmission_kind(doc_or_xml: PescDocument | str | bytes) -> str | None:
-    """A document's TransmissionType (Original, Reissue, ...), except that a cancellation is
-    ``Cancellation`` however it is written: PESC's TransmissionType has none, so it may come as
-    TransmissionType ``Cancellation`` (OCAS' word), DocumentTypeCode ``Cancel`` (CoreMain
-    1.14), or ``MutuallyDefined`` with a TransmissionData NoteMessage ``Cancellation``."""
+    """A document's TransmissionType, ``Cancellation`` however PESC's lack of one is worked
+    around: OCAS' TransmissionType, CoreMain 1.14's DocumentTypeCode ``Cancel``, or
+    ``MutuallyDefined`` with a NoteMessage ``Cancellation``."""
     doc = as_document(doc_or_xml)
     data = el.child(doc.root, "TransmissionData")
     fields = el.children(data)
     kind = el.text(fields.get("TransmissionType"))
-    if (el.text(fields.get("DocumentTypeCode")) or "").lower() == "cancel":
-        return "Cancellation"
-    if (kind or "").lower() == "mutuallydefined" and any(
-        note.strip().lower() == "cancellation" for note in el.texts(data, "NoteMessage")
+    noted = "cancellation" in {note.lower() for note in el.texts(data, "NoteMessage")}
+    written = ((kind or "").lower(), (el.text(fields.get("DocumentTypeCode")) or "").lower())
+    if (
+        written[0] == "cancellation"
+        or written[1] == "cancel"
+        or (written[0] == "mutuallydefined" and noted)
     ):
-        return "Cancellation"
-    if (kind or "").lower() == "cancellation":
         return "Cancellation"
     return kind
 
 
 def environment_of(counts: Mapping[str | None, int]) -> str:
-    """Which environment documents come from, by their DocumentProcessCode ``counts`` (code,
-    None for none stated -> how many): ``TEST``, ``PRODUCTION``, ``mixed: TEST 3, PRODUCTION
-    2``, or ``not stated`` when no document states one.
+    """Which environment documents come from, by their DocumentProcessCode counts (None: not
+    stated): ``TEST``, ``PRODUCTION``, ``mixed: PRODUCTION 2, TEST 3`` or ``not stated``.
 
     >>> environment_of({"TEST": 12, None: 1})
     'TEST'
@@ -243,23 +144,11 @@ def environment_of(counts: Mapping[str | None, int]) -> str:
 
 def _transmission(row: dict[str, Any], data: Element | None) -> None:
     fields = el.children(data)
-    text = el.text
-    row["document_id"] = text(fields.get("DocumentID"))
-    row["created_at"] = text(fields.get("CreatedDateTime"))
-    row["document_type_code"] = text(fields.get("DocumentTypeCode"))
-    row["transmission_type"] = text(fields.get("TransmissionType"))
-    source = el.organization(el.child(fields.get("Source"), "Organization"))
-    row["source_org_id_type"], row["source_org_id"], row["source_org_name"] = source
-    destination = el.organization(el.child(fields.get("Destination"), "Organization"))
-    (
-        row["destination_org_id_type"],
-        row["destination_org_id"],
-        row["destination_org_name"],
-    ) = destination
-    row["process_code"] = text(fields.get("DocumentProcessCode"))
-    row["official_code"] = text(fields.get("DocumentOfficialCode"))
-    row["complete_code"] = text(fields.get("DocumentCompleteCode"))
-    row["request_tracking_id"] = text(fields.get("RequestTrackingID"))
+    row.update(el.leaves(data, _TRANSMISSION))
+    for side in ("source", "destination"):
+        organization = el.child(fields.get(side.capitalize()), "Organization")
+        keys = (f"{side}_org_id_type", f"{side}_org_id", f"{side}_org_name")
+        row.update(zip(keys, el.organization(organization), strict=True))
 
 
 def agency_kind(name: str | None, code: str | None, province: str | None) -> str | None:
@@ -280,23 +169,18 @@ def agency_kind(name: str | None, code: str | None, province: str | None) -> str
     return None
 
 
+_AGENCY = mapping(
+    "AgencyAssignedID AgencyCode AgencyName CountryCode StateProvinceCode",
+    "agency_assigned_id agency_code agency_name country_code state_province_code",
+)
+
+
 def agency_identifiers(person: Element | None) -> list[dict[str, Any]]:
     """The Person's AgencyIdentifier elements as dicts (with their ``kind``)."""
-    rows = []
-    for node in el.children_named(person, "AgencyIdentifier"):
-        fields = el.children(node)
-        name = el.text(fields.get("AgencyName"))
-        code = el.text(fields.get("AgencyCode"))
-        province = el.text(fields.get("StateProvinceCode"))
-        rows.append(
-            {
-                "agency_assigned_id": el.text(fields.get("AgencyAssignedID")),
-                "agency_code": code,
-                "agency_name": name,
-                "country_code": el.text(fields.get("CountryCode")),
-                "state_province_code": province,
-                "kind": agency_kind(name, code, province),
-            }
+    rows = [el.leaves(node, _AGENCY) for node in el.children_named(person, "AgencyIdentifier")]
+    for row in rows:
+        row["kind"] = agency_kind(
+            row["agency_name"], row["agency_code"], row["state_province_code"]
         )
     return rows
 
@@ -394,27 +278,15 @@ def _transcript(row: dict[str, Any], root: Element, student: Element | None) -> 
 
 
 def transcript_counts(records: list[Element]) -> tuple[int, int, int]:
-    """(sessions, awards, courses) of a transcript's AcademicRecords.
-
-    Awards and courses are counted where the schema lists them, under each AcademicRecord and
-    each of its AcademicSessions: the totals an Acknowledgment reports back.
-    """
-    sessions = awards = courses = 0
-    for record in records:
-        for node in record.iterchildren(*_COUNTED):
-            name = el.local(node.tag)
-            if name == "Course":
-                courses += 1
-            elif name == "AcademicAward":
-                awards += 1
-            else:
-                sessions += 1
-                for item in node.iterchildren(*_COUNTED[1:]):
-                    if el.local(item.tag) == "Course":
-                        courses += 1
-                    else:
-                        awards += 1
-    return sessions, awards, courses
+    """(sessions, awards, courses) of AcademicRecords, awards and courses counted at record and
+    session level: the totals an Acknowledgment reports back."""
+    sessions = [node for record in records for node in record.iterchildren("{*}AcademicSession")]
+    parts = [
+        el.local(node.tag)
+        for parent in (*records, *sessions)
+        for node in parent.iterchildren("{*}AcademicAward", "{*}Course")
+    ]
+    return len(sessions), parts.count("AcademicAward"), parts.count("Course")
 
 
 def _join(values: list[str]) -> str | None:

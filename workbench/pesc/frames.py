@@ -1,18 +1,10 @@
 """PESC messages as pandas DataFrames (DESIGN §5: snake_case, string IDs, UTC times).
 
-``to_frames(doc)`` returns ``"document"`` (one row: ``flatten(doc)``) and one frame per
-``records(doc)`` table. Column types are fixed by column name, so an empty table has the same
-columns and dtypes as a full one:
-
-* ``created_at``, ``request_created_at``, ``response_created_at``: ``datetime64[ns, UTC]``
-  (a time written without an offset is taken as UTC; an unreadable one becomes NaT);
-* counts, indexes and totals: ``Int64``; GPA, credits and quality points: ``Float64``
-  (unreadable numbers become NA; ``records`` keeps the text as written);
-* indicators (``release_authorized``, ``current_enrollment``, ``completion_indicator``):
-  ``boolean``;
-* everything else (IDs, codes, names, dates such as birth dates): ``string``.
-
-Each frame's ``attrs`` carry the ``message_type`` and ``document_id`` of the message.
+``to_frames(doc)`` gives ``"document"`` (``flatten(doc)``) and a frame per ``records(doc)``
+table, typed by column name (``dtype_of``), so an empty table has the columns and dtypes of a
+full one: times ``datetime64[ns, UTC]`` (no offset: UTC), counts and indexes ``Int64``, GPA and
+credits ``Float64``, indicators ``boolean``, the rest ``string``; unreadable values are NA.
+Each frame's ``attrs`` carry the message's ``message_type`` and ``document_id``.
 """
 
 from __future__ import annotations
@@ -20,26 +12,21 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from functools import lru_cache
 from typing import Any
 
 import pandas as pd
 
 from workbench.pesc.document import PescDocument, as_document
+from workbench.pesc.elements import names
 from workbench.pesc.fields import flatten
 from workbench.pesc.tables import TABLES, records
 
 TIME_COLUMNS = frozenset({"created_at", "request_created_at", "response_created_at"})
 FLOAT_COLUMNS = frozenset(
-    {
-        "credit_value",
-        "credit_earned",
-        "quality_points",
-        "gpa",
-        "credit_hours_attempted",
-        "credit_hours_earned",
-        "total_quality_points",
-    }
+    names(
+        "credit_value credit_earned quality_points gpa credit_hours_attempted credit_hours_earned "
+        "total_quality_points"
+    )
 )
 INT_COLUMNS = frozenset({"academic_award_total", "course_total", "transcript_copies"})
 BOOL_COLUMNS = frozenset({"release_authorized", "current_enrollment", "completion_indicator"})
@@ -47,12 +34,7 @@ TIME_DTYPE = "datetime64[ns, UTC]"
 
 
 def to_frames(doc_or_xml: PescDocument | str | bytes) -> dict[str, pd.DataFrame]:
-    """``{"document": 1-row frame, <table>: frame, ...}`` for one message.
-
-    >>> from workbench import pesc
-    >>> frames = pesc.to_frames(xml_text)
-    >>> frames["courses"].groupby("session_designator").size()
-    """
+    """``{"document": 1-row frame, <table>: frame, ...}`` for one message."""
     doc = as_document(doc_or_xml)
     row = flatten(doc)
     attrs = {"message_type": doc.message_type, "document_id": row["document_id"]}
@@ -79,36 +61,17 @@ def dtype_of(column: str) -> str:
 
 def frame(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> pd.DataFrame:
     """A DataFrame of ``rows`` with exactly ``columns``, typed by ``dtype_of``."""
-    if not rows:
-        return _empty(tuple(columns)).copy(deep=False)  # copy-on-write: the template stays intact
-    data = {
-        column: _array([row.get(column) for row in rows], dtype_of(column)) for column in columns
-    }
-    return pd.DataFrame(data, columns=list(columns), copy=False)
+    data = {column: _array([row.get(column) for row in rows], column) for column in columns}
+    return pd.DataFrame(data, columns=list(columns))
 
 
-@lru_cache(maxsize=64)
-def _empty(columns: tuple[str, ...]) -> pd.DataFrame:
-    # Most tables of a message are empty; building their typed columns once saves the bulk of
-    # to_frames' time. Callers get a copy.
-    return pd.DataFrame({column: _array([], dtype_of(column)) for column in columns})
-
-
-_DTYPES = {
-    "string": pd.StringDtype(),
-    "Int64": pd.Int64Dtype(),
-    "Float64": pd.Float64Dtype(),
-    "boolean": pd.BooleanDtype(),
-    TIME_DTYPE: pd.DatetimeTZDtype("ns", "UTC"),
-}
-
-
-def _array(values: list[Any], dtype: str) -> Any:
+def _array(values: list[Any], column: str) -> Any:
+    dtype = dtype_of(column)
     if dtype == TIME_DTYPE:
         values = [_instant(value) for value in values]
     elif dtype == "Float64":
         values = [_number(value) for value in values]
-    return pd.array(values, dtype=_DTYPES[dtype])  # dtype objects: no name lookups
+    return pd.array(values, dtype=dtype)
 
 
 def _instant(value: Any) -> datetime | None:

@@ -1,16 +1,13 @@
-"""Which PESC message a document is, which version, and the namespaces of each version family.
+"""Which PESC message a document is and which version, and the namespaces of each version.
 
-The message type comes from the root's local name, the version from the root's namespace
-(``urn:org:pesc:message:<Type>:v<x.y.z>``), never the other way round: the spec gives a
-TranscriptResponse the *request's* v1.0.0 namespace, so only the root name tells them apart.
-
->>> message_info("{urn:org:pesc:message:CollegeTranscript:v1.3.0}CollegeTranscript")
-('CollegeTranscript', '1.3.0', 'urn:org:pesc:message:CollegeTranscript:v1.3.0')
+The type comes from the root's local name, the version from its namespace, never the other
+way round: the spec gives a TranscriptResponse the request's v1.0.0 namespace.
 """
 
 from __future__ import annotations
 
 import re
+from itertools import zip_longest
 
 from workbench.spec import NS_V1_0_0
 
@@ -21,8 +18,7 @@ TRANSCRIPT = "CollegeTranscript"
 ACKNOWLEDGMENT = "Acknowledgment"
 MESSAGE_TYPES = (REQUEST, RESPONSE, TRANSCRIPT, ACKNOWLEDGMENT)
 
-# Other PESC roots seen in public samples; a namespace-less root must be one of these (or of the
-# four above) to count as PESC.
+# Other PESC roots of public samples: a namespace-less root counts as PESC if it has a PESC name.
 OTHER_PESC_ROOTS = frozenset(
     {"HighSchoolTranscript", "AcademicRecordBatch", "TranscriptAcknowledgment", "Receipt"}
 )
@@ -39,14 +35,9 @@ _ROOT_NAME = {"TranscriptAcknowledgment": ACKNOWLEDGMENT}
 # AcademicRecord imports: CT 1.3.0 / Ack 1.1.0 use AcRec 1.6.0, CT 1.6.0 / Ack 1.3.0 use
 # AcRec 1.9.0; CT 1.4.0-1.5.0 / Ack 1.2.0 inferred). Later versions map to the newest known.
 _ACK_FOR_TRANSCRIPT = {
-    (1, 0, 0): "1.0.0",
-    (1, 1, 0): "1.0.0",
-    (1, 2, 0): "1.0.0",
-    (1, 3, 0): "1.1.0",
-    (1, 4, 0): "1.2.0",
-    (1, 5, 0): "1.2.0",
-    (1, 6, 0): "1.3.0",
-}
+    (1, 0, 0): "1.0.0", (1, 1, 0): "1.0.0", (1, 2, 0): "1.0.0", (1, 3, 0): "1.1.0",
+    (1, 4, 0): "1.2.0", (1, 5, 0): "1.2.0", (1, 6, 0): "1.3.0",
+}  # fmt: skip
 
 
 def split_tag(tag: str) -> tuple[str | None, str]:
@@ -94,11 +85,8 @@ def parse_message_namespace(namespace: str) -> tuple[str, str] | None:
 
 
 def namespace_for(message_type: str, version: str) -> str:
-    """The namespace a message of this type and version is written in.
-
-    v1.0.0 follows the spec (its TranscriptResponse shares the request's namespace); every
-    other version follows the ``urn:org:pesc:message:<Type>:v<version>`` pattern.
-    """
+    """The namespace of a message of this type and version: the spec's for v1.0.0, else
+    ``urn:org:pesc:message:<Type>:v<version>``."""
     if version == "1.0.0" and message_type in NS_V1_0_0:
         return NS_V1_0_0[message_type]
     return f"urn:org:pesc:message:{schema_name(message_type)}:v{version}"
@@ -119,37 +107,20 @@ def acknowledgment_version(transcript_version: str | None) -> str:
 
 
 def nearest_version(wanted: str | None, available: list[str]) -> str | None:
-    """The available version closest to ``wanted``; the newest when ``wanted`` is None.
-
-    The candidates are the nearest lower and higher versions; the one that differs in a less
-    significant component wins (1.1.0 -> 1.2.0 rather than 1.4.0), and a tie goes to the newer
-    (1.2.0 between 1.1.0 and 1.3.0 -> 1.3.0). A version past every schema gets the newest.
-    """
-    ordered = sorted(set(available), key=version_tuple)
-    if not ordered:
+    """The available version closest to ``wanted`` (the newest when None): the one that first
+    differs in a less significant component, then by less there; a tie goes to the newer."""
+    if not available:
         return None
-    if wanted is None:
-        return ordered[-1]
     try:
-        target = version_tuple(wanted)
+        target = version_tuple(wanted) if wanted else ()
     except ValueError:
-        return ordered[-1]
-    lower = [v for v in ordered if version_tuple(v) <= target]
-    higher = [v for v in ordered if version_tuple(v) > target]
-    if not lower:
-        return higher[0]
-    if not higher:
-        return lower[-1]
+        target = ()
 
-    def distance(version: str) -> tuple[int, int]:
+    def closeness(version: str) -> tuple[int, int, tuple[int, ...]]:
         parts = version_tuple(version)
-        width = max(len(parts), len(target))
-        a = parts + (0,) * (width - len(parts))
-        b = target + (0,) * (width - len(target))
-        for index, (x, y) in enumerate(zip(a, b, strict=True)):
-            if x != y:
-                return width - index, abs(x - y)
-        return 0, 0
+        pairs = list(zip_longest(parts, target, fillvalue=0)) if target else []
+        same = next((i for i, (a, b) in enumerate(pairs) if a != b), len(pairs))
+        gap = abs(pairs[same][0] - pairs[same][1]) if same < len(pairs) else 0
+        return same, -gap, parts
 
-    below, above = lower[-1], higher[0]
-    return below if distance(below) < distance(above) else above
+    return max(available, key=closeness)

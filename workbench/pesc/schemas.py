@@ -1,17 +1,10 @@
-"""Validation of PESC messages against the official XSDs.
+"""Validation of PESC messages against the official XSDs: a report, never a refusal (real
+documents fail strict validation for harmless reasons, NOTES §9).
 
-``validate(doc)`` reports; it never raises for a bad document and never blocks parsing or
-storing (real documents fail strict validation for harmless reasons, NOTES §9).
-
-The schema folder is ``schemas_dir``, else the setting ``WORKBENCH_PESC_SCHEMAS``: a folder
-holding ``.xsd`` files, directly or in subfolders (like ``shared/pesc/xsd``). Message schemas
-are indexed by their target namespace (``urn:org:pesc:message:<Type>:v<version>``). A document
-is validated against the schema of its own message type and version; when there is none (the
-spec's v1.0.0 has no public schema), against the nearest version of the same message, with the
-document's namespace rewritten to that schema's, and the result's ``note`` says so.
-
-Compiled schemas are cached. Compiling reads only local files: every ``xs:import`` must resolve
-inside the schema folder, and the parser has no network access.
+Schemas come from ``schemas_dir``, else ``WORKBENCH_PESC_SCHEMAS`` (a folder of ``.xsd`` files,
+at any depth), indexed by target namespace. A document is validated against its own message
+and version, else the nearest version, its namespace rewritten (the ``note`` says so).
+Compiling reads local files only: every ``xs:import`` must resolve inside the folder.
 """
 
 from __future__ import annotations
@@ -68,9 +61,9 @@ class Validation:
         return self.status == VALID
 
     def __str__(self) -> str:
-        """One line, as every view shows it, the schema named once: ``valid against
-        CollegeTranscript v1.3.0 (CollegeTranscript_v1.3.0.xsd)``, ``invalid against ...,
-        3 error(s)``, ``not validated: <why>``."""
+        """One line, the schema named once: ``valid against CollegeTranscript v1.3.0
+        (CollegeTranscript_v1.3.0.xsd)``, ``invalid against ..., 3 error(s)``, ``not
+        validated: <why>``."""
         note = self.note or ""
         if note.startswith(_VALIDATED_AGAINST):  # as ``_note`` writes it: the schema, its version
             shown, note = f"{self.status} {note.removeprefix('validated ')}", ""
@@ -105,9 +98,8 @@ def validate(
 ) -> Validation:
     """Validate a PESC message against the XSDs; never raises for a bad document.
 
-    >>> result = validate(xml_text, schemas_dir="../shared/pesc/xsd")
-    >>> result.status, result.schema, [str(e) for e in result.errors][:1]
-    ('invalid', 'CollegeTranscript_v1.3.0.xsd', ["line 3: Element 'DocumentID': ..."])
+    >>> str(validate(xml_text, schemas_dir="../shared/pesc/xsd"))
+    'invalid against CollegeTranscript v1.3.0 (CollegeTranscript_v1.3.0.xsd), 1 error(s)'
     """
     try:
         doc = as_document(document)
@@ -191,36 +183,19 @@ def _as_schema_namespace(doc: PescDocument, schema: _Schema) -> etree._ElementTr
 def _index(folder: str) -> dict[str, dict[str, _Schema]]:
     """Message schemas under ``folder``: {root local name: {version: schema}}."""
     found: dict[str, dict[str, _Schema]] = {}
+    parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False)
     for path in sorted(Path(folder).rglob("*.xsd")):
-        attributes = _schema_attributes(path)
-        if attributes is None:
+        try:
+            root = etree.parse(str(path), parser).getroot()
+        except (etree.XMLSyntaxError, OSError):
             continue
-        namespace, qualified = attributes
-        message = parse_message_namespace(namespace)
-        if message is None:
-            continue
-        message_type, version = message
-        found.setdefault(message_type, {}).setdefault(
-            version, _Schema(path, message_type, version, namespace, qualified)
-        )
+        namespace = root.get("targetNamespace")
+        message = parse_message_namespace(namespace) if namespace else None
+        if namespace and message:
+            qualified = root.get("elementFormDefault") == "qualified"
+            schema = _Schema(path, *message, namespace, qualified)
+            found.setdefault(message[0], {}).setdefault(message[1], schema)
     return found
-
-
-def _schema_attributes(path: Path) -> tuple[str, bool] | None:
-    """(targetNamespace, qualified) read from the root element only, without loading the file."""
-    try:
-        with path.open("rb") as source:
-            events = etree.iterparse(
-                source, events=("start",), resolve_entities=False, no_network=True, load_dtd=False
-            )
-            for _event, element in events:
-                namespace = element.get("targetNamespace")
-                if namespace is None:
-                    return None
-                return namespace, element.get("elementFormDefault") == "qualified"
-    except (etree.XMLSyntaxError, OSError):
-        return None
-    return None
 
 
 class _LocalOnly(etree.Resolver):

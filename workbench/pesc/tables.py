@@ -1,27 +1,11 @@
 """Child tables of a PESC message: the repeated parts, one row each.
 
-``records(doc)`` always returns every table below (empty where the message has none), and every
-row has every column of its table (None when the element is missing). Each row carries the
-message's ``document_id`` so tables of many documents can be stacked; ``*_index`` columns are
-0-based positions that link the tables of one document (a course's ``record_index`` and
-``session_index`` point at its academic record and session; ``session_index`` is None for a
-course or award listed directly under the academic record).
-
-==================  ===========================================================================
-table               one row per
-==================  ===========================================================================
-agency_ids          AgencyIdentifier of the student's Person (``kind``: oen, ocas_account,
-                    ocas_application, ouac or None)
-notes               NoteMessage anywhere in the document (``context``: the path of its parent)
-recipients          Request/Recipient (requests)
-attendance          Request/RequestedStudent/Attendance (requests)
-responses           Response (responses)
-holds               Response/ResponseHold (responses)
-academic_records    Student/AcademicRecord (transcripts)
-sessions            AcademicRecord/AcademicSession (transcripts)
-courses             Course, under an academic record or a session (transcripts)
-awards              AcademicAward, under an academic record or a session (transcripts)
-==================  ===========================================================================
+``records(doc)`` returns every table of ``TABLES`` (empty where the message has none), every
+row with every column and the message's ``document_id``; ``*_index`` columns are 0-based and
+link the tables of one document (``session_index`` None: listed under the academic record).
+Tables: ``agency_ids`` (the student's AgencyIdentifiers, with their ``kind``), ``notes`` (every
+NoteMessage, its parent's path as ``context``), ``recipients``, ``attendance``, ``responses``,
+``holds``, ``academic_records``, ``sessions``, ``courses``, ``awards``.
 """
 
 from __future__ import annotations
@@ -29,96 +13,84 @@ from __future__ import annotations
 from typing import Any
 
 from workbench.pesc import elements as el
-from workbench.pesc.academic_records import (
-    ACADEMIC_RECORD_COLUMNS,
-    AWARD_COLUMNS,
-    COURSE_COLUMNS,
-    SESSION_COLUMNS,
-    academic_tables,
-)
 from workbench.pesc.document import PescDocument, as_document
-from workbench.pesc.elements import Element
+from workbench.pesc.elements import Element, mapping, names
 from workbench.pesc.fields import agency_identifiers, kind_of
 
 Row = dict[str, Any]
 
-TABLES: dict[str, tuple[str, ...]] = {
-    "agency_ids": (
-        "document_id",
-        "agency_assigned_id",
-        "agency_code",
-        "agency_name",
-        "country_code",
-        "state_province_code",
-        "kind",
+# Columns filled from an element's children, by child local name.
+COURSE_FIELDS = mapping(
+    "CourseCreditBasis CourseCreditUnits CourseCreditLevel CourseCreditValue CourseCreditEarned "
+    "CourseAcademicGradeScaleCode CourseAcademicGrade CourseQualityPointsEarned "
+    "CourseSubjectAbbreviation CourseNumber CourseTitle CourseBeginDate CourseEndDate NoteMessage",
+    "credit_basis credit_units credit_level credit_value credit_earned grade_scale_code grade "
+    "quality_points subject number title begin_date end_date note",
+)
+AWARD_FIELDS = mapping(
+    "AcademicAwardLevel AcademicAwardDate AcademicAwardTitle AcademicCompletionIndicator "
+    "AcademicCompletionDate",
+    "award_level award_date award_title completion_indicator completion_date",
+)
+GPA_FIELDS = mapping(
+    "GradePointAverage CreditHoursAttempted CreditHoursEarned TotalQualityPoints",
+    "gpa credit_hours_attempted credit_hours_earned total_quality_points",
+)
+_PROGRAM = mapping("AcademicProgramName AcademicProgramType", "program_name program_type")
+_RECIPIENT = mapping(
+    "RequestTrackingID RecipientTrackingID TranscriptType TranscriptPurpose DocumentOfficialCode",
+    "request_tracking_id recipient_tracking_id transcript_type transcript_purpose official_code",
+)
+_HOLD = mapping(
+    "HoldType SessionDesignator SessionName ReleaseDate",
+    "hold_type hold_session_designator hold_session_name hold_release_date",
+)
+GPA = tuple(GPA_FIELDS.values())
+
+_COLUMNS: dict[str, tuple[str, ...]] = {
+    "agency_ids": names(
+        "agency_assigned_id agency_code agency_name country_code state_province_code kind"
     ),
-    "notes": ("document_id", "context", "note"),
-    "recipients": (
-        "document_id",
-        "request_index",
-        "recipient_index",
-        "request_tracking_id",
-        "recipient_tracking_id",
-        "receiver_name",
-        "receiver_id_type",
-        "receiver_id",
-        "transcript_type",
-        "transcript_purpose",
-        "hold_type",
-        "hold_session_designator",
-        "hold_session_name",
-        "hold_release_date",
-        "delivery_method",
-        "electronic_format",
-        "transcript_copies",
-        "official_code",
+    "notes": ("context", "note"),
+    "recipients": names(
+        "request_index recipient_index request_tracking_id recipient_tracking_id receiver_name "
+        "receiver_id_type receiver_id transcript_type transcript_purpose hold_type "
+        "hold_session_designator hold_session_name hold_release_date delivery_method "
+        "electronic_format transcript_copies official_code"
     ),
-    "attendance": (
-        "document_id",
-        "request_index",
-        "attendance_index",
-        "school_name",
-        "school_id_type",
-        "school_id",
-        "enroll_date",
-        "exit_date",
-        "current_enrollment",
-        "award_title",
-        "award_date",
+    "attendance": names(
+        "request_index attendance_index school_name school_id_type school_id enroll_date "
+        "exit_date current_enrollment award_title award_date"
     ),
-    "responses": (
-        "document_id",
-        "response_index",
-        "created_at",
-        "request_tracking_id",
-        "recipient_tracking_id",
-        "response_status",
-        "hold_reason",
-        "planned_release_date",
-        "hold_count",
+    "responses": names(
+        "response_index created_at request_tracking_id recipient_tracking_id response_status "
+        "hold_reason planned_release_date hold_count"
     ),
-    "holds": (
-        "document_id",
-        "response_index",
-        "hold_index",
-        "hold_reason",
-        "planned_release_date",
-        "note",
-    ),
-    "academic_records": ACADEMIC_RECORD_COLUMNS,
-    "sessions": SESSION_COLUMNS,
-    "courses": COURSE_COLUMNS,
-    "awards": AWARD_COLUMNS,
+    "holds": names("response_index hold_index hold_reason planned_release_date note"),
+    "academic_records": names(
+        "record_index school_name school_id_type school_id student_level session_count "
+        "award_count course_count summary_type"
+    )
+    + GPA,
+    "sessions": names(
+        "record_index session_index session_designator session_name session_type begin_date "
+        "end_date program_name award_count course_count"
+    )
+    + GPA,
+    "courses": names("record_index session_index course_index session_designator session_name")
+    + tuple(COURSE_FIELDS.values()),
+    "awards": names("record_index session_index award_index")
+    + tuple(AWARD_FIELDS.values())
+    + ("program_name", "program_type"),
 }
+TABLES = {name: ("document_id", *columns) for name, columns in _COLUMNS.items()}
 
 
 def records(doc_or_xml: PescDocument | str | bytes) -> dict[str, list[Row]]:
-    """Every child table of a message as lists of dicts (tables: see the module docstring).
+    """Every child table of a message as lists of dicts.
 
-    >>> from workbench import pesc
-    >>> tables = pesc.records(xml_text)
-    >>> [(c["subject"], c["number"], c["grade"]) for c in tables["courses"]][:1]
-    [('CANS', '100', 'C')]
+    >>> records(xml_text)["courses"][0]["grade"]
+    'C'
     """
     doc = as_document(doc_or_xml)
     root = doc.root
@@ -126,7 +98,7 @@ def records(doc_or_xml: PescDocument | str | bytes) -> dict[str, list[Row]]:
     document_id = el.find_text(top.get("TransmissionData"), "DocumentID")
     tables: dict[str, list[Row]] = {name: [] for name in TABLES}
     kind = kind_of(doc, top)
-    person = None
+    person = top.get("Person")  # an acknowledgment's
     if kind == "request":
         person = _requests(tables, root, document_id)
     elif kind == "response":
@@ -134,15 +106,16 @@ def records(doc_or_xml: PescDocument | str | bytes) -> dict[str, list[Row]]:
     elif kind == "transcript":
         student = top.get("Student")
         person = el.child(student, "Person")
-        academic_tables(tables, student, document_id)
-    elif kind == "acknowledgment":
-        person = top.get("Person")
+        for index, record in enumerate(el.children_named(student, "AcademicRecord")):
+            _record(tables, record, {"document_id": document_id, "record_index": index})
+    elif kind != "acknowledgment":
+        person = None
     tables["agency_ids"] = [
         {"document_id": document_id, **agency} for agency in agency_identifiers(person)
     ]
     tables["notes"] = [
         {"document_id": document_id, "context": el.context_path(node, root), "note": note}
-        for node in el.descendants(root, "NoteMessage")
+        for node in root.iter("{*}NoteMessage")
         if (note := el.text(node))
     ]
     return tables
@@ -152,22 +125,18 @@ def _requests(tables: dict[str, list[Row]], root: Element, document_id: str | No
     person = None
     for request_index, request in enumerate(el.children_named(root, "Request")):
         requested = el.child(request, "RequestedStudent")
-        if person is None:
-            person = el.child(requested, "Person")
-        for recipient_index, recipient in enumerate(el.children_named(request, "Recipient")):
-            tables["recipients"].append(
-                _recipient(recipient, document_id, request_index, recipient_index)
-            )
-        attendances = el.children_named(requested, "Attendance")
-        for attendance_index, attendance in enumerate(attendances):
+        person = person if person is not None else el.child(requested, "Person")
+        base = {"document_id": document_id, "request_index": request_index}
+        for index, recipient in enumerate(el.children_named(request, "Recipient")):
+            tables["recipients"].append(_recipient(recipient, {**base, "recipient_index": index}))
+        for index, attendance in enumerate(el.children_named(requested, "Attendance")):
             fields = el.children(attendance)
             school_id_type, school_id, school_name = el.organization(fields.get("School"))
             awards = el.children(fields.get("AcademicAwardsReported"))
             tables["attendance"].append(
                 {
-                    "document_id": document_id,
-                    "request_index": request_index,
-                    "attendance_index": attendance_index,
+                    **base,
+                    "attendance_index": index,
                     "school_name": school_name,
                     "school_id_type": school_id_type,
                     "school_id": school_id,
@@ -183,12 +152,9 @@ def _requests(tables: dict[str, list[Row]], root: Element, document_id: str | No
     return person
 
 
-def _recipient(
-    recipient: Element, document_id: str | None, request_index: int, recipient_index: int
-) -> Row:
+def _recipient(recipient: Element, base: Row) -> Row:
     fields = el.children(recipient)
     receiver = el.children(fields.get("Receiver"))
-    hold = el.children(fields.get("TranscriptHold"))
     if "RequestorReceiverOrganization" in receiver:
         id_type, id_value, name = el.organization(receiver["RequestorReceiverOrganization"])
     else:
@@ -197,26 +163,18 @@ def _recipient(
         id_type = id_value = None
         name = " ".join(part for part in parts if part) or None
     methods = el.texts(recipient, "DeliveryMethod")
-    return {
-        "document_id": document_id,
-        "request_index": request_index,
-        "recipient_index": recipient_index,
-        "request_tracking_id": el.text(fields.get("RequestTrackingID")),
-        "recipient_tracking_id": el.text(fields.get("RecipientTrackingID")),
+    row = {
+        **base,
+        **el.leaves(recipient, _RECIPIENT),
+        **el.leaves(fields.get("TranscriptHold"), _HOLD),
         "receiver_name": name,
         "receiver_id_type": id_type,
         "receiver_id": id_value,
-        "transcript_type": el.text(fields.get("TranscriptType")),
-        "transcript_purpose": el.text(fields.get("TranscriptPurpose")),
-        "hold_type": el.text(hold.get("HoldType")),
-        "hold_session_designator": el.text(hold.get("SessionDesignator")),
-        "hold_session_name": el.text(hold.get("SessionName")),
-        "hold_release_date": el.text(hold.get("ReleaseDate")),
         "delivery_method": ", ".join(methods) if methods else None,
         "electronic_format": el.find_text(fields.get("ElectronicDelivery"), "ElectronicFormat"),
         "transcript_copies": el.integer(el.text(fields.get("TranscriptCopies"))),
-        "official_code": el.text(fields.get("DocumentOfficialCode")),
     }
+    return {column: row[column] for column in TABLES["recipients"]}  # in the table's order
 
 
 def _responses(tables: dict[str, list[Row]], root: Element, document_id: str | None) -> Any:
@@ -225,32 +183,122 @@ def _responses(tables: dict[str, list[Row]], root: Element, document_id: str | N
         fields = el.children(response)
         if person is None:
             person = el.child(fields.get("RequestedStudent"), "Person")
-        holds = el.children_named(response, "ResponseHold")
-        first_hold: Row = {}
-        for hold_index, hold in enumerate(holds):
-            hold_fields = el.children(hold)
-            notes = el.texts(hold, "NoteMessage")
-            row = {
-                "document_id": document_id,
-                "response_index": response_index,
+        base = {"document_id": document_id, "response_index": response_index}
+        holds = [
+            {
+                **base,
                 "hold_index": hold_index,
-                "hold_reason": el.text(hold_fields.get("HoldReason")),
-                "planned_release_date": el.text(hold_fields.get("PlannedReleaseDate")),
-                "note": " ".join(notes) if notes else None,
+                "hold_reason": el.text(el.child(hold, "HoldReason")),
+                "planned_release_date": el.text(el.child(hold, "PlannedReleaseDate")),
+                "note": " ".join(el.texts(hold, "NoteMessage")) or None,
             }
-            tables["holds"].append(row)
-            first_hold = first_hold or row
+            for hold_index, hold in enumerate(el.children_named(response, "ResponseHold"))
+        ]
+        tables["holds"] += holds
         tables["responses"].append(
             {
-                "document_id": document_id,
-                "response_index": response_index,
+                **base,
                 "created_at": el.text(fields.get("CreatedDateTime")),
                 "request_tracking_id": el.text(fields.get("RequestTrackingID")),
                 "recipient_tracking_id": el.text(fields.get("RecipientTrackingID")),
                 "response_status": el.text(fields.get("ResponseStatus")),
-                "hold_reason": first_hold.get("hold_reason"),
-                "planned_release_date": first_hold.get("planned_release_date"),
+                "hold_reason": holds[0]["hold_reason"] if holds else None,
+                "planned_release_date": holds[0]["planned_release_date"] if holds else None,
                 "hold_count": len(holds),
             }
         )
     return person
+
+
+def _record(tables: dict[str, list[Row]], record: Element, base: Row) -> None:
+    """An AcademicRecord's row, and its sessions', courses' and awards' (indexes count within
+    the record, in document order)."""
+    school_id_type, school_id, school_name = el.organization(el.child(record, "School"))
+    row: Row = {
+        **base,
+        "school_name": school_name,
+        "school_id_type": school_id_type,
+        "school_id": school_id,
+        "student_level": el.find_text(record, "StudentLevel", "StudentLevelCode"),
+        **dict.fromkeys(("session_count", "award_count", "course_count"), 0),
+        **_summary(el.children_named(record, "AcademicSummary")),
+    }
+    courses, awards = tables["courses"], tables["awards"]
+    first_course, first_award = len(courses), len(awards)
+    row["session_count"] = _parts(tables, record, base, None)
+    for index, course in enumerate(courses[first_course:]):
+        course["course_index"] = index
+    for index, award in enumerate(awards[first_award:]):
+        award["award_index"] = index
+    row["course_count"] = len(courses) - first_course
+    row["award_count"] = len(awards) - first_award
+    tables["academic_records"].append(row)
+
+
+def _parts(tables: dict[str, list[Row]], parent: Element, base: Row, index: int | None) -> int:
+    """Rows of the courses, awards and sessions of ``parent``: an AcademicRecord (``index``
+    None), or its AcademicSession number ``index``; how many sessions."""
+    detail = el.children(el.child(parent, "AcademicSessionDetail"))
+    designator = el.text(detail.get("SessionDesignator"))
+    name = el.text(detail.get("SessionName"))
+    template = {**base, "session_index": index, "course_index": None}
+    template |= {"session_designator": designator, "session_name": name}
+    template |= dict.fromkeys(COURSE_FIELDS.values())
+    courses, awards = tables["courses"], tables["awards"]
+    counts, sessions = (len(courses), len(awards)), 0
+    for node in parent.iterchildren("{*}Course", "{*}AcademicAward", "{*}AcademicSession"):
+        tag = el.local(node.tag)
+        if tag == "Course":
+            courses.append(_course(node, template))
+        elif tag == "AcademicAward":
+            awards.append(_award(node, {**base, "session_index": index, "award_index": None}))
+        elif index is None:
+            _parts(tables, node, base, sessions)
+            sessions += 1
+    if index is None:
+        return sessions
+    programs = el.children_named(parent, "AcademicProgram")
+    summary = _summary(el.children_named(parent, "AcademicSummary"))
+    del summary["summary_type"]
+    tables["sessions"].append(
+        {
+            **base,
+            "session_index": index,
+            "session_designator": designator,
+            "session_name": name,
+            "session_type": el.text(detail.get("SessionType")),
+            "begin_date": el.text(detail.get("SessionBeginDate")),
+            "end_date": el.text(detail.get("SessionEndDate")),
+            "program_name": el.find_text(programs[0] if programs else None, "AcademicProgramName"),
+            "award_count": len(awards) - counts[1],
+            "course_count": len(courses) - counts[0],
+            **summary,
+        }
+    )
+    return 0
+
+
+def _course(course: Element, template: Row) -> Row:
+    # The hot loop of a transcript (tens of courses, a dozen children each): one pass over the
+    # children, one dict lookup per child.
+    row = template.copy()
+    for node in course.iterchildren(el.ELEMENTS):
+        key = COURSE_FIELDS.get(el.local(node.tag))
+        if key is not None and row[key] is None:
+            row[key] = el.text(node)
+    return row
+
+
+def _award(award: Element, base: Row) -> Row:
+    program = el.child(award, "AcademicAwardProgram")
+    row: Row = {**base, **el.leaves(award, AWARD_FIELDS), **el.leaves(program, _PROGRAM)}
+    row["completion_indicator"] = el.boolean(row["completion_indicator"])
+    return row
+
+
+def _summary(summaries: list[Element]) -> Row:
+    """GPA figures of the cumulative summary if there is one, else of the first."""
+    cumulative = [s for s in summaries if el.find_text(s, "AcademicSummaryType") == "Cumulative"]
+    chosen = (cumulative or summaries or [None])[0]
+    summary_type = el.find_text(chosen, "AcademicSummaryType")
+    return {"summary_type": summary_type, **el.leaves(el.child(chosen, "GPA"), GPA_FIELDS)}

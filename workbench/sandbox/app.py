@@ -1,15 +1,15 @@
 """The sandbox's ASGI application: identity server, gateway and transcript exchange (spec §4).
 
-``build_app(sandbox_core)`` returns one Starlette app that mounts the three interfaces under
-``/identity``, ``/gateway`` and ``/exchange`` (three base URLs), plus ``/_sandbox`` controls.
+``Partner(settings, state, identity).app()`` mounts the three interfaces under ``/identity``,
+``/gateway`` and ``/exchange`` (three base URLs), and the sandbox's controls under ``/_sandbox``.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Sequence
 from functools import partial
 from http import HTTPStatus
 from typing import Any
@@ -19,25 +19,18 @@ from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
-from starlette.routing import Mount, Route
+from starlette.routing import BaseRoute, Mount, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from workbench import spec
-from workbench.sandbox import generator
+from workbench.errors import PescError
+from workbench.pesc import flatten, parse
 from workbench.sandbox.faults import FaultMiddleware, with_transport
-from workbench.sandbox.intake import (
-    Refusal,
-    local_name,
-    parse_document,
-    pescxml_from_body,
-    process_code,
-    tracking_id,
-)
+from workbench.sandbox.generator import iso_ms, shaped_event
 from workbench.sandbox.settings import SandboxSettings
-from workbench.sandbox.state import Item, PartnerState, iso_ms
-from workbench.sandbox.tokens import Grant, IdentityServer, OAuthError, TokenRejected
+from workbench.sandbox.state import Item, PartnerState
+from workbench.sandbox.tokens import Client, IdentityServer, OAuthError, TokenRejected
 
-Endpoint = Callable[[Request], Awaitable[Response]]
 VALID_ID = re.compile(r"[A-Za-z0-9-]{1,64}")
 NOT_FOUND_MESSAGE = "No HTTP resource was found that matches the request URI."
 MISSING_KEY = (
@@ -48,10 +41,26 @@ WRONG_KEY = (
     "Access denied due to invalid subscription key. "
     "Make sure to provide a valid key for an active subscription."
 )
+# The exchange's two sides: the role each needs, and its answers for nothing listed and for an
+# id it does not know (§7).
+SIDES = {
+    "request": ("supplier", spec.NO_REQUESTS_FOUND, spec.UNKNOWN_REQUEST_ID),
+    "transcript": ("consumer", spec.NO_TRANSCRIPTS_FOUND, spec.UNKNOWN_TRANSCRIPT_ID),
+}
+# A POST on one item: its side, the document it takes, and what closes the item.
+SENDS = {
+    "send_response": ("request", "TranscriptResponse", "response"),
+    "send_transcript": ("request", "CollegeTranscript", "transcript"),
+    "send_acknowledgment": ("transcript", "Acknowledgment", "acknowledgment"),
+}
 
 
-def message(status: int, text: str, headers: dict[str, str] | None = None) -> JSONResponse:
-    return JSONResponse({"Message": text}, status_code=status, headers=headers)
+class Refusal(Exception):
+    """A request the sandbox refuses: ``status`` and the message become its 4xx answer."""
+
+    def __init__(self, message: str, status: int = 400) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 def error_answer(style: str, status: int, text: str) -> Response:
@@ -59,31 +68,265 @@ def error_answer(style: str, status: int, text: str) -> Response:
     7807 problem details with the text in ``detail`` (as ASP.NET Core writes them), or the
     text alone."""
     if style == "problem":
-        problem = {
-            "type": "about:blank",
-            "title": HTTPStatus(status).phrase,
-            "status": status,
-            "detail": text,
-        }
-        return JSONResponse(problem, status_code=status, media_type="application/problem+json")
+        problem = {"type": "about:blank", "title": HTTPStatus(status).phrase, "status": status}
+        problem["detail"] = text
+        return JSONResponse(problem, status, media_type="application/problem+json")
     if style == "text":
-        return PlainTextResponse(text, status_code=status)
-    return message(status, text)
+        return PlainTextResponse(text, status)
+    return JSONResponse({"Message": text}, status)
 
 
-@dataclass
-class Core:
-    """Everything the handlers share."""
+class Partner:
+    """The handlers of one sandbox, over its settings, state and identity server."""
 
-    settings: SandboxSettings
-    state: PartnerState
-    identity: IdentityServer
-    hits: Counter[tuple[str, str]]
+    def __init__(
+        self, settings: SandboxSettings, state: PartnerState, identity: IdentityServer
+    ) -> None:
+        self.settings, self.state, self.identity = settings, state, identity
+        self.hits: Counter[tuple[str, str]] = Counter()  # (method, path below the base URL)
 
-    @property
-    def token_ttl(self) -> int:
-        override = self.settings.faults.token_ttl
-        return override if override is not None else self.settings.token_ttl
+    def app(self) -> ASGIApp:
+        """The ASGI app serving all three interfaces."""
+        s, faults = self.settings, self.settings.faults
+        # DESIGN §3: the send routes in the one spelling this partner serves; the other is a
+        # 404. §4.4: "a trailing slash may be present", answered in place, never redirected.
+        paths = {
+            **spec.SEND_ROUTES[s.send_routes],
+            "send_acknowledgment": spec.CONSUMER_ACKNOWLEDGMENT_PATH,
+        }
+        exchange = [
+            Route(path + slash, endpoint, methods=[method])
+            for path, method, endpoint in (
+                (spec.SUPPLIER_PENDING_PATH, "GET", partial(self.listing, "request")),
+                (spec.SUPPLIER_REQUEST_PATH, "GET", partial(self.detail, "request")),
+                (spec.CONSUMER_PENDING_PATH, "GET", partial(self.listing, "transcript")),
+                (spec.CONSUMER_TRANSCRIPT_PATH, "GET", partial(self.detail, "transcript")),
+                *((paths[send], "POST", partial(self.send, send)) for send in SENDS),
+            )
+            for slash in (("", "/") if s.trailing_slash == "accepted" else ("",))
+        ]
+        if s.exchange_login == "etms":
+            login = partial(self.login, self.identity.etms_login)
+            exchange.append(Route(spec.ETMS_LOGIN_PATH, login, methods=["POST"]))
+        token = Route(spec.TOKEN_PATH, partial(self.login, self.identity.issue), methods=["POST"])
+        gateway = [
+            Route(spec.DIAGNOSTICS_PATH, self.diagnostics, methods=["GET"]),
+            Route(spec.PENDING_PLACEMENT_EVENTS_PATH, self.placement_events, methods=["GET"]),
+            Route(spec.PEEK_EVENTS_PATH, self.peek_events, methods=["GET"]),
+        ]
+        controls = [Route("/advance", self.advance, methods=["POST"])]
+        identity = FaultMiddleware(self._interface([token]), faults, latency_only=True)
+        mounts = [
+            Mount("/identity", identity),
+            Mount("/gateway", FaultMiddleware(self._interface(gateway), faults)),
+            Mount("/exchange", FaultMiddleware(self._interface(exchange), faults)),
+            Mount("/_sandbox", self._interface(controls)),
+        ]
+        root = self._interface(mounts, root=True)
+        return with_transport(partial(self._count, root))
+
+    async def _count(self, app: ASGIApp, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            path = re.sub(r"^/(identity|gateway|exchange)(?=/)", "", scope["path"])
+            self.hits[(scope["method"], path)] += 1
+        await app(scope, receive, send)
+
+    def _interface(self, routes: Sequence[BaseRoute], *, root: bool = False) -> Starlette:
+        handlers: dict[Any, Callable[[Request, Exception], Awaitable[Response]]] = {
+            Refusal: self._refused,
+            HTTPException: self._not_found,
+        }
+        if root:
+            handlers[Exception] = self._server_error
+        app = Starlette(routes=routes, exception_handlers=handlers)
+        app.router.redirect_slashes = False
+        return app
+
+    async def _not_found(self, request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, HTTPException)
+        said = NOT_FOUND_MESSAGE if exc.status_code == 404 else str(exc.detail)
+        if exc.status_code == 405:
+            said = f"The requested resource does not support http method '{request.method}'."
+        return error_answer(self.settings.error_body, exc.status_code, said)
+
+    async def _refused(self, request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, Refusal)
+        if exc.status == 401 and self.settings.unauthorized_body == "empty":
+            return Response(status_code=401, headers={"WWW-Authenticate": "Bearer"})
+        return error_answer(self.settings.error_body, exc.status, str(exc))
+
+    async def _server_error(self, request: Request, exc: Exception) -> Response:
+        return error_answer(self.settings.error_body, 500, "An error has occurred.")
+
+    # -- identity server (§4.1) and OCAS' eTMS login -------------------------------------------
+
+    async def login(self, issue: Callable[..., dict[str, object]], request: Request) -> Response:
+        """A form in, a token (or an RFC 6749 error) out."""
+        try:
+            if _media_type(request) != "application/x-www-form-urlencoded":
+                raise OAuthError(
+                    "invalid_request", "The body must be application/x-www-form-urlencoded."
+                )
+            try:
+                body = (await _read_body(request, 64_000)).decode("utf-8")
+            except UnicodeDecodeError:
+                raise OAuthError("invalid_request", "The body is not UTF-8.") from None
+            except Refusal as exc:
+                raise OAuthError("invalid_request", str(exc), exc.status) from None
+            ttl = self.settings.faults.token_ttl
+            answer = issue(
+                dict(parse_qsl(body, keep_blank_values=True)),
+                ttl=self.settings.token_ttl if ttl is None else ttl,
+            )
+        except OAuthError as err:
+            return JSONResponse(err.body, err.status)
+        return JSONResponse(answer, headers={"Cache-Control": "no-store", "Pragma": "no-cache"})
+
+    def _bearer(self, request: Request) -> Client:
+        try:
+            return self.identity.verify(request.headers.get("authorization"))
+        except TokenRejected as exc:
+            raise Refusal(str(exc), 401) from exc
+
+    def _subscription(self, request: Request) -> None:
+        key = request.headers.get(spec.SUBSCRIPTION_KEY_HEADER)
+        if not key:
+            raise Refusal(MISSING_KEY, 401)
+        if key != self.settings.credentials.subscription_key:
+            raise Refusal(WRONG_KEY, 401)
+
+    # -- gateway (§4.2, §4.3, §5) --------------------------------------------------------------
+
+    def _gateway(self, request: Request, scope: str) -> None:
+        self._subscription(request)
+        if self._bearer(request).scope != scope:
+            raise Refusal(f"This token does not grant the '{scope}' scope this API needs.", 403)
+
+    def _feed(self, events: list[dict[str, Any]]) -> JSONResponse:
+        """Events as this partner shapes them, in an array or in an object holding one."""
+        s = self.settings
+        shaped = [shaped_event(e, s.event_shape, s.event_time) for e in events]
+        if s.event_list == "object":
+            return JSONResponse({"events": shaped, "count": len(shaped)})
+        return JSONResponse(shaped)
+
+    async def diagnostics(self, request: Request) -> Response:
+        self._gateway(request, spec.INTL_SCOPE)
+        c = self.settings.credentials
+        return JSONResponse(
+            {"name": c.caller_name, "customerCode": c.customer_code, "roles": c.caller_role}
+        )
+
+    async def placement_events(self, request: Request) -> Response:
+        self._gateway(request, spec.INTL_SCOPE)
+        with self.state.lock:
+            return self._feed(list(self.state.placement_events))
+
+    async def peek_events(self, request: Request) -> Response:
+        self._gateway(request, spec.DOMESTIC_SCOPE)
+        raw, most = request.query_params.get("Count", "10"), self.settings.max_peek_count
+        if not raw.isdigit() or not 1 <= int(raw) <= most:
+            raise Refusal(
+                f"The value '{raw[:40]}' is not valid for Count: use an integer 1..{most}."
+            )
+        return self._feed(self.state.peek(int(raw)))
+
+    # -- transcript exchange (§4.4, §7) ----------------------------------------------------------
+
+    def _side(self, kind: str, request: Request) -> dict[str, Item]:
+        """The items of a side, once the caller is known to have its role."""
+        role = SIDES[kind][0]
+        if self.settings.exchange_key_required:
+            self._subscription(request)
+        if self._bearer(request).role not in (role, "exchange"):  # eTMS: both roles
+            raise Refusal(f"This client is not authorised for the {role} role.", 403)
+        return self.state.requests if kind == "request" else self.state.transcripts
+
+    def _item(self, kind: str, request: Request) -> Item:
+        items, raw_id = self._side(kind, request), request.path_params["id"]
+        if not VALID_ID.fullmatch(raw_id):
+            shown = raw_id[:64].encode("unicode_escape").decode("ascii")
+            raise Refusal(f"The value '{shown}' is not valid for RequestID.")
+        with self.state.lock:
+            item = items.get(raw_id)
+        if item is None:
+            raise Refusal(SIDES[kind][2])
+        return item
+
+    async def listing(self, kind: str, request: Request) -> Response:
+        items = self.state.listed(self._side(kind, request))
+        if not items and self.settings.empty_list == "message":  # spec §7; "array": 200 []
+            raise Refusal(SIDES[kind][1])
+        key = self.settings.id_key
+        return JSONResponse([{key: i.id, "RequestDate": iso_ms(i.date)} for i in items])
+
+    async def detail(self, kind: str, request: Request) -> Response:
+        item, s = self._item(kind, request), self.settings
+        row: dict[str, Any] = {s.id_key: item.id}
+        if kind == "request":  # §4.4: the transcript detail carries no RequestDate
+            row["RequestDate"] = iso_ms(item.date)
+        row[s.pescxml_key] = self.state.document(kind, item)
+        return JSONResponse(row if s.detail_shape == "object" else [row])
+
+    async def send(self, operation: str, request: Request) -> Response:
+        kind, expects, closes_by = SENDS[operation]
+        item = self._item(kind, request)
+        if _media_type(request) != "application/json":
+            raise Refusal("The request body must be sent as application/json.", 415)
+        payload = _pescxml(await _read_body(request, self.settings.max_body_bytes))
+        try:
+            document = parse(payload)
+        except PescError as exc:
+            raise Refusal(f"The PESCXML value is invalid: {exc}") from exc
+        if document.message_type != expects:
+            raise Refusal(
+                f"The PESCXML value is invalid: expected a {expects} document, "
+                f"got {document.message_type[:64]}."
+            )
+        fields = flatten(document)
+        tracked = fields["request_tracking_id"]
+        if tracked is not None and tracked != item.tracking:
+            raise Refusal(
+                "The PESCXML value is invalid: its RequestTrackingID does not match the"
+                " tracking ID of the request in the path."
+            )
+        # DESIGN §3: an environment takes documents of its own process code only (OCAS' UAT
+        # requires TEST); a document that states none is taken.
+        code, expected = fields["process_code"], self.settings.process_code
+        if code is not None and code != expected:
+            raise Refusal(
+                f"The PESCXML value is invalid: its DocumentProcessCode is {code[:64]!r}, and "
+                f"this environment accepts {expected} documents only."
+            )
+        reply = payload
+        if operation == "send_transcript":
+            reply = self.state.acknowledgment_for(item, document)
+        self.state.record_post(operation, item, payload, reply, closes_by)
+        return JSONResponse({"RequestID": item.id, "PESCXML": reply})
+
+    # -- controls --------------------------------------------------------------------------------
+
+    async def advance(self, request: Request) -> Response:
+        """Move the clock (``?hours=0``: not at all); what arrived, and what the partner holds."""
+        try:
+            hours = float(request.query_params.get("hours", "1"))
+        except ValueError:
+            raise Refusal("hours must be a number.") from None
+        if hours < 0:
+            raise Refusal("hours must not be negative.")
+        added, state = self.state.advance(hours), self.state
+        with state.lock:
+            return JSONResponse(
+                {
+                    "added": added,
+                    "now": state.now.isoformat(),
+                    "open_requests": sum(i.open for i in state.requests.values()),
+                    "open_transcripts": sum(i.open for i in state.transcripts.values()),
+                    "placement_events": len(state.placement_events),
+                    "domestic_events": len(state.domestic_events),
+                    "received": len(state.documents),
+                }
+            )
 
 
 async def _read_body(request: Request, limit: int) -> bytes:
@@ -107,350 +350,17 @@ def _media_type(request: Request) -> str:
     return request.headers.get("content-type", "").split(";")[0].strip().lower()
 
 
-# -- identity server (§4.1) --------------------------------------------------------------
-
-
-def _login(core: Core, issue: Callable[..., dict[str, object]]) -> Endpoint:
-    """A login endpoint: a form in, a token (or an RFC 6749 error) out."""
-
-    async def login(request: Request) -> Response:
-        if _media_type(request) != "application/x-www-form-urlencoded":
-            err = OAuthError(
-                "invalid_request", "The body must be application/x-www-form-urlencoded."
-            )
-            return JSONResponse(err.body(), status_code=400)
-        try:
-            body = await _read_body(request, 64_000)
-            form = dict(parse_qsl(body.decode("utf-8"), keep_blank_values=True))
-        except Refusal as exc:
-            return JSONResponse({"error": "invalid_request", "error_description": str(exc)}, 413)
-        except UnicodeDecodeError:
-            err = OAuthError("invalid_request", "The body is not UTF-8.")
-            return JSONResponse(err.body(), status_code=400)
-        try:
-            answer = issue(form, ttl=core.token_ttl)
-        except OAuthError as err:
-            return JSONResponse(err.body(), status_code=err.status)
-        return JSONResponse(answer, headers={"Cache-Control": "no-store", "Pragma": "no-cache"})
-
-    return login
-
-
-def identity_routes(core: Core) -> list[Route]:
-    return [Route(spec.TOKEN_PATH, _login(core, core.identity.issue), methods=["POST"])]
-
-
-# -- gateway (§4.2, §4.3, §5) ------------------------------------------------------------
-
-
-def _gateway_grant(core: Core, request: Request, scope: str) -> Grant:
-    key = request.headers.get(spec.SUBSCRIPTION_KEY_HEADER)
-    if not key:
-        raise Refusal(MISSING_KEY, 401)
-    if key != core.settings.credentials.subscription_key:
-        raise Refusal(WRONG_KEY, 401)
-    grant = _bearer(core, request)
-    if grant.scope != scope:
-        raise Refusal(f"This token does not grant the '{scope}' scope this API needs.", 403)
-    return grant
-
-
-def _bearer(core: Core, request: Request) -> Grant:
+def _pescxml(body: bytes) -> str:
+    """The ``PESCXML`` string of a JSON body (spec §2.5), or Refusal."""
     try:
-        return core.identity.verify(request.headers.get("authorization"))
-    except TokenRejected as exc:
-        raise Refusal(str(exc), 401) from exc
-
-
-def gateway_routes(core: Core) -> list[Route]:
-    creds = core.settings.credentials
-
-    async def diagnostics(request: Request) -> Response:
-        _gateway_grant(core, request, spec.INTL_SCOPE)
-        return JSONResponse(
-            {
-                "name": creds.caller_name,
-                "customerCode": creds.customer_code,
-                "roles": creds.caller_role,
-            }
-        )
-
-    def feed(events: list[dict[str, Any]]) -> JSONResponse:
-        """Events as this partner shapes them, in an array or in an object holding one."""
-        s = core.settings
-        shaped = [generator.shaped_event(e, s.event_shape, s.event_time) for e in events]
-        if s.event_list == "object":
-            return JSONResponse({"events": shaped, "count": len(shaped)})
-        return JSONResponse(shaped)
-
-    async def pending_placement_events(request: Request) -> Response:
-        _gateway_grant(core, request, spec.INTL_SCOPE)
-        with core.state.lock:
-            events = list(core.state.placement_events)
-        return feed(events)
-
-    async def peek_events(request: Request) -> Response:
-        _gateway_grant(core, request, spec.DOMESTIC_SCOPE)
-        raw = request.query_params.get("Count")
-        count, most = 10, core.settings.max_peek_count
-        if raw is not None:
-            if not raw.isdigit() or not 1 <= int(raw) <= most:
-                shown = raw[:40]
-                raise Refusal(
-                    f"The value '{shown}' is not valid for Count: use an integer 1..{most}."
-                )
-            count = int(raw)
-        return feed(core.state.peek(count))
-
-    return [
-        Route(spec.DIAGNOSTICS_PATH, diagnostics, methods=["GET"]),
-        Route(spec.PENDING_PLACEMENT_EVENTS_PATH, pending_placement_events, methods=["GET"]),
-        Route(spec.PEEK_EVENTS_PATH, peek_events, methods=["GET"]),
-    ]
-
-
-# -- transcript exchange (§4.4, §7) ------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Side:
-    """One side of the exchange: the role it needs and the items it lists."""
-
-    role: str
-    kind: str  # "request" or "transcript"
-    empty: str  # the listing's answer when nothing is pending
-    unknown: str  # the answer for an id the partner does not know
-
-    def table(self, state: PartnerState) -> dict[str, Item]:
-        return state.requests if self.kind == "request" else state.transcripts
-
-
-SUPPLIER = Side("supplier", "request", spec.NO_REQUESTS_FOUND, spec.UNKNOWN_REQUEST_ID)
-CONSUMER = Side("consumer", "transcript", spec.NO_TRANSCRIPTS_FOUND, spec.UNKNOWN_TRANSCRIPT_ID)
-
-
-@dataclass(frozen=True)
-class Operation:
-    """A POST on one item: the document it accepts and how it closes the item."""
-
-    name: str
-    side: Side
-    expects: str  # the root local name accepted in the POST body
-    closes_by: str
-
-
-SEND_RESPONSE = Operation("send_response", SUPPLIER, "TranscriptResponse", "response")
-SEND_TRANSCRIPT = Operation("send_transcript", SUPPLIER, "CollegeTranscript", "transcript")
-SEND_ACKNOWLEDGMENT = Operation("send_acknowledgment", CONSUMER, "Acknowledgment", "acknowledgment")
-
-
-def _require_role(core: Core, request: Request, role: str) -> None:
-    if core.settings.exchange_key_required:
-        key = request.headers.get(spec.SUBSCRIPTION_KEY_HEADER)
-        if not key:
-            raise Refusal(MISSING_KEY, 401)
-        if key != core.settings.credentials.subscription_key:
-            raise Refusal(WRONG_KEY, 401)
-    # An eTMS account serves both roles.
-    if _bearer(core, request).role not in (role, "exchange"):
-        raise Refusal(f"This client is not authorised for the {role} role.", 403)
-
-
-def _find(core: Core, side: Side, raw_id: str) -> Item:
-    if not VALID_ID.fullmatch(raw_id):
-        shown = raw_id[:64].encode("unicode_escape").decode("ascii")
-        raise Refusal(f"The value '{shown}' is not valid for RequestID.")
-    with core.state.lock:
-        item = side.table(core.state).get(raw_id)
-    if item is None:
-        raise Refusal(side.unknown)
-    return item
-
-
-async def _listing(core: Core, side: Side, request: Request) -> Response:
-    _require_role(core, request, side.role)
-    rows = core.state.pending(side.table(core.state))
-    if not rows and core.settings.empty_list == "message":  # spec §7; "array": 200 []
-        raise Refusal(side.empty)
-    return JSONResponse(rows)
-
-
-async def _detail(core: Core, side: Side, request: Request) -> Response:
-    _require_role(core, request, side.role)
-    item = _find(core, side, request.path_params["id"])
-    settings = core.settings
-    row: dict[str, Any] = {settings.id_key: item.id}
-    if side is SUPPLIER:  # §4.4: the transcript detail carries no RequestDate
-        row["RequestDate"] = iso_ms(item.date)
-    row[settings.pescxml_key] = core.state.document(side.kind, item)
-    return JSONResponse(row if settings.detail_shape == "object" else [row])
-
-
-async def _send(core: Core, op: Operation, request: Request) -> Response:
-    _require_role(core, request, op.side.role)
-    item = _find(core, op.side, request.path_params["id"])
-    if _media_type(request) != "application/json":
-        raise Refusal("The request body must be sent as application/json.", 415)
-    payload = pescxml_from_body(await _read_body(request, core.settings.max_body_bytes))
-    root = parse_document(payload)
-    if (name := local_name(root)) != op.expects:
-        raise Refusal(
-            f"The PESCXML value is invalid: expected a {op.expects} document, got {name[:64]}."
-        )
-    tracked = tracking_id(root)
-    if tracked is not None and tracked != item.tracking:
-        raise Refusal(
-            "The PESCXML value is invalid: its RequestTrackingID does not match the"
-            " tracking ID of the request in the path."
-        )
-    # DESIGN §3: an environment takes documents of its own process code only (OCAS' UAT
-    # requires TEST); a document that states none is taken.
-    code, expected = process_code(root), core.settings.process_code
-    if code is not None and code != expected:
-        raise Refusal(
-            f"The PESCXML value is invalid: its DocumentProcessCode is {code[:64]!r}, and this "
-            f"environment accepts {expected} documents only."
-        )
-    reply = payload
-    if op is SEND_TRANSCRIPT:
-        try:
-            reply = core.state.acknowledgment_for(item, root)
-        except ValueError as exc:
-            raise Refusal(f"The PESCXML value is invalid: {exc}") from exc
-    core.state.record_post(op.name, item, payload, reply, op.closes_by)
-    return JSONResponse({"RequestID": item.id, "PESCXML": reply})
-
-
-def exchange_routes(core: Core) -> list[Route]:
-    # DESIGN §3: the send routes in the one spelling this partner serves; the other is a 404.
-    sends = spec.SEND_ROUTES[core.settings.send_routes]
-    routes = [
-        (spec.SUPPLIER_PENDING_PATH, "GET", partial(_listing, core, SUPPLIER)),
-        (spec.SUPPLIER_REQUEST_PATH, "GET", partial(_detail, core, SUPPLIER)),
-        (sends[SEND_RESPONSE.name], "POST", partial(_send, core, SEND_RESPONSE)),
-        (sends[SEND_TRANSCRIPT.name], "POST", partial(_send, core, SEND_TRANSCRIPT)),
-        (spec.CONSUMER_PENDING_PATH, "GET", partial(_listing, core, CONSUMER)),
-        (spec.CONSUMER_TRANSCRIPT_PATH, "GET", partial(_detail, core, CONSUMER)),
-        (spec.CONSUMER_ACKNOWLEDGMENT_PATH, "POST", partial(_send, core, SEND_ACKNOWLEDGMENT)),
-    ]
-    # §4.4: "a trailing slash may be present"; answered in place, never redirected (or, by
-    # trailing_slash, not found).
-    slashes = ("", "/") if core.settings.trailing_slash == "accepted" else ("",)
-    served = [
-        Route(path + slash, handler, methods=[method])
-        for path, method, handler in routes
-        for slash in slashes
-    ]
-    if core.settings.exchange_login == "etms":
-        login = _login(core, core.identity.etms_login)
-        served.append(Route(spec.ETMS_LOGIN_PATH, login, methods=["POST"]))
-    return served
-
-
-# -- sandbox controls ----------------------------------------------------------------------
-
-
-def control_routes(core: Core) -> list[Route]:
-    async def advance(request: Request) -> Response:
-        try:
-            hours = float(request.query_params.get("hours", "1"))
-        except ValueError:
-            return message(400, "hours must be a number.")
-        if hours < 0:
-            return message(400, "hours must not be negative.")
-        return JSONResponse({"added": core.state.advance(hours), "now": core.state.now.isoformat()})
-
-    async def status(request: Request) -> Response:
-        state = core.state
-        with state.lock:
-            return JSONResponse(
-                {
-                    "now": state.now.isoformat(),
-                    "open_requests": sum(i.open for i in state.requests.values()),
-                    "open_transcripts": sum(i.open for i in state.transcripts.values()),
-                    "placement_events": len(state.placement_events),
-                    "domestic_events": len(state.domestic_events),
-                    "received": len(state.received),
-                }
-            )
-
-    return [
-        Route("/advance", advance, methods=["POST"]),
-        Route("/status", status, methods=["GET"]),
-    ]
-
-
-# -- assembly ------------------------------------------------------------------------------
-
-
-def _not_found(core: Core) -> Callable[[Request, Exception], Awaitable[Response]]:
-    async def not_found(request: Request, exc: Exception) -> Response:
-        style = core.settings.error_body
-        if isinstance(exc, HTTPException) and exc.status_code == 405:
-            said = f"The requested resource does not support http method '{request.method}'."
-            return error_answer(style, 405, said)
-        if isinstance(exc, HTTPException) and exc.status_code != 404:
-            return error_answer(style, exc.status_code, str(exc.detail))
-        return error_answer(style, 404, NOT_FOUND_MESSAGE)
-
-    return not_found
-
-
-def _refused(core: Core) -> Callable[[Request, Exception], Awaitable[Response]]:
-    async def refused(request: Request, exc: Exception) -> Response:
-        assert isinstance(exc, Refusal)
-        if exc.status == 401 and core.settings.unauthorized_body == "empty":
-            return Response(status_code=401, headers={"WWW-Authenticate": "Bearer"})
-        return error_answer(core.settings.error_body, exc.status, str(exc))
-
-    return refused
-
-
-def _server_error(core: Core) -> Callable[[Request, Exception], Awaitable[Response]]:
-    async def server_error(request: Request, exc: Exception) -> Response:
-        return error_answer(core.settings.error_body, 500, "An error has occurred.")
-
-    return server_error
-
-
-def _interface(core: Core, routes: list[Route]) -> Starlette:
-    handlers = {Refusal: _refused(core), HTTPException: _not_found(core)}
-    app = Starlette(routes=routes, exception_handlers=handlers)
-    app.router.redirect_slashes = False
-    return app
-
-
-class _Hits:
-    """Counts (method, path below the interface's base) for every request that arrives."""
-
-    def __init__(self, app: ASGIApp, hits: Counter[tuple[str, str]]) -> None:
-        self.app, self.hits = app, hits
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http":
-            path = scope["path"]
-            for prefix in ("/identity", "/gateway", "/exchange"):
-                if path.startswith(prefix + "/"):
-                    path = path[len(prefix) :]
-                    break
-            self.hits[(scope["method"], path)] += 1
-        await self.app(scope, receive, send)
-
-
-def build_app(core: Core) -> ASGIApp:
-    """The ASGI app serving all three interfaces of one sandbox."""
-    faults = core.settings.faults
-    identity = FaultMiddleware(_interface(core, identity_routes(core)), faults, latency_only=True)
-    gateway = FaultMiddleware(_interface(core, gateway_routes(core)), faults)
-    exchange = FaultMiddleware(_interface(core, exchange_routes(core)), faults)
-    root = Starlette(
-        routes=[
-            Mount("/identity", app=identity),
-            Mount("/gateway", app=gateway),
-            Mount("/exchange", app=exchange),
-            Mount("/_sandbox", app=_interface(core, control_routes(core))),
-        ],
-        exception_handlers={HTTPException: _not_found(core), Exception: _server_error(core)},
-    )
-    root.router.redirect_slashes = False
-    return with_transport(_Hits(root, core.hits))
+        data: Any = json.loads(body)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise Refusal("The request body is not valid JSON.") from exc
+    if not isinstance(data, dict):
+        raise Refusal("The request body must be a JSON object with a PESCXML field.")
+    value = next((v for k, v in data.items() if k.lower() == "pescxml"), None)
+    if value is None:
+        raise Refusal("The PESCXML field is required.")
+    if not isinstance(value, str) or not value.strip():
+        raise Refusal("The PESCXML value is invalid: it must be a non-empty string.")
+    return value

@@ -6,14 +6,13 @@ import contextlib
 import socket
 import threading
 import time
-from collections import Counter
 from collections.abc import Iterator
 from dataclasses import fields, replace
 from typing import Any
 
 import uvicorn
 
-from workbench.sandbox.app import Core, build_app
+from workbench.sandbox.app import Partner
 from workbench.sandbox.settings import Faults, SandboxSettings
 from workbench.sandbox.state import PartnerState
 from workbench.sandbox.tokens import IdentityServer
@@ -24,63 +23,41 @@ class Sandbox:
     """A running sandbox: its URLs, credentials, controls and its own record of what it saw."""
 
     def __init__(self, settings: SandboxSettings, *, host: str = "127.0.0.1", port: int = 0):
-        self.settings = settings
+        self.settings, self.credentials = settings, settings.credentials
         self.state = PartnerState.create(settings)
-        self.core = Core(
-            settings=settings,
-            state=self.state,
-            identity=IdentityServer(
-                settings.credentials,
-                clock=lambda: self.state.now,
-                exchange_login=settings.exchange_login,
-                expiry=settings.token_expiry,
-                interfaces=settings.account,
-            ),
-            hits=Counter(),
+        self.identity = IdentityServer(
+            settings.credentials,
+            clock=lambda: self.state.now,
+            exchange_login=settings.exchange_login,
+            expiry=settings.token_expiry,
+            interfaces=settings.account,
         )
-        self.app = build_app(self.core)
+        self.partner = Partner(settings, self.state, self.identity)
+        self.app = self.partner.app()
         # proto must say TCP: asyncio sets TCP_NODELAY on accepted connections only then, and
         # without it every answer waits ~40 ms for a delayed ACK.
         self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self._socket.bind((host, port))
         self.host, self.port = self._socket.getsockname()[:2]
+        self.root_url = f"http://{self.host}:{self.port}"
+        self.auth_url = f"{self.root_url}/identity"
+        self.gateway_url = f"{self.root_url}/gateway"
+        self.exchange_url = f"{self.root_url}/exchange"
+        self.hits = self.partner.hits  # (method, path below the base URL) -> calls
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
 
-    # -- addresses and credentials ----------------------------------------------------------
-
-    @property
-    def root_url(self) -> str:
-        return f"http://{self.host}:{self.port}"
-
-    @property
-    def auth_url(self) -> str:
-        return f"{self.root_url}/identity"
-
-    @property
-    def gateway_url(self) -> str:
-        return f"{self.root_url}/gateway"
-
-    @property
-    def exchange_url(self) -> str:
-        return f"{self.root_url}/exchange"
-
-    @property
-    def credentials(self):
-        return self.settings.credentials
-
     @property
     def env(self) -> dict[str, str]:
-        """The WORKBENCH_* variables that point a client at this sandbox (DESIGN §5): what
-        a partner would issue, for the interfaces the account has, and nothing a client should
-        find out for itself (route spellings, event shapes)."""
-        c, settings = self.credentials, self.settings
-        account = settings.account
+        """The WORKBENCH_* variables a partner would issue for the account's interfaces (DESIGN
+        §5), and nothing a client should find out for itself (route spellings, event shapes)."""
+        c, settings, account = self.credentials, self.settings, self.settings.account
         exchange_roles = [role for role in ("supplier", "consumer") if role in account]
         gateway = "international" in account or "domestic" in account
+        etms = bool(exchange_roles) and settings.exchange_login == "etms"
         env: dict[str, str] = {}
-        if gateway or (exchange_roles and settings.exchange_login == "identity"):
+        if gateway or (exchange_roles and not etms):
             env["WORKBENCH_AUTH_URL"] = self.auth_url
         if gateway:
             env["WORKBENCH_GATEWAY_URL"] = self.gateway_url
@@ -88,30 +65,26 @@ class Sandbox:
             env["WORKBENCH_EXCHANGE_URL"] = self.exchange_url
         if gateway:
             env["WORKBENCH_SUBSCRIPTION_KEY"] = c.subscription_key
-        if "international" in account:
-            env.update(
-                WORKBENCH_INTL_CLIENT_ID=c.intl_client_id,
-                WORKBENCH_INTL_CLIENT_SECRET=c.intl_client_secret,
-                WORKBENCH_INTL_USERNAME=c.intl_username,
-                WORKBENCH_INTL_PASSWORD=c.intl_password,
-            )
-        if "domestic" in account:
-            env.update(
-                WORKBENCH_DOMESTIC_CLIENT_ID=c.domestic_client_id,
-                WORKBENCH_DOMESTIC_CLIENT_SECRET=c.domestic_client_secret,
-            )
-        if exchange_roles and settings.exchange_login == "etms":
+        for role in account:
+            if etms and role in exchange_roles:
+                continue
+            name = "intl" if role == "international" else role
+            prefix = f"WORKBENCH_{name.upper()}_"
+            env[prefix + "CLIENT_ID"] = getattr(c, f"{name}_client_id")
+            env[prefix + "CLIENT_SECRET"] = getattr(c, f"{name}_client_secret")
+            if role == "international":
+                env[prefix + "USERNAME"], env[prefix + "PASSWORD"] = (
+                    c.intl_username,
+                    c.intl_password,
+                )
+            elif role != "domestic":
+                env[prefix + "SCOPE"] = EXCHANGE_SCOPE
+        if etms:
             # One account: the exchange's shared settings when it serves both roles.
             section = "EXCHANGE" if len(exchange_roles) == 2 else exchange_roles[0].upper()
             env["WORKBENCH_LOGIN"] = "etms"
             env[f"WORKBENCH_{section}_USERNAME"] = c.exchange_username
             env[f"WORKBENCH_{section}_PASSWORD"] = c.exchange_password
-        elif exchange_roles:
-            for role in exchange_roles:
-                prefix = f"WORKBENCH_{role.upper()}_"
-                env[prefix + "CLIENT_ID"] = getattr(c, f"{role}_client_id")
-                env[prefix + "CLIENT_SECRET"] = getattr(c, f"{role}_client_secret")
-                env[prefix + "SCOPE"] = EXCHANGE_SCOPE
         if exchange_roles and settings.exchange_key_required:
             env["WORKBENCH_EXCHANGE_SUBSCRIPTION_KEY"] = c.subscription_key
         return env
@@ -128,21 +101,20 @@ class Sandbox:
 
     @property
     def received(self) -> list[dict[str, Any]]:
-        """Every POST the sandbox processed, oldest first."""
+        """Every POST the sandbox processed, oldest first (``state.documents``: with documents)."""
         with self.state.lock:
-            return [dict(r) for r in self.state.received]
+            return [
+                {k: v for k, v in r.items() if k not in ("payload", "reply")}
+                for r in self.state.documents
+            ]
 
     @property
     def token_requests(self) -> dict[str, int]:
-        return dict(self.core.identity.token_requests)
+        return dict(self.identity.token_requests)
 
     @property
     def issued_tokens(self) -> list[str]:
-        return list(self.core.identity.issued_tokens)
-
-    @property
-    def hits(self) -> Counter[tuple[str, str]]:
-        return self.core.hits
+        return list(self.identity.issued_tokens)
 
     def pending_request_ids(self) -> list[str]:
         return [i.id for i in self.state.listed(self.state.requests)]
@@ -151,17 +123,9 @@ class Sandbox:
         return [i.id for i in self.state.listed(self.state.transcripts)]
 
     def warm(self) -> int:
-        """Generate every open item's document now rather than at its first GET; how many.
-
-        A partner has its documents ready; a benchmark warms the sandbox so that its answers
-        take the configured latency, not latency plus generation (~2 ms of CPU each). The
-        cache holds 4,096 documents: more than that are generated again on demand.
-        """
+        """Generate every open item's document now, as a partner has them ready, so that a
+        benchmark's answers take the configured latency only; how many (4,096 are kept)."""
         return self.state.warm()
-
-    def reset_counters(self) -> None:
-        self.core.hits.clear()
-        self.core.identity.token_requests.clear()
 
     # -- lifecycle ----------------------------------------------------------------------------
 

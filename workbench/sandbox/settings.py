@@ -1,4 +1,4 @@
-"""What a sandbox is made of: its demo credentials, its data knobs and its faults."""
+"""What a sandbox is made of: its demo credentials, its data, its open points and its faults."""
 
 from __future__ import annotations
 
@@ -8,16 +8,13 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from workbench.spec import DOMESTIC_SCOPE, EXCHANGE_SCOPE, INTL_SCOPE
-
 # A fixed start: pass ``start=FIXED_START`` for the same data (dates included) on any day.
 FIXED_START = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 
 
 def default_start() -> datetime:
-    """The partner's clock when no start is given: now, floored to the minute (so never ahead
-    of this machine's clock), so the data is days old as real data would be. The seed fixes
-    the data relative to its start; the same seed and start give the same data on any day."""
+    """The partner's clock when no start is given: now, floored to the minute (never ahead of
+    this machine's clock); the seed fixes the data relative to its start."""
     return datetime.now(UTC).replace(second=0, microsecond=0)
 
 
@@ -60,153 +57,68 @@ class Credentials:
     def secrets(self) -> list[str]:
         """Every value that must never show up in a log, a database or a report."""
         return [
-            self.intl_client_secret,
-            self.intl_password,
-            self.domestic_client_secret,
-            self.supplier_client_secret,
-            self.consumer_client_secret,
-            self.subscription_key,
-            self.exchange_password,
+            getattr(self, f.name)
+            for f in dataclasses.fields(self)
+            if f.name.endswith(("_secret", "_password", "_key"))
         ]
-
-    def clients(self) -> dict[str, dict[str, str]]:
-        """client_id -> what the identity server lets that client do."""
-        return {
-            self.intl_client_id: {
-                "secret": self.intl_client_secret,
-                "grant": "password",
-                "scope": INTL_SCOPE,
-                "role": "international",
-            },
-            self.domestic_client_id: {
-                "secret": self.domestic_client_secret,
-                "grant": "client_credentials",
-                "scope": DOMESTIC_SCOPE,
-                "role": "domestic",
-            },
-            self.supplier_client_id: {
-                "secret": self.supplier_client_secret,
-                "grant": "client_credentials",
-                "scope": EXCHANGE_SCOPE,
-                "role": "supplier",
-            },
-            self.consumer_client_id: {
-                "secret": self.consumer_client_secret,
-                "grant": "client_credentials",
-                "scope": EXCHANGE_SCOPE,
-                "role": "consumer",
-            },
-        }
-
-
-# The kinds of the hostile-answer faults; "" is off.
-FAULT_KINDS: dict[str, tuple[str, ...]] = {
-    "success_body": ("", "empty", "no_content", "text", "html"),
-    "list_shape": ("", "null", "object", "scalar", "string", "two_arrays"),
-    "hostile_json": ("", "deep", "surrogate_id", "surrogate_event", "nan"),
-}
 
 
 @dataclass
 class Faults:
-    """Trouble on demand. Rates are shares of calls, 0..1; all zero means a well-behaved partner.
-
-    Faults apply to the gateway and the exchange; the identity server only gets latency,
-    ``token_ttl`` and ``echo_errors``, so that fault tests measure the client's retries rather
-    than its patience. Every fault is scoped by ``path_pattern``; kinds are checked when set.
-    """
+    """Trouble on demand, at the gateway and the exchange (the identity server: latency and
+    ``token_ttl`` only); rates are shares of calls, 0..1, on the paths ``path_pattern`` finds."""
 
     latency_ms: float = 0.0  # from a request's arrival to its answer, the sandbox's work inside
     jitter_ms: float = 0.0
     error_rate: float = 0.0  # 500 or 503 before the operation runs
     rate_limit_rate: float = 0.0  # 429 with Retry-After
     retry_after_s: float = 1.0
-    drop_rate: float = 0.0  # connection closed with no response, before the operation runs
+    drop_rate: float = 0.0  # connection closed with no answer, before the operation runs
     drop_after_rate: float = 0.0  # the operation runs, then the connection drops (POSTs!)
     token_ttl: int | None = None  # overrides SandboxSettings.token_ttl when set
-    path_pattern: str = ""  # a regex: faults hit only paths it finds (e.g. details, not lists)
-    # Share of acknowledgments (returned for a transcript we send) whose CourseTotal the
-    # partner miscounts by one; decided per request id, so the same request always miscounts.
+    path_pattern: str = ""
+    # Acknowledgments (of a transcript we send) whose CourseTotal the partner miscounts by one;
+    # decided per request id, so the same request always miscounts.
     ack_miscount_rate: float = 0.0
-    # Hostile answers (issue #10). The operation runs first (a POST takes effect), then its
-    # status and headers are sent and its body trickles one byte per interval; with
-    # trickle_forever only whitespace trickles and the body never comes.
-    trickle_rate: float = 0.0
-    trickle_interval_s: float = 2.0
-    trickle_forever: bool = False
-    header_flood_rate: float = 0.0  # the operation runs, then header lines trickle, never ending
-    success_body: str = ""  # a send's 2xx answer becomes: empty, no_content, text or html
-    list_shape: str = ""  # lists and event feeds answer: null, object, scalar, string, two_arrays
-    pad_bytes: int = 0  # JSON answers padded with whitespace to at least this many bytes
-    gzip_bomb_bytes: int = 0  # answers sent gzip-encoded, inflating to more than this many bytes
-    bad_encoding: bool = False  # answers say Content-Encoding: gzip, but their body is not gzip
-    hostile_json: str = ""  # array answers: deep, surrogate_id, surrogate_event or nan
-    echo_errors: bool = False  # error messages echo the raw query and body (identity too)
-
-    def __post_init__(self) -> None:
-        for name, kinds in FAULT_KINDS.items():
-            if getattr(self, name) not in kinds:
-                raise ValueError(
-                    f"Unknown {name} {getattr(self, name)!r}: use one of {list(kinds[1:])}, "
-                    "or '' for none."
-                )
-        for name in ("trickle_rate", "header_flood_rate"):
-            if not 0 <= getattr(self, name) <= 1:
-                raise ValueError(f"{name} is a share of calls: use a number from 0 to 1.")
-        if self.trickle_interval_s <= 0:
-            raise ValueError("trickle_interval_s must be a positive number of seconds.")
-        for name in ("pad_bytes", "gzip_bomb_bytes"):
-            if getattr(self, name) < 0:
-                raise ValueError(f"{name} must be 0 (off) or a positive number of bytes.")
 
     def update(self, **changes: Any) -> None:
-        names = {f.name for f in dataclasses.fields(self)}
-        unknown = sorted(set(changes) - names)
-        if unknown:
-            raise TypeError(f"unknown fault setting(s) {unknown}; known: {sorted(names)}")
-        dataclasses.replace(self, **changes)  # checks the result before anything changes
-        for name, value in changes.items():
-            setattr(self, name, value)
+        """Change faults in place, e.g. while serving; an unknown name is a TypeError."""
+        vars(self).update(vars(dataclasses.replace(self, **changes)))
+
+
+def _typed(assignments: list[str], defaults: dict[str, Any], what: str) -> dict[str, Any]:
+    """``["NAME=VALUE", ...]`` as typed changes of the fields named in ``defaults``, each value
+    of its default's type; a ValueError that says what to write instead."""
+    changes: dict[str, Any] = {}
+    for assignment in assignments:
+        name, sep, text = (part.strip() for part in assignment.partition("="))
+        if not sep or name not in defaults:
+            raise ValueError(
+                f"Cannot read the {what} {assignment!r}: write NAME=VALUE, NAME one of "
+                f"{', '.join(defaults)}."
+            )
+        kind: Any = int if defaults[name] is None else type(defaults[name])
+        try:
+            changes[name] = _YES_NO[text.lower()] if kind is bool else kind(text)
+        except (KeyError, ValueError):
+            takes = "yes or no" if kind is bool else f"a {kind.__name__}"
+            raise ValueError(f"{name} takes {takes}, not {text!r}.") from None
+    return changes
+
+
+_YES_NO = {"1": True, "true": True, "yes": True, "on": True}
+_YES_NO |= {"0": False, "false": False, "no": False, "off": False}
 
 
 def fault_changes(assignments: list[str]) -> dict[str, Any]:
-    """``["list_shape=null", "trickle_rate=0.5"]`` as typed ``Faults`` changes.
-
-    Values take the type of the field's default; an unknown name or a bad value is a
-    ValueError that says what to write instead.
-    """
-    defaults: dict[str, Any] = {f.name: f.default for f in dataclasses.fields(Faults)}
-    changes: dict[str, Any] = {}
-    for assignment in assignments:
-        name, sep, text = assignment.partition("=")
-        name = name.strip()
-        if not sep or name not in defaults:
-            raise ValueError(
-                f"Cannot read the fault {assignment!r}: write NAME=VALUE, NAME one of "
-                f"{sorted(defaults)}."
-            )
-        kind = type(defaults[name]) if defaults[name] is not None else int
-        try:
-            if kind is bool:
-                if text.lower() not in ("1", "true", "yes", "on", "0", "false", "no", "off"):
-                    raise ValueError(text)
-                changes[name] = text.lower() in ("1", "true", "yes", "on")
-            else:
-                changes[name] = kind(text)
-        except ValueError:
-            raise ValueError(f"The fault {name} takes a {kind.__name__}, not {text!r}.") from None
-    Faults(**changes)  # the kinds and ranges are checked there
-    return changes
+    """``["error_rate=0.2", "path_pattern=no_response"]`` as typed ``Faults`` changes."""
+    return _typed(assignments, {f.name: f.default for f in dataclasses.fields(Faults)}, "fault")
 
 
 @dataclass
 class SandboxSettings:
-    """Data knobs of a sandbox. Same settings (``start`` included), same data; without a
-    ``start`` the clock starts now (:func:`default_start`).
-
-    ``id_scheme`` defaults to "tracking" (the API id is the tracking id, 32 hex digits), the
-    scheme the sandbox always used; "guid" keys the API by a GUID distinct from it.
-    """
+    """Data knobs of a sandbox: same settings (``start`` included), same data. Every choice
+    the spec leaves open (DESIGN §3) is a field, its answers in ``answers()``."""
 
     seed: int = 1
     start: datetime = field(default_factory=default_start)  # see default_start
@@ -222,54 +134,34 @@ class SandboxSettings:
     placement_events_per_hour: float = 1.0
     domestic_events_per_hour: float = 3.0
     closed_elsewhere_per_hour: float = 0.1  # requests someone else answers
-    # New documents for existing ids (issue #11). At 0.15 an hour, the demo's 8 hours show
-    # each kind once, and a test that moves the clock 6 hours sees none.
+    # New documents for existing ids: the demo's 8 hours show each kind once, 6 hours none.
     reissue_per_hour: float = 0.15  # a transcript comes again (back on the list if it left)
     resubmission_per_hour: float = 0.15  # a listed request comes again, corrected
     cancellation_per_hour: float = 0.15  # a listed request is cancelled, then leaves the list
-    # How a Cancellation is written: "note" (valid PESC: TransmissionType MutuallyDefined and a
-    # TransmissionData NoteMessage "Cancellation") or "transmission_type" (TransmissionType
-    # "Cancellation", as OCAS names it, outside PESC's enumeration).
-    cancellation_as: str = "note"
+    cancellation_as: str = "note"  # or "transmission_type": as OCAS names it, outside PESC's
     escaped_share: float = 0.25  # PESCXML strings sent XML-escaped
     malformed_share: float = 0.0  # documents that are not well-formed XML
     invalid_share: float = 0.0  # well-formed documents that fail the schema
     max_body_bytes: int = 5_000_000
-    # "tracking": the API RequestID is the document's RequestTrackingID (OCAS' examples; 32 hex
-    # digits, as the sandbox always did). "guid": the RequestID is a dashed 36-character GUID
-    # (the spec's transcript detail) and the tracking id a distinct C-number.
-    id_scheme: str = "tracking"
+    id_scheme: str = "tracking"  # or "guid": a dashed GUID, a C-number as the tracking id
     max_peek_count: int = 100  # the largest Count the domestic peek accepts
     detail_shape: str = "array"  # or "object": the detail body as a bare object
     id_key: str = "RequestID"  # or "RequestId", in list and detail items
-    # What DESIGN §3 leaves open, each a choice of SETTING_KINDS (the first is the default);
-    # unknown_partner(seed) draws a combination.
-    # "identity": the exchange roles get client-credentials tokens from the identity server;
-    # "etms": OCAS' login, POST {exchange}/api/auth/login with Username, Password and
-    # grant_type=password, one account for both roles, a user name with a domain and a backslash.
-    exchange_login: str = "identity"
+    exchange_login: str = "identity"  # or "etms": OCAS' login, one account for both roles
     token_expiry: str = "expires_in"  # or "dot_expires" (an HTTP date in .expires), "none"
     credentials_style: str = "long"  # or "short": a 7-character password, short keys
     send_routes: str = "plural"  # or "singular": /response and /transcript, as OCAS' clients
     process_code: str = "PRODUCTION"  # or "TEST" (OCAS' UAT): every document it sends says so
-    # {eventId, eventType, occurredAt, payload}; "kind_at": {id, kind, at, payload};
-    # "event_info": OCAS' International SIS shape {id, eventInfo: {action, data}}, with no time
-    event_shape: str = "flat"
-    # How an event's time is written: "iso" text, "epoch_ms" (a number of milliseconds) or
-    # "dotnet" (ASP.NET's "/Date(1772442000000)/").
-    event_time: str = "iso"
+    event_shape: str = "flat"  # or "kind_at", "event_info" (see shaped_event)
+    event_time: str = "iso"  # or "epoch_ms", "dotnet" (ASP.NET's "/Date(1772442000000)/")
     event_list: str = "array"  # or "object": the feeds answer {"events": [...], "count": n}
     peek_removes: bool = False  # whether a peek takes the events it returns off the feed
     empty_list: str = "message"  # or "array": an empty exchange list is 200 [] (not a 400)
     unauthorized_body: str = "message"  # or "empty": a 401 with no body
     exchange_key_required: bool = False  # the exchange wants the Subscription-Key too
     pescxml_key: str = "PESCXML"  # or "PESCXml" (how real partners spell it in GET bodies)...
-    # How an error answer is written: "message" {"Message": ...} (the spec), "problem" (RFC 7807
-    # application/problem+json, the text in "detail", as ASP.NET Core writes it) or "text".
-    error_body: str = "message"
-    # The interfaces the account has (ACCOUNT_INTERFACES); `env` issues credentials for those
-    # only, and the identity server knows no client of the others.
-    interfaces: str = "all"
+    error_body: str = "message"  # or "problem" (RFC 7807), "text"
+    interfaces: str = "all"  # the account's (ACCOUNT_INTERFACES): its env has only their keys
     trailing_slash: str = "accepted"  # or "refused": `:id/` is a 404
     state_path: str | None = None  # persist state here, so restarts keep continuity
     credentials: Credentials = field(default_factory=Credentials)
@@ -349,42 +241,19 @@ SETTABLE = (*SETTING_KINDS, *OPEN_FLAGS, *OPEN_NUMBERS)
 
 
 def setting_changes(assignments: list[str]) -> dict[str, Any]:
-    """``["event_shape=kind_at", "peek_removes=yes"]`` as typed ``SandboxSettings`` changes;
-    a ValueError that says what to write instead."""
+    """``["event_shape=kind_at", "peek_removes=yes"]`` as typed ``SandboxSettings`` changes."""
     defaults = {f.name: f.default for f in dataclasses.fields(SandboxSettings)}
-    changes: dict[str, Any] = {}
-    for assignment in assignments:
-        name, sep, text = assignment.partition("=")
-        name, text = name.strip(), text.strip()
-        if not sep or name not in SETTABLE:
-            raise ValueError(
-                f"Cannot read {assignment!r}: write NAME=VALUE, NAME one of {', '.join(SETTABLE)}."
-            )
-        kind: Any = type(defaults[name])
-        if kind is bool:
-            if text.lower() not in ("1", "true", "yes", "on", "0", "false", "no", "off"):
-                raise ValueError(f"{name} takes yes or no, not {text!r}.")
-            changes[name] = text.lower() in ("1", "true", "yes", "on")
-        else:
-            try:
-                changes[name] = kind(text)
-            except ValueError:
-                raise ValueError(f"{name} takes a {kind.__name__}, not {text!r}.") from None
+    changes = _typed(assignments, {name: defaults[name] for name in SETTABLE}, "setting")
     SandboxSettings(**changes)  # the choices and bounds are checked there
     return changes
 
 
 def unknown_partner(seed: int, **overrides: Any) -> SandboxSettings:
     """A partner the client has never met: one answer to every open point, drawn from
-    ``seed`` (the same seed, the same partner), its data seeded by ``seed`` too.
-
-    >>> unknown_partner(7) == unknown_partner(7)
-    True
-    """
+    ``seed`` (the same seed, the same partner), its data seeded by ``seed`` too."""
     rng = random.Random(f"unknown-partner-{seed}")
     drawn = {name: rng.choice(values) for name, values in answers().items()}
-    # An account without some interfaces hides the partner's answers there: it has them all
-    # half the time.
+    # An account without some interfaces hides the partner's answers there: half have all.
     if rng.random() < 0.5:
         drawn["interfaces"] = "all"
     return SandboxSettings(**{"seed": seed, **drawn, **overrides})

@@ -88,10 +88,10 @@ def unescaped_once(xml: str | None) -> str | None:
     it is otherwise, or when it cannot be read (escaped twice, say)."""
     if not xml or not xml.lstrip().startswith("&lt;"):
         return xml
-    from workbench.pesc.intake import admit  # lxml: imported when first needed
+    from workbench.pesc.document import unescape_once  # lxml: imported when first needed
 
     try:
-        return admit(xml).text
+        return unescape_once(xml)
     except PescError:
         return xml
 

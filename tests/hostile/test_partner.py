@@ -1,6 +1,6 @@
 """A pull against a hostile partner: odd JSON fails one list or one item, never the whole pull.
 
-Issue #10, findings 5 and 6. The partner here is the tiny server of :mod:`tests.pull.hostile`.
+The partner here is the tiny server of :mod:`tests.hostile.partner`.
 """
 
 from __future__ import annotations
@@ -11,10 +11,9 @@ import pandas as pd
 import pytest
 
 import workbench as wb
+from tests.hostile.partner import HostilePartner, body
 from workbench import spec
 from workbench.http.answers import request_path
-
-from .hostile import HostilePartner, body
 
 DEEP = b"[" * 200_000 + b"]" * 200_000
 

@@ -1,4 +1,4 @@
-"""Hostile answers on demand (issue #10), observed with raw HTTP: no workbench client code."""
+"""The hostile sandbox's answers, observed with raw HTTP: no workbench client code."""
 
 from __future__ import annotations
 
@@ -8,16 +8,12 @@ import socket
 import threading
 import zlib
 
-import httpx
 import pytest
-from typer.testing import CliRunner
 
-from tests.sandbox.helpers import response_for, start_cli, stop_cli
+from tests.hostile.sandbox import Hostile
+from tests.sandbox.helpers import response_for
 from tests.sandbox.wire import exchange, gateway, path, request_token, token_form
 from workbench import spec
-from workbench.cli import app
-from workbench.sandbox import Faults
-from workbench.sandbox.settings import fault_changes
 
 LIST = spec.SUPPLIER_PENDING_PATH
 
@@ -44,8 +40,8 @@ def test_unknown_kinds_and_bad_values_are_refused(sandbox, change):
     with pytest.raises(ValueError, match=name):
         sandbox.set_faults(**change)
     with pytest.raises(ValueError, match=name):
-        Faults(**change)
-    assert sandbox.settings.faults == Faults()  # a refused change changes nothing
+        Hostile(**change)
+    assert sandbox.hostile == Hostile()  # a refused change changes nothing
 
 
 def test_trickle_sends_headers_then_the_body_byte_by_byte(sandbox_factory):
@@ -238,63 +234,3 @@ def test_faults_are_scoped_by_path_pattern(sandbox_factory):
         assert isinstance(supplier.get(LIST).json(), list)
     with exchange(sb, "consumer") as consumer:
         assert consumer.get(spec.CONSUMER_PENDING_PATH).json() is None
-
-
-def test_with_overrides_and_serve_accept_the_new_faults():
-    from workbench.sandbox import serve
-
-    with serve(hostile_json="nan", gzip_bomb_bytes=10, echo_errors=True) as sb:
-        assert sb.settings.faults.hostile_json == "nan"
-        assert httpx.get(sb.exchange_url + LIST).status_code == 401
-
-
-def test_fault_changes_read_typed_values():
-    assignments = ["list_shape=null", "trickle_rate=0.5", "trickle_forever=yes", "token_ttl=5"]
-    assert fault_changes(assignments) == {
-        "list_shape": "null",
-        "trickle_rate": 0.5,
-        "trickle_forever": True,
-        "token_ttl": 5,
-    }
-
-
-@pytest.mark.parametrize(
-    ("assignment", "says"),
-    [
-        ("nope=1", "NAME=VALUE"),
-        ("latency_ms", "NAME=VALUE"),
-        ("pad_bytes=many", "takes a int"),
-        ("trickle_forever=maybe", "takes a bool"),
-        ("list_shape=list", "list_shape"),
-    ],
-)
-def test_fault_changes_refuse_what_they_cannot_read(assignment, says):
-    with pytest.raises(ValueError, match=says):
-        fault_changes([assignment])
-
-
-def test_cli_refuses_an_unknown_fault_kind():
-    result = CliRunner().invoke(app, ["sandbox", "--port", "0", "--fault", "list_shape=list"])
-    assert result.exit_code == 2
-    assert "list_shape" in result.output
-
-
-@pytest.mark.slow
-def test_cli_serves_with_the_faults_it_is_given():
-    proc, env = start_cli("--requests", "2", "--fault", "list_shape=null", "--fault", "pad_bytes=9")
-    try:
-        form = {
-            "client_id": env["WORKBENCH_SUPPLIER_CLIENT_ID"],
-            "client_secret": env["WORKBENCH_SUPPLIER_CLIENT_SECRET"],
-            "grant_type": "client_credentials",
-            "scope": env["WORKBENCH_SUPPLIER_SCOPE"],
-        }
-        token = httpx.post(env["WORKBENCH_AUTH_URL"] + spec.TOKEN_PATH, data=form).json()
-        listing = httpx.get(
-            env["WORKBENCH_EXCHANGE_URL"] + LIST,
-            headers={"Authorization": f"Bearer {token['access_token']}"},
-        )
-        assert listing.content == b"null".ljust(9)
-    finally:
-        stop_cli(proc)
-    assert proc.returncode == 0

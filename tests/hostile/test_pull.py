@@ -1,4 +1,4 @@
-"""The workbench against a hostile partner (issue #10): every case through the sandbox's faults.
+"""The workbench against a hostile sandbox (``tests.hostile.sandbox``).
 
 No answer may hang, crash or flood a pull; a send is never made twice.
 """
@@ -150,3 +150,13 @@ def test_an_identity_error_echoing_the_request_leaks_no_secret(connected, tmp_pa
     for path in tmp_path.glob("db0.sqlite*"):
         data = path.read_bytes()
         assert not [s for s in spellings if s.encode() in data]
+
+
+def test_a_detail_mislabelled_gzip_fails_alone(sandbox_factory, connect_to):
+    sb = sandbox_factory(initial_requests=3, requests_per_hour=0, closed_elsewhere_per_hour=0)
+    request_id = sb.pending_request_ids()[0]
+    sb.set_faults(bad_encoding=True, path_pattern=re.escape(request_id) + "$")
+    summary = connect_to(sb).pull(progress=False)
+    assert summary.status == "partial"
+    assert [f["id"] for f in summary.failures] == [request_id]
+    assert "Content-Encoding" in summary.failures[0]["error"]
