@@ -295,7 +295,7 @@ def trends_chart(t: Trends, *, tz: str | None = None) -> Figure:
         locator = mdates.AutoDateLocator(minticks=3, maxticks=7)
         ax.xaxis.set_major_locator(locator)
         ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))
-        _dress(ax, title, legend="best", size=7, integer=n in (0, 3))
+        _dress(ax, title, legend="upper left", size=7, integer=n in (0, 3))
         ax.set_ylim(bottom=0)  # counts, shares and durations: never below 0
     return fig
 
@@ -303,7 +303,8 @@ def trends_chart(t: Trends, *, tz: str | None = None) -> Figure:
 def _dress(
     ax: Axes, title: str, *, legend: Any, size: int, ncols: int = 1, integer: bool = True
 ) -> None:
-    """Title, legend (when something is labelled), whole-number counts, room above, no box."""
+    """Title, legend (when something is labelled), whole-number counts, room above, no box.
+    The legend's place is fixed: matplotlib's "best" searches, and warns when that is slow."""
     if integer:
         ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_title(title)
@@ -331,7 +332,7 @@ def events_days_chart(store: Store, *, tz: str | None = None) -> Figure:
         bottom = bottom + days[source].to_numpy()
     day_axis(ax, pd.Timestamp(days["day"].iloc[0]), pd.Timestamp(days["day"].iloc[-1]))
     ax.set_ylabel("events")
-    _dress(ax, title, legend="best", size=8)
+    _dress(ax, title, legend="upper left", size=8)
     return fig
 
 
