@@ -12,13 +12,9 @@ from __future__ import annotations
 
 import errno
 import html
-import secrets
 import signal
-import socket
-import tempfile
 import threading
 from collections.abc import Awaitable, Callable, MutableMapping
-from http.cookies import SimpleCookie
 from importlib.util import find_spec
 from pathlib import Path
 from typing import Annotated, Any
@@ -95,6 +91,10 @@ def serve(
     """Serve the profile's store (``db`` overrides it) until Ctrl-C or SIGTERM, ``announce``
     told the URL with its key first. ``ConfigError`` without Datasette (saying how to install
     it) or a store; ``InvalidParameter`` for a port outside 0-65535 or taken."""
+    import secrets  # here, as the other imports: `workbench --help` stays fast (bench/cli.py)
+    import socket
+    import tempfile
+
     from workbench.config import load_profile
     from workbench.report.job import check_store
     from workbench.store import Store
@@ -195,6 +195,7 @@ def _server(path: Path, port: int, token: str, *, name: str) -> Any:
 def guarded(app: ASGIApp, *, token: str, hosts: set[str]) -> ASGIApp:
     """``app`` answering only requests for ``hosts`` that carry ``token`` (the URL's, which
     sets it as a cookie, or the cookie), and never a CSV download."""
+    from http.cookies import SimpleCookie
 
     async def guard(scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -238,6 +239,8 @@ def guarded(app: ASGIApp, *, token: str, hosts: set[str]) -> ASGIApp:
 
 def _same(given: str, token: str) -> bool:
     """A constant-time comparison, whatever characters ``given`` holds."""
+    import secrets
+
     return secrets.compare_digest(given.encode("utf-8", "surrogatepass"), token.encode())
 
 

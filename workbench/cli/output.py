@@ -4,7 +4,6 @@ exit codes (2 usage or configuration, 1 the rest)."""
 from __future__ import annotations
 
 import contextlib
-import logging
 import os
 import shutil
 import sys
@@ -146,19 +145,22 @@ def announce_store(profile: str | None, db: str | None, config: str | None) -> N
     say(f"Store: {path.resolve()} ({source})", err=True)
 
 
-class _Warnings(logging.Handler):
-    """The library's warnings, printed as the command prints: escaped, wrapped."""
-
-    def emit(self, record: logging.LogRecord) -> None:
-        try:
-            warn(self.format(record))
-        except Exception:  # a warning must never fail the command
-            self.handleError(record)
-
-
 def show_library_warnings() -> None:
     """Route the ``workbench`` loggers' warnings to :func:`warn` (once per process)."""
+    import logging  # here: `workbench --help` stays fast (bench/cli.py)
+
+    class Warnings(logging.Handler):
+        """The library's warnings, printed as the command prints: escaped, wrapped."""
+
+        def emit(self, record: logging.LogRecord) -> None:
+            try:
+                warn(self.format(record))
+            except Exception:  # a warning must never fail the command
+                self.handleError(record)
+
     root = logging.getLogger("workbench")
-    if not any(isinstance(h, _Warnings) for h in root.handlers):
-        root.addHandler(_Warnings(level=logging.WARNING))
+    if not any(h.get_name() == "workbench.cli" for h in root.handlers):
+        handler = Warnings(level=logging.WARNING)
+        handler.set_name("workbench.cli")
+        root.addHandler(handler)
         root.propagate = False
