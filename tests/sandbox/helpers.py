@@ -8,9 +8,25 @@ import signal
 import subprocess
 import sys
 
+import httpx
 from lxml import etree
 
 from workbench import spec
+
+
+def pending_from_env(env: dict[str, str]) -> httpx.Response:
+    """The supplier's pending list, logged in with the variables a CLI sandbox printed."""
+    form = {
+        "client_id": env["WORKBENCH_SUPPLIER_CLIENT_ID"],
+        "client_secret": env["WORKBENCH_SUPPLIER_CLIENT_SECRET"],
+        "grant_type": "client_credentials",
+        "scope": env["WORKBENCH_SUPPLIER_SCOPE"],
+    }
+    token = httpx.post(env["WORKBENCH_AUTH_URL"] + spec.TOKEN_PATH, data=form).json()
+    return httpx.get(
+        env["WORKBENCH_EXCHANGE_URL"] + spec.SUPPLIER_PENDING_PATH,
+        headers={"Authorization": f"Bearer {token['access_token']}"},
+    )
 
 
 def start_cli(*args: str, background: bool = False) -> tuple[subprocess.Popen[str], dict[str, str]]:

@@ -7,11 +7,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-import httpx
 import pytest
 
-from tests.sandbox.helpers import start_cli, stop_cli
-from workbench import spec
+from tests.sandbox.helpers import pending_from_env, start_cli, stop_cli
 
 pytestmark = pytest.mark.slow
 
@@ -27,17 +25,7 @@ def test_serves_until_ctrl_c_and_prints_what_a_client_needs(tmp_path: Path):
             "WORKBENCH_SUBSCRIPTION_KEY",
         ):
             assert env.get(name), name
-        form = {
-            "client_id": env["WORKBENCH_SUPPLIER_CLIENT_ID"],
-            "client_secret": env["WORKBENCH_SUPPLIER_CLIENT_SECRET"],
-            "grant_type": "client_credentials",
-            "scope": env["WORKBENCH_SUPPLIER_SCOPE"],
-        }
-        token = httpx.post(env["WORKBENCH_AUTH_URL"] + spec.TOKEN_PATH, data=form).json()
-        listing = httpx.get(
-            env["WORKBENCH_EXCHANGE_URL"] + spec.SUPPLIER_PENDING_PATH,
-            headers={"Authorization": f"Bearer {token['access_token']}"},
-        )
+        listing = pending_from_env(env)
         assert len(listing.json()) == 4
     finally:
         out, err = stop_cli(proc)
@@ -84,17 +72,7 @@ def test_serves_with_the_faults_it_is_given():
         "--requests", "2", "--fault", "rate_limit_rate=1", "--fault", "retry_after_s=7"
     )
     try:
-        form = {
-            "client_id": env["WORKBENCH_SUPPLIER_CLIENT_ID"],
-            "client_secret": env["WORKBENCH_SUPPLIER_CLIENT_SECRET"],
-            "grant_type": "client_credentials",
-            "scope": env["WORKBENCH_SUPPLIER_SCOPE"],
-        }
-        token = httpx.post(env["WORKBENCH_AUTH_URL"] + spec.TOKEN_PATH, data=form).json()
-        listing = httpx.get(
-            env["WORKBENCH_EXCHANGE_URL"] + spec.SUPPLIER_PENDING_PATH,
-            headers={"Authorization": f"Bearer {token['access_token']}"},
-        )
+        listing = pending_from_env(env)
         assert (listing.status_code, listing.headers["Retry-After"]) == (429, "7")
     finally:
         stop_cli(proc)

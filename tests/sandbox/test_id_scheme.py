@@ -9,6 +9,7 @@ from lxml import etree
 
 from tests.sandbox.helpers import (
     ack_for,
+    pending_from_env,
     response_for,
     start_cli,
     stop_cli,
@@ -136,21 +137,9 @@ def test_the_sandbox_command_refuses_an_unknown_id_scheme():
 @pytest.mark.slow
 def test_the_sandbox_command_serves_the_guid_scheme():
 
-    import httpx
-
     proc, env = start_cli("--requests", "3", "--set", "id_scheme=guid", "--set", "max_peek_count=5")
     try:
-        form = {
-            "client_id": env["WORKBENCH_SUPPLIER_CLIENT_ID"],
-            "client_secret": env["WORKBENCH_SUPPLIER_CLIENT_SECRET"],
-            "grant_type": "client_credentials",
-            "scope": env["WORKBENCH_SUPPLIER_SCOPE"],
-        }
-        token = httpx.post(env["WORKBENCH_AUTH_URL"] + spec.TOKEN_PATH, data=form).json()
-        listing = httpx.get(
-            env["WORKBENCH_EXCHANGE_URL"] + spec.SUPPLIER_PENDING_PATH,
-            headers={"Authorization": f"Bearer {token['access_token']}"},
-        ).json()
+        listing = pending_from_env(env).json()
         assert len(listing) == 3 and all(re.fullmatch(GUID, i["RequestID"]) for i in listing)
     finally:
         _, err = stop_cli(proc)
