@@ -136,7 +136,6 @@ def test_the_sandbox_command_refuses_an_unknown_id_scheme():
 
 @pytest.mark.slow
 def test_the_sandbox_command_serves_the_guid_scheme():
-
     proc, env = start_cli("--requests", "3", "--set", "id_scheme=guid", "--set", "max_peek_count=5")
     try:
         listing = pending_from_env(env).json()
