@@ -5,7 +5,7 @@ network backend shortens every connect, read and write to what is left of the ca
 (an answer trickled byte by byte, or header lines sent forever, end at it), and which reads
 each answer decoded a layer and 64 KiB at a time up to the cap (a gzip bomb, even inside
 another, never inflates past it). Reads retry 429, 5xx and dropped connections; a POST only
-when nothing was sent; no retry, nor its wait, passes the deadline (:func:`retrying`).
+when nothing was sent; no retry, nor its wait, passes the deadline (:func:`pause`).
 
 >>> import gzip
 >>> read_capped([gzip.compress(b"[]")], ["gzip"], limit=10)
@@ -15,7 +15,7 @@ b'[]'
 from __future__ import annotations
 
 import email.utils
-import logging
+import random
 import time
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -25,15 +25,6 @@ from typing import Any
 
 import httpcore
 import httpx
-from tenacity import (
-    Retrying,
-    retry_if_exception,
-    stop_after_attempt,
-    wait_exponential_jitter,
-)
-from tenacity.stop import stop_base
-
-logger = logging.getLogger(__name__)
 
 ACCEPT_ENCODING = "gzip, deflate"  # only what read_capped decodes under the cap
 MAX_LAYERS = 2  # compressing layers; more is no use to anyone but an attacker
@@ -237,69 +228,18 @@ def _inflated(chunks: Iterable[bytes], coding: str) -> Iterator[bytes]:
         raise Undecodable(f"the body is not valid {coding}: {exc}") from exc
 
 
-class RetryableStatus(Exception):
-    """Raised inside an attempt for an answer worth another try; carries that answer."""
-
-    def __init__(self, response: httpx.Response) -> None:
-        super().__init__(response.status_code)
-        self.response = response
-
-
-def retrying(
-    profile: Any, idempotent: bool, operation: str, remaining: Callable[[], float]
-) -> Retrying:
-    """The retry policy of one call: at most ``max_attempts``, never waiting past
-    ``remaining()`` seconds; ``Retry-After`` honoured (capped), else backoff with jitter."""
-    backoff = wait_exponential_jitter(
-        multiplier=profile.backoff_initial, max=profile.backoff_max, jitter=profile.backoff_initial
-    )
-
-    def wait(state: Any) -> float:
-        exc = state.outcome.exception()
-        after = (
-            retry_after(exc.response.headers.get("Retry-After"))
-            if isinstance(exc, RetryableStatus)
-            else None
-        )
-        return backoff(state) if after is None else min(after, profile.retry_after_max)
-
-    def retryable(exc: BaseException) -> bool:
-        if isinstance(exc, httpx.TransportError):
-            return idempotent or isinstance(exc, NOT_SENT)
-        return isinstance(exc, RetryableStatus)
-
-    def log(state: Any) -> None:
-        exc = state.outcome.exception()
-        why = (
-            f"status {exc.response.status_code}"
-            if isinstance(exc, RetryableStatus)
-            else type(exc).__name__
-        )
-        logger.info(
-            "%s: %s on attempt %d; retrying in %.2f s",
-            operation,
-            why,
-            state.attempt_number,
-            state.next_action.sleep,
-        )
-
-    return Retrying(
-        stop=stop_after_attempt(profile.max_attempts) | _AtDeadline(remaining),
-        wait=wait,
-        retry=retry_if_exception(retryable),
-        before_sleep=log,
-        reraise=True,
-    )
-
-
-class _AtDeadline(stop_base):
-    """Stop when the wait before the next attempt would end at or past the deadline."""
-
-    def __init__(self, remaining: Callable[[], float]) -> None:
-        self.remaining = remaining
-
-    def __call__(self, state: Any) -> bool:
-        return bool(state.upcoming_sleep >= self.remaining())
+def pause(profile: Any, attempt: int, deadline: Deadline, answer: Any = None) -> float | None:
+    """Seconds to wait before another attempt: ``Retry-After`` honoured (capped), else backoff
+    with jitter; None when the attempts are spent or the wait would reach the deadline."""
+    if attempt >= profile.max_attempts:
+        return None
+    after = retry_after(answer.headers.get("Retry-After")) if answer is not None else None
+    if after is None:
+        backoff = profile.backoff_initial * 2 ** (attempt - 1)
+        wait = min(profile.backoff_max, backoff + random.uniform(0, profile.backoff_initial))
+    else:
+        wait = min(after, profile.retry_after_max)
+    return None if wait >= deadline.remaining() else wait
 
 
 def retry_after(value: str | None) -> float | None:

@@ -44,9 +44,8 @@ from workbench.http.limits import (
     TOO_LARGE,
     UNDECODABLE,
     Deadline,
-    RetryableStatus,
     Transport,
-    retrying,
+    pause,
 )
 from workbench.http.masking import Redactor, is_document, is_sent_document, printable
 from workbench.spec import SUBSCRIPTION_KEY_HEADER
@@ -300,36 +299,40 @@ class Session:
         self._local.deadline = deadline
         attempt = 0
         try:
-            retries = retrying(self.profile, idempotent, operation, deadline.remaining)
-            for attempt_state in retries:
-                with attempt_state:
-                    attempt = attempt_state.retry_state.attempt_number
-                    meta = {"interface": interface, "operation": operation, "attempt": attempt}
-                    request = client.build_request(
-                        method, url, params=params, json=json, data=data, extensions={_EXT: meta}
-                    )
-                    try:
-                        response = client.send(request)
-                    except RuntimeError as exc:  # httpx's "client has been closed"
-                        if self.closed:
-                            raise _closed() from exc
-                        raise
-                    except httpx.TransportError as exc:
-                        self._record(request, None, error=f"{type(exc).__name__}: {exc}")
-                        raise
-                    if idempotent and response.status_code in RETRY_STATUSES:
-                        raise RetryableStatus(response)
-                    return response
-        except RetryableStatus as exc:
-            return exc.response
-        except httpx.TransportError as exc:
-            if deadline.remaining() <= 0:
-                raise given_up(not isinstance(exc, NOT_SENT)) from exc
-            what = (interface, operation, attempt)
-            raise transport_failure(exc, self.redactor, what, retry_unsafe) from exc
+            while True:
+                attempt += 1
+                meta = {"interface": interface, "operation": operation, "attempt": attempt}
+                request = client.build_request(
+                    method, url, params=params, json=json, data=data, extensions={_EXT: meta}
+                )
+                try:
+                    response = client.send(request)
+                except RuntimeError as exc:  # httpx's "client has been closed"
+                    if self.closed:
+                        raise _closed() from exc
+                    raise
+                except httpx.TransportError as exc:
+                    self._record(request, None, error=f"{type(exc).__name__}: {exc}")
+                    retry = idempotent or isinstance(exc, NOT_SENT)
+                    wait = pause(self.profile, attempt, deadline) if retry else None
+                    if wait is None and deadline.remaining() <= 0:
+                        raise given_up(not isinstance(exc, NOT_SENT)) from exc
+                    if wait is None:
+                        what = (interface, operation, attempt)
+                        raise transport_failure(exc, self.redactor, what, retry_unsafe) from exc
+                    why = type(exc).__name__
+                else:
+                    retry = idempotent and response.status_code in RETRY_STATUSES
+                    wait = pause(self.profile, attempt, deadline, response) if retry else None
+                    if wait is None:
+                        return response
+                    why = f"status {response.status_code}"
+                logger.info(
+                    "%s: %s on attempt %d; retrying in %.2f s", operation, why, attempt, wait
+                )
+                time.sleep(wait)
         finally:
             self._local.deadline = outer
-        raise AssertionError("unreachable: tenacity either returns or raises")  # pragma: no cover
 
     def _deadline(self) -> Deadline | None:
         """The deadline of the call running on this thread, if any."""
