@@ -36,10 +36,9 @@ from workbench.errors import (
     InvalidValue,
     NotFound,
     PartnerError,
-    TransportError,
     UnreadableAnswer,
 )
-from workbench.http.limits import NOT_SENT, RETRY_STATUSES, SAFE_METHODS
+from workbench.http.limits import RETRY_STATUSES, SAFE_METHODS
 from workbench.http.masking import Redactor
 from workbench.spec import UNKNOWN_REQUEST_ID, UNKNOWN_TRANSCRIPT_ID
 
@@ -55,23 +54,39 @@ _UNKNOWN_ID = {UNKNOWN_REQUEST_ID, UNKNOWN_TRANSCRIPT_ID}
 HEX_GUID = re.compile(r"[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}", re.I)
 
 
-# -- status -> error -------------------------------------------------------------------------
+# -- status -> error, safe JSON -------------------------------------------------------------
 
 
-def empty_or_raise(
+def answer_value(
     response: httpx.Response,
-    *,
     profile: Profile,
     redactor: Redactor,
     role: str,
     operation: str,
+    *,
     empty: Collection[str] = (),
     subject: str | None = None,
-) -> None:
-    """``None`` for a 400 whose message is in ``empty`` (spec §7: nothing to list); otherwise
-    raise the error of its status, with the partner's own words and what to do."""
-    status, said = response.status_code, message(response, redactor)
-    body = _body(response, redactor)
+) -> Any:
+    """The JSON of a 2xx answer (``UnreadableAnswer`` when it is not safe JSON, or ``null``);
+    ``None`` for a 400 whose message is in ``empty`` (spec §7: nothing to list); else the error
+    of its status, with the partner's own words and what to do."""
+    status = response.status_code
+    if response.is_success:
+        try:
+            data = loads(response.content)
+        except ValueError as exc:
+            problem = str(exc)
+        else:
+            if data is not None:
+                return data
+            problem = "null"
+        raise UnreadableAnswer(
+            f"{operation}: the {role} interface answered {status} with {problem}. Nothing was "
+            "read from it; try again later, and report it to the partner if it persists.",
+            status=status,
+            body=_body(response, redactor),
+        )
+    said, body = message(response, redactor), _body(response, redactor)
     about = f" for {subject}" if subject else ""
     if status == 400:
         if normal(said) in {normal(m) for m in empty}:
@@ -88,15 +103,14 @@ def empty_or_raise(
             )
     if status == 401:
         raise AuthError(unauthorized(profile, role, said))
-    method = response.request.method
     hint = {
         403: f"the {role} credentials may not do this; check the {role} client and scope",
         404: f"nothing at that address; check the base URL of the {role} interface",
         429: "the partner is rate limiting; wait and try again",
     }.get(status, "the partner failed; try again later" if status >= 500 else "")
-    if method not in SAFE_METHODS and status in RETRY_STATUSES:
+    retried = status in RETRY_STATUSES and response.request.method in SAFE_METHODS
+    if status in RETRY_STATUSES and not retried:
         hint += "; the send was not retried, so check the pending list before sending again"
-    retried = method in SAFE_METHODS and status in RETRY_STATUSES
     tried = f" after {profile.max_attempts} attempts" if retried else ""
     raise PartnerError(
         f"{operation}: the {role} interface answered {status}{tried}{about}: {said}"
@@ -121,34 +135,6 @@ def unauthorized(profile: Profile, role: str, said: str) -> str:
         f"The {role} interface refused the request twice (401: {said}), even with a fresh "
         f"token. Check {settings.where('subscription_key')}, and that the account of {account} "
         "is entitled to this interface."
-    )
-
-
-def transport_failure(
-    exc: httpx.TransportError, redactor: Redactor, call: tuple[str, str, int], retry_unsafe: bool
-) -> TransportError:
-    """The network failed: say whether a send may have reached the partner. ``call``: the
-    interface, the operation and the attempts made."""
-    interface, operation, attempts = call
-    try:
-        request: httpx.Request | None = exc.request
-    except RuntimeError:  # httpx attaches no request to some errors
-        request = None
-    where = redactor.url(str(request.url)) if request is not None else "the partner"
-    what = f"{type(exc).__name__}: {redactor.text(str(exc)) or 'no detail'}"
-    sent = request is not None and request.method not in SAFE_METHODS
-    sent = sent and not isinstance(exc, NOT_SENT)
-    if sent and not retry_unsafe:
-        return TransportError(
-            f"{operation}: the connection to {where} failed after the request was sent "
-            f"({what}). The partner may or may not have processed it: it was not resent. "
-            "Check the pending list before sending again.",
-            may_have_reached=True,
-        )
-    return TransportError(
-        f"{operation}: could not reach the {interface} interface at {where} after "
-        f"{attempts} attempt(s) ({what}). Check the network and the base URL settings.",
-        may_have_reached=sent,
     )
 
 
@@ -180,28 +166,6 @@ def normal(text: str) -> str:
     True
     """
     return text.strip().rstrip(".").strip().casefold()
-
-
-# -- safe JSON ------------------------------------------------------------------------------
-
-
-def decoded(response: httpx.Response, *, redactor: Redactor, role: str, operation: str) -> Any:
-    """The JSON of a 2xx answer; ``UnreadableAnswer`` when it is not safe JSON, or ``null``
-    (no partner operation answers nothing with a 2xx)."""
-    try:
-        data = loads(response.content)
-    except ValueError as exc:
-        problem = str(exc)
-    else:
-        if data is not None:
-            return data
-        problem = "null"
-    raise UnreadableAnswer(
-        f"{operation}: the {role} interface answered {response.status_code} with {problem}. "
-        "Nothing was read from it; try again later, and report it to the partner if it persists.",
-        status=response.status_code,
-        body=_body(response, redactor),
-    )
 
 
 def loads(content: bytes | str) -> Any:

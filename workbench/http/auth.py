@@ -1,10 +1,8 @@
 """Bearer tokens as ``httpx.Auth``: the password grant, client credentials, or a static token.
 
-OAuth providers fetch their token from a login address (spec §4.1, or OCAS' eTMS login), keep
-it in a :class:`TokenCache` the session shares (one entry per login, client, grant, scope and
-user), renew it ahead of expiry with one thread renewing an entry at a time, and on a 401
-renew once and retry once; the session turns a second 401 into ``AuthError``. Synchronous, as
-the public API is: concurrency is threads sharing one ``httpx.Client``.
+An OAuth token comes from a login address (spec §4.1, or OCAS' eTMS login), is kept in the
+session's :class:`TokenCache`, renewed ahead of expiry by one thread at a time, and on a 401
+renewed once and the request retried once (a second 401 is the session's ``AuthError``).
 """
 
 from __future__ import annotations
@@ -20,6 +18,7 @@ from typing import Any
 import httpx
 import jwt
 
+from workbench.config import RoleSettings
 from workbench.errors import AuthError, PartnerError, WorkbenchError
 
 DEFAULT_LIFETIME = 3600.0  # spec §8: a token lives an hour when its login says nothing
@@ -108,52 +107,57 @@ class StaticToken(BearerAuth):
 
     grant, renewable = "static", False
 
-    def __init__(self, *, role: str, token: str) -> None:
-        super().__init__(role=role)
-        left, scope = _claims(token)
-        self._token = Token(
-            token,
-            scope,
-            left if left is not None else float("inf"),
-            float("inf"),
-            datetime.now(UTC),
-        )
+    def __init__(self, settings: RoleSettings) -> None:
+        super().__init__(role=settings.role)
+        assert settings.token is not None
+        value = settings.token.reveal()
+        left, scope = _claims(value)
+        lifetime = left if left is not None else float("inf")
+        self._token = Token(value, scope, lifetime, float("inf"), datetime.now(UTC))
 
     def token(self, *, force: bool = False) -> Token:
         return self._token
 
 
 class OAuthGrant(BearerAuth):
-    """Tokens from a login address, cached and renewed. The form carries what is configured
-    (OCAS' eTMS login takes no client id); a token lives as its answer's ``expires_in``, else
-    its ``.expires`` date, else its JWT ``exp``, else ``lifetime``."""
+    """Tokens from a login address, cached and renewed: the password grant (spec §4.1: the
+    international interface; OCAS' eTMS login, whose ``login="etms"`` spells its fields
+    ``Username`` and ``Password`` and sends no client id) or client credentials. A token lives
+    as its answer's ``expires_in``, else its ``.expires`` date, else its JWT ``exp``, else
+    ``lifetime``."""
 
     def __init__(
         self,
+        settings: RoleSettings,
         *,
-        role: str,
-        token_url: str,
-        client_id: str | None,
-        client_secret: str | None,
-        scope: str | None,
         cache: TokenCache,
         post_form: PostForm,
         margin: float = 60.0,
         lifetime: float = DEFAULT_LIFETIME,
-        hint: str = "the client id and secret",
         on_token: Callable[[str], None] = lambda token: None,
         redact: Callable[[str], str] = lambda text: text,
     ) -> None:
-        super().__init__(role=role)
-        self.token_url, self.client_id, self.scope = token_url, client_id, scope
-        self._secret, self._cache, self._post_form = client_secret, cache, post_form
-        self._margin, self._lifetime, self._hint = margin, lifetime, hint
+        super().__init__(role=settings.role)
+        assert settings.token_url is not None
+        self.settings, self.grant, self.token_url = settings, settings.grant, settings.token_url
+        self.client_id, self.scope = settings.client_id, settings.scope
+        self._cache, self._post_form = cache, post_form
+        self._margin, self._lifetime = margin, lifetime
         self._on_token, self._redact = on_token, redact
-        self.key: tuple[str, ...] = (token_url, client_id or "", self.grant, scope or "")
+        # Two users of one client must not share a token.
+        user = (settings.username or "",) if self.grant == "password" else ()
+        self.key = (self.token_url, self.client_id or "", self.grant, self.scope or "", *user)
 
     def form(self) -> dict[str, str]:
-        optional = {"client_id": self.client_id, "client_secret": self._secret, "scope": self.scope}
-        return {"grant_type": self.grant, **{k: v for k, v in optional.items() if v is not None}}
+        s = self.settings
+        secret = s.client_secret.reveal() if s.client_secret else None
+        optional = {"client_id": s.client_id, "client_secret": secret, "scope": s.scope}
+        form = {"grant_type": self.grant, **{k: v for k, v in optional.items() if v is not None}}
+        if self.grant == "password":
+            assert s.username is not None and s.password is not None
+            names = ("Username", "Password") if s.login == "etms" else ("username", "password")
+            form |= dict(zip(names, (s.username, s.password.reveal()), strict=True))
+        return form
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "client_id": self.client_id, "scope": self.scope}
@@ -209,48 +213,20 @@ class OAuthGrant(BearerAuth):
                 error=None,
                 description=None,
             )
-        check = {
-            "invalid_scope": f"the scope ({self.scope!r})",
-            "invalid_grant": getattr(self, "user_hint", self._hint),
-        }.get(error or "", self._hint)
+        s = self.settings
+        client = [k for k in ("client_id", "client_secret") if getattr(s, k) is not None]
+        hint = s.where(*client) if client else f"the login address ({self.token_url})"
+        if error == "invalid_scope":
+            hint = f"the scope ({self.scope!r})"
+        elif error == "invalid_grant" and self.grant == "password":
+            hint = s.where("username", "password")
         who = f"client {self.client_id!r}" if self.client_id else "no client id"
         return AuthError(
             f"The login at {self.token_url} refused a token for the {self.role} interface "
-            f"({self.grant} grant, {who}, scope {self.scope!r}): {said}. Check {check}.",
+            f"({self.grant} grant, {who}, scope {self.scope!r}): {said}. Check {hint}.",
             error=error,
             description=description,
         )
-
-
-class ClientCredentials(OAuthGrant):
-    """The client-credentials grant (spec §4.1: the domestic interface; the exchange roles)."""
-
-    grant = "client_credentials"
-
-
-class PasswordGrant(OAuthGrant):
-    """The password grant (spec §4.1: the international interface; OCAS' eTMS login, whose
-    ``fields="etms"`` spells them ``Username`` and ``Password``)."""
-
-    grant = "password"
-
-    def __init__(
-        self,
-        *,
-        username: str,
-        password: str,
-        fields: str = "oauth",
-        user_hint: str = "the user name and password",
-        **options: Any,
-    ) -> None:
-        super().__init__(**options)
-        self.username, self._password, self.user_hint = username, password, user_hint
-        self._names = ("Username", "Password") if fields == "etms" else ("username", "password")
-        self.key = (*self.key, username)  # two users of one client must not share a token
-
-    def form(self) -> dict[str, str]:
-        user, password = self._names
-        return {**super().form(), user: self.username, password: self._password}
 
 
 def _json_object(response: httpx.Response) -> dict[str, Any]:

@@ -3,14 +3,12 @@
 Credentials are taken as the partner issues them, so masking never rewrites a partner document:
 a subscription key ``2026`` must not turn a transcript's dates into ``[REDACTED]-02-20``.
 
-- By *position*, always: sensitive headers, token form fields, a login answer's
-  ``access_token``, a URL's user name and password, sensitive query parameters.
-- By *value* (:meth:`Redactor.text`): in every login exchange, every error answer, and all we
-  say. Each secret is found in every spelling JSON, XML and URL encoders give it; one shorter
-  than 8 characters only as a word of its own. JWTs and ``Bearer`` credentials by shape.
-- A *document* (a 2xx answer of the partner's API, or one we send) is kept as written, but for
-  an echo of a secret or token of ours of 16 characters or more (no document spells one by
-  chance) and JWTs (:meth:`Redactor.document`).
+- By *position*, always: sensitive headers, form and JSON fields, a URL's user and password.
+- By *value* (:meth:`Redactor.text`) in logins, error answers and all we say: each secret in
+  every spelling JSON, XML and URL encoders give it (one under 8 characters only as a word of
+  its own), JWTs and ``Bearer`` credentials by shape.
+- A *document* (a 2xx answer of the partner's API, or one we send) is kept as written but for
+  echoes of our secrets and tokens of 16 characters or more, and JWTs (:meth:`Redactor.document`).
 
 >>> Redactor(["s3cret"]).text("client_secret=s3cret")
 'client_secret=[REDACTED]'
@@ -23,7 +21,7 @@ import re
 import threading
 from collections import deque
 from collections.abc import Iterable, Mapping
-from typing import Any, TypeVar, overload
+from typing import Any, TypeVar
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 MASK = "[REDACTED]"
@@ -33,9 +31,7 @@ SENSITIVE_HEADERS = frozenset({"authorization", "proxy-authorization", "subscrip
 SENSITIVE_FIELDS = frozenset({"access_token", "refresh_token", "id_token", "token",
                               "client_secret", "password", "subscription_key", "subscription-key",
                               "assertion", "client_assertion"})  # fmt: skip
-# A token or a secret this long is masked in documents too: 16 characters or more spell no id,
-# date or word of a document by chance, so one found there is an echo of ours.
-MIN_DOCUMENT_TOKEN = 16
+MIN_DOCUMENT_TOKEN = 16  # this long, a secret found in a document is an echo, not chance
 WHOLE_WORD_BELOW = 8  # a shorter secret is masked only as a word of its own
 _Text = TypeVar("_Text", str, str | None)
 
@@ -152,11 +148,7 @@ class Redactor:
             or _ESCAPED_LETTER.search(low)
         )
 
-    @overload
-    def text(self, text: str) -> str: ...
-    @overload
-    def text(self, text: None) -> None: ...
-    def text(self, text: str | None) -> str | None:
+    def text(self, text: _Text) -> _Text:
         """``text`` with secrets, tokens, JWTs, bearer credentials and sensitive fields masked."""
         if not text or self.clean(text):
             return text
@@ -170,11 +162,7 @@ class Redactor:
         text = _BEARER.sub(lambda m: m.group(1) + MASK, text)
         return _fields(text)
 
-    @overload
-    def document(self, text: str) -> str: ...
-    @overload
-    def document(self, text: None) -> None: ...
-    def document(self, text: str | None) -> str | None:
+    def document(self, text: _Text) -> _Text:
         """A document as written, but for echoes of long secrets and tokens, and JWTs."""
         if not text:
             return text
@@ -183,9 +171,8 @@ class Redactor:
         return _JWT.sub(MASK, text) if "eyJ" in text else text
 
     def stored(self, text: str) -> str:
-        """A text of ours made of what the store holds (a timeline, a bundle's README): as
-        :meth:`document` keeps it, and fields named as secrets masked (``?access_token=...``
-        in a URL), for a store that leaked one."""
+        """A text of ours made of what the store holds (a bundle's README): as :meth:`document`
+        keeps it, with fields named as secrets masked too."""
         return _fields(self.document(text)) if text else text
 
     def answer(self, text: _Text, *, document: bool) -> _Text:
@@ -193,8 +180,8 @@ class Redactor:
         return self.document(text) if document else self.text(text)  # type: ignore[return-value]
 
     def data(self, value: Any) -> Any:
-        """JSON-able ``value`` masked value by value (a secret ``1234`` never breaks the
-        syntax around it; a number of 8 digits or more spelling a secret is masked whole).
+        """JSON-able ``value`` masked value by value; a number spelling a secret of 8 characters
+        or more is masked whole.
 
         >>> Redactor(["12345678"]).data({"pin": 12345678, "password": None, "n": "a12345678"})
         {'pin': '[REDACTED]', 'password': '[REDACTED]', 'n': 'a[REDACTED]'}
@@ -209,13 +196,18 @@ class Redactor:
         *,
         document: bool = False,
     ) -> dict[str, str]:
-        """Headers as a dict: sensitive ones masked whatever their value, the rest as
-        :meth:`answer` masks them."""
-        return {k: self.answer(v, document=document) for k, v in headers_by_name(headers).items()}
+        """Headers as a dict: sensitive ones masked whole, the rest as :meth:`answer` says."""
+        items = headers.items() if isinstance(headers, Mapping) else headers or ()
+        return {
+            str(k): MASK
+            if str(k).lower() in SENSITIVE_HEADERS
+            else self.answer(str(v), document=document)
+            for k, v in items
+        }
 
     def url(self, url: str) -> str:
-        """A URL with its user name, password and sensitive query parameters masked, and
-        tokens of ours; its path (ids) is never rewritten."""
+        """A URL with its user, password, sensitive parameters and our tokens masked; its path
+        (ids) is kept."""
         parts = urlsplit(url)
         if parts.password is not None or parts.username is not None:
             parts = parts._replace(netloc=f"{MASK}@{parts.netloc.rpartition('@')[2]}")
@@ -265,8 +257,7 @@ class Redactor:
             return [self._masked(v) for v in value]
         if value is None or isinstance(value, bool):
             return value
-        # A number (or a date or decimal held as its str) is masked whole when it spells a
-        # secret of 8 characters or more: a shorter one is far likelier a count than an echo.
+        # A shorter number is far likelier a count than an echo of a secret.
         shown = str(value)
         if len(shown) < WHOLE_WORD_BELOW:
             return value
@@ -277,14 +268,6 @@ def is_sensitive(name: object) -> bool:
     """Whether a field so named holds a secret, whatever its case and separators
     (``access_token``, ``accessToken``, ``Access-Token``)."""
     return str(name).lower().replace("_", "").replace("-", "") in _SENSITIVE_KEYS
-
-
-def headers_by_name(
-    headers: Mapping[str, str] | Iterable[tuple[str, str]] | None,
-) -> dict[str, str]:
-    """Headers as a dict of texts, the sensitive ones masked by name."""
-    items = headers.items() if isinstance(headers, Mapping) else headers or ()
-    return {str(k): MASK if str(k).lower() in SENSITIVE_HEADERS else str(v) for k, v in items}
 
 
 def _form(query: str) -> str:

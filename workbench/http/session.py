@@ -1,10 +1,8 @@
 """The session: one ``httpx.Client`` per interface, with tokens, retries, limits and recording.
 
-Gateway roles send ``Subscription-Key`` and ``Accept: application/json``; exchange roles send
-a key only when one is configured. Every HTTP exchange, token requests and retries included,
-goes to the recorders as an :class:`Exchange`, masked (:mod:`workbench.http.masking`). Every
-call has a deadline, retries and waits included (``call_deadline``; :meth:`Session.time_limit`
-bounds a pull), and every answer a size cap (:mod:`workbench.http.limits`).
+Every HTTP exchange, token requests and retries included, goes to the recorders as an
+:class:`Exchange`, masked (:mod:`workbench.http.masking`); every call has a deadline and every
+answer a size cap (:mod:`workbench.http.limits`).
 
 >>> answer = Session(load_profile()).call("supplier", "GET", SUPPLIER_PENDING_PATH,
 ...                                       operation="supplier.pending")  # doctest: +SKIP
@@ -27,14 +25,8 @@ import httpx
 from workbench._version import __version__
 from workbench.config import Profile, RoleSettings
 from workbench.errors import TransportError, UnreadableAnswer, WorkbenchError
-from workbench.http.answers import decoded, empty_or_raise, transport_failure
-from workbench.http.auth import (
-    BearerAuth,
-    ClientCredentials,
-    PasswordGrant,
-    StaticToken,
-    TokenCache,
-)
+from workbench.http.answers import answer_value
+from workbench.http.auth import BearerAuth, OAuthGrant, StaticToken, TokenCache
 from workbench.http.limits import (
     ACCEPT_ENCODING,
     NOT_SENT,
@@ -53,7 +45,10 @@ from workbench.spec import SUBSCRIPTION_KEY_HEADER
 logger = logging.getLogger(__name__)
 _EXT = "workbench"  # the request extension holding what recording needs
 CALL_DEADLINE = "WORKBENCH_CALL_DEADLINE"
-REACHED = "The send reached the partner: check the pending list before resending."
+MAYBE_REACHED = (
+    "The partner may or may not have processed the send: it was not resent. Check the pending "
+    "list before sending again."
+)
 
 
 @dataclass(frozen=True)
@@ -116,8 +111,7 @@ class Session:
         self._identity = self._new_client(base_url="", headers={})
 
     def client(self, role: str) -> httpx.Client:
-        """The client of one role (``ConfigError`` if not configured; after :meth:`close`, a
-        ``WorkbenchError`` saying to connect again)."""
+        """The client of one role (``ConfigError`` if not configured)."""
         self.ensure_open()
         with self._lock:
             if role not in self._clients:
@@ -133,7 +127,10 @@ class Session:
 
     def ensure_open(self) -> None:
         if self.closed:
-            raise _closed()
+            raise WorkbenchError(
+                "This workbench is closed (w.close(), or the end of its `with` block), so it "
+                "makes no more calls. Connect again: w = workbench.connect(...)."
+            )
 
     def auth(self, role: str) -> BearerAuth:
         """The token provider of one role."""
@@ -144,6 +141,11 @@ class Session:
         self, *, base_url: str, headers: dict[str, str], auth: httpx.Auth | None = None
     ) -> httpx.Client:
         p = self.profile
+        transport = self._transport or Transport(
+            connections=max(10, 2 * p.concurrency),
+            max_bytes=p.max_answer_bytes,
+            deadline=self._deadline,
+        )
         return httpx.Client(
             auth=auth,
             base_url=base_url,
@@ -153,47 +155,22 @@ class Session:
                 **headers,
             },
             timeout=httpx.Timeout(p.read_timeout, connect=p.connect_timeout),
-            transport=self._transport
-            or Transport(
-                connections=max(10, 2 * p.concurrency),
-                max_bytes=p.max_answer_bytes,
-                deadline=self._deadline,
-            ),
+            transport=transport,
             event_hooks={"request": [_stamp], "response": [self._on_response]},
         )
 
     def _new_auth(self, settings: RoleSettings) -> BearerAuth:
         if settings.grant == "static":
-            assert settings.token is not None
-            return StaticToken(role=settings.role, token=settings.token.reveal())
-        assert settings.token_url is not None
-        client = [k for k in ("client_id", "client_secret") if getattr(settings, k) is not None]
-        options: dict[str, Any] = {
-            "role": settings.role,
-            "token_url": settings.token_url,
-            "client_id": settings.client_id,
-            "client_secret": settings.client_secret.reveal() if settings.client_secret else None,
-            "scope": settings.scope,
-            "cache": self.tokens,
-            "post_form": self.post_form,
-            "margin": self.profile.token_margin,
-            "lifetime": self.profile.token_lifetime,
-            "hint": settings.where(*client)
-            if client
-            else f"the login address ({settings.token_url})",
-            "on_token": self.redactor.add,
-            "redact": self.redactor.text,
-        }
-        if settings.grant == "password":
-            assert settings.username is not None and settings.password is not None
-            return PasswordGrant(
-                username=settings.username,
-                password=settings.password.reveal(),
-                fields=settings.login,
-                user_hint=settings.where("username", "password"),
-                **options,
-            )
-        return ClientCredentials(**options)
+            return StaticToken(settings)
+        return OAuthGrant(
+            settings,
+            cache=self.tokens,
+            post_form=self.post_form,
+            margin=self.profile.token_margin,
+            lifetime=self.profile.token_lifetime,
+            on_token=self.redactor.add,
+            redact=self.redactor.text,
+        )
 
     def call(
         self,
@@ -217,23 +194,11 @@ class Session:
         call_ids: list[Any] = [None]  # what the recorders return, token requests included
         self._local.call_ids = call_ids
         try:
-            client = self.client(role)
             response = self._send(
-                client, role, method, path, operation=operation, params=params, json=json
+                self.client(role), role, method, path, operation=operation, params=params, json=json
             )
-            value = None
-            if response.is_success:
-                value = decoded(response, redactor=self.redactor, role=role, operation=operation)
-            else:
-                empty_or_raise(
-                    response,
-                    profile=self.profile,
-                    redactor=self.redactor,
-                    role=role,
-                    operation=operation,
-                    empty=empty,
-                    subject=subject,
-                )
+            value = answer_value(response, self.profile, self.redactor, role, operation,
+                                 empty=empty, subject=subject)  # fmt: skip
         except WorkbenchError as exc:
             exc.call_id = call_ids[-1]
             raise
@@ -281,6 +246,7 @@ class Session:
         data: Mapping[str, str] | None = None,
         retry_unsafe: bool = False,
     ) -> httpx.Response:
+        """Send with retries (reads, and a POST nothing of which was sent) within the deadline."""
         idempotent = method in SAFE_METHODS or retry_unsafe
         outer = self._deadline()  # a call made inside another (a token fetch) keeps its deadline
         seconds = self.profile.call_deadline
@@ -288,14 +254,6 @@ class Session:
         for other in (outer, self._limit):
             if other is not None and other.at < deadline.at:
                 deadline = other
-
-        def given_up(sent: bool) -> TransportError:
-            where = self.redactor.url(str(client.build_request(method, url).url))
-            what = f"{operation}: no complete answer from the {interface} interface at {where}"
-            return _given_up(deadline, what, reached=sent and method not in SAFE_METHODS)
-
-        if deadline.remaining() <= 0:
-            raise given_up(False)
         self._local.deadline = deadline
         attempt = 0
         try:
@@ -305,21 +263,19 @@ class Session:
                 request = client.build_request(
                     method, url, params=params, json=json, data=data, extensions={_EXT: meta}
                 )
+                if deadline.remaining() <= 0:
+                    raise self._failure(request, None, deadline, attempt, idempotent)
                 try:
                     response = client.send(request)
-                except RuntimeError as exc:  # httpx's "client has been closed"
-                    if self.closed:
-                        raise _closed() from exc
+                except RuntimeError:  # httpx's "client has been closed"
+                    self.ensure_open()
                     raise
                 except httpx.TransportError as exc:
                     self._record(request, None, error=f"{type(exc).__name__}: {exc}")
                     retry = idempotent or isinstance(exc, NOT_SENT)
                     wait = pause(self.profile, attempt, deadline) if retry else None
-                    if wait is None and deadline.remaining() <= 0:
-                        raise given_up(not isinstance(exc, NOT_SENT)) from exc
                     if wait is None:
-                        what = (interface, operation, attempt)
-                        raise transport_failure(exc, self.redactor, what, retry_unsafe) from exc
+                        raise self._failure(request, exc, deadline, attempt, idempotent) from exc
                     why = type(exc).__name__
                 else:
                     retry = idempotent and response.status_code in RETRY_STATUSES
@@ -333,6 +289,44 @@ class Session:
                 time.sleep(wait)
         finally:
             self._local.deadline = outer
+
+    def _failure(
+        self,
+        request: httpx.Request,
+        exc: httpx.TransportError | None,
+        deadline: Deadline,
+        attempts: int,
+        idempotent: bool,
+    ) -> TransportError:
+        """The network failed, or the deadline passed: say whether a send may have reached the
+        partner."""
+        meta = request.extensions[_EXT]
+        operation, where = meta["operation"], self.redactor.url(str(request.url))
+        reached = exc is not None and not isinstance(exc, NOT_SENT)
+        reached = reached and request.method not in SAFE_METHODS
+        if deadline.remaining() <= 0:
+            scope = "this call" if deadline.setting == CALL_DEADLINE else "the pull"
+            advice = f"Try again later, or raise {deadline.setting} if the partner is slow."
+            message = (
+                f"{operation}: no complete answer from the {meta['interface']} interface at "
+                f"{where} within the {deadline.seconds:g} s allowed for {scope} "
+                f"({deadline.setting}), retries included; it was given up. "
+                + (MAYBE_REACHED if reached else advice)
+            )
+            return TransportError(message, may_have_reached=reached)
+        assert exc is not None
+        what = f"{type(exc).__name__}: {self.redactor.text(str(exc)) or 'no detail'}"
+        if reached and not idempotent:
+            message = (
+                f"{operation}: the connection to {where} failed after the request was sent "
+                f"({what}). {MAYBE_REACHED}"
+            )
+        else:
+            message = (
+                f"{operation}: could not reach the {meta['interface']} interface at {where} after "
+                f"{attempts} attempt(s) ({what}). Check the network and the base URL settings."
+            )
+        return TransportError(message, may_have_reached=reached)
 
     def _deadline(self) -> Deadline | None:
         """The deadline of the call running on this thread, if any."""
@@ -352,9 +346,10 @@ class Session:
                 f"{self.profile.max_answer_bytes} bytes once decompressed "
                 "(WORKBENCH_MAX_ANSWER_BYTES); it was not read further. Raise "
                 "WORKBENCH_MAX_ANSWER_BYTES if answers that large are expected."
-                + (f" {REACHED}" if reached else ""),
+                + (" The send reached the partner: check the pending list before resending."
+                   if reached else ""),
                 may_have_reached=reached,
-            )
+            )  # fmt: skip
         elif UNDECODABLE in response.extensions:
             said = self.redactor.text(response.extensions[UNDECODABLE])
             error = UnreadableAnswer(
@@ -373,18 +368,18 @@ class Session:
     ) -> None:
         if not self.recorders:
             return
-        meta = request.extensions.get(_EXT, {})
-        r = self.redactor
+        meta, r = request.extensions.get(_EXT, {}), self.redactor
         interface = meta.get("interface", "?")
         status = response.status_code if response is not None else None
-        # A login carries our credentials both ways; an error answer may echo them. A 2xx
-        # answer, and a document we send, are recorded as written (masking.is_document).
+        # A login carries our credentials both ways, an error answer may echo them: masked by
+        # value. A 2xx answer, and a document we send, are kept as written (masking.is_document).
         answered = is_document(interface, status)
         answer_headers: Any = ()
         answer_body, answer_type = b"", None
         if response is not None:
             answer_headers = response.extensions.get(SENT_HEADERS) or response.headers.multi_items()
             answer_body, answer_type = response.content, response.headers.get("content-type")
+        sent = is_sent_document(interface, request.method)
         exchange = Exchange(
             interface=interface,
             operation=meta.get("operation", "?"),
@@ -396,9 +391,7 @@ class Session:
             status=status,
             request_headers=r.headers(request.headers.multi_items()),
             request_body=r.body(
-                request.content,
-                request.headers.get("content-type"),
-                document=is_sent_document(interface, request.method),
+                request.content, request.headers.get("content-type"), document=sent
             ),
             response_headers=r.headers(answer_headers, document=answered),
             response_body=r.body(answer_body, answer_type, document=answered),
@@ -422,30 +415,6 @@ class Session:
                 call_ids.append(call_id)
 
 
-def _closed() -> WorkbenchError:
-    return WorkbenchError(
-        "This workbench is closed (w.close(), or the end of its `with` block), so it makes no "
-        "more calls. Connect again: w = workbench.connect(...)."
-    )
-
-
 def _stamp(request: httpx.Request) -> None:
     meta = request.extensions.setdefault(_EXT, {})
     meta["t0"], meta["started_at"] = time.perf_counter(), datetime.now(UTC)
-
-
-def _given_up(deadline: Deadline, what: str, *, reached: bool) -> TransportError:
-    """The error of a call given up at its deadline (``reached``: a send that may have landed)."""
-    scope = "this call" if deadline.setting == CALL_DEADLINE else "the pull"
-    message = (
-        f"{what} within the {deadline.seconds:g} s allowed for {scope} ({deadline.setting}), "
-        "retries included; it was given up."
-    )
-    if reached:
-        message += (
-            " The partner may or may not have processed the send: it was not resent. "
-            "Check the pending list before sending again."
-        )
-    else:
-        message += f" Try again later, or raise {deadline.setting} if the partner is slow."
-    return TransportError(message, may_have_reached=reached)
