@@ -1,14 +1,10 @@
 """What a partner's answer means: its safe JSON, its shape, or the typed error for its status.
 
-:func:`loads` refuses what Python's ``json`` lets through and something later breaks on:
-``NaN``/``Infinity`` and floats that overflow (SQLite's ``json_extract`` cannot read them), lone
-surrogates (not UTF-8), nesting deeper than :data:`MAX_DEPTH`. Refused, never repaired: a
-repaired id would name another request. The shapes (DESIGN §3): a **list** is an array or an
-object holding exactly one array (anything else is a failed list, never an empty one); a
-**listed request** has a usable ``RequestID`` (any case); a **detail** or a send's echo is an
-object or an array of objects, about the request asked for. Each refusal is an
-``UnreadableAnswer``. RequestIDs are checked before use and percent-encoded into one path
-segment (:func:`request_path`).
+:func:`loads` refuses, never repairs, what ``json`` lets through and later breaks: ``NaN``,
+overflowing floats, lone surrogates, nesting past :data:`MAX_DEPTH`. The shapes (DESIGN §3): a
+**list** is an array or an object holding exactly one; a **listed request** has one usable
+``RequestID`` (any case); a **detail** or a send's echo is an object or an array of objects,
+about the request asked for. Each refusal is an ``UnreadableAnswer``.
 
 >>> list_items({"requests": [{"RequestID": "A1"}]}, operation="x")
 [{'RequestID': 'A1'}]
@@ -45,9 +41,7 @@ from workbench.spec import UNKNOWN_REQUEST_ID, UNKNOWN_TRANSCRIPT_ID
 MAX_DEPTH = 64  # partner answers are three or four levels deep
 MAX_ID_LENGTH = 128
 BODY_IN_ERRORS = 2000
-# How much of an error answer is masked before it is cut to what a message shows: well past
-# the cut, so that no secret straddles it, and a huge error page costs no more than a small one.
-MASKED_BEFORE_CUT = 16 * 1024
+MASKED_BEFORE_CUT = 16 * 1024  # masked before the cut: no secret straddles it
 REQUEST_ID = "RequestID"
 _ESCAPED_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")
 _UNKNOWN_ID = {UNKNOWN_REQUEST_ID, UNKNOWN_TRANSCRIPT_ID}
@@ -121,7 +115,7 @@ def answer_value(
 
 
 def unauthorized(profile: Profile, role: str, said: str) -> str:
-    """What a 401 that survived a token renewal means, naming the settings where they are set."""
+    """What a 401 that survived a token renewal means, naming where the settings are set."""
     settings = profile.role(role)
     if settings.grant == "static":
         return (
@@ -139,8 +133,7 @@ def unauthorized(profile: Profile, role: str, said: str) -> str:
 
 
 def message(response: httpx.Response, redactor: Redactor) -> str:
-    """The partner's own words: ``Message`` (spec §7), an OAuth description, or the text;
-    masked before it is cut, so no part of a secret survives the cut."""
+    """The partner's own words: ``Message`` (spec §7), an OAuth description, or the text."""
     try:
         data = loads(response.content)
     except ValueError:
@@ -169,12 +162,7 @@ def normal(text: str) -> str:
 
 
 def loads(content: bytes | str) -> Any:
-    """Partner JSON decoded strictly; ``ValueError`` saying what is wrong with it.
-
-    >>> loads(b"[1, NaN]")
-    Traceback (most recent call last):
-    ValueError: NaN, which is not JSON
-    """
+    """Partner JSON decoded strictly; ``ValueError`` saying what is wrong with it."""
     data = content.encode("utf-8", "surrogatepass") if isinstance(content, str) else content
     try:
         text = data.decode("utf-8-sig")  # strict: raw surrogates or junk bytes are refused
@@ -188,23 +176,18 @@ def loads(content: bytes | str) -> Any:
         raise
     except ValueError:  # JSONDecodeError, or an integer of more than 4300 digits
         raise ValueError("a body that is not JSON") from None
-    surrogates = _ESCAPED_SURROGATE.search(data) is not None
-    stack: list[tuple[Any, int]] = [([value], 0)]
-    while stack:  # nesting, and lone surrogates when the text escapes any
+    stack: list[tuple[Any, int]] = [(value, 1)] if isinstance(value, dict | list) else []
+    while stack:
         node, depth = stack.pop()
         if depth > MAX_DEPTH:
             raise ValueError(f"JSON nested deeper than {MAX_DEPTH} levels")
-        children = [*node, *node.values()] if isinstance(node, dict) else node
-        for child in children:
-            if isinstance(child, dict | list):
-                stack.append((child, depth + 1))
-            elif surrogates and isinstance(child, str):
-                try:
-                    child.encode("utf-8")
-                except UnicodeEncodeError:
-                    raise ValueError(
-                        "a lone surrogate (\\ud800-\\udfff), which is not text"
-                    ) from None
+        children = node.values() if isinstance(node, dict) else node
+        stack += [(c, depth + 1) for c in children if isinstance(c, dict | list)]
+    if _ESCAPED_SURROGATE.search(data):  # a key or a value may hold a lone one
+        try:
+            json.dumps(value, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            raise ValueError("a lone surrogate (\\ud800-\\udfff), which is not text") from None
     return value
 
 

@@ -1,11 +1,10 @@
 """What an answer may cost: a deadline per call, a size cap per answer, retries within them.
 
 :class:`Transport` is an ``httpx.BaseTransport`` over an ``httpcore.ConnectionPool`` whose
-network backend shortens every connect, read and write to what is left of the call's deadline
-(an answer trickled byte by byte, or header lines sent forever, end at it), and which reads
-each answer decoded a layer and 64 KiB at a time up to the cap (a gzip bomb, even inside
-another, never inflates past it). Reads retry 429, 5xx and dropped connections; a POST only
-when nothing was sent; no retry, nor its wait, passes the deadline (:func:`pause`).
+network backend ends every connect, read and write at the call's deadline (a trickled answer,
+header lines sent forever), and which reads each answer decoded a layer and 64 KiB at a time
+up to the cap (a gzip bomb, even inside another, never inflates past it). Reads retry 429,
+5xx and dropped connections, a POST only when nothing was sent, within the deadline.
 
 >>> import gzip
 >>> read_capped([gzip.compress(b"[]")], ["gzip"], limit=10)
@@ -56,9 +55,8 @@ Clock = Callable[[], Deadline | None]  # the deadline of the call running on thi
 
 
 class Transport(httpx.BaseTransport):
-    """httpcore's pool, its every wait ended at the call's deadline, each answer read whole,
-    decoded, up to ``max_bytes`` (past it: empty, and the ``TOO_LARGE`` extension set; a body
-    that does not match its Content-Encoding: empty, ``UNDECODABLE`` says why)."""
+    """httpcore's pool, its every wait ended at the call's deadline, each answer read whole and
+    decoded up to ``max_bytes`` (past it, or undecodable: empty, and an extension says why)."""
 
     def __init__(self, *, connections: int, max_bytes: int, deadline: Clock) -> None:
         self.max_bytes = max_bytes
@@ -83,12 +81,10 @@ class Transport(httpx.BaseTransport):
         extensions: dict[str, Any] = {}
         try:
             answer = self._pool.handle_request(core)
+            headers = httpx.Headers(answer.headers)
+            extensions[SENT_HEADERS] = headers.multi_items()
             try:
-                codings = [
-                    v.decode("latin-1")
-                    for k, v in answer.headers
-                    if k.lower() == b"content-encoding"
-                ]
+                codings = headers.get_list("content-encoding")
                 body = read_capped(answer.iter_stream(), codings, limit=self.max_bytes)
             except AnswerTooLarge:
                 body, extensions[TOO_LARGE] = b"", True
@@ -98,18 +94,13 @@ class Transport(httpx.BaseTransport):
                 answer.close()
         except _CORE_ERRORS as exc:
             raise getattr(httpx, type(exc).__name__, httpx.TransportError)(str(exc)) from exc
-        sent = [(k.decode("latin-1").lower(), v.decode("latin-1")) for k, v in answer.headers]
-        # The body is decoded: its headers must not have httpx decode it again.
-        headers = [
-            (k, v)
-            for k, v in answer.headers
-            if k.lower() not in (b"content-encoding", b"content-length")
-        ]
+        for name in ("content-encoding", "content-length"):  # the body is decoded already
+            headers.pop(name, None)
         return httpx.Response(
             answer.status,
             headers=headers,
             content=body,
-            extensions={**answer.extensions, **extensions, SENT_HEADERS: sent},
+            extensions={**answer.extensions, **extensions},
         )
 
     def close(self) -> None:

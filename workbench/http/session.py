@@ -3,10 +3,6 @@
 Every HTTP exchange, token requests and retries included, goes to the recorders as an
 :class:`Exchange`, masked (:mod:`workbench.http.masking`); every call has a deadline and every
 answer a size cap (:mod:`workbench.http.limits`).
-
->>> answer = Session(load_profile()).call("supplier", "GET", SUPPLIER_PENDING_PATH,
-...                                       operation="supplier.pending")  # doctest: +SKIP
->>> answer.value, answer.call_id  # the decoded JSON, and its id in the store
 """
 
 from __future__ import annotations
