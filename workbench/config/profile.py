@@ -1,8 +1,4 @@
-"""A profile: where the partner is, which credentials each interface uses, how patient to be.
-
-Profiles are read by :func:`workbench.config.load.load_profile`; a secret is a :class:`Secret`,
-masked wherever it is shown.
-"""
+"""A profile: where the partner is, which credentials each interface uses, how patient to be."""
 
 from __future__ import annotations
 
@@ -62,7 +58,7 @@ class Secret:
 @dataclass(frozen=True)
 class RoleSettings:
     """How one interface or exchange role is reached and logs in; ``sources`` says where each
-    setting came from (a variable, or a key of the file), for messages."""
+    setting came from, for messages."""
 
     role: str
     grant: str  # "password", "client_credentials" or "static"
@@ -113,8 +109,8 @@ class SmtpSettings:
 
 @dataclass(frozen=True)
 class Profile:
-    """Everything a session needs; its ``repr`` shows no secret. The tuning defaults are the
-    declared ones (:mod:`workbench.config.settings`)."""
+    """Everything a session needs; its ``repr`` shows no secret. Tuning defaults as declared in
+    :mod:`workbench.config.settings`."""
 
     name: str
     origin: str
@@ -166,8 +162,8 @@ class Profile:
         return {role: why for role in ROLES if role not in self.interfaces}
 
     def check_interfaces(self) -> None:
-        """``ConfigError`` naming every setting still missing for the interfaces it uses (or
-        saying it uses none): what a pull checks before it creates or writes anything."""
+        """``ConfigError`` naming every setting missing for the interfaces it uses, or saying it
+        uses none."""
         if not self.interfaces:
             raise ConfigError(
                 f"Profile {self.name!r} has credentials for no interface: set the variables of "
@@ -191,8 +187,8 @@ class Profile:
         return ", ".join(urls) or "no partner URL set"
 
     def identity(self) -> dict[str, str]:
-        """Whom this profile talks to, as a store records it: its name, and per side it uses
-        (gateway, exchange) the base and login URLs, normalised (``embedded-sandbox``)."""
+        """Whom this profile talks to, as a store records it: its name, and per side (gateway,
+        exchange) the base and login URLs, normalised."""
         found = {"partner_profile": self.name}
         for side, gateway in (("gateway", True), ("exchange", False)):
             used = [self.roles[r] for r in self.interfaces
@@ -218,8 +214,8 @@ def with_overrides(profile: Profile, **changes: Any) -> Profile:
 
 
 def number(raw: Any, where: str, setting: Setting, default: Any = None) -> Any:
-    """``raw`` as a finite number (or yes/no) of the setting's kind within its limits (None:
-    its default), else a ``ConfigError`` naming ``where`` it was set."""
+    """``raw`` as a finite number (or yes/no) of the setting's kind within its limits (None: its
+    default), else a ``ConfigError`` naming ``where``."""
     if raw is None:
         return setting.default if default is None else default
     kind = setting.kind
@@ -248,8 +244,7 @@ def parse_bool(text: str) -> bool:
 
 
 def normal_url(url: str) -> str:
-    """``url`` as stores compare it: scheme and host lower-cased, a default port and a trailing
-    slash dropped; others as given.
+    """``url`` as stores compare it: scheme and host lower case, no default port nor final slash.
 
     >>> normal_url("HTTPS://Etms.OCAS.ca:443/api/")
     'https://etms.ocas.ca/api'
@@ -302,13 +297,13 @@ def check_timezone(name: Any, where: str = "--tz") -> str:
 
 @functools.cache
 def _zone_names() -> frozenset[str]:
-    """The IANA zones this machine knows, less files of the database that name no place."""
+    """The IANA zones this machine knows, less files that name no place."""
     return frozenset(available_timezones()) - {"localtime", "Factory", "posixrules"}
 
 
 def smtp_settings(lookup: Callable[[Setting], tuple[Any, str]]) -> SmtpSettings:
-    """The profile's mail server, checked: ``tls`` one of its choices, ``port`` 1-65535, a
-    password only with a user name (and the reverse), no password in clear over a network."""
+    """The profile's mail server, checked: a password only with a user name (and the reverse),
+    never in clear over a network."""
     value = {k: lookup(smtp_setting(k)) for k in ("host", "tls", "username", "from", "password")}
     tls = str(value["tls"][0] or "starttls").strip().lower()
     if tls not in SMTP_TLS:

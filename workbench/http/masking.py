@@ -154,13 +154,13 @@ class Redactor:
             return text
         pattern = self._pattern
         if pattern is not None and pattern.search(text):
-            masked = self._json_text(text)
+            masked = self._json(text, by_value=True)
             if masked is not None:
                 return masked
             text = pattern.sub(MASK, text)
         text = _JWT.sub(MASK, text)
         text = _BEARER.sub(lambda m: m.group(1) + MASK, text)
-        return _fields(text)
+        return self._fields(text)
 
     def document(self, text: _Text) -> _Text:
         """A document as written, but for echoes of long secrets and tokens, and JWTs."""
@@ -173,7 +173,7 @@ class Redactor:
     def stored(self, text: str) -> str:
         """A text of ours made of what the store holds (a bundle's README): as :meth:`document`
         keeps it, with fields named as secrets masked too."""
-        return _fields(self.document(text)) if text else text
+        return self._fields(self.document(text)) if text else text
 
     def answer(self, text: _Text, *, document: bool) -> _Text:
         """:meth:`document` or :meth:`text`."""
@@ -233,31 +233,42 @@ class Redactor:
             text = _form(text)
         return self.text(text)
 
-    def _json_text(self, text: str) -> str | None:
-        """A JSON document masked value by value; None when ``text`` is not JSON."""
+    def _json(self, text: str, *, by_value: bool) -> str | None:
+        """JSON ``text`` with sensitive fields masked (``by_value``: every value too); None when
+        ``text`` is not JSON."""
         if not text.lstrip().startswith(("{", "[")):
             return None
         try:
             decoded = json.loads(text)
         except ValueError:
             return None
-        return json.dumps(self._masked(decoded), ensure_ascii=False)
+        masked = self._masked(decoded, by_value=by_value)
+        return text if masked == decoded else json.dumps(masked, ensure_ascii=False)
 
-    def _masked(self, value: Any) -> Any:
-        if isinstance(value, str):
-            return self.text(value)
+    def _fields(self, text: str) -> str:
+        """Sensitive fields of a JSON document, or a form, inside ``text`` masked by position."""
+        masked = self._json(text, by_value=False)
+        if masked is not None:
+            return masked
+        text = _FORM_FIELD.sub(lambda m: m.group(1) + MASK, text)
+        # JSON that does not parse (cut, embedded): "field": "value" pairs by shape.
+        return _JSON_PAIR.sub(lambda m: m.group(1) + '"' + MASK + '"', text)
+
+    def _masked(self, value: Any, *, by_value: bool = True) -> Any:
         if isinstance(value, Mapping):
             return {
-                (self.text(k) if isinstance(k, str) else k): MASK
+                (self.text(k) if by_value and isinstance(k, str) else k): MASK
                 if is_sensitive(k)
-                else self._masked(v)
+                else self._masked(v, by_value=by_value)
                 for k, v in value.items()
             }
         if isinstance(value, list | tuple):
-            return [self._masked(v) for v in value]
-        if value is None or isinstance(value, bool):
+            return [self._masked(v, by_value=by_value) for v in value]
+        if isinstance(value, str) and by_value:
+            return self.text(value)
+        # A number shorter than 8 is far likelier a count than an echo of a secret.
+        if not by_value or value is None or isinstance(value, bool | str):
             return value
-        # A shorter number is far likelier a count than an echo of a secret.
         shown = str(value)
         if len(shown) < WHOLE_WORD_BELOW:
             return value
@@ -273,29 +284,6 @@ def is_sensitive(name: object) -> bool:
 def _form(query: str) -> str:
     pairs = parse_qsl(query, keep_blank_values=True)
     return urlencode([(k, MASK if is_sensitive(k) else v) for k, v in pairs], safe="[]")
-
-
-def _fields(text: str) -> str:
-    """Sensitive fields of a JSON document, or a form, inside ``text`` masked by position."""
-    if text.lstrip().startswith(("{", "[")):
-        try:
-            decoded = json.loads(text)
-        except ValueError:
-            decoded = None
-        if decoded is not None:
-            masked = _masked_fields(decoded)
-            return text if masked == decoded else json.dumps(masked, ensure_ascii=False)
-    text = _FORM_FIELD.sub(lambda m: m.group(1) + MASK, text)
-    # JSON that does not parse (cut, embedded): "field": "value" pairs by shape.
-    return _JSON_PAIR.sub(lambda m: m.group(1) + '"' + MASK + '"', text)
-
-
-def _masked_fields(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: MASK if is_sensitive(k) else _masked_fields(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_masked_fields(v) for v in value]
-    return value
 
 
 # C0 and C1 controls, DEL, and the bidirectional formatting characters (an id shown reversed).
