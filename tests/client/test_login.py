@@ -15,7 +15,7 @@ import pytest
 import workbench as wb
 from workbench.cli.doctor import passed, run_checks
 from workbench.config import RoleSettings, Secret
-from workbench.http.auth import OAuthGrant, TokenCache
+from workbench.http.auth import BearerAuth, TokenCache
 
 
 def _login_forms(exchanges) -> list[dict[str, str]]:
@@ -77,7 +77,7 @@ def test_a_refused_login_names_where_the_credentials_came_from(
         u.consumer.pending_transcripts()
 
 
-def _grant(answer: dict[str, object], lifetime: float = 1200.0) -> OAuthGrant:
+def _grant(answer: dict[str, object], lifetime: float = 1200.0) -> BearerAuth:
     def post_form(url: str, form: dict[str, str]) -> httpx.Response:
         return httpx.Response(200, json=answer, request=httpx.Request("POST", url))
 
@@ -85,7 +85,7 @@ def _grant(answer: dict[str, object], lifetime: float = 1200.0) -> OAuthGrant:
         role="supplier", grant="password", login="etms", username="Partner\\u",
         password=Secret("p"), token_url="https://x.example/api/auth/login",
     )  # fmt: skip
-    return OAuthGrant(settings, cache=TokenCache(), post_form=post_form, lifetime=lifetime)
+    return BearerAuth(settings, cache=TokenCache(), post_form=post_form, lifetime=lifetime)
 
 
 def test_a_token_lives_as_long_as_its_answer_says_else_as_configured() -> None:

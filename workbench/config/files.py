@@ -19,9 +19,9 @@ MAX_LINE_CHARACTERS = 4096  # a longer line is a nesting made to be slow, never 
 def find_config(
     config_path: str | os.PathLike[str] | None, env: Mapping[str, str]
 ) -> tuple[Path | None, list[Path]]:
-    """The profiles file to read (None: there is none) and the places looked at: the one
-    named (``--config``, ``WORKBENCH_CONFIG``), else the first ``workbench.toml`` in the
-    working folder, ``WORKBENCH_HOME``, then the user's config folder."""
+    """The profiles file (None: there is none) and the places looked at: ``--config``,
+    ``WORKBENCH_CONFIG``, else the first ``workbench.toml`` in the working folder,
+    ``WORKBENCH_HOME``, then the user's config folder."""
     home = workbench_home(env)
     explicit = config_path or env.get("WORKBENCH_CONFIG")
     if explicit:
@@ -43,8 +43,7 @@ def find_config(
 
 
 def workbench_home(env: Mapping[str, str]) -> Path | None:
-    """``WORKBENCH_HOME``, absolute; ``ConfigError`` when it is set but no folder (a mistyped
-    home must not leave a job to the sandbox in a folder of its own)."""
+    """``WORKBENCH_HOME``, absolute; ``ConfigError`` when it is set but no folder."""
     value = env.get("WORKBENCH_HOME")
     if not value:
         return None
@@ -55,9 +54,8 @@ def workbench_home(env: Mapping[str, str]) -> Path | None:
 
 
 def _present(path: Path) -> bool:
-    """Whether ``path`` is there: a file, or a link to one. A link to nothing, or a folder
-    that cannot be searched, is a ``ConfigError``: either would silently skip the user's
-    profiles."""
+    """Whether ``path`` is there; ``ConfigError`` for a link to nothing or a folder that cannot
+    be searched (either would silently skip the user's profiles)."""
     try:
         if path.exists():
             return True
@@ -72,9 +70,8 @@ def _present(path: Path) -> bool:
 
 
 def _check_owner(path: Path, info: os.stat_result) -> None:
-    """Refuse a profiles file another user could have written: it says where credentials are
-    sent (a token_url of theirs would receive the passwords), so, as ssh does with its keys,
-    only the user's own file (or root's), writable by nobody else, is read."""
+    """Refuse a profiles file another user could have written: it says where credentials go,
+    so, as ssh does with its keys, only the user's own (or root's), writable by nobody else."""
     if os.name != "posix":
         return
     theirs = info.st_uid not in (os.getuid(), 0)
@@ -88,8 +85,7 @@ def _check_owner(path: Path, info: os.stat_result) -> None:
 
 
 def read_config(path: Path) -> dict[str, Any]:
-    """The TOML at ``path``; ``ConfigError`` unless it is a regular file of at most
-    :data:`MAX_CONFIG_BYTES` (a folder, a FIFO or a device is never opened)."""
+    """The TOML at ``path``; ``ConfigError`` unless it is a regular file, not too large."""
     try:
         info = path.stat()
         if not stat.S_ISREG(info.st_mode):

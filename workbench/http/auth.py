@@ -12,7 +12,6 @@ import time
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from email.utils import parsedate_to_datetime
 from typing import Any
 
 import httpx
@@ -20,6 +19,7 @@ import jwt
 
 from workbench.config import RoleSettings
 from workbench.errors import AuthError, PartnerError, WorkbenchError
+from workbench.http.limits import seconds_until
 
 DEFAULT_LIFETIME = 3600.0  # spec §8: a token lives an hour when its login says nothing
 _MARGIN_SHARE = 0.1  # renew with this share of a short token's life left, at the latest
@@ -74,57 +74,12 @@ class TokenCache:
 
 
 class BearerAuth(httpx.Auth):
-    """Adds a bearer token; on a 401, renews once (when it can) and retries once."""
-
-    grant = "bearer"
-    renewable = True
-
-    def __init__(self, *, role: str) -> None:
-        self.role = role
-
-    def token(self, *, force: bool = False) -> Token:
-        raise NotImplementedError
-
-    def invalidate(self, token: Token) -> None:
-        """Drop ``token`` so that the next call renews it."""
-
-    def describe(self) -> dict[str, Any]:
-        """What the provider is, for ``workbench doctor``; never the token itself."""
-        return {"role": self.role, "grant": self.grant}
-
-    def sync_auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response]:
-        token = self.token()
-        request.headers["Authorization"] = f"Bearer {token.value}"
-        response = yield request
-        if response.status_code == 401 and self.renewable:
-            self.invalidate(token)
-            request.headers["Authorization"] = f"Bearer {self.token().value}"
-            yield request
-
-
-class StaticToken(BearerAuth):
-    """A token given by the operator (``WORKBENCH_SUPPLIER_TOKEN``); it cannot be renewed."""
-
-    grant, renewable = "static", False
-
-    def __init__(self, settings: RoleSettings) -> None:
-        super().__init__(role=settings.role)
-        assert settings.token is not None
-        value = settings.token.reveal()
-        left, scope = _claims(value)
-        lifetime = left if left is not None else float("inf")
-        self._token = Token(value, scope, lifetime, float("inf"), datetime.now(UTC))
-
-    def token(self, *, force: bool = False) -> Token:
-        return self._token
-
-
-class OAuthGrant(BearerAuth):
-    """Tokens from a login address, cached and renewed: the password grant (spec §4.1: the
-    international interface; OCAS' eTMS login, whose ``login="etms"`` spells its fields
-    ``Username`` and ``Password`` and sends no client id) or client credentials. A token lives
-    as its answer's ``expires_in``, else its ``.expires`` date, else its JWT ``exp``, else
-    ``lifetime``."""
+    """A role's bearer token: a static one as given (it cannot be renewed), or one from a login
+    address, cached and renewed: the password grant (spec §4.1: the international interface;
+    OCAS' eTMS login, ``login="etms"``, spells its fields ``Username`` and ``Password`` and sends
+    no client id) or client credentials. A token lives as its answer's ``expires_in``, else its
+    ``.expires`` date, else its JWT ``exp``, else ``lifetime``. On a 401, renews once (when it
+    can) and retries once."""
 
     def __init__(
         self,
@@ -137,16 +92,38 @@ class OAuthGrant(BearerAuth):
         on_token: Callable[[str], None] = lambda token: None,
         redact: Callable[[str], str] = lambda text: text,
     ) -> None:
-        super().__init__(role=settings.role)
-        assert settings.token_url is not None
-        self.settings, self.grant, self.token_url = settings, settings.grant, settings.token_url
-        self.client_id, self.scope = settings.client_id, settings.scope
+        self.settings, self.role, self.grant = settings, settings.role, settings.grant
+        self.token_url, self.client_id, self.scope = (
+            settings.token_url or "", settings.client_id, settings.scope
+        )  # fmt: skip
         self._cache, self._post_form = cache, post_form
         self._margin, self._lifetime = margin, lifetime
         self._on_token, self._redact = on_token, redact
         # Two users of one client must not share a token.
         user = (settings.username or "",) if self.grant == "password" else ()
         self.key = (self.token_url, self.client_id or "", self.grant, self.scope or "", *user)
+        self._static: Token | None = None
+        if settings.token is not None:
+            value = settings.token.reveal()
+            left, scope = _claims(value)
+            life = left if left is not None else float("inf")
+            self._static = Token(value, scope, life, float("inf"), datetime.now(UTC))
+
+    def sync_auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response]:
+        token = self.token()
+        request.headers["Authorization"] = f"Bearer {token.value}"
+        response = yield request
+        if response.status_code == 401 and self._static is None:
+            self._cache.discard(self.key, token)
+            request.headers["Authorization"] = f"Bearer {self.token().value}"
+            yield request
+
+    def describe(self) -> dict[str, Any]:
+        """What the provider is, for ``workbench doctor``; never the token itself."""
+        if self._static is not None:
+            return {"role": self.role, "grant": self.grant}
+        return {"role": self.role, "grant": self.grant, "client_id": self.client_id,
+                "scope": self.scope}  # fmt: skip
 
     def form(self) -> dict[str, str]:
         s = self.settings
@@ -159,10 +136,9 @@ class OAuthGrant(BearerAuth):
             form |= dict(zip(names, (s.username, s.password.reveal()), strict=True))
         return form
 
-    def describe(self) -> dict[str, Any]:
-        return {**super().describe(), "client_id": self.client_id, "scope": self.scope}
-
     def token(self, *, force: bool = False) -> Token:
+        if self._static is not None:
+            return self._static
         token = self._cache.get(self.key)
         if token is not None and token.fresh() and not force:
             return token
@@ -174,9 +150,6 @@ class OAuthGrant(BearerAuth):
             token = self._fetch()
             self._cache.put(self.key, token)
             return token
-
-    def invalidate(self, token: Token) -> None:
-        self._cache.discard(self.key, token)
 
     def _fetch(self) -> Token:
         response = self._post_form(self.token_url, self.form())
@@ -252,26 +225,11 @@ def _lifetime(body: dict[str, Any], token: str, default: float) -> float:
     try:
         lifetime: float | None = float(body.get("expires_in"))  # type: ignore[arg-type]
     except (TypeError, ValueError):
-        lifetime = _until(body.get(".expires"))
+        lifetime = seconds_until(body.get(".expires"))
     from_claims, _ = _claims(token)
     if lifetime is None or not 0 < lifetime < float("inf"):
         return from_claims if from_claims is not None and from_claims > 0 else default
     return from_claims if from_claims is not None and 0 < from_claims < lifetime else lifetime
-
-
-def _until(expires: Any) -> float | None:
-    """Seconds from now until an HTTP date or an ISO 8601 time; None when it is neither."""
-    if not isinstance(expires, str):
-        return None
-    try:
-        when = parsedate_to_datetime(expires)
-    except (TypeError, ValueError):
-        try:
-            when = datetime.fromisoformat(expires.replace("Z", "+00:00"))
-        except ValueError:
-            return None
-    when = when if when.tzinfo else when.replace(tzinfo=UTC)
-    return (when - datetime.now(UTC)).total_seconds()
 
 
 def _claims(token: str) -> tuple[float | None, str | None]:

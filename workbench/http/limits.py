@@ -240,11 +240,20 @@ def retry_after(value: str | None) -> float | None:
     3.0
     """
     value = (value or "").strip()
-    if value.isdigit():
-        return float(value)
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
+    left = float(value) if value.isdigit() else seconds_until(value)
+    return None if left is None else max(0.0, left)
+
+
+def seconds_until(when: Any) -> float | None:
+    """Seconds from now (negative: past) until an HTTP date or an ISO 8601 time, else None."""
+    if not isinstance(when, str):
         return None
-    when = when if when.tzinfo else when.replace(tzinfo=UTC)
-    return max(0.0, (when - datetime.now(UTC)).total_seconds())
+    try:
+        moment = email.utils.parsedate_to_datetime(when)
+    except (TypeError, ValueError):
+        try:
+            moment = datetime.fromisoformat(when.replace("Z", "+00:00"))
+        except ValueError:
+            return None
+    moment = moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+    return (moment - datetime.now(UTC)).total_seconds()

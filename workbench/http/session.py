@@ -19,10 +19,10 @@ from typing import Any
 import httpx
 
 from workbench._version import __version__
-from workbench.config import Profile, RoleSettings
+from workbench.config import Profile
 from workbench.errors import TransportError, UnreadableAnswer, WorkbenchError
 from workbench.http.answers import answer_value
-from workbench.http.auth import BearerAuth, OAuthGrant, StaticToken, TokenCache
+from workbench.http.auth import BearerAuth, TokenCache
 from workbench.http.limits import (
     ACCEPT_ENCODING,
     NOT_SENT,
@@ -71,8 +71,8 @@ Recorder = Callable[[Exchange], Any]  # may return an id for what it stored (Ans
 
 @dataclass(frozen=True)
 class Answer:
-    """One call's decoded JSON (``None`` for an ``empty`` 400) and the id its recorders gave
-    its last exchange (a failure carries it as ``call_id`` too)."""
+    """One call's decoded JSON (``None`` for an ``empty`` 400) and its last exchange's id in
+    the store (a failure carries it as ``call_id`` too)."""
 
     value: Any
     call_id: Any
@@ -115,7 +115,15 @@ class Session:
                 headers = {"Accept": "application/json"}
                 if settings.subscription_key is not None:
                     headers[SUBSCRIPTION_KEY_HEADER] = settings.subscription_key.reveal()
-                self._auths[role] = auth = self._new_auth(settings)
+                self._auths[role] = auth = BearerAuth(
+                    settings,
+                    cache=self.tokens,
+                    post_form=self.post_form,
+                    margin=self.profile.token_margin,
+                    lifetime=self.profile.token_lifetime,
+                    on_token=self.redactor.add,
+                    redact=self.redactor.text,
+                )
                 self._clients[role] = self._new_client(
                     base_url=settings.base_url or "", headers=headers, auth=auth
                 )
@@ -155,19 +163,6 @@ class Session:
             event_hooks={"request": [_stamp], "response": [self._on_response]},
         )
 
-    def _new_auth(self, settings: RoleSettings) -> BearerAuth:
-        if settings.grant == "static":
-            return StaticToken(settings)
-        return OAuthGrant(
-            settings,
-            cache=self.tokens,
-            post_form=self.post_form,
-            margin=self.profile.token_margin,
-            lifetime=self.profile.token_lifetime,
-            on_token=self.redactor.add,
-            redact=self.redactor.text,
-        )
-
     def call(
         self,
         role: str,
@@ -183,9 +178,8 @@ class Session:
         """Send one partner operation; its :class:`Answer`, or the typed error of its answer.
 
         ``empty``: the 400 messages that mean "nothing to list" (spec §7); ``subject`` names
-        what the call is about in messages. ``reached`` is told the role once the answer proves
-        the partner is at that address: a 2xx with JSON, or an ``empty`` 400 (any web server
-        answers a 401, a 404 or an HTML page).
+        what the call is about. ``reached`` hears of a 2xx with JSON or an ``empty`` 400: only
+        the partner answers so (any web server answers a 401, a 404 or an HTML page).
         """
         call_ids: list[Any] = [None]  # what the recorders return, token requests included
         self._local.call_ids = call_ids
@@ -294,8 +288,7 @@ class Session:
         attempts: int,
         idempotent: bool,
     ) -> TransportError:
-        """The network failed, or the deadline passed: say whether a send may have reached the
-        partner."""
+        """The error of a network failure or a passed deadline: may a send have reached them?"""
         meta = request.extensions[_EXT]
         operation, where = meta["operation"], self.redactor.url(str(request.url))
         reached = exc is not None and not isinstance(exc, NOT_SENT)
@@ -329,8 +322,7 @@ class Session:
         return getattr(self._local, "deadline", None)
 
     def _on_response(self, response: httpx.Response) -> None:
-        """Record the answer (read whole by the transport), and fail one over the size cap
-        (``TransportError``) or a 2xx that cannot be decoded (``UnreadableAnswer``)."""
+        """Record the answer; fail one over the size cap, or a 2xx that cannot be decoded."""
         request = response.request
         meta = request.extensions.get(_EXT, {})
         what = f"{meta.get('operation', '?')}: the {meta.get('interface', '?')} interface"
