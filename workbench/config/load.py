@@ -345,7 +345,7 @@ def _role(s: _Settings, role: str) -> RoleSettings:
     settings = RoleSettings(
         role=role, grant=grant, login=login, base_url=base_url, auth_url=auth_url,
         token_url=token_url, scope=None if scope is None else str(scope), subscription_key=key,
-        configured=s.has_credentials(role), client_id=text_of(found["client_id"]),
+        client_id=text_of(found["client_id"]),
         client_secret=found["client_secret"], username=text_of(found["username"]),
         password=found["password"], token=found["token"], sources=sources,
     )  # fmt: skip

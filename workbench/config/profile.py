@@ -73,7 +73,6 @@ class RoleSettings:
     scope: str | None = None
     token: Secret | None = None
     subscription_key: Secret | None = None
-    configured: bool = False
     missing: tuple[str, ...] = ()
     sources: Mapping[str, str] = field(default_factory=dict)
 

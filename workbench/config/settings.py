@@ -1,9 +1,8 @@
 """Every setting a profile takes, declared once.
 
-A setting's variable is ``WORKBENCH_`` + its section + its key, upper-cased
-(``[profiles.prod.supplier] client_id`` is ``WORKBENCH_SUPPLIER_CLIENT_ID``); a secret is named
-in the file by the variable that holds it (``client_secret_env = "PROD_SUPPLIER_SECRET"``).
-``scripts/configuration_docs.py`` writes docs/configuration.md from them.
+A setting's variable is ``WORKBENCH_`` + its section + its key (``[profiles.prod.supplier]
+client_id`` is ``WORKBENCH_SUPPLIER_CLIENT_ID``); the file names the variable holding a secret
+(``client_secret_env = "PROD_SUPPLIER_SECRET"``). ``scripts/configuration_docs.py`` documents them.
 """
 
 from __future__ import annotations

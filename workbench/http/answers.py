@@ -153,11 +153,7 @@ def _body(response: httpx.Response, redactor: Redactor) -> str:
 
 
 def normal(text: str) -> str:
-    """A message as compared: trimmed, no final period, case-folded.
-
-    >>> normal("No transcripts found.") == normal("no transcripts found")
-    True
-    """
+    """A message as compared: trimmed, no final period, case-folded."""
     return text.strip().rstrip(".").strip().casefold()
 
 
@@ -362,12 +358,8 @@ def guid_key(text: str) -> str | None:
 
 def resolve_id(typed: str, known: Iterable[str]) -> str:
     """The one spelling among ``known`` of ``typed``, a hex GUID with or without dashes, in any
-    case; else ``typed``. ``InvalidParameter`` when ``known`` spells it in several ways and
-    ``typed`` is none of them.
-
-    >>> resolve_id("7C1D0B52-0000-4000-8000-00000000000A", ["7c1d0b5200004000800000000000000a"])
-    '7c1d0b5200004000800000000000000a'
-    """
+    case; else ``typed``. ``InvalidParameter`` when ``known`` spells it in several ways, none
+    of them ``typed``."""
     key = guid_key(typed)
     matches = {k for k in known if isinstance(k, str) and guid_key(k) == key} if key else set()
     if len(matches) == 1:

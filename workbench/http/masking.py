@@ -37,20 +37,16 @@ _Text = TypeVar("_Text", str, str | None)
 
 _JWT = re.compile(r"eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*")
 _BEARER = re.compile(r"([Bb]earer\s+)[A-Za-z0-9._~+/=-]{8,}")
-# Every sensitive field name holds one of these; a JSON key may spell a letter as \u0041.
 _FIELD_HINTS = ("token", "secret", "password", "assertion", "subscription")
 _ESCAPED_LETTER = re.compile(r"\\u(?:00[4-7]|212a)")
-# A field's name as compared: lower case, no separators (accessToken, access-token, ...).
 _SENSITIVE_KEYS = frozenset(name.replace("_", "").replace("-", "") for name in SENSITIVE_FIELDS)
-# Each name spelled with "_", "-" or nothing between its words (the regexes are case-blind).
 _SPELLINGS = {name.replace("_", sep) for name in SENSITIVE_FIELDS for sep in ("_", "-", "")}
 _FIELD_NAMES = "|".join(re.escape(name) for name in sorted(_SPELLINGS))
 _FORM_FIELD = re.compile(rf"(?i)((?:^|[&?\s])(?:{_FIELD_NAMES})=)[^&\s]*")
 _JSON_PAIR = re.compile(rf'(?i)("(?:{_FIELD_NAMES})"\s*:\s*)"(?!\[REDACTED\])(?:[^"\\]|\\.)*"')
 
-# Characters no encoder escapes; every other one may be written as itself, a JSON escape
-# (\u002B in either case, \" \/ \n...), an XML reference (&amp; &#39; &#x27;, its "&" itself
-# JSON-escaped or behind a backslash), or percent-encoded (+ for a space).
+# Characters no encoder escapes; any other may be itself, a JSON escape, an XML reference
+# (its "&" maybe JSON-escaped) or percent-encoded (+ for a space).
 _PLAIN = re.compile(r"[A-Za-z0-9_.~-]+")
 _NAMED = {"&": "amp", "<": "lt", ">": "gt", '"': "quot", "'": "apos"}
 _JSON_SHORT = {'"': '"', "\\": "\\", "/": "/", "\b": "b", "\f": "f", "\n": "n", "\r": "r",
