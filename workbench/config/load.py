@@ -24,9 +24,10 @@ from workbench.config.profile import (
     Profile,
     RoleSettings,
     Secret,
+    SmtpSettings,
     check_timezone,
+    is_loopback,
     number,
-    smtp_settings,
     text_of,
 )
 from workbench.config.settings import (
@@ -45,11 +46,13 @@ from workbench.config.settings import (
     TUNING,
     Setting,
     role_setting,
+    smtp_setting,
 )
 from workbench.errors import ConfigError
 from workbench.spec import ETMS_LOGIN_PATH, TOKEN_PATH
 
 _URL_KEYS = ("auth_url", "gateway_url", "exchange_url", "exchange_auth_url")
+_SMTP_PORTS = {"starttls": 587, "ssl": 465, "none": 25}
 _CREDENTIALS = ("client_id", "client_secret", "username", "password", "token")
 
 
@@ -136,7 +139,7 @@ def load_profile(
         config_path=str(path) if path is not None else None,
         interfaces=tuple(used),
         interfaces_named=named is not None,
-        smtp=smtp_settings(s.lookup),
+        smtp=_smtp(s),
         timezone=check_timezone(*s.lookup(SETTINGS["timezone"])),
         send_routes=s.choice(SETTINGS["send_routes"]),
         environment=s.choice(SETTINGS["environment"]),
@@ -402,6 +405,29 @@ def _event_fields(s: _Settings) -> dict[str, str]:
             f"{where} names {', '.join(unknown)}; it maps {', '.join(EVENT_FIELD_NAMES)}."
         )
     return dict(raw)
+
+
+def _smtp(s: _Settings) -> SmtpSettings:
+    """The mail server: a password only with a user name (and the reverse), never in clear."""
+    (host, where), (user, user_at), (password, password_at), (sender, _), (_, tls_at) = (
+        s.lookup(smtp_setting(k)) for k in ("host", "username", "password", "from", "tls")
+    )
+    if (password is None) != (user is None):
+        missing = password_at if password is None else user_at
+        raise ConfigError(
+            f"The mail server's login needs a username and a password: set {missing}."
+        )
+    tls = s.choice(smtp_setting("tls"))
+    if tls == "none" and user is not None and host is not None and not is_loopback(str(host)):
+        raise ConfigError(
+            f"{tls_at} is none, so the mail password would cross the network to {host} in clear: "
+            "set tls to starttls or ssl (or send without a login, or through a relay on this "
+            "machine, such as localhost)."
+        )
+    port = number(*s.lookup(smtp_setting("port")), smtp_setting("port"), _SMTP_PORTS[tls])
+    timeout = number(*s.lookup(smtp_setting("timeout")), smtp_setting("timeout"))
+    return SmtpSettings(text_of(host), port, tls, text_of(user), password, text_of(sender),
+                        timeout, where)  # fmt: skip
 
 
 def _db(s: _Settings, env: Mapping[str, str]) -> str:

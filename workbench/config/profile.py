@@ -6,7 +6,7 @@ import functools
 import ipaddress
 import math
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -16,10 +16,8 @@ from workbench.config.settings import (
     GATEWAY_ROLES,
     ROLES,
     SECTION_OF,
-    SMTP_TLS,
     TUNING,
     Setting,
-    smtp_setting,
 )
 from workbench.errors import ConfigError
 
@@ -29,7 +27,6 @@ EMBEDDED_SANDBOX = "embedded-sandbox"  # a store's record of the sandbox's URLs,
 _WORDS = {"1": True, "true": True, "yes": True, "on": True,
           "0": False, "false": False, "no": False, "off": False}  # fmt: skip
 _DEFAULT_PORTS = {"http": 80, "https": 443}
-_SMTP_PORTS = {"starttls": 587, "ssl": 465, "none": 25}
 
 
 class Secret:
@@ -298,32 +295,6 @@ def check_timezone(name: Any, where: str = "--tz") -> str:
 def _zone_names() -> frozenset[str]:
     """The IANA zones this machine knows, less files that name no place."""
     return frozenset(available_timezones()) - {"localtime", "Factory", "posixrules"}
-
-
-def smtp_settings(lookup: Callable[[Setting], tuple[Any, str]]) -> SmtpSettings:
-    """The profile's mail server, checked: a password only with a user name (and the reverse),
-    never in clear over a network."""
-    value = {k: lookup(smtp_setting(k)) for k in ("host", "tls", "username", "from", "password")}
-    tls = str(value["tls"][0] or "starttls").strip().lower()
-    if tls not in SMTP_TLS:
-        raise ConfigError(f"{value['tls'][1]} must be one of {', '.join(SMTP_TLS)}, got {tls!r}.")
-    port = number(*lookup(smtp_setting("port")), smtp_setting("port"), _SMTP_PORTS[tls])
-    host, username = text_of(value["host"][0]), text_of(value["username"][0])
-    password, password_where = value["password"]
-    if (password is None) != (username is None):
-        missing = password_where if password is None else value["username"][1]
-        raise ConfigError(
-            f"The mail server's login needs a username and a password: set {missing}."
-        )
-    if tls == "none" and username is not None and host is not None and not is_loopback(host):
-        raise ConfigError(
-            f"{value['tls'][1]} is none, so the mail password would cross the network to {host} "
-            "in clear: set tls to starttls or ssl (or send without a login, or through a relay "
-            "on this machine, such as localhost)."
-        )
-    return SmtpSettings(host, port, tls, username, password, text_of(value["from"][0]),
-                        number(*lookup(smtp_setting("timeout")), smtp_setting("timeout")),
-                        value["host"][1])  # fmt: skip
 
 
 def text_of(value: Any) -> str | None:

@@ -1,11 +1,9 @@
 """An event's id, type, time and payload, wherever a partner keeps them (DESIGN §3).
 
 Names are tried in order, in any case: the profile's ``event_fields`` paths, then the event's
-own names (``eventType``) at its top or one level down, then generic ones (``type``) at its
-top or inside an object about the event (:data:`EVENT_HOLDERS`, OCAS' ``eventInfo.action``),
-never in its payload, where ``id`` and ``type`` are the student's: taken for the event's, they
-would merge distinct events into one. A name two keys match (``id`` and ``ID``) counts as
-absent. Nothing is required.
+own names (``eventType``) at its top or one level down, then generic ones (``type``) at its top
+or in an object about the event (``EVENT_HOLDERS``), never in its payload, where ``id`` and
+``type`` are the student's. A name two keys match counts as absent. Nothing is required.
 
 >>> event_fields({"id": 7, "eventInfo": {"action": "OfferMade", "data": {}}}).type
 'OfferMade'
