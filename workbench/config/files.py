@@ -31,12 +31,9 @@ def find_config(
             how = "--config" if config_path else "WORKBENCH_CONFIG"
             raise ConfigError(f"Profiles file {path} does not exist (check {how}).")
         return path, [path]
-    if env.get("XDG_CONFIG_HOME"):
-        user = Path(env["XDG_CONFIG_HOME"]) / "workbench"
-    else:
-        from platformdirs import user_config_path
+    from platformdirs import user_config_path  # honours XDG_CONFIG_HOME
 
-        user = user_config_path("workbench", appauthor=False)
+    user = user_config_path("workbench", appauthor=False)
     places = [Path.cwd(), *([home] if home else []), user]
     looked = [place / DEFAULT_CONFIG for place in dict.fromkeys(places)]
     return next((p for p in looked if _present(p)), None), looked

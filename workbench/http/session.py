@@ -231,12 +231,11 @@ class Session:
         url: str,
         *,
         operation: str,
-        params: Mapping[str, Any] | None = None,
-        json: Any = None,
-        data: Mapping[str, str] | None = None,
         retry_unsafe: bool = False,
+        **content: Any,
     ) -> httpx.Response:
-        """Send with retries (reads, and a POST nothing of which was sent) within the deadline."""
+        """Send with retries (reads, and a POST nothing of which was sent) within the deadline;
+        ``content``: ``params``, ``json`` or ``data``."""
         idempotent = method in SAFE_METHODS or retry_unsafe
         outer = self._deadline()  # a call made inside another (a token fetch) keeps its deadline
         seconds = self.profile.call_deadline
@@ -250,9 +249,7 @@ class Session:
             while True:
                 attempt += 1
                 meta = {"interface": interface, "operation": operation, "attempt": attempt}
-                request = client.build_request(
-                    method, url, params=params, json=json, data=data, extensions={_EXT: meta}
-                )
+                request = client.build_request(method, url, extensions={_EXT: meta}, **content)
                 if deadline.remaining() <= 0:
                     raise self._failure(request, None, deadline, attempt, idempotent)
                 try:
