@@ -240,11 +240,7 @@ def parse_bool(text: str) -> bool:
 
 
 def normal_url(url: str) -> str:
-    """``url`` as stores compare it: scheme and host lower case, no default port nor final slash.
-
-    >>> normal_url("HTTPS://Etms.OCAS.ca:443/api/")
-    'https://etms.ocas.ca/api'
-    """
+    """``url`` as stores compare it: scheme and host lower case, no default port nor final slash."""
     parts = urlsplit(url.strip())
     scheme = parts.scheme.lower()
     if scheme not in _DEFAULT_PORTS or not parts.hostname:

@@ -87,11 +87,7 @@ def event_fields(event: Any, paths: Mapping[str, str] | None = None) -> EventFie
 
 def event_time(value: Any) -> datetime | None:
     """A partner's time as UTC: ISO 8601 text (without a zone: UTC), ASP.NET's
-    ``/Date(1772442000000)/``, or epoch seconds or milliseconds past 2001-09-09; else None.
-
-    >>> event_time(1772442000000)
-    datetime.datetime(2026, 3, 2, 9, 0, tzinfo=datetime.timezone.utc)
-    """
+    ``/Date(1772442000000)/``, or epoch seconds or milliseconds past 2001-09-09; else None."""
     try:
         if isinstance(value, str):
             text = value.strip()

@@ -234,11 +234,7 @@ def pause(profile: Any, attempt: int, deadline: Deadline, answer: Any = None) ->
 
 
 def retry_after(value: str | None) -> float | None:
-    """Seconds to wait from a ``Retry-After`` header: delta-seconds or an HTTP date.
-
-    >>> retry_after("3")
-    3.0
-    """
+    """Seconds to wait from a ``Retry-After`` header: delta-seconds or an HTTP date."""
     value = (value or "").strip()
     left = float(value) if value.isdigit() else seconds_until(value)
     return None if left is None else max(0.0, left)

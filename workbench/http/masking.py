@@ -55,11 +55,7 @@ _JSON_SHORT = {'"': '"', "\\": "\\", "/": "/", "\b": "b", "\f": "f", "\n": "n", 
 
 def spelling_pattern(secret: str) -> str:
     """A regular expression matching ``secret`` in every spelling JSON, XML and URL encoders
-    give it, each character on its own (so mixed spellings are found too).
-
-    >>> bool(re.fullmatch(spelling_pattern("a+b"), "a%2Bb"))
-    True
-    """
+    give it, each character on its own (so mixed spellings are found too)."""
     return "".join(re.escape(c) if _PLAIN.fullmatch(c) else _char_pattern(c) for c in secret)
 
 
@@ -289,10 +285,6 @@ _CONTROL_BUT_LINES = re.compile(f"[\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f{_BIDI}]")
 
 
 def printable(text: str, *, keep_newlines: bool = False) -> str:
-    """``text`` with every control character written as its escape, safe on a terminal.
-
-    >>> printable("R-1\\x1b]0;pwned\\x07")
-    'R-1\\\\x1b]0;pwned\\\\x07'
-    """
+    """``text`` with every control character written as its escape, safe on a terminal."""
     pattern = _CONTROL_BUT_LINES if keep_newlines else _CONTROL
     return pattern.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
