@@ -47,30 +47,23 @@ class Token:
         return f"<Token scope={self.scope!r} lifetime={self.lifetime:.0f}s>"
 
 
-class TokenCache:
+class TokenCache(dict[tuple[str, ...], Token]):
     """Tokens by key, with one lock per key so that one renewal runs at a time."""
 
     def __init__(self) -> None:
+        super().__init__()
         self._guard = threading.Lock()
-        self._tokens: dict[tuple[str, ...], Token] = {}
         self._locks: dict[tuple[str, ...], threading.Lock] = {}
 
     def lock(self, key: tuple[str, ...]) -> threading.Lock:
         with self._guard:
             return self._locks.setdefault(key, threading.Lock())
 
-    def get(self, key: tuple[str, ...]) -> Token | None:
-        return self._tokens.get(key)
-
-    def put(self, key: tuple[str, ...], token: Token) -> None:
-        with self._guard:
-            self._tokens[key] = token
-
     def discard(self, key: tuple[str, ...], token: Token) -> None:
         """Forget ``token`` unless another thread already replaced it."""
         with self._guard:
-            if self._tokens.get(key) is token:
-                del self._tokens[key]
+            if self.get(key) is token:
+                del self[key]
 
 
 class BearerAuth(httpx.Auth):
@@ -148,7 +141,7 @@ class BearerAuth(httpx.Auth):
             if current is not None and current.fresh() and (current is not token or not force):
                 return current
             token = self._fetch()
-            self._cache.put(self.key, token)
+            self._cache[self.key] = token
             return token
 
     def _fetch(self) -> Token:
@@ -182,9 +175,7 @@ class BearerAuth(httpx.Auth):
                 f"The login at {self.token_url} answered 200 for the {self.role} interface, "
                 f"but with no access_token we can read (its fields: {self._redact(fields)}). "
                 "Report the answer's shape (workbench call, or the calls table) to the "
-                "partner, or set a token by hand (docs/configuration.md, token).",
-                error=None,
-                description=None,
+                "partner, or set a token by hand (docs/configuration.md, token)."
             )
         s = self.settings
         client = [k for k in ("client_id", "client_secret") if getattr(s, k) is not None]
