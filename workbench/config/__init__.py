@@ -16,11 +16,7 @@ from workbench.config.profile import (
     parse_bool,
     with_overrides,
 )
-from workbench.config.settings import (
-    GATEWAY_ROLES,
-    ROLES,
-    TUNING_LIMITS,
-)
+from workbench.config.settings import GATEWAY_ROLES, ROLES, TUNING_LIMITS
 
 SCHEMAS_VARIABLE = "WORKBENCH_PESC_SCHEMAS"  # the XSDs documents are validated against
 

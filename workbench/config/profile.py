@@ -12,13 +12,7 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
-from workbench.config.settings import (
-    GATEWAY_ROLES,
-    ROLES,
-    SECTION_OF,
-    TUNING,
-    Setting,
-)
+from workbench.config.settings import GATEWAY_ROLES, ROLES, SECTION_OF, TUNING, Setting
 from workbench.errors import ConfigError
 
 SANDBOX, ENV_ONLY = "sandbox", "env"
