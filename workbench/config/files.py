@@ -83,34 +83,27 @@ def _check_owner(path: Path, info: os.stat_result) -> None:
 
 def read_config(path: Path) -> dict[str, Any]:
     """The TOML at ``path``; ``ConfigError`` unless it is a regular file, not too large."""
+
+    def refused(why: str) -> ConfigError:
+        return ConfigError(f"Profiles file {path} {why}. Check that it is the right file.")
+
     try:
         info = path.stat()
         if not stat.S_ISREG(info.st_mode):
-            raise ConfigError(
-                f"Profiles file {path} is not a regular file (a folder, a pipe or a device): "
-                "name a workbench.toml file."
-            )
+            raise refused("is not a regular file (a folder, a pipe or a device)")
         _check_owner(path, info)
         with path.open("rb") as handle:
             raw = handle.read(MAX_CONFIG_BYTES + 1)
         if len(raw) > MAX_CONFIG_BYTES:
-            raise ConfigError(
-                f"Profiles file {path} has more than {MAX_CONFIG_BYTES:,} bytes; a profiles file "
-                f"holds at most {MAX_CONFIG_BYTES:,}. Check that it is the right file."
-            )
+            raise refused(f"is too large: a profiles file holds at most {MAX_CONFIG_BYTES:,} bytes")
         text = raw.decode("utf-8")
         longest = max(map(len, text.splitlines()), default=0)
         if longest > MAX_LINE_CHARACTERS:
-            raise ConfigError(
-                f"Profiles file {path} has a line of {longest:,} characters; a profiles file's "
-                f"lines hold at most {MAX_LINE_CHARACTERS:,}. Check that it is the right file."
-            )
+            raise refused(f"has a line of {longest:,} characters (at most {MAX_LINE_CHARACTERS:,})")
         return tomllib.loads(text)
     except OSError as exc:
         raise ConfigError(f"Profiles file {path} cannot be read: {exc.strerror}.") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"Profiles file {path} is not valid TOML: {exc}") from None
     except RecursionError:
-        raise ConfigError(
-            f"Profiles file {path} nests its tables or arrays too deep to be a profiles file."
-        ) from None
+        raise refused("nests its tables or arrays too deep to be a profiles file") from None
