@@ -251,7 +251,7 @@ class Session:
                 meta = {"interface": interface, "operation": operation, "attempt": attempt}
                 request = client.build_request(method, url, extensions={_EXT: meta}, **content)
                 if deadline.remaining() <= 0:
-                    raise self._failure(request, None, deadline, attempt, idempotent)
+                    raise self._failure(request, None, deadline)
                 try:
                     response = client.send(request)
                 except RuntimeError:  # httpx's "client has been closed"
@@ -262,7 +262,7 @@ class Session:
                     retry = idempotent or isinstance(exc, NOT_SENT)
                     wait = pause(self.profile, attempt, deadline) if retry else None
                     if wait is None:
-                        raise self._failure(request, exc, deadline, attempt, idempotent) from exc
+                        raise self._failure(request, exc, deadline) from exc
                     why = type(exc).__name__
                 else:
                     retry = idempotent and response.status_code in RETRY_STATUSES
@@ -278,23 +278,19 @@ class Session:
             self._local.deadline = outer
 
     def _failure(
-        self,
-        request: httpx.Request,
-        exc: httpx.TransportError | None,
-        deadline: Deadline,
-        attempts: int,
-        idempotent: bool,
+        self, request: httpx.Request, exc: httpx.TransportError | None, deadline: Deadline
     ) -> TransportError:
         """The error of a network failure or a passed deadline: may a send have reached them?"""
         meta = request.extensions[_EXT]
-        operation, where = meta["operation"], self.redactor.url(str(request.url))
+        operation, interface = meta["operation"], meta["interface"]
+        where = self.redactor.url(str(request.url))
         reached = exc is not None and not isinstance(exc, NOT_SENT)
         reached = reached and request.method not in SAFE_METHODS
         if deadline.remaining() <= 0:
             scope = "this call" if deadline.setting == CALL_DEADLINE else "the pull"
             advice = f"Try again later, or raise {deadline.setting} if the partner is slow."
             message = (
-                f"{operation}: no complete answer from the {meta['interface']} interface at "
+                f"{operation}: no complete answer from the {interface} interface at "
                 f"{where} within the {deadline.seconds:g} s allowed for {scope} "
                 f"({deadline.setting}), retries included; it was given up. "
                 + (MAYBE_REACHED if reached else advice)
@@ -302,15 +298,16 @@ class Session:
             return TransportError(message, may_have_reached=reached)
         assert exc is not None
         what = f"{type(exc).__name__}: {self.redactor.text(str(exc)) or 'no detail'}"
-        if reached and not idempotent:
+        if reached and interface != "identity":  # a login changes nothing
             message = (
                 f"{operation}: the connection to {where} failed after the request was sent "
                 f"({what}). {MAYBE_REACHED}"
             )
         else:
             message = (
-                f"{operation}: could not reach the {meta['interface']} interface at {where} after "
-                f"{attempts} attempt(s) ({what}). Check the network and the base URL settings."
+                f"{operation}: could not reach the {interface} interface at {where} after "
+                f"{meta['attempt']} attempt(s) ({what}). Check the network and the base URL "
+                "settings."
             )
         return TransportError(message, may_have_reached=reached)
 
