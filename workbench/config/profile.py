@@ -132,8 +132,6 @@ class Profile:
 
     def role(self, role: str) -> RoleSettings:
         """The settings of one role, checked complete (``ConfigError`` names what is missing)."""
-        if role not in ROLES:
-            raise ValueError(f"unknown role {role!r}; known: {', '.join(ROLES)}")
         if role not in self.roles:
             raise ConfigError(
                 f"Profile {self.name!r} does not use the {role} interface "

@@ -48,9 +48,6 @@ _UNKNOWN_ID = {UNKNOWN_REQUEST_ID, UNKNOWN_TRANSCRIPT_ID}
 HEX_GUID = re.compile(r"[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}", re.I)
 
 
-# -- status -> error, safe JSON -------------------------------------------------------------
-
-
 def answer_value(
     response: httpx.Response,
     profile: Profile,
@@ -123,8 +120,7 @@ def unauthorized(profile: Profile, role: str, said: str) -> str:
             f"expired: set a fresh one in {settings.where('token')}, or configure a login "
             "instead (docs/configuration.md)."
         )
-    account = settings.where("username") if settings.grant == "password" else None
-    account = account or settings.where("client_id")
+    account = settings.where("username" if settings.grant == "password" else "client_id")
     return (
         f"The {role} interface refused the request twice (401: {said}), even with a fresh "
         f"token. Check {settings.where('subscription_key')}, and that the account of {account} "
@@ -200,9 +196,6 @@ def _finite_float(text: str) -> float:
     if not math.isfinite(value):
         raise _Refused(f"a number too large for a float ({text[:40]})")
     return value
-
-
-# -- shapes ---------------------------------------------------------------------------------
 
 
 def list_items(payload: Any, *, operation: str) -> list[Any]:
@@ -317,9 +310,6 @@ def _kind(value: Any) -> str:
 
 def _shown(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)[:BODY_IN_ERRORS]
-
-
-# -- ids ------------------------------------------------------------------------------------
 
 
 def check_request_id(value: Any) -> str:

@@ -217,10 +217,8 @@ def _lifetime(body: dict[str, Any], token: str, default: float) -> float:
         lifetime: float | None = float(body.get("expires_in"))  # type: ignore[arg-type]
     except (TypeError, ValueError):
         lifetime = seconds_until(body.get(".expires"))
-    from_claims, _ = _claims(token)
-    if lifetime is None or not 0 < lifetime < float("inf"):
-        return from_claims if from_claims is not None and from_claims > 0 else default
-    return from_claims if from_claims is not None and 0 < from_claims < lifetime else lifetime
+    lives = [x for x in (lifetime, _claims(token)[0]) if x is not None and 0 < x < float("inf")]
+    return min(lives, default=default)
 
 
 def _claims(token: str) -> tuple[float | None, str | None]:

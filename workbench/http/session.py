@@ -353,8 +353,7 @@ class Session:
         meta, r = request.extensions.get(_EXT, {}), self.redactor
         interface = meta.get("interface", "?")
         status = response.status_code if response is not None else None
-        # A login carries our credentials both ways, an error answer may echo them: masked by
-        # value. A 2xx answer, and a document we send, are kept as written (masking.is_document).
+        # A 2xx answer and a document we send are kept as written; the rest is masked by value.
         answered = is_document(interface, status)
         answer_headers: Any = ()
         answer_body, answer_type = b"", None
