@@ -51,8 +51,7 @@ def workbench_home(env: Mapping[str, str]) -> Path | None:
 
 
 def _present(path: Path) -> bool:
-    """Whether ``path`` is there; ``ConfigError`` for a link to nothing or a folder that cannot
-    be searched (either would silently skip the user's profiles)."""
+    """Whether ``path`` is there; ``ConfigError`` for a link to nothing or an unreadable folder."""
     try:
         if path.exists():
             return True

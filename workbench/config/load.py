@@ -232,8 +232,7 @@ class _Settings:
     path: Path | None
 
     def lookup(self, setting: Setting) -> tuple[Any, str]:
-        """The value (None when unset; a secret is a :class:`Secret`) and where it came from,
-        or how to set it."""
+        """The value (None when unset; a secret is a :class:`Secret`) and where it is set."""
         var, section = setting.variable, setting.section
         if self.variables.get(var):
             value = self.variables[var]
@@ -290,8 +289,7 @@ class _Settings:
         return word
 
     def has_credentials(self, role: str, sections: tuple[str, ...] | None = None) -> bool:
-        """Whether a credential of ``role`` is set (not read) in ``sections``, by default its
-        own and, for an exchange role, the shared one."""
+        """Whether a credential of ``role`` is set (not read): in its own or the shared section."""
         if sections is None:
             sections = (SECTION_OF[role],) + ((SHARED_EXCHANGE,) if role in EXCHANGE_ROLES else ())
         return any(

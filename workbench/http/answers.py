@@ -5,11 +5,6 @@ overflowing floats, lone surrogates, nesting past :data:`MAX_DEPTH`. The shapes 
 **list** is an array or an object holding exactly one; a **listed request** has one usable
 ``RequestID`` (any case); a **detail** or a send's echo is an object or an array of objects,
 about the request asked for. Each refusal is an ``UnreadableAnswer``.
-
->>> list_items({"requests": [{"RequestID": "A1"}]}, operation="x")
-[{'RequestID': 'A1'}]
->>> request_path("/api/transcriptrequests/{id}", "C2015 07")
-'/api/transcriptrequests/C2015%2007'
 """
 
 from __future__ import annotations
@@ -58,9 +53,8 @@ def answer_value(
     empty: Collection[str] = (),
     subject: str | None = None,
 ) -> Any:
-    """The JSON of a 2xx answer (``UnreadableAnswer`` when it is not safe JSON, or ``null``);
-    ``None`` for a 400 whose message is in ``empty`` (spec §7: nothing to list); else the error
-    of its status, with the partner's own words and what to do."""
+    """The safe JSON of a 2xx answer; ``None`` for a 400 whose message is in ``empty`` (spec §7:
+    nothing to list); else the typed error of the answer, in the partner's words."""
     status = response.status_code
     if response.is_success:
         try:

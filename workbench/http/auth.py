@@ -67,12 +67,10 @@ class TokenCache(dict[tuple[str, ...], Token]):
 
 
 class BearerAuth(httpx.Auth):
-    """A role's bearer token: a static one as given (it cannot be renewed), or one from a login
-    address, cached and renewed: the password grant (spec §4.1: the international interface;
-    OCAS' eTMS login, ``login="etms"``, spells its fields ``Username`` and ``Password`` and sends
-    no client id) or client credentials. A token lives as its answer's ``expires_in``, else its
-    ``.expires`` date, else its JWT ``exp``, else ``lifetime``. On a 401, renews once (when it
-    can) and retries once."""
+    """A role's bearer token: a static one as given, or one from a login by the password grant
+    (OCAS' eTMS login, ``login="etms"``, spells ``Username`` and ``Password``) or client
+    credentials, living as its answer or its JWT says, else ``lifetime``. On a 401, a token
+    that can be renewed is, once, and the request retried once."""
 
     def __init__(
         self,

@@ -4,9 +4,6 @@ Names are tried in order, in any case: the profile's ``event_fields`` paths, the
 own names (``eventType``) at its top or one level down, then generic ones (``type``) at its top
 or in an object about the event (``EVENT_HOLDERS``), never in its payload, where ``id`` and
 ``type`` are the student's. A name two keys match counts as absent. Nothing is required.
-
->>> event_fields({"id": 7, "eventInfo": {"action": "OfferMade", "data": {}}}).type
-'OfferMade'
 """
 
 from __future__ import annotations

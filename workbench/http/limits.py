@@ -5,10 +5,6 @@ network backend ends every connect, read and write at the call's deadline (a tri
 header lines sent forever), and which reads each answer decoded a layer and 64 KiB at a time
 up to the cap (a gzip bomb, even inside another, never inflates past it). Reads retry 429,
 5xx and dropped connections, a POST only when nothing was sent, within the deadline.
-
->>> import gzip
->>> read_capped([gzip.compress(b"[]")], ["gzip"], limit=10)
-b'[]'
 """
 
 from __future__ import annotations
@@ -170,9 +166,8 @@ class Undecodable(ValueError):
 
 
 def read_capped(raw: Iterable[bytes], codings: Sequence[str], *, limit: int) -> bytes:
-    """The body of ``raw`` chunks decoded through ``codings`` (as sent: outermost last);
-    ``AnswerTooLarge`` past ``limit`` decoded bytes, ``Undecodable`` when it is not what
-    ``codings`` say, or they are not gzip or deflate."""
+    """The body of ``raw`` chunks decoded through ``codings`` (outermost last); ``AnswerTooLarge``
+    past ``limit`` bytes, ``Undecodable`` when it is not what they say (gzip or deflate)."""
     layers = [c.strip().lower() for part in codings for c in part.split(",")]
     layers = [c for c in layers if c not in ("", "identity")]
     unknown = sorted({c for c in layers if c not in _WBITS})

@@ -71,8 +71,7 @@ Recorder = Callable[[Exchange], Any]  # may return an id for what it stored (Ans
 
 @dataclass(frozen=True)
 class Answer:
-    """One call's decoded JSON (``None`` for an ``empty`` 400) and its last exchange's id in
-    the store (a failure carries it as ``call_id`` too)."""
+    """One call's decoded JSON (``None`` for an ``empty`` 400) and its last exchange's id."""
 
     value: Any
     call_id: Any
@@ -206,8 +205,7 @@ class Session:
 
     @contextmanager
     def time_limit(self, seconds: float, *, setting: str) -> Iterator[None]:
-        """Every call inside the block, on any thread, ends ``seconds`` from now at the latest;
-        one that cannot fails with a ``TransportError`` naming ``setting``."""
+        """Every call inside the block, on any thread, ends ``seconds`` from now (``setting``)."""
         previous = self._limit
         limit = Deadline(time.monotonic() + seconds, seconds, setting)
         self._limit = limit if previous is None or limit.at < previous.at else previous
