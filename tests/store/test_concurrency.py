@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.store.helpers import exchange, listed
+from tests.store.helpers import exchange, listed, store_detail
 from workbench.errors import StoreError
 from workbench.store import Store
 
@@ -26,7 +26,9 @@ def test_two_stores_and_many_threads_write_at_once(db_path: Path) -> None:
                 store.record_call(exchange(url=f"http://h/api/transcriptrequests/{n}-{i}"))
                 if i % 10 == 0:
                     store.record_snapshot(None, "supplier_requests", listed(f"{n}-{i}"))
-                    store.upsert_request(f"{n}-{i}", detail={"PESCXML": "<TR/>"})
+                    store_detail(
+                        store, "supplier_requests", f"{n}-{i}", detail={"PESCXML": "<TR/>"}
+                    )
         except BaseException as exc:  # collected, so the test shows it
             errors.append(exc)
 

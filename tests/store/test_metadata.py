@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from scripts.data_dictionary import dictionary
 from workbench.cli import app
 from workbench.cli.browse import INSTALL
 from workbench.cli.browse import serve as browse
 from workbench.errors import ConfigError
-from scripts.data_dictionary import dictionary
 from workbench.store import Store
 from workbench.store.metadata import (
     column_description,

@@ -104,10 +104,6 @@ class Store(History):
         """The ``sqlite_utils.Database`` on the store's connection (for ad hoc queries)."""
         return self._c.db
 
-    def add_secret(self, value: str | None) -> None:
-        """Mask ``value`` in everything written from now on (e.g. a token just issued)."""
-        self._scrub.add(value)
-
     def set_meta(self, key: str, value: str | None) -> None:
         """Set a value of the ``meta`` table (``None`` removes it)."""
         with self._c.write() as conn:
@@ -262,14 +258,6 @@ class Store(History):
             left = _left(conn, info, snapshot_id, at=taken, requested=requested)
         return SnapshotDiff(snapshot_id, list_name, taken, previous_id, appeared, vanished,
                             changed, unchanged, left, tuple(resolved))  # fmt: skip
-
-    def upsert_request(self, request_id: str, **values: Any) -> None:
-        """Store a transcript request's detail (:meth:`prepare_detail`'s keywords)."""
-        self.write_details([self.prepare_detail("supplier_requests", request_id, **values)])
-
-    def upsert_transcript(self, transcript_id: str, **values: Any) -> None:
-        """Store a received transcript's detail (:meth:`prepare_detail`'s keywords)."""
-        self.write_details([self.prepare_detail("consumer_transcripts", transcript_id, **values)])
 
     def prepare_detail(self, list_name: str, item_id: str, **values: Any) -> details.PreparedDetail:
         """A detail (:func:`.details.prepare_detail`'s keywords) laid out for

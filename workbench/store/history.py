@@ -313,7 +313,3 @@ class History:
         """A value of the ``meta`` table (``schema_version``, ``peek_count_learned``...)."""
         rows = self._c.rows("SELECT value FROM meta WHERE key = ? AND value IS NOT NULL", [key])
         return str(rows[0][0]) if rows else None
-
-    def integrity_check(self) -> str:
-        """SQLite's ``PRAGMA integrity_check``: ``"ok"`` when the file is sound."""
-        return "; ".join(str(r[0]) for r in self._c.rows("PRAGMA integrity_check"))

@@ -10,19 +10,16 @@ from __future__ import annotations
 import os
 import socket
 import sqlite3
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from datetime import timedelta
 from typing import Any
-
-import pandas as pd
 
 from workbench.errors import DuplicateSend, StoreError
 from workbench.http.masking import Redactor
 from workbench.store.connection import Connection, process_alive
-from workbench.store.frames import query_frame
-from workbench.store.lists import OPERATIONS, list_info
+from workbench.store.lists import OPERATIONS
 from workbench.store.schema import dicts, dumps, now, now_text, row_id, sha256, utc_text
-from workbench.store.settle import BLOCKING, explaining, record_document, resolve, unfile_inferred
+from workbench.store.settle import BLOCKING, record_document, unfile_inferred
 
 
 class Outbox:
@@ -142,35 +139,6 @@ class Outbox:
         if not found:
             raise StoreError(f"There is no outbox entry {entry_id} in {self._c.path}.")
         return found[0]
-
-    def pending_or_uncertain(self) -> pd.DataFrame:
-        """Entries still pending or uncertain, oldest first: never resend these blindly."""
-        with self._c.read() as conn:
-            return query_frame(
-                conn,
-                "SELECT * FROM outbox WHERE state IN ('pending', 'uncertain') ORDER BY id",
-                operation="store.outbox.pending_or_uncertain",
-            )
-
-    def resolve_uncertain(
-        self, list_name: str, listed_ids: Iterable[str], *, at: Any
-    ) -> pd.DataFrame:
-        """Settle uncertain sends from a complete list the partner showed when asked at
-        ``at``; the decisions (``record_snapshot`` does it by itself)."""
-        list_info(list_name)
-        when = utc_text(at) or now_text()
-        with self._c.write(durable=True) as conn:
-            decisions = resolve(conn, list_name, {str(i) for i in listed_ids}, at=when,
-                                requested=when)  # fmt: skip
-        columns = ["entry_id", "operation", "request_id", "state", "resolution"]
-        frame = pd.DataFrame.from_records(decisions, columns=columns)
-        return frame.astype({"entry_id": "Int64", "request_id": "string"})
-
-    def explains(self, list_name: str, request_id: str) -> bool:
-        """Did we send (or may we have sent) something that takes ``request_id`` off the list?"""
-        list_info(list_name)
-        with self._c.read() as conn:
-            return request_id in explaining(conn, list_name, [request_id], requested=now_text())
 
     def sweep_stale(self) -> list[int]:
         """Pending entries whose process (same host) is gone, whose run ended, or older than
