@@ -26,7 +26,7 @@ FLAT = {
 DETAIL = [{"RequestID": "R-1", "RequestDate": "2026-03-01T08:00:00.000Z", "PESCXML": "<TR/>"}]
 
 
-def test_upsert_request_stores_detail_pesc_fields_and_the_whole_record(store: Store) -> None:
+def test_a_request_detail_stores_pesc_fields_and_the_whole_record(store: Store) -> None:
     call = store.record_call(exchange())
     store_detail(
         store,
