@@ -10,7 +10,7 @@ up to the cap (a gzip bomb, even inside another, never inflates past it). Reads 
 from __future__ import annotations
 
 import email.utils
-import random
+import logging
 import time
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -20,6 +20,13 @@ from typing import Any
 
 import httpcore
 import httpx
+from tenacity import (
+    RetryCallState,
+    Retrying,
+    retry_if_exception,
+    wait_exponential,
+    wait_random,
+)
 
 ACCEPT_ENCODING = "gzip, deflate"  # only what read_capped decodes under the cap
 MAX_LAYERS = 2  # compressing layers; more is no use to anyone but an attacker
@@ -33,6 +40,8 @@ _STEP = 64 * 1024
 _WBITS = {"gzip": zlib.MAX_WBITS | 16, "x-gzip": zlib.MAX_WBITS | 16, "deflate": zlib.MAX_WBITS}
 _CORE_ERRORS = (httpcore.TimeoutException, httpcore.NetworkError, httpcore.ProtocolError,
                 httpcore.ProxyError, httpcore.UnsupportedProtocol)  # fmt: skip
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -214,18 +223,55 @@ def _inflated(chunks: Iterable[bytes], coding: str) -> Iterator[bytes]:
         raise Undecodable(f"the body is not valid {coding}: {exc}") from exc
 
 
-def pause(profile: Any, attempt: int, deadline: Deadline, answer: Any = None) -> float | None:
-    """Seconds to wait before another attempt: ``Retry-After`` honoured (capped), else backoff
-    with jitter; None when the attempts are spent or the wait would reach the deadline."""
-    if attempt >= profile.max_attempts:
-        return None
-    after = retry_after(answer.headers.get("Retry-After")) if answer is not None else None
-    if after is None:
-        backoff = profile.backoff_initial * 2 ** (attempt - 1)
-        wait = min(profile.backoff_max, backoff + random.uniform(0, profile.backoff_initial))
-    else:
-        wait = min(after, profile.retry_after_max)
-    return None if wait >= deadline.remaining() else wait
+class RetryableStatus(Exception):
+    """Raised inside an attempt for an answer worth another try; carries that answer."""
+
+    def __init__(self, response: httpx.Response) -> None:
+        super().__init__(response.status_code)
+        self.response = response
+
+
+def retrying(profile: Any, idempotent: bool, operation: str, deadline: Deadline) -> Retrying:
+    """The retry policy of one call: at most ``max_attempts``, never waiting past the
+    deadline; ``Retry-After`` honoured (capped), else backoff with jitter."""
+    backoff = wait_exponential(
+        multiplier=profile.backoff_initial, max=profile.backoff_max
+    ) + wait_random(0, profile.backoff_initial)
+
+    def wait(state: RetryCallState) -> float:
+        exc = state.outcome.exception() if state.outcome else None
+        answer = exc.response if isinstance(exc, RetryableStatus) else None
+        after = retry_after(answer.headers.get("Retry-After")) if answer is not None else None
+        return backoff(state) if after is None else min(after, profile.retry_after_max)
+
+    def retryable(exc: BaseException) -> bool:
+        if isinstance(exc, httpx.TransportError):
+            return idempotent or isinstance(exc, NOT_SENT)
+        return isinstance(exc, RetryableStatus)
+
+    def log(state: RetryCallState) -> None:
+        exc = state.outcome.exception() if state.outcome else None
+        why = (
+            f"status {exc.response.status_code}"
+            if isinstance(exc, RetryableStatus)
+            else type(exc).__name__
+        )
+        sleep = state.next_action.sleep if state.next_action else 0.0
+        logger.info(
+            "%s: %s on attempt %d; retrying in %.2f s", operation, why, state.attempt_number, sleep
+        )
+
+    def stop(state: RetryCallState) -> bool:
+        spent = state.attempt_number >= profile.max_attempts
+        return spent or state.upcoming_sleep >= deadline.remaining()
+
+    return Retrying(
+        stop=stop,
+        wait=wait,
+        retry=retry_if_exception(retryable),
+        before_sleep=log,
+        reraise=True,
+    )
 
 
 def retry_after(value: str | None) -> float | None:

@@ -32,8 +32,9 @@ from workbench.http.limits import (
     TOO_LARGE,
     UNDECODABLE,
     Deadline,
+    RetryableStatus,
     Transport,
-    pause,
+    retrying,
 )
 from workbench.http.masking import Redactor, is_document, is_sent_document, printable
 from workbench.spec import SUBSCRIPTION_KEY_HEADER
@@ -242,38 +243,32 @@ class Session:
             if other is not None and other.at < deadline.at:
                 deadline = other
         self._local.deadline = deadline
-        attempt = 0
         try:
-            while True:
-                attempt += 1
-                meta = {"interface": interface, "operation": operation, "attempt": attempt}
-                request = client.build_request(method, url, extensions={_EXT: meta}, **content)
-                if deadline.remaining() <= 0:
-                    raise self._failure(request, None, deadline)
-                try:
-                    response = client.send(request)
-                except RuntimeError:  # httpx's "client has been closed"
-                    self.ensure_open()
-                    raise
-                except httpx.TransportError as exc:
-                    self._record(request, None, error=f"{type(exc).__name__}: {exc}")
-                    retry = idempotent or isinstance(exc, NOT_SENT)
-                    wait = pause(self.profile, attempt, deadline) if retry else None
-                    if wait is None:
-                        raise self._failure(request, exc, deadline) from exc
-                    why = type(exc).__name__
-                else:
-                    retry = idempotent and response.status_code in RETRY_STATUSES
-                    wait = pause(self.profile, attempt, deadline, response) if retry else None
-                    if wait is None:
-                        return response
-                    why = f"status {response.status_code}"
-                logger.info(
-                    "%s: %s on attempt %d; retrying in %.2f s", operation, why, attempt, wait
-                )
-                time.sleep(wait)
+            for attempt_state in retrying(self.profile, idempotent, operation, deadline):
+                with attempt_state:
+                    attempt = attempt_state.retry_state.attempt_number
+                    meta = {"interface": interface, "operation": operation, "attempt": attempt}
+                    request = client.build_request(method, url, extensions={_EXT: meta}, **content)
+                    if deadline.remaining() <= 0:
+                        raise self._failure(request, None, deadline)
+                    try:
+                        response = client.send(request)
+                    except RuntimeError:  # httpx's "client has been closed"
+                        self.ensure_open()
+                        raise
+                    except httpx.TransportError as exc:
+                        self._record(request, None, error=f"{type(exc).__name__}: {exc}")
+                        raise
+                    if idempotent and response.status_code in RETRY_STATUSES:
+                        raise RetryableStatus(response)
+                    return response
+        except RetryableStatus as exc:
+            return exc.response
+        except httpx.TransportError as exc:
+            raise self._failure(request, exc, deadline) from exc
         finally:
             self._local.deadline = outer
+        raise AssertionError("unreachable: tenacity either returns or raises")  # pragma: no cover
 
     def _failure(
         self, request: httpx.Request, exc: httpx.TransportError | None, deadline: Deadline
