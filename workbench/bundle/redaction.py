@@ -1,4 +1,4 @@
-"""What a bundle masks: secrets always, student personal data on request."""
+"""The bundle's personal-data rule, on top of the secrets rule of ``workbench.http.masking``."""
 
 from __future__ import annotations
 
@@ -6,11 +6,8 @@ import contextlib
 import html
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 
-from workbench.http.masking import Redactor
-
-DEFAULT_OUT_DIR = "data/bundles"
 # Leaf elements masked by ``redact_personal``, wherever they appear (organisation contacts
 # included: masking too much is the safe side of a document that leaves the institution).
 PERSONAL_ELEMENTS: dict[str, tuple[str, ...]] = {
@@ -22,39 +19,6 @@ PERSONAL_ELEMENTS: dict[str, tuple[str, ...]] = {
     "emails": ("EmailAddress",),
     "phones": ("CountryPrefixCode", "AreaCityCode", "PhoneNumber", "PhoneNumberExtension"),
 }  # fmt: skip
-
-
-class Redaction:
-    """Secrets (and, optionally, personal data) out of every text that enters the bundle."""
-
-    def __init__(self, secrets: list[str], personal: Personal | None) -> None:
-        self.secret_count = len({s for s in secrets if s})
-        self.personal = personal
-        self._redactor = Redactor(secrets)
-
-    def text(self, text: str | None, *, document: bool = False) -> str:
-        """``text`` as :meth:`Redactor.text` masks it (or, for a document, as
-        :meth:`Redactor.document` keeps it), then personal data masked if asked."""
-        clean = self._redactor.answer(text or "", document=document)
-        return self.personal.text(clean) if self.personal is not None else clean
-
-    def stored(self, text: str) -> str:
-        """A text made of what the store holds, as :meth:`Redactor.stored` keeps it, then
-        personal data masked if asked."""
-        clean = self._redactor.stored(text)
-        return self.personal.text(clean) if self.personal is not None else clean
-
-    def body(self, text: str | None, content_type: str | None, *, document: bool) -> str:
-        masked = self._redactor.body(text or "", content_type, document=document)
-        return self.text(masked, document=True)
-
-    def url(self, url: str) -> str:
-        return self.text(self._redactor.url(url), document=True)
-
-    def headers(self, headers: Mapping[str, str], *, document: bool) -> list[dict[str, str]]:
-        masked = self._redactor.headers(headers, document=document)
-        return [{"name": str(k), "value": self.text(str(v), document=True)}
-                for k, v in masked.items()]  # fmt: skip
 
 
 def _element_pattern(names: Iterable[str], *, escaped: bool) -> re.Pattern[str]:
@@ -155,7 +119,3 @@ class Personal:
             return self._variants[found]
         lower = found.lower()
         return next((p for v, p in self._variants.items() if v.lower() == lower), "[personal]")
-
-    @property
-    def summary(self) -> str:
-        return f"{len(self._placeholders)} distinct values masked"
