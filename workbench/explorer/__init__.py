@@ -1,15 +1,274 @@
-"""The ipywidgets explorer: browse a workbench database's tables, views and list snapshots,
-open a request's PESC documents with their validation, and compare two pull runs.
+"""The ipywidgets explorer of a workbench database: its tables, views and lists (as of any pull
+run), a request's documents, and what changed between two pull runs.
 
 >>> from workbench.explorer import Explorer
->>> Explorer.open("data/workbench.db")  # doctest: +SKIP
-
-Modules: ``query`` (what it reads from the store), ``render`` (escaped HTML), ``widget`` (the
-widgets and their wiring).
+>>> explorer = Explorer.open("data/workbench.db")  # doctest: +SKIP
+>>> explorer.search.value = "goncalves"  # doctest: +SKIP  (finds Gonçalves)
+>>> explorer.frame  # doctest: +SKIP  (the rows shown, as a DataFrame)
 """
 
 from __future__ import annotations
 
-from workbench.explorer.widget import Explorer
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from html import escape
+from pathlib import Path
+from typing import Any
 
-__all__ = ["Explorer"]
+import ipywidgets as widgets
+import pandas as pd
+
+from workbench.errors import WorkbenchError
+from workbench.explorer import query, render
+from workbench.report.history import pull_runs
+from workbench.report.markup import STYLE, local_time, plain
+from workbench.report.stores import open_store, report_zone
+from workbench.report.troubleshoot import request_documents, versions_section
+from workbench.store import Store
+
+__all__ = ["DEFAULT_SOURCE", "Explorer"]
+
+LATEST = "latest"
+EACH = 0  # the diff boxes' "each version against the one before" (versions count from 1)
+DEFAULT_SOURCE = query.Source("view", "open_requests")
+MAX_LIMIT = 1000
+ID_COLUMNS = ("request_id", "transcript_id", "item_id", "item_key", "event_key")
+
+
+class Explorer:
+    """Browse a workbench database in JupyterLab; times show in zone ``tz`` (None: the
+    profile's ``timezone``, else UTC)."""
+
+    def __init__(self, store: Store, *, limit: int = 50, tz: str | None = None) -> None:
+        self.store = store
+        self.tz = report_zone(tz)
+        self.rows_found = query.Rows(pd.DataFrame(), 0)
+        self.diff_frame = pd.DataFrame()  # the last comparison, whole
+        self._quiet = False
+        self._build(limit)
+        self.reload()
+
+    @property
+    def frame(self) -> pd.DataFrame:
+        """The rows shown."""
+        return self.rows_found.frame
+
+    @classmethod
+    def open(
+        cls, db: str | Path | None = None, *, limit: int = 50, tz: str | None = None
+    ) -> Explorer:
+        """The explorer on an existing database (default: the profile's); ``StoreError`` when
+        there is none (an explorer never creates an empty database)."""
+        store = open_store(db)
+        try:
+            return cls(store, limit=limit, tz=tz)
+        except BaseException:
+            store.close()
+            raise
+
+    def _build(self, limit: int) -> None:
+        wide, narrow = widgets.Layout(width="22em"), widgets.Layout(width="14em")
+        self.source = widgets.Dropdown(description="show", layout=wide)
+        self.run = widgets.Dropdown(description="as of run", disabled=True, layout=wide)
+        self.search = widgets.Text(
+            description="filter", placeholder="text anywhere in a row", continuous_update=False
+        )
+        self.limit = widgets.BoundedIntText(
+            value=max(1, min(limit, MAX_LIMIT)), min=1, max=MAX_LIMIT, description="rows",
+            layout=widgets.Layout(width="12em"),
+        )  # fmt: skip
+        self.reload_button = widgets.Button(description="Reload", icon="refresh")
+        self.reload_button.on_click(lambda _button: self.reload())
+        # The sort key ("column", "-column" descending, "" as stored): a header's click writes it.
+        self.sort = widgets.Text(continuous_update=False, layout=widgets.Layout(display="none"))
+        self.sort.add_class(render.SORT_CLASS)
+        self.status, self.rows = widgets.HTML(), widgets.HTML()
+        top = widgets.HBox([self.source, self.run, self.reload_button])
+        controls = widgets.VBox(
+            [top, widgets.HBox([self.search, self.limit]), self.sort, self.status]
+        )
+
+        self.document_id = widgets.Combobox(
+            description="id", placeholder="pick from the rows shown, or type",
+            ensure_option=False, continuous_update=False, layout=widgets.Layout(width="40em"),
+        )  # fmt: skip
+        self.version_a = widgets.Dropdown(description="diff", layout=narrow)
+        self.version_b = widgets.Dropdown(description="against", layout=narrow)
+        self.document = widgets.HTML()
+        pick = widgets.HBox([self.document_id, self.version_a, self.version_b])
+
+        self.run_a = widgets.Dropdown(description="before", layout=wide)
+        self.run_b = widgets.Dropdown(description="after", layout=wide)
+        self.diff = widgets.HTML()
+
+        for sticky in (controls, pick):  # in view above a table that scrolls on its own
+            sticky.add_class("workbench-controls")
+        self.tabs = widgets.Tab(
+            children=[
+                widgets.VBox([controls, self.rows]),
+                widgets.VBox([pick, self.document]),
+                widgets.VBox([widgets.HBox([self.run_a, self.run_b]), self.diff]),
+            ],
+            titles=["Rows", "Document", "Compare runs"],
+        )
+        title = widgets.HTML(f"{STYLE}{render.STYLE}<b>{escape(str(self.store.path))}</b>")
+        self.widget = widgets.VBox([title, self.tabs])
+        self.widget.add_class("workbench-explorer")
+
+        self._on((self.source, self.run, self.search, self.limit, self.sort), self.refresh)
+        self._on((self.document_id,), self._offer_versions)
+        self._on((self.version_a, self.version_b), self.show_document)
+        self._on((self.run_a, self.run_b), self.compare)
+
+    def _on(self, controls: tuple[widgets.Widget, ...], action: Callable[[], None]) -> None:
+        def changed(_change: Any) -> None:
+            if not self._quiet:
+                action()
+
+        for control in controls:
+            control.observe(changed, names="value")
+
+    @contextmanager
+    def _quietly(self) -> Iterator[None]:
+        """Change several widgets without each change recomputing the panes."""
+        self._quiet = True
+        try:
+            yield
+        finally:
+            self._quiet = False
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        return self.widget._repr_mimebundle_(**kwargs)
+
+    def reload(self) -> None:
+        """Read the store again (new tables, new runs), keeping the choices that still exist."""
+        found = query.sources(self.store)
+        labels = [(self._run_label(r), int(r.id)) for r in pull_runs(self.store).itertuples()]
+        labels.reverse()  # newest first
+        ids = [run for _, run in labels]
+        with self._quietly():
+            source, run, run_a, run_b = (self.source.value, self.run.value,
+                                         self.run_a.value, self.run_b.value)  # fmt: skip
+            self.source.options = [(s.label, s) for s in found]
+            fallback = DEFAULT_SOURCE if DEFAULT_SOURCE in found else found[0]
+            self.source.value = source if source in found else fallback
+            self.run.options = [(LATEST, LATEST), *labels]
+            self.run.value = run if run in ids else LATEST
+            self.run_a.options = self.run_b.options = labels
+            if len(ids) >= 2:  # the newest run against the one before, unless chosen
+                self.run_a.value = run_a if run_a in ids else ids[1]
+                self.run_b.value = run_b if run_b in ids else ids[0]
+        self.refresh()
+        self.compare()
+
+    def refresh(self) -> None:
+        """Show the rows of the chosen source that hold the filter's text."""
+        source: query.Source = self.source.value
+        try:
+            found = query.load_rows(
+                self.store, source, self.search.value, limit=int(self.limit.value),
+                as_of=self._as_of(), order=self.sort.value,
+            )  # fmt: skip
+        except WorkbenchError as exc:  # nothing of the previous source stays on screen
+            found, rows = query.Rows(pd.DataFrame(), 0), ""
+            self.status.value = render.message_html(str(exc), error=True)
+        else:
+            rows = render.rows_html(found.frame, tz=self.tz, order=self.sort.value)
+            label = source.label + (f" ({self.run.label})" if source.kind == "list" else "")
+            shown = len(found.frame)
+            self.status.value = render.status_html(label, shown, found.total, tz=self.tz)
+        self.rows_found, self.rows.value = found, rows
+        ids: Any = next((found.frame[c] for c in ID_COLUMNS if c in found.frame.columns), [])
+        with self._quietly():
+            self.run.disabled = source.kind != "list"
+            self.document_id.options = list(dict.fromkeys(t for t in map(plain, ids) if t))
+
+    def show_document(self, item_id: str | None = None) -> None:
+        """Show every stored document about ``item_id`` (default: the id box's) as a record, our
+        transcript next to the partner's acknowledgment totals, the versions received with the
+        diff the diff boxes choose (each against the one before by default), then the raw XML
+        with its validation."""
+        if item_id is not None and item_id != self.document_id.value:
+            self.document_id.value = item_id  # which offers its versions and shows it
+            return
+        wanted = (self.document_id.value or "").strip()
+        pair = (self.version_a.value, self.version_b.value)
+        if not wanted:
+            self.document.value = render.message_html("Pick or type an id.")
+            return
+        if EACH not in pair and pair[0] == pair[1]:
+            self.document.value = render.message_html("Pick two different versions to diff.")
+            return
+        try:
+            found = request_documents(self.store, wanted)
+            versions = versions_section(
+                self.store, wanted, compare=None if EACH in pair else pair,
+                max_chars=render.MAX_DOCUMENT,
+            ).data  # fmt: skip
+        except WorkbenchError as exc:
+            self.document.value = render.message_html(str(exc), error=True)
+            return
+        self.document.value = render.documents_html(wanted, found, versions=versions, tz=self.tz)
+
+    def _offer_versions(self) -> None:
+        """The id's versions in the diff boxes, none chosen; then the id's documents."""
+        wanted = (self.document_id.value or "").strip()
+        try:
+            numbers = [int(v) for v in self.store.versions(wanted)["version"]] if wanted else []
+        except WorkbenchError:
+            numbers = []
+        with self._quietly():
+            for box in (self.version_a, self.version_b):
+                box.options = [("each", EACH), *((f"v{n}", n) for n in numbers)]
+                box.value, box.disabled = EACH, len(numbers) < 2
+        self.show_document()
+
+    def compare(self) -> None:
+        """Show what changed in each list between the two chosen pull runs."""
+        run_a, run_b = self.run_a.value, self.run_b.value
+        if run_a is None or run_b is None:
+            self.diff.value = render.message_html(
+                "Comparing needs two pull runs that finished ok or partial; run "
+                "`workbench pull` again later."
+            )
+            return
+        if run_a == run_b:
+            self.diff.value = render.message_html("Pick two different runs.")
+            return
+        try:
+            self.diff_frame = self.store.diff(run_a, run_b)
+        except WorkbenchError as exc:
+            self.diff.value = render.message_html(str(exc), error=True)
+            return
+        self.diff.value = render.diff_html(self.diff_frame, limit=int(self.limit.value), tz=self.tz)
+
+    def close(self) -> None:
+        """Close the widgets and the store."""
+        _close_tree(self.widget)
+        self.store.close()
+
+    def __enter__(self) -> Explorer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _as_of(self) -> Any:
+        if self.run.value in (LATEST, None):
+            return None
+        run = self.store.table("runs", where="id = ?", params=[self.run.value]).iloc[0]
+        return run["finished_at"] if pd.notna(run["finished_at"]) else run["started_at"]
+
+    def _run_label(self, run: Any) -> str:
+        """``#3 · 2026-03-02 09:00:05 · ok``: when it started, to the second."""
+        started = run.started_at
+        when = (
+            local_time(started, self.tz).strftime("%Y-%m-%d %H:%M:%S") if pd.notna(started) else "?"
+        )
+        return f"#{run.id} · {when} · {run.status}"
+
+
+def _close_tree(widget: widgets.Widget) -> None:
+    for child in getattr(widget, "children", ()):
+        _close_tree(child)
+    widget.close()

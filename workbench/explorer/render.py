@@ -1,13 +1,6 @@
-"""HTML for the explorer's panes. Every value from the store is escaped: documents and list
-items are partner text, and a ``<script>`` in a student's name must stay text.
-
-The stylesheet, missing values and the documents with their validation are the report's
-(``workbench.report.markup`` and ``workbench.report.troubleshoot``): one way to show them.
-A document also reads as a record (:func:`record_html`, from ``pesc.to_frames``), and a
-transcript we sent next to the partner's acknowledgment totals (:func:`ack_totals_html`).
-
->>> rows_html(store.table("runs"))  # doctest: +SKIP
-'<div class="workbench-scroll"><table border="0" class="dataframe workbench-rows">...'
+"""HTML for the explorer's panes. Every value from the store is escaped: a ``<script>`` in a
+student's name stays text. The stylesheet, missing values and the documents with their
+validation are the report's (``report.markup``, ``report.troubleshoot``).
 """
 
 from __future__ import annotations
@@ -19,7 +12,7 @@ from typing import Any
 import pandas as pd
 
 from workbench.errors import WorkbenchError
-from workbench.explorer.query import Order
+from workbench.explorer.query import parse_order
 from workbench.pesc.student import comparable
 from workbench.report.markup import clock, heading, plain
 from workbench.report.troubleshoot import RequestDocument, documents_section
@@ -82,11 +75,11 @@ def rows_html(
     *,
     max_chars: int = MAX_CELL,
     tz: str | None = None,
-    order: Order | None = None,
+    order: str | None = None,
 ) -> str:
-    """``frame`` as an escaped HTML table, each cell cut to ``max_chars``, times to the second
-    in ``tz``. With ``order`` the headers are buttons that sort by their column (a second click
-    reverses), and the sorted one shows ▲ or ▼."""
+    """``frame`` as an escaped HTML table, cells cut to ``max_chars``, times to the second in
+    ``tz``. With ``order`` (a sort key) each header is a button that sorts by its column (again:
+    the other way); the sorted one shows ▲ or ▼."""
     if frame.columns.empty:
         return "<p><em>No columns.</em></p>"
     head = "".join(_header(str(c), order) for c in frame.columns)
@@ -102,16 +95,17 @@ def rows_html(
     )
 
 
-def _header(column: str, order: Order | None) -> str:
+def _header(column: str, order: str | None) -> str:
     if order is None:
         return f"<th>{escape(column)}</th>\n"
-    here = order.column == column
-    following = Order(column, descending=here and not order.descending)
-    mark = (" ▼" if order.descending else " ▲") if here else ""
-    sort = "descending" if here and order.descending else "ascending" if here else "none"
+    sorted_by, descending = parse_order(order)
+    here = sorted_by == column
+    following = f"-{column}" if here and not descending else column
+    mark = (" ▼" if descending else " ▲") if here else ""
+    sort = ("descending" if descending else "ascending") if here else "none"
     return (
         f'<th aria-sort="{sort}"><button class="workbench-sort-header" type="button" '
-        f'title="sort by {escape(column)}" data-sort="{escape(following.key)}" '
+        f'title="sort by {escape(column)}" data-sort="{escape(following)}" '
         f'onclick="{escape(_CLICK)}">{escape(column)}{mark}</button></th>\n'
     )
 
@@ -213,16 +207,12 @@ def _compared(ours: str | None, theirs: str | None, required: bool) -> str:
     """The verdict cell of one line of :func:`ack_totals_html`."""
     if ours is not None and theirs is not None:
         return "<td>same</td>" if ours == theirs else '<td class="workbench-mismatch">differs</td>'
-    if ours is None and theirs is None:
-        return '<td class="workbench-unstated">stated by neither</td>'
     if ours is None:
-        return '<td class="workbench-unstated">not stated by our transcript</td>'
-    if required:  # a total the acknowledgment owes
-        return (
-            '<td class="workbench-mismatch">not stated by the acknowledgment (a required '
-            "total)</td>"
-        )
-    return '<td class="workbench-unstated">not stated by the acknowledgment</td>'
+        said = "stated by neither" if theirs is None else "not stated by our transcript"
+    else:  # a total the acknowledgment owes is a mismatch; a student's field is its to leave out
+        said = "not stated by the acknowledgment" + (" (a required total)" if required else "")
+    css = "workbench-mismatch" if ours is not None and required else "workbench-unstated"
+    return f'<td class="{css}">{said}</td>'
 
 
 def _frames(xml: str) -> dict[str, pd.DataFrame] | None:
