@@ -18,8 +18,7 @@ import workbench as wb
 from workbench import reconcile
 from workbench.cli import app
 from workbench.errors import TransportError
-from workbench.explorer import DEFAULT_SOURCE
-from workbench.explorer.query import Source, load_rows
+from workbench.explorer import DEFAULT_SOURCE, Source, load_rows
 from workbench.reconcile import open_items
 from workbench.sandbox import Sandbox
 from workbench.scenario import act_out, transcript_for

@@ -12,8 +12,7 @@ import pytest
 
 from tests.explorer.conftest import HOSTILE
 from workbench.errors import StoreError
-from workbench.explorer import Explorer
-from workbench.explorer.query import Source
+from workbench.explorer import Explorer, Source
 from workbench.report import documents_section, request_documents
 
 

@@ -11,8 +11,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from workbench.explorer import Explorer
-from workbench.explorer.query import Source, sources
+from workbench.explorer import Explorer, Source, sources
 from workbench.report import pull_runs
 from workbench.store import Store
 

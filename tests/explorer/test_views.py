@@ -12,9 +12,8 @@ import pytest
 
 from workbench import pesc
 from workbench.errors import ConfigError
-from workbench.explorer import Explorer
-from workbench.explorer.query import Source, fold, frame_mask, parse_order
-from workbench.explorer.render import ack_totals_html
+from workbench.explorer import Explorer, Source, fold, frame_mask
+from workbench.explorer.render import ack_totals_html, parse_order
 from workbench.report import request_documents, versions_section
 from workbench.report.job import run_report_job
 

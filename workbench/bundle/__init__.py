@@ -129,13 +129,10 @@ def _write_zip(out_dir: Path, stem: str, members: dict[str, str]) -> Path:
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
         path, n = out_dir / f"{stem}.zip", 1
-        while True:
-            try:
-                create_private(path)  # 0600: the bundle names students
-                break
-            except FileExistsError:
-                n += 1
-                path = out_dir / f"{stem}-{n}.zip"
+        while path.exists():
+            n += 1
+            path = out_dir / f"{stem}-{n}.zip"
+        create_private(path)  # 0600: the bundle names students
         with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
             for name, text in members.items():
                 archive.writestr(name, text)

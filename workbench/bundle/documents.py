@@ -8,7 +8,7 @@ import json
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from lxml import etree
@@ -120,7 +120,7 @@ def validations(
     (personal masking, done afterwards, changes no line)."""
     documents = []
     for number, document in enumerate(found, start=1):
-        result, parsed = pesc.validate(document.text, schemas_dir=schemas_dir), document.parsed
+        parsed = document.parsed
         documents.append(
             {
                 "file": f"documents/{document.file_name(number)}",
@@ -128,10 +128,7 @@ def validations(
                 "message_type": document.message_type,
                 "version": parsed.version if parsed else None,
                 "namespace": parsed.namespace if parsed else None,
-                "status": result.status,
-                "schema": result.schema,
-                "note": result.note,
-                "errors": [{"line": e.line, "message": e.message} for e in result.errors],
+                **asdict(pesc.validate(document.text, schemas_dir=schemas_dir)),
                 "seen_in": document.sources,
             }
         )

@@ -42,15 +42,13 @@ def calls_about(store: Store, rid: str, timeline: pd.DataFrame) -> list[dict[str
     for table in ("outbox", "acknowledgments"):
         rows = store.table(table, where="request_id = ? AND call_id IS NOT NULL", params=[rid])
         linked |= {int(c) for c in rows["call_id"]}
-    where = f"request_id = ? OR id IN ({', '.join('?' * len(linked))})"
-    frame = store.table("calls", where=where, params=[rid, *sorted(linked)])
-    calls = []
-    for row in records(frame):
-        if row["operation"] == "token" or "/connect/token" in str(row["url"] or ""):
-            continue
-        row["_listing"] = row["id"] in listing and row["request_id"] != rid
-        calls.append(row)
-    return sorted(calls, key=lambda c: (c["started_at"], c["id"]))
+    about = f"(request_id = ? OR id IN ({', '.join('?' * len(linked))}))"
+    tokens = "coalesce(operation, '') = 'token' OR coalesce(url, '') LIKE '%/connect/token%'"
+    where = f"{about} AND NOT ({tokens}) ORDER BY started_at, id"
+    calls = records(store.table("calls", where=where, params=[rid, *sorted(linked)]))
+    for call in calls:
+        call["_listing"] = call["id"] in listing and call["request_id"] != rid
+    return calls
 
 
 def har_log(

@@ -11,8 +11,8 @@ from typing import Any
 
 import pandas as pd
 
+from workbench import pesc
 from workbench.errors import WorkbenchError
-from workbench.explorer.query import parse_order
 from workbench.pesc.student import comparable
 from workbench.report.markup import clock, heading, plain
 from workbench.report.troubleshoot import RequestDocument, documents_section
@@ -21,8 +21,7 @@ MAX_CELL = 120  # characters of a cell shown in a table; the rest is cut with an
 MAX_DOCUMENT = 500_000  # characters of one document shown
 SORT_CLASS = "workbench-sort"  # the hidden text box a header's click writes its sort key into
 
-# What the explorer adds to the report's stylesheet: its controls stay in view above a table
-# that scrolls on its own (both ways), and headers are buttons.
+# Beside the report's stylesheet: controls in view above a table that scrolls on its own.
 STYLE = """<style>
 .workbench-explorer .workbench-controls { position: sticky; top: 0; z-index: 5;
   background: var(--jp-layout-color0, #fff); padding-bottom: 4px; }
@@ -40,15 +39,8 @@ _CLICK = (
     "const box = this.closest('.workbench-explorer').querySelector('.workbench-sort input');"
     "box.value = this.dataset.sort; box.dispatchEvent(new Event('change', {bubbles: true}));"
 )
-RECORD_TABLES = (
-    ("sessions", "Sessions"), ("courses", "Courses"), ("awards", "Awards"),
-    ("academic_records", "Academic records"), ("attendance", "Attendance"),
-    ("recipients", "Recipients"), ("responses", "Responses"), ("holds", "Holds"),
-    ("notes", "Notes"),
-)  # fmt: skip
-# What an acknowledgment totals, and where our transcript says the same: (label, ours, theirs,
-# required). The totals are what an acknowledgment is for (PESC requires them, and the
-# reconciliation counts one left out as a mismatch); the student's fields are its to leave out.
+# (label, our transcript's field, the acknowledgment's, required): the totals are what an
+# acknowledgment is for; the student's fields are its to leave out.
 ACK_TOTALS = (
     ("courses", "course_count", "course_total", True),
     ("awards", "award_count", "academic_award_total", True),
@@ -57,13 +49,17 @@ ACK_TOTALS = (
     ("birth date", "student_birth_date", "student_birth_date", False),
     ("OEN", "student_oen", "student_oen", False),
 )
-SENT, ACKNOWLEDGED = "our transcript (sent)", "the partner's acknowledgment"
-NOT_STATED = "not stated"
+
+
+def parse_order(key: str) -> tuple[str | None, bool]:
+    """``"name"`` ascending, ``"-name"`` descending, ``""`` as stored: (column, descending)."""
+    key = key.strip()
+    descending = key.startswith("-")
+    return (key[1:] if descending else key) or None, descending
 
 
 def cell_text(value: Any, *, max_chars: int = MAX_CELL, tz: str | None = None) -> str:
-    """A cell as short plain text: missing is empty, a time to the second in zone ``tz``
-    (None: UTC), long text cut with ``…``."""
+    """A cell as short plain text: missing is empty, a time to the second in zone ``tz``."""
     if isinstance(value, datetime) and not pd.isna(value):
         return clock(value, tz, seconds=True)
     text = plain(value)
@@ -127,58 +123,48 @@ def message_html(text: str, *, error: bool = False) -> str:
 def documents_html(
     item_id: str, found: list[RequestDocument], *, versions: str = "", tz: str | None = None
 ) -> str:
-    """Every document about ``item_id`` read as a record (:func:`record_html`), our transcript
-    next to the partner's acknowledgment totals, then ``versions`` (the HTML of its versions and
-    their diffs, ``report.versions_section``), and the raw XML with its validation as the
-    troubleshooting report shows it (each cut at :data:`MAX_DOCUMENT` characters) one click
-    away; or a note that there is none."""
+    """Each document about ``item_id`` as a record, our transcript next to the acknowledgment's
+    totals, ``versions`` (``report.versions_section``), then the raw XML with its validation
+    one click away."""
     if not found:
         return message_html(
             f"No stored document for {item_id!r}: is the id right, and has a pull fetched its "
             "detail?"
         )
-    records = "".join(
+    shown = "".join(
         f'<section class="workbench-record" data-document="{doc.number}">'
         f"{heading(doc.title, 4)}{record_html(doc.text, tz=tz)}</section>"
         for doc in found
     )
-    shown = records + ack_totals_html(found)
+    shown += ack_totals_html(found)
     if versions:
         shown += heading("Versions of the document received", 4) + versions
     raw = documents_section(found, max_chars=MAX_DOCUMENT).data
-    return (
-        shown + '<details class="workbench-raw"><summary>Raw XML and validation</summary>'
-        f"{raw}</details>"
-    )
+    summary = "<summary>Raw XML and validation</summary>"
+    return f'{shown}<details class="workbench-raw">{summary}{raw}</details>'
 
 
 def record_html(xml: str, *, tz: str | None = None) -> str:
-    """One PESC document as a record: the student and the document's header, its identifiers,
-    then each table ``pesc.to_frames`` finds rows for (sessions, courses, awards ...)."""
+    """One PESC document as a record: its fields, then each table of ``pesc.to_frames`` that
+    has rows (identifiers, sessions, courses, awards ...)."""
     frames = _frames(xml)
     if frames is None:
         return message_html("Cannot read this document as a record: see its raw XML below.")
-    header = frames["document"].iloc[0]
-    facts = pd.DataFrame(
-        [(name, header[name]) for name in header.index if not pd.isna(header[name])],
-        columns=["field", "value"],
+    header = frames.pop("document").iloc[0]
+    fields = [(name, value) for name, value in header.items() if not pd.isna(value)]
+    tables = {"document": pd.DataFrame(fields, columns=["field", "value"])}
+    tables |= {k: v.drop(columns="document_id") for k, v in frames.items() if not v.empty}
+    return "".join(
+        f'<div class="workbench-table" data-table="{name}">'
+        f"{heading(name.replace('_', ' ').capitalize(), 5)}{rows_html(table, tz=tz)}</div>"
+        for name, table in tables.items()
     )
-    parts = [_titled("Student and document", "document", facts, tz)]
-    ids = frames["agency_ids"].drop(columns="document_id")
-    parts.append(_titled("Identifiers", "agency_ids", ids, tz))
-    for name, title in RECORD_TABLES:
-        table = frames[name]
-        if not table.empty:
-            parts.append(_titled(title, name, table.drop(columns="document_id"), tz))
-    return "".join(parts)
 
 
 def ack_totals_html(found: list[RequestDocument]) -> str:
-    """The last transcript we sent next to the last acknowledgment received, field by field,
-    each side named: ``same`` or ``differs`` (red) by the reconciliation's rule
-    (``pesc.student.comparable``), or which side does not state it (plain: a student's field
-    the acknowledgment leaves out is no mismatch; a total it leaves out is). Empty unless both
-    are stored."""
+    """The last transcript we sent next to the last acknowledgment received, field by field:
+    ``same`` or ``differs`` by the reconciliation's rule (``pesc.student.comparable``), or
+    which side does not state it. Empty unless both are stored."""
     sent = [d for d in found if d.kind == "sent" and d.message_type.endswith("Transcript")]
     acks = [d for d in found if d.kind == "received" and d.message_type == "Acknowledgment"]
     ours = _frames(sent[-1].text) if sent else None
@@ -192,13 +178,14 @@ def ack_totals_html(found: list[RequestDocument]) -> str:
         said = _compared(comparable(a, our_field), comparable(b, our_field), required)
         rows.append(
             f'<tr data-total="{escape(label)}"><td>{escape(label)}</td>'
-            f"<td>{escape(plain(a, missing=NOT_STATED))}</td>"
-            f"<td>{escape(plain(b, missing=NOT_STATED))}</td>{said}</tr>\n"
+            f"<td>{escape(plain(a, missing='not stated'))}</td>"
+            f"<td>{escape(plain(b, missing='not stated'))}</td>{said}</tr>\n"
         )
     return (
         heading("Our transcript against the partner's acknowledgment", 4)
         + '<table class="dataframe workbench-rows workbench-ack-totals"><thead><tr>'
-        f"<th></th><th>{escape(SENT)}</th><th>{escape(ACKNOWLEDGED)}</th><th></th></tr>"
+        "<th></th><th>our transcript (sent)</th><th>the partner&#x27;s acknowledgment</th>"
+        "<th></th></tr>"
         f"</thead>\n<tbody>\n{''.join(rows)}</tbody></table>"
     )
 
@@ -216,24 +203,16 @@ def _compared(ours: str | None, theirs: str | None, required: bool) -> str:
 
 
 def _frames(xml: str) -> dict[str, pd.DataFrame] | None:
-    from workbench import pesc
-
     try:
         return pesc.to_frames(xml)
     except (WorkbenchError, ValueError):
         return None
 
 
-def _titled(title: str, name: str, frame: pd.DataFrame, tz: str | None) -> str:
-    body = rows_html(frame, tz=tz) if not frame.empty else message_html(f"No {title.lower()}.")
-    return f'<div class="workbench-table" data-table="{name}">{heading(title, 5)}{body}</div>'
-
-
 def diff_html(
     frame: pd.DataFrame, *, limit: int, max_chars: int = 80, tz: str | None = None
 ) -> str:
-    """A summary of ``store.diff`` (counts per list and change), then its first rows (times to
-    the second in ``tz``)."""
+    """``store.diff``'s counts per list and change, then its first ``limit`` rows."""
     if frame.empty:
         return message_html("No list changed between these two runs.")
     counts = frame.groupby(["list", "change"]).size().rename("items").reset_index()
