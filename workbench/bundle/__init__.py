@@ -44,11 +44,8 @@ def make_bundle(
     schemas_dir: str | os.PathLike[str] | None = None,
     redact_personal: bool = False,
 ) -> Path:
-    """Write ``<out_dir>/<request_id>-<UTC time>.zip`` (0600, never overwriting one); its path.
-
-    ``StoreError`` when the store knows nothing about the id; ``ConfigError`` when ``out_dir``
-    cannot be written in. ``schemas_dir``: the PESC XSDs (default: ``WORKBENCH_PESC_SCHEMAS``).
-    """
+    """Write ``<out_dir>/<request_id>-<UTC time>.zip``, 0600; its path. ``StoreError`` when the
+    store knows nothing of the id. ``schemas_dir``: default ``WORKBENCH_PESC_SCHEMAS``."""
     rid = store.spelling_of(str(request_id))
     timeline = store.timeline(rid)
     if timeline.empty and store.document(rid) is None:
@@ -58,21 +55,17 @@ def make_bundle(
         )
     calls = calls_about(store, rid, timeline)
     found = find_documents(store, rid, calls, store.document(rid))
-    personal = None
-    if redact_personal:  # every value learned first, so that each member masks all of them
-        personal = Personal()
-        for text in [d.text for d in found] + [c[k] or "" for c in calls for k in _BODIES]:
-            personal.learn(text)
-    redactor = Redactor(secrets)
-
-    def mask(text: str) -> str:
-        return personal.text(text) if personal is not None else text
+    personal = Personal(active=redact_personal)
+    bodies = [call[k] or "" for call in calls for k in ("request_body", "response_body")]
+    for text in [d.text for d in found] + bodies:
+        personal.learn(text)  # every value first, so that each member masks all of them
+    redactor, mask = Redactor(secrets), personal.text
 
     sandbox = store.holds_sandbox_data()
     about = (
         f"{SANDBOX_TITLE + ': ' if sandbox else ''}Recorded calls about {rid}, redacted; "
         f"environment: {environment_of(store.process_codes(rid))}; personal data "
-        f"{'masked' if personal is not None else 'NOT masked (--redact-personal masks it)'}."
+        f"{'masked' if redact_personal else 'NOT masked (--redact-personal masks it)'}."
     )
     timeline["at"] = [iso(t) for t in timeline["at"]]
     checked = json.dumps(validations(found, schemas_dir), indent=2, ensure_ascii=False)
@@ -92,9 +85,6 @@ def make_bundle(
     return _write_zip(Path(out_dir), f"{stem}-{datetime.now(UTC):%Y%m%dT%H%M%SZ}", members)
 
 
-_BODIES = ("request_body", "response_body")
-
-
 def make_bundle_from_profile(
     request_id: str,
     *,
@@ -105,8 +95,7 @@ def make_bundle_from_profile(
     schemas_dir: str | os.PathLike[str] | None = None,
     redact_personal: bool = False,
 ) -> Path:
-    """``make_bundle`` on a profile's database (``db`` overrides it), masking the profile's
-    secrets; contacts nobody. ``StoreError`` when there is no database there."""
+    """``make_bundle`` on a profile's database (or ``db``), masking its secrets; offline."""
     from workbench.config import load_profile
 
     resolved = load_profile(profile, config_path=config_path)

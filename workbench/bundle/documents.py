@@ -18,6 +18,8 @@ from workbench.bundle.har import iso, records
 from workbench.errors import PescError
 from workbench.store import Store
 
+_PESCXML_FIELD = re.compile(r'"pescxml"\s*:\s*("(?:[^"\\]|\\.)*")', re.IGNORECASE)
+
 
 @dataclass
 class Document:
@@ -37,8 +39,8 @@ class Document:
 def find_documents(
     store: Store, rid: str, calls: list[dict[str, Any]], stored: str | None
 ) -> list[Document]:
-    """The documents in ``calls``, the outbox, the responses and acknowledgments tables and the
-    ``stored`` detail, oldest first (a call's request before its answer), each once."""
+    """The documents in ``calls``, the outbox, responses, acknowledgments and the ``stored``
+    detail, oldest first (a call's request before its answer), each once."""
     seen: list[tuple[str, str, str, dict[str, Any]]] = []  # (xml, at, kind, where)
 
     def add(value: Any, at: str, kind: str, place: str, **ids: Any) -> None:
@@ -74,34 +76,17 @@ def _rows(store: Store, table: str, rid: str) -> list[dict[str, Any]]:
 
 
 def _pescxml_values(value: Any) -> list[str]:
-    """The PESC XML in a body, an outbox payload or a row: its ``PESCXML`` fields (any key case,
-    at any depth), or the text itself when it is XML."""
-    if not isinstance(value, Mapping):
-        text = str(value or "").strip()
-        if text.startswith(("<", "&lt;")):
-            return [text]
-        try:
-            value = json.loads(text) if text.startswith(("{", "[")) else None
-        except ValueError:
-            return []
-    found: list[str] = []
-    stack = [value]  # not recursive: a partner's JSON may nest deeper than Python's stack
-    while stack:
-        item = stack.pop()
-        if isinstance(item, list):
-            stack.extend(reversed(item))
-        elif isinstance(item, Mapping):
-            for key, inner in item.items():
-                if str(key).lower() == "pescxml" and isinstance(inner, str) and inner:
-                    found.append(inner)
-                elif isinstance(inner, dict | list):
-                    stack.append(inner)
-    return found
+    """A row's, a body's or a payload's ``PESCXML`` fields (any case, any depth), or its XML."""
+    if isinstance(value, Mapping):
+        return [v for k, v in value.items() if k.lower() == "pescxml" and isinstance(v, str) and v]
+    text = str(value or "").strip()
+    if text.startswith(("<", "&lt;")):
+        return [text]
+    return [xml for xml in (json.loads(m[1]) for m in _PESCXML_FIELD.finditer(text)) if xml]
 
 
 def pretty(xml: str) -> tuple[str, pesc.PescDocument | None]:
-    """The document unescaped, indented, with an XML declaration; as stored (unescaped once)
-    when it does not parse."""
+    """The document unescaped and indented; as stored (unescaped once) when it does not parse."""
     try:
         document = pesc.parse(xml)
     except PescError:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from datetime import UTC
 from http import HTTPStatus
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
@@ -22,9 +21,8 @@ def iso(moment: Any) -> str:
     """ISO 8601 UTC with milliseconds and a ``Z`` (what HAR readers parse); '' when missing."""
     if moment is None or pd.isna(moment):
         return ""
-    when = pd.Timestamp(moment)
-    when = when.tz_localize(UTC) if when.tzinfo is None else when.tz_convert(UTC)
-    return when.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    when = pd.to_datetime(moment, utc=True)  # a time without a zone is UTC, as stored
+    return str(when.isoformat(timespec="milliseconds")).replace("+00:00", "Z")
 
 
 def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
@@ -34,8 +32,7 @@ def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
 
 
 def calls_about(store: Store, rid: str, timeline: pd.DataFrame) -> list[dict[str, Any]]:
-    """The calls about ``rid`` (token calls excluded), oldest first; ``_listing`` marks the list
-    calls in which it appeared or vanished."""
+    """The calls about ``rid`` but token calls, oldest first; ``_listing``: a list call of it."""
     kinds = timeline["kind"].isin(("appeared", "vanished"))
     listing = {int(c) for c in timeline.loc[kinds, "call_id"].dropna()}
     linked = set(listing)
@@ -58,8 +55,7 @@ def har_log(
     redactor: Redactor,
     mask: Callable[[str], str],
 ) -> dict[str, Any]:
-    """The HAR of ``calls``: each text masked by the rule the session records by (a document
-    kept as written, a login or an error answer masked by value), then by ``mask``."""
+    """``calls`` as HAR, masked as the session records (documents as written), then by ``mask``."""
     entries = [_entry(call, rid, redactor, mask) for call in calls]
     creator = {"name": "workbench", "version": __version__}
     return {"log": {"version": "1.2", "creator": creator, "comment": comment, "entries": entries}}

@@ -46,20 +46,24 @@ class Personal:
     learned wherever else it shows up (a note, a tracking id, a validation message, a JSON
     field), outside markup. The same value always gets the same placeholder."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, active: bool = True) -> None:
+        self.active = active  # inactive: every text as it is
         self._placeholders: dict[str, str] = {}  # value (lower case) -> placeholder
-        self._counts: dict[str, int] = {}
         self._variants: dict[str, str] = {}  # each spelling of a value -> placeholder
         self._net: re.Pattern[str] | None = None
 
     def learn(self, text: str) -> None:
         """Remember the personal values in ``text`` (and give each its placeholder)."""
+        if not self.active:
+            return
         for pattern, unescape in ((_RAW_ELEMENT, 1), (_ESCAPED_ELEMENT, 2)):
             for match in pattern.finditer(text):
                 self._placeholder(match["name"], match["value"], unescape)
 
     def text(self, text: str) -> str:
         """``text`` with every personal element's content and every learned value masked."""
+        if not self.active:
+            return text
         for pattern, unescape in ((_RAW_ELEMENT, 1), (_ESCAPED_ELEMENT, 2)):
 
             def masked(m: re.Match[str], unescape: int = unescape) -> str:
@@ -83,8 +87,8 @@ class Personal:
         plain = plain.strip()
         key = plain.lower()
         if key not in self._placeholders:
-            self._counts[name] = self._counts.get(name, 0) + 1
-            self._placeholders[key] = f"[{name}-{self._counts[name]}]"
+            count = sum(p.startswith(f"[{name}-") for p in self._placeholders.values())
+            self._placeholders[key] = f"[{name}-{count + 1}]"
             self._add_variants(plain, self._placeholders[key])
         return self._placeholders[key]
 

@@ -1,6 +1,5 @@
-"""The ipywidgets explorer of a workbench database: its tables, views and lists (as of any pull
-run) filtered and sorted ignoring case and accents (:func:`fold`), a request's documents, and
-what changed between two pull runs.
+"""The ipywidgets explorer of a workbench database: tables, views and lists (as of any pull run)
+filtered and sorted ignoring case and accents, a request's documents, two pull runs compared.
 
 >>> from workbench.explorer import Explorer
 >>> explorer = Explorer.open("data/workbench.db")  # doctest: +SKIP
@@ -26,7 +25,7 @@ from workbench.errors import StoreError, WorkbenchError
 from workbench.explorer import render
 from workbench.explorer.render import parse_order
 from workbench.report.history import pull_runs
-from workbench.report.markup import STYLE, local_time, plain
+from workbench.report.markup import STYLE, plain
 from workbench.report.stores import open_store, report_zone
 from workbench.report.troubleshoot import request_documents, versions_section
 from workbench.store import LIST_NAMES, Store
@@ -78,11 +77,8 @@ def sources(store: Store) -> list[Source]:
 def load_rows(
     store: Store, source: Source, text: str = "", *, limit: int, as_of: Any = None, order: str = ""
 ) -> Rows:
-    """The rows of ``source`` holding ``text``, sorted by ``order`` (:func:`parse_order`; a
-    column the source lacks is ignored), at most ``limit``. Missing values sort last.
-
-    ``as_of`` (lists only): the list as its latest snapshot at or before that time showed it.
-    """
+    """At most ``limit`` rows of ``source`` (a list: as it stood at ``as_of``) holding ``text``,
+    sorted by ``order`` (:func:`parse_order`; missing values last, a column it lacks ignored)."""
     column, descending = parse_order(order)
     needle = text.strip()
     if source.kind == "list":
@@ -152,8 +148,7 @@ def _quote(name: str) -> str:
 
 
 class Explorer:
-    """Browse a workbench database in JupyterLab; times show in zone ``tz`` (None: the
-    profile's ``timezone``, else UTC)."""
+    """Browse a workbench database in JupyterLab, times in zone ``tz`` (None: the profile's)."""
 
     def __init__(self, store: Store, *, limit: int = 50, tz: str | None = None) -> None:
         self.store = store
@@ -166,15 +161,13 @@ class Explorer:
 
     @property
     def frame(self) -> pd.DataFrame:
-        """The rows shown."""
         return self.rows_found.frame
 
     @classmethod
     def open(
         cls, db: str | Path | None = None, *, limit: int = 50, tz: str | None = None
     ) -> Explorer:
-        """The explorer on an existing database (default: the profile's); ``StoreError`` when
-        there is none (an explorer never creates an empty database)."""
+        """The explorer on an existing database (default: the profile's), else ``StoreError``."""
         store = open_store(db)
         try:
             return cls(store, limit=limit, tz=tz)
@@ -246,7 +239,6 @@ class Explorer:
 
     @contextmanager
     def _quietly(self) -> Iterator[None]:
-        """Change several widgets without each change recomputing the panes."""
         self._quiet = True
         try:
             yield
@@ -300,10 +292,7 @@ class Explorer:
             self.document_id.options = list(dict.fromkeys(t for t in map(plain, ids) if t))
 
     def show_document(self, item_id: str | None = None) -> None:
-        """Show every stored document about ``item_id`` (default: the id box's) as a record, our
-        transcript next to the partner's acknowledgment totals, the versions received with the
-        diff the diff boxes choose (each against the one before by default), then the raw XML
-        with its validation."""
+        """Show the documents about ``item_id`` (default: the id box's): :func:`documents_html`."""
         if item_id is not None and item_id != self.document_id.value:
             self.document_id.value = item_id  # which offers its versions and shows it
             return
@@ -327,7 +316,6 @@ class Explorer:
         self.document.value = render.documents_html(wanted, found, versions=versions, tz=self.tz)
 
     def _offer_versions(self) -> None:
-        """The id's versions in the diff boxes, none chosen; then the id's documents."""
         wanted = (self.document_id.value or "").strip()
         try:
             numbers = [int(v) for v in self.store.versions(wanted)["version"]] if wanted else []
@@ -377,11 +365,7 @@ class Explorer:
 
     def _run_label(self, run: Any) -> str:
         """``#3 · 2026-03-02 09:00:05 · ok``: when it started, to the second."""
-        started = run.started_at
-        when = (
-            local_time(started, self.tz).strftime("%Y-%m-%d %H:%M:%S") if pd.notna(started) else "?"
-        )
-        return f"#{run.id} · {when} · {run.status}"
+        return f"#{run.id} · {render.cell_text(run.started_at, tz=self.tz)} · {run.status}"
 
 
 def _close_tree(widget: widgets.Widget) -> None:

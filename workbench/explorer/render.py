@@ -1,7 +1,4 @@
-"""HTML for the explorer's panes. Every value from the store is escaped: a ``<script>`` in a
-student's name stays text. The stylesheet, missing values and the documents with their
-validation are the report's (``report.markup``, ``report.troubleshoot``).
-"""
+"""HTML for the explorer's panes, every value from the store escaped (partner text)."""
 
 from __future__ import annotations
 
@@ -28,8 +25,6 @@ STYLE = """<style>
 .workbench-explorer .workbench-scroll { overflow: auto; max-height: 60vh; max-width: 100%; }
 .workbench-explorer table.workbench-rows th { z-index: 1; }
 .workbench-explorer button.workbench-sort-header { all: unset; cursor: pointer; font-weight: 600; }
-.workbench-explorer button.workbench-sort-header:hover { text-decoration: underline; }
-.workbench-explorer details.workbench-raw > summary { cursor: pointer; margin: 0.5em 0; }
 .workbench-explorer .workbench-mismatch { color: #b00020; font-weight: 600; }
 .workbench-explorer .workbench-unstated { color: #616e7c; font-style: italic; }
 </style>"""
@@ -58,31 +53,19 @@ def parse_order(key: str) -> tuple[str | None, bool]:
     return (key[1:] if descending else key) or None, descending
 
 
-def cell_text(value: Any, *, max_chars: int = MAX_CELL, tz: str | None = None) -> str:
+def cell_text(value: Any, *, tz: str | None = None) -> str:
     """A cell as short plain text: missing is empty, a time to the second in zone ``tz``."""
     if isinstance(value, datetime) and not pd.isna(value):
         return clock(value, tz, seconds=True)
     text = plain(value)
-    return text if len(text) <= max_chars else text[: max_chars - 1] + "…"
+    return text if len(text) <= MAX_CELL else text[: MAX_CELL - 1] + "…"
 
 
-def rows_html(
-    frame: pd.DataFrame,
-    *,
-    max_chars: int = MAX_CELL,
-    tz: str | None = None,
-    order: str | None = None,
-) -> str:
-    """``frame`` as an escaped HTML table, cells cut to ``max_chars``, times to the second in
-    ``tz``. With ``order`` (a sort key) each header is a button that sorts by its column (again:
-    the other way); the sorted one shows ▲ or ▼."""
-    if frame.columns.empty:
-        return "<p><em>No columns.</em></p>"
+def rows_html(frame: pd.DataFrame, *, tz: str | None = None, order: str | None = None) -> str:
+    """``frame`` as a table; with ``order`` (the sort key) each header a button sorting by it."""
     head = "".join(_header(str(c), order) for c in frame.columns)
     body = "".join(
-        "<tr>\n"
-        + "".join(f"<td>{escape(cell_text(v, max_chars=max_chars, tz=tz))}</td>\n" for v in row)
-        + "</tr>\n"
+        "<tr>\n" + "".join(f"<td>{escape(cell_text(v, tz=tz))}</td>\n" for v in row) + "</tr>\n"
         for row in frame.itertuples(index=False, name=None)
     )
     return (
@@ -123,9 +106,8 @@ def message_html(text: str, *, error: bool = False) -> str:
 def documents_html(
     item_id: str, found: list[RequestDocument], *, versions: str = "", tz: str | None = None
 ) -> str:
-    """Each document about ``item_id`` as a record, our transcript next to the acknowledgment's
-    totals, ``versions`` (``report.versions_section``), then the raw XML with its validation
-    one click away."""
+    """Each document as a record, our transcript against the acknowledgment, ``versions``, then
+    the raw XML with its validation one click away."""
     if not found:
         return message_html(
             f"No stored document for {item_id!r}: is the id right, and has a pull fetched its "
@@ -145,8 +127,7 @@ def documents_html(
 
 
 def record_html(xml: str, *, tz: str | None = None) -> str:
-    """One PESC document as a record: its fields, then each table of ``pesc.to_frames`` that
-    has rows (identifiers, sessions, courses, awards ...)."""
+    """A document's fields, then each table of ``pesc.to_frames`` that has rows."""
     frames = _frames(xml)
     if frames is None:
         return message_html("Cannot read this document as a record: see its raw XML below.")
@@ -162,9 +143,7 @@ def record_html(xml: str, *, tz: str | None = None) -> str:
 
 
 def ack_totals_html(found: list[RequestDocument]) -> str:
-    """The last transcript we sent next to the last acknowledgment received, field by field:
-    ``same`` or ``differs`` by the reconciliation's rule (``pesc.student.comparable``), or
-    which side does not state it. Empty unless both are stored."""
+    """The last transcript we sent against the last acknowledgment, by ``comparable``'s rule."""
     sent = [d for d in found if d.kind == "sent" and d.message_type.endswith("Transcript")]
     acks = [d for d in found if d.kind == "received" and d.message_type == "Acknowledgment"]
     ours = _frames(sent[-1].text) if sent else None
@@ -209,9 +188,7 @@ def _frames(xml: str) -> dict[str, pd.DataFrame] | None:
         return None
 
 
-def diff_html(
-    frame: pd.DataFrame, *, limit: int, max_chars: int = 80, tz: str | None = None
-) -> str:
+def diff_html(frame: pd.DataFrame, *, limit: int, tz: str | None = None) -> str:
     """``store.diff``'s counts per list and change, then its first ``limit`` rows."""
     if frame.empty:
         return message_html("No list changed between these two runs.")
@@ -220,5 +197,5 @@ def diff_html(
     return (
         rows_html(counts)
         + status_html("the differences", len(shown), len(frame))
-        + rows_html(shown, max_chars=max_chars, tz=tz)
+        + rows_html(shown, tz=tz)
     )
