@@ -22,7 +22,7 @@ from pathlib import Path
 
 from workbench.bundle.documents import find_documents, validations
 from workbench.bundle.har import calls_about, har_log, iso
-from workbench.bundle.redaction import PERSONAL_ELEMENTS, Personal
+from workbench.bundle.redaction import Personal
 from workbench.errors import ConfigError, StoreError
 from workbench.folders import create_private
 from workbench.http.masking import Redactor
@@ -30,7 +30,7 @@ from workbench.pesc.fields import environment_of
 from workbench.store import Store
 from workbench.store.identity import SANDBOX_TITLE
 
-__all__ = ["DEFAULT_OUT_DIR", "PERSONAL_ELEMENTS", "make_bundle", "make_bundle_from_profile"]
+__all__ = ["DEFAULT_OUT_DIR", "make_bundle", "make_bundle_from_profile"]
 
 DEFAULT_OUT_DIR = "data/bundles"
 
@@ -82,7 +82,24 @@ def make_bundle(
         },
     }
     stem = f"{'sandbox-' if sandbox else ''}{re.sub(r'[^A-Za-z0-9._-]+', '_', rid)[:100]}"
-    return _write_zip(Path(out_dir), f"{stem}-{datetime.now(UTC):%Y%m%dT%H%M%SZ}", members)
+    stem += f"-{datetime.now(UTC):%Y%m%dT%H%M%SZ}"
+    out = Path(out_dir)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        path, n = out / f"{stem}.zip", 1
+        while path.exists():  # never overwrite one
+            n += 1
+            path = out / f"{stem}-{n}.zip"
+        create_private(path)  # 0600: the bundle names students
+        with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+            for name, text in members.items():
+                archive.writestr(name, text)
+    except OSError as exc:
+        raise ConfigError(
+            f"Cannot write the bundle in {out} ({exc.strerror or exc}): pick a folder you can "
+            "write in (--out, or out_dir=)."
+        ) from None
+    return path
 
 
 def make_bundle_from_profile(
@@ -92,7 +109,6 @@ def make_bundle_from_profile(
     db: str | os.PathLike[str] | None = None,
     config_path: str | os.PathLike[str] | None = None,
     out_dir: str | os.PathLike[str] = DEFAULT_OUT_DIR,
-    schemas_dir: str | os.PathLike[str] | None = None,
     redact_personal: bool = False,
 ) -> Path:
     """``make_bundle`` on a profile's database (or ``db``), masking its secrets; offline."""
@@ -109,25 +125,5 @@ def make_bundle_from_profile(
         secrets += SandboxSettings().credentials.secrets()
     with Store(path, secrets=secrets, read_only=True) as store:
         return make_bundle(
-            store, request_id, out_dir=out_dir, secrets=secrets, schemas_dir=schemas_dir,
-            redact_personal=redact_personal,
-        )  # fmt: skip
-
-
-def _write_zip(out_dir: Path, stem: str, members: dict[str, str]) -> Path:
-    try:
-        out_dir.mkdir(parents=True, exist_ok=True)
-        path, n = out_dir / f"{stem}.zip", 1
-        while path.exists():
-            n += 1
-            path = out_dir / f"{stem}-{n}.zip"
-        create_private(path)  # 0600: the bundle names students
-        with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
-            for name, text in members.items():
-                archive.writestr(name, text)
-        return path
-    except OSError as exc:
-        raise ConfigError(
-            f"Cannot write the bundle in {out_dir} ({exc.strerror or exc}): pick a folder you "
-            "can write in (--out, or out_dir=)."
-        ) from None
+            store, request_id, out_dir=out_dir, secrets=secrets, redact_personal=redact_personal
+        )

@@ -103,18 +103,17 @@ def validations(
 ) -> dict[str, Any]:
     """Each document's validation, run on its bundled text so that lines point into the file
     (personal masking, done afterwards, changes no line)."""
-    documents = []
-    for number, document in enumerate(found, start=1):
-        parsed = document.parsed
-        documents.append(
+    return {
+        "documents": [
             {
                 "file": f"documents/{document.file_name(number)}",
                 "kind": document.kind,
                 "message_type": document.message_type,
-                "version": parsed.version if parsed else None,
-                "namespace": parsed.namespace if parsed else None,
+                "version": getattr(document.parsed, "version", None),
+                "namespace": getattr(document.parsed, "namespace", None),
                 **asdict(pesc.validate(document.text, schemas_dir=schemas_dir)),
                 "seen_in": document.sources,
             }
-        )
-    return {"documents": documents}
+            for number, document in enumerate(found, start=1)
+        ]
+    }

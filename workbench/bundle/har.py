@@ -87,9 +87,8 @@ def _entry(
         "cookies": [],
         "headersSize": -1,
         "bodySize": len(request_body.encode()),
+        **({"postData": {"mimeType": request_type, "text": request_body}} if request_body else {}),
     }
-    if request_body:
-        request["postData"] = {"mimeType": request_type, "text": request_body}
     size = len(response_body.encode())
     entry: dict[str, Any] = {
         "startedDateTime": iso(call["started_at"]),

@@ -35,8 +35,9 @@ def _element_pattern(names: Iterable[str], *, escaped: bool) -> re.Pattern[str]:
 
 
 _ALL_PERSONAL = tuple(name for names in PERSONAL_ELEMENTS.values() for name in names)
-_RAW_ELEMENT = _element_pattern(_ALL_PERSONAL, escaped=False)
-_ESCAPED_ELEMENT = _element_pattern(_ALL_PERSONAL, escaped=True)
+# (pattern, how many times its content is escaped)
+_ELEMENTS = ((_element_pattern(_ALL_PERSONAL, escaped=False), 1),
+             (_element_pattern(_ALL_PERSONAL, escaped=True), 2))  # fmt: skip
 _PLACEHOLDER = re.compile(r"\s*\[(?:[A-Za-z]+-\d+|REDACTED|personal)\]\s*")
 _MARKUP = r"</?[A-Za-z_][^<>]*>|&lt;/?[A-Za-z_](?:(?!&gt;)[^<>])*&gt;"
 
@@ -56,7 +57,7 @@ class Personal:
         """Remember the personal values in ``text`` (and give each its placeholder)."""
         if not self.active:
             return
-        for pattern, unescape in ((_RAW_ELEMENT, 1), (_ESCAPED_ELEMENT, 2)):
+        for pattern, unescape in _ELEMENTS:
             for match in pattern.finditer(text):
                 self._placeholder(match["name"], match["value"], unescape)
 
@@ -64,7 +65,7 @@ class Personal:
         """``text`` with every personal element's content and every learned value masked."""
         if not self.active:
             return text
-        for pattern, unescape in ((_RAW_ELEMENT, 1), (_ESCAPED_ELEMENT, 2)):
+        for pattern, unescape in _ELEMENTS:
 
             def masked(m: re.Match[str], unescape: int = unescape) -> str:
                 return m[1] + self._placeholder(m["name"], m["value"], unescape) + m[4]
@@ -119,7 +120,6 @@ class Personal:
         return self._net
 
     def _variant(self, found: str) -> str:
-        if found in self._variants:
-            return self._variants[found]
-        lower = found.lower()
-        return next((p for v, p in self._variants.items() if v.lower() == lower), "[personal]")
+        lower = found.lower()  # a value found case-blind: the placeholder of its spelling
+        same = (p for v, p in self._variants.items() if v.lower() == lower)
+        return self._variants.get(found) or next(same, "[personal]")

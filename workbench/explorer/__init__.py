@@ -36,7 +36,6 @@ LATEST = "latest"
 EACH = 0  # the diff boxes' "each version against the one before" (versions count from 1)
 MAX_LIMIT = 1000
 ID_COLUMNS = ("request_id", "transcript_id", "item_id", "item_key", "event_key")
-_CHUNK = 100  # arguments per SQL function call: SQLite's limit can be as low as 127
 
 
 @dataclass(frozen=True)
@@ -95,19 +94,16 @@ def load_rows(
     conn.create_collation("workbench_fold", _compare)
     columns = [c.name for c in store.db[source.name].columns]
     condition, params = "1", []
-    if needle and columns:
-        chunks = [columns[i : i + _CHUNK] for i in range(0, len(columns), _CHUNK)]
-        calls = (f"workbench_contains(?, {', '.join(map(_quote, c))})" for c in chunks)
-        condition, params = " OR ".join(calls), [needle] * len(chunks)
+    if needle and columns:  # one call: the widest table (56 columns) is far from 127 arguments
+        condition, params = f"workbench_contains(?, {', '.join(map(_quote, columns))})", [needle]
     sql = condition
     if column in columns:
         name, direction = _quote(str(column)), " DESC" if descending else ""
         sql += f" ORDER BY ({name} IS NULL), {name} COLLATE workbench_fold{direction}"
     # ``store.table`` says clearly when the table is gone, so it runs before the count.
     frame = store.table(source.name, where=f"{sql} LIMIT ?", params=[*params, limit])
-    count = f"SELECT count(*) FROM {_quote(source.name)} WHERE {condition}"  # noqa: S608
     try:
-        total = store.db.execute(count, params).fetchone()[0]
+        total = store.db[source.name].count_where(condition, params)
     except sqlite3.Error as exc:
         raise StoreError(f"Cannot count the rows of {source.name}: {exc}.") from exc
     return Rows(frame, int(total))
@@ -150,32 +146,11 @@ def _quote(name: str) -> str:
 class Explorer:
     """Browse a workbench database in JupyterLab, times in zone ``tz`` (None: the profile's)."""
 
-    def __init__(self, store: Store, *, limit: int = 50, tz: str | None = None) -> None:
+    def __init__(self, store: Store, *, tz: str | None = None) -> None:
         self.store = store
         self.tz = report_zone(tz)
-        self.rows_found = Rows(pd.DataFrame(), 0)
         self.diff_frame = pd.DataFrame()  # the last comparison, whole
         self._quiet = False
-        self._build(limit)
-        self.reload()
-
-    @property
-    def frame(self) -> pd.DataFrame:
-        return self.rows_found.frame
-
-    @classmethod
-    def open(
-        cls, db: str | Path | None = None, *, limit: int = 50, tz: str | None = None
-    ) -> Explorer:
-        """The explorer on an existing database (default: the profile's), else ``StoreError``."""
-        store = open_store(db)
-        try:
-            return cls(store, limit=limit, tz=tz)
-        except BaseException:
-            store.close()
-            raise
-
-    def _build(self, limit: int) -> None:
         wide, narrow = widgets.Layout(width="22em"), widgets.Layout(width="14em")
         self.source = widgets.Dropdown(description="show", layout=wide)
         self.run = widgets.Dropdown(description="as of run", disabled=True, layout=wide)
@@ -183,19 +158,17 @@ class Explorer:
             description="filter", placeholder="text anywhere in a row", continuous_update=False
         )
         self.limit = widgets.BoundedIntText(
-            value=max(1, min(limit, MAX_LIMIT)), min=1, max=MAX_LIMIT, description="rows",
-            layout=widgets.Layout(width="12em"),
-        )  # fmt: skip
-        self.reload_button = widgets.Button(description="Reload", icon="refresh")
-        self.reload_button.on_click(lambda _button: self.reload())
+            value=50, min=1, max=MAX_LIMIT, description="rows", layout=widgets.Layout(width="12em")
+        )
+        reload = widgets.Button(description="Reload", icon="refresh")
+        reload.on_click(lambda _button: self.reload())
         # The sort key ("column", "-column" descending, "" as stored): a header's click writes it.
         self.sort = widgets.Text(continuous_update=False, layout=widgets.Layout(display="none"))
         self.sort.add_class(render.SORT_CLASS)
         self.status, self.rows = widgets.HTML(), widgets.HTML()
-        top = widgets.HBox([self.source, self.run, self.reload_button])
-        controls = widgets.VBox(
-            [top, widgets.HBox([self.search, self.limit]), self.sort, self.status]
-        )
+        top = widgets.HBox([self.source, self.run, reload])
+        filters = widgets.HBox([self.search, self.limit])
+        controls = widgets.VBox([top, filters, self.sort, self.status])
 
         self.document_id = widgets.Combobox(
             description="id", placeholder="pick from the rows shown, or type",
@@ -228,6 +201,17 @@ class Explorer:
         self._on((self.document_id,), self._offer_versions)
         self._on((self.version_a, self.version_b), self.show_document)
         self._on((self.run_a, self.run_b), self.compare)
+        self.reload()
+
+    @classmethod
+    def open(cls, db: str | Path | None = None, *, tz: str | None = None) -> Explorer:
+        """The explorer on an existing database (default: the profile's), else ``StoreError``."""
+        store = open_store(db)
+        try:
+            return cls(store, tz=tz)
+        except BaseException:
+            store.close()
+            raise
 
     def _on(self, controls: tuple[widgets.Widget, ...], action: Callable[[], None]) -> None:
         def changed(_change: Any) -> None:
@@ -251,8 +235,10 @@ class Explorer:
     def reload(self) -> None:
         """Read the store again (new tables, new runs), keeping the choices that still exist."""
         found = sources(self.store)
-        labels = [(self._run_label(r), int(r.id)) for r in pull_runs(self.store).itertuples()]
-        labels.reverse()  # newest first
+        labels = [
+            (f"#{r.id} · {render.cell_text(r.started_at, tz=self.tz)} · {r.status}", int(r.id))
+            for r in pull_runs(self.store).iloc[::-1].itertuples()  # newest first
+        ]
         ids = [run for _, run in labels]
         with self._quietly():
             source, run, run_a, run_b = (self.source.value, self.run.value,
@@ -285,7 +271,7 @@ class Explorer:
             label = source.label + (f" ({self.run.label})" if source.kind == "list" else "")
             shown = len(found.frame)
             self.status.value = render.status_html(label, shown, found.total, tz=self.tz)
-        self.rows_found, self.rows.value = found, rows
+        self.rows_found, self.frame, self.rows.value = found, found.frame, rows  # frame: shown
         ids: Any = next((found.frame[c] for c in ID_COLUMNS if c in found.frame.columns), [])
         with self._quietly():
             self.run.disabled = source.kind != "list"
@@ -362,10 +348,6 @@ class Explorer:
             return None
         run = self.store.table("runs", where="id = ?", params=[self.run.value]).iloc[0]
         return run["finished_at"] if pd.notna(run["finished_at"]) else run["started_at"]
-
-    def _run_label(self, run: Any) -> str:
-        """``#3 · 2026-03-02 09:00:05 · ok``: when it started, to the second."""
-        return f"#{run.id} · {render.cell_text(run.started_at, tz=self.tz)} · {run.status}"
 
 
 def _close_tree(widget: widgets.Widget) -> None:
