@@ -1,13 +1,9 @@
-"""Support bundles: what the store holds about one request, zipped for a partner ticket.
+"""Support bundles: a zip of ``calls.har`` (the calls about a request, token calls left out,
+list calls cut to its items), ``documents/NN-<sent|received>-<root>.xml``, ``validation.json``
+and ``timeline.csv``, masked by ``http.masking`` (and ``redaction``, for personal data).
 
 >>> make_bundle(store, "7c1d0b52...", secrets=profile.secrets())  # doctest: +SKIP
 PosixPath('data/bundles/7c1d0b52...-20260302T090000Z.zip')
-
-The zip holds ``calls.har`` (the recorded calls about the id as HAR 1.2, token calls left out,
-list calls cut down to the id's items), ``documents/NN-<sent|received>-<root>.xml`` (each
-distinct PESC document, pretty-printed), ``validation.json`` and ``timeline.csv``. Every member
-is masked by :class:`workbench.http.masking.Redactor`; ``redact_personal=True`` also masks
-student personal data (:mod:`workbench.bundle.redaction`).
 """
 
 from __future__ import annotations
@@ -119,10 +115,6 @@ def make_bundle_from_profile(
     if not path.is_file():  # opening a Store would create an empty database
         raise StoreError(f"There is no database at {path}: run `workbench pull` first.")
     secrets = resolved.secrets()
-    if resolved.is_sandbox:  # the embedded sandbox's demo credentials
-        from workbench.sandbox import SandboxSettings
-
-        secrets += SandboxSettings().credentials.secrets()
     with Store(path, secrets=secrets, read_only=True) as store:
         return make_bundle(
             store, request_id, out_dir=out_dir, secrets=secrets, redact_personal=redact_personal
