@@ -3,6 +3,7 @@ absolute paths and pasted GUIDs matched."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -148,7 +149,7 @@ def test_pull_bundle_and_troubleshoot_with_a_pasted_guid(
     assert zip_path.parent == tmp_path / "bundles"  # beside the store
     assert zip_path.name.startswith(stored)
     with zipfile.ZipFile(zip_path) as archive:
-        assert stored in archive.read("README.txt").decode()
+        assert stored in json.loads(archive.read("calls.har"))["log"]["comment"]
 
     shot = run("troubleshoot", pasted.lower(), "--no-pull", "--output-dir", "reports", **env)
     assert shot.exit_code == 0, shot.output
