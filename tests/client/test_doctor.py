@@ -138,6 +138,8 @@ def test_cli_demo_prints_every_list_and_removes_only_its_database(
         "Peek events",
         "Transcript requests without a response",
         "Transcripts without a response",
+        "Details of 3 transcript request(s)",
+        "Details of 3 transcript(s)",
         "Pull into data/demo.db",
         "pull again (incremental)",
     ):

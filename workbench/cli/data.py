@@ -153,11 +153,7 @@ def export(
             name, fmt, out, profile=profile, db=db, config_path=config, as_of=as_of, force=force
         )
     source = f"{done.kind} {done.name}" + (f", {done.snapshot}" if done.snapshot else "")
-    data = " (the embedded sandbox's data, made up)" if done.sandbox else ""
-    say(
-        f"Wrote {done.rows} rows and {done.columns} columns of {source}{data} as {done.fmt}.",
-        err=True,
-    )
+    say(f"Wrote {done.rows} rows and {done.columns} columns of {source} as {done.fmt}.", err=True)
     for note in done.notes:
         say(f"Note: {note}", err=True)
     typer.echo(str(done.path))

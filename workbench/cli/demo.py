@@ -30,6 +30,9 @@ if TYPE_CHECKING:
 
 DEMO_DB = "data/demo.db"
 HOURS_LATER = 8
+DETAILS = 3  # of each kind, parsed
+REQUEST_COLUMNS = ["request_id", "request_date", "student_first_name", "student_last_name"]
+TRANSCRIPT_COLUMNS = ["request_id", "student_first_name", "student_last_name", "school_name"]
 ACK_MISCOUNT_RATE = 0.25  # some acknowledgments miscount, so the report has mismatches to show
 LAB_PORT = 8888  # JupyterLab's own default
 # What `make lab` starts JupyterLab with: no news, no update checks, no PyPI lookups.
@@ -87,12 +90,21 @@ def run_demo(
             "Transcript requests without a response (supplier)": w.supplier.pending_requests,
             "Transcripts without a response (consumer)": w.consumer.pending_transcripts,
         }
-        shown = ("display.width", 120, "display.max_columns", 8, "display.max_colwidth", 36)
+        frames: dict[str, pd.DataFrame] = {}
         for title, read in lists.items():
-            df = read().drop(columns=["raw"], errors="ignore")
+            df = read()
+            frames[f"{title}: {len(df)} row(s)"] = df
+        requests, transcripts = list(frames.values())[3:]
+        picked = w.supplier.requests(requests["request_id"].head(DETAILS), progress=False)
+        frames[f"Details of {len(picked)} transcript request(s)"] = picked.filter(REQUEST_COLUMNS)
+        picked = w.consumer.transcripts(transcripts["request_id"].head(DETAILS), progress=False)
+        frames[f"Details of {len(picked)} transcript(s)"] = picked.filter(TRANSCRIPT_COLUMNS)
+        shown = ("display.width", 120, "display.max_columns", 8, "display.max_colwidth", 36)
+        for title, df in frames.items():
+            df = df.drop(columns=["raw"], errors="ignore")
             with pd.option_context(*shown):
                 table = df.head(10).to_string(index=False) if len(df) else "(none)"
-            echo(f"== {title}: {len(df)} row(s)\n{table}\n")
+            echo(f"== {title}\n{table}\n")
         echo(f"== Pull into {db}\n{w.pull(progress=False)}\n")
         echo("== Sent through the outbox (recorded before sending, marked after)")
         for what, ids in act_out(w).items():
