@@ -14,7 +14,6 @@ from workbench.cli.output import (
     announce_store,
     clean_errors,
     say,
-    width,
 )
 
 
@@ -35,7 +34,7 @@ def doctor(profile: Profile = None, config: Config = None) -> None:
             profile, config_path=config, record=False, max_attempts=2, backoff_max=1.0
         ) as w:
             checks = run_checks(w)
-            say(render(checks, width=width()))
+            say(render(checks))
             w.profile.check_interfaces()  # the same ConfigError as pull and report: exit 2
     if not passed(checks):
         typer.echo(f'Some checks failed: see "{FIX_HEADING}" above.', err=True)
@@ -77,16 +76,12 @@ def pull(
     from pathlib import Path
 
     from workbench.client import connect
-    from workbench.pull import PULL_FAILED, PULL_PARTIAL, PullInterrupted
+    from workbench.pull import PULL_FAILED, PULL_PARTIAL
 
     with clean_errors():
         announce_partner(profile, db, config)
         with connect(profile, db=db, config_path=config) as w:
-            try:
-                summary = w.pull(progress=progress, lock_timeout_s=wait)
-            except PullInterrupted as stop:
-                say(str(stop), err=True)
-                raise typer.Exit(130) from None
+            summary = w.pull(progress=progress, lock_timeout_s=wait)
             say(str(summary))
             typer.echo(f"Stored in {Path(w.db).resolve()}")
     if summary.status == "failed":
