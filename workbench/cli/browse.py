@@ -206,8 +206,8 @@ def guarded(app: ASGIApp, *, token: str, hosts: set[str]) -> ASGIApp:
             rest = urlencode([(k, v) for k, v in query if k != TOKEN_PARAMETER])
             where = scope.get("path", "/") + (f"?{rest}" if rest else "")
             cookie_header = f"{COOKIE}={token}; HttpOnly; SameSite=Strict; Path=/".encode()
-            headers = [(b"location", where.encode("latin-1")), (b"set-cookie", cookie_header)]
-            await _answer(send, 303, "", headers)
+            moved = [(b"location", where.encode("latin-1")), (b"set-cookie", cookie_header)]
+            await _answer(send, 303, "", moved)
         elif cookie is None or not _same(cookie.value, token):
             await _answer(send, 401, "The store names students: open the link that workbench "
                           "browse printed (it holds your key).")  # fmt: skip
