@@ -59,13 +59,6 @@ def pull(
             metavar="SECONDS", help="Seconds to wait for another pull on the same database."
         ),
     ] = 60.0,
-    progress: Annotated[
-        bool | None,
-        typer.Option(
-            "--progress/--no-progress",
-            help="Show a progress bar (default: when stderr is a terminal).",
-        ),
-    ] = None,
 ) -> None:
     """Store every list, event feed and missing detail in the database; print a summary.
 
@@ -81,7 +74,7 @@ def pull(
     with clean_errors():
         announce_partner(profile, db, config)
         with connect(profile, db=db, config_path=config) as w:
-            summary = w.pull(progress=progress, lock_timeout_s=wait)
+            summary = w.pull(lock_timeout_s=wait)  # a progress bar on a terminal
             say(str(summary))
             typer.echo(f"Stored in {Path(w.db).resolve()}")
     if summary.status == "failed":

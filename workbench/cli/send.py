@@ -31,9 +31,6 @@ Id = Annotated[
         "or in upper case is matched to the partner's spelling.",
     ),
 ]
-Note = Annotated[
-    str | None, typer.Option(metavar="TEXT", help="A NoteMessage to add (80-character pieces).")
-]
 Yes = Annotated[bool, typer.Option("--yes", "-y", help="Send without asking for confirmation.")]
 DryRun = Annotated[
     bool,
@@ -101,7 +98,6 @@ def response(
         str | None,
         typer.Option(metavar="YYYY-MM-DD", help="With --status Hold: the planned release date."),
     ] = None,
-    note: Note = None,
     yes: Yes = False,
     dry_run: DryRun = False,
     show: Show = False,
@@ -156,7 +152,6 @@ def ack(
             help="The Acknowledgment XML to send (default: built from the transcript).",
         ),
     ] = None,
-    note: Note = None,
     yes: Yes = False,
     dry_run: DryRun = False,
     show: Show = False,
@@ -172,8 +167,6 @@ def ack(
     Built from the stored transcript's current version (else fetched), it counts its courses
     and awards. Shows what will be sent and asks before sending, unless --yes.
     """
-    if file is not None and note is not None:
-        raise typer.BadParameter("--note goes with a built acknowledgment, not FILE.")
     _send(SendRequest("ack", **locals()))
 
 

@@ -45,7 +45,6 @@ class SendRequest:
     status: str | None = None  # a response's ResponseStatus
     hold_reason: str | None = None
     release: str | None = None  # a hold's PlannedReleaseDate, YYYY-MM-DD
-    note: str | None = None
     no_check: bool = False  # its tracking id and student are not checked (done by hand)
     yes: bool = False
     dry_run: bool = False
@@ -121,11 +120,10 @@ def plan_send(w: Workbench, request: SendRequest, *, reading: bool = False) -> P
                     status=request.status or "TranscriptRequestReceived",
                     hold_reason=request.hold_reason,
                     planned_release_date=request.release,
-                    note=request.note,
                     process_code=code,
                 )
                 if request.kind == "response"
-                else pesc.build_acknowledgment(answered, note=request.note, process_code=code)
+                else pesc.build_acknowledgment(answered, process_code=code)
             )
         except PescError as exc:
             raise InvalidValue(
