@@ -14,7 +14,7 @@ import shutil
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -50,8 +50,6 @@ class DemoResult:
     db: Path
     report: NotebookRun | None  # None with report=False, or when the notebook failed
     sandbox: Sandbox | None
-    elapsed_s: float
-    next_steps: list[str] = field(default_factory=list)
 
 
 def run_demo(
@@ -114,7 +112,6 @@ def run_demo(
         echo(f"\n== {HOURS_LATER} hours later at the partner, pull again (incremental)\n{second}\n")
     ok = bool((checks["status"] != "FAILED").all()) and second.status == "ok"
     echo(f"The snapshot store is {db.resolve()}")
-    echo(f"  try: {_command('sqlite-utils')} tables {shlex.quote(str(db))} --counts")
     done = None
     if report:
         from workbench.report.runner import run_report
@@ -130,9 +127,8 @@ def run_demo(
     echo("\nNext, on the demo's database (as printed, from this folder; --no-pull: reading it")
     echo("does not pull another sandbox into it):")
     echo("\n".join(f"  $ {step}" for step in steps))
-    elapsed = time.perf_counter() - started
-    echo(f"\nDemo {'done' if ok else 'FAILED'} in {elapsed:.0f} s.")
-    return DemoResult(ok, db, done, sandbox, elapsed, steps)
+    echo(f"\nDemo {'done' if ok else 'FAILED'} in {time.perf_counter() - started:.0f} s.")
+    return DemoResult(ok, db, done, sandbox)
 
 
 def critical_id(db: Path) -> str | None:

@@ -43,12 +43,6 @@ def sandbox(
     error_rate: Annotated[
         float, typer.Option(metavar="SHARE", help="Share of calls answered 500/503.")
     ] = 0.0,
-    malformed_share: Annotated[
-        float, typer.Option(metavar="SHARE", help="Share of malformed XML.")
-    ] = 0.0,
-    invalid_share: Annotated[
-        float, typer.Option(metavar="SHARE", help="Share of schema-invalid XML.")
-    ] = 0.0,
     state: Annotated[
         str | None,
         typer.Option(metavar="PATH", help="Keep the partner's state in this file across restarts."),
@@ -112,8 +106,6 @@ def sandbox(
             initial_transcripts=transcripts,
             latency_ms=latency_ms,
             error_rate=error_rate,
-            malformed_share=malformed_share,
-            invalid_share=invalid_share,
             state_path=state,
             **chosen,
         )
