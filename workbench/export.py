@@ -142,29 +142,6 @@ def export(
     return Exported(path, name, kind, fmt, len(frame), len(frame.columns), snapshot, notes)
 
 
-def export_from_profile(
-    name: str,
-    fmt: str | None = None,
-    out: str | os.PathLike[str] | None = None,
-    *,
-    profile: str | None = None,
-    db: str | os.PathLike[str] | None = None,
-    config_path: str | os.PathLike[str] | None = None,
-    as_of: str | int | None = None,
-    force: bool = False,
-) -> Exported:
-    """:func:`export` from a profile's database (``db`` overrides it), opened read-only: the
-    partner is not contacted. ``ConfigError`` when there is no workbench store there."""
-    from workbench.config import load_profile
-    from workbench.report.job import check_store
-    from workbench.store import Store
-
-    path = Path(db if db is not None else load_profile(profile, config_path=config_path).db)
-    check_store(path, pulling=False)
-    with Store(path, read_only=True) as store:
-        return export(store, name, fmt, out, as_of=as_of, force=force)
-
-
 def list_moment(store: Store, as_of: str | int | None) -> tuple[Any, str]:
     """The moment a list is read at (``store.as_of``'s argument) and how to say it: now; a
     run's finish (its start while it runs); or a time, not in the future."""

@@ -133,13 +133,19 @@ def export(
     --force; parquet without pyarrow says how to install it), 1 when the database cannot be
     read.
     """
-    from workbench.export import export_from_profile
+    from pathlib import Path
+
+    from workbench.config import load_profile
+    from workbench.export import export as export_store
+    from workbench.report.job import check_store
+    from workbench.store import Store
 
     with clean_errors():
         announce_store(profile, db, config)
-        done = export_from_profile(
-            name, fmt, out, profile=profile, db=db, config_path=config, as_of=as_of, force=force
-        )
+        path = Path(db if db is not None else load_profile(profile, config_path=config).db)
+        check_store(path, pulling=False)  # no workbench store there: a ConfigError, exit 2
+        with Store(path, read_only=True) as store:
+            done = export_store(store, name, fmt, out, as_of=as_of, force=force)
     source = f"{done.kind} {done.name}" + (f", {done.snapshot}" if done.snapshot else "")
     say(f"Wrote {done.rows} rows and {done.columns} columns of {source} as {done.fmt}.", err=True)
     for note in done.notes:
