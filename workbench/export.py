@@ -49,6 +49,7 @@ class Exported:
     columns: int
     snapshot: str | None = None  # for a list: which snapshot
     notes: list[str] = field(default_factory=list)
+    sandbox: bool = False  # the embedded sandbox's data: its name and an xlsx's title say so
 
 
 def export(
@@ -102,10 +103,10 @@ def export(
                 f"parquet needs pyarrow, which is not installed: `{PARQUET_INSTALL}` "
                 "(or use --format csv or xlsx)"
             ) from None
-    if out is None:  # a file of the embedded sandbox's data says so in its name
+    sandbox = store.holds_sandbox_data()
+    if out is None:
         past = "" if as_of is None else "-as-of-" + re.sub(r"[^0-9A-Za-z]+", "", str(as_of))
-        sandbox = "sandbox-" if store.holds_sandbox_data() else ""
-        stem = f"{sandbox}{name}{past}-{datetime.now(UTC):%Y%m%dT%H%M%SZ}"
+        stem = f"{'sandbox-' if sandbox else ''}{name}{past}-{datetime.now(UTC):%Y%m%dT%H%M%SZ}"
         out = Path(store.path).parent / "exports" / f"{stem}.{fmt}"
     path = Path(out).expanduser().absolute()
     if path.is_dir():
@@ -135,11 +136,11 @@ def export(
             )
     writers: dict[str, Callable[[Path], list[str]]] = {
         "csv": lambda target: write_csv(plain, target),
-        "xlsx": lambda target: write_xlsx(plain, target, name),
+        "xlsx": lambda target: write_xlsx(plain, target, name, sandbox=sandbox),
         "parquet": lambda target: _parquet(plain, target),
     }
     notes = write_private(path, writers[fmt], force=force)
-    return Exported(path, name, kind, fmt, len(frame), len(frame.columns), snapshot, notes)
+    return Exported(path, name, kind, fmt, len(frame), len(frame.columns), snapshot, notes, sandbox)
 
 
 def list_moment(store: Store, as_of: str | int | None) -> tuple[Any, str]:
@@ -254,7 +255,7 @@ def _parquet(frame: pd.DataFrame, path: Path) -> list[str]:
     return notes
 
 
-def write_xlsx(frame: pd.DataFrame, path: Path, name: str) -> list[str]:
+def write_xlsx(frame: pd.DataFrame, path: Path, name: str, *, sandbox: bool) -> list[str]:
     """``frame`` as worksheet ``name``: times in UTC without a zone (the column named
     ``<name>_utc``), text stored as text, never a formula (quote-prefixed when it looks like
     one); notes on values longer than Excel holds, which are cut."""
@@ -278,6 +279,10 @@ def write_xlsx(frame: pd.DataFrame, path: Path, name: str) -> list[str]:
                 lambda v: v if v is None or isinstance(v, str | int | float | bool) else str(v)
             )
     book = Workbook(write_only=True)
+    if sandbox:  # a spreadsheet says so in its title; a csv cannot
+        from workbench.store.identity import SANDBOX_TITLE
+
+        book.properties.title = f"{SANDBOX_TITLE}: {name}"
     sheet = book.create_sheet(title=name[:31])
     sheet.append([str(c) for c in out.columns])
     cut: dict[str, int] = {}

@@ -147,7 +147,8 @@ def export(
         with Store(path, read_only=True) as store:
             done = export_store(store, name, fmt, out, as_of=as_of, force=force)
     source = f"{done.kind} {done.name}" + (f", {done.snapshot}" if done.snapshot else "")
-    say(f"Wrote {done.rows} rows and {done.columns} columns of {source} as {done.fmt}.", err=True)
+    data = " (the embedded sandbox's data, made up)" if done.sandbox else ""
+    say(f"Wrote {done.rows} rows and {done.columns} columns of {source}{data} as {done.fmt}.", err=True)
     for note in done.notes:
         say(f"Note: {note}", err=True)
     typer.echo(str(done.path))
