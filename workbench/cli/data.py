@@ -148,7 +148,10 @@ def export(
             done = export_store(store, name, fmt, out, as_of=as_of, force=force)
     source = f"{done.kind} {done.name}" + (f", {done.snapshot}" if done.snapshot else "")
     data = " (the embedded sandbox's data, made up)" if done.sandbox else ""
-    say(f"Wrote {done.rows} rows and {done.columns} columns of {source}{data} as {done.fmt}.", err=True)
+    say(
+        f"Wrote {done.rows} rows and {done.columns} columns of {source}{data} as {done.fmt}.",
+        err=True,
+    )
     for note in done.notes:
         say(f"Note: {note}", err=True)
     typer.echo(str(done.path))
