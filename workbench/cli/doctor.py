@@ -117,30 +117,26 @@ def _checks_of(w: Workbench, role: str) -> list[Check]:
         settings.require()
     except ConfigError as exc:
         return [Check(role, "configuration", FAILED, "incomplete", str(exc))]
-    try:
+
+    def token(w: Workbench) -> str:
         auth = w.session.auth(role)
-        token = auth.token(force=True)
-    except WorkbenchError as exc:
-        return [Check(role, "token", FAILED, type(exc).__name__, str(exc))]
-    scope = token.scope or settings.scope
-    life = (
-        "lifetime unknown (static token)"
-        if token.lifetime == float("inf")
-        else f"lifetime {token.lifetime:.0f} s (until {token.expires_at:%Y-%m-%d %H:%M:%S} UTC)"
-    )
-    checks = [
-        Check(
-            role,
-            "token",
-            OK,
-            f"{auth.grant} grant, {f'scope {scope}' if scope else 'no scope'}, {life}",
+        got = auth.token(force=True)
+        scope = got.scope or settings.scope
+        life = (
+            "lifetime unknown (static token)"
+            if got.lifetime == float("inf")
+            else f"lifetime {got.lifetime:.0f} s (until {got.expires_at:%Y-%m-%d %H:%M:%S} UTC)"
         )
-    ]
-    for name, read in READS[role]:
+        return f"{auth.grant} grant, {f'scope {scope}' if scope else 'no scope'}, {life}"
+
+    checks = []
+    for name, read in [("token", token), *READS[role]]:
         try:
             checks.append(Check(role, name, OK, read(w)))
         except WorkbenchError as exc:
             checks.append(Check(role, name, FAILED, type(exc).__name__, str(exc)))
+            if name == "token":  # no read without one
+                break
     return checks
 
 
