@@ -49,7 +49,8 @@ def browse(
     db: Db = None,
     config: Config = None,
     port: Annotated[
-        int, typer.Option(min=0, max=65535, help="Port on 127.0.0.1 to serve on (0: any free one).")
+        int,
+        typer.Option(min=0, max=65535, metavar="PORT", help="Port on 127.0.0.1 (0: any free one)."),
     ] = DEFAULT_PORT,
     open_browser: Annotated[
         bool, typer.Option("--open/--no-open", help="Open it in your web browser.")
