@@ -8,7 +8,6 @@ The store names students, so the server is guarded as JupyterLab guards its own
 from __future__ import annotations
 
 import errno
-import html
 import signal
 import threading
 from collections.abc import Awaitable, Callable, MutableMapping
@@ -154,6 +153,7 @@ def serve(
 def _open_privately(url: str, folder: str) -> None:
     """Open ``url`` through a private page that forwards to it, as JupyterLab does: the key
     stays out of the browser's command line, which every local user can read (``ps``)."""
+    import html
     import webbrowser
 
     from workbench.folders import create_private
