@@ -333,6 +333,7 @@ def test_an_acknowledgment_from_a_file(sandbox: Sandbox, tmp_path: Path) -> None
     assert outbox(db) == [("send_acknowledgment", item, "sent")]
 
 
+@pytest.mark.parametrize("id_scheme", ["tracking", "guid"])
 def test_a_transcript_of_another_request_is_refused_before_any_prompt(
     sandbox_factory, tmp_path: Path, id_scheme: str
 ) -> None:
