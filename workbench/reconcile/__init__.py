@@ -95,13 +95,19 @@ Layout::
 
 from __future__ import annotations
 
-from workbench.reconcile.checks import CHECK_COLUMNS, CHECKS, cross_checks
-from workbench.reconcile.consumer import CONSUMER_STATES, TRANSCRIPT_COLUMNS, consumer_status
-from workbench.reconcile.core import Reconciliation, reconcile
+from workbench.reconcile.checks import CHECK_COLUMNS, CHECKS
+from workbench.reconcile.consumer import CONSUMER_STATES, TRANSCRIPT_COLUMNS
+from workbench.reconcile.core import (
+    Reconciliation,
+    consumer_status,
+    cross_checks,
+    reconcile,
+    supplier_lifecycle,
+)
 from workbench.reconcile.inputs import TABLES, age_buckets, age_edges, age_labels, empty_tables
 from workbench.reconcile.load import load
 from workbench.reconcile.summary import OPEN_STATES, ORGANISATION_COLUMNS, open_items
-from workbench.reconcile.supplier import REQUEST_COLUMNS, SUPPLIER_STATES, supplier_lifecycle
+from workbench.reconcile.supplier import REQUEST_COLUMNS, SUPPLIER_STATES
 from workbench.reconcile.triage import EXCEPTION_COLUMNS, EXCEPTION_KINDS, exceptions
 from workbench.severities import SEVERITIES
 

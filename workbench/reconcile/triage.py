@@ -17,7 +17,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from workbench.reconcile.checks import empty_checks
 from workbench.reconcile.inputs import TEXT, days_text, fill, text
 from workbench.reconcile.plausible import WINDOW
 from workbench.severities import SEVERITIES
@@ -126,41 +125,29 @@ def exceptions(
     >>> ex = exceptions(rec.requests, rec.transcripts, rec.checks)  # doctest: +SKIP
     >>> ex[ex.severity >= "high"]  # doctest: +SKIP
     """
-    checks = checks if checks is not None and not checks.empty else empty_checks()
+    r = requests.rename(columns={"request_id": "id"})
+    t = transcripts.rename(columns={"transcript_id": "id"})
     parts = [
-        *_supplier(requests.rename(columns={"request_id": "id"})),
-        *_consumer(transcripts.rename(columns={"transcript_id": "id"})),
-        *_documents(requests.rename(columns={"request_id": "id"}), "supplier", "request"),
-        *_documents(transcripts.rename(columns={"transcript_id": "id"}), "consumer", "transcript"),
-        _dates(requests.rename(columns={"request_id": "id"}), "supplier", "request"),
-        _dates(transcripts.rename(columns={"transcript_id": "id"}), "consumer", "transcript"),
+        *_supplier(r),
+        *_consumer(t),
+        *_documents(r, "supplier", "request"),
+        *_documents(t, "consumer", "transcript"),
         *_from_checks(checks, requests, transcripts, sla_days),
     ]
-    frames = [p for p in parts if len(p)]
-    if not frames:
-        return empty_exceptions()
+    frames = [p for p in parts if len(p)] or [pd.DataFrame(columns=[*EXCEPTION_COLUMNS])]
     out = pd.concat(frames, ignore_index=True)
+    out = out.astype(dict.fromkeys(("kind", "id", "detail", "suggested_action", "side"), TEXT))
     out["severity"] = pd.Categorical(out["severity"], categories=list(SEVERITIES), ordered=True)
     # Worst first, then by kind; within a kind, in the order of the requests and transcripts.
     out = out.sort_values(["severity", "kind"], ascending=[False, True], kind="stable")
-    out = out.reset_index(drop=True)
-    for column in ("kind", "id", "detail", "suggested_action", "side"):
-        out[column] = out[column].astype(TEXT)
-    return out[list(EXCEPTION_COLUMNS)]
-
-
-def empty_exceptions() -> pd.DataFrame:
-    frame = pd.DataFrame({c: pd.Series(dtype=TEXT) for c in EXCEPTION_COLUMNS})
-    frame["severity"] = pd.Categorical([], categories=list(SEVERITIES), ordered=True)
-    return frame[list(EXCEPTION_COLUMNS)]
+    return out[list(EXCEPTION_COLUMNS)].reset_index(drop=True)
 
 
 def _part(
     kind: str, rows: pd.DataFrame, side: str, severity: Any, detail: str, action: str
 ) -> pd.DataFrame:
     """Exceptions of one kind: ``detail`` and ``action`` are templates over ``rows``' columns,
-    ``{sh}`` and ``{py}`` the id quoted (none: an empty frame, which :func:`exceptions` leaves
-    out)."""
+    ``{sh}`` and ``{py}`` the id quoted."""
     if rows.empty:
         return pd.DataFrame()
     if "{sh}" in action or "{py}" in action:
@@ -250,14 +237,15 @@ def _consumer(t: pd.DataFrame) -> list[pd.DataFrame]:
 
 
 def _documents(frame: pd.DataFrame, side: str, noun: str) -> list[pd.DataFrame]:
-    # Only the columns read here: a row filter copies every column it keeps.
-    frame = frame[["id", "detail_error", "parse_error", "validation_status", "validation_error"]]
+    columns = ["detail_error", "parse_error", "validation_status", "validation_error"]
+    frame = frame[["id", *columns, "implausible_request_date"]]  # a row filter copies them all
     missing = frame[frame["detail_error"].notna()]
     broken = frame[frame["parse_error"].notna()]
     invalid = frame[
         (frame["validation_status"] == "invalid").fillna(False) & frame["parse_error"].isna()
     ]
     invalid = invalid.assign(error=invalid["validation_error"].fillna("no error text"))
+    undated = frame[frame["implausible_request_date"].notna()]
     return [
         _part("detail_missing", missing, side, "medium",
               f"The {noun}'s document could not be fetched: {{detail_error}}",
@@ -271,20 +259,13 @@ def _documents(frame: pd.DataFrame, side: str, noun: str) -> list[pd.DataFrame]:
               f"The {noun} fails its PESC schema: {{error}}",
               "Usable as stored; tell the partner if it recurs (real documents often carry "
               "36-character DocumentIDs or odd Birthdays)."),
+        _part("implausible_date", undated, side, "low",
+              f"The {noun}'s RequestDate is {{implausible_request_date}}, outside the "
+              f"plausible dates ({WINDOW}): taken as missing, so the {noun} is dated when we "
+              "first saw it, and left out of the charts by date",
+              f"Tell the partner (attach {_BUNDLE}); the store keeps the date as they sent "
+              "it."),
     ]  # fmt: skip
-
-
-def _dates(frame: pd.DataFrame, side: str, noun: str) -> pd.DataFrame:
-    """Items whose RequestDate is implausible (``plausible``): the value as sent."""
-    if "implausible_request_date" not in frame.columns:  # frames not made by the lifecycles
-        return pd.DataFrame()
-    bad = frame.loc[frame["implausible_request_date"].notna(), ["id", "implausible_request_date"]]
-    return _part("implausible_date", bad, side, "low",
-                 f"The {noun}'s RequestDate is {{implausible_request_date}}, outside the "
-                 f"plausible dates ({WINDOW}): taken as missing, so the {noun} is dated when we "
-                 "first saw it, and left out of the charts by date",
-                 f"Tell the partner (attach {_BUNDLE}); the store keeps the date as they sent "
-                 "it.")  # fmt: skip
 
 
 def _holders(rows: pd.DataFrame) -> np.ndarray:
@@ -377,35 +358,32 @@ def _from_checks(
 
 
 def _overdue(requests: pd.DataFrame, transcripts: pd.DataFrame, sla: float) -> list[pd.DataFrame]:
-    """Requests and transcripts past the SLA (their ``sla_breached`` flag, which the ``sla``
-    check rows mirror); high past twice the SLA."""
+    """Requests and transcripts past the SLA (``sla_breached``); high past twice the SLA."""
     if pd.isna(sla):
         return []
-    shown = ["age_days", "source_org_name", "request_date"]  # what the messages read
-    late = requests.loc[requests["sla_breached"].fillna(False), ["request_id", *shown]]
-    late = late.rename(columns={"request_id": "id"})
-    waiting = transcripts.loc[transcripts["sla_breached"].fillna(False), ["transcript_id", *shown]]
-    waiting = waiting.rename(columns={"transcript_id": "id"})
-    parts = []
-    for frame in (late, waiting):
-        age = frame["age_days"]
-        severity = np.where((age > 2 * sla).fillna(False), "high", "medium")
-        dated = pd.Series(text(frame["request_date"], missing=""), index=frame.index)
-        dated = ("dated " + dated).where(
-            dated != "", "with no usable RequestDate (aged from when we first saw it)"
-        )
-        parts.append((frame.assign(days=days_text(age), dated=dated,
-                                   sla=int(sla) if sla == int(sla) else sla),
-                      severity))  # fmt: skip
-    (late, late_severity), (waiting, waiting_severity) = parts
+    late, waiting = _late(requests, "request_id", sla), _late(transcripts, "transcript_id", sla)
     return [
-        _part("response_overdue", late, "supplier", late_severity,
+        _part("response_overdue", late, "supplier", late["severity"],
               "Request from {source_org_name} {dated} has had no response for {days} days "
               "(SLA {sla})",
               "Send a TranscriptResponse (Hold or TranscriptRequestReceived): `workbench send "
               "response --status TranscriptRequestReceived {sh}` — open {days} days, SLA {sla}"),
-        _part("ack_overdue", waiting, "consumer", waiting_severity,
+        _part("ack_overdue", waiting, "consumer", waiting["severity"],
               "Transcript from {source_org_name} {dated} has awaited our acknowledgment for "
               "{days} days (SLA {sla})",
               f"Acknowledge it: {_SEND_ACK} — waiting {{days}} days, SLA {{sla}}"),
     ]  # fmt: skip
+
+
+def _late(frame: pd.DataFrame, id_column: str, sla: float) -> pd.DataFrame:
+    """The rows of ``frame`` past the SLA, with what their messages read."""
+    late = frame.loc[frame["sla_breached"].fillna(False),
+                     [id_column, "age_days", "source_org_name", "request_date"]]  # fmt: skip
+    dated = pd.Series(text(late["request_date"], missing=""), index=late.index)
+    dated = ("dated " + dated).where(
+        dated != "", "with no usable RequestDate (aged from when we first saw it)"
+    )
+    severity = np.where((late["age_days"] > 2 * sla).fillna(False), "high", "medium")
+    return late.rename(columns={id_column: "id"}).assign(
+        days=days_text(late["age_days"]), dated=dated, sla=f"{sla:g}", severity=severity
+    )
