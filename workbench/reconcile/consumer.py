@@ -161,6 +161,12 @@ def duplicates(frame: pd.DataFrame) -> tuple[pd.Series, pd.Series]:
     return first, matched
 
 
+def later_copies(transcripts: pd.DataFrame, id_column: str) -> pd.Series:
+    """Which transcripts are duplicates of an earlier one (not the first of their group)."""
+    later = transcripts["duplicate"] & (transcripts["duplicate_of"] != transcripts[id_column])
+    return later.fillna(False)
+
+
 def acknowledged_versions(acks: pd.DataFrame, versions: pd.DataFrame) -> pd.Series:
     """The version of a transcript received each acknowledgment of ours acknowledges (an
     outbox row: ``request_id``, ``sent_document_id``, ``created_at``), missing where none is known.

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from workbench.pesc.student import IDENTITY  # the fields that name a student
-from workbench.reconcile.plausible import screened
+from workbench.reconcile.plausible import outside
 
 TIME = "datetime64[us, UTC]"
 TEXT = pd.StringDtype("python")  # the same with or without pyarrow installed
@@ -116,7 +116,11 @@ def prepared(tables: Mapping[str, pd.DataFrame], *, now: pd.Timestamp) -> dict[s
     t = conform(tables)
     for name, id_column in (("requests", "request_id"), ("transcripts", "transcript_id")):
         unique = t[name].drop_duplicates(id_column, keep="last").set_index(id_column)
-        t[name] = screened(unique, "request_date", now)
+        bad = outside(unique["request_date"], now)
+        dates = unique["request_date"]
+        t[name] = unique.assign(
+            request_date=dates.where(~bad), implausible_request_date=dates.where(bad)
+        )
     t["outbox"] = t["outbox"].sort_values("outbox_id", kind="stable", ignore_index=True)
     sent_for = by_entry(t["outbox"], "request_id")
     for name in ("responses", "acknowledgments"):

@@ -103,17 +103,11 @@ def _current_as_of(
 def _entity(store: Store, table: str, id_column: str, list_name: str, cut: str | None) -> Any:
     frame = _read(store, table, "first_seen_at", cut)
     validation = store.current_documents(list_name)["validation"]  # the current version's
-    status, error = [], []
-    for value in frame[id_column].map(validation):
-        found = _json(value)
-        errors = found.get("errors") if isinstance(found.get("errors"), list) else []
-        status.append(found.get("status"))
-        error.append(str(errors[0]) if errors else found.get("note"))
-    frame["validation_status"] = pd.Series(status, index=frame.index, dtype="object")
-    frame["validation_error"] = pd.Series(error, index=frame.index, dtype="object")
-    frame["validation_error"] = frame["validation_error"].where(
-        frame["validation_status"] == "invalid"
-    )
+    found = [_json(v) for v in frame[id_column].map(validation)]
+    found = pd.DataFrame(found, index=frame.index, columns=["status", "errors", "note"])
+    first = found["errors"].map(lambda e: str(e[0]) if isinstance(e, list) and e else None)
+    frame["validation_status"] = found["status"]
+    frame["validation_error"] = first.fillna(found["note"]).where(found["status"] == "invalid")
     if cut is not None:
         frame = _membership(store, frame, id_column, list_name, cut)
     return frame
@@ -147,8 +141,8 @@ def _membership(
 def _outbox(store: Store, cut: str | None) -> pd.DataFrame:
     frame = _read(store, "outbox", "created_at", cut).rename(columns={"id": "outbox_id"})
     flats = [_json(value) for value in frame["payload_flat"]]
-    for name, column in _SENT_FIELDS.items():
-        frame[column] = pd.Series([f.get(name) for f in flats], index=frame.index, dtype=object)
+    sent = pd.DataFrame(flats, index=frame.index, columns=[*_SENT_FIELDS], dtype=object)
+    frame = frame.join(sent.rename(columns=_SENT_FIELDS))
     frame = frame.drop(columns=["payload", "response_body", "payload_flat"], errors="ignore")
     if cut is not None and not frame.empty:
         at = timestamp(cut)

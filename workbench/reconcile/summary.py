@@ -8,7 +8,7 @@ from typing import Any
 import pandas as pd
 
 from workbench.pesc.fields import environment_of
-from workbench.reconcile.consumer import CONSUMER_STATES
+from workbench.reconcile.consumer import CONSUMER_STATES, later_copies
 from workbench.reconcile.inputs import COUNT, TEXT, age_labels
 from workbench.reconcile.supplier import SUPPLIER_STATES
 from workbench.severities import SEVERITIES
@@ -42,27 +42,15 @@ def headline(
 ) -> dict[str, Any]:
     """The report's headline figures: plain ints and dicts of them (``now`` a Timestamp).
 
-    ``open_*``: requests awaiting our response (``OPEN_STATES``); ``answered``: requests we
-    answered, with a TranscriptResponse or a transcript, whatever their state now (the
-    report's funnel: ``answered`` >= ``transcripts_sent`` >= ``transcripts_acknowledged``, by
-    the partner); ``answered_still_listed``: requests we answered that the partner's last
-    list still showed; ``ack_mismatches``:
-    requests whose acknowledgment's totals differ from what we sent (in any state);
-    ``transcripts_unacknowledged``: transcripts we sent with no acknowledgment recorded;
-    ``transcripts_awaiting_ack``: transcripts received that await ours;
-    ``transcripts_acknowledged_by_us``: those ours acknowledged; ``*_by_age``: counts
-    per age bucket (``age_labels(sla_days)``: days since the request or transcript was dated,
-    the SLA one of the edges); ``environment``: which one the documents come from, by their
-    DocumentProcessCode (:func:`workbench.pesc.fields.environment_of`: TEST, PRODUCTION,
-    mixed or not stated).
+    ``answered``: requests we answered (a TranscriptResponse or a transcript) whatever their
+    state now, so that ``answered`` >= ``transcripts_sent`` >= ``transcripts_acknowledged``;
+    ``ack_mismatches`` in any state; ``*_by_age``: counts per bucket of ``age_labels``;
+    ``environment``: TEST, PRODUCTION, mixed or not stated (:func:`pesc.fields.environment_of`).
     """
     state = requests["state"].value_counts()
     read = ["state", "age_bucket", "sla_breached"]  # a row filter copies every column it keeps
     open_, waiting = open_items(requests[read], transcripts[read])
     buckets = age_labels(sla_days)
-    later_copies = transcripts["duplicate"].fillna(False) & (
-        transcripts["duplicate_of"] != transcripts["transcript_id"]
-    ).fillna(False)
     return {
         "now": now,
         "sla_days": sla_days,
@@ -91,7 +79,7 @@ def headline(
         "transcripts_acknowledged_by_us": int((transcripts["state"] == "acknowledged").sum()),
         "awaiting_ack_by_age": _counts(waiting["age_bucket"], buckets),
         "awaiting_ack_over_sla": int(waiting["sla_breached"].fillna(False).sum()),
-        "duplicate_transcripts": int(later_copies.sum()),
+        "duplicate_transcripts": int(later_copies(transcripts, "transcript_id").sum()),
         "document_problems": int(
             (requests["parse_error"].notna() | (requests["validation_status"] == "invalid"))
             .fillna(False)
@@ -162,8 +150,7 @@ def _side(
         open=frame["state"] == OPEN_STATES[side], sla_breached=frame["sla_breached"].fillna(False)
     )
     if "duplicate" in frame.columns:
-        later = frame["duplicate"] & (frame["duplicate_of"] != frame[id_column])
-        counted["duplicates"] = later.fillna(False)
+        counted["duplicates"] = later_copies(frame, id_column)
     first = ~key.duplicated()  # each organisation's first row names it
     out = pd.DataFrame(
         {

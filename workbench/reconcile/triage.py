@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from workbench.reconcile.consumer import later_copies
 from workbench.reconcile.inputs import TEXT, days_text, fill, text
 from workbench.reconcile.plausible import WINDOW
 from workbench.severities import SEVERITIES
@@ -144,12 +145,10 @@ def exceptions(
 
 
 def _part(
-    kind: str, rows: pd.DataFrame, side: str, severity: Any, detail: str, action: str
+    kind: str, rows: pd.DataFrame, side: Any, severity: Any, detail: str, action: str
 ) -> pd.DataFrame:
     """Exceptions of one kind: ``detail`` and ``action`` are templates over ``rows``' columns,
     ``{sh}`` and ``{py}`` the id quoted."""
-    if rows.empty:
-        return pd.DataFrame()
     if "{sh}" in action or "{py}" in action:
         rows = rows.assign(**_quoted(rows["id"]))
     return pd.DataFrame(
@@ -212,8 +211,7 @@ def _consumer(t: pd.DataFrame) -> list[pd.DataFrame]:
     u = u.assign(note=u["ack_note"].fillna("no note"), **_quoted(u["id"]))
     u = u.assign(resend=fill(_RESEND_ACK, u))
     c = t[t["state"] == "closed_elsewhere"]
-    later = t["duplicate"].fillna(False) & (t["duplicate_of"] != t["id"]).fillna(False)
-    d = t[later]
+    d = t[later_copies(t, "id")]
     d = d.assign(source=d["source_org_name"].fillna(d["source_org_id"]))
     r = t[t["reissued_after_ack"].fillna(False) & (t["state"] == "awaiting_ack")]
     r = r.assign(kind_of=r["transmission_type"].fillna("no TransmissionType"))
@@ -280,10 +278,9 @@ def _holders(rows: pd.DataFrame) -> np.ndarray:
     ).astype(object)
 
 
-def _joined(rows: pd.DataFrame, template: str = _SIDES) -> pd.DataFrame:
-    """One row per (side, id) of failed checks: their pieces (``template`` over each, naming
-    both sides: ``holder`` holds ``expected``, ``subject`` ``found``) joined with ``; ``, the
-    first outbox id and subject, and whether a serious identity field is among them."""
+def _joined(rows: pd.DataFrame) -> pd.DataFrame:
+    """One row per (side, id) of failed checks: their pieces (``_SIDES`` over each) joined with
+    ``; ``, the first outbox id and subject, and whether a serious identity field is among them."""
     rows = rows.sort_values(["side", "id"], kind="stable")
     rows = rows.assign(
         label=rows["field"].map(_FIELD_LABELS).fillna(rows["field"]),
@@ -291,7 +288,7 @@ def _joined(rows: pd.DataFrame, template: str = _SIDES) -> pd.DataFrame:
         expected=rows["expected"].fillna("not stated"),
         found=rows["found"].fillna("not stated"),
     )
-    rows = rows.assign(piece=fill(template, rows), serious=rows["field"].isin(_SERIOUS_IDENTITY))
+    rows = rows.assign(piece=fill(_SIDES, rows), serious=rows["field"].isin(_SERIOUS_IDENTITY))
     groups = rows.groupby(["side", "id"], sort=False, dropna=False)
     out = rows.drop_duplicates(["side", "id"])[["side", "id", "outbox_id", "subject"]]
     return out.assign(
@@ -302,59 +299,42 @@ def _joined(rows: pd.DataFrame, template: str = _SIDES) -> pd.DataFrame:
 def _from_checks(
     checks: pd.DataFrame, requests: pd.DataFrame, transcripts: pd.DataFrame, sla: float | None
 ) -> list[pd.DataFrame]:
-    parts = []
-    rows = checks[checks["check"] == "tracking_id"]
-    if not rows.empty:
-        g = _joined(rows)
-        ours = g["subject"].str.endswith(" sent").fillna(False)
-        for side, frame in g[~ours].groupby("side"):
-            parts.append(_part("tracking_id_mismatch", frame, str(side), "high", "{piece}",
-                               f"The partner's document names another request: send them "
-                               f"{_BUNDLE} and hold off answering it until they correct "
-                               "it."))  # fmt: skip
-        for side, frame in g[ours].groupby("side"):
-            parts.append(_part("tracking_id_mismatch", frame, str(side), "high", "{piece}",
-                               "A document we sent names another request: check outbox entry "
-                               f"{{outbox_id}} ({_TROUBLESHOOT}) and tell the partner which "
-                               "request it belongs to."))  # fmt: skip
-
-    rows = checks[checks["check"] == "student_identity"]
-    if not rows.empty:
-        g = _joined(rows)
-        parts.append(
-            _part("identity_mismatch", g, "supplier", np.where(g["serious"], "critical", "high"),
-                  "The transcript we sent (outbox {outbox_id}) names another student than the "
-                  "request: {piece}",
-                  "Confirm the student with the registrar; if we sent another student's "
-                  "transcript, contact the partner at once to withdraw it (its story: "
-                  f"{_TROUBLESHOOT}).")
-        )  # fmt: skip
-
+    tracking = _joined(checks[checks["check"] == "tracking_id"])
+    ours = tracking["subject"].str.endswith(" sent").fillna(False)
+    identity = _joined(checks[checks["check"] == "student_identity"])
+    totals = _joined(checks[checks["check"] == "ack_totals"])
+    theirs, mine = totals[totals["side"] == "supplier"], totals[totals["side"] == "consumer"]
     # The SLA the lifecycles flagged ``sla_breached`` with (given, their attrs, the sla checks').
     if sla is None:
         sla = requests.attrs.get("sla_days", transcripts.attrs.get("sla_days"))
     if sla is None:
         sla = pd.to_numeric(checks.loc[checks["check"] == "sla", "expected"].str[3:]).max()
-    parts += _overdue(requests, transcripts, sla)
-
-    rows = checks[checks["check"] == "ack_totals"]
-    if not rows.empty:
-        g = _joined(rows)
-        parts.append(
-            _part("ack_mismatch", g[g["side"] == "supplier"], "supplier", "high",
-                  "The partner's acknowledgment differs from the transcript we sent (outbox "
-                  "{outbox_id}): {piece}",
-                  "Compare the transcript in outbox entry {outbox_id} with the student's "
-                  "record; ask the partner what did not arrive, and resend a corrected "
-                  f"transcript if ours was wrong: {_RESEND_TRANSCRIPT}.")
-        )  # fmt: skip
-        parts.append(
-            _part("ack_mismatch", g[g["side"] == "consumer"], "consumer", "medium",
-                  "Our acknowledgment (outbox {outbox_id}) differs from the transcript "
-                  "received: {piece}",
-                  f"Check the acknowledgment we built, then send a corrected one: {_RESEND_ACK}.")
-        )  # fmt: skip
-    return parts
+    return [
+        _part("tracking_id_mismatch", tracking[~ours], tracking["side"], "high", "{piece}",
+              f"The partner's document names another request: send them {_BUNDLE} and hold "
+              "off answering it until they correct it."),
+        _part("tracking_id_mismatch", tracking[ours], tracking["side"], "high", "{piece}",
+              "A document we sent names another request: check outbox entry {outbox_id} "
+              f"({_TROUBLESHOOT}) and tell the partner which request it belongs to."),
+        _part("identity_mismatch", identity, "supplier",
+              np.where(identity["serious"], "critical", "high"),
+              "The transcript we sent (outbox {outbox_id}) names another student than the "
+              "request: {piece}",
+              "Confirm the student with the registrar; if we sent another student's "
+              "transcript, contact the partner at once to withdraw it (its story: "
+              f"{_TROUBLESHOOT})."),
+        *_overdue(requests, transcripts, sla),
+        _part("ack_mismatch", theirs, "supplier", "high",
+              "The partner's acknowledgment differs from the transcript we sent (outbox "
+              "{outbox_id}): {piece}",
+              "Compare the transcript in outbox entry {outbox_id} with the student's "
+              "record; ask the partner what did not arrive, and resend a corrected "
+              f"transcript if ours was wrong: {_RESEND_TRANSCRIPT}."),
+        _part("ack_mismatch", mine, "consumer", "medium",
+              "Our acknowledgment (outbox {outbox_id}) differs from the transcript "
+              "received: {piece}",
+              f"Check the acknowledgment we built, then send a corrected one: {_RESEND_ACK}."),
+    ]  # fmt: skip
 
 
 def _overdue(requests: pd.DataFrame, transcripts: pd.DataFrame, sla: float) -> list[pd.DataFrame]:
