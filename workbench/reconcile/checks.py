@@ -92,16 +92,12 @@ def _differ(ours: pd.Series, theirs: pd.Series) -> pd.Series:
 
 
 def _tracking(t: Mapping[str, pd.DataFrame]) -> list[pd.DataFrame]:
-    """Documents that contradict what they answer: each of ours, and each acknowledgment the
-    partner returned, against the RequestTrackingID of the request (or transcript) it answers,
-    and that acknowledgment's DocumentID against the transcript we sent. The API id is never
-    compared: a partner may key its API by a GUID, distinct from any tracking id."""
+    """Documents that contradict what they answer (the module docstring's ``tracking_id``)."""
     parts = []
     ob = t["outbox"]
     of_request = t["requests"]["request_tracking_id"]
     of_transcript = t["transcripts"]["request_tracking_id"]
-    # Only what may have reached the partner and names a tracking id can contradict it. (A row
-    # filter copies every column it keeps: only those read here.)
+    # Only what may have reached the partner and names a tracking id can contradict it.
     reached = ob["state"].isin(_MAY_HAVE_REACHED) & ob["sent_request_tracking_id"].notna()
     sent = ob.loc[reached, ["operation", "request_id", "outbox_id", "sent_request_tracking_id"]]
     supplier = sent["operation"].isin(SUPPLIER_OPERATIONS)
@@ -163,8 +159,7 @@ def _identity(t: Mapping[str, pd.DataFrame]) -> list[pd.DataFrame]:
 
 
 def _comparable(values: pd.Series, column: str) -> pd.Series:
-    """Identity values as compared (:func:`workbench.pesc.student.comparable`); missing or
-    blank ones are missing, and so compare nothing."""
+    """Identity values as compared; missing or blank ones are missing, and compare nothing."""
     return values.map(lambda v: comparable(v, column), na_action="ignore").astype(TEXT)
 
 

@@ -19,6 +19,11 @@ _SENT_FIELDS = {
     "response_status": "sent_response_status", "award_count": "sent_award_count",
     "course_count": "sent_course_count", **{c: f"sent_{c}" for c in IDENTITY},
 }  # fmt: skip
+# input table, store table, id column, list
+_ENTITIES = (
+    ("requests", "transcript_requests", "request_id", "supplier_requests"),
+    ("transcripts", "transcripts_received", "transcript_id", "consumer_transcripts"),
+)
 
 
 def load(store: Store, *, as_of: Any = None) -> dict[str, pd.DataFrame]:
@@ -40,21 +45,14 @@ def load(store: Store, *, as_of: Any = None) -> dict[str, pd.DataFrame]:
     cut = None if at is None else at.strftime("%Y-%m-%dT%H:%M:%S.%fZ")  # as the store writes
     versions = _versions(store, cut)
     raw = {
-        "requests": _entity(store, "transcript_requests", "request_id", "supplier_requests", cut),
-        "transcripts": _entity(
-            store, "transcripts_received", "transcript_id", "consumer_transcripts", cut
-        ),
         "outbox": _outbox(store, cut),
         "responses": _read(store, "responses", "sent_at", cut),
         "acknowledgments": _read(store, "acknowledgments", "recorded_at", cut),
         "versions": versions,
     }
-    if cut is not None:
-        for name, table, id_column in (
-            ("requests", "transcript_requests", "request_id"),
-            ("transcripts", "transcripts_received", "transcript_id"),
-        ):
-            raw[name] = _current_as_of(raw[name], versions, table, id_column, cut)  # fmt: skip
+    for name, table, id_column, list_name in _ENTITIES:
+        frame = _entity(store, table, id_column, list_name, cut)
+        raw[name] = frame if cut is None else _current_as_of(frame, versions, table, id_column, cut)
     tables = conform(raw)
     for frame in tables.values():
         frame.attrs.update(operation="reconcile.load", as_of=at, db=str(store.path))

@@ -47,7 +47,10 @@ def headline(
     ``ack_mismatches`` in any state; ``*_by_age``: counts per bucket of ``age_labels``;
     ``environment``: TEST, PRODUCTION, mixed or not stated (:func:`pesc.fields.environment_of`).
     """
-    state = requests["state"].value_counts()
+    state, theirs = requests["state"].value_counts(), transcripts["state"].value_counts()
+    answered = requests["response_outbox_id"].notna() | requests["transcript_outbox_id"].notna()
+    invalid = (requests["validation_status"] == "invalid").fillna(False)
+    codes = pd.concat([requests["process_code"], transcripts["process_code"]]).astype("string")
     read = ["state", "age_bucket", "sla_breached"]  # a row filter copies every column it keeps
     open_, waiting = open_items(requests[read], transcripts[read])
     buckets = age_labels(sla_days)
@@ -58,11 +61,7 @@ def headline(
         "open_requests": len(open_),
         "open_by_age": _counts(open_["age_bucket"], buckets),
         "open_over_sla": int(open_["sla_breached"].fillna(False).sum()),
-        "answered": int(
-            (
-                requests["response_outbox_id"].notna() | requests["transcript_outbox_id"].notna()
-            ).sum()
-        ),
+        "answered": int(answered.sum()),
         "answered_still_listed": int(state.get("answered_still_listed", 0)),
         "requests_by_state": {s: int(state.get(s, 0)) for s in SUPPLIER_STATES},
         "responses_by_status": {
@@ -72,28 +71,18 @@ def headline(
         "transcripts_acknowledged": int(requests["acknowledged_at"].notna().sum()),
         "transcripts_unacknowledged": int(state.get("transcript_sent", 0)),
         "ack_mismatches": int(requests["ack_totals_differ"].fillna(False).sum()),
-        "uncertain_sends": int(state.get("uncertain_send", 0))
-        + int((transcripts["state"] == "ack_uncertain").sum()),
+        "uncertain_sends": int(state.get("uncertain_send", 0) + theirs.get("ack_uncertain", 0)),
         "transcripts_received": len(transcripts),
         "transcripts_awaiting_ack": len(waiting),
-        "transcripts_acknowledged_by_us": int((transcripts["state"] == "acknowledged").sum()),
+        "transcripts_acknowledged_by_us": int(theirs.get("acknowledged", 0)),
         "awaiting_ack_by_age": _counts(waiting["age_bucket"], buckets),
         "awaiting_ack_over_sla": int(waiting["sla_breached"].fillna(False).sum()),
         "duplicate_transcripts": int(later_copies(transcripts, "transcript_id").sum()),
-        "document_problems": int(
-            (requests["parse_error"].notna() | (requests["validation_status"] == "invalid"))
-            .fillna(False)
-            .sum()
-        )
+        "document_problems": int((requests["parse_error"].notna() | invalid).sum())
         + int(transcripts["document_problem"].notna().sum()),
         "exceptions": len(exceptions),
         "exceptions_by_severity": _counts(exceptions["severity"], SEVERITIES[::-1]),
-        "environment": environment_of(
-            pd.concat([requests["process_code"], transcripts["process_code"]])
-            .astype("string")
-            .value_counts()
-            .to_dict()
-        ),
+        "environment": environment_of(codes.value_counts().to_dict()),
     }
 
 

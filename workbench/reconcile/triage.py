@@ -24,57 +24,35 @@ from workbench.severities import SEVERITIES
 
 # kind -> (usual severity, when it is raised)
 EXCEPTION_KINDS: dict[str, tuple[str, str]] = {
-    "identity_mismatch": (
-        "critical",
-        "the transcript we sent names another student than the request (high when only "
-        "names differ, critical when a birth date or an identifier does)",
-    ),
-    "tracking_id_mismatch": (
-        "high",
-        "a document's RequestTrackingID is not the one of the request it answers (or an "
-        "acknowledgment's DocumentID not the transcript's)",
-    ),
-    "ack_mismatch": (
-        "high",
-        "acknowledgment totals differ from the transcript (the partner's of ours: high; ours of "
-        "theirs: medium)",
-    ),
+    "identity_mismatch": ("critical", "the transcript we sent names another student than the "
+                          "request (high when only names differ, critical when a birth date or "
+                          "an identifier does)"),
+    "tracking_id_mismatch": ("high", "a document's RequestTrackingID is not the one of the "
+                             "request it answers (or an acknowledgment's DocumentID not the "
+                             "transcript's)"),
+    "ack_mismatch": ("high", "acknowledgment totals differ from the transcript (the partner's of "
+                     "ours: high; ours of theirs: medium)"),
     "uncertain_send": ("high", "a send of ours may or may not have reached the partner"),
     "parse_error": ("high", "a document the partner gave us does not parse"),
-    "response_overdue": (
-        "medium",
-        "a request has waited for our response longer than the SLA (high past twice it)",
-    ),
-    "ack_overdue": (
-        "medium",
-        "a transcript has waited for our acknowledgment longer than the SLA (high past twice it)",
-    ),
-    "hold_overdue": (
-        "medium",
-        "a Hold / TranscriptRequestReceived / OfflineRecordSearch response's planned release "
-        "date has passed with no transcript sent",
-    ),
-    "transcript_unacknowledged": (
-        "medium",
-        "a transcript of ours was sent but no acknowledgment of it is recorded",
-    ),
-    "reissued_after_ack": (
-        "medium",
-        "a transcript was re-issued (a new version) after we acknowledged an earlier one",
-    ),
-    "duplicate_transcript": (
-        "medium",
-        "a transcript received for the same student from the same source as an earlier one",
-    ),
+    "response_overdue": ("medium", "a request has waited for our response longer than the SLA "
+                         "(high past twice it)"),
+    "ack_overdue": ("medium", "a transcript has waited for our acknowledgment longer than the "
+                    "SLA (high past twice it)"),
+    "hold_overdue": ("medium", "a Hold / TranscriptRequestReceived / OfflineRecordSearch "
+                     "response's planned release date has passed with no transcript sent"),
+    "transcript_unacknowledged": ("medium", "a transcript of ours was sent but no "
+                                  "acknowledgment of it is recorded"),
+    "reissued_after_ack": ("medium", "a transcript was re-issued (a new version) after we "
+                           "acknowledged an earlier one"),
+    "duplicate_transcript": ("medium", "a transcript received for the same student from the "
+                             "same source as an earlier one"),
     "detail_missing": ("medium", "the last fetch of a document failed"),
     "closed_elsewhere": ("low", "an item left the partner's list with no send of ours"),
     "schema_invalid": ("low", "a document the partner gave us fails its PESC schema"),
-    "implausible_date": (
-        "low",
-        f"a partner's RequestDate outside the plausible dates ({WINDOW}): kept as sent, "
-        "taken as missing (the item is dated when we first saw it)",
-    ),
-}
+    "implausible_date": ("low", f"a partner's RequestDate outside the plausible dates "
+                         f"({WINDOW}): kept as sent, taken as missing (the item is dated when "
+                         "we first saw it)"),
+}  # fmt: skip
 EXCEPTION_COLUMNS = ("kind", "id", "severity", "detail", "suggested_action", "side")
 # Suggested actions name the command and the Python call; ``{sh}`` is the id as one shell word,
 # ``{py}`` as a Python string (``_quoted``).
