@@ -65,11 +65,6 @@ A ``request_date`` outside the plausible dates (``plausible``) is taken as missi
 **Cross-checks**: ``CHECKS``, see ``checks``. **Exceptions**: ``EXCEPTION_KINDS``, see
 ``triage``. Each rule is a pandas ``merge``/``drop_duplicates``/``groupby`` over whole tables
 and states come from masks: a million requests take seconds (``bench/reconcile.py``).
-
-Layout: ``inputs`` (the tables, shared helpers), ``plausible`` (the dates a partner can
-plausibly send), ``load`` (reading a store, the only I/O), ``supplier`` and ``consumer`` (the
-two sides' states), ``checks``, ``triage`` (exceptions), ``summary`` (figures), ``core``
-(``reconcile()`` and the pieces ``supplier_lifecycle``, ``consumer_status``, ``cross_checks``).
 """
 
 from __future__ import annotations

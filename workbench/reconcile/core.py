@@ -74,8 +74,7 @@ def reconcile(
     transcripts = status(t, now=when, sla_days=sla_days, grace_days=grace_hours / 24)
     checks = run_checks(t, requests, transcripts, sla_days=sla_days)
     exceptions = triage(requests, transcripts, checks, sla_days=sla_days)
-    ids = {"supplier": t["requests"].index, "consumer": t["transcripts"].index}
-    organisations = by_organisation(requests, transcripts, exceptions, ids)
+    organisations = by_organisation(requests, transcripts, exceptions)
     figures = headline(requests, transcripts, exceptions, now=when, sla_days=sla_days)
     # Stamped last: the rules work on frames without attrs (``inputs.prepared``).
     requests.attrs.update(operation="reconcile.supplier_lifecycle", now=when, sla_days=sla_days)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 import pandas as pd
@@ -95,25 +94,18 @@ def by_organisation(
     requests: pd.DataFrame,
     transcripts: pd.DataFrame,
     exceptions: pd.DataFrame,
-    ids: Mapping[str, pd.Index],
 ) -> pd.DataFrame:
     """Counts per counterpart organisation: requests by who sent them (their source),
-    transcripts by the school that sent them; one row per side and organisation.
-
-    ``ids``: per side, the ids of its rows in order (the ``prepared`` tables' index, whose
-    hash table pandas keeps: exceptions are matched to their rows through it)."""
-    parts = []
-    for side, frame, id_column in (
-        ("supplier", requests, "request_id"),
-        ("consumer", transcripts, "transcript_id"),
-    ):
-        if frame.empty:
-            continue
-        mine = exceptions[(exceptions["side"] == side).fillna(False)]
-        parts.append(_side(frame, id_column, side, mine, ids[side]))
-    out = (
-        pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=ORGANISATION_COLUMNS)
-    )
+    transcripts by the school that sent them; one row per side and organisation."""
+    parts = [
+        _side(frame, id_column, side, exceptions[(exceptions["side"] == side).fillna(False)])
+        for side, frame, id_column in (
+            ("supplier", requests, "request_id"),
+            ("consumer", transcripts, "transcript_id"),
+        )
+        if not frame.empty
+    ] or [pd.DataFrame(columns=ORGANISATION_COLUMNS)]
+    out = pd.concat(parts, ignore_index=True)
     out = pd.concat(
         [
             out[list(ORGANISATION_COLUMNS[:3])].astype(TEXT),
@@ -127,10 +119,8 @@ def by_organisation(
     return out.reset_index(drop=True)
 
 
-def _side(
-    frame: pd.DataFrame, id_column: str, side: str, exceptions: pd.DataFrame, ids: pd.Index
-) -> pd.DataFrame:
-    """One side's rows (``ids`` their ids) grouped by organisation (its id, else its name)."""
+def _side(frame: pd.DataFrame, id_column: str, side: str, exceptions: pd.DataFrame) -> pd.DataFrame:
+    """One side's rows grouped by organisation (its id, else its name)."""
     organisation = frame["source_org_id"].fillna(frame["source_org_name"]).fillna(_UNKNOWN)
     # The organisations as integer codes: their text is hashed once, not in every step below.
     key = pd.Series(pd.factorize(organisation)[0], index=frame.index)
@@ -150,7 +140,7 @@ def _side(
     )
     groups = counted.groupby(key, sort=False)
     out = out.join(groups.size().rename("items")).join(groups.sum())
-    owner = exceptions["id"].map(pd.Series(key.to_numpy(), index=ids, dtype=COUNT))
+    owner = exceptions["id"].map(pd.Series(key.to_numpy(), index=frame[id_column], dtype=COUNT))
     serious = exceptions["severity"] >= "high"
     out["exceptions"] = owner.value_counts()
     out["high_or_worse"] = owner[serious].value_counts()
