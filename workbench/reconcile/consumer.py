@@ -109,15 +109,12 @@ def status(
     frame["duplicate"] = first.notna()
     frame["duplicate_of"] = first
     frame["duplicate_key"] = matched
-    problem = np.select(
-        [
-            frame["parse_error"].notna().to_numpy(dtype=bool),
-            (frame["validation_status"] == "invalid").fillna(False).to_numpy(dtype=bool),
-        ],
-        [0, 1],
-        default=-1,
-    )
-    frame["document_problem"] = pd.Categorical.from_codes(problem, list(DOCUMENT_PROBLEMS))
+    problems = [
+        frame["parse_error"].notna(),
+        (frame["validation_status"] == "invalid").fillna(False),
+    ]
+    codes = np.select([p.to_numpy(dtype=bool) for p in problems], [0, 1], default=-1)
+    frame["document_problem"] = pd.Categorical.from_codes(codes, list(DOCUMENT_PROBLEMS))
     return typed(frame, TRANSCRIPT_COLUMNS)
 
 

@@ -94,14 +94,10 @@ def empty_tables() -> dict[str, pd.DataFrame]:
 
 
 def conform(tables: Mapping[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
-    """Each input table with exactly its contract's columns and dtypes (extra columns dropped)."""
-    out = {}
-    for name, columns in TABLES.items():
-        given = tables.get(name)
-        frame = pd.DataFrame() if given is None else given.reset_index(drop=True)
-        frame = frame.reindex(columns=list(columns))  # a column left out: all missing
-        out[name] = pd.DataFrame({c: as_dtype(frame[c], d) for c, d in columns.items()}, copy=False)
-    return out
+    """Each input table with exactly its contract's columns (one left out: all missing; extra
+    ones dropped) and dtypes."""
+    frames = {name: pd.DataFrame(tables.get(name)).reset_index(drop=True) for name in TABLES}
+    return {n: typed(frames[n].reindex(columns=[*cs]), cs) for n, cs in TABLES.items()}
 
 
 def prepared(tables: Mapping[str, pd.DataFrame], *, now: pd.Timestamp) -> dict[str, pd.DataFrame]:

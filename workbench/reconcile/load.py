@@ -141,7 +141,6 @@ def _outbox(store: Store, cut: str | None) -> pd.DataFrame:
     flats = [_json(value) for value in frame["payload_flat"]]
     sent = pd.DataFrame(flats, index=frame.index, columns=[*_SENT_FIELDS], dtype=object)
     frame = frame.join(sent.rename(columns=_SENT_FIELDS))
-    frame = frame.drop(columns=["payload", "response_body", "payload_flat"], errors="ignore")
     if cut is not None and not frame.empty:
         at = timestamp(cut)
         settled_later = (frame["resolved_at"] > at).fillna(False)

@@ -66,15 +66,10 @@ def lifecycle(
     latest = ours[~(request * 2 + transcript).duplicated(keep="last")]
     unsettled = latest[latest["state"].isin(UNSETTLED)]
     unsettled = unsettled[~request[unsettled.index].duplicated(keep="last")]
-    unsettled = pd.DataFrame(
-        {
-            "unsettled_outbox_id": unsettled["outbox_id"],
-            "unsettled_operation": unsettled["operation"],
-            "unsettled_state": unsettled["state"],
-            "unsettled_since": unsettled["updated_at"],
-            "unsettled_note": unsettled["resolution"].fillna(unsettled["error"]),
-        }
-    ).set_axis(unsettled["request_id"])
+    unsettled = unsettled.assign(
+        since=unsettled["updated_at"], note=unsettled["resolution"].fillna(unsettled["error"])
+    ).set_index("request_id")[["outbox_id", "operation", "state", "since", "note"]]
+    unsettled = unsettled.add_prefix("unsettled_")
 
     # The newest transcript sent (its version: how many were sent), and its acknowledgment.
     sent = ours[transcript]
