@@ -78,8 +78,6 @@ def checks(
 def _rows(check: str, side: Any, ids: Any, subject: Any, field: str, expected: Any, found: Any,
           outbox_id: Any = pd.NA) -> pd.DataFrame:  # fmt: skip
     """Failed checks of one kind, one per id."""
-    if len(ids) == 0:
-        return pd.DataFrame()
     values = dict(check=check, side=side, id=ids, subject=subject, field=field,
                   expected=expected, found=found, outbox_id=outbox_id)  # fmt: skip
     return pd.DataFrame({k: v.to_numpy(dtype=object, na_value=None) if isinstance(v, pd.Series)
