@@ -12,13 +12,11 @@ from typing import Annotated
 
 import typer
 
-from workbench.cli.help import Command, Group
 from workbench.cli.output import Config, Db, Profile, announce_partner, clean_errors, say, warn
 from workbench.cli.send_plan import SendRequest, check_options, plan_send, send_planned
 from workbench.errors import ConfigError, InvalidParameter, InvalidValue
 
 app = typer.Typer(
-    cls=Group,
     no_args_is_help=True,
     rich_markup_mode=None,
     help="Send a response, a transcript or an acknowledgment to the partner, through the outbox.",
@@ -172,7 +170,7 @@ def ack(
 
 for _command in (response, transcript, ack):
     _command.__doc__ = f"{inspect.cleandoc(_command.__doc__ or '')}\n\n{EXITS}"
-    app.command(cls=Command)(_command)
+    app.command()(_command)
 
 
 def _send(request: SendRequest) -> None:
