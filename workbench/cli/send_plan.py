@@ -29,10 +29,6 @@ OPERATIONS = {
     "transcript": "send_transcript",
     "ack": "send_acknowledgment",
 }
-_RENEWALS = {
-    "re-issue": "re-issue of",
-    "answer to a cancellation": "answer to the request's cancellation, after",
-}
 
 
 @dataclass(frozen=True)
@@ -149,11 +145,10 @@ def plan_send(w: Workbench, request: SendRequest, *, reading: bool = False) -> P
         if request.file is None:
             raise ConfigError(str(exc)) from None
         raise InvalidParameter(f"{label}: {exc}", parameter="file") from None
-    renewal = checked.renewal
     earlier = (
         store.outbox.duplicate_of(
             operation, request_id, document_id=checked.document_id,
-            renews=renewal is not None, hint="pass --force",
+            renews=checked.renewal is not None, hint="pass --force",
         )
         if store
         else None
@@ -165,20 +160,9 @@ def plan_send(w: Workbench, request: SendRequest, *, reading: bool = False) -> P
         f"Id:         {request_id}{renamed}",
         *([f"Status:     {request.status}"] if request.kind == "response" else []),
         f"Document:   {len(parsed.text.encode()):,} bytes, {source}",
-        f"Keys:       DocumentID {checked.document_id}, "
-        f"RequestTrackingID {checked.flat.get('request_tracking_id')}",
         f"Validation: {validation}",
+        *([f"New send:   {checked.renewal}"] if checked.renewal is not None else []),
     ]
-    if renewal is not None:
-        what, document_kind = _RENEWALS[renewal], operation[5:]
-        before = store.outbox.last_sent(operation, request_id) if store else None
-        lines.append(
-            f"New send:   {what} no {document_kind} in the outbox"
-            if before is None
-            else f"New send:   {what} the {document_kind} of outbox entry {before['id']} "
-            f"({before['state']} {before['updated_at']}, DocumentID "
-            f"{before['document_id'] or 'not recorded'})"
-        )
     if earlier is not None:
         lines.append(f"Outbox:     {earlier}")
     return PlannedSend(
