@@ -195,7 +195,7 @@ def formula_like(value: object) -> bool:
 
 
 def spreadsheet_safe(frame: pd.DataFrame) -> pd.DataFrame:
-    """``frame`` with each formula-like text made inert by a leading ``'`` (``=1+1`` -> ``'=1+1``)."""
+    """``frame`` with formula-like text made inert by a leading ``'`` (``=1+1`` -> ``'=1+1``)."""
     import pandas as pd
 
     out = frame.copy()

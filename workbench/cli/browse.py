@@ -1,9 +1,5 @@
-"""``workbench browse``: Datasette on a store, read-only, on 127.0.0.1, for you alone.
-
-The store names students, so the server is guarded as JupyterLab guards its own
-(:func:`guarded`): a key in the printed URL, kept as a cookie; the ``Host`` it serves on only
-(no DNS rebinding); no CSV download (``workbench export`` writes csv with its formula guard).
-"""
+"""``workbench browse``: Datasette on a store, read-only, on 127.0.0.1, guarded (:func:`guarded`)
+as JupyterLab guards its own: the store names students."""
 
 from __future__ import annotations
 
@@ -85,8 +81,7 @@ def serve(
     open_browser: bool = True,
     announce: Callable[[str], None] = print,
 ) -> None:
-    """Serve the profile's store (``db`` overrides it) until Ctrl-C or SIGTERM, ``announce``
-    told the URL with its key first; ``ConfigError`` without Datasette or a store."""
+    """Serve the profile's store (or ``db``) until Ctrl-C or SIGTERM, ``announce`` told the URL."""
     import secrets  # here: `workbench --help` stays fast (bench/cli.py)
     import socket
 
@@ -163,8 +158,8 @@ def _server(path: Path, port: int, token: str, *, name: str) -> Any:
 
 
 def guarded(app: ASGIApp, *, token: str, hosts: set[str]) -> ASGIApp:
-    """``app`` answering only requests for ``hosts`` that carry ``token`` (the URL's, which
-    sets the cookie, or the cookie), and never a CSV download."""
+    """``app`` answering only requests for ``hosts`` (no DNS rebinding) that carry ``token`` (the
+    URL's, which sets the cookie, or the cookie), and never a CSV download (no formula guard)."""
     from http.cookies import SimpleCookie
 
     async def guard(scope: Scope, receive: Receive, send: Send) -> None:

@@ -1,8 +1,5 @@
 """``workbench doctor``: for each interface the profile uses, a fresh token and one read.
 
-``attrs["about"]`` holds the lines :func:`render` prints first: the environment the profile
-declares and the one its stored documents say (a mismatch fails a check), and the send routes.
-
 >>> print(render(run_checks(w)))  # doctest: +SKIP
 """
 
@@ -67,7 +64,8 @@ class Check:
 
 
 def run_checks(w: Workbench) -> pd.DataFrame:
-    """One row per check: interface, check, status (ok / FAILED / skipped), detail, fix."""
+    """One row per check: interface, check, status (ok / FAILED / skipped), detail, fix;
+    ``attrs["about"]``: the environment and send routes lines."""
     checks = [check for role in ROLES for check in _checks_of(w, role)]
     lines, mismatch = _about(w)
     df = pd.DataFrame(
@@ -141,8 +139,8 @@ def _checks_of(w: Workbench, role: str) -> list[Check]:
 
 
 def _about(w: Workbench) -> tuple[list[str], list[Check]]:
-    """The lines on the environment and the send routes, and a failed check when the profile
-    declares another environment than its stored documents say."""
+    """The environment and send routes lines, and a failed check when the profile's environment
+    is not its stored documents'."""
     profile = w.profile
     remembered, data = None, "no documents stored yet"
     if Path(w.db).is_file():

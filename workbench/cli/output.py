@@ -58,8 +58,8 @@ _ARGUMENTS = frozenset({"request_id", "role", "path", "name", "file"})  # shown 
 
 
 def say(text: str, *, err: bool = False, wrap: bool = True) -> None:
-    """Print ``text`` with its control characters escaped, its long lines wrapped at ``COLUMNS``
-    or the terminal's width (never a word cut; ``wrap=False`` for a document to copy)."""
+    """Print ``text`` with control characters escaped, wrapped at ``COLUMNS`` or the terminal's
+    width (``wrap=False`` for a document to copy)."""
     from workbench.http.masking import printable
 
     text = printable(text, keep_newlines=True)
@@ -89,8 +89,8 @@ def warn(text: str) -> None:
 
 @contextlib.contextmanager
 def clean_errors() -> Iterator[None]:
-    """Our errors as a message and an exit code: an ``InvalidParameter`` a usage error naming
-    its option (or argument), a ``ConfigError`` 2, any other ``WorkbenchError`` 1, Ctrl-C 130."""
+    """Our errors as a message and an exit code: usage error or ``ConfigError`` 2, another
+    ``WorkbenchError`` 1, Ctrl-C 130."""
     try:
         yield
     except InvalidParameter as exc:
@@ -112,8 +112,7 @@ def clean_errors() -> Iterator[None]:
 
 
 def announce_partner(profile: str | None, db: str | None, config: str | None) -> None:
-    """Say (stderr) the profile, the partner ("embedded sandbox" included) and the store's
-    absolute path: a job started in the wrong folder says so on its first line."""
+    """Say (stderr) the profile, the partner and the store's absolute path."""
     from workbench.config import load_profile
 
     chosen = load_profile(profile, config_path=config)

@@ -1,8 +1,4 @@
-"""``workbench send response|transcript|ack``: one document to the partner, through the outbox.
-
-Each command plans the send (:func:`~workbench.cli.send_plan.plan_send`), shows it, asks, and
-sends it; every refusal comes before the question.
-"""
+"""``workbench send response|transcript|ack``: one document to the partner, through the outbox."""
 
 from __future__ import annotations
 
@@ -174,7 +170,7 @@ for _command in (response, transcript, ack):
 
 
 def _send(request: SendRequest) -> None:
-    """Plan, show, ask, send; a read-only profile is refused before anything is read."""
+    """Plan, show, ask, send: every refusal before the question."""
     from workbench.client import connect
 
     with clean_errors():

@@ -1,6 +1,5 @@
-"""What ``workbench send`` sends: :func:`plan_send` reads the document or builds it from what it
-answers, checks it (:mod:`workbench.api.sends`), validates it against ``WORKBENCH_PESC_SCHEMAS``
-when set and looks for it in the outbox; :func:`send_planned` sends it."""
+"""What ``workbench send`` sends: :func:`plan_send` reads or builds, checks and validates it;
+:func:`send_planned` sends it."""
 
 from __future__ import annotations
 
@@ -66,8 +65,7 @@ class PlannedSend:
 
 
 def plan_send(w: Workbench, request: SendRequest, *, reading: bool = False) -> PlannedSend:
-    """The document ``request`` would send, parsed, checked and validated; nothing is sent.
-    ``reading``: use the store only if it exists (a dry run creates no database)."""
+    """The document ``request`` would send, checked; ``reading``: no store created (dry run)."""
     from workbench import pesc
     from workbench.api.exchange import Consumer, Supplier
     from workbench.api.frames import PARSE_ERROR, PESCXML
@@ -217,8 +215,7 @@ def check_options(request: SendRequest) -> None:
 
 
 def _read_file(path: Path) -> bytes:
-    """The bytes of the regular file ``path``, refused before reading when it is anything else
-    (a FIFO would block for ever) or larger than a PESC document may be."""
+    """The bytes of the regular file ``path`` (a FIFO would block for ever), size-limited."""
     from workbench.pesc.document import MAX_BYTES_VARIABLE, max_bytes
 
     limit = max_bytes()
