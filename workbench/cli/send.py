@@ -21,8 +21,8 @@ Id = Annotated[
     str,
     typer.Argument(
         metavar="ID",
-        help="The RequestID; a GUID pasted with dashes "
-        "or in upper case is matched to the partner's spelling.",
+        help="The RequestID; a GUID pasted with dashes or in upper case is matched to the "
+        "partner's spelling.",
     ),
 ]
 Yes = Annotated[bool, typer.Option("--yes", "-y", help="Send without asking for confirmation.")]
@@ -30,9 +30,8 @@ DryRun = Annotated[
     bool,
     typer.Option(
         "--dry-run",
-        help="Print the document and its "
-        "validation; send nothing (exit 0 when it would be sent, else the exit code the send would "
-        "end with).",
+        help="Print the document and its validation; send nothing (exit 0 when it would be sent, "
+        "else the exit code the send would end with).",
     ),
 ]
 Show = Annotated[
@@ -42,9 +41,8 @@ Force = Annotated[
     bool,
     typer.Option(
         "--force",
-        help="Send even though the outbox holds an "
-        "earlier send of it (a re-issue, or a response to a cancellation, is a send of its own and "
-        "needs none).",
+        help="Send even though the outbox holds an earlier send of it (a re-issue, or a response "
+        "to a cancellation, is a send of its own and needs none).",
     ),
 ]
 AllowInvalid = Annotated[
@@ -62,7 +60,7 @@ NoCheck = Annotated[
     ),
 ]
 EXITS = (
-    "Exit 0 sent (or, with --dry-run, would be sent); 1 declined at the prompt, refused (already "
+    "Shows what will be sent and asks before sending, unless --yes. Exit 0 sent (or, with --dry-run, would be sent); 1 declined at the prompt, refused (already "
     "in the outbox, an invalid built document) or failed; 2 on a usage or configuration error (a "
     "read-only profile, an unusable FILE or option, a document whose DocumentProcessCode is not "
     "the request's or the profile's environment's)."
@@ -75,17 +73,16 @@ def response(
         str,
         typer.Option(
             metavar="STATUS",
-            help="The ResponseStatus: "
-            "TranscriptRequestReceived, Hold, NoRecord, MultipleMatch, Canceled, Deceased, ... (an "
-            "unknown one lists them all).",
+            help="The ResponseStatus: TranscriptRequestReceived, Hold, NoRecord, MultipleMatch, "
+            "Canceled, Deceased, ... (an unknown one lists them all).",
         ),
     ],
     hold_reason: Annotated[
         str | None,
         typer.Option(
             metavar="REASON",
-            help="With --status Hold: "
-            "Financial, TranscriptFee, RequestedAction or Other (the default with --release).",
+            help="With --status Hold: Financial, TranscriptFee, RequestedAction or Other (the "
+            "default with --release).",
         ),
     ] = None,
     release: Annotated[
@@ -101,11 +98,8 @@ def response(
     db: Db = None,
     config: Config = None,
 ) -> None:
-    """Answer a transcript request with a TranscriptResponse built from the request.
-
-    The request's document is the stored one, else fetched. Shows what will be sent and asks
-    before sending, unless --yes.
-    """
+    """Answer a transcript request with a TranscriptResponse built from the request (the stored
+    document, else fetched)."""
     _send(SendRequest("response", **locals()))
 
 
@@ -131,8 +125,7 @@ def transcript(
 
     Its RequestTrackingID must be the request's, its student the request's (names, birth
     date, ids), and its DocumentProcessCode (TEST or PRODUCTION) the request's. A corrected
-    transcript, sent again, is a re-issue: a new DocumentID and TransmissionType Reissue. Shows
-    what will be sent and asks before sending, unless --yes.
+    transcript, sent again, is a re-issue: a new DocumentID and TransmissionType Reissue.
     """
     _send(SendRequest("transcript", **locals()))
 
@@ -159,7 +152,7 @@ def ack(
     """Acknowledge a received transcript, with FILE or an Acknowledgment built from it.
 
     Built from the stored transcript's current version (else fetched), it counts its courses
-    and awards. Shows what will be sent and asks before sending, unless --yes.
+    and awards.
     """
     _send(SendRequest("ack", **locals()))
 
