@@ -64,11 +64,8 @@ def say(text: str, *, err: bool = False, wrap: bool = True) -> None:
 
     text = printable(text, keep_newlines=True)
     stream = sys.stderr if err else sys.stdout
-    columns = os.environ.get("COLUMNS", "")
-    if columns.isdigit() and int(columns) > 0:
-        width = int(columns)
-    else:  # the terminal's; into a file or a pipe, none
-        width = shutil.get_terminal_size().columns if stream.isatty() else 0
+    terminal = "COLUMNS" in os.environ or stream.isatty()  # into a file or a pipe: no wrap
+    width = shutil.get_terminal_size((0, 0)).columns if terminal else 0
     if wrap and width:
         lines = []
         for line in text.split("\n"):
