@@ -10,7 +10,7 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from importlib.util import find_spec
 from pathlib import Path
 from typing import Annotated, Any
-from urllib.parse import parse_qsl, quote, urlencode
+from urllib.parse import quote, urlencode
 
 import typer
 
@@ -160,31 +160,34 @@ def _server(path: Path, port: int, token: str, *, name: str) -> Any:
 def guarded(app: ASGIApp, *, token: str, hosts: set[str]) -> ASGIApp:
     """``app`` answering only requests for ``hosts`` (no DNS rebinding) that carry ``token`` (the
     URL's, which sets the cookie, or the cookie), and never a CSV download (no formula guard)."""
-    from http.cookies import SimpleCookie
+    from starlette.requests import Request
+    from starlette.responses import PlainTextResponse, RedirectResponse, Response
 
     async def guard(scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await app(scope, receive, send)
             return
-        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
-        query = parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
-        given = dict(query).get(TOKEN_PARAMETER)
-        cookie = SimpleCookie(headers.get("cookie", "")).get(COOKIE)
-        if headers.get("host", "").lower() not in hosts:
-            await _answer(send, 421, "This server answers only for the address it printed.")
+        request = Request(scope)
+        query = request.query_params.multi_items()
+        given = request.query_params.get(TOKEN_PARAMETER)
+        response: Response
+        if request.headers.get("host", "").lower() not in hosts:
+            response = PlainTextResponse(
+                "This server answers only for the address it printed.", 421
+            )
         elif given is not None and _same(given, token):
             rest = urlencode([(k, v) for k, v in query if k != TOKEN_PARAMETER])
-            where = scope.get("path", "/") + (f"?{rest}" if rest else "")
-            cookie_header = f"{COOKIE}={token}; HttpOnly; SameSite=Strict; Path=/".encode()
-            moved = [(b"location", where.encode("latin-1")), (b"set-cookie", cookie_header)]
-            await _answer(send, 303, "", moved)
-        elif cookie is None or not _same(cookie.value, token):
-            await _answer(send, 401, "The store names students: open the link that workbench "
-                          "browse printed (it holds your key).")  # fmt: skip
-        elif scope.get("path", "").endswith(".csv") or ("_format", "csv") in query:
-            await _answer(send, 403, NO_CSV)
+            response = RedirectResponse(request.url.path + (f"?{rest}" if rest else ""), 303)
+            response.set_cookie(COOKIE, token, httponly=True, samesite="strict")
+        elif not _same(request.cookies.get(COOKIE, ""), token):
+            response = PlainTextResponse("The store names students: open the link that workbench "
+                                         "browse printed (it holds your key).", 401)  # fmt: skip
+        elif request.url.path.endswith(".csv") or ("_format", "csv") in query:
+            response = PlainTextResponse(NO_CSV, 403)
         else:
             await app(scope, receive, send)
+            return
+        await response(scope, receive, send)
 
     return guard
 
@@ -194,13 +197,3 @@ def _same(given: str, token: str) -> bool:
     import secrets
 
     return secrets.compare_digest(given.encode("utf-8", "surrogatepass"), token.encode())
-
-
-async def _answer(
-    send: Send, status: int, text: str, headers: list[tuple[bytes, bytes]] | None = None
-) -> None:
-    body = text.encode()
-    headers = headers or [(b"content-type", b"text/plain; charset=utf-8")]
-    headers = [*headers, (b"content-length", str(len(body)).encode())]
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": body})

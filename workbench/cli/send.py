@@ -60,10 +60,11 @@ NoCheck = Annotated[
     ),
 ]
 EXITS = (
-    "Shows what will be sent and asks before sending, unless --yes. Exit 0 sent (or, with --dry-run, would be sent); 1 declined at the prompt, refused (already "
-    "in the outbox, an invalid built document) or failed; 2 on a usage or configuration error (a "
-    "read-only profile, an unusable FILE or option, a document whose DocumentProcessCode is not "
-    "the request's or the profile's environment's)."
+    "Shows what will be sent and asks before sending, unless --yes. Exit 0 sent (or, with "
+    "--dry-run, would be sent); 1 declined at the prompt, refused (already in the outbox, an "
+    "invalid built document) or failed; 2 on a usage or configuration error (a read-only profile, "
+    "an unusable FILE or option, a document whose DocumentProcessCode is not the request's or the "
+    "profile's environment's)."
 )
 
 
