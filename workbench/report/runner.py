@@ -58,7 +58,7 @@ def notebooks_folder(notebooks_dir: str | os.PathLike[str] | None = None) -> Pat
     chosen = notebooks_dir or os.environ.get(NOTEBOOKS_ENV)
     if chosen:
         return Path(chosen)
-    package = Path(__file__).resolve().parents[1]  # workbench/
+    package = Path(__file__).resolve().parents[1]
     project = package.parent / "notebooks"  # a checkout (editable install)
     return project if project.is_dir() else package / "notebooks"
 
@@ -107,8 +107,7 @@ def coerce_parameters(
     parameters: dict[str, Any], declared: dict[str, dict[str, str]], *, notebook: str = "notebook"
 ) -> dict[str, Any]:
     """Refuse undeclared names; turn string values into the type of the declared default."""
-    unknown = sorted(set(parameters) - set(declared))
-    if unknown:
+    if unknown := sorted(set(parameters) - set(declared)):
         raise ConfigError(
             f"Unknown parameter(s) for {notebook}: {', '.join(unknown)}; "
             f"it accepts: {', '.join(sorted(declared)) or 'none (no cell tagged parameters)'}."
@@ -154,31 +153,31 @@ def run_notebook(
     title = f"{banner + ': ' if banner else ''}{name} report, {started_at:%Y-%m-%d %H:%M} UTC"
     failure = _execute(source, ipynb_path, values, math.ceil(timeout_s), kernel_name)
     nb = nbformat.read(ipynb_path, as_version=4)
-    if failure is not None:
-        index, ename, evalue = failure
-        cell, index, count, (number, line) = _failed_cell(nb, index)
-        if failure[0] is None and cell is not None:  # a timeout: say so where it happened
-            error = {"ename": ename, "evalue": evalue, "traceback": [evalue]}
-            cell.setdefault("outputs", []).append(nbformat.v4.new_output("error", **error))
-            nbformat.write(nb, ipynb_path)
-        export_html(nb, html_path, title=f"{title} (failed)", base=source.parent, banner=banner)
-        where = f"cell {index + 1} of {count}, line {number} ({line})" if index is not None \
-            else "before its first cell"  # fmt: skip
-        raise NotebookFailed(
-            f"Notebook {name} failed in {where}: {ename}: {evalue}",
-            notebook=name, cell_index=index, cell_line=line, ename=ename, evalue=evalue,
-            ipynb_path=ipynb_path, html_path=html_path,
-        )  # fmt: skip
-    export_html(nb, html_path, title=title, base=source.parent, banner=banner)
-    return NotebookRun(ipynb_path, html_path, started_at, time.perf_counter() - started)
+    if failure is None:
+        export_html(nb, html_path, title=title, base=source.parent, banner=banner)
+        return NotebookRun(ipynb_path, html_path, started_at, time.perf_counter() - started)
+    index, ename, evalue = failure
+    cell, index, count, (number, line) = _failed_cell(nb, index)
+    if failure[0] is None and cell is not None:  # a timeout: say so where it happened
+        error = {"ename": ename, "evalue": evalue, "traceback": [evalue]}
+        cell.setdefault("outputs", []).append(nbformat.v4.new_output("error", **error))
+        nbformat.write(nb, ipynb_path)
+    export_html(nb, html_path, title=f"{title} (failed)", base=source.parent, banner=banner)
+    where = f"cell {index + 1} of {count}, line {number} ({line})" if index is not None \
+        else "before its first cell"  # fmt: skip
+    raise NotebookFailed(
+        f"Notebook {name} failed in {where}: {ename}: {evalue}",
+        notebook=name, cell_index=index, cell_line=line, ename=ename, evalue=evalue,
+        ipynb_path=ipynb_path, html_path=html_path,
+    )  # fmt: skip
 
 
 def run_report(
     name: str, parameters: dict[str, Any] | None = None, *, warn: Callable[[str], None],
     **options: Any,
 ) -> NotebookRun | None:  # fmt: skip
-    """:func:`run_notebook` for a terminal: when the notebook fails, ``warn`` gets the error
-    and the partial outputs' absolute paths, and the result is None."""
+    """:func:`run_notebook` for a terminal: a failure is ``warn``-ed with the partial outputs'
+    paths, and the result is None."""
     try:
         return run_notebook(name, parameters, **options)
     except NotebookFailed as exc:
@@ -191,7 +190,7 @@ def run_report(
 
 def export_html(nb: Any, path: Path, *, title: str, base: Path, banner: str | None = None) -> Path:
     """Input and prompts hidden, images embedded (markdown ones relative to ``base``), nothing
-    to fetch; ``<title>`` is ``title``; ``banner``, when given, is the page's first line."""
+    to fetch; ``banner``, when given, is the page's first line."""
     from jinja2 import DictLoader
     from nbconvert import HTMLExporter
 
@@ -231,8 +230,8 @@ def _banner(db: Any) -> str | None:
 def _execute(
     source: Path, ipynb_path: Path, values: dict[str, Any], timeout_s: int, kernel: str | None
 ) -> tuple[int | None, str, str] | None:
-    """Run papermill; None when it went through, else (papermill's cell index or None when
-    unknown, error name, error message)."""
+    """Run papermill; None when it went through, else (papermill's cell index, None when
+    unknown; the error's name; its message)."""
     import papermill
     from nbclient.exceptions import CellTimeoutError
 
@@ -304,11 +303,11 @@ def _reserve(folder: Path, stem: str) -> Path:
 
 
 def _failed_cell(nb: Any, index: int | None) -> tuple[Any, int | None, int, tuple[int, str]]:
-    """(the cell, its 0-based index in the source notebook, how many cells that has, and the failing
-    line: its 1-based number in the cell and its text)."""
+    """The failed cell, its 0-based index in the source notebook, how many cells that has, and
+    the line that raised (its 1-based number and text)."""
     cells = [c for c in nb.cells if _ERROR_MARK not in c.metadata.get("tags", [])]
     injected = [i for i, c in enumerate(cells) if _INJECTED in c.metadata.get("tags", [])]
-    if index is None:
+    if index is None:  # the last cell started
         started = [i for i, c in enumerate(cells) if c.metadata.get("papermill", {})
                    .get("start_time")]  # fmt: skip
         index = started[-1] if started else -1
@@ -321,8 +320,8 @@ def _failed_cell(nb: Any, index: int | None) -> tuple[Any, int | None, int, tupl
 
 
 def _failing_line(cell: Any) -> tuple[int, str]:
-    """The line of ``cell`` that raised (from its traceback: the frame of this cell's own
-    code, even when the error came from deeper), else its first line of code."""
+    """The line of ``cell`` that raised (the traceback's frame of this cell, even when the
+    error came from deeper), else its first line of code."""
     source = cell.get("source", "").splitlines()
     errors = [o for o in cell.get("outputs", []) if o.get("output_type") == "error"]
     text = _ANSI.sub("", "\n".join(errors[0].get("traceback", []))) if errors else ""
