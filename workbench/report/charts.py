@@ -4,12 +4,14 @@ by matplotlib so every label lies inside, and say "no data" when they have none.
 
 from __future__ import annotations
 
+import base64
 import io
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
+from IPython.display import HTML
 from matplotlib import dates as mdates
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
@@ -18,7 +20,7 @@ from matplotlib.ticker import MaxNLocator, PercentFormatter
 from workbench.reconcile import Reconciliation, age_edges, age_labels, load, open_items
 from workbench.reconcile.inputs import conform, timestamp
 from workbench.reconcile.plausible import outside
-from workbench.report.markup import moment
+from workbench.report.markup import moment, text
 from workbench.store import Store
 
 if TYPE_CHECKING:
@@ -65,11 +67,16 @@ def no_data(ax: Axes, title: str) -> None:
     ax.set_axis_off()
 
 
-def png(fig: Figure) -> bytes:
-    """The figure as PNG bytes."""
+def figure_html(fig: Figure, *, alt: str | None = None) -> HTML:
+    """A chart inline as a PNG ``data:`` image (the HTML export stays self-contained); ``alt``
+    defaults to the figure's title."""
+    if alt is None:
+        titles = [fig.get_suptitle(), *(ax.get_title() for ax in fig.axes)]
+        alt = next((t for t in titles if t), "chart")
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png")
-    return buffer.getvalue()
+    data = base64.b64encode(buffer.getvalue()).decode("ascii")
+    return HTML(f'<img class="wb-chart" alt="{text(alt)}" src="data:image/png;base64,{data}"/>')
 
 
 def ageing(rec: Reconciliation) -> dict[str, dict[str, int]]:

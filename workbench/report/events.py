@@ -20,6 +20,7 @@ from workbench.report.markup import clock, heading, is_missing, page, paragraph,
 from workbench.store import Store
 from workbench.store.frames import snake, typed
 from workbench.store.lists import EVENT_SOURCES
+from workbench.store.schema import utc_text
 
 FEEDS = {"placement": "placement events", "domestic": "domestic events"}
 WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
@@ -212,8 +213,7 @@ def latest_events(store: Store, n: int = 50, *, source: str | None = None) -> pd
     time of its own, or an implausible one, by when it was first seen), ``raw_json`` too."""
     if source is not None and source not in FEEDS:
         raise ValueError(f"source is one of {', '.join(FEEDS)}, not {source!r}.")
-    # The stored times are fixed-width UTC text: the plausible window compares as text.
-    first, last = (t.strftime("%Y-%m-%dT%H:%M:%S.%fZ") for t in window(pd.Timestamp.now()))
+    first, last = (utc_text(t) for t in window(pd.Timestamp.now()))  # stored text compares
     where = "WHERE source = ? " if source else ""
     return _query(
         store,

@@ -14,10 +14,9 @@ from IPython.display import HTML
 from workbench.errors import InvalidParameter
 from workbench.reconcile import EXCEPTION_KINDS, Reconciliation, load, reconcile
 from workbench.reconcile.inputs import days_text, timestamp
-from workbench.report.charts import trends_chart
+from workbench.report.charts import figure_html, trends_chart
 from workbench.report.markup import MAX_ROWS, heading, local_time, moment, page, paragraph, table
 from workbench.report.markup import text as escape
-from workbench.report.sections import figure_html
 from workbench.store import Store
 from workbench.store.lists import LIST_NAMES
 

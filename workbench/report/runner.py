@@ -139,7 +139,6 @@ def run_notebook(
     name: str, parameters: dict[str, Any] | None = None, *,
     notebooks_dir: str | os.PathLike[str] | None = None,
     output_dir: str | os.PathLike[str] = "data/reports", timeout_s: float = 600,
-    kernel_name: str | None = None,
 ) -> NotebookRun:  # fmt: skip
     """Execute ``<notebooks>/<name>.ipynb`` into ``<output_dir>/<name>-<UTC time>.ipynb`` and
     ``.html`` (private, never over an earlier report), a report of the sandbox's data saying so."""
@@ -151,7 +150,7 @@ def run_notebook(
     html_path = ipynb_path.with_suffix(".html")
     banner = _banner(values.get("db"))
     title = f"{banner + ': ' if banner else ''}{name} report, {started_at:%Y-%m-%d %H:%M} UTC"
-    failure = _execute(source, ipynb_path, values, math.ceil(timeout_s), kernel_name)
+    failure = _execute(source, ipynb_path, values, math.ceil(timeout_s))
     nb = nbformat.read(ipynb_path, as_version=4)
     if failure is None:
         export_html(nb, html_path, title=title, base=source.parent, banner=banner)
@@ -228,7 +227,7 @@ def _banner(db: Any) -> str | None:
 
 
 def _execute(
-    source: Path, ipynb_path: Path, values: dict[str, Any], timeout_s: int, kernel: str | None
+    source: Path, ipynb_path: Path, values: dict[str, Any], timeout_s: int
 ) -> tuple[int | None, str, str] | None:
     """Run papermill; None when it went through, else (papermill's cell index, None when
     unknown; the error's name; its message)."""
@@ -236,12 +235,11 @@ def _execute(
     from nbclient.exceptions import CellTimeoutError
 
     with tempfile.TemporaryDirectory(prefix="workbench-kernel-") as private:
-        engine = {} if kernel else {"kernel_manager_class": _this_python(Path(private))}
         try:
             papermill.execute_notebook(
-                source, ipynb_path, parameters=values, kernel_name=kernel or "python3",
+                source, ipynb_path, parameters=values, kernel_name="python3",
                 progress_bar=False, log_output=False, start_timeout=60,
-                execution_timeout=timeout_s, **engine,
+                execution_timeout=timeout_s, kernel_manager_class=_this_python(Path(private)),
             )  # fmt: skip
         except papermill.PapermillExecutionError as exc:
             return exc.cell_index, exc.ename, exc.evalue

@@ -4,17 +4,15 @@ organisations, charts; every value escaped, each figure readable by a browser or
 
 from __future__ import annotations
 
-import base64
 import os
 from typing import Any
 
 import pandas as pd
 from IPython.display import HTML
-from matplotlib.figure import Figure
 
 from workbench.pesc.schemas import NOT_VALIDATED, SCHEMAS_VARIABLE
 from workbench.reconcile import CONSUMER_STATES, SEVERITIES, SUPPLIER_STATES, Reconciliation
-from workbench.report.charts import LABELS, ageing, png
+from workbench.report.charts import LABELS, ageing
 from workbench.report.markup import (
     MAX_ROWS,
     breakable,
@@ -238,13 +236,3 @@ def organisations_section(rec: Reconciliation, *, max_rows: int = MAX_ROWS) -> H
         table(orgs[orgs["side"] == "consumer"], consumer, max_rows=max_rows,
               empty="No transcripts received."),
     )  # fmt: skip
-
-
-def figure_html(fig: Figure, *, alt: str | None = None) -> HTML:
-    """A chart inline, as ``<img src="data:image/png;base64,...">``: the HTML export stays
-    self-contained. ``alt`` defaults to the figure's title."""
-    if alt is None:
-        titles = [fig.get_suptitle(), *(ax.get_title() for ax in fig.axes)]
-        alt = next((t for t in titles if t), "chart")
-    data = base64.b64encode(png(fig)).decode("ascii")
-    return HTML(f'<img class="wb-chart" alt="{text(alt)}" src="data:image/png;base64,{data}"/>')

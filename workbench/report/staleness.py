@@ -13,6 +13,7 @@ from IPython.display import HTML
 
 from workbench.reconcile.inputs import timestamp
 from workbench.report.markup import moment, page, table, text
+from workbench.store.schema import utc_text
 
 if TYPE_CHECKING:
     from workbench.store import Store
@@ -129,7 +130,7 @@ def hours_text(hours: float | None) -> str:
 def freshness(store: Store, as_of: Any = None) -> Freshness:
     """How fresh ``store`` is at ``as_of`` (None: now)."""
     at = timestamp(pd.Timestamp.now(tz="UTC") if as_of is None else as_of)
-    cutoff = _stored(at)
+    cutoff = utc_text(at)
     snaps = store.table("snapshots", where="taken_at <= ?", params=[cutoff])
     last_read = snaps.groupby("list_name")["taken_at"].max() if len(snaps) else {}
     runs = store.table(
@@ -159,7 +160,7 @@ def freshness(store: Store, as_of: Any = None) -> Freshness:
                 if f not in items and f.get("id") != "(list)"]  # fmt: skip
     if summary.get("error"):
         problems.insert(0, f"the pull stopped: {summary['error']}")
-    since = "" if last is None else _stored(timestamp(last["finished_at"]))
+    since = "" if last is None else utc_text(timestamp(last["finished_at"]))
     crashed = store.table(
         "runs", where="kind = 'pull' AND finished_at IS NULL AND started_at <= ? AND "
         "started_at > ? ORDER BY started_at DESC, id DESC LIMIT 1", params=[cutoff, since],
@@ -247,11 +248,6 @@ def _last_pull(fresh: Freshness, tz: str | None) -> str:
 def _unfinished(run: Any, started: Any, tz: str | None = None) -> str:
     when = moment(started, tz)
     return f"pull run {run} started {when} and never finished (crashed or still running)"
-
-
-def _stored(when: pd.Timestamp) -> str:
-    """A time as the store writes it: fixed-width UTC text, which compares as text."""
-    return when.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def _plain(when: Any) -> datetime | None:
