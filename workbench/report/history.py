@@ -82,8 +82,7 @@ def pull_runs(store: Store, *, until: pd.Timestamp | None = None) -> pd.DataFram
 def changes(
     store: Store, *, current: Reconciliation | None = None, sla_days: float = 5.0
 ) -> Changes:
-    """Compare the latest two pull runs (those finished by ``current.now`` when given) with
-    ``current`` (default: the store as it is now, reconciled with ``sla_days``)."""
+    """Compare the latest two pull runs by ``current.now`` with ``current`` (default: now)."""
     runs = pull_runs(store, until=None if current is None else current.now).tail(2)
     runs = runs.reset_index(drop=True)
     if len(runs) < 2:
@@ -107,8 +106,7 @@ def changes(
 
 
 def transitions(before: Reconciliation, after: Reconciliation) -> pd.DataFrame:
-    """How many requests (and transcripts) moved from one state to another, most first;
-    ``examples``: up to three of their ids."""
+    """Requests and transcripts per move from one state to another, with examples."""
     parts = []
     for side, frames, column in (("supplier", "requests", "request_id"),
                                  ("consumer", "transcripts", "transcript_id")):  # fmt: skip
@@ -143,8 +141,7 @@ def _run_line(run: pd.Series, tz: str | None = None) -> str:
 def _nothing_to_compare(
     store: Store, runs: pd.DataFrame, until: pd.Timestamp | None, tz: str | None
 ) -> str:
-    """Why ``runs`` (fewer than two) compare nothing: none recorded at all, none succeeded,
-    or the others finished after ``until``."""
+    """Why fewer than two runs compare nothing: none, none succeeded, or later."""
     every = store.table("runs", where="kind = 'pull'")
     usable = pull_runs(store)
     later = len(usable) - len(runs)
@@ -176,8 +173,7 @@ def changes_section(
     store: Store, *, current: Reconciliation | None = None, sla_days: float = 5.0,
     max_rows: int = MAX_ROWS, tz: str | None = None, found: Changes | None = None,
 ) -> HTML:  # fmt: skip
-    """:func:`changes` (``found``, when made already) as HTML, times in zone ``tz``; with fewer
-    than two runs to compare, why."""
+    """:func:`changes` (``found``, if made already) as HTML, or why there is none."""
     found = found or changes(store, current=current, sla_days=sla_days)
     runs = found.runs
     if len(runs) < 2:
@@ -282,8 +278,7 @@ def _median(days: pd.Series) -> Any:
 
 
 def trends_section(t: Trends, *, tz: str | None = None) -> HTML:
-    """The trends chart and a table of its points, newest first; the block carries
-    ``data-trend-points`` (how many), ``data-trend-days`` and ``data-trend-since``."""
+    """The trends chart and a table of its points, newest first."""
     p, n = t.points, len(t.points)
     window = f"the last {t.days:g} days up to {moment(t.until, tz)}"
     if not n:

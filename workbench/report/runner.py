@@ -53,8 +53,7 @@ class NotebookRun:
 
 
 def notebooks_folder(notebooks_dir: str | os.PathLike[str] | None = None) -> Path:
-    """The argument, else ``WORKBENCH_NOTEBOOKS``, else the project's ``notebooks/`` (a wheel's
-    copy inside the package)."""
+    """The argument, else ``WORKBENCH_NOTEBOOKS``, else the project's notebooks."""
     chosen = notebooks_dir or os.environ.get(NOTEBOOKS_ENV)
     if chosen:
         return Path(chosen)
@@ -79,8 +78,7 @@ def notebook_path(name: str, *, notebooks_dir: str | os.PathLike[str] | None = N
 def notebook_parameters(
     name: str, *, notebooks_dir: str | os.PathLike[str] | None = None, report: bool = False
 ) -> dict[str, dict[str, str]]:
-    """A notebook's parameters as papermill infers them; ``ConfigError`` for an unreadable one or,
-    with ``report``, one that says it is not a report."""
+    """A notebook's parameters as papermill infers them (``report``: one that is)."""
     import papermill
 
     path = notebook_path(name, notebooks_dir=notebooks_dir)
@@ -175,8 +173,7 @@ def run_report(
     name: str, parameters: dict[str, Any] | None = None, *, warn: Callable[[str], None],
     **options: Any,
 ) -> NotebookRun | None:  # fmt: skip
-    """:func:`run_notebook` for a terminal: a failure is ``warn``-ed with the partial outputs'
-    paths, and the result is None."""
+    """:func:`run_notebook`, a failure ``warn``-ed with its partial outputs: None."""
     try:
         return run_notebook(name, parameters, **options)
     except NotebookFailed as exc:
@@ -188,8 +185,7 @@ def run_report(
 
 
 def export_html(nb: Any, path: Path, *, title: str, base: Path, banner: str | None = None) -> Path:
-    """Input and prompts hidden, images embedded (markdown ones relative to ``base``), nothing
-    to fetch; ``banner``, when given, is the page's first line."""
+    """The HTML: no input or prompts, images embedded, nothing fetched, the banner."""
     from jinja2 import DictLoader
     from nbconvert import HTMLExporter
 
@@ -229,8 +225,7 @@ def _banner(db: Any) -> str | None:
 def _execute(
     source: Path, ipynb_path: Path, values: dict[str, Any], timeout_s: int
 ) -> tuple[int | None, str, str] | None:
-    """Run papermill; None when it went through, else (papermill's cell index, None when
-    unknown; the error's name; its message)."""
+    """Run papermill; None, or (its cell index or None, the error's name, its message)."""
     import papermill
     from nbclient.exceptions import CellTimeoutError
 
@@ -254,8 +249,7 @@ def _execute(
 
 
 def _this_python(private: Path) -> type:
-    """A kernel manager starting ipykernel with ``sys.executable``, over Unix sockets in
-    ``private``, its log in ``private/kernel.log`` (not our stderr)."""
+    """A kernel manager for ``sys.executable`` over Unix sockets in ``private``."""
     from ipykernel.kernelspec import get_kernel_dict
     from jupyter_client import AsyncKernelManager
     from jupyter_client.kernelspec import KernelSpec
@@ -277,8 +271,7 @@ def _this_python(private: Path) -> type:
 
 
 def _reserve(folder: Path, stem: str) -> Path:
-    """A new ``<stem>[-n].ipynb`` in ``folder`` and its ``.html``, both created empty and
-    private (0600: a report names students; writing them keeps the mode)."""
+    """A new ``<stem>[-n].ipynb`` and its ``.html``, created empty and private (0600)."""
     try:
         folder.mkdir(parents=True, exist_ok=True)
         for n in range(1, 1000):
@@ -301,8 +294,7 @@ def _reserve(folder: Path, stem: str) -> Path:
 
 
 def _failed_cell(nb: Any, index: int | None) -> tuple[Any, int | None, int, tuple[int, str]]:
-    """The failed cell, its 0-based index in the source notebook, how many cells that has, and
-    the line that raised (its 1-based number and text)."""
+    """The failed cell, its index in the source, how many cells, the line that raised."""
     cells = [c for c in nb.cells if _ERROR_MARK not in c.metadata.get("tags", [])]
     injected = [i for i, c in enumerate(cells) if _INJECTED in c.metadata.get("tags", [])]
     if index is None:  # the last cell started
@@ -318,8 +310,7 @@ def _failed_cell(nb: Any, index: int | None) -> tuple[Any, int | None, int, tupl
 
 
 def _failing_line(cell: Any) -> tuple[int, str]:
-    """The line of ``cell`` that raised (the traceback's frame of this cell, even when the
-    error came from deeper), else its first line of code."""
+    """The line of ``cell`` that raised (its own frame), else its first line of code."""
     source = cell.get("source", "").splitlines()
     errors = [o for o in cell.get("outputs", []) if o.get("output_type") == "error"]
     text = _ANSI.sub("", "\n".join(errors[0].get("traceback", []))) if errors else ""

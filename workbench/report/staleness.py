@@ -29,8 +29,7 @@ LIST_LABELS = {  # list -> (its interface, what it is)
 
 @dataclass(frozen=True)
 class ListFreshness:
-    """One list or feed: its last read, how long before ``as_of``, and what the last pull
-    said of it (``error`` when it could not read it, ``skipped`` when it did not try)."""
+    """One list or feed: its last read, its age, what the last pull said of it."""
 
     name: str
     last_read_at: datetime | None
@@ -185,8 +184,7 @@ def freshness(store: Store, as_of: Any = None) -> Freshness:
 def freshness_section(
     fresh: Freshness, *, max_age_hours: float | None = None, tz: str | None = None
 ) -> HTML:
-    """The report's first section: whether the data is stale (``data-freshness``), the last
-    pull and what failed in it, each list's last read, the items not fetched."""
+    """Whether the data is stale, the last pull and its failures, each list's read."""
     limit = DEFAULT_MAX_AGE_HOURS if max_age_hours is None else max_age_hours
     stale = fresh.is_stale(limit)
     age = "" if fresh.age_hours is None else f"{fresh.age_hours:.1f}"
