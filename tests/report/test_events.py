@@ -25,10 +25,10 @@ from workbench.report import (
     events_breakdown_section,
     events_days_chart,
     events_section,
+    figure_html,
     latest_events,
     latest_events_section,
 )
-from workbench.report.charts import png
 from workbench.report.events import (
     EVENT_CELL_CHARS,
     EVENT_COLUMNS,
@@ -284,7 +284,7 @@ def _labels(ax: Any) -> list[str]:
 def test_the_days_chart_stacks_the_counts_and_labels_each_day_once(crafted_db: Path) -> None:
     with Store(crafted_db) as store:
         fig = events_days_chart(store)
-    png(fig)  # drawn: tick labels are set
+    figure_html(fig)  # drawn: tick labels are set
     (ax,) = fig.axes
     assert _labels(ax) == [f"Mar {d:02d}" for d in range(2, 11)]
     heights: Counter[float] = Counter()
@@ -308,7 +308,7 @@ def test_a_long_span_labels_days_without_repeating(tmp_path: Path) -> None:
         store.upsert_events("domestic", events[20:])
         long = events_days_chart(store)
     for fig in (short, long):
-        png(fig)
+        figure_html(fig)
         labels = _labels(fig.axes[0])
         assert len(labels) >= 3 and len(labels) == len(set(labels)), labels
     assert all(re.fullmatch(r"\d{4}-\d\d-\d\d", label) for label in _labels(long.axes[0]))
@@ -317,7 +317,7 @@ def test_a_long_span_labels_days_without_repeating(tmp_path: Path) -> None:
 def test_the_breakdown_chart_shows_the_counts(crafted_db: Path) -> None:
     with Store(crafted_db) as store:
         fig = events_breakdown_chart(store, tz=TORONTO)
-    png(fig)
+    figure_html(fig)
     panels = {ax.get_title(): ax for ax in fig.axes}
     campus = panels["By campus"]
     widths: Counter[str] = Counter()
@@ -468,7 +468,7 @@ def test_an_implausible_time_is_listed_and_counted_when_first_seen(odd_db: Path)
     assert "9999-12-31\u00a018:59:59 (implausible)" in latest_html  # Toronto, 5 hours behind
     assert "0000-12-31\u00a018:42:28 (implausible)" in latest_html  # local mean time
     for fig in figs:
-        png(fig)  # draws
+        figure_html(fig)  # draws
     (ax,) = figs[0].axes
     low, high = (mdates.num2date(x) for x in ax.get_xlim())
     assert (low.date(), high.date()) == (date(2026, 3, 2), date(2026, 3, 11))
