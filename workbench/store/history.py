@@ -13,7 +13,7 @@ import pandas as pd
 from workbench.errors import StoreError
 from workbench.store.connection import Connection
 from workbench.store.events import events_flat
-from workbench.store.frames import flattened, query_frame, typed
+from workbench.store.frames import flattened, typed
 from workbench.store.lists import DETAIL_LISTS, LIST_NAMES, LISTS, list_info
 from workbench.store.schema import now_text, row_id, utc_text
 
@@ -93,7 +93,7 @@ class History:
 
     def _frame(self, sql: str, params: Any = (), **attrs: Any) -> pd.DataFrame:
         with self._c.read() as conn:
-            return query_frame(conn, sql, params, **attrs)
+            return typed(pd.read_sql_query(sql, conn, params=params), **attrs)
 
     def table(self, name: str, *, where: str | None = None, params: Any = ()) -> pd.DataFrame:
         """A table or view: ``store.table("calls", where="status >= ?", params=[400])``."""
