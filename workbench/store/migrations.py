@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING
 
 from workbench.errors import StoreError
 from workbench.http.events import event_fields
-from workbench.store.details import pescxml_of, unescaped_once
 from workbench.store.schema import (
     SCHEMA_VERSION,
     VIEWS,
@@ -25,7 +24,6 @@ from workbench.store.schema import (
     sha256,
     utc_text,
 )
-from workbench.store.settle import record_document
 
 if TYPE_CHECKING:
     from workbench.store.connection import Connection
@@ -142,6 +140,9 @@ def _add_missing(conn: sqlite3.Connection) -> None:
 def _v4(conn: sqlite3.Connection) -> None:
     """v4: an entity row's document becomes version 1, its texts move there (or to
     ``document_records``); ``transcripts_sent``. Row by row."""
+    from workbench.store.details import pescxml_of, unescaped_once  # they load lxml
+    from workbench.store.settle import record_document
+
     if sqlite3.sqlite_version_info < (3, 35, 0):  # ALTER TABLE DROP COLUMN
         raise StoreError(
             f"Migrating this store needs SQLite 3.35 or later, not {sqlite3.sqlite_version}."
