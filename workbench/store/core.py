@@ -113,9 +113,9 @@ class Store(History):
         with self._c.write() as conn:
             identity.claim_partner(conn, self.path, wanted)
 
-    def recover(self) -> dict[str, list[int]]:
+    def recover(self) -> None:
         """Stale pending sends become uncertain, runs whose process is gone failed."""
-        stale = self.outbox.sweep_stale()
+        self.outbox.sweep_stale()
         rows = self._c.rows("SELECT id, pid, host FROM runs WHERE status = 'running'")
         dead = [r[0] for r in rows if process_alive(r[1], r[2]) is False]
         if dead:
@@ -125,7 +125,6 @@ class Store(History):
                     "WHERE id = ? AND status = 'running'",
                     [(now_text(), '{"error": "interrupted: its process ended"}', i) for i in dead],
                 )
-        return {"outbox_uncertain": stale, "runs_failed": dead}
 
     @contextmanager
     def run_lock(self, *, timeout_s: float = 60.0) -> Iterator[None]:
@@ -244,7 +243,8 @@ class Store(History):
                 events_seen(conn, info.source, said, keys, texts, at=taken)
             else:
                 _list_seen(conn, info, items, keys, at=taken)
-            requested = settle.requested_at(conn, call_id) or (None if taken_at is None else taken)
+            call = conn.execute("SELECT started_at FROM calls WHERE id = ?", (call_id,)).fetchone()
+            requested = call[0] if call else (None if taken_at is None else taken)
             resolved = settle.resolve(conn, list_name, set(keys), at=taken, requested=requested)
             left = _left(conn, info, snapshot_id, at=taken, requested=requested)
         return SnapshotDiff(snapshot_id, list_name, taken, previous_id, appeared, vanished,

@@ -27,9 +27,6 @@ _LIST_OF += " END"
 _NUMBERED = (
     "(SELECT *, row_number() OVER (ORDER BY sent_at, outbox_id) AS n FROM {} WHERE request_id = ?)"
 )
-_NAMES = (
-    "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite_%'"
-)
 _LATEST = (
     "SELECT id, taken_at FROM snapshots WHERE list_name = ? {} ORDER BY taken_at DESC, id DESC"
 )
@@ -97,7 +94,10 @@ class History:
 
     def table(self, name: str, *, where: str | None = None, params: Any = ()) -> pd.DataFrame:
         """A table or view: ``store.table("calls", where="status >= ?", params=[400])``."""
-        known = {row[0] for row in self._c.rows(_NAMES)}
+        known = {row[0] for row in self._c.rows(
+            "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') "
+            "AND name NOT LIKE 'sqlite_%'"
+        )}  # fmt: skip
         if name not in known:
             raise StoreError(
                 f"There is no table or view {name!r} in the store; there are: "

@@ -99,10 +99,6 @@ def ensure_schema(conn: sqlite3.Connection, *, path: str, version: str) -> int:
     return SCHEMA_VERSION
 
 
-def _columns(conn: sqlite3.Connection, table: str) -> list[str]:
-    return [row[1] for row in conn.execute(f"PRAGMA table_info({table})")]
-
-
 def _add_missing(conn: sqlite3.Connection) -> None:
     """Add what the store lacks of the current schema; our views (and v2's ``documents``) go."""
     for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'view'").fetchall():
@@ -148,7 +144,8 @@ def _v4(conn: sqlite3.Connection) -> None:
             f"Migrating this store needs SQLite 3.35 or later, not {sqlite3.sqlite_version}."
         )
     for table, id_column in ENTITY_IDS.items():
-        inline = [c for c in INLINE if c in _columns(conn, table)]
+        have = {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
+        inline = [c for c in INLINE if c in have]
         text = {c: f"e.{c}" if c in inline else "NULL" for c in INLINE}
         rows = conn.execute(
             f"SELECT e.{id_column}, e.document_id, e.transmission_type, e.request_tracking_id, "

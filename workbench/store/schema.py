@@ -315,12 +315,8 @@ def fresh() -> sqlite3.Connection:
     return conn
 
 
-def now() -> datetime:
-    return datetime.now(UTC)
-
-
 def now_text() -> str:
-    return utc_text(now())  # type: ignore[return-value]
+    return utc_text(datetime.now(UTC))  # type: ignore[return-value]
 
 
 def utc_text(when: datetime | date | str | None) -> str | None:
