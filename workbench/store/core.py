@@ -51,9 +51,6 @@ class SnapshotDiff:
     left: dict[str, str] = field(default_factory=dict)
     resolved: tuple[dict[str, Any], ...] = ()
 
-    def __int__(self) -> int:
-        return self.snapshot_id
-
 
 def request_id_from_url(url: str | None) -> str | None:
     """The ``:id`` of a transcript-exchange by-id path, or None (lists, tokens, events)."""
