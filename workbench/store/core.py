@@ -75,7 +75,6 @@ class Store(History):
         *,
         secrets: Iterable[str] = (),
         busy_timeout_s: float = 30.0,
-        stale_pending_s: float = 900.0,
         read_only: bool = False,
     ) -> None:
         self.path, self.read_only = Path(path), read_only
@@ -83,7 +82,7 @@ class Store(History):
         super().__init__(Connection(self.path, busy_timeout_s=busy_timeout_s, read_only=read_only))
         try:
             self.schema_version = open_schema(self._c, version=__version__)
-            self.outbox = Outbox(self._c, self._scrub, stale_after_s=stale_pending_s)
+            self.outbox = Outbox(self._c, self._scrub)
             if not read_only:
                 self.recover()
         except BaseException:

@@ -17,12 +17,15 @@ from workbench.store.lists import OPERATIONS
 from workbench.store.schema import dicts, dumps, now_text, row_id, sha256, utc_text
 from workbench.store.settle import BLOCKING, record_document, unfile_inferred
 
+# Far longer than a send takes: a pending entry this old was interrupted.
+STALE_PENDING = timedelta(minutes=15)
+
 
 class Outbox:
     """The outbox of one store: ``store.outbox``."""
 
-    def __init__(self, c: Connection, scrub: Redactor, *, stale_after_s: float) -> None:
-        self._c, self._scrub, self.stale_after_s = c, scrub, stale_after_s
+    def __init__(self, c: Connection, scrub: Redactor) -> None:
+        self._c, self._scrub = c, scrub
 
     def begin(
         self,
@@ -131,13 +134,13 @@ class Outbox:
             return _entry(conn, row_id(entry_id) or 0)
 
     def sweep_stale(self) -> list[int]:
-        """Pending entries whose process or run ended, or older than ``stale_after_s``, become
+        """Pending entries whose process or run ended, or older than :data:`STALE_PENDING`, become
         uncertain; their ids."""
         rows = self._c.rows(
             "SELECT o.id, o.created_at, o.pid, o.host, r.status FROM outbox o "
             "LEFT JOIN runs r ON r.id = o.run_id WHERE o.state = 'pending'"
         )
-        limit = utc_text(datetime.now(UTC) - timedelta(seconds=self.stale_after_s)) or ""
+        limit = utc_text(datetime.now(UTC) - STALE_PENDING) or ""
         stale = [
             (entry_id, pid)
             for entry_id, created, pid, host, run_status in rows
@@ -154,8 +157,8 @@ class Outbox:
                 "WHERE id = ? AND state = 'pending'",
                 [
                     (at, f"interrupted: still pending when found at {at} (process {pid} is gone, "
-                     f"its run ended, or it is older than {self.stale_after_s:g} s); it may "
-                     "have reached the partner", entry_id)
+                     f"its run ended, or it is older than {STALE_PENDING.total_seconds():g} s); "
+                     "it may have reached the partner", entry_id)
                     for entry_id, pid in stale
                 ],
             )  # fmt: skip
