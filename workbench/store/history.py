@@ -27,9 +27,6 @@ _LIST_OF += " END"
 _NUMBERED = (
     "(SELECT *, row_number() OVER (ORDER BY sent_at, outbox_id) AS n FROM {} WHERE request_id = ?)"
 )
-_LATEST = (
-    "SELECT id, taken_at FROM snapshots WHERE list_name = ? {} ORDER BY taken_at DESC, id DESC"
-)
 
 
 def _items(conn: sqlite3.Connection, snapshot_id: int | None) -> list[tuple[str, str]]:
@@ -42,7 +39,9 @@ def _items(conn: sqlite3.Connection, snapshot_id: int | None) -> list[tuple[str,
 def _items_frame(conn: sqlite3.Connection, list_name: str, at: str) -> pd.DataFrame:
     """The list's items in its latest snapshot at or before ``at``, flattened."""
     snapshot_id, taken_at = conn.execute(
-        _LATEST.format("AND taken_at <= ?"), (list_name, at)
+        "SELECT id, taken_at FROM snapshots WHERE list_name = ? AND taken_at <= ? "
+        "ORDER BY taken_at DESC, id DESC",
+        (list_name, at),
     ).fetchone() or (None, None)
     items = _items(conn, snapshot_id)
     records = [json.loads(text) for _, text in items]
