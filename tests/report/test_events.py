@@ -77,7 +77,7 @@ def crafted_db(tmp_path: Path) -> Path:
     db = tmp_path / "events.db"
     with Store(db) as store:
         for source, events in FEEDS.items():
-            store.upsert_events(source, events, seen_at=SEEN)
+            store.record_snapshot(None, f"{source}_events", events, taken_at=SEEN)
     return db
 
 
@@ -243,7 +243,7 @@ def test_a_hostile_payload_keeps_the_latest_events_table_small(tmp_path: Path) -
         events.append(_event(f"h{i:02d}", "OfferMade", f"2026-03-02T10:{i:02d}:00Z",
                              **CPAN, campus="Main", intake=intake, **odd))  # fmt: skip
     with Store(tmp_path / "hostile.db") as store:
-        store.upsert_events("domestic", events, seen_at=SEEN)
+        store.record_snapshot(None, "domestic_events", events, taken_at=SEEN)
         html = latest_events_section(store, 50).data
     assert len(html) < 150_000  # was 12.7 MB for the fields, 50 MB for the value
     table = _tables(html)["Latest domestic events"]
@@ -303,9 +303,9 @@ def test_a_long_span_labels_days_without_repeating(tmp_path: Path) -> None:
     events = [{"eventId": f"e{n}", "occurredAt": (start + timedelta(days=n)).isoformat() + "Z"}
               for n in range(0, 400, 3)]  # fmt: skip
     with Store(tmp_path / "w.db") as store:
-        store.upsert_events("domestic", events[:20])
+        store.record_snapshot(None, "domestic_events", events[:20])
         short = events_days_chart(store)
-        store.upsert_events("domestic", events[20:])
+        store.record_snapshot(None, "domestic_events", events)
         long = events_days_chart(store)
     for fig in (short, long):
         figure_html(fig)
@@ -371,11 +371,11 @@ def test_the_feeds_read_only_what_they_need(report_copy: Path) -> None:
 
 def test_a_feed_with_no_events_counts_zero(tmp_path: Path) -> None:
     with Store(tmp_path / "w.db") as store:
-        store.upsert_events("placement", [{"eventId": "e1", "eventType": "x",
-                                           "occurredAt": "2026-03-02T10:00:00Z"}])  # fmt: skip
+        event = {"eventId": "e1", "eventType": "x", "occurredAt": "2026-03-02T10:00:00Z"}
+        store.record_snapshot(None, "placement_events", [event])
         summary = feed_summary(store).set_index("source")
         days = event_days(store)
-    assert summary.loc["placement", ["events", "listed_now", "event_types"]].tolist() == [1, 0, 1]
+    assert summary.loc["placement", ["events", "listed_now", "event_types"]].tolist() == [1, 1, 1]
     assert summary.loc["domestic", ["events", "listed_now", "event_types"]].tolist() == [0, 0, 0]
     assert isinstance(summary.loc["placement", "first_seen"], pd.Timestamp)
     assert pd.isna(summary.loc["domestic", "first_seen"])
@@ -428,13 +428,13 @@ def odd_db(crafted_db: Path) -> Path:
     """The crafted store and three events a partner may send, first seen on March 5: of year
     1, of 9999 (both read as times, so stored as such), and one of year 1 kept elsewhere."""
     with Store(crafted_db) as store:
-        store.upsert_events("domestic", [
+        store.record_snapshot(None, "domestic_events", [
             _event("y1", "OfferMade", "0001-01-01T00:00:00Z", **CPAN),
             _event("y9", "OfferMade", "9999-12-31T23:59:59Z", campus="Main"),
-        ], seen_at=ODD_SEEN)  # fmt: skip
-        store.upsert_events("placement", [
+        ], taken_at=ODD_SEEN)  # fmt: skip
+        store.record_snapshot(None, "placement_events", [
             {"eventId": "n1", "eventInfo": {"timestamp": "0001-01-01T00:00:00Z", "data": {}}},
-        ], seen_at=ODD_SEEN)  # fmt: skip
+        ], taken_at=ODD_SEEN)  # fmt: skip
     return crafted_db
 
 
