@@ -1,13 +1,9 @@
-"""One flat record of the headline fields of a PESC message.
+"""One flat record of the headline fields of a PESC message, its keys fixed per kind (``KEYS``).
 
-``flatten(doc)``'s keys depend only on the message type (``KEYS``); a missing element gives
-None. Keys whose source is not plain from the name: ``*_org_id_type`` names the organization's
-first identifier element, ``request_tracking_id`` is TransmissionData's (else the first
-Recipient's or Response's); ``student_*`` come from the student's Person (``student_oen``: the
-AgencyIdentifier "Ontario Education Number", else canpesc's State/Province ON); a request's and
-a response's fields from the first Request/Recipient or Response/hold, with counts of all; a
-transcript (any root with a Student) counts awards and courses at record and session level;
-``note`` joins the message's own NoteMessages (``records(doc)["notes"]`` has them all).
+A request's and a response's fields come from the first Request/Recipient or Response/hold, with
+counts of all; ``request_tracking_id`` is TransmissionData's, else the first Recipient's or
+Response's; ``student_oen`` is the AgencyIdentifier "Ontario Education Number", else canpesc's
+State/Province ON; ``note`` joins the message's own NoteMessages.
 """
 
 from __future__ import annotations
@@ -47,7 +43,7 @@ TRANSCRIPT_KEYS = names(
 )
 ACKNOWLEDGMENT_KEYS = ("academic_award_total", "course_total", "note")
 
-# Field order and keys per kind of message; "other" is a PESC root we only know the envelope of.
+# "other": a PESC root we only know the envelope of.
 KEYS = {
     "request": COMMON_KEYS + STUDENT_KEYS + REQUEST_KEYS,
     "response": COMMON_KEYS + STUDENT_KEYS + RESPONSE_KEYS,
@@ -55,7 +51,6 @@ KEYS = {
     "acknowledgment": COMMON_KEYS + STUDENT_KEYS + ACKNOWLEDGMENT_KEYS,
     "other": COMMON_KEYS,
 }
-# The TransmissionData leaves, by key.
 _TRANSMISSION = mapping(
     "DocumentID CreatedDateTime DocumentTypeCode TransmissionType DocumentProcessCode "
     "DocumentOfficialCode DocumentCompleteCode RequestTrackingID",
@@ -76,7 +71,7 @@ def kind_of(doc: PescDocument, top: dict[str, Element] | None = None) -> str:
 
 
 def flatten(doc_or_xml: PescDocument | str | bytes) -> dict[str, Any]:
-    """One flat record of a message's headline fields (keys: see the module docstring).
+    """One flat record of a message's headline fields.
 
     >>> flatten(xml_text)["course_count"]
     58
@@ -105,9 +100,8 @@ def flatten(doc_or_xml: PescDocument | str | bytes) -> dict[str, Any]:
 
 
 def transmission_kind(doc_or_xml: PescDocument | str | bytes) -> str | None:
-    """A document's TransmissionType, ``Cancellation`` however PESC's lack of one is worked
-    around: OCAS' TransmissionType, CoreMain 1.14's DocumentTypeCode ``Cancel``, or
-    ``MutuallyDefined`` with a NoteMessage ``Cancellation``."""
+    """A document's TransmissionType; ``Cancellation`` also for DocumentTypeCode ``Cancel`` and
+    ``MutuallyDefined`` with a NoteMessage ``Cancellation`` (PESC has no Cancellation type)."""
     doc = as_document(doc_or_xml)
     data = el.child(doc.root, "TransmissionData")
     fields = el.children(data)
@@ -124,8 +118,7 @@ def transmission_kind(doc_or_xml: PescDocument | str | bytes) -> str | None:
 
 
 def environment_of(counts: Mapping[str | None, int]) -> str:
-    """Which environment documents come from, by their DocumentProcessCode counts (None: not
-    stated): ``TEST``, ``PRODUCTION``, ``mixed: PRODUCTION 2, TEST 3`` or ``not stated``.
+    """The environment of documents by DocumentProcessCode counts (None: not stated).
 
     >>> environment_of({"TEST": 12, None: 1})
     'TEST'
@@ -212,7 +205,7 @@ def student_fields(person: Element | None) -> dict[str, Any]:
 
 
 def gender(element: Element | None) -> str | None:
-    """Gender/GenderCode; real documents also write ``<Gender><Gender>Female</Gender>``."""
+    """Gender/GenderCode, or Gender/Gender as real documents write it."""
     fields = el.children(element)
     return el.text(fields.get("GenderCode")) or el.text(fields.get("Gender"))
 
@@ -229,11 +222,8 @@ def _request(row: dict[str, Any], root: Element) -> None:
     row["request_count"] = len(requests)
     row["recipient_count"] = sum(len(el.children_named(r, "Recipient")) for r in requests)
     row["release_authorized"] = el.boolean(el.text(student.get("ReleaseAuthorizedIndicator")))
-    (
-        row["attendance_school_id_type"],
-        row["attendance_school_id"],
-        row["attendance_school_name"],
-    ) = school
+    keys = ("attendance_school_id_type", "attendance_school_id", "attendance_school_name")
+    row.update(zip(keys, school, strict=True))
     row["hold_type"] = el.find_text(recipient.get("TranscriptHold"), "HoldType")
     row["transcript_type"] = el.text(recipient.get("TranscriptType"))
     row["transcript_purpose"] = el.text(recipient.get("TranscriptPurpose"))
@@ -278,8 +268,7 @@ def _transcript(row: dict[str, Any], root: Element, student: Element | None) -> 
 
 
 def transcript_counts(records: list[Element]) -> tuple[int, int, int]:
-    """(sessions, awards, courses) of AcademicRecords, awards and courses counted at record and
-    session level: the totals an Acknowledgment reports back."""
+    """(sessions, awards, courses) of AcademicRecords, counted at record and session level."""
     sessions = [node for record in records for node in record.iterchildren("{*}AcademicSession")]
     parts = [
         el.local(node.tag)

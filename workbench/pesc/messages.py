@@ -1,7 +1,5 @@
-"""Which PESC message a document is and which version, and the namespaces of each version.
-
-The type comes from the root's local name, the version from its namespace, never the other
-way round: the spec gives a TranscriptResponse the request's v1.0.0 namespace.
+"""Which PESC message a document is (its root's local name) and which version (its namespace's:
+the spec gives a TranscriptResponse the request's v1.0.0 namespace), and each version's namespace.
 """
 
 from __future__ import annotations
@@ -11,7 +9,6 @@ from itertools import zip_longest
 
 from workbench.spec import NS_V1_0_0
 
-# The four messages of the exchange, by root local name.
 REQUEST = "TranscriptRequest"
 RESPONSE = "TranscriptResponse"
 TRANSCRIPT = "CollegeTranscript"
@@ -31,9 +28,8 @@ _MESSAGE_NAMESPACE = re.compile(r"^urn:org:pesc:message:([A-Za-z]+):v(\d+(?:\.\d
 _SCHEMA_NAME = {ACKNOWLEDGMENT: "TranscriptAcknowledgment"}
 _ROOT_NAME = {"TranscriptAcknowledgment": ACKNOWLEDGMENT}
 
-# Acknowledgment version that goes with each CollegeTranscript version (same CoreMain and
-# AcademicRecord imports: CT 1.3.0 / Ack 1.1.0 use AcRec 1.6.0, CT 1.6.0 / Ack 1.3.0 use
-# AcRec 1.9.0; CT 1.4.0-1.5.0 / Ack 1.2.0 inferred). Later versions map to the newest known.
+# The Acknowledgment version of each CollegeTranscript version: the same AcademicRecord imports
+# (1.4.0-1.5.0 inferred).
 _ACK_FOR_TRANSCRIPT = {
     (1, 0, 0): "1.0.0", (1, 1, 0): "1.0.0", (1, 2, 0): "1.0.0", (1, 3, 0): "1.1.0",
     (1, 4, 0): "1.2.0", (1, 5, 0): "1.2.0", (1, 6, 0): "1.3.0",
@@ -85,8 +81,7 @@ def parse_message_namespace(namespace: str) -> tuple[str, str] | None:
 
 
 def namespace_for(message_type: str, version: str) -> str:
-    """The namespace of a message of this type and version: the spec's for v1.0.0, else
-    ``urn:org:pesc:message:<Type>:v<version>``."""
+    """The namespace of a message of this type and version (the spec's for v1.0.0)."""
     if version == "1.0.0" and message_type in NS_V1_0_0:
         return NS_V1_0_0[message_type]
     return f"urn:org:pesc:message:{schema_name(message_type)}:v{version}"
@@ -107,8 +102,8 @@ def acknowledgment_version(transcript_version: str | None) -> str:
 
 
 def nearest_version(wanted: str | None, available: list[str]) -> str | None:
-    """The available version closest to ``wanted`` (the newest when None): the one that first
-    differs in a less significant component, then by less there; a tie goes to the newer."""
+    """The available version closest to ``wanted`` (the newest when None): first differing in a
+    less significant component, then by less there; a tie goes to the newer."""
     if not available:
         return None
     try:
