@@ -25,13 +25,7 @@ class Sandbox:
     def __init__(self, settings: SandboxSettings, *, host: str = "127.0.0.1", port: int = 0):
         self.settings, self.credentials = settings, settings.credentials
         self.state = PartnerState.create(settings)
-        self.identity = IdentityServer(
-            settings.credentials,
-            clock=lambda: self.state.now,
-            exchange_login=settings.exchange_login,
-            expiry=settings.token_expiry,
-            interfaces=settings.account,
-        )
+        self.identity = IdentityServer(settings, clock=lambda: self.state.now)
         self.partner = Partner(settings, self.state, self.identity)
         self.app = self.partner.app()
         # proto must say TCP: asyncio sets TCP_NODELAY on accepted connections only then, and
@@ -50,8 +44,7 @@ class Sandbox:
 
     @property
     def env(self) -> dict[str, str]:
-        """The WORKBENCH_* variables a partner would issue for the account's interfaces (DESIGN
-        §5), and nothing a client should find out for itself (route spellings, event shapes)."""
+        """The WORKBENCH_* variables a partner would issue for the account (DESIGN §5)."""
         c, settings, account = self.credentials, self.settings, self.settings.account
         exchange_roles = [role for role in ("supplier", "consumer") if role in account]
         gateway = "international" in account or "domestic" in account
@@ -80,7 +73,6 @@ class Sandbox:
             elif role != "domestic":
                 env[prefix + "SCOPE"] = EXCHANGE_SCOPE
         if etms:
-            # One account: the exchange's shared settings when it serves both roles.
             section = "EXCHANGE" if len(exchange_roles) == 2 else exchange_roles[0].upper()
             env["WORKBENCH_LOGIN"] = "etms"
             env[f"WORKBENCH_{section}_USERNAME"] = c.exchange_username
@@ -88,8 +80,6 @@ class Sandbox:
         if exchange_roles and settings.exchange_key_required:
             env["WORKBENCH_EXCHANGE_SUBSCRIPTION_KEY"] = c.subscription_key
         return env
-
-    # -- controls and records ---------------------------------------------------------------
 
     def advance(self, hours: float) -> dict[str, int]:
         """Move the partner's clock; returns how many of each kind arrived."""
@@ -123,11 +113,8 @@ class Sandbox:
         return [i.id for i in self.state.listed(self.state.transcripts)]
 
     def warm(self) -> int:
-        """Generate every open item's document now, as a partner has them ready, so that a
-        benchmark's answers take the configured latency only; how many (4,096 are kept)."""
+        """Generate every open item's document now (4,096 are kept), as a partner has them."""
         return self.state.warm()
-
-    # -- lifecycle ----------------------------------------------------------------------------
 
     def start(self) -> Sandbox:
         config = uvicorn.Config(
@@ -136,8 +123,7 @@ class Sandbox:
             access_log=False,
             lifespan="off",
             timeout_keep_alive=30,
-            # A stop never waits on a client that keeps its connection (a trickled answer, a
-            # keep-alive pool): after 5 s open connections are cancelled.
+            # A stop never waits on a client that keeps its connection open.
             timeout_graceful_shutdown=5,
             backlog=1024,
         )
