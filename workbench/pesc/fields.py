@@ -57,6 +57,11 @@ _TRANSMISSION = mapping(
     "document_id created_at document_type_code transmission_type process_code official_code "
     "complete_code request_tracking_id",
 )
+_RESPONSE = mapping(
+    "CreatedDateTime RequestTrackingID RecipientTrackingID ResponseStatus",
+    "response_created_at response_request_tracking_id recipient_tracking_id response_status",
+)
+HOLD_FIELDS = mapping("HoldReason PlannedReleaseDate", "hold_reason planned_release_date")
 _KIND = {REQUEST: "request", RESPONSE: "response", ACKNOWLEDGMENT: "acknowledgment"}
 
 
@@ -237,23 +242,13 @@ def _request(row: dict[str, Any], root: Element) -> None:
 def _response(row: dict[str, Any], root: Element) -> None:
     responses = el.children_named(root, "Response")
     response = responses[0] if responses else None
-    fields = el.children(response)
     holds = el.children_named(response, "ResponseHold")
-    hold = el.children(holds[0] if holds else None)
-    row.update(student_fields(el.child(fields.get("RequestedStudent"), "Person")))
-    row["response_created_at"] = el.text(fields.get("CreatedDateTime"))
-    row["response_count"] = len(responses)
-    row["response_request_tracking_id"] = el.text(fields.get("RequestTrackingID"))
-    row["recipient_tracking_id"] = el.text(fields.get("RecipientTrackingID"))
-    row["response_status"] = el.text(fields.get("ResponseStatus"))
-    row["hold_reason"] = el.text(hold.get("HoldReason"))
-    row["planned_release_date"] = el.text(hold.get("PlannedReleaseDate"))
-    notes = el.texts(root, "NoteMessage") + el.texts(response, "NoteMessage")
-    for node in holds:
-        notes += el.texts(node, "NoteMessage")
+    row.update(student_fields(el.find(response, "RequestedStudent", "Person")))
+    row.update(el.leaves(response, _RESPONSE), response_count=len(responses))
+    row.update(el.leaves(holds[0] if holds else None, HOLD_FIELDS))
+    notes = [note for node in (root, response, *holds) for note in el.texts(node, "NoteMessage")]
     row["note"] = _join(notes)
-    if row["request_tracking_id"] is None:
-        row["request_tracking_id"] = row["response_request_tracking_id"]
+    row["request_tracking_id"] = row["request_tracking_id"] or row["response_request_tracking_id"]
 
 
 def _transcript(row: dict[str, Any], root: Element, student: Element | None) -> None:

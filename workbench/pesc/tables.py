@@ -11,7 +11,7 @@ from typing import Any
 from workbench.pesc import elements as el
 from workbench.pesc.document import PescDocument, as_document
 from workbench.pesc.elements import Element, mapping, names
-from workbench.pesc.fields import agency_identifiers, kind_of
+from workbench.pesc.fields import HOLD_FIELDS, agency_identifiers, kind_of
 
 Row = dict[str, Any]
 
@@ -35,6 +35,10 @@ _PROGRAM = mapping("AcademicProgramName AcademicProgramType", "program_name prog
 _RECIPIENT = mapping(
     "RequestTrackingID RecipientTrackingID TranscriptType TranscriptPurpose DocumentOfficialCode",
     "request_tracking_id recipient_tracking_id transcript_type transcript_purpose official_code",
+)
+_RESPONSE = mapping(
+    "CreatedDateTime RequestTrackingID RecipientTrackingID ResponseStatus",
+    "created_at request_tracking_id recipient_tracking_id response_status",
 )
 _HOLD = mapping(
     "HoldType SessionDesignator SessionName ReleaseDate",
@@ -175,32 +179,18 @@ def _recipient(recipient: Element, base: Row) -> Row:
 def _responses(tables: dict[str, list[Row]], root: Element, document_id: str | None) -> Any:
     person = None
     for response_index, response in enumerate(el.children_named(root, "Response")):
-        fields = el.children(response)
-        if person is None:
-            person = el.child(fields.get("RequestedStudent"), "Person")
+        person = person if person is not None else el.find(response, "RequestedStudent", "Person")
         base = {"document_id": document_id, "response_index": response_index}
-        holds = [
-            {
-                **base,
-                "hold_index": hold_index,
-                "hold_reason": el.text(el.child(hold, "HoldReason")),
-                "planned_release_date": el.text(el.child(hold, "PlannedReleaseDate")),
-                "note": " ".join(el.texts(hold, "NoteMessage")) or None,
-            }
-            for hold_index, hold in enumerate(el.children_named(response, "ResponseHold"))
+        holds = el.children_named(response, "ResponseHold")
+        tables["holds"] += [
+            {**base, "hold_index": index, **el.leaves(hold, HOLD_FIELDS)}
+            | {"note": " ".join(el.texts(hold, "NoteMessage")) or None}
+            for index, hold in enumerate(holds)
         ]
-        tables["holds"] += holds
         tables["responses"].append(
-            {
-                **base,
-                "created_at": el.text(fields.get("CreatedDateTime")),
-                "request_tracking_id": el.text(fields.get("RequestTrackingID")),
-                "recipient_tracking_id": el.text(fields.get("RecipientTrackingID")),
-                "response_status": el.text(fields.get("ResponseStatus")),
-                "hold_reason": holds[0]["hold_reason"] if holds else None,
-                "planned_release_date": holds[0]["planned_release_date"] if holds else None,
-                "hold_count": len(holds),
-            }
+            {**base, **el.leaves(response, _RESPONSE)}
+            | el.leaves(holds[0] if holds else None, HOLD_FIELDS)
+            | {"hold_count": len(holds)}
         )
     return person
 
