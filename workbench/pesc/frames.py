@@ -4,9 +4,7 @@ has the dtypes of a full one; unreadable values are NA.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
-from datetime import UTC, datetime
 from typing import Any
 
 import pandas as pd
@@ -62,34 +60,10 @@ def frame(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> pd.DataFram
 
 def _array(values: list[Any], column: str) -> Any:
     dtype = dtype_of(column)
-    if dtype == TIME_DTYPE:
-        values = [_instant(value) for value in values]
+    if dtype == TIME_DTYPE:  # xs:dateTime; no offset: UTC
+        values = pd.to_datetime(
+            pd.Series(values, dtype=object), errors="coerce", utc=True, format="ISO8601"
+        )
     elif dtype == "Float64":
-        values = [_number(value) for value in values]
+        values = pd.to_numeric(pd.Series(values, dtype=object), errors="coerce")
     return pd.array(values, dtype=dtype)
-
-
-def _instant(value: Any) -> datetime | None:
-    """xs:dateTime text as a UTC datetime (no offset: UTC); None if unreadable."""
-    if not isinstance(value, str):
-        return None
-    try:
-        moment = datetime.fromisoformat(value)
-    except ValueError:
-        try:  # pandas reads some that Python rejects ('T24:00')
-            moment = pd.Timestamp(value).to_pydatetime()
-        except (ValueError, TypeError, OverflowError):
-            return None
-    if moment.tzinfo is None:
-        return moment.replace(tzinfo=UTC)
-    return moment.astimezone(UTC)
-
-
-def _number(value: Any) -> float | None:
-    if value is None:
-        return None
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return None
-    return None if math.isnan(number) else number

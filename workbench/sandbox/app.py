@@ -25,7 +25,7 @@ from workbench.sandbox.faults import FaultMiddleware, with_transport
 from workbench.sandbox.generator import iso_ms, shaped_event
 from workbench.sandbox.settings import SandboxSettings
 from workbench.sandbox.state import Item, PartnerState
-from workbench.sandbox.tokens import Client, IdentityServer, OAuthError, TokenRejected
+from workbench.sandbox.tokens import IdentityServer, OAuthError
 
 VALID_ID = re.compile(r"[A-Za-z0-9-]{1,64}")
 NOT_FOUND_MESSAGE = "No HTTP resource was found that matches the request URI."
@@ -168,12 +168,6 @@ class Partner:
             return JSONResponse(err.body, err.status)
         return JSONResponse(answer, headers={"Cache-Control": "no-store", "Pragma": "no-cache"})
 
-    def _bearer(self, request: Request) -> Client:
-        try:
-            return self.identity.verify(request.headers.get("authorization"))
-        except TokenRejected as exc:
-            raise Refusal(str(exc), 401) from exc
-
     def _subscription(self, request: Request) -> None:
         key = request.headers.get(spec.SUBSCRIPTION_KEY_HEADER)
         if not key:
@@ -183,7 +177,7 @@ class Partner:
 
     def _gateway(self, request: Request, scope: str) -> None:
         self._subscription(request)
-        if self._bearer(request).scope != scope:
+        if self.identity.verify(request.headers.get("authorization")).scope != scope:
             raise Refusal(f"This token does not grant the '{scope}' scope this API needs.", 403)
 
     def _feed(self, events: list[dict[str, Any]]) -> JSONResponse:
@@ -220,7 +214,8 @@ class Partner:
         role = SIDES[kind][0]
         if self.settings.exchange_key_required:
             self._subscription(request)
-        if self._bearer(request).role not in (role, "exchange"):  # eTMS: both roles
+        client = self.identity.verify(request.headers.get("authorization"))
+        if client.role not in (role, "exchange"):  # eTMS: both roles
             raise Refusal(f"This client is not authorised for the {role} role.", 403)
         return self.state.requests if kind == "request" else self.state.transcripts
 

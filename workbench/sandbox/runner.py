@@ -54,10 +54,9 @@ class Sandbox:
             env["WORKBENCH_AUTH_URL"] = self.auth_url
         if gateway:
             env["WORKBENCH_GATEWAY_URL"] = self.gateway_url
+            env["WORKBENCH_SUBSCRIPTION_KEY"] = c.subscription_key
         if exchange_roles:
             env["WORKBENCH_EXCHANGE_URL"] = self.exchange_url
-        if gateway:
-            env["WORKBENCH_SUBSCRIPTION_KEY"] = c.subscription_key
         for role in account:
             if etms and role in exchange_roles:
                 continue
@@ -66,10 +65,8 @@ class Sandbox:
             env[prefix + "CLIENT_ID"] = getattr(c, f"{name}_client_id")
             env[prefix + "CLIENT_SECRET"] = getattr(c, f"{name}_client_secret")
             if role == "international":
-                env[prefix + "USERNAME"], env[prefix + "PASSWORD"] = (
-                    c.intl_username,
-                    c.intl_password,
-                )
+                env[prefix + "USERNAME"] = c.intl_username
+                env[prefix + "PASSWORD"] = c.intl_password
             elif role != "domestic":
                 env[prefix + "SCOPE"] = EXCHANGE_SCOPE
         if etms:
@@ -114,7 +111,11 @@ class Sandbox:
 
     def warm(self) -> int:
         """Generate every open item's document now (4,096 are kept), as a partner has them."""
-        return self.state.warm()
+        listed = [("request", i) for i in self.state.listed(self.state.requests)]
+        listed += [("transcript", i) for i in self.state.listed(self.state.transcripts)]
+        for kind, item in listed:
+            self.state.document(kind, item)
+        return len(listed)
 
     def start(self) -> Sandbox:
         config = uvicorn.Config(

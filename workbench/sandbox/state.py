@@ -251,15 +251,6 @@ class PartnerState:
             self.save()
         return found
 
-    def warm(self) -> int:
-        """Generate every open item's document now; how many."""
-        with self.lock:
-            listed = [("request", i) for i in self.listed(self.requests)]
-            listed += [("transcript", i) for i in self.listed(self.transcripts)]
-        for kind, item in listed:
-            self.document(kind, item)
-        return len(listed)
-
     def record_post(
         self, operation: str, item: Item, payload: str, reply: str | None, close_by: str
     ) -> None:

@@ -14,6 +14,7 @@ from email.utils import format_datetime
 from typing import Any, NamedTuple
 
 import jwt
+from starlette.exceptions import HTTPException
 
 from workbench.sandbox.settings import SandboxSettings
 from workbench.spec import DOMESTIC_SCOPE, EXCHANGE_SCOPE, INTL_SCOPE
@@ -31,8 +32,11 @@ class OAuthError(Exception):
         self.status = status
 
 
-class TokenRejected(Exception):
-    """A bearer token is missing, malformed, expired or wrongly signed (401)."""
+class TokenRejected(HTTPException):
+    """A bearer token is missing, malformed, expired or wrongly signed: a 401."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(401, message)
 
 
 class Client(NamedTuple):
