@@ -57,6 +57,7 @@ _TRANSMISSION = mapping(
     "document_id created_at document_type_code transmission_type process_code official_code "
     "complete_code request_tracking_id",
 )
+_RECIPIENT = mapping("TranscriptType TranscriptPurpose", "transcript_type transcript_purpose")
 _RESPONSE = mapping(
     "CreatedDateTime RequestTrackingID RecipientTrackingID ResponseStatus",
     "response_created_at response_request_tracking_id recipient_tracking_id response_status",
@@ -230,8 +231,7 @@ def _request(row: dict[str, Any], root: Element) -> None:
     keys = ("attendance_school_id_type", "attendance_school_id", "attendance_school_name")
     row.update(zip(keys, school, strict=True))
     row["hold_type"] = el.find_text(recipient.get("TranscriptHold"), "HoldType")
-    row["transcript_type"] = el.text(recipient.get("TranscriptType"))
-    row["transcript_purpose"] = el.text(recipient.get("TranscriptPurpose"))
+    row.update(el.leaves(fields.get("Recipient"), _RECIPIENT))
     methods = el.texts(fields.get("Recipient"), "DeliveryMethod")
     row["delivery_method"] = ", ".join(methods) if methods else None
     row["note"] = _join(el.texts(root, "NoteMessage") + el.texts(request, "NoteMessage"))

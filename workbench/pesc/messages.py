@@ -7,6 +7,8 @@ from __future__ import annotations
 import re
 from itertools import zip_longest
 
+from lxml import etree
+
 from workbench.spec import NS_V1_0_0
 
 REQUEST = "TranscriptRequest"
@@ -36,30 +38,19 @@ _ACK_FOR_TRANSCRIPT = {
 }  # fmt: skip
 
 
-def split_tag(tag: str) -> tuple[str | None, str]:
-    """``"{ns}Name"`` -> ``("ns", "Name")``; ``"Name"`` -> ``(None, "Name")``."""
-    if tag[:1] == "{":
-        namespace, _, local = tag[1:].partition("}")
-        return namespace, local
-    return None, tag
-
-
 def message_info(tag: str) -> tuple[str, str | None, str | None]:
     """(message type, version, namespace) of a root tag; version is None without one."""
-    namespace, local = split_tag(tag)
-    version = None
-    if namespace:
-        match = _VERSION.search(namespace)
-        version = match.group(1) if match else None
-    return local, version, namespace
+    name = etree.QName(tag)
+    match = _VERSION.search(name.namespace or "")
+    return name.localname, match[1] if match else None, name.namespace
 
 
 def is_pesc_root(tag: str) -> bool:
     """A root in a PESC namespace, or a namespace-less root with a PESC message name."""
-    namespace, local = split_tag(tag)
-    if namespace:
-        return namespace.startswith(PESC_NAMESPACE_PREFIX)
-    return local in MESSAGE_TYPES or local in OTHER_PESC_ROOTS
+    name = etree.QName(tag)
+    if name.namespace:
+        return name.namespace.startswith(PESC_NAMESPACE_PREFIX)
+    return name.localname in MESSAGE_TYPES or name.localname in OTHER_PESC_ROOTS
 
 
 def version_tuple(version: str) -> tuple[int, ...]:
