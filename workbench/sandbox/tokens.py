@@ -73,8 +73,8 @@ class IdentityServer:
             # The exchange's own account replaces its clients, and serves the roles it has.
             for role in roles:
                 del self._clients[getattr(c, f"{role}_client_id")]
-            role = "exchange" if len(roles) == 2 else roles[0]
-            self._clients[c.exchange_username] = Client(c.exchange_password, "etms", "", role)
+            served = "exchange" if len(roles) == 2 else roles[0]
+            self._clients[c.exchange_username] = Client(c.exchange_password, "etms", "", served)
         self._lock = threading.Lock()
         self.token_requests: Counter[str] = Counter()
         self.issued_tokens: list[str] = []
