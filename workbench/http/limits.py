@@ -1,21 +1,16 @@
 """What an answer may cost: a deadline per call, a size cap per answer, retries within them.
 
 :class:`Transport` is an ``httpx.BaseTransport`` over an ``httpcore.ConnectionPool`` whose
-network backend shortens every connect, read and write to what is left of the call's deadline
-(an answer trickled byte by byte, or header lines sent forever, end at it), and which reads
-each answer decoded a layer and 64 KiB at a time up to the cap (a gzip bomb, even inside
-another, never inflates past it). Reads retry 429, 5xx and dropped connections; a POST only
-when nothing was sent; no retry, nor its wait, passes the deadline (:func:`retrying`).
-
->>> import gzip
->>> read_capped([gzip.compress(b"[]")], ["gzip"], limit=10)
-b'[]'
+network backend ends every connect, read and write at the call's deadline (a trickled answer,
+header lines sent forever), and which reads each answer decoded a layer and 64 KiB at a time
+up to the cap (a gzip bomb, even inside another, never inflates past it). Reads retry 429,
+5xx and dropped connections, a POST only when nothing was sent, within the deadline.
 """
 
 from __future__ import annotations
 
 import email.utils
-import logging
+import random
 import time
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -25,15 +20,6 @@ from typing import Any
 
 import httpcore
 import httpx
-from tenacity import (
-    Retrying,
-    retry_if_exception,
-    stop_after_attempt,
-    wait_exponential_jitter,
-)
-from tenacity.stop import stop_base
-
-logger = logging.getLogger(__name__)
 
 ACCEPT_ENCODING = "gzip, deflate"  # only what read_capped decodes under the cap
 MAX_LAYERS = 2  # compressing layers; more is no use to anyone but an attacker
@@ -65,9 +51,8 @@ Clock = Callable[[], Deadline | None]  # the deadline of the call running on thi
 
 
 class Transport(httpx.BaseTransport):
-    """httpcore's pool, its every wait ended at the call's deadline, each answer read whole,
-    decoded, up to ``max_bytes`` (past it: empty, and the ``TOO_LARGE`` extension set; a body
-    that does not match its Content-Encoding: empty, ``UNDECODABLE`` says why)."""
+    """httpcore's pool, its every wait ended at the call's deadline, each answer read whole and
+    decoded up to ``max_bytes`` (past it, or undecodable: empty, and an extension says why)."""
 
     def __init__(self, *, connections: int, max_bytes: int, deadline: Clock) -> None:
         self.max_bytes = max_bytes
@@ -92,12 +77,10 @@ class Transport(httpx.BaseTransport):
         extensions: dict[str, Any] = {}
         try:
             answer = self._pool.handle_request(core)
+            headers = httpx.Headers(answer.headers)
+            extensions[SENT_HEADERS] = headers.multi_items()
             try:
-                codings = [
-                    v.decode("latin-1")
-                    for k, v in answer.headers
-                    if k.lower() == b"content-encoding"
-                ]
+                codings = headers.get_list("content-encoding")
                 body = read_capped(answer.iter_stream(), codings, limit=self.max_bytes)
             except AnswerTooLarge:
                 body, extensions[TOO_LARGE] = b"", True
@@ -107,18 +90,13 @@ class Transport(httpx.BaseTransport):
                 answer.close()
         except _CORE_ERRORS as exc:
             raise getattr(httpx, type(exc).__name__, httpx.TransportError)(str(exc)) from exc
-        sent = [(k.decode("latin-1").lower(), v.decode("latin-1")) for k, v in answer.headers]
-        # The body is decoded: its headers must not have httpx decode it again.
-        headers = [
-            (k, v)
-            for k, v in answer.headers
-            if k.lower() not in (b"content-encoding", b"content-length")
-        ]
+        for name in ("content-encoding", "content-length"):  # the body is decoded already
+            headers.pop(name, None)
         return httpx.Response(
             answer.status,
             headers=headers,
             content=body,
-            extensions={**answer.extensions, **extensions, SENT_HEADERS: sent},
+            extensions={**answer.extensions, **extensions},
         )
 
     def close(self) -> None:
@@ -188,9 +166,8 @@ class Undecodable(ValueError):
 
 
 def read_capped(raw: Iterable[bytes], codings: Sequence[str], *, limit: int) -> bytes:
-    """The body of ``raw`` chunks decoded through ``codings`` (as sent: outermost last);
-    ``AnswerTooLarge`` past ``limit`` decoded bytes, ``Undecodable`` when it is not what
-    ``codings`` say, or they are not gzip or deflate."""
+    """The body of ``raw`` chunks decoded through ``codings`` (outermost last); ``AnswerTooLarge``
+    past ``limit`` bytes, ``Undecodable`` when it is not what they say (gzip or deflate)."""
     layers = [c.strip().lower() for part in codings for c in part.split(",")]
     layers = [c for c in layers if c not in ("", "identity")]
     unknown = sorted({c for c in layers if c not in _WBITS})
@@ -237,83 +214,37 @@ def _inflated(chunks: Iterable[bytes], coding: str) -> Iterator[bytes]:
         raise Undecodable(f"the body is not valid {coding}: {exc}") from exc
 
 
-class RetryableStatus(Exception):
-    """Raised inside an attempt for an answer worth another try; carries that answer."""
-
-    def __init__(self, response: httpx.Response) -> None:
-        super().__init__(response.status_code)
-        self.response = response
-
-
-def retrying(
-    profile: Any, idempotent: bool, operation: str, remaining: Callable[[], float]
-) -> Retrying:
-    """The retry policy of one call: at most ``max_attempts``, never waiting past
-    ``remaining()`` seconds; ``Retry-After`` honoured (capped), else backoff with jitter."""
-    backoff = wait_exponential_jitter(
-        multiplier=profile.backoff_initial, max=profile.backoff_max, jitter=profile.backoff_initial
-    )
-
-    def wait(state: Any) -> float:
-        exc = state.outcome.exception()
-        after = (
-            retry_after(exc.response.headers.get("Retry-After"))
-            if isinstance(exc, RetryableStatus)
-            else None
-        )
-        return backoff(state) if after is None else min(after, profile.retry_after_max)
-
-    def retryable(exc: BaseException) -> bool:
-        if isinstance(exc, httpx.TransportError):
-            return idempotent or isinstance(exc, NOT_SENT)
-        return isinstance(exc, RetryableStatus)
-
-    def log(state: Any) -> None:
-        exc = state.outcome.exception()
-        why = (
-            f"status {exc.response.status_code}"
-            if isinstance(exc, RetryableStatus)
-            else type(exc).__name__
-        )
-        logger.info(
-            "%s: %s on attempt %d; retrying in %.2f s",
-            operation,
-            why,
-            state.attempt_number,
-            state.next_action.sleep,
-        )
-
-    return Retrying(
-        stop=stop_after_attempt(profile.max_attempts) | _AtDeadline(remaining),
-        wait=wait,
-        retry=retry_if_exception(retryable),
-        before_sleep=log,
-        reraise=True,
-    )
-
-
-class _AtDeadline(stop_base):
-    """Stop when the wait before the next attempt would end at or past the deadline."""
-
-    def __init__(self, remaining: Callable[[], float]) -> None:
-        self.remaining = remaining
-
-    def __call__(self, state: Any) -> bool:
-        return bool(state.upcoming_sleep >= self.remaining())
+def pause(profile: Any, attempt: int, deadline: Deadline, answer: Any = None) -> float | None:
+    """Seconds to wait before another attempt: ``Retry-After`` honoured (capped), else backoff
+    with jitter; None when the attempts are spent or the wait would reach the deadline."""
+    if attempt >= profile.max_attempts:
+        return None
+    after = retry_after(answer.headers.get("Retry-After")) if answer is not None else None
+    if after is None:
+        backoff = profile.backoff_initial * 2 ** (attempt - 1)
+        wait = min(profile.backoff_max, backoff + random.uniform(0, profile.backoff_initial))
+    else:
+        wait = min(after, profile.retry_after_max)
+    return None if wait >= deadline.remaining() else wait
 
 
 def retry_after(value: str | None) -> float | None:
-    """Seconds to wait from a ``Retry-After`` header: delta-seconds or an HTTP date.
-
-    >>> retry_after("3")
-    3.0
-    """
+    """Seconds to wait from a ``Retry-After`` header: delta-seconds or an HTTP date."""
     value = (value or "").strip()
-    if value.isdigit():
-        return float(value)
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
+    left = float(value) if value.isdigit() else seconds_until(value)
+    return None if left is None else max(0.0, left)
+
+
+def seconds_until(when: Any) -> float | None:
+    """Seconds from now (negative: past) until an HTTP date or an ISO 8601 time, else None."""
+    if not isinstance(when, str):
         return None
-    when = when if when.tzinfo else when.replace(tzinfo=UTC)
-    return max(0.0, (when - datetime.now(UTC)).total_seconds())
+    try:
+        moment = email.utils.parsedate_to_datetime(when)
+    except (TypeError, ValueError):
+        try:
+            moment = datetime.fromisoformat(when.replace("Z", "+00:00"))
+        except ValueError:
+            return None
+    moment = moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+    return (moment - datetime.now(UTC)).total_seconds()
