@@ -6,16 +6,19 @@ from __future__ import annotations
 import errno
 import signal
 import threading
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Callable
 from importlib.util import find_spec
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 from urllib.parse import quote, urlencode
 
 import typer
 
 from workbench.cli.output import Config, Db, Profile, announce_store, clean_errors, say
 from workbench.errors import ConfigError, InvalidParameter
+
+if TYPE_CHECKING:
+    from starlette.types import ASGIApp, Receive, Scope, Send
 
 HOST, DEFAULT_PORT = "127.0.0.1", 8001
 INSTALL = (
@@ -33,10 +36,6 @@ NO_CSV = (
 NO_CSV_LINKS = "data:text/css," + quote(  # the links to the refused downloads are not shown
     'a[href*=".csv"], form[action*=".csv"], .advanced-export { display: none !important; }'
 )
-Scope = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Scope]]
-Send = Callable[[Scope], Awaitable[None]]
-ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
 def browse(
