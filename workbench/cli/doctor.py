@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -68,10 +68,7 @@ def run_checks(w: Workbench) -> pd.DataFrame:
     ``attrs["about"]``: the environment and send routes lines."""
     checks = [check for role in ROLES for check in _checks_of(w, role)]
     lines, mismatch = _about(w)
-    df = pd.DataFrame(
-        [asdict(c) for c in [*checks, *mismatch]],
-        columns=["interface", "check", "status", "detail", "fix"],
-    )
+    df = pd.DataFrame([*checks, *mismatch])  # never empty: each role has a row
     df.attrs.update(operation="doctor", profile=w.profile.name, about=lines)
     return df
 
@@ -84,8 +81,6 @@ def passed(checks: pd.DataFrame) -> bool:
 def render(checks: pd.DataFrame) -> str:
     """The checks as a plain-text table (partner text made printable), then what to do."""
     lines = [printable(line) for line in checks.attrs.get("about", [])]
-    if checks.empty:
-        return "\n".join([*lines, "(no checks)"])
     shown = ["interface", "check", "status", "detail"]
     cells = checks[shown].map(lambda v: printable(str(v)))
     widths = {c: max(len(c), *(len(v) for v in cells[c])) for c in shown}
