@@ -1,18 +1,11 @@
 """Pull everything into the store: both no-response lists, both event feeds, missing details.
 
-Incremental: a detail is fetched when its id is new, listed with another ``RequestDate`` than
-when it was fetched, back on the list after leaving it, or when its last fetch failed; each
-distinct document is kept as a version. Details are fetched, parsed and stored on
-``concurrency`` threads; one that fails is recorded, retried by the next pull, and makes the
-run ``partial``; a pull that read no list and no feed at all is ``failed``. Before anything is
-created, the profile is checked (its interfaces configured) and the store (it holds this
-partner, or nobody yet).
-
-The domestic peek asks the profile's ``peek_count``, or the cap the partner accepted when it
-refused more (``api.gateway.peek_within_cap``; meta ``peek_count_learned``). A full answer is
-peeked again: a partner whose peek removes events hands out the rest; one that keeps them
-answers the same events, those past the count may be hidden, and the run is ``partial``. Every
-event any peek handed out is stored.
+A detail is fetched when its id is new, listed with another ``RequestDate``, back on the list,
+or failed last time; each distinct document is kept as a version. A failed detail makes the run
+``partial`` (the next pull retries it); a pull that read no list or feed at all is ``failed``.
+The domestic peek asks ``peek_count``, or the cap the partner accepted after refusing more
+(meta ``peek_count_learned``); a full answer is peeked again, and one still full may hide
+events past the count: the run is then ``partial``.
 """
 
 from __future__ import annotations
@@ -36,8 +29,6 @@ from workbench.http.answers import Listed, detail_items, listed_requests, reques
 from workbench.http.masking import printable
 
 if TYPE_CHECKING:
-    import pandas as pd
-
     from workbench.http.session import Session
     from workbench.store import Store
 
@@ -94,14 +85,6 @@ class PullSummary:
 
     def as_dict(self) -> dict[str, Any]:
         return {**asdict(self), "elapsed_s": round(self.elapsed_s, 3)}
-
-    def to_frame(self) -> pd.DataFrame:
-        """One row per list: listed, new, vanished, changed, details fetched and failed."""
-        import pandas as pd
-
-        df = pd.DataFrame([{"list": name, **vars(r)} for name, r in self.lists.items()])
-        df.attrs.update(run_id=self.run_id, status=self.status)
-        return df
 
     def __str__(self) -> str:
         lines = [

@@ -1,12 +1,9 @@
-"""DataFrames the way DESIGN §5 promises them, typed by one declared schema; the ``PESCXML``
-field of exchange answers; many details fetched at once.
+"""The API's DataFrames (DESIGN §5), the ``PESCXML`` field of answers, many details at once.
 
-snake_case columns; an empty result has the columns of a full one; ``df.attrs`` name the
-``operation``, ``fetched_at`` and ``call_id``. A column's dtype comes from :data:`SCHEMA`
-(else its name), never from the rows it holds: ids and text ``string``, times UTC
-(``datetime64[us, UTC]``; values that are not ISO 8601 stay text), calendar dates
-``datetime64[s]`` (``NaT`` where not ``YYYY-MM-DD``: the document keeps it), counts ``Int64``,
-flags ``boolean``.
+snake_case columns, the same whether empty or full; ``df.attrs``: ``operation``, ``fetched_at``,
+``call_id``. Dtypes come from :data:`SCHEMA` (else the name), never from the rows: ids and text
+``string``, times ``datetime64[us, UTC]`` (text when not ISO 8601), dates ``datetime64[s]``
+(``NaT`` where not ``YYYY-MM-DD``), counts ``Int64``, flags ``boolean``.
 
 >>> frame([{"RequestID": "A1"}], columns=["request_id"], operation="x").dtypes["request_id"]
 string[python]
@@ -46,8 +43,7 @@ _pools = itertools.count()  # each pool's threads named apart, to be joined by n
 _TIME_NAME = re.compile(r"(^|_)(at|time|timestamp|datetime)$|^request_date$")
 _ID_NAME = re.compile(r"(^|_)id$")
 _DATE = re.compile(r"\s*(\d{4}-\d{2}-\d{2})(?:$|[TZ+\-\s])")
-# Every column an operation may return: the parsed PESC fields (as pesc.to_frames types them),
-# then what the API adds.
+# Every column an operation may return: the PESC fields (typed as pesc.to_frames does), then ours.
 SCHEMA: dict[str, str] = {
     **{key: dtype_of(key) for keys in KEYS.values() for key in keys},
     **{key: TIME for keys in KEYS.values() for key in keys if dtype_of(key) == PESC_TIME},
@@ -90,8 +86,7 @@ def frame(
     tail: Sequence[str] = (),
     call_id: Any = None,
 ) -> pd.DataFrame:
-    """A DataFrame of snake-cased ``records``: ``columns``, any other fields, then ``tail``
-    (both always present, so an empty result has them too)."""
+    """A DataFrame of snake-cased ``records``: ``columns``, any other fields, then ``tail``."""
     rows = [snake_keys(r) for r in records]
     fixed = {*columns, *tail}
     extra = list(dict.fromkeys(k for row in rows for k in row if k not in fixed))
@@ -112,9 +107,8 @@ def finish(df: pd.DataFrame, *, operation: str, call_id: Any = None) -> pd.DataF
 def events_frame(
     payload: Any, *, operation: str, call_id: Any = None, paths: Mapping[str, str] | None = None
 ) -> pd.DataFrame:
-    """Events of any shape, an array or an object holding one: their id, type and time first
-    (the profile's ``paths`` first), then every other field flattened; ``raw`` keeps each
-    event's JSON as sent."""
+    """Events (an array, or an object holding one): id, type and time first (found at the
+    profile's ``paths`` first), then every field flattened; ``raw`` keeps each event's JSON."""
     items = list_items(payload, operation=operation)
     flat = events_flat(items, paths)
     raw = [json.dumps(e, ensure_ascii=False, sort_keys=True) for e in items]
@@ -159,12 +153,8 @@ def _typed(series: pd.Series, dtype: str, name: str) -> pd.Series:
         return series
 
 
-# -- the PESCXML field ----------------------------------------------------------------------
-
-
 class Parsed(NamedTuple):
-    """A ``PESCXML`` value parsed once: its XML (unescaped once; as sent when it does not
-    parse), its document (None: ``error`` says why)."""
+    """A ``PESCXML`` value parsed: its XML (unescaped once), its document or ``error``."""
 
     xml: str | None
     document: pesc.PescDocument | None
@@ -184,8 +174,7 @@ def split_pescxml(record: Mapping[str, Any]) -> tuple[str | None, dict[str, Any]
 
 
 def parse_pescxml(value: str | None) -> Parsed:
-    """The document of a ``PESCXML`` value, parsed once (unescaping is ``pesc.parse``'s alone:
-    a document escaped twice is refused, not repaired); never raises for a bad document."""
+    """A ``PESCXML`` value parsed (escaped twice is refused, not repaired); never raises."""
     if not value:
         return Parsed(value, None, "no PESCXML in the answer")
     try:
@@ -217,9 +206,6 @@ def text_of(document: Any) -> str:
     raise TypeError(f"pescxml must be XML text or a parsed PESC document, not {type(document)}")
 
 
-# -- many at once ---------------------------------------------------------------------------
-
-
 def ids_of(ids: Iterable[Any] | pd.DataFrame | pd.Series | str) -> list[Any]:
     """The ids to fetch, in order, each once: a list, a Series, or a frame's ``request_id``."""
     if isinstance(ids, str):
@@ -249,10 +235,9 @@ def fetch_all(
     progress: bool | None = None,
     desc: str = "details",
 ) -> Rows:
-    """``fetch(id)`` for every id on ``concurrency`` threads over the session's one client
-    (threads, not asyncio: the API works inside Jupyter's running loop); rows in the order of
-    ``ids``. A ``WorkbenchError`` becomes its id's ``error`` row; anything else (a bug,
-    Ctrl-C) stops the batch, dropping the ids not started."""
+    """``fetch(id)`` for every id on ``concurrency`` threads (not asyncio: Jupyter runs a
+    loop), rows in the order of ``ids``; a ``WorkbenchError`` is its id's ``error`` row, anything
+    else (a bug, Ctrl-C) stops the batch."""
     if not ids:
         return []
     show = (interactive() if progress is None else progress) and len(ids) > HANDFUL
