@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import functools
 import json
-import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import asdict, dataclass, field
@@ -33,7 +33,6 @@ if TYPE_CHECKING:
     from workbench.store import Store
 
 PEEK_LEARNED = "peek_count_learned"  # meta: the Count the partner accepted after a refusal
-GROUP_SIZE, GROUP_S = 50, 0.1  # details written per transaction, or seconds between groups
 PEEKS_AFTER_FULL = 50  # a feed growing as fast as it is read must not keep a pull going
 SOURCES: tuple[type[Role], ...] = (Supplier, Consumer)  # each role's pending list and details
 # The id of a failure that is a whole list's (stored in the run's summary; the report reads it).
@@ -221,10 +220,10 @@ def _pull_list(
         reasons = list(diff.left.values())
         result.closed_by_us, result.closed_elsewhere = map(reasons.count, ("outbox", "elsewhere"))
     dates = {i: item.get("RequestDate") for i, item in zip(listed.ids, listed.items, strict=True)}
-    # The missing details, fetched and parsed on ``concurrency`` threads, stored in groups.
     missing = store.missing_details(source.list_name, listed.ids, dates)
     operation = f"{source.role}.pull_detail"
-    groups = _Groups(store)
+    fetched: deque[tuple[str, Any]] = deque()  # prepared on the fetching threads
+    unwritten: dict[str, str] = {}  # id -> why its detail could not be written
 
     def one(request_id: str) -> list[dict[str, Any]]:
         path = request_path(source.detail_path, request_id)
@@ -235,61 +234,42 @@ def _pull_list(
             prepared = _prepared(store, source.list_name, request_id, detail, dates, answer.call_id)
         except Exception as exc:  # one detail that cannot be read fails alone
             return [{"request_id": request_id, "error": f"{type(exc).__name__}: {exc}"}]
-        groups.add(request_id, prepared)
+        fetched.append((request_id, prepared))
         return [{"request_id": request_id, "error": None}]
+
+    def write() -> None:
+        """What was fetched since, in one transaction, on the pull's thread (one each: the
+        fetching threads queue on the write lock, bench/pull.py); a group that fails is
+        written one by one, so a bad detail fails alone."""
+        group = [fetched.popleft() for _ in range(len(fetched))]
+        if not group:
+            return
+        try:
+            return store.write_details([prepared for _, prepared in group])
+        except Exception:  # noqa: S110  written one by one below, failures kept there
+            pass
+        for item_id, prepared in group:
+            try:
+                store.write_details([prepared])
+            except Exception as exc:
+                unwritten[item_id] = f"{type(exc).__name__}: {exc}"
 
     concurrency = session.profile.concurrency
     try:
-        rows = fetch_all(missing, one, concurrency=concurrency, progress=progress, desc=operation)
+        rows = fetch_all(
+            missing, one, concurrency=concurrency, progress=progress, desc=operation, tick=write
+        )
     finally:
-        groups.flush()  # also on the way out of a failing pull: what was fetched is kept
+        write()  # also on the way out of a failing pull: what was fetched is kept
     for row in rows:
         item = str(row["request_id"])
-        why = row["error"] or groups.failed.get(item)
+        why = row["error"] or unwritten.get(item)
         if why:
             store.record_detail_failure(source.list_name, item, why, run_id=summary.run_id)
             summary.fail(source.list_name, item, str(why))
         result.details_fetched += not why
     result.details_failed = len(missing) - result.details_fetched
     return result
-
-
-class _Groups:
-    """Details written a group per transaction (``GROUP_SIZE``, or ``GROUP_S`` seconds): with
-    a transaction each, the fetching threads queue on the database's write lock
-    (bench/pull.py: 2.5x the bare pool instead of 1.4x). A crash loses at most a group, fetched
-    again by the next pull; a group that fails is written one by one: a bad detail fails alone."""
-
-    def __init__(self, store: Store) -> None:
-        self.store = store
-        self.failed: dict[str, str] = {}  # id -> why it could not be written
-        self._lock, self._writing = threading.Lock(), threading.Lock()
-        self._pending: list[tuple[str, Any]] = []
-        self._since = time.monotonic()
-
-    def add(self, item_id: str, prepared: Any) -> None:
-        with self._lock:
-            self._pending.append((item_id, prepared))
-            if len(self._pending) < GROUP_SIZE and time.monotonic() - self._since < GROUP_S:
-                return
-        self.flush()
-
-    def flush(self) -> None:
-        with self._lock:
-            group, self._pending, self._since = self._pending, [], time.monotonic()
-        if not group:
-            return
-        with self._writing:
-            try:
-                self.store.write_details([prepared for _, prepared in group])
-                return
-            except Exception:  # noqa: S110  written one by one below, failures kept there
-                pass
-            for item_id, prepared in group:
-                try:
-                    self.store.write_details([prepared])
-                except Exception as exc:
-                    self.failed[item_id] = f"{type(exc).__name__}: {exc}"
 
 
 def _prepared(
