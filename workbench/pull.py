@@ -22,11 +22,12 @@ from typing import TYPE_CHECKING, Any
 
 from workbench import pesc
 from workbench.api.exchange import Consumer, Role, Supplier
-from workbench.api.frames import RAW, fetch_all, parse_pescxml, split_pescxml
+from workbench.api.frames import RAW, fetch_all, parse_pescxml
 from workbench.api.gateway import peek_events, peek_within_cap, pending_placement_events
 from workbench.errors import WorkbenchError
 from workbench.http.answers import Listed, detail_items, listed_requests, request_path
 from workbench.http.masking import printable
+from workbench.store.details import pescxml_of
 
 if TYPE_CHECKING:
     from workbench.http.session import Session
@@ -74,10 +75,6 @@ class PullSummary:
     failures: list[dict[str, str]] = field(default_factory=list)
     elapsed_s: float = 0.0
     skipped: dict[str, str] = field(default_factory=dict)  # interface -> why the profile skips it
-
-    @property
-    def failed(self) -> int:
-        return len(self.failures)
 
     def fail(self, list_name: str, item: str, error: str) -> None:
         self.failures.append({"list": list_name, "id": item, "error": error})
@@ -231,7 +228,10 @@ def _pull_list(
         answer = session.call(source.role, "GET", path, operation=operation, subject=subject)
         detail = detail_items(answer.value, request_id, operation=operation, subject=subject)[0]
         try:
-            prepared = _prepared(store, source.list_name, request_id, detail, dates, answer.call_id)
+            listed_date = dates.get(request_id)
+            prepared = _prepared(
+                store, source.list_name, request_id, detail, listed_date, answer.call_id
+            )
         except Exception as exc:  # one detail that cannot be read fails alone
             return [{"request_id": request_id, "error": f"{type(exc).__name__}: {exc}"}]
         fetched.append((request_id, prepared))
@@ -273,28 +273,22 @@ def _pull_list(
 
 
 def _prepared(
-    store: Store,
-    list_name: str,
-    request_id: str,
-    detail: dict[str, Any],
-    dates: dict[str, Any],
-    call_id: Any,
+    store: Store, list_name: str, item: str, detail: dict, listed: Any, call_id: Any
 ) -> Any:
-    """A detail parsed and laid out for the store; its validation against
-    ``WORKBENCH_PESC_SCHEMAS`` when set reports, and never keeps a document out."""
-    value, fields = split_pescxml(detail)
+    """A detail parsed and laid out for the store (``listed``: its listed RequestDate); its
+    validation, when ``WORKBENCH_PESC_SCHEMAS`` is set, reports and keeps nothing out."""
+    value, fields = pescxml_of(detail)
     _, document, parse_error = parse_pescxml(value)
-    listed = dates.get(request_id)
     validation: dict[str, Any] | None = (
         {"status": "invalid", "note": "not parsed"} if value else None
     )
-    if value and document is not None:
+    if document is not None:
         result = pesc.validate(document)
         validation = {"status": result.status, "schema": result.schema, "note": result.note,
                       "errors": [str(e) for e in result.errors[:20]]}  # fmt: skip
     return store.prepare_detail(
         list_name,
-        request_id,
+        item,
         request_date=fields.get("RequestDate", listed),
         listed_date=listed,
         pescxml=document.text if document else None,
@@ -312,55 +306,53 @@ def _pull_events(
     session: Session, store: Store, list_name: str, run_id: int, fetch: Callable[[], Any]
 ) -> ListResult:
     """Snapshot the events ``fetch`` reads (a frame of ``events_frame``), each as it came."""
-    result = ListResult()
     try:
         frame = fetch()
     except WorkbenchError as exc:
-        result.error = _short(exc)
-        return result
+        return ListResult(error=_short(exc))
     events = [json.loads(value) for value in frame[RAW]] if RAW in frame else []
     fields, call_id = session.profile.event_fields, frame.attrs.get("call_id")
     diff = store.record_snapshot(run_id, list_name, events, call_id=call_id, event_fields=fields)
-    result.listed, result.new, result.vanished = len(events), len(diff.appeared), len(diff.vanished)
-    return result
+    return ListResult(listed=len(events), new=len(diff.appeared), vanished=len(diff.vanished))
+
+
+def _peek_all(session: Session, store: Store, kept: list[int]) -> Any:
+    """Every event the domestic feed hands out at a count it accepts, peeked again while an
+    answer is full and new; ``kept``: the count asked, and the events of the last peek kept."""
+    import pandas as pd
+
+    handed: list[Any] = []  # every frame any peek answered
+    wanted, learned = session.profile.peek_count, store.meta(PEEK_LEARNED)
+    count = min(wanted, int(learned)) if learned is not None and learned.isdigit() else wanted
+    frame, accepted = peek_within_cap(session, count, wanted, handed)
+    if accepted != count:  # a cap learned, or the profile's count accepted again
+        store.set_meta(PEEK_LEARNED, str(accepted) if accepted < count else None)
+    for _ in range(PEEKS_AFTER_FULL):
+        if len(frame) != accepted:
+            break
+        seen = {raw for earlier in handed for raw in earlier.get(RAW, ())}
+        try:
+            more = peek_events(session, accepted)
+        except WorkbenchError:  # what was handed is kept; the run says it may be cut off
+            break
+        handed.append(more)
+        if set(more.get(RAW, ())) <= seen:  # the peek keeps the events it hands out
+            break
+        frame = more
+    kept += [accepted, len(frame)]
+    every = pd.concat(handed, ignore_index=True).drop_duplicates(subset=RAW, ignore_index=True)
+    every.attrs = dict(handed[-1].attrs)
+    return every
 
 
 def _pull_domestic(session: Session, store: Store, summary: PullSummary) -> ListResult:
-    """The domestic feed at a count the partner accepts, peeked until drained or answering
-    the same events again; a feed still answering exactly the count asked may hide events
-    past it: a failure says so. More events than asked is no cut-off."""
-    asked: list[tuple[int, int]] = []  # (count asked, events answered) of the peek kept
-
-    def fetch() -> Any:
-        import pandas as pd
-
-        handed: list[Any] = []  # every frame any peek answered
-        wanted, learned = session.profile.peek_count, store.meta(PEEK_LEARNED)
-        count = min(wanted, int(learned)) if learned is not None and learned.isdigit() else wanted
-        frame, accepted = peek_within_cap(session, count, wanted, handed)
-        if accepted != count:  # a cap learned, or the profile's count accepted again
-            store.set_meta(PEEK_LEARNED, str(accepted) if accepted < count else None)
-        count = accepted
-        for _ in range(PEEKS_AFTER_FULL):  # a full answer: peek again
-            if len(frame) != count:
-                break
-            seen = {raw for earlier in handed for raw in earlier.get(RAW, ())}
-            try:
-                more = peek_events(session, count)
-            except WorkbenchError:  # what was handed is kept; the run says it may be cut off
-                break
-            handed.append(more)
-            if set(more.get(RAW, ())) <= seen:  # the peek keeps the events it hands out
-                break
-            frame = more
-        asked.append((count, len(frame)))
-        every = pd.concat(handed, ignore_index=True).drop_duplicates(subset=RAW, ignore_index=True)
-        every.attrs = dict(handed[-1].attrs)
-        return every
-
+    """The domestic feed (:func:`_peek_all`); one still answering exactly the count asked may
+    hide events past it: a failure says so. More events than asked is no cut-off."""
+    kept: list[int] = []
+    fetch = functools.partial(_peek_all, session, store, kept)
     result = _pull_events(session, store, "domestic_events", summary.run_id, fetch)
-    if asked and result.error is None and asked[0][1] == asked[0][0]:
-        result.cut_off_at = count = asked[0][0]
+    if result.error is None and kept[0] == kept[1]:
+        result.cut_off_at = count = kept[0]
         if str(count) == store.meta(PEEK_LEARNED) and count < session.profile.peek_count:
             what = (
                 f"the most this partner hands out at once (it refused more): peek does not "

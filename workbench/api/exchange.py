@@ -108,7 +108,8 @@ class Role:
         return frame(rows, columns=columns, tail=TAIL, operation=operation, call_id=call_id)
 
     def _details(self, ids: Ids, *, operation: str, progress: bool | None) -> pd.DataFrame:
-        """One row per id (an ``error`` row when it failed) with its ``call_id``."""
+        """One row per id (an ``error`` row when it failed) with its ``call_id``; all in
+        ``attrs["call_ids"]``."""
         self._session.ensure_open()  # a closed workbench raises, not one error row per id
 
         def fetch(request_id: Any) -> Rows:
@@ -152,7 +153,7 @@ class Role:
         kind = SENDS[operation]
         check_request_id(request_id)
         xml = text_of(pescxml)
-        document_fields(kind, xml)  # a bad document is refused before anything is read
+        _, flat = document_fields(kind, xml)  # a bad document is refused before any read
         name = f"{self.role}.{operation}"
         if answered is None:
             try:
@@ -165,7 +166,7 @@ class Role:
                     raise _unchecked(exc, request_id, operation=name, noun=self.noun) from exc
         environment = self._session.profile.environment
         return check_send(
-            kind, request_id, xml, answered=answered, environment=environment, check=check
+            kind, request_id, xml, flat, answered=answered, environment=environment, check=check
         )
 
     def _send(
@@ -182,38 +183,28 @@ class Role:
         operation = f"{self.role}.{kind}"
         self._require_writable(operation)
         checked = self.check_send(kind, request_id, pescxml, check=check, answered=answered)
-        outbox = entry = None
-        if self._store is not None:
-            outbox = self._store().outbox
-            entry = outbox.begin(
-                kind,
-                str(request_id),
-                checked.xml,
-                force=force,
-                flat=checked.flat,
-                renews=checked.renewal is not None,
-            )
+        outbox = self._store().outbox if self._store is not None else None
+        renews = checked.renewal is not None
+        entry = outbox and outbox.begin(
+            kind, str(request_id), checked.xml, force=force, flat=checked.flat, renews=renews
+        )
         unread: PartnerError | None = None
         try:
             answer = self._post(kind, request_id, checked.xml, operation=operation)
             payload, call_id = answer.value, answer.call_id
         except BaseException as exc:
             if not accepted(exc):
-                if outbox is not None and entry is not None:
+                if outbox and entry:
                     settle_failure(outbox, entry, exc)
                 raise
             payload, call_id, unread = None, exc.call_id, exc  # a 2xx: the partner took it
         rows, note = reply_rows(payload, unread, operation)
-        if outbox is not None and entry is not None:
-            outbox.mark_sent(
-                entry,
-                status=unread.status if unread is not None else 200,
-                response_body=unread.body
-                if unread is not None
-                else json.dumps(payload, ensure_ascii=False),
-                call_id=call_id,
-                reply_flat={k: v for k, v in rows[0].items() if k not in TAIL} if rows else None,
-            )
+        if outbox and entry:
+            body = unread.body if unread else json.dumps(payload, ensure_ascii=False)
+            reply = {k: v for k, v in rows[0].items() if k not in TAIL} if rows else None
+            status = unread.status if unread else 200
+            outbox.mark_sent(entry, status=status, response_body=body, call_id=call_id,
+                             reply_flat=reply)  # fmt: skip
         df = frame(rows, columns=("request_id",), tail=TAIL, operation=operation, call_id=call_id)
         df.attrs["outbox_id"] = entry
         if note:
@@ -312,27 +303,18 @@ class Supplier(Role):
     def send_response(
         self, request_id: str, pescxml: Any, *, force: bool = False, check: bool = True
     ) -> pd.DataFrame:
-        """Send a TranscriptResponse; returns the echoed response, parsed.
+        """Send a TranscriptResponse (checked: :mod:`workbench.api.sends`); the echo, parsed.
 
-        A second response to a request is refused (``DuplicateSend``) unless ``force=True``,
-        but one of another DocumentID answering the request's cancellation. Its
-        DocumentProcessCode must be the request's and the profile's environment's, and (unless
-        ``check=False``, once checked by hand) its RequestTrackingID the request's
-        (``DocumentMismatch``).
-        """
+        A second response is a ``DuplicateSend`` unless ``force=True``, or it answers the
+        request's cancellation with another DocumentID."""
         return self._send("send_response", request_id, pescxml, force=force, check=check)
 
     def send_transcript(
         self, request_id: str, pescxml: Any, *, force: bool = False, check: bool = True
     ) -> pd.DataFrame:
-        """Send the transcript for a request; returns the partner's acknowledgment, parsed.
-
-        A second transcript for a request is refused (``DuplicateSend``) unless ``force=True``,
-        but a re-issue (TransmissionType Reissue) of another DocumentID. Checked as
-        :meth:`send_response`, and (``check``) refused when its student differs from the
-        request's on a name, the birth date or an id (``DocumentMismatch``), or the request
-        names none (``InvalidValue``).
-        """
+        """Send the transcript for a request (checked as :meth:`send_response`, and its
+        student); the partner's acknowledgment, parsed. A second one is a ``DuplicateSend``
+        unless ``force=True``, or a re-issue (TransmissionType Reissue) of another DocumentID."""
         return self._send("send_transcript", request_id, pescxml, force=force, check=check)
 
 
@@ -360,10 +342,8 @@ class Consumer(Role):
     def send_acknowledgment(
         self, request_id: str, pescxml: Any = None, *, force: bool = False, check: bool = True
     ) -> pd.DataFrame:
-        """Acknowledge a transcript; with ``pescxml=None``, built from its current version (the
-        store's, else fetched). A second acknowledgment of the same version is refused
-        (``DuplicateSend``) unless ``force=True``; one of a version re-issued since is not.
-        Checked as :meth:`Supplier.send_response`.
+        """Acknowledge a transcript (``pescxml=None``: built from its current version); a second
+        one of the same version is a ``DuplicateSend`` unless ``force=True``.
 
         >>> w.consumer.send_acknowledgment("6f1c...")  # doctest: +SKIP
         """

@@ -30,6 +30,7 @@ from workbench.http.answers import list_items
 from workbench.pesc.fields import KEYS
 from workbench.pesc.frames import TIME_DTYPE as PESC_TIME
 from workbench.pesc.frames import dtype_of
+from workbench.store.details import pescxml_of
 from workbench.store.events import events_flat
 from workbench.store.frames import is_missing, snake, utc
 
@@ -43,7 +44,7 @@ TICK_S = 0.1  # how often fetch_all's tick runs
 _pools = itertools.count()  # each pool's threads named apart, to be joined by name
 _TIME_NAME = re.compile(r"(^|_)(at|time|timestamp|datetime)$|^request_date$")
 _ID_NAME = re.compile(r"(^|_)id$")
-_DATE = re.compile(r"\s*(\d{4}-\d{2}-\d{2})(?:$|[TZ+\-\s])")
+_DATE = r"^\s*(\d{4}-\d{2}-\d{2})(?:$|[TZ+\-\s])"
 # Every column an operation may return: the PESC fields (typed as pesc.to_frames does), then ours.
 SCHEMA: dict[str, str] = {
     **{key: dtype_of(key) for keys in KEYS.values() for key in keys},
@@ -129,13 +130,10 @@ def _typed(series: pd.Series, dtype: str, name: str) -> pd.Series:
     if dtype == DATE:
         if pd.api.types.is_datetime64_any_dtype(series.dtype):
             return series.dt.tz_localize(None) if series.dt.tz else series
-        found = [None if is_missing(v) else _DATE.match(str(v)) for v in series]
-        days = pd.to_datetime(
-            pd.Series([m.group(1) if m else None for m in found], index=series.index, dtype=object),
-            format="%Y-%m-%d",
-            errors="coerce",
-        ).astype(DATE)
-        unread = sum(1 for v, m in zip(series, found, strict=True) if not is_missing(v) and not m)
+        text = series.map(lambda v: None if is_missing(v) else str(v)).astype("string")
+        day = text.str.extract(_DATE, expand=False)
+        days = pd.to_datetime(day, format="%Y-%m-%d", errors="coerce").astype(DATE)
+        unread = int((text.notna() & day.isna()).sum())
         if unread:  # never the values: they are students' personal data
             logger.warning(
                 "column %s: %d value(s) are not dates (YYYY-MM-DD) and read as NaT; each "
@@ -162,18 +160,6 @@ class Parsed(NamedTuple):
     error: str | None
 
 
-def split_pescxml(record: Mapping[str, Any]) -> tuple[str | None, dict[str, Any]]:
-    """The record's ``PESCXML`` value (``PESCXml``, any case), and the rest."""
-    xml: str | None = None
-    rest: dict[str, Any] = {}
-    for key, value in record.items():
-        if str(key).lower() == PESCXML and xml is None:
-            xml = value if isinstance(value, str) else None
-        else:
-            rest[key] = value
-    return xml, rest
-
-
 def parse_pescxml(value: str | None) -> Parsed:
     """A ``PESCXML`` value parsed (escaped twice is refused, not repaired); never raises."""
     if not value:
@@ -187,7 +173,7 @@ def parse_pescxml(value: str | None) -> Parsed:
 
 def document_row(item: dict[str, Any]) -> dict[str, Any]:
     """An answer item as a row: its fields, the parsed document's fields, ``pescxml`` last."""
-    value, rest = split_pescxml(item)
+    value, rest = pescxml_of(item)
     xml, document, error = parse_pescxml(value)
     row = snake_keys(rest)
     fields = pesc.flatten(document) if document is not None else {}

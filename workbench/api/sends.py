@@ -87,13 +87,14 @@ def check_send(
     kind: SendKind,
     request_id: Any,
     xml: str,
+    flat: dict[str, Any],
     *,
     answered: str | None,
     environment: str | None,
     check: bool = True,
 ) -> CheckedSend:
-    """Check ``xml`` against ``answered`` (the XML it answers; None: unreadable)."""
-    _, flat = document_fields(kind, xml)
+    """Check ``xml`` (its fields ``flat``, :func:`document_fields`) against ``answered`` (the
+    XML it answers; None: unreadable)."""
     try:
         theirs = pesc.flatten(answered) if answered else None
     except PescError:
@@ -169,17 +170,15 @@ def _check_tracking(kind: SendKind, rid: str, flat: dict[str, Any], theirs: dict
         )
     if expected:
         return
-    unread = f"the {kind.noun}'s own document gives none (it could not be read, or lacks one)"
-    if len(rid) <= ID_LENGTH:  # a dashed GUID (36 characters) never fits
-        raise InvalidValue(
-            f"{kind.name}: the document's RequestTrackingID {tracking!r} is not the "
-            f"{kind.noun}'s API id {rid!r}, and {unread}: it may belong to another request. "
-            f"Nothing was sent. {UNCHECKED}"
-        )
+    differs = (
+        f"cannot be checked against the {kind.noun} {rid!r}, whose API id is no tracking id"
+        if len(rid) > ID_LENGTH
+        else f"is not the {kind.noun}'s API id {rid!r}"
+    )
     raise InvalidValue(
-        f"{kind.name}: the document (RequestTrackingID {tracking!r}) cannot be checked against "
-        f"the {kind.noun} {rid!r}: its API id is no tracking id, and {unread}. Nothing was "
-        f"sent. {UNCHECKED}"
+        f"{kind.name}: the document's RequestTrackingID {tracking!r} {differs}, and the "
+        f"{kind.noun}'s own document gives none (it could not be read, or lacks one): it may "
+        f"belong to another request. Nothing was sent. {UNCHECKED}"
     )
 
 
