@@ -175,12 +175,8 @@ def pull(
     for start in range(0, len(todo), batch):
         with store.batch() if batch > 1 else contextlib.nullcontext():
             for d in todo[start : start + batch]:
-                upsert = (
-                    store.upsert_request
-                    if d.list_name == "supplier_requests"
-                    else store.upsert_transcript
-                )
-                upsert(
+                prepared = store.prepare_detail(
+                    d.list_name,
                     d.item_id,
                     request_date=d.item["RequestDate"],
                     detail=d.detail,
@@ -188,6 +184,7 @@ def pull(
                     children=d.children,
                     call_id=calls[d.item_id],
                 )
+                store.write_details([prepared])
                 rows += 2 + sum(len(v) for v in d.children.values())
     store.finish_run(run, status="ok", summary={"rows": rows})
     return rows

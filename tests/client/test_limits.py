@@ -289,7 +289,7 @@ def test_a_send_past_its_deadline_may_have_reached_the_partner(
     assert "WORKBENCH_CALL_DEADLINE" in str(info.value)
     assert f"at {proxy.url.rstrip('/')}{path} within" in str(info.value)  # the whole URL
     assert proxy.hits == 1  # never resent
-    assert list(w.store.outbox.pending_or_uncertain()["state"]) == ["uncertain"]
+    assert list(w.store.table("outbox_unresolved")["state"]) == ["uncertain"]
 
 
 def test_retries_and_their_waits_stay_within_the_deadline(

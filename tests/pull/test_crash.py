@@ -203,7 +203,7 @@ def check_after_kill(server: PullServer, db: Path, pid: int) -> str:
     assert code in (0, -signal.SIGKILL), err
     assert "Traceback" not in err, err
     with Store(db, busy_timeout_s=5) as store:  # opening settles what the crash left
-        assert store.integrity_check() == "ok"
+        assert store.db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         runs = store.db.execute("SELECT pid, status, summary FROM runs").fetchall()
         assert "running" not in {status for _, status, _ in runs}
         mine = [(status, summary) for run_pid, status, summary in runs if run_pid == pid]
@@ -276,7 +276,7 @@ def check_complete(db: Path, sb: Sandbox, run_id: int, *, fetched: set[str]) -> 
     """After the complete pull ``run_id``: every listed id stored once with its document, the
     list flags right, nothing doubled, and exactly the ``fetched`` ids' details were fetched."""
     with Store(db, busy_timeout_s=5) as store:
-        assert store.integrity_check() == "ok"
+        assert store.db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         conn = store.db
         for table, (column, listed) in DETAIL_TABLES.items():
             ids = set(listed(sb))

@@ -13,7 +13,8 @@ from typing import Any
 
 import pandas as pd
 
-from workbench.store import Store
+from tests.store.helpers import store_detail
+from workbench.store import SnapshotDiff, Store
 
 NOW = datetime(2026, 3, 10, 9, 0, tzinfo=UTC)
 STUDENT = {
@@ -95,26 +96,28 @@ class Partner:
 
     # -- what the partner shows us --------------------------------------------------------
 
-    def list_requests(self, *ids: str) -> None:
+    def list_requests(self, *ids: str) -> SnapshotDiff:
         """A complete supplier list: these ids, nothing else."""
-        self._list("supplier_requests", ids)
+        return self._list("supplier_requests", ids)
 
     def list_transcripts(self, *ids: str) -> None:
         """A complete consumer list: these ids, nothing else."""
         self._list("consumer_transcripts", ids)
 
-    def _list(self, name: str, ids: tuple[str, ...]) -> None:
+    def _list(self, name: str, ids: tuple[str, ...]) -> SnapshotDiff:
         items = [
             {"RequestID": i, "RequestDate": self.dates.get(i, days_ago(1)).isoformat()} for i in ids
         ]
-        self.store.record_snapshot(None, name, items, taken_at=self._tick())
+        return self.store.record_snapshot(None, name, items, taken_at=self._tick())
 
     def request(
         self, request_id: str, *, days: float = 1, flat: dict[str, Any] | None = None, **kw: Any
     ) -> None:
         """Store a request's detail, dated ``days`` before NOW."""
         self.dates[request_id] = days_ago(days)
-        self.store.upsert_request(
+        store_detail(
+            self.store,
+            "supplier_requests",
             request_id,
             request_date=days_ago(days),
             seen_at=days_ago(days),
@@ -129,7 +132,9 @@ class Partner:
     ) -> None:
         """Store a received transcript's detail, dated ``days`` before NOW."""
         self.dates[transcript_id] = days_ago(days)
-        self.store.upsert_transcript(
+        store_detail(
+            self.store,
+            "consumer_transcripts",
             transcript_id,
             request_date=days_ago(days),
             seen_at=days_ago(days),
@@ -170,9 +175,11 @@ class Partner:
             source = {k: current[k] for k in ("source_org_id", "source_org_name")}
             flat = transcript_flat(item_id, **source, **fields)
         self.dates[item_id] = days_ago(days)
-        upsert = self.store.upsert_request if request else self.store.upsert_transcript
+        list_name = "supplier_requests" if request else "consumer_transcripts"
         root = "TranscriptRequest" if request else "CollegeTranscript"
-        upsert(
+        store_detail(
+            self.store,
+            list_name,
             item_id,
             request_date=days_ago(days),
             seen_at=seen_at or days_ago(days),

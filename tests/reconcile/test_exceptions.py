@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from tests.reconcile.builders import NOW, Partner, days_ago, request_flat, transcript_flat
+from tests.store.helpers import store_detail
 from workbench import reconcile
 
 EXPECTED = {
@@ -88,12 +89,14 @@ def rec(module_partner: Callable[[], Partner]) -> reconcile.Reconciliation:
     p.transcript("T-INVALID", validation={"status": "invalid", "errors": ["Birthday: '1210'"]},
                  flat=transcript_flat("T-INVALID", **student()))  # fmt: skip
     # A RequestDate of year 1 and one of 9999, as a partner may send them: kept, not used.
-    for item, upsert, flat, dated in (
-        ("R-EPOCH", p.store.upsert_request, request_flat("R-EPOCH"), YEAR_ONE),
-        ("T-NEVER", p.store.upsert_transcript, transcript_flat("T-NEVER", **student()),
+    for item, list_name, flat, dated in (
+        ("R-EPOCH", "supplier_requests", request_flat("R-EPOCH"), YEAR_ONE),
+        ("T-NEVER", "consumer_transcripts", transcript_flat("T-NEVER", **student()),
          datetime(9999, 12, 31, 9, tzinfo=UTC)),
     ):  # fmt: skip
-        upsert(
+        store_detail(
+            p.store,
+            list_name,
             item,
             request_date=dated,
             seen_at=days_ago(1),

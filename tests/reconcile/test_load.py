@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 import pandas as pd
 
 from tests.reconcile.builders import Partner, request_flat, transcript_flat
+from tests.store.helpers import store_detail
 from workbench import reconcile
 from workbench.store import Store
 
@@ -86,7 +87,7 @@ def test_as_of_shows_what_was_known_then(store: Store) -> None:
              for i in ("R1", "R2", "R3")]  # fmt: skip
     store.record_snapshot(None, "supplier_requests", items, taken_at=start)
     for rid in ("R1", "R2", "R3"):
-        store.upsert_request(rid, flat=request_flat(rid), seen_at=start)
+        store_detail(store, "supplier_requests", rid, flat=request_flat(rid), seen_at=start)
     before_sends = datetime.now(UTC)
     partner.respond("R1", "Hold", hold_reason="Financial")
     partner.send_transcript("R3", state="uncertain")

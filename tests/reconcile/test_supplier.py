@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import UTC, datetime
 
 import pandas as pd
 import pytest
@@ -30,8 +29,8 @@ def every_state(module_partner: Callable[[], Partner]) -> pd.DataFrame:
     p.list_requests(*everyone)
     p.send_transcript("R-INFERRED", state="uncertain")
     open_now = [i for i in everyone if i not in ("R-INFERRED", "R-ELSEWHERE")]
-    settled = p.store.outbox.resolve_uncertain("supplier_requests", open_now, at=datetime.now(UTC))
-    assert list(settled["state"]) == ["sent"]  # gone from the list: inferred sent
+    settled = p.list_requests(*open_now).resolved
+    assert [d["state"] for d in settled] == ["sent"]  # gone from the list: inferred sent
 
     p.respond("R-HOLD", "Hold", hold_reason="Financial", planned="2026-03-20")
     p.send_transcript("R-SENT", ack=None)  # the reply held no acknowledgment we could read

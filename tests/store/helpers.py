@@ -50,3 +50,8 @@ def ago(minutes: float) -> datetime:
 def soon(minutes: float) -> datetime:
     """Real time, some minutes ahead."""
     return datetime.now(UTC) + timedelta(minutes=minutes)
+
+
+def store_detail(store: Any, list_name: str, item_id: str, **values: Any) -> None:
+    """Store one detail as a pull does (``Store.prepare_detail``'s keywords)."""
+    store.write_details([store.prepare_detail(list_name, item_id, **values)])

@@ -7,7 +7,7 @@ import json
 from datetime import UTC, date, datetime
 from decimal import Decimal
 
-from tests.store.helpers import at
+from tests.store.helpers import at, store_detail
 from workbench.store import Store
 
 
@@ -25,7 +25,9 @@ def test_flat_fields_of_any_type_become_cells(store: Store) -> None:
         "note": {"text": "hello", "lines": [1, 2]},
         "transcript_type": None,
     }
-    store.upsert_request("R-1", seen_at=at(0), detail={"PESCXML": "<TR/>"}, flat=flat)
+    store_detail(
+        store, "supplier_requests", "R-1", seen_at=at(0), detail={"PESCXML": "<TR/>"}, flat=flat
+    )
     row = store.db.execute(
         "SELECT document_id, created_at, student_birth_date, request_count, "
         "release_authorized, note, transcript_type FROM transcript_requests"
@@ -48,8 +50,13 @@ def test_child_rows_mixing_plain_and_other_values_keep_each_as_a_cell(store: Sto
         {"course_title": "Logic", "credit_value": 2, "ended": date(2024, 12, 20)},
         {"course_title": "Art", "credit_value": 1.0, "grade": ["A", "B"], "repeat": True},
     ]
-    store.upsert_transcript(
-        "T-1", seen_at=at(0), detail={"PESCXML": "<CT/>"}, children={"courses": courses}
+    store_detail(
+        store,
+        "consumer_transcripts",
+        "T-1",
+        seen_at=at(0),
+        detail={"PESCXML": "<CT/>"},
+        children={"courses": courses},
     )
     rows = store.db.execute(
         "SELECT position, course_title, credit_value, grade, repeat, ended "

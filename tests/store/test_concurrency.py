@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.store.helpers import exchange, listed
+from tests.store.helpers import exchange, listed, store_detail
 from workbench.errors import StoreError
 from workbench.store import Store
 
@@ -26,7 +26,9 @@ def test_two_stores_and_many_threads_write_at_once(db_path: Path) -> None:
                 store.record_call(exchange(url=f"http://h/api/transcriptrequests/{n}-{i}"))
                 if i % 10 == 0:
                     store.record_snapshot(None, "supplier_requests", listed(f"{n}-{i}"))
-                    store.upsert_request(f"{n}-{i}", detail={"PESCXML": "<TR/>"})
+                    store_detail(
+                        store, "supplier_requests", f"{n}-{i}", detail={"PESCXML": "<TR/>"}
+                    )
         except BaseException as exc:  # collected, so the test shows it
             errors.append(exc)
 
@@ -38,7 +40,7 @@ def test_two_stores_and_many_threads_write_at_once(db_path: Path) -> None:
     assert errors == []
     assert len(stores[0].table("calls")) == 240
     assert len(stores[1].table("snapshots")) == 24
-    assert stores[0].integrity_check() == "ok"
+    assert stores[0].db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     for store in stores:
         store.close()
 
@@ -175,4 +177,4 @@ def test_two_processes_write_at_once(db_path: Path) -> None:
         assert worker.returncode == 0, err.decode()
     with Store(db_path) as store:
         assert len(store.table("calls")) == 300 and len(store.table("snapshots")) == 30
-        assert store.integrity_check() == "ok"
+        assert store.db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"

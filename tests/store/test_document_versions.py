@@ -7,7 +7,7 @@ from typing import Any
 
 import pandas as pd
 
-from tests.store.helpers import at, listed
+from tests.store.helpers import at, listed, store_detail
 from workbench.store import Store
 
 
@@ -26,7 +26,9 @@ def _detail(item_id: str, xml: str, date: str = "2026-03-01T08:00:00.000Z") -> l
 
 
 def _transcript(store: Store, xml: str, document_id: str, transmission: str, minute: int) -> None:
-    store.upsert_transcript(
+    store_detail(
+        store,
+        "consumer_transcripts",
         "T-1",
         seen_at=at(minute),
         detail=_detail("T-1", xml),
@@ -54,7 +56,9 @@ def test_each_distinct_document_is_a_version_and_the_row_shows_the_current(store
 
 
 def test_a_document_sent_escaped_comes_back_unescaped_once(store: Store) -> None:
-    store.upsert_request(
+    store_detail(
+        store,
+        "supplier_requests",
         "R-1",
         detail=_detail("R-1", "&lt;TranscriptRequest a=&quot;&amp;amp;&quot;/&gt;"),
         flat=_flat("TranscriptRequest", "DOC-1"),
@@ -69,7 +73,9 @@ def test_a_cancellation_closes_the_request(store: Store) -> None:
     for minute, (document_id, kind) in enumerate(
         [("DOC-1", "Original"), ("DOC-2", "Cancellation")]
     ):
-        store.upsert_request(
+        store_detail(
+            store,
+            "supplier_requests",
             "R-1",
             seen_at=at(minute + 1),
             detail=_detail("R-1", f"<TranscriptRequest>{kind}</TranscriptRequest>"),
@@ -94,7 +100,9 @@ def test_a_transcript_reissued_after_our_ack_awaits_our_ack_again(store: Store) 
 
     # Re-issued: back on the list with a new document, fetched after our acknowledgment.
     store.record_snapshot(None, "consumer_transcripts", listed("T-1", day=3), taken_at=at(3))
-    store.upsert_transcript(
+    store_detail(
+        store,
+        "consumer_transcripts",
         "T-1",
         detail=_detail("T-1", "<CollegeTranscript>2</CollegeTranscript>"),
         flat=_flat("CollegeTranscript", "CT-2", "Reissue"),

@@ -8,7 +8,7 @@ import json
 import pandas as pd
 import pytest
 
-from tests.store.helpers import at, exchange, listed
+from tests.store.helpers import at, exchange, listed, store_detail
 from workbench.errors import StoreError
 from workbench.store import Store
 
@@ -26,9 +26,11 @@ FLAT = {
 DETAIL = [{"RequestID": "R-1", "RequestDate": "2026-03-01T08:00:00.000Z", "PESCXML": "<TR/>"}]
 
 
-def test_upsert_request_stores_detail_pesc_fields_and_the_whole_record(store: Store) -> None:
+def test_a_request_detail_stores_pesc_fields_and_the_whole_record(store: Store) -> None:
     call = store.record_call(exchange())
-    store.upsert_request(
+    store_detail(
+        store,
+        "supplier_requests",
         "R-1",
         request_date="2026-03-01T08:00:00.000Z",
         seen_at=at(0),
@@ -62,8 +64,8 @@ def test_upsert_request_stores_detail_pesc_fields_and_the_whole_record(store: St
 
 def test_upsert_keeps_first_and_last_seen_and_list_membership(store: Store) -> None:
     store.record_snapshot(None, "supplier_requests", listed("R-1"), taken_at=at(5))
-    store.upsert_request("R-1", seen_at=at(10), detail=DETAIL, flat=FLAT)
-    store.upsert_request("R-1", seen_at=at(1))  # an older sighting
+    store_detail(store, "supplier_requests", "R-1", seen_at=at(10), detail=DETAIL, flat=FLAT)
+    store_detail(store, "supplier_requests", "R-1", seen_at=at(1))  # an older sighting
     row = store.table("transcript_requests").iloc[0]
     assert str(row["first_seen_at"]) == "2026-03-02 09:01:00+00:00"
     assert str(row["last_seen_at"]) == "2026-03-02 09:10:00+00:00"
@@ -71,8 +73,15 @@ def test_upsert_keeps_first_and_last_seen_and_list_membership(store: Store) -> N
 
 
 def test_a_new_detail_replaces_the_pesc_fields_of_the_old_one(store: Store) -> None:
-    store.upsert_request("R-1", seen_at=at(0), detail=DETAIL, flat=FLAT)
-    store.upsert_request("R-1", seen_at=at(1), detail=DETAIL, parse_error="not XML at line 1")
+    store_detail(store, "supplier_requests", "R-1", seen_at=at(0), detail=DETAIL, flat=FLAT)
+    store_detail(
+        store,
+        "supplier_requests",
+        "R-1",
+        seen_at=at(1),
+        detail=DETAIL,
+        parse_error="not XML at line 1",
+    )
     row = store.table("transcript_requests").iloc[0]
     assert row["parse_error"] == "not XML at line 1"
     assert pd.isna(row["student_last_name"])
@@ -91,7 +100,14 @@ def test_children_become_rows_with_a_column_per_field(store: Store) -> None:
         "awards": [{"award_title": "Diploma"}],
         "sessions": [{"name": "Fall 2024"}],
     }
-    store.upsert_transcript("T-1", seen_at=at(0), detail={"PESCXML": "<CT/>"}, children=children)
+    store_detail(
+        store,
+        "consumer_transcripts",
+        "T-1",
+        seen_at=at(0),
+        detail={"PESCXML": "<CT/>"},
+        children=children,
+    )
     got = store.table("courses")
     assert list(got["transcript_id"]) == ["T-1", "T-1"] and list(got["position"]) == [0, 1]
     assert list(got["course_title"]) == ["Calculus", "Poetry"]
@@ -105,13 +121,15 @@ def test_children_become_rows_with_a_column_per_field(store: Store) -> None:
         "T-1",
     )
     # A re-fetched document replaces its children.
-    store.upsert_transcript("T-1", seen_at=at(1), children={"courses": courses[:1]})
+    store_detail(
+        store, "consumer_transcripts", "T-1", seen_at=at(1), children={"courses": courses[:1]}
+    )
     assert len(store.table("courses")) == 1 and len(store.table("awards")) == 0
 
 
 def test_child_fields_that_are_not_safe_column_names_stay_in_the_json(store: Store) -> None:
     weird = {"Bad Name": 1, "x; DROP TABLE calls": 2, "position": 99, "ok_name": 3}
-    store.upsert_request("R-1", seen_at=at(0), children={"recipients": [weird]})
+    store_detail(store, "supplier_requests", "R-1", seen_at=at(0), children={"recipients": [weird]})
     row = store.table("recipients").iloc[0]
     assert row["position"] == 0 and row["ok_name"] == 3
     assert json.loads(row["extra_json"]) == {
@@ -124,8 +142,8 @@ def test_child_fields_that_are_not_safe_column_names_stay_in_the_json(store: Sto
 
 def test_missing_details_is_the_incremental_pull_question(store: Store) -> None:
     store.record_snapshot(None, "supplier_requests", listed("A", "B", "C", "D"))
-    store.upsert_request("A", detail=DETAIL, flat=FLAT)
-    store.upsert_request("B", detail=DETAIL)
+    store_detail(store, "supplier_requests", "A", detail=DETAIL, flat=FLAT)
+    store_detail(store, "supplier_requests", "B", detail=DETAIL)
     assert store.missing_details("supplier_requests", ["A", "B", "C", "D", "C"]) == ["C", "D"]
     run = store.begin_run()
     store.record_detail_failure(
@@ -135,7 +153,7 @@ def test_missing_details_is_the_incremental_pull_question(store: Store) -> None:
     assert store.missing_details("supplier_requests", ["A", "B", "C", "D"]) == ["B", "C", "D"]
     failures = store.table("detail_failures")
     assert failures["item_id"].tolist() == ["B", "C"] and failures["run_id"].tolist() == [run, run]
-    store.upsert_request("B", detail=DETAIL)  # the retry worked
+    store_detail(store, "supplier_requests", "B", detail=DETAIL)  # the retry worked
     assert store.missing_details("supplier_requests", ["B", "C"]) == ["C"]
     row = store.table("transcript_requests", where="request_id = 'B'").iloc[0]
     assert pd.isna(row["detail_error"])
@@ -171,8 +189,10 @@ def test_upsert_events_refuses_unknown_sources(store: Store) -> None:
 def test_the_xml_is_kept_once_and_read_back_either_way(store: Store) -> None:
     body = '{"RequestID": "T-1", "PESCXml": "<CollegeTranscript/>"}'  # another key casing
     call = store.record_call(exchange(url="http://h/api/transcripts/T-1", response_body=body))
-    store.upsert_transcript("T-1", detail=body, call_id=call)
-    store.upsert_request("R-9", detail=[{"PESCXML": "<TR/>"}])  # no call: kept in the row
+    store_detail(store, "consumer_transcripts", "T-1", detail=body, call_id=call)
+    store_detail(
+        store, "supplier_requests", "R-9", detail=[{"PESCXML": "<TR/>"}]
+    )  # no call: kept in the row
     assert store.document("T-1") == "<CollegeTranscript/>"
     assert store.document("T-1", list_name="supplier_requests") is None
     assert store.document("R-9") == "<TR/>" and store.document("nobody") is None

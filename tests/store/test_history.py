@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from tests.store.helpers import ago, at, exchange, listed, soon
+from tests.store.helpers import ago, at, exchange, listed, soon, store_detail
 from workbench.errors import StoreError
 from workbench.store import LIST_NAMES, Store
 
@@ -77,7 +77,14 @@ def test_timeline_tells_the_story_of_one_request(store: Store) -> None:
     run = store.begin_run()
     store.record_snapshot(run, "supplier_requests", listed("R-1", "R-2"), taken_at=ago(10))
     call = store.record_call(exchange(started_at=ago(9)), run_id=run)
-    store.upsert_request("R-1", seen_at=ago(9), detail=[{"PESCXML": "<TR/>"}], call_id=call)
+    store_detail(
+        store,
+        "supplier_requests",
+        "R-1",
+        seen_at=ago(9),
+        detail=[{"PESCXML": "<TR/>"}],
+        call_id=call,
+    )
     store.record_detail_failure("supplier_requests", "R-1", "HTTP 503", run_id=run)
     entry = store.outbox.begin("send_response", "R-1", "<TResp/>", flat={"response_status": "Hold"})
     store.outbox.mark_sent(entry, status=200, response_body="{}")
@@ -135,7 +142,12 @@ def test_open_requests_view_has_age_and_student(store: Store) -> None:
         "RequestDate": (pd.Timestamp.now(tz="UTC") - pd.Timedelta(days=30)).isoformat(),
     }
     store.record_snapshot(None, "supplier_requests", [old, *listed("NEW")])
-    store.upsert_request("OLD", flat={"student_first_name": "Ada", "student_last_name": "King"})
+    store_detail(
+        store,
+        "supplier_requests",
+        "OLD",
+        flat={"student_first_name": "Ada", "student_last_name": "King"},
+    )
     view = store.table("open_requests")
     row = view.set_index("request_id").loc["OLD"]
     assert 29.9 <= row["age_days"] <= 30.1
@@ -161,7 +173,7 @@ def test_ids_taken_from_dataframes_are_accepted(store: Store) -> None:
     runs = store.table("runs")["id"]  # Int64: its items are numpy integers
     assert store.diff(runs.iloc[0], runs.iloc[1]).empty
     entry = store.outbox.begin("send_response", "R-1", "<TResp/>", run_id=runs.iloc[0])
-    pending = store.outbox.pending_or_uncertain()["id"].iloc[0]
+    pending = store.table("outbox_unresolved")["outbox_id"].iloc[0]
     store.outbox.mark_sent(pending, status=200, response_body="{}")
     assert store.outbox.get(entry)["state"] == "sent"
 

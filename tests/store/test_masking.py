@@ -11,7 +11,7 @@ import pytest
 
 import workbench as wb
 from tests.hostile.partner import HostilePartner, body
-from tests.store.helpers import exchange
+from tests.store.helpers import exchange, store_detail
 from workbench import spec
 from workbench.errors import StoreError
 from workbench.http.answers import request_path
@@ -28,7 +28,9 @@ def test_documents_are_stored_as_written_whatever_a_secret_spells(tmp_path: Path
     secret = "2024-0001"
     store = Store(tmp_path / "wb.db", secrets=[secret])
     for _ in range(2):  # a re-fetched document replaces its child records
-        store.upsert_transcript(
+        store_detail(
+            store,
+            "consumer_transcripts",
             "T-2024-0001",
             detail=DETAIL,
             flat={"school_name": f"Demo {secret}"},

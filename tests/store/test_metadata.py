@@ -13,11 +13,12 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from scripts.data_dictionary import dictionary
 from workbench.cli import app
 from workbench.cli.browse import INSTALL
 from workbench.cli.browse import serve as browse
 from workbench.errors import ConfigError
-from workbench.store import Store, metadata
+from workbench.store import Store
 from workbench.store.metadata import (
     column_description,
     datasette_metadata,
@@ -95,8 +96,8 @@ def test_datasette_is_told_to_hide_the_sql() -> None:
 
 def test_the_data_dictionary_is_current(tmp_path: Path) -> None:
     committed = (ROOT / "docs" / "data-dictionary.md").read_text(encoding="utf-8")
-    assert metadata.dictionary() == committed, (
-        "docs/data-dictionary.md is stale: run `python -m workbench.store.metadata`"
+    assert dictionary() == committed, (
+        "docs/data-dictionary.md is stale: run `python scripts/data_dictionary.py`"
     )
     assert "### Calls (`calls`)" in committed
     assert "| `duration_s` | REAL | s | How long it took. |" in committed

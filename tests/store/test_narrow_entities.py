@@ -12,7 +12,7 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from tests.store.helpers import at
+from tests.store.helpers import at, store_detail
 from workbench.errors import StoreError
 from workbench.sandbox import Sandbox
 from workbench.store import Store
@@ -43,15 +43,27 @@ def test_a_pull_stores_narrow_rows_and_every_document_with_its_texts(
 
 
 def test_a_detail_without_xml_keeps_its_item_until_a_document_comes(store: Store) -> None:
-    store.upsert_request("R-1", seen_at=at(0), detail={"RequestID": "R-1", "Note": "no XML"},
-                         parse_error="no PESCXML in the answer")  # fmt: skip
+    store_detail(
+        store,
+        "supplier_requests",
+        "R-1",
+        seen_at=at(0),
+        detail={"RequestID": "R-1", "Note": "no XML"},
+        parse_error="no PESCXML in the answer",
+    )
     records = store.table("document_records")
     assert records["record_type"].tolist() == ["detail"]
     assert json.loads(records["record_json"].iloc[0]) == {"RequestID": "R-1", "Note": "no XML"}
     assert store.versions("R-1").empty
 
-    store.upsert_request("R-1", seen_at=at(1), detail={"RequestID": "R-1", "PESCXML": "<TR/>"},
-                         validation=VALID)  # fmt: skip
+    store_detail(
+        store,
+        "supplier_requests",
+        "R-1",
+        seen_at=at(1),
+        detail={"RequestID": "R-1", "PESCXML": "<TR/>"},
+        validation=VALID,
+    )
     assert store.table("document_records").empty  # its document holds the item now
     document = store.current_documents("supplier_requests", ("detail_json", "validation"))
     assert json.loads(document.loc["R-1", "detail_json"]) == {"RequestID": "R-1"}
@@ -60,27 +72,38 @@ def test_a_detail_without_xml_keeps_its_item_until_a_document_comes(store: Store
 
 def test_a_refetched_document_keeps_its_version_and_takes_the_latest_texts(store: Store) -> None:
     detail = {"RequestID": "R-1", "RequestDate": "2026-03-01", "PESCXML": "<TR/>"}
-    store.upsert_request("R-1", seen_at=at(0), detail=detail, flat={"document_id": "D-1"})
+    store_detail(
+        store, "supplier_requests", "R-1", seen_at=at(0), detail=detail, flat={"document_id": "D-1"}
+    )
     later = {**detail, "RequestDate": "2026-03-05"}  # the same document, listed again
-    store.upsert_request("R-1", seen_at=at(9), detail=later, flat={"document_id": "D-1"},
-                         validation=VALID)  # fmt: skip
+    store_detail(
+        store,
+        "supplier_requests",
+        "R-1",
+        seen_at=at(9),
+        detail=later,
+        flat={"document_id": "D-1"},
+        validation=VALID,
+    )
     versions = store.versions("R-1")
     assert versions["version"].tolist() == [1]
     assert str(versions["first_seen_at"].iloc[0]) == str(at(0))
     assert json.loads(versions["detail_json"].iloc[0])["RequestDate"] == "2026-03-05"
     assert json.loads(versions["validation"].iloc[0]) == VALID
     # Fetched once more without schemas: the validation of the same content stays.
-    store.upsert_request("R-1", seen_at=at(12), detail=later, flat={"document_id": "D-1"})
+    store_detail(
+        store, "supplier_requests", "R-1", seen_at=at(12), detail=later, flat={"document_id": "D-1"}
+    )
     assert json.loads(store.versions("R-1")["validation"].iloc[0]) == VALID
 
 
 def test_validation_or_fields_given_without_a_detail_amend_the_current_document(
     store: Store,
 ) -> None:
-    store.upsert_request("R-1", seen_at=at(0), detail={"PESCXML": "<TR>1</TR>"})
-    store.upsert_request("R-1", seen_at=at(1), detail={"PESCXML": "<TR>2</TR>"})
-    store.upsert_request("R-1", validation=VALID)
-    store.upsert_request("R-1", flat={"document_id": "D-2", "extra": 1})
+    store_detail(store, "supplier_requests", "R-1", seen_at=at(0), detail={"PESCXML": "<TR>1</TR>"})
+    store_detail(store, "supplier_requests", "R-1", seen_at=at(1), detail={"PESCXML": "<TR>2</TR>"})
+    store_detail(store, "supplier_requests", "R-1", validation=VALID)
+    store_detail(store, "supplier_requests", "R-1", flat={"document_id": "D-2", "extra": 1})
     versions = store.versions("R-1").set_index("version")
     assert json.loads(versions.loc[2, "validation"]) == VALID
     assert json.loads(versions.loc[2, "pesc_json"]) == {"document_id": "D-2", "extra": 1}

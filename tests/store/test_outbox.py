@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from tests.store.helpers import ago, exchange, listed, soon
+from tests.store.helpers import ago, exchange, listed, soon, store_detail
 from workbench.errors import InvalidValue, StoreError, WorkbenchError
 from workbench.store import DuplicateSend, Store
 
@@ -38,8 +38,8 @@ def test_begin_records_pending_before_the_send(store: Store) -> None:
         "PESCXML": "<TResp/>"
     }
     assert json.loads(row["payload_flat"])["response_status"] == "Hold"
-    frame = store.outbox.pending_or_uncertain()
-    assert frame["id"].tolist() == [entry] and frame["request_id"].dtype == "string"
+    frame = store.table("outbox_unresolved")
+    assert frame["outbox_id"].tolist() == [entry] and frame["request_id"].dtype == "string"
 
 
 def test_sent_files_the_response_we_sent(store: Store) -> None:
@@ -52,7 +52,7 @@ def test_sent_files_the_response_we_sent(store: Store) -> None:
     response = store.table("responses").iloc[0]
     assert response["request_id"] == "R-1" and response["response_status"] == "Hold"
     assert response["pescxml"] == "<TResp/>" and not response["inferred"]
-    assert store.outbox.pending_or_uncertain().empty
+    assert store.table("outbox_unresolved").empty
 
 
 def test_the_same_send_twice_is_refused_unless_forced(store: Store) -> None:
@@ -127,7 +127,7 @@ def test_an_unreadable_acknowledgment_files_no_row(store: Store) -> None:
 
 def test_send_acknowledgment_files_the_acknowledgment_sent(store: Store) -> None:
     store.record_snapshot(None, "consumer_transcripts", listed("T-1"))
-    store.upsert_transcript("T-1", flat={"award_count": 2, "course_count": 19})
+    store_detail(store, "consumer_transcripts", "T-1", flat={"award_count": 2, "course_count": 19})
     entry = store.outbox.begin("send_acknowledgment", "T-1", {"PESCXML": "<Ack/>"}, flat=ACK_FLAT)
     assert store.table("transcripts_awaiting_ack").empty  # being acknowledged
     store.outbox.mark_sent(entry, status=200, response_body={"PESCXML": "<Ack/>"})
@@ -140,8 +140,8 @@ def test_uncertain_still_listed_becomes_failed(store: Store) -> None:
     store.record_snapshot(None, "supplier_requests", listed("R-1"), taken_at=ago(1))
     entry = store.outbox.begin("send_response", "R-1", "<TResp/>")
     store.outbox.mark_uncertain(entry, error="ReadTimeout")
-    decided = store.outbox.resolve_uncertain("supplier_requests", ["R-1", "R-2"], at=soon(16))
-    assert decided.to_dict("records")[0]["state"] == "failed"
+    diff = store.record_snapshot(None, "supplier_requests", listed("R-1", "R-2"), taken_at=soon(16))
+    assert diff.resolved[0]["state"] == "failed"
     row = store.outbox.get(entry)
     assert row["state"] == "failed" and "did not take effect" in row["resolution"]
     assert row["resolved_at"] is not None
@@ -166,8 +166,8 @@ def test_uncertain_gone_after_being_listed_becomes_sent_by_inference(store: Stor
 def test_uncertain_gone_without_evidence_stays_uncertain(store: Store) -> None:
     entry = store.outbox.begin("send_transcript", "R-1", "<CT/>")  # never listed before
     store.outbox.mark_uncertain(entry, error="ReadTimeout")
-    decided = store.outbox.resolve_uncertain("supplier_requests", [], at=soon(1))
-    assert decided["state"].tolist() == ["uncertain"]
+    diff = store.record_snapshot(None, "supplier_requests", [], taken_at=soon(1))
+    assert [d["state"] for d in diff.resolved] == ["uncertain"]
     row = store.outbox.get(entry)
     assert row["state"] == "uncertain" and "cannot tell" in row["resolution"]
     assert row["resolved_at"] is None
@@ -187,17 +187,20 @@ def test_uncertain_gone_but_explained_by_another_send_stays_uncertain(store: Sto
 def test_lists_taken_before_the_send_turned_uncertain_decide_nothing(store: Store) -> None:
     entry = store.outbox.begin("send_acknowledgment", "T-1", "<Ack/>")
     store.outbox.mark_uncertain(entry, error="ReadTimeout")
-    decided = store.outbox.resolve_uncertain("consumer_transcripts", ["T-1"], at=ago(600))
-    assert decided.empty and store.outbox.get(entry)["state"] == "uncertain"
-    assert list(decided.columns) == ["entry_id", "operation", "request_id", "state", "resolution"]
+    diff = store.record_snapshot(None, "consumer_transcripts", listed("T-1"), taken_at=ago(600))
+    assert diff.resolved == () and store.outbox.get(entry)["state"] == "uncertain"
 
 
-def test_explains_counts_sends_that_may_have_taken_effect(store: Store) -> None:
-    entry = store.outbox.begin("send_acknowledgment", "T-1", "<Ack/>")
-    assert store.outbox.explains("consumer_transcripts", "T-1")
-    assert not store.outbox.explains("supplier_requests", "T-1")
-    store.outbox.mark_failed(entry, error="refused")
-    assert not store.outbox.explains("consumer_transcripts", "T-1")
+def test_a_departure_is_explained_by_a_send_that_may_have_taken_effect(store: Store) -> None:
+    store.record_snapshot(None, "consumer_transcripts", listed("T-1", "T-2"), taken_at=ago(1))
+    store.record_snapshot(None, "supplier_requests", listed("T-1"), taken_at=ago(1))
+    store.outbox.begin("send_acknowledgment", "T-1", "<Ack/>")
+    failed = store.outbox.begin("send_acknowledgment", "T-2", "<Ack/>")
+    store.outbox.mark_failed(failed, error="refused")
+    diff = store.record_snapshot(None, "consumer_transcripts", [], taken_at=soon(1))
+    assert diff.left == {"T-1": "outbox", "T-2": "elsewhere"}
+    diff = store.record_snapshot(None, "supplier_requests", [], taken_at=soon(1))
+    assert diff.left == {"T-1": "elsewhere"}
 
 
 def test_stale_pending_from_a_dead_process_becomes_uncertain(db_path: Path) -> None:
@@ -226,7 +229,7 @@ def test_a_late_answer_overrides_an_inference(store: Store) -> None:
     store.record_snapshot(None, "supplier_requests", listed("R-1"), taken_at=ago(1))
     entry = store.outbox.begin("send_response", "R-1", "<TResp/>")
     store.outbox.mark_uncertain(entry, error="ReadTimeout")
-    store.outbox.resolve_uncertain("supplier_requests", ["R-1"], at=soon(1))
+    store.record_snapshot(None, "supplier_requests", listed("R-1"), taken_at=soon(1))
     store.outbox.mark_sent(entry, status=200, response_body="{}")
     assert store.outbox.get(entry)["state"] == "sent"
 

@@ -73,8 +73,8 @@ def test_still_listed_soon_after_the_send_is_too_soon_to_fail_it(store: Store) -
     assert "too soon to tell" in store.outbox.get(entry)["resolution"]
     with pytest.raises(wb.DuplicateSend):
         store.outbox.begin("send_response", "R-1", "<TResp/>")
-    decided = store.outbox.resolve_uncertain("supplier_requests", ["R-1"], at=soon(16))
-    assert list(decided["state"]) == ["failed"]
+    decided = store.record_snapshot(None, "supplier_requests", listed("R-1"), taken_at=soon(16))
+    assert [d["state"] for d in decided.resolved] == ["failed"]
 
 
 def test_a_list_of_unknown_request_time_settles_nothing(store: Store) -> None:

@@ -167,7 +167,7 @@ def test_a_fresh_store_has_every_table_view_key_and_pragma(store: Store) -> None
     assert db.journal_mode == "wal"
     assert db.execute("PRAGMA foreign_keys").fetchone()[0] == 1
     assert db.execute("PRAGMA synchronous").fetchone()[0] == 1  # NORMAL
-    assert store.integrity_check() == "ok"
+    assert store.db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
 
 
 def test_reopening_is_cheap_and_changes_nothing(db_path: Path) -> None:
@@ -200,7 +200,7 @@ def test_an_old_database_is_migrated_in_place_when_opened(tmp_path: Path) -> Non
         assert store.missing_details("supplier_requests", ["R-1", "R-2"]) == ["R-2"]
         diff = store.record_snapshot(None, "supplier_requests", [{"RequestID": "R-3"}])
         assert diff.vanished == ("R-1", "R-2") and diff.left == {"R-1": "elsewhere"}
-        assert store.integrity_check() == "ok"
+        assert store.db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     Store(fresh).close()
     migrated, created = shape(old), shape(fresh)
     assert migrated["objects"] == created["objects"]

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.store.helpers import SECRETS, exchange
+from tests.store.helpers import SECRETS, exchange, store_detail
 from workbench.http.masking import MASK, Redactor
 from workbench.store import Store
 
@@ -39,12 +39,11 @@ def unredacted_token_exchange() -> object:
 
 def test_no_secret_said_or_sent_as_a_credential_reaches_the_file(tmp_path: Path) -> None:
     path = tmp_path / "wb.db"
-    store = Store(path, secrets=SECRETS)
+    store = Store(path, secrets=[*SECRETS, LEARNED])
     run = store.begin_run()
     store.record_call(unredacted_token_exchange(), run_id=run)
     store.record_call(exchange(request_headers={"authorization": f"bearer {JWT}"}), run_id=run)
     store.record_call(exchange(status=401, response_body=f'{{"Message": "{SECRETS[1]} {JWT}"}}'))
-    store.add_secret(LEARNED)
     store.record_call(exchange(response_body=f'{{"Message": "token {LEARNED} expired"}}'))
     store.record_snapshot(run, "supplier_requests", [{"RequestID": "R-2", "Echo": LEARNED}])
     store.record_detail_failure("supplier_requests", "R-2", f"401 for {JWT}", run_id=run)
@@ -68,13 +67,14 @@ def test_documents_keep_what_they_spell_but_an_echo_of_ours(tmp_path: Path) -> N
     (partners issue short credentials that dates and ids spell); a secret or an issued token
     of 16 characters or more, which no document spells by chance, is masked as an echo."""
     short = ["2024-01", "Pw#26", "AB12"]
-    store = Store(tmp_path / "wb.db", secrets=[*SECRETS, *short])
-    store.add_secret(LEARNED)
+    store = Store(tmp_path / "wb.db", secrets=[*SECRETS, *short, LEARNED])
     store.record_call(exchange(response_body=f'[{{"RequestID": "R-1", "N": "{short[0]}"}}]'))
     store.record_snapshot(None, "placement_events", [{"eventId": "E", "password": short[1]}])
     store.upsert_events("domestic", [{"eventId": "D", "note": f"{short[2]} {SECRETS[2]}"}])
     courses = [{"title": f"Course {i}", "grade": "A", "credit_value": 3.0} for i in range(3)]
-    store.upsert_transcript(
+    store_detail(
+        store,
+        "consumer_transcripts",
         "T-1",
         detail={"PESCXML": f"<CollegeTranscript>{short[0]} {LEARNED}</CollegeTranscript>"},
         flat={"student_last_name": LEARNED, "school_name": short[2]},

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tests.store.helpers import store_detail
 from workbench.config import load_profile
 from workbench.http.session import Session
 from workbench.sandbox import Sandbox
@@ -44,7 +45,7 @@ def test_a_recorded_session_leaves_no_secret_in_the_file(sandbox: Sandbox, tmp_p
     store.record_snapshot(run, "supplier_requests", listed)
     calls = store.table("calls")
     detail_call = calls.loc[calls["operation"] == "supplier.request", "id"].iloc[-1]
-    store.upsert_request(first, detail=detail, call_id=int(detail_call))
+    store_detail(store, "supplier_requests", first, detail=detail, call_id=int(detail_call))
     store.finish_run(run, status="ok")
     assert {"token", "supplier.pending_requests", "supplier.request"} <= set(calls["operation"])
     assert calls.loc[calls["operation"] == "supplier.request", "request_id"].tolist() == [first]

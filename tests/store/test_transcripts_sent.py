@@ -15,7 +15,7 @@ import pytest
 
 import workbench as wb
 from tests.conftest import FAST
-from tests.store.helpers import ago, exchange, listed, soon
+from tests.store.helpers import ago, exchange, listed, soon, store_detail
 from tests.test_send_cli import send, transcript_file
 from workbench import pesc, spec
 from workbench.sandbox import Sandbox
@@ -84,7 +84,9 @@ def test_a_send_the_lists_show_took_effect_is_filed_inferred_and_a_failed_one_is
 
 
 def test_a_received_transcript_is_found_by_the_apis_request_id(store: Store) -> None:
-    store.upsert_transcript(
+    store_detail(
+        store,
+        "consumer_transcripts",
         "T-7",
         detail={"RequestID": "T-7", "PESCXML": "<CollegeTranscript/>"},
         flat={"document_id": "CT-7", "course_count": 2},

@@ -1,17 +1,5 @@
-"""The snapshot store: SQLite (through sqlite-utils) holding runs, calls, list snapshots,
-documents, events and the outbox. See :class:`Store`.
-
-Layout::
-
-    core.py        Store: opening, runs, calls, snapshots, list membership, details, events
-    history.py     History, the Store's read side: table, as_of, diff, timeline, documents
-    connection.py  the shared connection, transactions, errors, the pull lock
-    schema.py      tables, views, how values are written    migrations.py  versions, upgrades
-    lists.py       the four partner lists                    frames.py      DataFrame dtypes
-    details.py     a detail's documents, rows and children   events.py      events, deduplicated
-    outbox.py      sends, duplicates, stale                  settle.py      uncertain sends
-    identity.py    which partner the store holds             metadata.py    what it all means
-"""
+"""The snapshot store: runs, calls, list snapshots, documents, events and the outbox in one
+SQLite file. See :class:`Store`."""
 
 from __future__ import annotations
 
@@ -28,8 +16,7 @@ if typing.TYPE_CHECKING:
 
 __all__ = ["LIST_NAMES", "OPERATIONS", "SCHEMA_VERSION", "DuplicateSend", "Outbox",
            "SnapshotDiff", "Store"]  # fmt: skip
-# Loaded on first use (PEP 562): a submodule (the schema version, whom a store holds) imports
-# without Store, sqlite-utils and the pandas they load.
+# Loaded on first use: a submodule imports without Store, sqlite-utils and pandas.
 _HOMES = {"LIST_NAMES": "lists", "OPERATIONS": "lists", "Outbox": "outbox",
           "SCHEMA_VERSION": "schema", "SnapshotDiff": "core", "Store": "core"}  # fmt: skip
 

@@ -1,10 +1,5 @@
-"""One SQLite connection shared by a pull's threads, its transactions, and the pull lock.
-
-WAL, ``synchronous=NORMAL`` (``FULL`` for a ``durable`` write: the outbox's), every write
-``BEGIN IMMEDIATE`` so a busy database makes it wait ``busy_timeout_s``, SQLite's errors as
-``StoreError`` with advice, a new file 0600 (its ``-wal`` and ``-shm`` take its mode); read-only
-creates nothing beside the file (DESIGN §5).
-"""
+"""One SQLite connection shared by a pull's threads (WAL, every write ``BEGIN IMMEDIATE``,
+``synchronous=FULL`` for the outbox's), SQLite's errors as ``StoreError``, and the pull lock."""
 
 from __future__ import annotations
 
@@ -46,8 +41,7 @@ _ADVICE = (
 
 
 def open_read_only(path: Path, *, busy_timeout_s: float) -> sqlite3.Connection:
-    """``path`` opened to read only, creating nothing beside it (SQLite removes the ``-wal`` it
-    makes on close): as usual, else read-only, else immutable (a folder one cannot write in)."""
+    """``path`` read creating nothing beside it: as usual, else read-only, else immutable."""
     for mode in ("mode=rw", "mode=ro", "mode=ro&immutable=1"):
         conn = sqlite3.connect(f"{path.resolve().as_uri()}?{mode}", uri=True,
                                isolation_level=None, check_same_thread=False)  # fmt: skip
@@ -57,7 +51,7 @@ def open_read_only(path: Path, *, busy_timeout_s: float) -> sqlite3.Connection:
             conn.execute("SELECT count(*) FROM sqlite_master").fetchone()  # opens the WAL
             return conn
         except sqlite3.Error as exc:
-            conn.close()  # now: it takes the -wal and -shm it made with it
+            conn.close()
             if "immutable" in mode or not isinstance(exc, sqlite3.OperationalError):
                 raise
     raise AssertionError("unreachable: the last mode returns or raises")
@@ -72,7 +66,7 @@ class Connection:
     def __init__(self, path: str | Path, *, busy_timeout_s: float, read_only: bool = False) -> None:
         self.path, self.busy_timeout_s, self.read_only = Path(path), busy_timeout_s, read_only
         self.lock = threading.RLock()
-        self.file = self.path  # the file read: ``path``, or its private copy (read_copy)
+        self.file = self.path  # or its private copy (read_copy)
         self._copy: weakref.finalize | None = None
         if str(path) == ":memory:" or str(path).startswith("file:"):
             raise StoreError("The store needs a database file path (WAL and locks need a file).")
@@ -95,8 +89,8 @@ class Connection:
         self._use(sqlite3.connect(str(self.path), isolation_level=None, check_same_thread=False))
         self.conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_s * 1000)}")
         self.conn.execute("PRAGMA foreign_keys = ON")
-        # Two programs creating a file at once race to switch it to WAL; SQLite answers the
-        # loser "database is locked" at once, without its busy handler: retry.
+        # Two programs creating a file race to switch it to WAL; the loser is not retried by
+        # SQLite's busy handler.
         deadline = time.monotonic() + self.busy_timeout_s
         while True:
             try:
@@ -110,13 +104,12 @@ class Connection:
         self.conn.execute("PRAGMA synchronous = NORMAL")
 
     def _use(self, conn: sqlite3.Connection) -> None:
-        import sqlite_utils  # here: it loads pandas, which a check of a store does without
+        import sqlite_utils  # here: it loads pandas
 
         self.conn, self.db = conn, sqlite_utils.Database(conn, execute_plugins=False)
 
     def read_copy(self, prepare: Callable[[sqlite3.Connection], object]) -> None:
-        """Read a private copy from now on (SQLite's backup in a 0700 temporary folder removed
-        on close), ``prepare`` (a migration) run on it in one transaction."""
+        """Read a private copy from now on (in a 0700 temporary folder), migrated by ``prepare``."""
         assert self.read_only and self._copy is None
         try:
             folder = Path(tempfile.mkdtemp(prefix="workbench-store-"))
@@ -124,9 +117,9 @@ class Connection:
             raise self._no_copy(exc, tempfile.gettempdir()) from None
         removal = weakref.finalize(self, shutil.rmtree, folder, ignore_errors=True)
         copy = folder / self.path.name
-        with self.translated():  # the store itself (not a database, say)
+        with self.translated():
             try:
-                create_private(copy)  # its owner only, like the store: it is the same data
+                create_private(copy)
                 conn = sqlite3.connect(str(copy), isolation_level=None, check_same_thread=False)
                 try:
                     with self.lock:
@@ -140,7 +133,7 @@ class Connection:
                 except BaseException:
                     conn.close()
                     raise
-            except (OSError, sqlite3.OperationalError) as exc:  # no room, no access: the copy's
+            except (OSError, sqlite3.OperationalError) as exc:
                 removal()
                 raise self._no_copy(exc, folder) from None
             except BaseException:
@@ -173,14 +166,14 @@ class Connection:
                     yield self.conn
                     self.conn.execute("COMMIT")
                 except BaseException:
-                    self._abandon()  # a failed COMMIT may leave it open, for the next to join
+                    self._abandon()  # a failed COMMIT may leave it open
                     raise
             finally:
                 if durable and not self.conn.in_transaction:
                     self.conn.execute("PRAGMA synchronous = NORMAL")
 
     def _abandon(self) -> None:
-        """Roll back; when even that fails, close (which rolls back) and open anew."""
+        """Roll back; when even that fails, close and open anew."""
         with suppress(sqlite3.Error):
             self.conn.execute("ROLLBACK")
         if self.conn.in_transaction:
@@ -189,15 +182,14 @@ class Connection:
             self._open()
 
     def insert(self, table: str, row: dict[str, Any]) -> int:
-        """Insert ``row``; its id. (Not sqlite-utils' ``insert``: its savepoint and table
-        lookups doubled the store's time in bench/store_write.py.)"""
+        """Insert ``row``; its id (sqlite-utils' insert doubled bench/store_write.py's time)."""
         sql = f"INSERT INTO {table} ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})"  # noqa: S608
         with self.write() as conn:
             return int(conn.execute(sql, list(row.values())).lastrowid or 0)
 
     @contextmanager
     def read(self) -> Iterator[sqlite3.Connection]:
-        """A consistent read (one snapshot of the database for every query inside)."""
+        """A consistent read: one snapshot of the database for the block."""
         with self.lock, self.translated():
             if self.conn.in_transaction:
                 yield self.conn
@@ -215,7 +207,7 @@ class Connection:
 
     def close(self) -> None:
         with self.lock:
-            with suppress(sqlite3.Error):  # closing never matters enough to raise
+            with suppress(sqlite3.Error):
                 self.conn.close()
             if self._copy is not None:
                 self._copy()
@@ -226,7 +218,7 @@ class Connection:
         try:
             yield
         except sqlite3.Error as exc:
-            if _busy(exc):  # expected: no sqlite3 traceback behind the message
+            if _busy(exc):
                 raise StoreError(
                     f"The database {self.path} stayed locked by another program for "
                     f"{self.busy_timeout_s:g} s (another workbench pull, or a tool holding an "
@@ -242,11 +234,10 @@ class Connection:
 
 
 def _make_private(path: Path) -> None:
-    """A store (and its -wal, -shm) every user may read loses their access, with a warning; a
-    group's access, an owner's choice, stays."""
+    """Take every user's access to a store (and its -wal, -shm) away, with a warning."""
     opened = []
     for file in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
-        with suppress(OSError):  # not there, or not ours to change: left as it is
+        with suppress(OSError):
             if (info := file.stat()).st_mode & 0o007 and info.st_uid == os.getuid():
                 file.chmod(info.st_mode & 0o770)
                 opened.append(file.name)
@@ -269,8 +260,8 @@ def lock_path(db_path: Path) -> Path:
 
 @contextmanager
 def run_lock(c: Connection, *, timeout_s: float) -> Iterator[None]:
-    """Hold the pull lock for the block: an exclusive SQLite transaction on ``<db>.lock``, which
-    the OS drops however its process ends; who holds it goes to ``locks``."""
+    """Hold the pull lock: an exclusive transaction on ``<db>.lock``, dropped when the process
+    ends however it ends; who holds it goes to ``locks``."""
     path = lock_path(c.path)
     try:
         mode = os.lstat(path).st_mode
@@ -292,7 +283,7 @@ def run_lock(c: Connection, *, timeout_s: float) -> Iterator[None]:
             except sqlite3.OperationalError as busy:
                 if not _busy(busy) or timeout_s <= 0:
                     raise
-                logger.warning("%s", _held(c, timeout_s, waiting=True))  # a wait says why
+                logger.warning("%s", _held(c, timeout_s, waiting=True))
                 holder.execute(f"PRAGMA busy_timeout = {int(timeout_s * 1000)}")
                 holder.execute("BEGIN EXCLUSIVE")
         except sqlite3.DatabaseError as exc:
@@ -340,7 +331,7 @@ def process_alive(pid: int | None, host: str | None) -> bool | None:
         return False
     except PermissionError:
         return True
-    try:  # a zombie (dead, not yet reaped) still answers kill(0)
+    try:  # a zombie still answers kill(0)
         with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
             return f.read().rsplit(")", 1)[-1].split()[0] != "Z"
     except OSError:

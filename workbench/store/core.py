@@ -37,7 +37,7 @@ _CALL_FIELDS = (
 
 @dataclass(frozen=True)
 class SnapshotDiff:
-    """What a list snapshot changed against the previous one (``left``: id -> reason)."""
+    """What a list snapshot changed (``left``: id -> reason)."""
 
     snapshot_id: int
     list_name: str
@@ -68,10 +68,8 @@ def request_id_from_url(url: str | None) -> str | None:
 
 
 class Store(History):
-    """Runs, calls, list snapshots, documents, events and the outbox, in one SQLite file,
-    created or migrated on open. Thread-safe; every write is its own transaction.
-    ``read_only=True`` writes nothing and reads an older store from a private migrated copy.
-    """
+    """Runs, calls, list snapshots, documents, events and the outbox in one SQLite file,
+    created or migrated on open; thread-safe, each write one transaction."""
 
     def __init__(
         self,
@@ -96,27 +94,21 @@ class Store(History):
 
     @property
     def file(self) -> Path:
-        """The file read: ``path``, or the private copy of an older store opened read-only."""
+        """The file read: ``path``, or an older store's private migrated copy."""
         return self._c.file
 
     @property
     def db(self) -> sqlite_utils.Database:
-        """The ``sqlite_utils.Database`` on the store's connection (for ad hoc queries)."""
+        """The ``sqlite_utils.Database`` on the store's connection."""
         return self._c.db
 
-    def add_secret(self, value: str | None) -> None:
-        """Mask ``value`` in everything written from now on (e.g. a token just issued)."""
-        self._scrub.add(value)
-
     def set_meta(self, key: str, value: str | None) -> None:
-        """Set a value of the ``meta`` table (``None`` removes it)."""
         with self._c.write() as conn:
             conn.execute("DELETE FROM meta WHERE key = ?", (key,))
             if value is not None:
                 conn.execute("INSERT INTO meta VALUES (?, ?)", (key, value))
 
     def claim_partner(self, wanted: Mapping[str, str]) -> None:
-        """Record whom the store holds, if nobody yet (:mod:`.identity`)."""
         with self._c.write() as conn:
             identity.claim_partner(conn, self.path, wanted)
 
@@ -160,11 +152,10 @@ class Store(History):
         return f"Store({str(self.path)!r})"
 
     def begin_run(self, *, kind: str = "pull", profile: str | None = None) -> int:
-        """Start a run (status ``running``); its id."""
         return self._c.insert("runs", run_row(kind, profile))
 
     def finish_run(self, run_id: int, *, status: str, summary: Any = None) -> None:
-        """End a run: ``status`` ok / partial / failed, ``summary`` any JSON-able value."""
+        """End a run: ``status`` ok / partial / failed, ``summary`` any JSON value."""
         if status not in RUN_STATUSES:
             raise StoreError(f"Run status {status!r} is not one of {', '.join(RUN_STATUSES)}.")
         text = dumps(self._scrub.data(summary)) if summary is not None else None
@@ -210,18 +201,14 @@ class Store(History):
         items: Iterable[Any],
         *,
         call_id: int | None = None,
-        key: str | None = None,
         taken_at: Any = None,
         event_fields: Mapping[str, str] | None = None,
     ) -> SnapshotDiff:
-        """Append what a complete list showed; the diff against its previous snapshot.
-
-        In the same transaction the list's rows follow (left: ``outbox`` when a send of ours
-        explains it, else ``elsewhere``) and uncertain sends are settled by when the list was
-        requested (call ``call_id``'s start, else ``taken_at``; neither: nothing settled).
-        """
+        """Append what a complete list showed; the diff against the previous snapshot. Its rows
+        follow (left: ``outbox`` when a send of ours explains it, else ``elsewhere``) and
+        uncertain sends are settled (:mod:`.settle`), in one transaction."""
         run_id, call_id, info = row_id(run_id), row_id(call_id), list_info(list_name)
-        key = key if key is not None else info.key
+        key = info.key
         taken = utc_text(taken_at) or now_text()
         items = list(items)
         texts = [self._scrub.document(dumps(item)) for item in items]
@@ -260,20 +247,11 @@ class Store(History):
                 events_seen(conn, info.source, said, keys, texts, at=taken, listed=True)
             else:
                 _list_seen(conn, info, items, keys, at=taken)
-            # A list speaks only of the sends begun before it was requested (settle.py).
             requested = settle.requested_at(conn, call_id) or (None if taken_at is None else taken)
             resolved = settle.resolve(conn, list_name, set(keys), at=taken, requested=requested)
             left = _left(conn, info, snapshot_id, at=taken, requested=requested)
         return SnapshotDiff(snapshot_id, list_name, taken, previous_id, appeared, vanished,
                             changed, unchanged, left, tuple(resolved))  # fmt: skip
-
-    def upsert_request(self, request_id: str, **values: Any) -> None:
-        """Store a transcript request's detail (:meth:`prepare_detail`'s keywords)."""
-        self.write_details([self.prepare_detail("supplier_requests", request_id, **values)])
-
-    def upsert_transcript(self, transcript_id: str, **values: Any) -> None:
-        """Store a received transcript's detail (:meth:`prepare_detail`'s keywords)."""
-        self.write_details([self.prepare_detail("consumer_transcripts", transcript_id, **values)])
 
     def prepare_detail(self, list_name: str, item_id: str, **values: Any) -> details.PreparedDetail:
         """A detail (:func:`.details.prepare_detail`'s keywords) laid out for
@@ -311,8 +289,8 @@ class Store(History):
     def missing_details(
         self, list_name: str, ids: Iterable[str], dates: Mapping[str, Any] | None = None
     ) -> list[str]:
-        """The ids whose detail is to fetch: not stored, failed, listed again since, or
-        (``dates``: id -> listed RequestDate) listed with another RequestDate."""
+        """The ids whose detail to fetch: not stored, failed, or listed again since, or (``dates``:
+        id -> RequestDate) with another RequestDate."""
         info, dates = list_info(list_name, details=True), dates or {}
         wanted = list(dict.fromkeys(str(i) for i in ids))
         have = dict(
@@ -373,7 +351,7 @@ def _list_seen(
 def _left(
     conn: sqlite3.Connection, info: ListInfo, snapshot_id: int, *, at: str, requested: str | None
 ) -> dict[str, str]:
-    """Mark what the snapshot no longer lists as left, in ``departures`` too; id -> reason."""
+    """Mark what the snapshot no longer lists as left; id -> reason."""
     source = f"AND source = '{info.source}'" if info.source else ""
     gone = [
         row[0]

@@ -1,10 +1,5 @@
-"""Events of the placement and domestic interfaces, deduplicated by id, else by content.
-
-The spec shows no event field (DESIGN §3): an event's id, type and time are found wherever it
-keeps them (:func:`workbench.http.events.event_fields`, a profile's ``event_fields`` first);
-one without an id is keyed by the SHA-256 of its content, one without a readable time is placed
-at its first sighting (``time_is_first_seen``). The whole event is kept in ``raw_json``.
-"""
+"""Events, deduplicated by id (wherever an event keeps it: DESIGN §3), else by content; one
+without a readable time is placed at its first sighting."""
 
 from __future__ import annotations
 
@@ -28,7 +23,6 @@ _UPSERT = (
     "VALUES (?, ?, ?, ?, coalesce(?, ?), ? IS NULL, ?, ?, ?, ?, ?) "
     "ON CONFLICT(source, event_key) DO UPDATE SET event_id = excluded.event_id, "
     "event_type = excluded.event_type, "
-    # an event that (still) has no time of its own stays at the first time it was seen
     "occurred_at = CASE WHEN excluded.time_is_first_seen "
     "THEN min(first_seen_at, excluded.first_seen_at) ELSE excluded.occurred_at END, "
     "time_is_first_seen = excluded.time_is_first_seen, "
@@ -39,7 +33,6 @@ _UPSERT = (
 
 
 def read_events(events: Sequence[Any], paths: Mapping[str, str] | None = None) -> list[EventFields]:
-    """What each event says of itself (``paths``: the profile's ``event_fields``)."""
     return [event_fields(event, paths) for event in events]
 
 
@@ -48,7 +41,6 @@ def events_flat(events: Sequence[Any], paths: Mapping[str, str] | None = None) -
     found = read_events(events, paths)
     pairs = zip(events, found, strict=True)
     flat = flattened([_rest(e, f) if isinstance(e, dict) else e for e, f in pairs])
-    # a field so named that was passed over (an occurredAt that is no time): the JSON keeps it
     flat = flat.drop(columns=[c for c in EVENT_COLUMNS if c in flat.columns])
     own = pd.DataFrame(
         {
@@ -70,7 +62,7 @@ def _rest(event: dict[str, Any], found: EventFields) -> dict[str, Any]:
             continue
         *outer, last = keys
         node = rest
-        for key in outer:  # copied on the way down: the event itself is never changed
+        for key in outer:  # copied: the event itself is never changed
             node[key] = dict(node[key])
             node = node[key]
         del node[last]
@@ -78,8 +70,8 @@ def _rest(event: dict[str, Any], found: EventFields) -> dict[str, Any]:
 
 
 def event_keys(source: str, found: Sequence[EventFields], texts: Sequence[str]) -> list[str]:
-    """Each event's key: its id, else its content's hash. An id that events of different
-    content share is keyed with their content, with a warning."""
+    """Each event's key: its id, else its content's hash (both, with a warning, for an id
+    events of different content share)."""
     keys = [
         f.id if f.id is not None else "sha256:" + sha256(t)
         for f, t in zip(found, texts, strict=True)
@@ -114,8 +106,7 @@ def events_seen(
     at: str,
     listed: bool,
 ) -> list[str]:
-    """Upsert events (``found``: :func:`read_events` of them); the keys that were new. Seen on
-    the list itself (``listed``), an event is on it again."""
+    """Upsert events; the keys that were new (``listed``: seen on the list itself)."""
     known = {
         row[0]
         for row in conn.execute(

@@ -1,9 +1,5 @@
-"""Query results as DataFrames, typed by column name (DESIGN §5).
-
-Text ids (``request_id``, ``item_key`` ...) are ``string``; integer ids and counts ``Int64``;
-``*_at`` and ``request_date`` tz-aware UTC (text when a value does not parse: the partner
-writes PESC's ``created_at``); 0/1 flags ``boolean``. An empty result keeps its columns.
-"""
+"""Query results as DataFrames typed by column name: ids ``string``, counts ``Int64``, times
+UTC (text when one does not parse), flags ``boolean``."""
 
 from __future__ import annotations
 
@@ -42,14 +38,13 @@ _NON_WORD = re.compile(r"[^0-9a-zA-Z]+")
 def query_frame(
     conn: sqlite3.Connection, sql: str, params: Sequence[Any] = (), **attrs: Any
 ) -> pd.DataFrame:
-    """Run ``sql`` and type the result by column name; ``attrs`` go to ``df.attrs``."""
+    """Run ``sql``, typed; ``attrs`` go to ``df.attrs``."""
     cursor = conn.execute(sql, params)
     columns = [d[0] for d in cursor.description]
     return typed(pd.DataFrame.from_records(cursor.fetchall(), columns=columns), **attrs)
 
 
 def typed(df: pd.DataFrame, **attrs: Any) -> pd.DataFrame:
-    """Apply the id / time / count / flag dtypes by column name."""
     out = pd.DataFrame({c: _convert(str(c), df[c]) for c in df.columns}, index=df.index)
     out.attrs.update(df.attrs)
     out.attrs.update(fetched_at=pd.Timestamp.now(tz="UTC"), **attrs)
@@ -83,14 +78,13 @@ def utc(series: pd.Series) -> pd.Series:
 
 
 def flattened(records: Sequence[Any]) -> pd.DataFrame:
-    """JSON items as rows, their fields flattened in snake_case (an item not an object:
-    ``value``)."""
+    """JSON items as rows, their fields flattened in snake_case."""
     rows = [r if isinstance(r, dict) else {"value": r} for r in records]
     flat = (pd.json_normalize(rows, sep="_") if rows else pd.DataFrame()).rename(columns=snake)
     return flat.loc[:, ~flat.columns.duplicated()]
 
 
-@functools.lru_cache(maxsize=4096)  # the same few dozen names, on every row of every frame
+@functools.lru_cache(maxsize=4096)
 def snake(name: str) -> str:
     """snake_case: ``customerCode`` -> ``customer_code``, ``payload.placementId`` ->
     ``payload_placement_id``, ``RequestID`` -> ``request_id``."""

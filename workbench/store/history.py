@@ -21,7 +21,6 @@ DIFF_COLUMNS = ["list", "key", "change", "before", "after", "snapshot_a", "snaps
 TIMELINE_COLUMNS = [
     "at", "kind", "list", "description", "run_id", "call_id", "snapshot_id", "outbox_id",
 ]  # fmt: skip
-# The list whose items a ``documents d`` row's entity holds.
 _LIST_OF = "CASE d.entity " + " ".join(f"WHEN '{LISTS[n].table}' THEN '{n}'" for n in DETAIL_LISTS)
 _LIST_OF += " END"
 # A request's sent documents of one table, each with ``n``, its version: 1, 2, ... as sent.
@@ -44,7 +43,7 @@ def _items(conn: sqlite3.Connection, snapshot_id: int | None) -> list[tuple[str,
 
 
 def _items_frame(conn: sqlite3.Connection, list_name: str, at: str) -> pd.DataFrame:
-    """The list's items in its latest snapshot at or before ``at``, flattened (snake_case)."""
+    """The list's items in its latest snapshot at or before ``at``, flattened."""
     snapshot_id, taken_at = conn.execute(
         _LATEST.format("AND taken_at <= ?"), (list_name, at)
     ).fetchone() or (None, None)
@@ -64,8 +63,7 @@ def _items_frame(conn: sqlite3.Connection, list_name: str, at: str) -> pd.DataFr
 
 
 def _run_snapshot(conn: sqlite3.Connection, run_id: int, list_name: str) -> int | None:
-    """The list as run ``run_id`` left it: its own last snapshot, else the latest before it
-    ended."""
+    """The list as run ``run_id`` left it: its last snapshot, else the latest before it ended."""
     run = conn.execute("SELECT coalesce(finished_at, started_at) FROM runs WHERE id = ?", (run_id,))
     if (end := run.fetchone()) is None:
         raise StoreError(f"There is no run {run_id} in the store.")
@@ -105,16 +103,15 @@ class History:
                 f"There is no table or view {name!r} in the store; there are: "
                 f"{', '.join(sorted(known))}."
             )
-        # numpy scalars (from a DataFrame) as Python's: sqlite3 would bind them as BLOBs
+        # numpy scalars (from a DataFrame): sqlite3 would bind them as BLOBs
         plain = [
             p.item() if hasattr(p, "item") and hasattr(p, "dtype") else p for p in params or ()
         ]
-        # The name was checked against the schema; ``where`` is the analyst's own SQL.
         sql = f'SELECT * FROM "{name}"' + (f" WHERE {where}" if where else "")
         return self._frame(sql, plain, operation=f"store.table({name})")
 
     def as_of(self, when: Any = None) -> dict[str, pd.DataFrame]:
-        """What each list showed at ``when`` (its latest snapshot at or before); list -> frame."""
+        """What each list showed at ``when``; list -> frame."""
         at = utc_text(when) or now_text()
         with self._c.read() as conn:
             return {name: _items_frame(conn, name, at) for name in LIST_NAMES}
@@ -141,8 +138,7 @@ class History:
         return typed(frame, operation="store.diff", run_a=run_a, run_b=run_b)
 
     def timeline(self, request_id: str) -> pd.DataFrame:
-        """Every call, list appearance, detail, failure, outbox entry and document touching
-        ``request_id``, in time order."""
+        """Everything that touched ``request_id`` (calls, lists, documents, sends), in order."""
         rid = str(request_id)
         entities = " UNION ALL ".join(
             f"SELECT detail_fetched_at, 'detail', '{n}', 'detail stored' || coalesce('; parse "
@@ -183,8 +179,7 @@ class History:
                 "FROM outbox WHERE request_id = ?1 AND state != 'pending'",
                 (rid,),
             ).fetchall()
-            # Each response and transcript we sent is a version of our side: numbered in the
-            # order sent (a re-issue, a response to a cancellation), like the partner's.
+            # What we sent, numbered as sent, like the partner's versions.
             rows += conn.execute(
                 "SELECT sent_at, 'response', NULL, 'response version ' || n || ': ' || "
                 "coalesce(response_status, '?') || ', document ' || coalesce(document_id, '?') || "
@@ -207,8 +202,7 @@ class History:
         return frame.sort_values("at", kind="stable").reset_index(drop=True)
 
     def spelling_of(self, typed: str, *, lists: tuple[str, ...] = DETAIL_LISTS) -> str:
-        """The store's spelling of ``typed``, a hex GUID pasted with or without dashes, in any
-        case (:func:`workbench.http.answers.resolve_id`); else ``typed``."""
+        """The store's spelling of ``typed``, a GUID pasted in any case, with or without dashes."""
         from workbench.http.answers import guid_key, resolve_id
 
         if (key := guid_key(typed)) is None:
@@ -236,8 +230,7 @@ class History:
         return frame
 
     def sent_versions(self, request_id: str) -> pd.DataFrame:
-        """Every response and transcript we sent for ``request_id``, each a ``version`` of its
-        ``document`` kind (1, 2, ... as sent), with ``inferred`` when the lists settled it."""
+        """Every response and transcript we sent for ``request_id``, numbered as sent."""
         rid = str(request_id)
         frame = self._frame(
             "SELECT 'response' AS document, n AS version, sent_at, document_id, "
@@ -256,8 +249,7 @@ class History:
     def document(
         self, item_id: str, *, list_name: str | None = None, version: int | None = None
     ) -> str | None:
-        """The PESC XML of a request's (or a received transcript's) document: its current
-        version, or ``version``; None when not stored."""
+        """The PESC XML of an item's current document (or ``version``); None if not stored."""
         item_id, version = str(item_id), row_id(version)
         for name in [list_name] if list_name else DETAIL_LISTS:
             info = list_info(name, details=True)
@@ -290,8 +282,7 @@ class History:
         ).set_index("item_id")
 
     def process_codes(self, item_id: str | None = None) -> dict[str | None, int]:
-        """How many documents received (every version) and sent say each DocumentProcessCode
-        (None: none stated); of ``item_id`` only, when given."""
+        """How many documents received and sent say each DocumentProcessCode (of ``item_id``)."""
         rows = self._c.rows(
             "SELECT upper(trim(code)), count(*) FROM ("
             "SELECT json_extract(pesc_json, '$.process_code') AS code FROM documents "
@@ -303,7 +294,7 @@ class History:
         return {code or None: int(count) for code, count in rows}
 
     def holds_sandbox_data(self) -> bool:
-        """Whether the store holds the embedded sandbox's data (it records it as its partner)."""
+        """Whether the store holds the embedded sandbox's data."""
         from workbench.store.identity import is_sandbox_data, read_partner
 
         with self._c.read() as conn:
@@ -313,7 +304,3 @@ class History:
         """A value of the ``meta`` table (``schema_version``, ``peek_count_learned``...)."""
         rows = self._c.rows("SELECT value FROM meta WHERE key = ? AND value IS NOT NULL", [key])
         return str(rows[0][0]) if rows else None
-
-    def integrity_check(self) -> str:
-        """SQLite's ``PRAGMA integrity_check``: ``"ok"`` when the file is sound."""
-        return "; ".join(str(r[0]) for r in self._c.rows("PRAGMA integrity_check"))

@@ -1,7 +1,5 @@
-"""One store, one partner: per side (gateway, exchange), its URLs as the store's ``meta``
-records them once a call of that side reached the partner (DESIGN §5). Any profile reads any
-store; one writes only to a store whose known sides it matches.
-"""
+"""One store, one partner: each side's URLs, recorded in ``meta`` once a call reached it. Any
+profile reads any store; one writes only to a store whose known sides it matches."""
 
 from __future__ import annotations
 
@@ -23,24 +21,22 @@ PARTNER_KEYS = (
 _URL_KEYS = PARTNER_KEYS[1:]
 # What re-pointing changes: key -> (what the store recorded, None if nothing; the profile's).
 Changes = dict[str, tuple[str | None, str]]
-# What a report, an export or a bundle of the embedded sandbox's data says in its title.
 SANDBOX_TITLE = "Embedded sandbox data (made up, not a partner's)"
 
 
 def side_of(role: str) -> str:
-    """The side of the partner a role talks to: ``gateway`` or ``exchange``."""
     return "gateway" if role in GATEWAY_ROLES else "exchange"
 
 
 def side_identity(wanted: Mapping[str, str], side: str) -> dict[str, str]:
-    """The keys of ``wanted`` (a profile's ``identity()``) that one side records."""
+    """The keys of ``wanted`` (a profile's ``identity()``) one side records."""
     keys = ("partner_profile", f"partner_{side}_url", f"partner_{side}_auth_url")
     return {k: wanted[k] for k in keys if wanted.get(k)}
 
 
 def read_partner(conn: sqlite3.Connection) -> dict[str, str]:
-    """The ``partner_*`` keys an open store records, URLs normalised; an earlier build's one
-    ``partner_auth_url`` as the side it belonged to."""
+    """The ``partner_*`` keys an open store records (an earlier build's ``partner_auth_url`` as
+    its side's)."""
     if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'meta'").fetchone():
         return {}
     found = {
@@ -48,14 +44,14 @@ def read_partner(conn: sqlite3.Connection) -> dict[str, str]:
         for k, v in conn.execute("SELECT key, value FROM meta")
         if v and k in (*PARTNER_KEYS, "partner_auth_url")
     }
-    if former := found.pop("partner_auth_url", None):  # the gateway's came first, if any
+    if former := found.pop("partner_auth_url", None):  # the gateway's, if any
         side = "gateway" if found.get("partner_gateway_url") else "exchange"
         found.setdefault(f"partner_{side}_auth_url", former)
     return {k: normal_url(v) if k in _URL_KEYS else v for k, v in found.items()}
 
 
 def stored_partner(path: str | Path) -> dict[str, str]:
-    """Whom the database at ``path`` holds ({} if nobody), read creating or changing nothing."""
+    """Whom the database at ``path`` holds ({} if nobody), changing nothing."""
     if not Path(path).is_file():
         return {}
     try:
@@ -69,7 +65,6 @@ def stored_partner(path: str | Path) -> dict[str, str]:
 
 
 def data_source(recorded: Mapping[str, str]) -> str:
-    """Whose data a store with ``recorded`` partner keys holds, in words."""
     urls = [recorded[k] for k in ("partner_exchange_url", "partner_gateway_url") if recorded.get(k)]
     if not urls:
         return "no partner recorded yet"
@@ -79,7 +74,6 @@ def data_source(recorded: Mapping[str, str]) -> str:
 
 
 def is_sandbox_data(recorded: Mapping[str, str]) -> bool:
-    """Whether a store with ``recorded`` partner keys holds the embedded sandbox's data."""
     return EMBEDDED_SANDBOX in recorded.values()
 
 
@@ -117,19 +111,17 @@ def check_partner(
 
 
 def claim_partner(conn: sqlite3.Connection, path: str | Path, wanted: Mapping[str, str]) -> None:
-    """Record ``wanted`` where the store records nothing yet, in the write transaction
-    ``conn`` (``ConfigError`` for another partner's store)."""
+    """Record ``wanted`` where the store records nothing yet (``ConfigError``: another's)."""
     recorded = read_partner(conn)
     check_partner(path, recorded, wanted)
     written = {str(r[0]) for r in conn.execute("SELECT key FROM meta WHERE value != ''")}
-    rows = {k: v for k, v in recorded.items() if k not in written}  # from the former key
+    rows = {k: v for k, v in recorded.items() if k not in written}  # from partner_auth_url
     rows.update({k: v for k, v in wanted.items() if v and k not in recorded})
     conn.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", rows.items())
 
 
 def repoint_changes(recorded: Mapping[str, str], wanted: Mapping[str, str]) -> Changes:
-    """What re-pointing a store from ``recorded`` to ``wanted`` changes: every URL ``wanted``
-    gives that the store records otherwise, or not at all, and then the profile's name."""
+    """What re-pointing a store from ``recorded`` to ``wanted`` changes: URLs, then the name."""
     changes: Changes = {
         k: (recorded.get(k), wanted[k])
         for k in _URL_KEYS
@@ -147,8 +139,8 @@ def repoint(
     *,
     confirm: Callable[[Changes], bool] = lambda _changes: True,
 ) -> tuple[Changes, bool]:
-    """Re-point the store to ``wanted`` (the same partner at a new address) if ``confirm``
-    accepts: the changes, and whether they were made (with a ``repoint`` run)."""
+    """Re-point the store to the same partner at a new address if ``confirm`` accepts; the
+    changes, and whether they were made."""
     where = Path(path)
     if not where.is_file():
         raise ConfigError(f"There is no database at {where}: nothing to re-point.")

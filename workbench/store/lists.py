@@ -1,5 +1,4 @@
-"""The four partner lists the store snapshots, what each one means to the store, and how an
-item of one is read (its key, its RequestDate)."""
+"""The four partner lists the store snapshots, and how an item of one is read."""
 
 from __future__ import annotations
 
@@ -14,8 +13,6 @@ from workbench.store.schema import partner_time, sha256
 
 @dataclass(frozen=True)
 class ListInfo:
-    """How one partner list maps onto the store's tables."""
-
     name: str
     table: str  # the entity table whose rows the list's items are
     id_column: str  # that table's id column
@@ -42,7 +39,6 @@ OPERATIONS = ("send_response", "send_transcript", "send_acknowledgment")
 
 
 def list_info(list_name: str, *, details: bool = False) -> ListInfo:
-    """The ``ListInfo`` of ``list_name``; ``StoreError`` naming the valid names otherwise."""
     names = DETAIL_LISTS if details else LIST_NAMES
     if list_name not in names:
         raise StoreError(f"Unknown list {list_name!r}; expected one of: {', '.join(names)}.")
@@ -60,7 +56,6 @@ def field(record: Mapping[str, Any], *names: str) -> Any:
 
 
 def request_date(item: Any) -> str | None:
-    """A listed item's RequestDate (any case), normalised when it parses."""
     return partner_time(field(item, "RequestDate")) if isinstance(item, Mapping) else None
 
 

@@ -1,10 +1,5 @@
-"""Schema versions: a fresh store is created, an older one brought up to date when opened.
-
-One mechanism for every version, in the caller's one transaction (a failure leaves the old
-version as it was): what the current schema has and the store lacks (tables, columns, indexes)
-is added, the data steps of the versions it skips run in order (:data:`STEPS`), and the views
-are recreated. A store newer than this code is refused with advice.
-"""
+"""Schema versions, in one transaction: what the store lacks of the current schema is added,
+the data :data:`STEPS` of the versions it skips run, the views are recreated."""
 
 # ruff: noqa: S608  (SQL identifiers here are our own constants, never data; values are bound)
 
@@ -14,6 +9,7 @@ import json
 import re
 import sqlite3
 from collections.abc import Callable
+from contextlib import closing
 from functools import partial
 from typing import TYPE_CHECKING
 
@@ -35,12 +31,11 @@ if TYPE_CHECKING:
     from workbench.store.connection import Connection
 
 ENTITY_IDS = {"transcript_requests": "request_id", "transcripts_received": "transcript_id"}
-# Texts the entity rows held before v4, now in their current documents row.
 INLINE = ("detail_json", "pescxml", "validation", "pesc_json")
 
 
 def read_version(conn: sqlite3.Connection) -> int:
-    """The schema version of an open database: 0 when it has no ``meta`` table yet."""
+    """The schema version of an open database (0: none)."""
     if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'meta'").fetchone():
         return 0
     row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
@@ -48,11 +43,10 @@ def read_version(conn: sqlite3.Connection) -> int:
 
 
 class NewerStore(StoreError):
-    """The store was written by a later workbench: this one can neither read nor migrate it."""
+    """The store was written by a later workbench."""
 
 
 def refuse_newer(found: int, *, path: str, version: str) -> None:
-    """:class:`NewerStore` when schema version ``found`` is newer than this code knows."""
     if found > SCHEMA_VERSION:
         raise NewerStore(
             f"{path} has store schema version {found}, newer than this workbench ({version}) "
@@ -62,11 +56,10 @@ def refuse_newer(found: int, *, path: str, version: str) -> None:
 
 
 def open_schema(c: Connection, *, version: str) -> int:
-    """Bring the store of ``c`` to this schema (created, or migrated in place); opened read-only,
-    an older store is migrated in a private copy instead (:meth:`Connection.read_copy`)."""
+    """Create or migrate the store of ``c`` (read-only: in a private copy); its version."""
     with c.read() as conn:
         found = read_version(conn)
-    if found == SCHEMA_VERSION:  # the usual case: no write lock needed
+    if found == SCHEMA_VERSION:  # no write lock needed
         return found
     migrate = partial(ensure_schema, path=str(c.path), version=version)
     if not c.read_only:
@@ -83,7 +76,6 @@ def open_schema(c: Connection, *, version: str) -> int:
 
 
 def ensure_schema(conn: sqlite3.Connection, *, path: str, version: str) -> int:
-    """Create or migrate the schema (inside the caller's write transaction); the new version."""
     found = read_version(conn)
     refuse_newer(found, path=path, version=version)
     if found == SCHEMA_VERSION:
@@ -114,47 +106,42 @@ def _columns(conn: sqlite3.Connection, table: str) -> list[str]:
 
 
 def _add_missing(conn: sqlite3.Connection) -> None:
-    """Add the tables, columns and indexes of the current schema that the store lacks. Our
-    views (and v2's ``documents`` view) go first: they are recreated."""
+    """Add what the store lacks of the current schema; our views (and v2's ``documents``) go."""
     for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'view'").fetchall():
         if name in VIEWS or name == "documents":
             conn.execute(f"DROP VIEW {name}")
     have = {name for (name,) in conn.execute("SELECT name FROM sqlite_master")}
-    model = fresh()
-    for kind, name, sql in model.execute(
-        "SELECT type, name, sql FROM sqlite_master WHERE sql IS NOT NULL AND type != 'view' "
-        "ORDER BY type = 'index', rowid"
-    ).fetchall():
-        if name not in have:
-            conn.execute(sql)
-            continue
-        if kind != "table":
-            continue
-        info = {r[1]: r for r in model.execute(f"PRAGMA table_info({name})")}
-        present = {r[1]: r for r in conn.execute(f"PRAGMA table_info({name})")}
-        if {c: r[5] for c, r in info.items() if r[5]} != {
-            c: r[5] for c, r in present.items() if r[5]
-        }:
-            raise StoreError(
-                f"The table {name!r} in this store is not the workbench's (its key differs); "
-                "rename or drop it, then open the store again. The store was left as it was."
-            )
-        references = {r[3]: f" REFERENCES {r[2]}({r[4]})"
-                      for r in model.execute(f"PRAGMA foreign_key_list({name})")}  # fmt: skip
-        for column, (_, _, declared, not_null, default, _) in info.items():
-            if column not in present:
-                conn.execute(
-                    f"ALTER TABLE {name} ADD COLUMN {column} {declared}"
-                    + (" NOT NULL" if not_null else "")
-                    + (f" DEFAULT {default}" if default is not None else "")
-                    + references.get(column, "")
-                )
-    model.close()
+    with closing(fresh()) as model:
+        for kind, name, sql in model.execute(
+            "SELECT type, name, sql FROM sqlite_master WHERE sql IS NOT NULL AND type != 'view' "
+            "ORDER BY type = 'index', rowid"
+        ).fetchall():
+            if name not in have:
+                conn.execute(sql)
+            elif kind == "table":
+                info = model.execute(f"PRAGMA table_info({name})").fetchall()
+                present = {r[1]: r[5] for r in conn.execute(f"PRAGMA table_info({name})")}
+                if {r[1]: r[5] for r in info if r[5]} != {c: k for c, k in present.items() if k}:
+                    raise StoreError(
+                        f"The table {name!r} in this store is not the workbench's (its key "
+                        "differs); rename or drop it, then open the store again. The store was "
+                        "left as it was."
+                    )
+                keys = model.execute(f"PRAGMA foreign_key_list({name})").fetchall()
+                references = {r[3]: f" REFERENCES {r[2]}({r[4]})" for r in keys}
+                for _, column, declared, not_null, default, _ in info:
+                    if column not in present:
+                        conn.execute(
+                            f"ALTER TABLE {name} ADD COLUMN {column} {declared}"
+                            + (" NOT NULL" if not_null else "")
+                            + (f" DEFAULT {default}" if default is not None else "")
+                            + references.get(column, "")
+                        )
 
 
 def _v4(conn: sqlite3.Connection) -> None:
-    """v4: documents as versions (an entity row's XML is version 1, its texts move there, or to
-    ``document_records``), ``transcripts_sent``. Row by row, never all in memory."""
+    """v4: an entity row's document becomes version 1, its texts move there (or to
+    ``document_records``); ``transcripts_sent``. Row by row."""
     if sqlite3.sqlite_version_info < (3, 35, 0):  # ALTER TABLE DROP COLUMN
         raise StoreError(
             f"Migrating this store needs SQLite 3.35 or later, not {sqlite3.sqlite_version}."
@@ -215,18 +202,15 @@ def _v4(conn: sqlite3.Connection) -> None:
     )
     columns = [d[0] for d in sent.description]
     for entry in (dict(zip(columns, row, strict=True)) for row in sent):
-        # Settled from the lists: resolved_at = updated_at; a later answer moved updated_at.
         inferred = entry["resolved_at"] is not None and entry["resolved_at"] == entry["updated_at"]
         record_document(conn, entry, at=entry["updated_at"], inferred=inferred, reply=None)
 
 
-# SQLite's message when an object of the user's (not the workbench's) reads a dropped column.
 _IN_THE_WAY = re.compile(r"error in (view|trigger|index) (\S+) after drop column")
 
 
 def _drop_column(conn: sqlite3.Connection, table: str, column: str) -> None:
-    """Drop ``column``: an index of the user's on it goes too (it holds no data); a view or
-    trigger of the user's that reads it is refused with advice (the migration rolls back)."""
+    """Drop ``column`` and a user's index on it; a user's view or trigger on it is refused."""
     while True:
         try:
             conn.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
@@ -248,8 +232,7 @@ def _drop_column(conn: sqlite3.Connection, table: str, column: str) -> None:
 
 
 def _v5(conn: sqlite3.Connection) -> None:
-    """v5: an event's type and time read wherever it keeps them (keys stay: snapshots name
-    events by them)."""
+    """v5: an event's type and time read again (keys stay: snapshots name events by them)."""
     last = 0
     while rows := conn.execute(
         "SELECT rowid, raw_json, first_seen_at FROM events WHERE rowid > ? ORDER BY rowid "
@@ -271,12 +254,9 @@ def _v5(conn: sqlite3.Connection) -> None:
         )
 
 
-# The data steps, by the version that brought them (SQL, or a function of the connection): a
-# store older than a version runs its step. v6 and v7 changed only the views.
+# The data step of each version (v6 and v7 changed only views).
 STEPS: dict[int, str | Callable[[sqlite3.Connection], None]] = {
-    # list membership: an item is on its list until it left
     2: ";".join(f"UPDATE {t} SET on_list = (left_at IS NULL)" for t in ENTITY_IDS),
-    # a detail is fetched again when its listed RequestDate changes
     3: ";".join(f"UPDATE {t} SET detail_request_date = request_date" for t in ENTITY_IDS),
     4: _v4,
     5: _v5,

@@ -1,28 +1,21 @@
-"""The outbox: every POST to the partner is recorded before it is sent, then marked.
-
-States: ``pending`` (being sent) -> ``sent`` | ``failed`` (known not to have taken effect: it may
-be sent again) | ``uncertain`` (it may have reached the partner: settled from the partner's
-lists, :mod:`.settle`, never by resending). Its writes are ``durable`` (``synchronous=FULL``).
-"""
+"""The outbox: every POST recorded (durably) before it is sent: ``pending`` -> ``sent`` |
+``failed`` (did not take effect: may be sent again) | ``uncertain`` (settled from the lists)."""
 
 from __future__ import annotations
 
 import os
 import socket
 import sqlite3
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from datetime import timedelta
 from typing import Any
-
-import pandas as pd
 
 from workbench.errors import DuplicateSend, StoreError
 from workbench.http.masking import Redactor
 from workbench.store.connection import Connection, process_alive
-from workbench.store.frames import query_frame
-from workbench.store.lists import OPERATIONS, list_info
+from workbench.store.lists import OPERATIONS
 from workbench.store.schema import dicts, dumps, now, now_text, row_id, sha256, utc_text
-from workbench.store.settle import BLOCKING, explaining, record_document, resolve, unfile_inferred
+from workbench.store.settle import BLOCKING, record_document, unfile_inferred
 
 
 class Outbox:
@@ -42,9 +35,8 @@ class Outbox:
         run_id: int | None = None,
         renews: bool = False,
     ) -> int:
-        """Record a send as pending, before it goes out; its entry id. ``DuplicateSend`` while
-        the same send is pending, sent or uncertain, unless ``force`` (a send that ``renews``,
-        and an acknowledgment, only by one of the same DocumentID)."""
+        """Record a send as pending; its entry id. ``DuplicateSend`` while the same send (for one
+        that ``renews`` and an acknowledgment: of its DocumentID) blocks, unless ``force``."""
         if operation not in OPERATIONS:
             raise StoreError(f"Unknown operation {operation!r}; one of {', '.join(OPERATIONS)}.")
         if not isinstance(request_id, str) or not request_id:
@@ -57,7 +49,7 @@ class Outbox:
         at, digest = now_text(), sha256(text)
         row = {
             "operation": operation, "request_id": request_id, "state": "pending",
-            "payload": self._scrub.document(text),  # a document we send: kept as written
+            "payload": self._scrub.document(text),
             "payload_sha256": digest, "payload_flat": None if flat is None else dumps(flat),
             "created_at": at, "updated_at": at, "run_id": row_id(run_id), "pid": os.getpid(),
             "host": socket.gethostname(),
@@ -79,8 +71,7 @@ class Outbox:
         renews: bool = False,
         hint: str = "",
     ) -> DuplicateSend | None:
-        """The refusal ``begin`` would raise now, or None; ``hint`` replaces the advice to pass
-        ``force=True`` (a CLI says ``--force``)."""
+        """The refusal ``begin`` would raise now, or None; ``hint``: how to force it."""
         version = sent_version(operation, {"document_id": document_id}, renews=renews)
         with self._c.read() as conn:
             found = _blocking(conn, operation, request_id, version)
@@ -97,10 +88,10 @@ class Outbox:
         call_id: int | None = None,
         reply_flat: Mapping[str, Any] | None = None,
     ) -> None:
-        """The partner answered with success (``reply_flat``: the acknowledgment returned)."""
+        """The partner accepted it (``reply_flat``: the acknowledgment it answered)."""
         entry_id, call_id, status = row_id(entry_id) or 0, row_id(call_id), row_id(status)
         body = response_body if isinstance(response_body, str | None) else dumps(response_body)
-        body = self._scrub.document(body)  # a 2xx answer: the partner's document
+        body = self._scrub.document(body)
         reply = dumps(dict(reply_flat)) if reply_flat is not None else None
         with self._c.write(durable=True) as conn:
             entry, at = _entry(conn, entry_id, "sent"), now_text()
@@ -114,11 +105,11 @@ class Outbox:
     def mark_failed(
         self, entry_id: int, *, error: Any, status: int | None = None, call_id: int | None = None
     ) -> None:
-        """The send is known not to have taken effect (refused, or never left): may be retried."""
+        """The send did not take effect (refused, or never left)."""
         self._mark(entry_id, "failed", error, status=status, call_id=call_id)
 
     def mark_uncertain(self, entry_id: int, *, error: Any, call_id: int | None = None) -> None:
-        """The send may have reached the partner; ``call_id``: the call that may have."""
+        """The send may have reached the partner."""
         self._mark(entry_id, "uncertain", error, call_id=call_id)
 
     def _mark(
@@ -136,45 +127,15 @@ class Outbox:
             unfile_inferred(conn, entry_id)
 
     def get(self, entry_id: int) -> dict[str, Any]:
-        """One outbox entry as a dict."""
         with self._c.read() as conn:
             found = dicts(conn.execute("SELECT * FROM outbox WHERE id = ?", (row_id(entry_id),)))
         if not found:
             raise StoreError(f"There is no outbox entry {entry_id} in {self._c.path}.")
         return found[0]
 
-    def pending_or_uncertain(self) -> pd.DataFrame:
-        """Entries still pending or uncertain, oldest first: never resend these blindly."""
-        with self._c.read() as conn:
-            return query_frame(
-                conn,
-                "SELECT * FROM outbox WHERE state IN ('pending', 'uncertain') ORDER BY id",
-                operation="store.outbox.pending_or_uncertain",
-            )
-
-    def resolve_uncertain(
-        self, list_name: str, listed_ids: Iterable[str], *, at: Any
-    ) -> pd.DataFrame:
-        """Settle uncertain sends from a complete list the partner showed when asked at
-        ``at``; the decisions (``record_snapshot`` does it by itself)."""
-        list_info(list_name)
-        when = utc_text(at) or now_text()
-        with self._c.write(durable=True) as conn:
-            decisions = resolve(conn, list_name, {str(i) for i in listed_ids}, at=when,
-                                requested=when)  # fmt: skip
-        columns = ["entry_id", "operation", "request_id", "state", "resolution"]
-        frame = pd.DataFrame.from_records(decisions, columns=columns)
-        return frame.astype({"entry_id": "Int64", "request_id": "string"})
-
-    def explains(self, list_name: str, request_id: str) -> bool:
-        """Did we send (or may we have sent) something that takes ``request_id`` off the list?"""
-        list_info(list_name)
-        with self._c.read() as conn:
-            return request_id in explaining(conn, list_name, [request_id], requested=now_text())
-
     def sweep_stale(self) -> list[int]:
-        """Pending entries whose process (same host) is gone, whose run ended, or older than
-        ``stale_after_s`` become uncertain (a crash left them); their ids."""
+        """Pending entries whose process or run ended, or older than ``stale_after_s``, become
+        uncertain; their ids."""
         rows = self._c.rows(
             "SELECT o.id, o.created_at, o.pid, o.host, r.status FROM outbox o "
             "LEFT JOIN runs r ON r.id = o.run_id WHERE o.state = 'pending'"
@@ -204,8 +165,8 @@ class Outbox:
         return [entry_id for entry_id, _ in stale]
 
     def last_sent(self, operation: str, request_id: str) -> dict[str, Any] | None:
-        """The newest entry of ``operation`` for ``request_id`` that blocks a send (``id``,
-        ``state``, ``updated_at``, ``document_id``), or None."""
+        """The newest entry that blocks a send (``id``, ``state``, ``updated_at``,
+        ``document_id``), or None."""
         with self._c.read() as conn:
             found = _blocking(conn, operation, request_id, None)
         keys = ("id", "state", "updated_at", None, None, "document_id")
@@ -215,8 +176,7 @@ class Outbox:
 def sent_version(
     operation: str, flat: Mapping[str, Any] | None, *, renews: bool = False
 ) -> str | None:
-    """The DocumentID a send's duplicates carry (an acknowledgment's, or a renewal's); None: any
-    earlier send of the operation is a duplicate."""
+    """The DocumentID a send's duplicates carry; None: any earlier send is one."""
     if not (operation == "send_acknowledgment" or renews) or not flat:
         return None
     value = flat.get("document_id")
@@ -226,8 +186,6 @@ def sent_version(
 def _blocking(
     conn: sqlite3.Connection, operation: str, request_id: str, version: str | None
 ) -> tuple[Any, ...] | None:
-    """The newest entry that blocks this send (with a ``version``: of that DocumentID, or of
-    none known)."""
     return conn.execute(
         "SELECT id, state, updated_at, payload_sha256, pid, document_id FROM "
         "(SELECT *, json_extract(payload_flat, '$.document_id') AS document_id "
@@ -247,7 +205,6 @@ def _duplicate(
     hint: str = "",
     this: Any = None,
 ) -> DuplicateSend:
-    """The refusal of a send ``found`` blocks; ``this``: the DocumentID refused."""
     entry_id, state, since, sent_digest, pid, document_id = found
     version = f"DocumentID {document_id!r}" if document_id else "a DocumentID not recorded"
     entry = f"outbox entry {entry_id}"
@@ -289,8 +246,8 @@ def _duplicate(
 
 
 def _entry(conn: sqlite3.Connection, entry_id: int, target: str) -> dict[str, Any]:
-    """Entry ``entry_id``, if it may become ``target``: pending, uncertain, or settled from the
-    lists (a late answer overrides an inference)."""
+    """Entry ``entry_id``, if pending, uncertain or settled from the lists (a late answer
+    overrides an inference)."""
     found = dicts(conn.execute("SELECT * FROM outbox WHERE id = ?", (entry_id,)))
     if not found:
         raise StoreError(f"There is no outbox entry {entry_id}.")

@@ -1,9 +1,5 @@
-"""The store's schema: tables, indexes, views, and how a value is written in a cell.
-
-Times are fixed-width UTC text (text order is time order; SQLite's date functions read it), JSON
-is canonical (sorted keys), PESC columns come from ``workbench.pesc.flatten``; ``metadata.json``
-says what each holds (``docs/data-dictionary.md``).
-"""
+"""The store's tables, views, and how a value is written: times as fixed-width UTC text (text
+order is time order), JSON canonical (sorted keys); ``metadata.json`` says what each holds."""
 
 # ruff: noqa: S608  (the SQL is put together from our own constants, never from data)
 
@@ -210,8 +206,7 @@ CREATE TABLE locks (name TEXT PRIMARY KEY, pid INTEGER, host TEXT, since TEXT, r
 """
 )
 
-# Dates a partner can plausibly send (workbench.reconcile.plausible): a view's age is from one,
-# else from the first sighting.
+# A view's age is from a plausible date (workbench.reconcile.plausible), else the first sighting.
 PLAUSIBLE_FROM = "1990-01-01"
 PLAUSIBLE_AHEAD_DAYS = 1
 
@@ -224,8 +219,7 @@ def _age_days(date: str, first_seen: str) -> str:
     )
 
 
-# workbench.reconcile's supplier lifecycle in SQL, for a request ``r``: not cancelled; answered
-# (a transcript of ours sent, or a response filed); in doubt (latest send pending or uncertain).
+# workbench.reconcile's supplier lifecycle in SQL, for a request ``r``.
 _NOT_CANCELLED = "r.cancelled_at IS NULL AND r.transmission_type IS NOT 'Cancellation'"
 _ANSWERED = """(EXISTS (SELECT 1 FROM outbox o WHERE o.request_id = r.request_id
     AND o.operation = 'send_transcript' AND o.state = 'sent')
@@ -241,7 +235,6 @@ _LAST_SEND = """(SELECT o.operation || ': ' || o.state FROM outbox o
 _ANSWERED_AT = """(SELECT max(o.updated_at) FROM outbox o WHERE o.request_id = r.request_id
     AND o.operation IN ('send_response', 'send_transcript') AND o.state = 'sent')"""
 
-# The analyst's views: recreated by every migration (they hold no data).
 VIEWS: dict[str, str] = {
     "open_requests": f"""
 SELECT r.request_id, r.request_date,
@@ -326,14 +319,12 @@ FROM transcripts_received t
 
 
 def create_views(conn: sqlite3.Connection) -> None:
-    """(Re)create the views, in the caller's transaction."""
     for name, sql in VIEWS.items():
         conn.execute(f"DROP VIEW IF EXISTS {name}")
         conn.execute(f"CREATE VIEW {name} AS {sql}")
 
 
 def fresh() -> sqlite3.Connection:
-    """An in-memory database holding the current schema, empty."""
     conn = sqlite3.connect(":memory:", isolation_level=None)
     for statement in TABLES.split(";"):  # our DDL holds no ';' inside a literal
         conn.execute(statement)
@@ -350,7 +341,7 @@ def now_text() -> str:
 
 
 def utc_text(when: datetime | date | str | None) -> str | None:
-    """A time as the store writes it (naive: UTC); ``None`` stays ``None``.
+    """A time as the store writes it (naive: UTC).
 
     >>> utc_text("2026-03-02T09:00:00.000Z")
     '2026-03-02T09:00:00.000000Z'
@@ -372,7 +363,7 @@ def utc_text(when: datetime | date | str | None) -> str | None:
 
 
 def partner_time(value: Any) -> str | None:
-    """A partner's timestamp normalised when it parses; kept as written when it does not."""
+    """A partner's timestamp normalised when it parses, else as written."""
     if value is None or value == "":
         return None
     try:
@@ -381,7 +372,7 @@ def partner_time(value: Any) -> str | None:
         return str(value)
 
 
-# One encoder for every call (json.dumps with options builds one each time); thread-safe.
+# One encoder for every call (json.dumps with options builds one each time).
 _CANONICAL = json.JSONEncoder(ensure_ascii=False, sort_keys=True, default=str)
 
 
@@ -391,7 +382,6 @@ def dumps(value: Any) -> str:
 
 
 def dicts(cursor: sqlite3.Cursor) -> list[dict[str, Any]]:
-    """A query's rows as dicts."""
     columns = [d[0] for d in cursor.description]
     return [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
 
@@ -410,14 +400,14 @@ def scalar(value: Any) -> Any:
 
 
 def run_row(kind: str, profile: str | None, **values: Any) -> dict[str, Any]:
-    """A ``runs`` row begun now by this process (``values``: the rest, such as its status)."""
+    """A ``runs`` row begun now by this process."""
     return {"kind": kind, "profile": profile, "started_at": now_text(), "status": "running",
             "workbench_version": __version__, "pid": os.getpid(), "host": socket.gethostname(),
             **values}  # fmt: skip
 
 
 def row_id(value: Any) -> int | None:
-    """A row id as a plain ``int`` (numpy and pandas integers come from DataFrames)."""
+    """A row id as a plain ``int`` (numpy's come from DataFrames)."""
     if value is None:
         return None
     try:

@@ -1,21 +1,11 @@
-"""Settling uncertain sends from the partner's lists, and filing what was sent.
+"""Settling uncertain sends from the partner's lists (never by resending), and filing what
+was sent.
 
-One rule of time, by when each list was *requested* (its call's ``started_at``; a snapshot
-recorded without a call gives it as ``taken_at``, or leaves it unknown, and settles nothing): a
-list speaks only of the sends begun before it was requested. An uncertain send is judged only
-by a list requested after it became uncertain, of the list its success takes the item off:
-
-- still listed -> ``failed`` (every send takes its item off the list), but only from a list
-  requested :data:`SETTLE_MARGIN` or more after it became uncertain: the partner may still be
-  processing a send the client gave up waiting for. Listed with another RequestDate than before
-  the send, it is a new document (a re-issue), which says nothing of the send;
-- gone, listed in the last snapshot before the send, and no other send of ours explains the
-  departure -> ``sent`` (inferred; its document is filed with ``inferred = 1``);
-- otherwise it stays ``uncertain``, ``resolution`` saying why the lists cannot tell.
-
-A send explains a departure only when no list requested :data:`SETTLE_MARGIN` or more after it
-began still showed the item (:func:`_can_explain`). Never by resending: the partner does not
-deduplicate.
+A list speaks only of the sends begun before it was *requested* (its call's start, else its
+``taken_at``; unknown: it settles nothing). An uncertain send, judged by a later list of the
+list its success empties: still listed :data:`SETTLE_MARGIN` after -> ``failed`` (unless listed
+with a new RequestDate: a re-issue says nothing); gone after being listed before the send, and
+no other send of ours explains it -> ``sent``, inferred; else ``uncertain``, saying why.
 """
 
 # ruff: noqa: S608  (SQL identifiers here are our own constants, never data; values are bound)
@@ -41,10 +31,9 @@ from workbench.store.schema import (
 )
 
 BLOCKING = ("pending", "sent", "uncertain")  # states that refuse a second send
-# Far longer than any partner plausibly takes to finish a send a client gave up on. Being
-# "gone" needs no margin: inferring "sent" never allows a resend.
+# Far longer than a partner takes to finish a send a client gave up on ("gone" needs none:
+# inferring "sent" never allows a resend).
 SETTLE_MARGIN = timedelta(minutes=15)
-# Where a sent document is filed, by operation: its table, its fields, its time column.
 _FILED = {
     "send_response": ("responses", RESPONSE_FIELDS, "sent_at"),
     "send_transcript": ("transcripts_sent", TRANSCRIPT_SENT_FIELDS, "sent_at"),
@@ -53,7 +42,6 @@ _FILED = {
 
 
 def requested_at(conn: sqlite3.Connection, call_id: int | None) -> str | None:
-    """When the list call ``call_id`` was started; None if unknown."""
     row = conn.execute("SELECT started_at FROM calls WHERE id = ?", (call_id,)).fetchone()
     return row[0] if row else None
 
@@ -65,8 +53,8 @@ def _marks(values: tuple[str, ...]) -> str:
 def explaining(
     conn: sqlite3.Connection, list_name: str, ids: Iterable[str], *, requested: str
 ) -> set[str]:
-    """The ids whose departure from ``list_name``, in a list requested at ``requested``, a send
-    of ours explains: begun before, pending, sent or uncertain, not shown listed since."""
+    """The ids whose departure a send of ours explains: begun before ``requested``, pending,
+    sent or uncertain, and not listed since."""
     operations, ids = LISTS[list_name].operations, list(ids)
     if not operations or not ids:
         return set()
@@ -83,7 +71,6 @@ def explaining(
 def _last_listed(
     conn: sqlite3.Connection, list_name: str, ids: Iterable[str], *, before: str
 ) -> dict[str, str]:
-    """When each of ``ids`` was last listed in a snapshot of ``list_name`` before ``before``."""
     return dict(
         conn.execute(
             "SELECT i.item_key, max(s.taken_at) FROM snapshot_items i "
@@ -96,8 +83,7 @@ def _last_listed(
 
 
 def _can_explain(created_at: str, last_listed: str | None) -> bool:
-    """Not when a list taken :data:`SETTLE_MARGIN` or more after the send began still showed
-    the item."""
+    """Not when a list :data:`SETTLE_MARGIN` after the send began still showed the item."""
     if last_listed is None:
         return True
     return datetime.fromisoformat(last_listed) - SETTLE_MARGIN < datetime.fromisoformat(created_at)
@@ -106,8 +92,8 @@ def _can_explain(created_at: str, last_listed: str | None) -> bool:
 def resolve(
     conn: sqlite3.Connection, list_name: str, listed: set[str], *, at: str, requested: str | None
 ) -> list[dict[str, Any]]:
-    """Settle the uncertain entries of ``list_name``'s operations from a list requested at
-    ``requested`` (None: settle nothing) and answered by ``at``; the decisions."""
+    """Settle the uncertain sends ``list_name`` speaks of (None ``requested``: none); the
+    decisions."""
     operations = LISTS[list_name].operations
     if not operations or requested is None:
         return []
@@ -202,7 +188,6 @@ def _decide(
 
 
 def _listed_date(item_json: str | None) -> str | None:
-    """The RequestDate of a listed item (a snapshot's ``item_json``); None if unknown."""
     return request_date(json.loads(item_json)) if item_json else None
 
 
@@ -214,11 +199,11 @@ def record_document(
     inferred: bool,
     reply: tuple[str | None, str | None, int | None] | None,
 ) -> None:
-    """File a sent entry's document, and a transcript's acknowledgment answered (``reply``: the
-    answer's body, flat JSON and call) when readable: no all-NULL row to mislead."""
+    """File a sent entry's document, and the acknowledgment a transcript's answer carried
+    (``reply``: body, flat JSON, call), when readable."""
     table, fields, when = _FILED[entry["operation"]]
     row: dict[str, Any] = {"outbox_id": entry["id"], "request_id": entry["request_id"], when: at}
-    if table == "acknowledgments":  # one we sent: the call that carried it (or may have)
+    if table == "acknowledgments":
         row.update(direction="sent", call_id=reply[2] if reply else entry.get("call_id"))
     _file(conn, table, row, fields, entry["payload"], entry["payload_flat"], inferred)
     if table == "transcripts_sent" and reply is not None and reply[1]:
@@ -237,8 +222,6 @@ def _file(
     flat_text: str | None,
     inferred: bool,
 ) -> None:
-    """One filed document: ``row``, whether it was inferred, the XML of ``body``, its flattened
-    JSON, and the ``fields`` of that JSON as columns."""
     flat = json.loads(flat_text) if flat_text else {}
     values = {**row, "inferred": int(inferred), "pescxml": pescxml_of(body)[0] if body else None,
               "pesc_json": flat_text, **{f: scalar(flat.get(f)) for f in fields}}  # fmt: skip
@@ -249,6 +232,6 @@ def _file(
 
 
 def unfile_inferred(conn: sqlite3.Connection, entry_id: int) -> None:
-    """A send inferred sent, now known failed (or uncertain again): its filed document goes."""
+    """A send inferred sent, now known otherwise: its filed document goes."""
     for table in ("responses", "transcripts_sent", "acknowledgments"):
         conn.execute(f"DELETE FROM {table} WHERE outbox_id = ? AND inferred = 1", (entry_id,))
