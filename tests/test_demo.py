@@ -116,7 +116,7 @@ def test_the_demo_pulls_sends_reports_and_leaves_no_secret_behind(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     log: list[str] = []
-    result = run_demo(log.append, details=2)
+    result = run_demo(log.append)
     text = "\n".join(log)
 
     assert result.ok, text

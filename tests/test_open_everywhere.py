@@ -18,8 +18,7 @@ import workbench as wb
 from workbench import reconcile
 from workbench.cli import app
 from workbench.errors import TransportError
-from workbench.explorer.query import Filter, Source, load_rows
-from workbench.explorer.widget import DEFAULT_SOURCE
+from workbench.explorer import DEFAULT_SOURCE, Source, load_rows
 from workbench.reconcile import open_items
 from workbench.sandbox import Sandbox
 from workbench.scenario import act_out, transcript_for
@@ -51,7 +50,7 @@ def _everywhere(db: Path, tmp_path: Path) -> tuple[set[str], set[str]]:
         view = set(store.table("open_requests")["request_id"].astype(str))
         still = set(store.table("answered_still_listed")["request_id"].astype(str))
         assert Source("view", "open_requests") == DEFAULT_SOURCE
-        explorer = load_rows(store, DEFAULT_SOURCE, Filter(), limit=10_000)
+        explorer = load_rows(store, DEFAULT_SOURCE, limit=10_000)
         rec = reconcile.reconcile(reconcile.load(store))
     states = rec.requests.set_index(rec.requests["request_id"].astype(str))["state"].astype(str)
     assert set(states[states == reconcile.OPEN_STATES["supplier"]].index) == view

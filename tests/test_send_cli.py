@@ -305,7 +305,7 @@ def test_an_acknowledgment_is_built_from_the_stored_transcript(
     db = tmp_path / "wb.db"
     environ: dict[str, str | None] = {k: None for k in os.environ if k.startswith("WORKBENCH_")}
     environ.update({**sandbox.env, **FAST, "WORKBENCH_DB": str(db)})
-    pulled = CliRunner().invoke(app, ["pull", "--no-progress"], env=environ)
+    pulled = CliRunner().invoke(app, ["pull"], env=environ)
     assert pulled.exit_code == 0, pulled.output
     item = sandbox.pending_transcript_ids()[0]
     done = send(sandbox, db, "ack", item, "--yes")
@@ -321,17 +321,15 @@ def test_an_acknowledgment_is_built_from_the_stored_transcript(
 def test_an_acknowledgment_from_a_file(sandbox: Sandbox, tmp_path: Path) -> None:
     db = tmp_path / "wb.db"
     item = sandbox.pending_transcript_ids()[0]
-    built = send(sandbox, db, "ack", item, "--note", "Received, thank you", "--dry-run")
+    built = send(sandbox, db, "ack", item, "--dry-run")
     assert built.exit_code == 0, built.output
     path = tmp_path / "ack.xml"
     path.write_text(built.stdout, encoding="utf-8")
-    with_note = send(sandbox, db, "ack", item, str(path), "--note", "again")
-    assert with_note.exit_code == 2 and "--note" in with_note.output  # FILE is sent as it is
     done = send(sandbox, db, "ack", item, str(path), "--yes")
     assert done.exit_code == 0, done.output
     assert f"from {path}" in done.stderr
     sent = pesc.flatten(pesc.parse(sandbox.state.documents[-1]["payload"]))
-    assert sent["note"] == "Received, thank you"
+    assert sent["document_id"] == pesc.flatten(pesc.parse(built.stdout))["document_id"]
     assert outbox(db) == [("send_acknowledgment", item, "sent")]
 
 

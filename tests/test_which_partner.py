@@ -49,6 +49,7 @@ def test_the_sandbox_says_it_is_the_sandbox(tmp_path: Path, monkeypatch) -> None
 
 
 def test_exports_and_bundles_of_sandbox_data_say_so(tmp_path: Path, monkeypatch) -> None:
+    import json
     import zipfile
 
     import openpyxl
@@ -73,8 +74,8 @@ def test_exports_and_bundles_of_sandbox_data_say_so(tmp_path: Path, monkeypatch)
     assert result.exit_code == 0, result.output
     zipped = Path(result.stdout.strip())
     assert zipped.name.startswith(f"sandbox-{rid}-")
-    readme = zipfile.ZipFile(zipped).read("README.txt").decode()
-    assert readme.startswith("Embedded sandbox data (made up, not a partner's): Support bundle")
+    about = json.loads(zipfile.ZipFile(zipped).read("calls.har"))["log"]["comment"]
+    assert about.startswith("Embedded sandbox data (made up, not a partner's): Recorded calls")
 
 
 @pytest.mark.slow

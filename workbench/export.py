@@ -2,12 +2,10 @@
 
 >>> export(store, "supplier_requests", "parquet", as_of="3").path  # doctest: +SKIP
 
-Parquet keeps every dtype (ids as text, times UTC) for DuckDB, Spark or pandas. xlsx has no
-time zones: times are written in UTC in columns renamed ``<name>_utc``. The files hold student
-data: written for their owner only (0600), never half (a file replaced only with ``force``).
-Partner text never becomes a live formula: an xlsx cell holds it as text; a csv value a
-spreadsheet would run gets a leading ``'`` (:func:`spreadsheet_safe`). The report's exports
-write through :func:`write_csv`, :func:`write_xlsx` and :func:`write_private`.
+pandas and pyarrow write; ours is what keeps the file safe to open. It holds student data:
+written for its owner only (0600), never half, replaced only with ``force``. Partner text never
+becomes a live formula: an xlsx cell holds it as text, a csv value gets a leading ``'``. xlsx has
+no time zones: times are written in UTC in columns renamed ``<name>_utc``.
 """
 
 from __future__ import annotations
@@ -16,7 +14,7 @@ import json
 import os
 import re
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -51,7 +49,7 @@ class Exported:
     columns: int
     snapshot: str | None = None  # for a list: which snapshot
     notes: list[str] = field(default_factory=list)
-    sandbox: bool = False  # the embedded sandbox's data (the file name says so too)
+    sandbox: bool = False  # the embedded sandbox's data: its name and an xlsx's title say so
 
 
 def export(
@@ -79,19 +77,16 @@ def export(
         raise InvalidParameter(
             f"--out ends in .{suffix} but the format is {fmt}: make them agree", parameter="format"
         )
-    kinds = {n: "view" for n in sorted(store.db.view_names())}
-    kinds |= {
-        n: "table" for n in sorted(store.db.table_names()) if not n.lower().startswith("sqlite_")
-    }
+    views = sorted(store.db.view_names())
+    tables = sorted(n for n in store.db.table_names() if not n.lower().startswith("sqlite_"))
+    kinds = {**dict.fromkeys(views, "view"), **dict.fromkeys(tables, "table")}
     kinds |= dict.fromkeys(LIST_NAMES, "list")  # a list is read from its snapshots
     kind = kinds.get(name)
     if kind is None:
-        by = {
-            k: ", ".join(n for n, v in kinds.items() if v == k) for k in ("view", "table", "list")
-        }
         raise InvalidParameter(
             f"there is no table, view or partner list {name!r} in the store. Views: "
-            f"{by['view']}. Tables: {by['table']}. Partner lists: {by['list']}",
+            f"{', '.join(views)}. Tables: {', '.join(tables)}. Partner lists: "
+            f"{', '.join(LIST_NAMES)}",
             parameter="name",
         )
     if as_of is not None and kind != "list":
@@ -141,42 +136,11 @@ def export(
             )
     writers: dict[str, Callable[[Path], list[str]]] = {
         "csv": lambda target: write_csv(plain, target),
-        "xlsx": lambda target: write_xlsx({name: plain}, target),
+        "xlsx": lambda target: write_xlsx(plain, target, name, sandbox=sandbox),
         "parquet": lambda target: _parquet(plain, target),
     }
     notes = write_private(path, writers[fmt], force=force)
-    if sandbox and fmt == "xlsx":  # a spreadsheet says so in its title; a csv cannot
-        from openpyxl import load_workbook
-
-        from workbench.store.identity import SANDBOX_TITLE
-
-        book = load_workbook(path)
-        book.properties.title = f"{SANDBOX_TITLE}: {name}"
-        book.save(path)
     return Exported(path, name, kind, fmt, len(frame), len(frame.columns), snapshot, notes, sandbox)
-
-
-def export_from_profile(
-    name: str,
-    fmt: str | None = None,
-    out: str | os.PathLike[str] | None = None,
-    *,
-    profile: str | None = None,
-    db: str | os.PathLike[str] | None = None,
-    config_path: str | os.PathLike[str] | None = None,
-    as_of: str | int | None = None,
-    force: bool = False,
-) -> Exported:
-    """:func:`export` from a profile's database (``db`` overrides it), opened read-only: the
-    partner is not contacted. ``ConfigError`` when there is no workbench store there."""
-    from workbench.config import load_profile
-    from workbench.report.job import check_store
-    from workbench.store import Store
-
-    path = Path(db if db is not None else load_profile(profile, config_path=config_path).db)
-    check_store(path, pulling=False)
-    with Store(path, read_only=True) as store:
-        return export(store, name, fmt, out, as_of=as_of, force=force)
 
 
 def list_moment(store: Store, as_of: str | int | None) -> tuple[Any, str]:
@@ -196,9 +160,8 @@ def list_moment(store: Store, as_of: str | int | None) -> tuple[Any, str]:
                 f"there is no run {text} in the store (the latest: {shown})", parameter="as_of"
             )
         run = runs.iloc[0]
-        return (
-            run["finished_at"] if pd.notna(run["finished_at"]) else run["started_at"]
-        ), f"as of run {text}"
+        moment = run["finished_at"] if pd.notna(run["finished_at"]) else run["started_at"]
+        return moment, f"as of run {text}"
     try:
         when = pd.Timestamp(text)
     except ValueError:
@@ -259,10 +222,9 @@ def spreadsheet_safe(frame: pd.DataFrame) -> pd.DataFrame:
 
 def write_csv(frame: pd.DataFrame, path: str | os.PathLike[str]) -> list[str]:
     """``frame`` as csv: times as ISO 8601 UTC (``2026-03-02T09:00:00.000000Z``), text made
-    :func:`spreadsheet_safe`, rows ending in CRLF (RFC 4180: every value holding a CR or an LF
-    is quoted, so none starts a row, or a formula, of its own). defusedcsv was weighed and not
-    taken: it leaves a leading tab, CR and the full-width ``＝`` live, and takes "-2" for a
-    number."""
+    :func:`spreadsheet_safe`, rows ending in CRLF (RFC 4180: a value holding a CR or an LF is
+    quoted, so none starts a row, or a formula, of its own). defusedcsv leaves a leading tab, CR
+    and the full-width ``＝`` live, and takes "-2" for a number."""
     import pandas as pd
 
     out = frame.copy()
@@ -278,7 +240,6 @@ def _parquet(frame: pd.DataFrame, path: Path) -> list[str]:
     """pandas' dtypes kept (times as UTC to the microsecond, which Spark reads); a column of
     mixed values becomes text."""
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
     notes, frame = [], frame.copy()
     frame.attrs = {}  # pyarrow would store them, Timestamps and all
@@ -290,49 +251,50 @@ def _parquet(frame: pd.DataFrame, path: Path) -> list[str]:
                 frame[column].map(lambda v: None if _missing(v) else str(v)).astype("string")
             )
             notes.append(f"{column}: mixed values, written as text")
-    table = pa.Table.from_pandas(frame, preserve_index=False)
-    pq.write_table(table, path, coerce_timestamps="us", allow_truncated_timestamps=True)
+    frame.to_parquet(path, index=False, coerce_timestamps="us", allow_truncated_timestamps=True)
     return notes
 
 
-def write_xlsx(sheets: Mapping[str, pd.DataFrame], path: str | os.PathLike[str]) -> list[str]:
-    """One worksheet per frame (name -> frame), times in UTC without a zone (the column named
+def write_xlsx(frame: pd.DataFrame, path: Path, name: str, *, sandbox: bool) -> list[str]:
+    """``frame`` as worksheet ``name``: times in UTC without a zone (the column named
     ``<name>_utc``), text stored as text, never a formula (quote-prefixed when it looks like
     one); notes on values longer than Excel holds, which are cut."""
     import pandas as pd
     from openpyxl import Workbook
     from openpyxl.cell import WriteOnlyCell
 
-    for name, frame in sheets.items():
-        if len(frame) > XLSX_MAX_ROWS:
-            raise InvalidParameter(
-                f"{name} has {len(frame)} rows, more than a worksheet holds "
-                f"({XLSX_MAX_ROWS}): use --format csv or parquet",
-                parameter="format",
+    if len(frame) > XLSX_MAX_ROWS:
+        raise InvalidParameter(
+            f"{name} has {len(frame)} rows, more than a worksheet holds "
+            f"({XLSX_MAX_ROWS}): use --format csv or parquet",
+            parameter="format",
+        )
+    out = frame.copy()
+    for column in frame.columns:
+        if isinstance(out[column].dtype, pd.DatetimeTZDtype):
+            out[column] = out[column].dt.tz_convert("UTC").dt.tz_localize(None)
+            out = out.rename(columns={column: f"{column}_utc"})
+        elif out[column].dtype == object:  # a mixed column's times, say, as text
+            out[column] = out[column].map(
+                lambda v: v if v is None or isinstance(v, str | int | float | bool) else str(v)
             )
     book = Workbook(write_only=True)
+    if sandbox:  # a spreadsheet says so in its title; a csv cannot
+        from workbench.store.identity import SANDBOX_TITLE
+
+        book.properties.title = f"{SANDBOX_TITLE}: {name}"
+    sheet = book.create_sheet(title=name[:31])
+    sheet.append([str(c) for c in out.columns])
     cut: dict[str, int] = {}
-    for name, frame in sheets.items():
-        out = frame.copy()
-        for column in frame.columns:
-            if isinstance(out[column].dtype, pd.DatetimeTZDtype):
-                out[column] = out[column].dt.tz_convert("UTC").dt.tz_localize(None)
-                out = out.rename(columns={column: f"{column}_utc"})
-            elif out[column].dtype == object:
-                out[column] = out[column].map(
-                    lambda v: v if v is None or isinstance(v, str | int | float | bool) else str(v)
-                )
-        sheet = book.create_sheet(title=name[:31])
-        sheet.append([str(c) for c in out.columns])
-        for row in out.itertuples(index=False, name=None):
-            cells = []
-            for column, value in zip(out.columns, row, strict=True):
-                cell = WriteOnlyCell(sheet, value=_cell_value(value, str(column), cut))
-                if isinstance(cell.value, str):
-                    cell.data_type = "s"  # text that starts with "=" stays text
-                    cell.quotePrefix = formula_like(cell.value)  # and stays so when edited
-                cells.append(cell)
-            sheet.append(cells)
+    for row in out.itertuples(index=False, name=None):
+        cells = []
+        for column, value in zip(out.columns, row, strict=True):
+            cell = WriteOnlyCell(sheet, value=_cell_value(value, str(column), cut))
+            if isinstance(cell.value, str):
+                cell.data_type = "s"  # text that starts with "=" stays text
+                cell.quotePrefix = formula_like(cell.value)  # and stays so when edited
+            cells.append(cell)
+        sheet.append(cells)
     book.save(path)
     return [
         f"{column}: {n} value(s) longer than Excel's {XLSX_MAX_CELL} characters, cut (csv and "
@@ -342,6 +304,7 @@ def write_xlsx(sheets: Mapping[str, pd.DataFrame], path: str | os.PathLike[str])
 
 
 def _cell_value(value: Any, column: str, cut: dict[str, int]) -> Any:
+    """None for a missing value; text without XML's illegal characters, cut at Excel's limit."""
     if _missing(value):
         return None
     if hasattr(value, "item") and hasattr(value, "dtype"):  # a numpy scalar

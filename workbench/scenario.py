@@ -1,11 +1,5 @@
-"""A morning's work against the sandbox: what the demo and the tests send through the outbox.
-
-After a pull, :func:`act_out` answers some requests (holds, other statuses), sends transcripts
-(one of them another student's: the mistake a reconciliation must catch), acknowledges some of
-the transcripts received, and, on the embedded sandbox, loses the answer to one send so that
-it stays ``uncertain`` until the next pull settles it. :func:`transcript_for` writes a
-transcript for a request's student (README, "Acting from the command line").
-"""
+"""A morning's work against the sandbox (:func:`act_out`), and :func:`transcript_for`, which
+writes a transcript for a request's student (README, "Acting from the command line")."""
 
 from __future__ import annotations
 
@@ -46,16 +40,8 @@ def act_out(w: Workbench, *, seed: int = 1) -> dict[str, list[str]]:
             f"act_out needs {needed} open requests with stored details; the store has "
             f"{len(ids)}. Pull first, or start the sandbox with more initial_requests."
         )
-    acted: dict[str, list[str]] = {
-        k: []
-        for k in (
-            "response",
-            "transcript",
-            "transcript_wrong_student",
-            "transcript_uncertain",
-            "acknowledgment",
-        )
-    }
+    kinds = "response transcript transcript_wrong_student transcript_uncertain acknowledgment"
+    acted: dict[str, list[str]] = {kind: [] for kind in kinds.split()}
     now = datetime.now(UTC)
     for (status, reason, days), rid in zip(RESPONSES, ids, strict=False):
         release = (now + timedelta(days=days)).date() if days is not None else None

@@ -15,7 +15,7 @@ import pytest
 
 from tests.browser.conftest import Lab, chromium
 from workbench import pesc
-from workbench.explorer.query import fold
+from workbench.explorer import fold
 from workbench.store import Store
 
 pytestmark = pytest.mark.slow

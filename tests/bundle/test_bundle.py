@@ -46,13 +46,13 @@ def test_the_zip_is_named_for_the_id_and_the_time_and_never_overwritten(worked, 
 
 def test_the_zip_holds_the_documented_members(worked, tmp_path):
     files = _bundle(worked, tmp_path)
-    fixed = {"README.txt", "calls.har", "validation.json", "timeline.csv"}
+    fixed = {"calls.har", "validation.json", "timeline.csv"}
     assert fixed <= set(files)
     assert all(DOCUMENT_NAME.fullmatch(name) for name in set(files) - fixed), sorted(files)
-    readme = files["README.txt"].decode()
-    assert worked.request_id in readme and "workbench" in readme
-    assert "Personal data: NOT masked" in readme
-    assert "Environment: PRODUCTION (the DocumentProcessCode of its documents" in readme
+    about = json.loads(files["calls.har"])["log"]["comment"]
+    assert f"Recorded calls about {worked.request_id}" in about
+    assert "personal data NOT masked" in about
+    assert "environment: PRODUCTION;" in about
 
 
 def test_an_unknown_id_is_a_store_error_and_writes_nothing(worked, tmp_path):

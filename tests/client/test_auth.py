@@ -73,7 +73,7 @@ def test_a_401_renews_once_and_retries(sandbox: Sandbox, w: wb.Workbench) -> Non
         renew_after=time.monotonic() + 3600,
         obtained_at=datetime.now(UTC),
     )
-    w.session.tokens.put(auth.key, revoked)
+    w.session.tokens[auth.key] = revoked
     assert len(w.supplier.pending_requests()) > 0
     assert sandbox.token_requests[sandbox.credentials.supplier_client_id] == 2
     assert exchange_hits(sandbox)[("GET", "/api/transcriptrequests/no_response")] == 2

@@ -129,7 +129,7 @@ def test_cli_demo_prints_every_list_and_removes_only_its_database(
         (data / stale).write_bytes(b"not a database")  # left open, it would fail the demo
     (data / "demo.db.lock").touch()
     with (data / "demo.db.lock").open("rb") as held:  # as another process may hold it
-        result = CliRunner().invoke(app, ["demo", "--details", "2", "--no-report"])
+        result = CliRunner().invoke(app, ["demo", "--no-report"])
         still_linked = os.fstat(held.fileno()).st_nlink == 1
     assert result.exit_code == 0, result.output
     for title in (
@@ -138,8 +138,8 @@ def test_cli_demo_prints_every_list_and_removes_only_its_database(
         "Peek events",
         "Transcript requests without a response",
         "Transcripts without a response",
-        "Details of 2 transcript request(s)",
-        "Details of 2 transcript(s)",
+        "Details of 3 transcript request(s)",
+        "Details of 3 transcript(s)",
         "Pull into data/demo.db",
         "pull again (incremental)",
     ):
@@ -159,7 +159,7 @@ def test_cli_demo_with_a_failing_report_exits_1_and_prints_the_partial_outputs(
     notebooks = tmp_path / "notebooks"
     write_notebook(notebooks, "reconcile", "db = None\npull = False", "x = 1\nrec = {}['missing']")
     monkeypatch.setenv("WORKBENCH_NOTEBOOKS", str(notebooks))
-    result = CliRunner().invoke(app, ["demo", "--details", "1", "--output-dir", "out"])
+    result = CliRunner().invoke(app, ["demo", "--output-dir", "out"])
     assert result.exit_code == 1, result.output
     assert "failed in cell 3 of 3, line 2 (rec = {}['missing']): KeyError" in result.output
     partial = [Path(p) for p in re.findall(r"Partial output: (\S+)", result.output)]

@@ -14,7 +14,8 @@ import pytest
 
 import workbench as wb
 from workbench.cli.doctor import passed, run_checks
-from workbench.http.auth import PasswordGrant, TokenCache
+from workbench.config import RoleSettings, Secret
+from workbench.http.auth import BearerAuth, TokenCache
 
 
 def _login_forms(exchanges) -> list[dict[str, str]]:
@@ -76,15 +77,15 @@ def test_a_refused_login_names_where_the_credentials_came_from(
         u.consumer.pending_transcripts()
 
 
-def _grant(answer: dict[str, object], lifetime: float = 1200.0) -> PasswordGrant:
+def _grant(answer: dict[str, object], lifetime: float = 1200.0) -> BearerAuth:
     def post_form(url: str, form: dict[str, str]) -> httpx.Response:
         return httpx.Response(200, json=answer, request=httpx.Request("POST", url))
 
-    return PasswordGrant(
-        role="supplier", token_url="https://x.example/api/auth/login", client_id=None,
-        client_secret=None, scope=None, cache=TokenCache(), post_form=post_form,
-        lifetime=lifetime, username="Partner\\u", password="p", fields="etms",
+    settings = RoleSettings(
+        role="supplier", grant="password", login="etms", username="Partner\\u",
+        password=Secret("p"), token_url="https://x.example/api/auth/login",
     )  # fmt: skip
+    return BearerAuth(settings, cache=TokenCache(), post_form=post_form, lifetime=lifetime)
 
 
 def test_a_token_lives_as_long_as_its_answer_says_else_as_configured() -> None:

@@ -11,15 +11,9 @@ from pathlib import Path
 import pytest
 
 import workbench as wb
+from scripts.configuration_docs import DOCS_PATH, EXAMPLES, render
 from workbench.config import load_profile
-from workbench.config.settings import (
-    DOCS_PATH,
-    EXAMPLES,
-    PROFILE_SETTINGS,
-    ROLE_SETTINGS,
-    SMTP_SETTINGS,
-    render,
-)
+from workbench.config.settings import PROFILE_SETTINGS, ROLE_SETTINGS, SMTP_SETTINGS
 
 PROD = """
 default_profile = "prod"
@@ -149,7 +143,7 @@ def test_a_url_with_credentials_shows_neither(tmp_path) -> None:
 
 def test_the_configuration_reference_is_current() -> None:
     assert DOCS_PATH.read_text(encoding="utf-8") == render(), (
-        "docs/configuration.md is stale: run python -m workbench.config"
+        "docs/configuration.md is stale: run python scripts/configuration_docs.py"
     )
     text = render()
     for setting in (*PROFILE_SETTINGS, *ROLE_SETTINGS, *SMTP_SETTINGS):

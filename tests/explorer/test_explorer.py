@@ -12,8 +12,7 @@ import pytest
 
 from tests.explorer.conftest import HOSTILE
 from workbench.errors import StoreError
-from workbench.explorer import Explorer
-from workbench.explorer.query import Source
+from workbench.explorer import Explorer, Source
 from workbench.report import documents_section, request_documents
 
 
@@ -58,20 +57,6 @@ def test_free_text_matches_any_column_in_any_case(explorer: Explorer) -> None:
     assert len(explorer.frame) == len(expected) > 0
     assert f"showing {len(expected)} of {len(expected)} rows" in explorer.status.value
     assert set(explorer.frame["request_id"]) == set(expected["request_id"])
-
-
-def test_column_and_value_filter_one_column_exactly(explorer: Explorer) -> None:
-    _choose(explorer, "table", "calls")
-    assert "status" in explorer.column.options
-    explorer.column.value = "status"
-    explorer.value.value = "200"
-    explorer.limit.value = 1000
-    calls = explorer.store.table("calls")
-    assert len(explorer.frame) == int((calls["status"] == 200).sum()) > 0
-    assert set(explorer.frame["status"]) == {200}
-    explorer.value.value = "no such status"
-    assert explorer.frame.empty
-    assert "showing 0 of 0 rows" in explorer.status.value
 
 
 def test_the_limit_caps_the_rows_sent_to_the_browser(explorer: Explorer) -> None:

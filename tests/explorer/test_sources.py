@@ -11,8 +11,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from workbench.explorer import Explorer
-from workbench.explorer.query import Source, sources
+from workbench.explorer import Explorer, Source, sources
 from workbench.report import pull_runs
 from workbench.store import Store
 
@@ -98,15 +97,3 @@ def test_an_error_clears_the_previous_rows(copy: Path) -> None:
         assert ex.document_id.options == ()
         ex.source.value = Source("view", "open_requests")  # and the next source shows again
         assert "<td>" in ex.rows.value and "workbench-error" not in ex.status.value
-
-
-def test_a_column_filter_the_next_source_lacks_is_dropped(explorer: Explorer) -> None:
-    explorer.source.value = Source("table", "calls")
-    explorer.column.value = "status"
-    explorer.value.value = "200"
-    assert not explorer.frame.empty
-    explorer.source.value = Source("view", "open_requests")  # no status column
-    expected = explorer.store.table("open_requests")
-    assert explorer.column.value == "(any column)"
-    assert len(explorer.frame) == len(expected) > 0
-    assert f"showing {len(expected)} of {len(expected)} rows" in explorer.status.value

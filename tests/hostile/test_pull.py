@@ -89,10 +89,10 @@ def test_a_list_that_is_not_an_array_fails_and_nothing_departs(
         monkeypatch.setenv(name, value)
     db = str(tmp_path / "shape.db")
     runner = CliRunner()
-    first = runner.invoke(app, ["pull", "--db", db, "--no-progress"])
+    first = runner.invoke(app, ["pull", "--db", db])
     assert first.exit_code == 0, first.output
     sb.set_faults(list_shape=shape, path_pattern=SUPPLIER_LIST)
-    second = runner.invoke(app, ["pull", "--db", db, "--no-progress"])
+    second = runner.invoke(app, ["pull", "--db", db])
     assert second.exit_code == 1, second.output
     assert "Traceback" not in second.output
     with wb.connect(env=sb.env, db=db) as w:

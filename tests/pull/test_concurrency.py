@@ -44,7 +44,7 @@ class CliPull:
 
     def __init__(self, db: Path, env: dict[str, str], *args: str) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, "-c", WARM, "pull", "--db", str(db), "--no-progress", *args],
+            [sys.executable, "-c", WARM, "pull", "--db", str(db), *args],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

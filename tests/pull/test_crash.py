@@ -142,7 +142,7 @@ def test_kill_minus_nine_at_ten_random_moments(tmp_path: Path) -> None:
     change fetches no detail."""
     rng = random.Random(SEED)
     db = tmp_path / "workbench.db"
-    args = ("--db", str(db), "--no-progress")
+    args = ("--db", str(db))
     # Spread the moments: one in each tenth of a pull, in random order.
     shares = [(i + rng.random()) / ROUNDS for i in range(ROUNDS)]
     rng.shuffle(shares)

@@ -197,17 +197,17 @@ def test_cli_pull_exit_codes(sandbox_factory, tmp_path, monkeypatch, id_scheme):
         monkeypatch.setenv(name, value)
     runner = CliRunner()
     db = str(tmp_path / "cli.db")
-    ok = runner.invoke(app, ["pull", "--db", db, "--no-progress"])
+    ok = runner.invoke(app, ["pull", "--db", db])
     assert ok.exit_code == 0, ok.output
     assert "supplier_requests" in ok.output
     monkeypatch.setenv("WORKBENCH_MAX_ATTEMPTS", "1")
     sb.set_faults(error_rate=1.0, path_pattern=DETAILS)
     sb.advance(4)  # new requests, whose details will fail
-    partial = runner.invoke(app, ["pull", "--db", db, "--no-progress"])
+    partial = runner.invoke(app, ["pull", "--db", db])
     assert partial.exit_code == 1
     assert "partial" in partial.output
     assert "--allow-partial accepts a partial pull" in partial.stderr  # what to do about it
-    allowed = runner.invoke(app, ["pull", "--db", db, "--no-progress", "--allow-partial"])
+    allowed = runner.invoke(app, ["pull", "--db", db, "--allow-partial"])
     assert allowed.exit_code == 0, allowed.output
 
 
@@ -221,7 +221,7 @@ def test_a_pull_that_reads_nothing_failed_even_with_allow_partial(
     monkeypatch.setenv("WORKBENCH_MAX_ATTEMPTS", "1")
     db = str(tmp_path / "down.db")
     for extra in ([], ["--allow-partial"]):
-        result = CliRunner().invoke(app, ["pull", "--db", db, "--no-progress", *extra])
+        result = CliRunner().invoke(app, ["pull", "--db", db, *extra])
         assert result.exit_code == 1, result.output
         assert "The pull failed: no list or event feed could be read" in result.stderr
     with wb.connect(env=down.env, db=db) as w:

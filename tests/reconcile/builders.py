@@ -3,7 +3,8 @@
 :class:`Partner` drives a real :class:`~workbench.store.Store`: what the partner's lists show
 (``list_requests``, ``list_transcripts``), the documents it hands us (``request``,
 ``transcript``) and what we send back through the outbox (``respond``, ``send_transcript``,
-``acknowledge``). Flat records are written the way ``workbench.pesc.flatten`` writes them.
+``acknowledge``). Flat records are written the way ``workbench.pesc.flatten`` writes them
+(``test_builders.py`` holds each to ``flatten`` of a document with the same values).
 """
 
 from __future__ import annotations
@@ -61,6 +62,20 @@ def transcript_flat(request_id: str, *, awards: int = 2, courses: int = 12, **ch
         "course_count": courses,
         **STUDENT,
         **changes,
+    }
+
+
+def response_flat(
+    request_id: str, status: str, *, hold_reason: str | None = None, planned: str | None = None
+) -> dict[str, Any]:
+    """A flattened TranscriptResponse of ours to a request."""
+    return {
+        "message_type": "TranscriptResponse",
+        "document_id": f"resp-{request_id}",
+        "request_tracking_id": request_id,
+        "response_status": status,
+        "hold_reason": hold_reason,
+        "planned_release_date": planned,
     }
 
 
@@ -202,14 +217,9 @@ class Partner:
         tracking: str | None = None,
     ) -> int:
         """Send a TranscriptResponse; ``tracking``: its RequestTrackingID (default the id)."""
-        flat = {
-            "message_type": "TranscriptResponse",
-            "document_id": f"resp-{request_id}",
-            "request_tracking_id": tracking or request_id,
-            "response_status": status,
-            "hold_reason": hold_reason,
-            "planned_release_date": planned,
-        }
+        flat = response_flat(request_id, status, hold_reason=hold_reason, planned=planned)
+        if tracking:
+            flat["request_tracking_id"] = tracking
         return self._send("send_response", request_id, flat, state=state)
 
     def send_transcript(

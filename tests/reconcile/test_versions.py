@@ -15,6 +15,7 @@ import pytest
 
 from tests.reconcile.builders import NOW, Partner, transcript_flat
 from workbench import reconcile
+from workbench.reconcile.consumer import acknowledged_versions
 
 TRANSCRIPT = ["state", "current_version", "version_count", "transmission_type",
               "acknowledged_version", "reissued_after_ack", "sla_breached"]  # fmt: skip
@@ -189,7 +190,7 @@ def test_an_acknowledgment_sent_before_any_version_was_stored_names_its_own() ->
                                                             for m in (1, 2)]}
     )  # fmt: skip
 
-    found = reconcile.versions.acknowledged_versions(acks, versions)
+    found = acknowledged_versions(acks, versions)
 
     assert found.index.tolist() == [7, 8]
     assert found.tolist() == [1, pd.NA]

@@ -76,7 +76,7 @@ def test_the_explorer_shows_the_versions_of_a_document(reissued) -> None:
         html = explorer.document.value
         assert "Versions of the document received" in html
         assert "Version 1 → version 2" in html
-        explorer.show_document(transcript_id, compare=(2, 1))
+        explorer.version_a.value, explorer.version_b.value = 2, 1
         assert "Version 2 → version 1" in explorer.document.value
     finally:
         explorer.close()

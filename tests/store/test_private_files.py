@@ -60,7 +60,7 @@ def test_the_warning_prints_as_the_cli_prints_wrapped_and_escaped(tmp_path: Path
     env = {k: v for k, v in os.environ.items() if not k.startswith("WORKBENCH_")}
     env.update(COLUMNS="50", XDG_CONFIG_HOME=str(tmp_path / "xdg"))
     done = subprocess.run(  # the console script's process: the embedded sandbox, pulled
-        [sys.executable, "-m", "workbench.cli", "pull", "--db", str(path), "--no-progress"],
+        [sys.executable, "-m", "workbench.cli", "pull", "--db", str(path)],
         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr

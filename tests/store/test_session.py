@@ -39,7 +39,7 @@ def test_a_recorded_session_leaves_no_secret_in_the_file(sandbox: Sandbox, tmp_p
             "international", "GET", PENDING_PLACEMENT_EVENTS_PATH, operation="intl.pending"
         )
         session.call("domestic", "GET", PEEK_EVENTS_PATH, operation="domestic.peek")
-        tokens = [t.value for t in session.tokens._tokens.values()]  # what was issued
+        tokens = [t.value for t in session.tokens.values()]  # what was issued
     finally:
         session.close()
     store.record_snapshot(run, "supplier_requests", listed)

@@ -5,28 +5,29 @@ from __future__ import annotations
 import copy
 import html
 import json
+import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from lxml import etree
 
 from workbench import pesc
-from workbench.bundle.plain import iso, records
+from workbench.bundle.har import iso, records
 from workbench.errors import PescError
 from workbench.store import Store
 
-XML_DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>\n'
+_PESCXML_FIELD = re.compile(r'"pescxml"\s*:\s*("(?:[^"\\]|\\.)*")', re.IGNORECASE)
 
 
 @dataclass
-class _Document:
-    """One distinct document, where it was seen, and its pretty text and validation."""
+class Document:
+    """One distinct document, pretty-printed, and where it was seen."""
 
     text: str
-    kind: str
-    message_type: str
+    kind: str  # sent / received
+    message_type: str  # the root element, or "unparsed"
     parsed: pesc.PescDocument | None
     sources: list[dict[str, Any]] = field(default_factory=list)
 
@@ -37,37 +38,36 @@ class _Document:
 
 def find_documents(
     store: Store, rid: str, calls: list[dict[str, Any]], stored: str | None
-) -> list[_Document]:
-    seen: list[tuple[str, str, str, dict[str, Any]]] = []  # (xml, at, kind, source)
+) -> list[Document]:
+    """The documents in ``calls``, the outbox, responses, acknowledgments and the ``stored``
+    detail, oldest first (a call's request before its answer), each once."""
+    seen: list[tuple[str, str, str, dict[str, Any]]] = []  # (xml, at, kind, where)
+
+    def add(value: Any, at: str, kind: str, place: str, **ids: Any) -> None:
+        seen.extend(
+            (xml, at, kind, {"at": at, **ids, "in": place}) for xml in _pescxml_values(value)
+        )
+
     for call in calls:
-        at, cid, op = iso(call["started_at"]), call["id"], call["operation"]
-        for xml in _pescxml_values(call["request_body"]):
-            seen.append((xml, at, "sent", {"at": at, "call_id": cid, "in": f"{op} request"}))
-        for xml in _pescxml_values(call["response_body"]):
-            seen.append((xml, at, "received", {"at": at, "call_id": cid, "in": f"{op} response"}))
+        at, op, cid = iso(call["started_at"]), call["operation"], call["id"]
+        add(call["request_body"], at, "sent", f"{op} request", call_id=cid)
+        add(call["response_body"], at, "received", f"{op} response", call_id=cid)
     for row in _rows(store, "outbox", rid):
-        at = iso(row["created_at"])
-        where = {"at": at, "outbox_id": row["id"], "in": f"outbox {row['operation']} payload"}
-        seen += [(xml, at, "sent", where) for xml in _pescxml_values(row["payload"])]
-        where = {**where, "in": f"outbox {row['operation']} answer"}
-        seen += [(xml, at, "received", where) for xml in _pescxml_values(row["response_body"])]
+        at, op, oid = iso(row["created_at"]), row["operation"], row["id"]
+        add(row["payload"], at, "sent", f"outbox {op} payload", outbox_id=oid)
+        add(row["response_body"], at, "received", f"outbox {op} answer", outbox_id=oid)
     for row in _rows(store, "responses", rid):
-        at = iso(row["sent_at"])
-        seen += [(x, at, "sent", {"at": at, "in": "responses"}) for x in _pescxml_values(row)]
+        add(row, iso(row["sent_at"]), "sent", "responses")
     for row in _rows(store, "acknowledgments", rid):
-        at, kind = iso(row["recorded_at"]), str(row["direction"])
-        seen += [(x, at, kind, {"at": at, "in": "acknowledgments"}) for x in _pescxml_values(row)]
+        add(row, iso(row["recorded_at"]), str(row["direction"]), "acknowledgments")
     if stored:
         seen.append((stored, "~", "received", {"at": None, "in": "stored detail"}))
 
-    unique: dict[str, _Document] = {}
-    # Oldest first; sorted() is stable, so a call's request body comes before its answer.
-    for xml, _at, kind, source in sorted(seen, key=lambda s: s[1]):
+    unique: dict[str, Document] = {}
+    for xml, _at, kind, where in sorted(seen, key=lambda s: s[1]):  # stable
         text, parsed = pretty(xml)
-        document = unique.setdefault(
-            text, _Document(text, kind, parsed.message_type if parsed else "unparsed", parsed)
-        )
-        document.sources.append(source)
+        kind_of = parsed.message_type if parsed else "unparsed"
+        unique.setdefault(text, Document(text, kind, kind_of, parsed)).sources.append(where)
     return list(unique.values())
 
 
@@ -76,39 +76,17 @@ def _rows(store: Store, table: str, rid: str) -> list[dict[str, Any]]:
 
 
 def _pescxml_values(value: Any) -> list[str]:
-    """The PESC XML in a body, an outbox payload or a row: ``PESCXML`` fields (any key case),
-    or the text itself when it is XML."""
+    """A row's, a body's or a payload's ``PESCXML`` fields (any case, any depth), or its XML."""
     if isinstance(value, Mapping):
-        return [
-            v for k, v in value.items() if str(k).lower() == "pescxml" and v and isinstance(v, str)
-        ]
+        return [v for k, v in value.items() if k.lower() == "pescxml" and isinstance(v, str) and v]
     text = str(value or "").strip()
     if text.startswith(("<", "&lt;")):
         return [text]
-    if not text.startswith(("{", "[")):
-        return []
-    try:
-        payload = json.loads(text)
-    except ValueError:
-        return []
-    found: list[str] = []
-    stack = [payload]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, dict):
-            for key, inner in item.items():
-                if str(key).lower() == "pescxml" and isinstance(inner, str) and inner:
-                    found.append(inner)
-                elif isinstance(inner, dict | list):
-                    stack.append(inner)
-        elif isinstance(item, list):
-            stack.extend(reversed(item))
-    return found
+    return [xml for xml in (json.loads(m[1]) for m in _PESCXML_FIELD.finditer(text)) if xml]
 
 
 def pretty(xml: str) -> tuple[str, pesc.PescDocument | None]:
-    """The document unescaped and indented, with an XML declaration; as stored (unescaped once)
-    when it does not parse."""
+    """The document unescaped and indented; as stored (unescaped once) when it does not parse."""
     try:
         document = pesc.parse(xml)
     except PescError:
@@ -116,30 +94,26 @@ def pretty(xml: str) -> tuple[str, pesc.PescDocument | None]:
         return (html.unescape(text) if text.startswith("&lt;") else text) + "\n", None
     root = copy.deepcopy(document.root)  # indent() changes the tree it is given
     etree.indent(root, space="  ")
-    return XML_DECLARATION + etree.tostring(root, encoding="unicode") + "\n", document
+    declaration = '<?xml version="1.0" encoding="UTF-8"?>\n'
+    return declaration + etree.tostring(root, encoding="unicode") + "\n", document
 
 
 def validations(
-    found: list[_Document], files: list[tuple[str, str]], schemas_dir: Any
+    found: list[Document], schemas_dir: str | os.PathLike[str] | None
 ) -> dict[str, Any]:
     """Each document's validation, run on its bundled text so that lines point into the file
     (personal masking, done afterwards, changes no line)."""
-    documents = []
-    for document, (name, _text) in zip(found, files, strict=True):
-        result = pesc.validate(document.text, schemas_dir=schemas_dir)
-        parsed = document.parsed
-        documents.append(
+    return {
+        "documents": [
             {
-                "file": name,
+                "file": f"documents/{document.file_name(number)}",
                 "kind": document.kind,
                 "message_type": document.message_type,
-                "version": parsed.version if parsed else None,
-                "namespace": parsed.namespace if parsed else None,
-                "status": result.status,
-                "schema": result.schema,
-                "note": result.note,
-                "errors": [{"line": e.line, "message": e.message} for e in result.errors],
+                "version": getattr(document.parsed, "version", None),
+                "namespace": getattr(document.parsed, "namespace", None),
+                **asdict(pesc.validate(document.text, schemas_dir=schemas_dir)),
                 "seen_in": document.sources,
             }
-        )
-    return {"documents": documents}
+            for number, document in enumerate(found, start=1)
+        ]
+    }

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable
 from http import HTTPStatus
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
@@ -11,106 +11,107 @@ from urllib.parse import parse_qsl, urlsplit
 import pandas as pd
 
 from workbench._version import __version__
-from workbench.bundle.plain import iso, records
-from workbench.bundle.redaction import Redaction
-from workbench.http.masking import is_document, is_sent_document
+from workbench.http.masking import Redactor, is_document, is_sent_document
 from workbench.store import Store
 
-LIST_KINDS = ("appeared", "vanished")
+_PHRASES = {s.value: s.phrase for s in HTTPStatus}
+
+
+def iso(moment: Any) -> str:
+    """ISO 8601 UTC with milliseconds and a ``Z`` (what HAR readers parse); '' when missing."""
+    if moment is None or pd.isna(moment):
+        return ""
+    when = pd.to_datetime(moment, utc=True)  # a time without a zone is UTC, as stored
+    return str(when.isoformat(timespec="milliseconds")).replace("+00:00", "Z")
+
+
+def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """Rows as dicts of Python values, None for a missing one."""
+    plain = frame.astype(object).where(frame.notna(), None)
+    return [{str(k): v for k, v in row.items()} for row in plain.to_dict("records")]
 
 
 def calls_about(store: Store, rid: str, timeline: pd.DataFrame) -> list[dict[str, Any]]:
-    """The calls about ``rid`` (token calls excluded), oldest first, with ``_listing`` set on
-    the list calls that show it appearing or vanishing."""
-    listing = {int(c) for c in timeline.loc[timeline["kind"].isin(LIST_KINDS), "call_id"].dropna()}
+    """The calls about ``rid`` but token calls, oldest first; ``_listing``: a list call of it."""
+    kinds = timeline["kind"].isin(("appeared", "vanished"))
+    listing = {int(c) for c in timeline.loc[kinds, "call_id"].dropna()}
     linked = set(listing)
     for table in ("outbox", "acknowledgments"):
         rows = store.table(table, where="request_id = ? AND call_id IS NOT NULL", params=[rid])
         linked |= {int(c) for c in rows["call_id"]}
-    marks = ", ".join("?" * len(linked))
-    where = f"request_id = ? OR id IN ({marks})" if linked else "request_id = ?"
-    frame = store.table("calls", where=where, params=[rid, *sorted(linked)])
-    calls = []
-    for row in records(frame):
-        if row["operation"] == "token" or "/connect/token" in str(row["url"] or ""):
-            continue
-        row["_listing"] = row["id"] in listing and row["request_id"] != rid
-        calls.append(row)
-    return sorted(calls, key=lambda c: (c["started_at"], c["id"]))
+    about = f"(request_id = ? OR id IN ({', '.join('?' * len(linked))}))"
+    tokens = "coalesce(operation, '') = 'token' OR coalesce(url, '') LIKE '%/connect/token%'"
+    where = f"{about} AND NOT ({tokens}) ORDER BY started_at, id"
+    calls = records(store.table("calls", where=where, params=[rid, *sorted(linked)]))
+    for call in calls:
+        call["_listing"] = call["id"] in listing and call["request_id"] != rid
+    return calls
 
 
-def har_log(calls: list[dict[str, Any]], rid: str, red: Redaction) -> dict[str, Any]:
-    return {
-        "log": {
-            "version": "1.2",
-            "creator": {"name": "workbench", "version": __version__},
-            "comment": f"Recorded calls about {rid}, redacted.",
-            "entries": [_entry(call, rid, red) for call in calls],
-        }
-    }
+def har_log(
+    calls: list[dict[str, Any]],
+    rid: str,
+    comment: str,
+    redactor: Redactor,
+    mask: Callable[[str], str],
+) -> dict[str, Any]:
+    """``calls`` as HAR, masked as the session records (documents as written), then by ``mask``."""
+    entries = [_entry(call, rid, redactor, mask) for call in calls]
+    creator = {"name": "workbench", "version": __version__}
+    return {"log": {"version": "1.2", "creator": creator, "comment": comment, "entries": entries}}
 
 
-def _entry(call: dict[str, Any], rid: str, red: Redaction) -> dict[str, Any]:
-    request_headers = _headers(call["request_headers"])
-    response_headers = _headers(call["response_headers"])
-    request_type = _header(request_headers, "content-type")
-    response_type = _header(response_headers, "content-type") or ""
-    # The rule the session records by (redact.is_document): a login or an error answer is
-    # masked by value, a document is kept as written.
-    document = is_sent_document(call["interface"], call["method"])
+def _entry(
+    call: dict[str, Any], rid: str, redactor: Redactor, mask: Callable[[str], str]
+) -> dict[str, Any]:
+    sent = is_sent_document(call["interface"], call["method"])
     answered = is_document(call["interface"], call["status"])
-    request_body = red.body(call["request_body"], request_type, document=document)
-    response_text, comment = call["response_body"] or "", str(call["operation"] or "")
+    request_headers = _headers(call["request_headers"], redactor, mask, document=False)
+    response_headers = _headers(call["response_headers"], redactor, mask, document=answered)
+    request_type = _header(request_headers, "content-type")
+    response_type = _header(response_headers, "content-type")
+    body, comment = call["response_body"] or "", str(call["operation"] or "")
     if call["_listing"]:
-        response_text, comment = _listed_items(response_text, rid, comment)
-    response_body = red.body(response_text, response_type, document=answered)
-    url = red.url(str(call["url"] or ""))
+        body, comment = _listed_items(body, rid, comment)
+    request_body = mask(redactor.body(call["request_body"], request_type, document=sent))
+    response_body = mask(redactor.body(body, response_type, document=answered))
+    url = mask(redactor.url(str(call["url"] or "")))
     time_ms = round(max(float(call["duration_s"] or 0.0), 0.0) * 1000, 3)
     status = int(call["status"]) if call["status"] is not None else 0
     request: dict[str, Any] = {
         "method": str(call["method"] or "GET"),
         "url": url,
         "httpVersion": "HTTP/1.1",
-        "headers": red.headers(request_headers, document=False),
+        "headers": request_headers,
         "queryString": [{"name": k, "value": v} for k, v in parse_qsl(urlsplit(url).query)],
         "cookies": [],
         "headersSize": -1,
         "bodySize": len(request_body.encode()),
+        **({"postData": {"mimeType": request_type, "text": request_body}} if request_body else {}),
     }
-    if request_body:
-        request["postData"] = {"mimeType": request_type or "", "text": request_body}
+    size = len(response_body.encode())
     entry: dict[str, Any] = {
         "startedDateTime": iso(call["started_at"]),
         "time": time_ms,
         "request": request,
         "response": {
             "status": status,
-            "statusText": _status_text(status),
+            "statusText": _PHRASES.get(status, ""),
             "httpVersion": "HTTP/1.1",
-            "headers": red.headers(response_headers, document=answered),
+            "headers": response_headers,
             "cookies": [],
-            "content": {
-                "size": len(response_body.encode()),
-                "mimeType": response_type,
-                "text": response_body,
-            },
+            "content": {"size": size, "mimeType": response_type, "text": response_body},
             "redirectURL": "",
             "headersSize": -1,
-            "bodySize": len(response_body.encode()),
+            "bodySize": size,
         },
         "cache": {},
         "timings": {"send": 0, "wait": time_ms, "receive": 0},
         "comment": comment,
-        "_workbench": {
-            "call_id": call["id"],
-            "run_id": call["run_id"],
-            "interface": call["interface"],
-            "operation": call["operation"],
-            "attempt": call["attempt"],
-        },
+        "_call_id": call["id"],
     }
     if call["error"]:
-        entry["_error"] = red.text(str(call["error"]))
+        entry["_error"] = mask(redactor.text(str(call["error"])))
     return entry
 
 
@@ -128,20 +129,16 @@ def _listed_items(body: str, rid: str, comment: str) -> tuple[str, str]:
     return json.dumps(kept, ensure_ascii=False), note
 
 
-def _headers(text: Any) -> dict[str, str]:
+def _headers(
+    text: str | None, redactor: Redactor, mask: Callable[[str], str], *, document: bool
+) -> list[dict[str, str]]:
     try:
-        value = json.loads(text) if text else {}
+        stored = json.loads(text) if text else {}
     except ValueError:
-        return {}
-    return {str(k): str(v) for k, v in value.items()} if isinstance(value, dict) else {}
+        stored = {}
+    masked = redactor.headers(stored if isinstance(stored, dict) else {}, document=document)
+    return [{"name": k, "value": mask(v)} for k, v in masked.items()]
 
 
-def _header(headers: Mapping[str, str], name: str) -> str | None:
-    return next((v for k, v in headers.items() if k.lower() == name), None)
-
-
-def _status_text(status: int) -> str:
-    try:
-        return HTTPStatus(status).phrase
-    except ValueError:
-        return ""
+def _header(headers: list[dict[str, str]], name: str) -> str:
+    return next((h["value"] for h in headers if h["name"].lower() == name), "")

@@ -1,4 +1,4 @@
-"""What a bundle masks: secrets always, student personal data on request."""
+"""The bundle's personal-data rule, on top of the secrets rule of ``workbench.http.masking``."""
 
 from __future__ import annotations
 
@@ -6,11 +6,8 @@ import contextlib
 import html
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 
-from workbench.http.masking import Redactor
-
-DEFAULT_OUT_DIR = "data/bundles"
 # Leaf elements masked by ``redact_personal``, wherever they appear (organisation contacts
 # included: masking too much is the safe side of a document that leaves the institution).
 PERSONAL_ELEMENTS: dict[str, tuple[str, ...]] = {
@@ -22,39 +19,6 @@ PERSONAL_ELEMENTS: dict[str, tuple[str, ...]] = {
     "emails": ("EmailAddress",),
     "phones": ("CountryPrefixCode", "AreaCityCode", "PhoneNumber", "PhoneNumberExtension"),
 }  # fmt: skip
-
-
-class Redaction:
-    """Secrets (and, optionally, personal data) out of every text that enters the bundle."""
-
-    def __init__(self, secrets: list[str], personal: Personal | None) -> None:
-        self.secret_count = len({s for s in secrets if s})
-        self.personal = personal
-        self._redactor = Redactor(secrets)
-
-    def text(self, text: str | None, *, document: bool = False) -> str:
-        """``text`` as :meth:`Redactor.text` masks it (or, for a document, as
-        :meth:`Redactor.document` keeps it), then personal data masked if asked."""
-        clean = self._redactor.answer(text or "", document=document)
-        return self.personal.text(clean) if self.personal is not None else clean
-
-    def stored(self, text: str) -> str:
-        """A text made of what the store holds, as :meth:`Redactor.stored` keeps it, then
-        personal data masked if asked."""
-        clean = self._redactor.stored(text)
-        return self.personal.text(clean) if self.personal is not None else clean
-
-    def body(self, text: str | None, content_type: str | None, *, document: bool) -> str:
-        masked = self._redactor.body(text or "", content_type, document=document)
-        return self.text(masked, document=True)
-
-    def url(self, url: str) -> str:
-        return self.text(self._redactor.url(url), document=True)
-
-    def headers(self, headers: Mapping[str, str], *, document: bool) -> list[dict[str, str]]:
-        masked = self._redactor.headers(headers, document=document)
-        return [{"name": str(k), "value": self.text(str(v), document=True)}
-                for k, v in masked.items()]  # fmt: skip
 
 
 def _element_pattern(names: Iterable[str], *, escaped: bool) -> re.Pattern[str]:
@@ -71,8 +35,9 @@ def _element_pattern(names: Iterable[str], *, escaped: bool) -> re.Pattern[str]:
 
 
 _ALL_PERSONAL = tuple(name for names in PERSONAL_ELEMENTS.values() for name in names)
-_RAW_ELEMENT = _element_pattern(_ALL_PERSONAL, escaped=False)
-_ESCAPED_ELEMENT = _element_pattern(_ALL_PERSONAL, escaped=True)
+# (pattern, how many times its content is escaped)
+_ELEMENTS = ((_element_pattern(_ALL_PERSONAL, escaped=False), 1),
+             (_element_pattern(_ALL_PERSONAL, escaped=True), 2))  # fmt: skip
 _PLACEHOLDER = re.compile(r"\s*\[(?:[A-Za-z]+-\d+|REDACTED|personal)\]\s*")
 _MARKUP = r"</?[A-Za-z_][^<>]*>|&lt;/?[A-Za-z_](?:(?!&gt;)[^<>])*&gt;"
 
@@ -82,21 +47,25 @@ class Personal:
     learned wherever else it shows up (a note, a tracking id, a validation message, a JSON
     field), outside markup. The same value always gets the same placeholder."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, active: bool = True) -> None:
+        self.active = active  # inactive: every text as it is
         self._placeholders: dict[str, str] = {}  # value (lower case) -> placeholder
-        self._counts: dict[str, int] = {}
         self._variants: dict[str, str] = {}  # each spelling of a value -> placeholder
         self._net: re.Pattern[str] | None = None
 
     def learn(self, text: str) -> None:
         """Remember the personal values in ``text`` (and give each its placeholder)."""
-        for pattern, unescape in ((_RAW_ELEMENT, 1), (_ESCAPED_ELEMENT, 2)):
+        if not self.active:
+            return
+        for pattern, unescape in _ELEMENTS:
             for match in pattern.finditer(text):
                 self._placeholder(match["name"], match["value"], unescape)
 
     def text(self, text: str) -> str:
         """``text`` with every personal element's content and every learned value masked."""
-        for pattern, unescape in ((_RAW_ELEMENT, 1), (_ESCAPED_ELEMENT, 2)):
+        if not self.active:
+            return text
+        for pattern, unescape in _ELEMENTS:
 
             def masked(m: re.Match[str], unescape: int = unescape) -> str:
                 return m[1] + self._placeholder(m["name"], m["value"], unescape) + m[4]
@@ -119,8 +88,8 @@ class Personal:
         plain = plain.strip()
         key = plain.lower()
         if key not in self._placeholders:
-            self._counts[name] = self._counts.get(name, 0) + 1
-            self._placeholders[key] = f"[{name}-{self._counts[name]}]"
+            count = sum(p.startswith(f"[{name}-") for p in self._placeholders.values())
+            self._placeholders[key] = f"[{name}-{count + 1}]"
             self._add_variants(plain, self._placeholders[key])
         return self._placeholders[key]
 
@@ -151,11 +120,6 @@ class Personal:
         return self._net
 
     def _variant(self, found: str) -> str:
-        if found in self._variants:
-            return self._variants[found]
-        lower = found.lower()
-        return next((p for v, p in self._variants.items() if v.lower() == lower), "[personal]")
-
-    @property
-    def summary(self) -> str:
-        return f"{len(self._placeholders)} distinct values masked"
+        lower = found.lower()  # a value found case-blind: the placeholder of its spelling
+        same = (p for v, p in self._variants.items() if v.lower() == lower)
+        return self._variants.get(found) or next(same, "[personal]")

@@ -1,10 +1,8 @@
 """The ``workbench`` command: thin commands, each calling one library function.
 
 Exit codes: 0 ok, 1 failed, 2 usage or configuration error, 3 exceptions found (``report
---fail-on-exceptions``); when several apply, the first of 2, 1, 3. What may carry partner text
-is printed through :func:`~workbench.cli.output.say`, which escapes control characters.
-``--help`` and ``--version`` load neither pandas, matplotlib, httpx nor Rich: each command
-imports what it uses when it runs (``tests/test_fast_start.py``, ``bench/cli.py``).
+--fail-on-exceptions``), 130 Ctrl-C; when several apply, the first of 2, 1, 3. Each command
+imports what it uses when it runs: ``--help`` loads neither pandas nor httpx (``bench/cli.py``).
 """
 
 from __future__ import annotations

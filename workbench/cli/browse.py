@@ -1,17 +1,13 @@
 """``workbench browse``: Datasette on a store, read-only, on 127.0.0.1, for you alone.
 
-The store names students, so the server is guarded as JupyterLab guards a notebook server
-(:func:`guarded`): a key (the printed URL carries it, the first page sets it as a cookie, a
-request without it is refused); a ``Host`` header that must be the address it serves on (no DNS
-rebinding); no CSV download (a spreadsheet would run partner text in it as formulas: ``workbench
-export`` writes csv with its guard). Datasette opens the file read-only, with the store's
-metadata (descriptions, units, canned queries); a pull meanwhile shows on the next page load.
+The store names students, so the server is guarded as JupyterLab guards its own
+(:func:`guarded`): a key in the printed URL, kept as a cookie; the ``Host`` it serves on only
+(no DNS rebinding); no CSV download (``workbench export`` writes csv with its formula guard).
 """
 
 from __future__ import annotations
 
 import errno
-import html
 import signal
 import threading
 from collections.abc import Awaitable, Callable, MutableMapping
@@ -52,7 +48,8 @@ def browse(
     db: Db = None,
     config: Config = None,
     port: Annotated[
-        int, typer.Option(min=0, max=65535, help="Port on 127.0.0.1 to serve on (0: any free one).")
+        int,
+        typer.Option(min=0, max=65535, metavar="PORT", help="Port on 127.0.0.1 (0: any free one)."),
     ] = DEFAULT_PORT,
     open_browser: Annotated[
         bool, typer.Option("--open/--no-open", help="Open it in your web browser.")
@@ -89,9 +86,8 @@ def serve(
     announce: Callable[[str], None] = print,
 ) -> None:
     """Serve the profile's store (``db`` overrides it) until Ctrl-C or SIGTERM, ``announce``
-    told the URL with its key first. ``ConfigError`` without Datasette (saying how to install
-    it) or a store; ``InvalidParameter`` for a port outside 0-65535 or taken."""
-    import secrets  # here, as the other imports: `workbench --help` stays fast (bench/cli.py)
+    told the URL with its key first; ``ConfigError`` without Datasette or a store."""
+    import secrets  # here: `workbench --help` stays fast (bench/cli.py)
     import socket
     import tempfile
 
@@ -155,9 +151,9 @@ def serve(
 
 
 def _open_privately(url: str, folder: str) -> None:
-    """Open ``url`` in the web browser through a page of ours (0600, in a 0700 folder) that
-    forwards to it: the key stays out of the browser's command line, which every local user
-    can read (``ps``), as JupyterLab does."""
+    """Open ``url`` through a private page that forwards to it, as JupyterLab does: the key
+    stays out of the browser's command line, which every local user can read (``ps``)."""
+    import html
     import webbrowser
 
     from workbench.folders import create_private
@@ -194,7 +190,7 @@ def _server(path: Path, port: int, token: str, *, name: str) -> Any:
 
 def guarded(app: ASGIApp, *, token: str, hosts: set[str]) -> ASGIApp:
     """``app`` answering only requests for ``hosts`` that carry ``token`` (the URL's, which
-    sets it as a cookie, or the cookie), and never a CSV download."""
+    sets the cookie, or the cookie), and never a CSV download."""
     from http.cookies import SimpleCookie
 
     async def guard(scope: Scope, receive: Receive, send: Send) -> None:
@@ -210,25 +206,12 @@ def guarded(app: ASGIApp, *, token: str, hosts: set[str]) -> ASGIApp:
         elif given is not None and _same(given, token):
             rest = urlencode([(k, v) for k, v in query if k != TOKEN_PARAMETER])
             where = scope.get("path", "/") + (f"?{rest}" if rest else "")
-            await _answer(
-                send,
-                303,
-                "",
-                [
-                    (b"location", where.encode("latin-1")),
-                    (
-                        b"set-cookie",
-                        f"{COOKIE}={token}; HttpOnly; SameSite=Strict; Path=/".encode(),
-                    ),
-                ],
-            )
+            cookie_header = f"{COOKIE}={token}; HttpOnly; SameSite=Strict; Path=/".encode()
+            moved = [(b"location", where.encode("latin-1")), (b"set-cookie", cookie_header)]
+            await _answer(send, 303, "", moved)
         elif cookie is None or not _same(cookie.value, token):
-            await _answer(
-                send,
-                401,
-                "The store names students: open the link that workbench "
-                "browse printed (it holds your key).",
-            )
+            await _answer(send, 401, "The store names students: open the link that workbench "
+                          "browse printed (it holds your key).")  # fmt: skip
         elif scope.get("path", "").endswith(".csv") or ("_format", "csv") in query:
             await _answer(send, 403, NO_CSV)
         else:

@@ -14,7 +14,6 @@ from workbench.cli.output import (
     announce_store,
     clean_errors,
     say,
-    width,
 )
 
 
@@ -35,7 +34,7 @@ def doctor(profile: Profile = None, config: Config = None) -> None:
             profile, config_path=config, record=False, max_attempts=2, backoff_max=1.0
         ) as w:
             checks = run_checks(w)
-            say(render(checks, width=width()))
+            say(render(checks))
             w.profile.check_interfaces()  # the same ConfigError as pull and report: exit 2
     if not passed(checks):
         typer.echo(f'Some checks failed: see "{FIX_HEADING}" above.', err=True)
@@ -60,13 +59,6 @@ def pull(
             metavar="SECONDS", help="Seconds to wait for another pull on the same database."
         ),
     ] = 60.0,
-    progress: Annotated[
-        bool | None,
-        typer.Option(
-            "--progress/--no-progress",
-            help="Show a progress bar (default: when stderr is a terminal).",
-        ),
-    ] = None,
 ) -> None:
     """Store every list, event feed and missing detail in the database; print a summary.
 
@@ -77,16 +69,12 @@ def pull(
     from pathlib import Path
 
     from workbench.client import connect
-    from workbench.pull import PULL_FAILED, PULL_PARTIAL, PullInterrupted
+    from workbench.pull import PULL_FAILED, PULL_PARTIAL
 
     with clean_errors():
         announce_partner(profile, db, config)
         with connect(profile, db=db, config_path=config) as w:
-            try:
-                summary = w.pull(progress=progress, lock_timeout_s=wait)
-            except PullInterrupted as stop:
-                say(str(stop), err=True)
-                raise typer.Exit(130) from None
+            summary = w.pull(lock_timeout_s=wait)  # a progress bar on a terminal
             say(str(summary))
             typer.echo(f"Stored in {Path(w.db).resolve()}")
     if summary.status == "failed":
@@ -145,13 +133,19 @@ def export(
     --force; parquet without pyarrow says how to install it), 1 when the database cannot be
     read.
     """
-    from workbench.export import export_from_profile
+    from pathlib import Path
+
+    from workbench.config import load_profile
+    from workbench.export import export as export_store
+    from workbench.report.job import check_store
+    from workbench.store import Store
 
     with clean_errors():
         announce_store(profile, db, config)
-        done = export_from_profile(
-            name, fmt, out, profile=profile, db=db, config_path=config, as_of=as_of, force=force
-        )
+        path = Path(db if db is not None else load_profile(profile, config_path=config).db)
+        check_store(path, pulling=False)  # no workbench store there: a ConfigError, exit 2
+        with Store(path, read_only=True) as store:
+            done = export_store(store, name, fmt, out, as_of=as_of, force=force)
     source = f"{done.kind} {done.name}" + (f", {done.snapshot}" if done.snapshot else "")
     data = " (the embedded sandbox's data, made up)" if done.sandbox else ""
     say(

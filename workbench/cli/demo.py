@@ -1,9 +1,9 @@
 """``workbench demo``: the main job end to end on the embedded sandbox.
 
-Tokens, every list and a few details; a pull into ``data/demo.db``; a morning's sends
-(:func:`workbench.scenario.act_out`); eight hours at the partner (whose clock starts eight
-hours ago, so that the report, as of now, shows nothing in the future); a second pull; the
-reconciliation report; then the next commands on the demo's database (:func:`next_steps`).
+Tokens and every list; a pull into ``data/demo.db``; a morning's sends
+(:func:`workbench.scenario.act_out`); eight hours at the partner (whose clock starts eight hours
+ago, so that the report shows nothing in the future); a second pull; the reconciliation report;
+then the next commands on the demo's database (:func:`next_steps`).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import shutil
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -25,13 +25,14 @@ from workbench.cli.output import OutputDir, clean_errors, say
 from workbench.errors import ConfigError
 
 if TYPE_CHECKING:
-    import pandas as pd
-
     from workbench.report.runner import NotebookRun
     from workbench.sandbox import Sandbox
 
 DEMO_DB = "data/demo.db"
 HOURS_LATER = 8
+DETAILS = 3  # of each kind, parsed
+REQUEST_COLUMNS = ["request_id", "request_date", "student_first_name", "student_last_name"]
+TRANSCRIPT_COLUMNS = ["request_id", "student_first_name", "student_last_name", "school_name"]
 ACK_MISCOUNT_RATE = 0.25  # some acknowledgments miscount, so the report has mismatches to show
 LAB_PORT = 8888  # JupyterLab's own default
 # What `make lab` starts JupyterLab with: no news, no update checks, no PyPI lookups.
@@ -39,53 +40,29 @@ LAB_OPTIONS = (
     "--LabApp.news_url=None --LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate "
     "--LabApp.extension_manager=readonly"
 )
-_SHOWN = {
-    "requests": [
-        "request_id",
-        "request_date",
-        "student_first_name",
-        "student_last_name",
-        "transcript_purpose",
-        "parse_error",
-    ],
-    "transcripts": [
-        "request_id",
-        "student_first_name",
-        "student_last_name",
-        "school_name",
-        "course_count",
-        "award_count",
-        "parse_error",
-    ],
-}
 
 
 @dataclass
 class DemoResult:
-    """What a demo did; ``sandbox`` is stopped by then, its settings and ``issued_tokens``
-    readable (the secret-scan test looks for them in everything the demo wrote)."""
+    """What a demo did; ``sandbox`` is stopped by then, its settings and tokens readable."""
 
     ok: bool
     db: Path
     report: NotebookRun | None  # None with report=False, or when the notebook failed
     sandbox: Sandbox | None
-    elapsed_s: float
-    next_steps: list[str] = field(default_factory=list)
 
 
 def run_demo(
     echo: Callable[[str], None],
     *,
-    seed: int = 1,
-    details: int = 3,
     db: str | Path = DEMO_DB,
     reports_dir: str | Path = "data/reports",
     report: bool = True,
-    timeout_s: float = 600,
 ) -> DemoResult:
     """Run the main job against a fresh embedded sandbox, ``db`` started afresh; ``ok`` is
-    False when a check failed, the second pull was not ok, or the report's notebook failed
-    (echoed with its partial outputs' paths, not raised)."""
+    False when a check failed, the second pull was not ok, or the report's notebook failed."""
+    import pandas as pd
+
     from workbench.cli.doctor import render, run_checks
     from workbench.client import connect
     from workbench.sandbox import SandboxSettings
@@ -97,57 +74,51 @@ def run_demo(
     refuse_real_partner(db)
     remove_database(db)
     start = default_start() - timedelta(hours=HOURS_LATER)
-    settings = with_overrides(
-        SandboxSettings(seed=seed, start=start), ack_miscount_rate=ACK_MISCOUNT_RATE
-    )
+    settings = with_overrides(SandboxSettings(start=start), ack_miscount_rate=ACK_MISCOUNT_RATE)
     with connect("sandbox", db=db, sandbox=settings) as w:
         assert w.sandbox is not None
         sandbox = w.sandbox
         echo(f"{w!r}\n")
         checks = run_checks(w)
-        echo("Tokens and one read per interface:")
-        echo(render(checks) + "\n")
-        lists = [
-            ("Diagnostics (international)", w.diagnostics()),
-            ("Pending placement events (international)", w.pending_placement_events()),
-            ("Peek events, count=10 (domestic)", w.peek_events(count=10)),
-            ("Transcript requests without a response (supplier)", w.supplier.pending_requests()),
-            ("Transcripts without a response (consumer)", w.consumer.pending_transcripts()),
-        ]
-        for title, df in lists:
-            _show(echo, f"{title}: {len(df)} row(s)", df)
-        for kind, role, pending in (
-            ("requests", w.supplier, lists[3][1]),
-            ("transcripts", w.consumer, lists[4][1]),
-        ):
-            picked = getattr(role, kind)(pending["request_id"].head(details), progress=False)
-            noun = "transcript request(s)" if kind == "requests" else "transcript(s)"
-            _show(echo, f"Details of {len(picked)} {noun}", picked, _SHOWN[kind])
-        first = w.pull(progress=False)
-        echo(f"== Pull into {db}\n{first}\n")
-        acted = act_out(w, seed=seed)
+        echo(f"Tokens and one read per interface:\n{render(checks)}\n")
+        lists = {
+            "Diagnostics (international)": w.diagnostics,
+            "Pending placement events (international)": w.pending_placement_events,
+            "Peek events, count=10 (domestic)": lambda: w.peek_events(count=10),
+            "Transcript requests without a response (supplier)": w.supplier.pending_requests,
+            "Transcripts without a response (consumer)": w.consumer.pending_transcripts,
+        }
+        frames: dict[str, pd.DataFrame] = {}
+        for title, read in lists.items():
+            df = read()
+            frames[f"{title}: {len(df)} row(s)"] = df
+        requests, transcripts = list(frames.values())[3:]
+        picked = w.supplier.requests(requests["request_id"].head(DETAILS), progress=False)
+        frames[f"Details of {len(picked)} transcript request(s)"] = picked.filter(REQUEST_COLUMNS)
+        picked = w.consumer.transcripts(transcripts["request_id"].head(DETAILS), progress=False)
+        frames[f"Details of {len(picked)} transcript(s)"] = picked.filter(TRANSCRIPT_COLUMNS)
+        shown = ("display.width", 120, "display.max_columns", 8, "display.max_colwidth", 36)
+        for title, df in frames.items():
+            df = df.drop(columns=["raw"], errors="ignore")
+            with pd.option_context(*shown):
+                table = df.head(10).to_string(index=False) if len(df) else "(none)"
+            echo(f"== {title}\n{table}\n")
+        echo(f"== Pull into {db}\n{w.pull(progress=False)}\n")
         echo("== Sent through the outbox (recorded before sending, marked after)")
-        for what, ids in acted.items():
+        for what, ids in act_out(w).items():
             echo(f"  {what:26s} {len(ids)}")
-        echo("")
         sandbox.advance(hours=HOURS_LATER)
         second = w.pull(progress=False)
-        echo(f"== {HOURS_LATER} hours later at the partner, pull again (incremental)\n{second}\n")
+        echo(f"\n== {HOURS_LATER} hours later at the partner, pull again (incremental)\n{second}\n")
     ok = bool((checks["status"] != "FAILED").all()) and second.status == "ok"
     echo(f"The snapshot store is {db.resolve()}")
-    echo(f"  try: {_command('sqlite-utils')} tables {shlex.quote(str(db))} --counts")
     done = None
     if report:
         from workbench.report.runner import run_report
 
         echo("\n== The reconciliation report (notebooks/reconcile.ipynb, run by papermill)")
-        done = run_report(
-            "reconcile",
-            {"db": str(db.resolve()), "pull": False},
-            warn=echo,
-            output_dir=reports_dir,
-            timeout_s=timeout_s,
-        )
+        options = {"db": str(db.resolve()), "pull": False}
+        done = run_report("reconcile", options, warn=echo, output_dir=reports_dir)
         if done is not None:
             echo(f"Notebook: {done.ipynb_path.resolve()}")
             echo(f"HTML report: {done.html_path.resolve()}")
@@ -155,11 +126,9 @@ def run_demo(
     steps = next_steps(db, critical_id(db))
     echo("\nNext, on the demo's database (as printed, from this folder; --no-pull: reading it")
     echo("does not pull another sandbox into it):")
-    for step in steps:
-        echo(f"  $ {step}")
-    elapsed = time.perf_counter() - started
-    echo(f"\nDemo {'done' if ok else 'FAILED'} in {elapsed:.0f} s.")
-    return DemoResult(ok, db, done, sandbox, elapsed, steps)
+    echo("\n".join(f"  $ {step}" for step in steps))
+    echo(f"\nDemo {'done' if ok else 'FAILED'} in {time.perf_counter() - started:.0f} s.")
+    return DemoResult(ok, db, done, sandbox)
 
 
 def critical_id(db: Path) -> str | None:
@@ -178,8 +147,7 @@ def critical_id(db: Path) -> str | None:
 
 def next_steps(db: Path, request_id: str | None) -> list[str]:
     """Shell commands that go on from the demo on ``db`` without pulling: troubleshoot
-    ``request_id``, open the explorer in JupyterLab (as ``make lab`` does), write the report
-    again; ``workbench`` named as the shell finds it."""
+    ``request_id``, the explorer in JupyterLab (as ``make lab`` starts it), the report again."""
     from workbench.report.runner import notebook_path
 
     where, workbench = shlex.quote(str(db)), _command("workbench")
@@ -188,19 +156,18 @@ def next_steps(db: Path, request_id: str | None) -> list[str]:
         steps.append(f"{workbench} troubleshoot {shlex.quote(request_id)} --db {where} --no-pull")
     try:
         explore = shlex.quote(str(notebook_path("explore").resolve()))
-    except ConfigError:  # a notebooks folder without the explorer (WORKBENCH_NOTEBOOKS)
-        explore = None
-    if explore is not None:
         root = " --allow-root" if hasattr(os, "geteuid") and os.geteuid() == 0 else ""
         lab = f"{_command('jupyter')} lab {explore} --port {LAB_PORT} {LAB_OPTIONS}{root}"
         steps.append(f"WORKBENCH_DB={shlex.quote(str(db.resolve()))} {lab}")
+    except ConfigError:  # a notebooks folder without the explorer (WORKBENCH_NOTEBOOKS)
+        pass
     steps.append(f"{workbench} report --db {where} --no-pull")
     return steps
 
 
 def _command(name: str) -> str:
-    """How to run this environment's script ``name`` from this folder: its bare name when the
-    shell finds that one, else its path (relative when inside this folder)."""
+    """This environment's script ``name``: its bare name when the shell finds that one, else
+    its path (relative when inside this folder)."""
     script = Path(sys.executable).parent / name
     found = shutil.which(name)
     if found is not None and Path(found).resolve() == script.resolve():
@@ -235,29 +202,7 @@ def remove_database(db: Path) -> None:
             path.unlink()
 
 
-def _show(
-    echo: Callable[[str], None], title: str, df: pd.DataFrame, columns: list[str] | None = None
-) -> None:
-    import pandas as pd
-
-    df = (
-        df[[c for c in columns if c in df.columns]]
-        if columns
-        else df.drop(columns=["raw"], errors="ignore")
-    )
-    with pd.option_context(
-        "display.width", 120, "display.max_columns", 8, "display.max_colwidth", 36
-    ):
-        echo(f"== {title}\n{df.head(10).to_string(index=False) if len(df) else '(none)'}\n")
-
-
 def demo(
-    seed: Annotated[
-        int, typer.Option(metavar="SEED", help="Sandbox seed: same seed, same data.")
-    ] = 1,
-    details: Annotated[
-        int, typer.Option(metavar="N", help="How many details of each kind to show.")
-    ] = 3,
     report: Annotated[
         bool, typer.Option("--report/--no-report", help="Finish with the HTML report.")
     ] = True,
@@ -279,6 +224,6 @@ def demo(
     with clean_errors():
         if report:
             check_folder(output_dir, parameter="output_dir")
-        result = run_demo(say, seed=seed, details=details, report=report, reports_dir=output_dir)
+        result = run_demo(say, report=report, reports_dir=output_dir)
     if not result.ok:
         raise typer.Exit(1)

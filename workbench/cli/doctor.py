@@ -1,16 +1,13 @@
-"""``workbench doctor``: check every interface and role the profile uses, and say what to fix.
+"""``workbench doctor``: for each interface the profile uses, a fresh token and one read.
 
-For each one used (the others are skipped): a fresh token (grant, scope, lifetime), then one
-read. ``attrs["about"]`` holds the lines :func:`render` prints first: the environment the
-profile declares and the one its stored documents say (a mismatch fails a check), and the
-spelling of the send routes a send goes to first.
+``attrs["about"]`` holds the lines :func:`render` prints first: the environment the profile
+declares and the one its stored documents say (a mismatch fails a check), and the send routes.
 
 >>> print(render(run_checks(w)))  # doctest: +SKIP
 """
 
 from __future__ import annotations
 
-import textwrap
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -31,9 +28,8 @@ FIX_HEADING = "What to do"  # the fix column, printed as a list under this headi
 
 
 def _peek(w: Workbench) -> str:
-    """The domestic feed reached without taking an event off it: a peek of ``Count=0`` (a
-    partner whose peek removes events would lose one a check read); a 400 proves the token, the
-    key and the route as well as a 200."""
+    """The domestic feed reached by a peek of ``Count=0``: a partner whose peek removes events
+    loses none; a 400 proves the token, the key and the route as well as a 200."""
     try:
         answer = w.session.call(
             "domestic", "GET", PEEK_EVENTS_PATH, operation="doctor.peek", params={"Count": 0}
@@ -87,25 +83,19 @@ def passed(checks: pd.DataFrame) -> bool:
     return FAILED not in set(checks["status"]) and OK in set(checks["status"])
 
 
-def render(checks: pd.DataFrame, *, width: int | None = None) -> str:
-    """The checks as a plain-text table (partner text made printable), the detail column
-    wrapped so that rows fit in ``width`` columns; then what to do."""
+def render(checks: pd.DataFrame) -> str:
+    """The checks as a plain-text table (partner text made printable), then what to do."""
     lines = [printable(line) for line in checks.attrs.get("about", [])]
     if checks.empty:
         return "\n".join([*lines, "(no checks)"])
     shown = ["interface", "check", "status", "detail"]
     cells = checks[shown].map(lambda v: printable(str(v)))
     widths = {c: max(len(c), *(len(v) for v in cells[c])) for c in shown}
-    start = sum(widths[c] + 2 for c in shown[:-1])  # where the detail column begins
-    room = max(width - start, 20) if width else None
     lines += [""] if lines else []
-    lines.append("  ".join(c.ljust(widths[c]) for c in shown).rstrip())
-    for row in cells.itertuples(index=False):
-        head = "  ".join(getattr(row, c).ljust(widths[c]) for c in shown[:-1])
-        first, *rest = (
-            textwrap.wrap(row.detail, room, break_on_hyphens=False) if room else []
-        ) or [row.detail]
-        lines += [f"{head}  {first}".rstrip(), *(" " * start + more for more in rest)]
+    for row in [shown, *cells.itertuples(index=False)]:
+        lines.append(
+            "  ".join(v.ljust(widths[c]) for c, v in zip(shown, row, strict=True)).rstrip()
+        )
     fixes = [
         f"- {r.interface} / {r.check}: {printable(str(r.fix))}"
         for r in checks.itertuples()
@@ -127,30 +117,26 @@ def _checks_of(w: Workbench, role: str) -> list[Check]:
         settings.require()
     except ConfigError as exc:
         return [Check(role, "configuration", FAILED, "incomplete", str(exc))]
-    try:
+
+    def token(w: Workbench) -> str:
         auth = w.session.auth(role)
-        token = auth.token(force=True)
-    except WorkbenchError as exc:
-        return [Check(role, "token", FAILED, type(exc).__name__, str(exc))]
-    scope = token.scope or settings.scope
-    life = (
-        "lifetime unknown (static token)"
-        if token.lifetime == float("inf")
-        else f"lifetime {token.lifetime:.0f} s (until {token.expires_at:%Y-%m-%d %H:%M:%S} UTC)"
-    )
-    checks = [
-        Check(
-            role,
-            "token",
-            OK,
-            f"{auth.grant} grant, {f'scope {scope}' if scope else 'no scope'}, {life}",
+        got = auth.token(force=True)
+        scope = got.scope or settings.scope
+        life = (
+            "lifetime unknown (static token)"
+            if got.lifetime == float("inf")
+            else f"lifetime {got.lifetime:.0f} s (until {got.expires_at:%Y-%m-%d %H:%M:%S} UTC)"
         )
-    ]
-    for name, read in READS[role]:
+        return f"{auth.grant} grant, {f'scope {scope}' if scope else 'no scope'}, {life}"
+
+    checks = []
+    for name, read in [("token", token), *READS[role]]:
         try:
             checks.append(Check(role, name, OK, read(w)))
         except WorkbenchError as exc:
             checks.append(Check(role, name, FAILED, type(exc).__name__, str(exc)))
+            if name == "token":  # no read without one
+                break
     return checks
 
 

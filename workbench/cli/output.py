@@ -1,5 +1,4 @@
-"""What every command shares: its options, partner text made safe to print, our errors made
-exit codes (2 usage or configuration, 1 the rest)."""
+"""What every command shares: its options, partner text made safe to print, errors as exit codes."""
 
 from __future__ import annotations
 
@@ -59,27 +58,26 @@ _ARGUMENTS = frozenset({"request_id", "role", "path", "name", "file"})  # shown 
 
 
 def say(text: str, *, err: bool = False, wrap: bool = True) -> None:
-    """Print ``text`` (ours, maybe holding partner text) with its control characters escaped,
-    its long lines wrapped at :func:`width` (never a word cut; ``wrap=False`` for a document)."""
+    """Print ``text`` with its control characters escaped, its long lines wrapped at ``COLUMNS``
+    or the terminal's width (never a word cut; ``wrap=False`` for a document to copy)."""
     from workbench.http.masking import printable
 
     text = printable(text, keep_newlines=True)
-    columns = width(err=err) if wrap else None
-    if columns:
+    stream = sys.stderr if err else sys.stdout
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit() and int(columns) > 0:
+        width = int(columns)
+    else:  # the terminal's; into a file or a pipe, none
+        width = shutil.get_terminal_size().columns if stream.isatty() else 0
+    if wrap and width:
         lines = []
         for line in text.split("\n"):
             indent = " " * (len(line) - len(line.lstrip(" ")) + 2)
-            lines += (
-                [line]
-                if len(line) <= columns
-                else textwrap.wrap(
-                    line,
-                    columns,
-                    subsequent_indent=indent,
-                    break_long_words=False,
-                    break_on_hyphens=False,
-                )
-            )
+            wrapped = textwrap.wrap(
+                line, width, subsequent_indent=indent, break_long_words=False,
+                break_on_hyphens=False,
+            )  # fmt: skip
+            lines += wrapped if len(line) > width else [line]
         text = "\n".join(lines)
     typer.echo(text, err=err)
 
@@ -89,19 +87,10 @@ def warn(text: str) -> None:
     say(text, err=True)
 
 
-def width(*, err: bool = False) -> int | None:
-    """``COLUMNS`` when set, else the terminal's; None (no wrapping) into a file or a pipe."""
-    columns = os.environ.get("COLUMNS", "")
-    if columns.isdigit() and int(columns) > 0:
-        return int(columns)
-    stream = sys.stderr if err else sys.stdout
-    return shutil.get_terminal_size().columns if stream.isatty() else None
-
-
 @contextlib.contextmanager
 def clean_errors() -> Iterator[None]:
     """Our errors as a message and an exit code: an ``InvalidParameter`` a usage error naming
-    its option (or argument), a ``ConfigError`` 2, any other ``WorkbenchError`` 1."""
+    its option (or argument), a ``ConfigError`` 2, any other ``WorkbenchError`` 1, Ctrl-C 130."""
     try:
         yield
     except InvalidParameter as exc:
@@ -117,6 +106,9 @@ def clean_errors() -> Iterator[None]:
     except WorkbenchError as exc:
         say(f"Error ({type(exc).__name__}): {exc}", err=True)
         raise typer.Exit(1) from None
+    except KeyboardInterrupt as stop:  # a pull's says what it stored
+        say(str(stop) or "Interrupted.", err=True)
+        raise typer.Exit(130) from None
 
 
 def announce_partner(profile: str | None, db: str | None, config: str | None) -> None:

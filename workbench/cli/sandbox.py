@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
 
 def _parse_start(text: str) -> datetime:
-    """``now`` (the default clock of every sandbox, :func:`default_start`) or an ISO time."""
+    """``now`` (the default clock of every sandbox) or an ISO time."""
     from workbench.sandbox.settings import default_start
 
     if text == "now":
@@ -30,7 +30,6 @@ def sandbox(
     port: Annotated[
         int, typer.Option(metavar="PORT", help="Port to listen on (0: any free port).")
     ] = 8765,
-    host: Annotated[str, typer.Option(metavar="ADDRESS", help="Address to bind.")] = "127.0.0.1",
     seed: Annotated[int, typer.Option(metavar="SEED", help="Same seed, same data.")] = 1,
     start: Annotated[
         str,
@@ -40,27 +39,9 @@ def sandbox(
     ] = "now",
     requests: Annotated[int, typer.Option(metavar="N", help="Transcript requests at start.")] = 25,
     transcripts: Annotated[int, typer.Option(metavar="N", help="Transcripts at start.")] = 15,
-    token_ttl: Annotated[
-        int, typer.Option(metavar="SECONDS", help="Access-token lifetime, seconds.")
-    ] = 3600,
     latency_ms: Annotated[float, typer.Option(metavar="MS", help="Added latency per call.")] = 0.0,
-    jitter_ms: Annotated[
-        float, typer.Option(metavar="MS", help="Random extra latency, up to this.")
-    ] = 0.0,
     error_rate: Annotated[
         float, typer.Option(metavar="SHARE", help="Share of calls answered 500/503.")
-    ] = 0.0,
-    rate_limit_rate: Annotated[
-        float, typer.Option(metavar="SHARE", help="Share answered 429.")
-    ] = 0.0,
-    drop_rate: Annotated[
-        float, typer.Option(metavar="SHARE", help="Share of connections dropped.")
-    ] = 0.0,
-    malformed_share: Annotated[
-        float, typer.Option(metavar="SHARE", help="Share of malformed XML.")
-    ] = 0.0,
-    invalid_share: Annotated[
-        float, typer.Option(metavar="SHARE", help="Share of schema-invalid XML.")
     ] = 0.0,
     state: Annotated[
         str | None,
@@ -94,7 +75,8 @@ def sandbox(
         list[str] | None,
         typer.Option(
             metavar="NAME=VALUE",
-            help="Any Faults setting as NAME=VALUE, repeatable: path_pattern=no_response.",
+            help="Any Faults setting as NAME=VALUE, repeatable: rate_limit_rate=0.1, "
+            "drop_rate=0.05, jitter_ms=20, token_ttl=60, path_pattern=no_response.",
         ),
     ] = None,
 ) -> None:
@@ -122,14 +104,8 @@ def sandbox(
             start=_parse_start(start),
             initial_requests=requests,
             initial_transcripts=transcripts,
-            token_ttl=token_ttl,
             latency_ms=latency_ms,
-            jitter_ms=jitter_ms,
             error_rate=error_rate,
-            rate_limit_rate=rate_limit_rate,
-            drop_rate=drop_rate,
-            malformed_share=malformed_share,
-            invalid_share=invalid_share,
             state_path=state,
             **chosen,
         )
@@ -140,31 +116,25 @@ def sandbox(
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint="--fault") from exc
     try:
-        sb = Sandbox(settings, host=host, port=port)
+        sb = Sandbox(settings, port=port)
     except OSError as exc:
-        typer.echo(f"Cannot listen on {host}:{port}: {exc.strerror}. Try --port 0.", err=True)
+        typer.echo(f"Cannot listen on 127.0.0.1:{port}: {exc.strerror}. Try --port 0.", err=True)
         raise typer.Exit(2) from exc
     except ValueError as exc:
         typer.echo(str(exc), err=True)
         raise typer.Exit(2) from exc
-    # Ctrl-C and SIGTERM both stop it, by a handler of our own: a shell starts a background job
-    # with SIGINT ignored, and Python then never raises KeyboardInterrupt.
-    previous = {sig: signal.signal(sig, _stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    # Set explicitly: a shell starts a background job with SIGINT ignored.
+    previous = {
+        sig: signal.signal(sig, signal.default_int_handler)
+        for sig in (signal.SIGINT, signal.SIGTERM)
+    }
     try:
         _serve(sb, hours_per_minute=hours_per_minute)
-    except _Stopped:  # while it was starting
+    except KeyboardInterrupt:  # while it was starting or stopping
         pass
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-
-
-class _Stopped(Exception):
-    """Ctrl-C or SIGTERM arrived."""
-
-
-def _stop(_signal: int, _frame: object) -> None:
-    raise _Stopped
 
 
 def _serve(sb: Sandbox, *, hours_per_minute: float) -> None:
@@ -191,5 +161,5 @@ def _serve(sb: Sandbox, *, hours_per_minute: float) -> None:
                 time.sleep(tick)
                 if hours_per_minute:
                     sb.advance(hours_per_minute * tick / 60)
-        except _Stopped:
+        except KeyboardInterrupt:
             typer.echo("Stopping the sandbox.")

@@ -1,7 +1,7 @@
 """``workbench send response|transcript|ack``: one document to the partner, through the outbox.
 
-Each command plans the send (:func:`workbench.cli.send_plan.plan_send`), shows it, asks, and
-sends it; every refusal is known before anything is asked.
+Each command plans the send (:func:`~workbench.cli.send_plan.plan_send`), shows it, asks, and
+sends it; every refusal comes before the question.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ import typer
 
 from workbench.cli.help import Command, Group
 from workbench.cli.output import Config, Db, Profile, announce_partner, clean_errors, say, warn
-from workbench.cli.send_plan import SendRequest, check_options, plan_send, refuse, send_planned
-from workbench.errors import ConfigError, DocumentMismatch, DuplicateSend
+from workbench.cli.send_plan import SendRequest, check_options, plan_send, send_planned
+from workbench.errors import ConfigError, InvalidParameter, InvalidValue
 
 app = typer.Typer(
     cls=Group,
@@ -30,9 +30,6 @@ Id = Annotated[
         help="The RequestID; a GUID pasted with dashes "
         "or in upper case is matched to the partner's spelling.",
     ),
-]
-Note = Annotated[
-    str | None, typer.Option(metavar="TEXT", help="A NoteMessage to add (80-character pieces).")
 ]
 Yes = Annotated[bool, typer.Option("--yes", "-y", help="Send without asking for confirmation.")]
 DryRun = Annotated[
@@ -101,7 +98,6 @@ def response(
         str | None,
         typer.Option(metavar="YYYY-MM-DD", help="With --status Hold: the planned release date."),
     ] = None,
-    note: Note = None,
     yes: Yes = False,
     dry_run: DryRun = False,
     show: Show = False,
@@ -116,10 +112,7 @@ def response(
     The request's document is the stored one, else fetched. Shows what will be sent and asks
     before sending, unless --yes.
     """
-    request = SendRequest(
-        "response", request_id, status=status, hold_reason=hold_reason, release=release, note=note
-    )
-    _send(request, yes, dry_run, show, force, allow_invalid, profile, db, config)
+    _send(SendRequest("response", **locals()))
 
 
 def transcript(
@@ -147,8 +140,7 @@ def transcript(
     transcript, sent again, is a re-issue: a new DocumentID and TransmissionType Reissue. Shows
     what will be sent and asks before sending, unless --yes.
     """
-    request = SendRequest("transcript", request_id, file=file, check=not no_check)
-    _send(request, yes, dry_run, show, force, allow_invalid, profile, db, config)
+    _send(SendRequest("transcript", **locals()))
 
 
 def ack(
@@ -160,7 +152,6 @@ def ack(
             help="The Acknowledgment XML to send (default: built from the transcript).",
         ),
     ] = None,
-    note: Note = None,
     yes: Yes = False,
     dry_run: DryRun = False,
     show: Show = False,
@@ -176,10 +167,7 @@ def ack(
     Built from the stored transcript's current version (else fetched), it counts its courses
     and awards. Shows what will be sent and asks before sending, unless --yes.
     """
-    if file is not None and note is not None:
-        raise typer.BadParameter("--note goes with a built acknowledgment, not FILE.")
-    request = SendRequest("ack", request_id, file=file, note=note, check=not no_check)
-    _send(request, yes, dry_run, show, force, allow_invalid, profile, db, config)
+    _send(SendRequest("ack", **locals()))
 
 
 for _command in (response, transcript, ack):
@@ -187,53 +175,45 @@ for _command in (response, transcript, ack):
     app.command(cls=Command)(_command)
 
 
-def _send(
-    request: SendRequest,
-    yes: bool,
-    dry_run: bool,
-    show: bool,
-    force: bool,
-    allow_invalid: bool,
-    profile: str | None,
-    db: str | None,
-    config: str | None,
-) -> None:
+def _send(request: SendRequest) -> None:
     """Plan, show, ask, send; a read-only profile is refused before anything is read."""
     from workbench.client import connect
 
     with clean_errors():
-        announce_partner(profile, db, config)
-        try:
-            check_options(request)
-            # A dry run records its reads only in a store that exists: it creates no database.
-            with connect(profile, db=db, config_path=config, record=not dry_run) as w:
-                if w.profile.read_only and not dry_run:
-                    raise ConfigError(
-                        f"Profile {w.profile.name!r} is read-only, so nothing was sent. Use a "
-                        "profile without read_only (or WORKBENCH_READ_ONLY=0) to send; --dry-run "
-                        "shows the document."
-                    )
-                plan = plan_send(w, request, reading=dry_run)
-                if dry_run:
-                    say(plan.document, wrap=False)
-                    warn(plan.summary())
-                    for issue in plan.validation.errors:
-                        warn(f"  {issue}")
-                    warn("Dry run: nothing was sent.")
-                    refuse(plan, force=force, allow_invalid=allow_invalid)
-                    return
-                refuse(plan, force=force, allow_invalid=allow_invalid)
-                warn(plan.summary())
-                if show:
-                    say(plan.document, wrap=False)
-                if not (yes or typer.confirm("Send it?", default=False, err=True)):
-                    warn(f"Nothing sent: {plan.operation} for {plan.request_id} was not confirmed.")
-                    raise typer.Exit(1)
-                send_planned(w, plan, force=force)
-        except DuplicateSend as exc:
-            hint = "" if "--force" in str(exc) else " On the command line: --force."
-            say(f"Error (DuplicateSend): {exc}{hint}", err=True)
-            raise typer.Exit(1) from None
-        except DocumentMismatch as exc:  # a built document for another environment
-            say(f"Error (DocumentMismatch): {exc}", err=True)
-            raise typer.Exit(2) from None
+        announce_partner(request.profile, request.db, request.config)
+        check_options(request)
+        dry_run = request.dry_run  # it records its reads only in a store that exists
+        with connect(
+            request.profile, db=request.db, config_path=request.config, record=not dry_run
+        ) as w:
+            if w.profile.read_only and not dry_run:
+                raise ConfigError(
+                    f"Profile {w.profile.name!r} is read-only, so nothing was sent. Use a "
+                    "profile without read_only (or WORKBENCH_READ_ONLY=0) to send; --dry-run "
+                    "shows the document."
+                )
+            plan = plan_send(w, request, reading=dry_run)
+            if dry_run or request.show:
+                say(plan.document, wrap=False)
+            warn(plan.summary)
+            for issue in plan.validation.errors:
+                warn(f"  {issue}")
+            if dry_run:
+                warn("Dry run: nothing was sent.")
+            if plan.validation.status == "invalid" and not request.allow_invalid:
+                errors = "; ".join(str(e) for e in plan.validation.errors[:3])
+                refusal = (
+                    f"The document fails validation ({plan.validation}: {errors}). Nothing was "
+                    "sent. Fix it, or pass --allow-invalid to send it anyway."
+                )
+                if request.file is not None:
+                    raise InvalidParameter(refusal, parameter="file")
+                raise InvalidValue(refusal)
+            if plan.earlier is not None and not request.force:
+                raise plan.earlier
+            if dry_run:
+                return
+            if not (request.yes or typer.confirm("Send it?", default=False, err=True)):
+                warn(f"Nothing sent: {plan.operation} for {plan.request_id} was not confirmed.")
+                raise typer.Exit(1)
+            send_planned(w, plan)

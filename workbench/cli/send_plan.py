@@ -1,8 +1,6 @@
-"""What ``workbench send`` sends: :func:`plan_send` reads the document or builds it from
-what it answers, checks it (:mod:`workbench.api.sends`), validates it against
-``WORKBENCH_PESC_SCHEMAS`` when set and looks for it in the outbox; :func:`send_planned` sends
-it. An id pasted with dashes or in upper case is matched to the partner's spelling when it is a
-hex GUID."""
+"""What ``workbench send`` sends: :func:`plan_send` reads the document or builds it from what it
+answers, checks it (:mod:`workbench.api.sends`), validates it against ``WORKBENCH_PESC_SCHEMAS``
+when set and looks for it in the outbox; :func:`send_planned` sends it."""
 
 from __future__ import annotations
 
@@ -10,10 +8,11 @@ import stat
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from workbench.cli.output import say, warn
 from workbench.errors import (
+    ConfigError,
     DocumentMismatch,
     DuplicateSend,
     InvalidParameter,
@@ -25,7 +24,11 @@ if TYPE_CHECKING:
     from workbench.client import Workbench
     from workbench.pesc import Validation
 
-KINDS = {"response": "send_response", "transcript": "send_transcript", "ack": "send_acknowledgment"}
+OPERATIONS = {
+    "response": "send_response",
+    "transcript": "send_transcript",
+    "ack": "send_acknowledgment",
+}
 _RENEWALS = {
     "re-issue": "re-issue of",
     "answer to a cancellation": "answer to the request's cancellation, after",
@@ -34,7 +37,7 @@ _RENEWALS = {
 
 @dataclass(frozen=True)
 class SendRequest:
-    """What to send: ``kind`` (response, transcript or ack), the id, and its options."""
+    """A ``send`` command's arguments: ``kind`` (response, transcript or ack), the id as typed."""
 
     kind: str
     request_id: str
@@ -42,55 +45,28 @@ class SendRequest:
     status: str | None = None  # a response's ResponseStatus
     hold_reason: str | None = None
     release: str | None = None  # a hold's PlannedReleaseDate, YYYY-MM-DD
-    note: str | None = None
-    check: bool = True  # False: its tracking id and student are not checked (by hand)
+    no_check: bool = False  # its tracking id and student are not checked (done by hand)
+    yes: bool = False
+    dry_run: bool = False
+    show: bool = False
+    force: bool = False
+    allow_invalid: bool = False
+    profile: str | None = None
+    db: str | None = None
+    config: str | None = None
 
 
 @dataclass(frozen=True)
 class PlannedSend:
-    """A document ready to send, and what was checked about it."""
+    """A document ready to send: ``summary`` says what was checked, never the student's data."""
 
     request: SendRequest
-    operation: str  # the outbox's: send_response, send_transcript, send_acknowledgment
+    operation: str
     request_id: str  # as the partner spells it
     document: str
-    message_type: str
-    document_id: str | None
-    tracking_id: str | None
-    source: str  # where the document comes from
     validation: Validation
     earlier: DuplicateSend | None  # the outbox's earlier send of it, if any
-    renewal: str | None = None  # a send of its own beside an earlier one: "re-issue", ...
-    renews: dict[str, Any] | None = None  # the outbox entry it renews
-
-    def summary(self) -> str:
-        """A few lines: operation, id, status, size, validation. Never the student's data."""
-        typed = self.request.request_id
-        renamed = f" (given as {typed})" if typed != self.request_id else ""
-        lines = [
-            f"Operation:  {self.operation} ({self.message_type})",
-            f"Id:         {self.request_id}{renamed}",
-        ]
-        if self.request.kind == "response":
-            lines.append(f"Status:     {self.request.status}")
-        lines += [
-            f"Document:   {len(self.document.encode()):,} bytes, {self.source}",
-            f"Keys:       DocumentID {self.document_id}, RequestTrackingID {self.tracking_id}",
-            f"Validation: {self.validation}",
-        ]
-        if self.renewal is not None:
-            what, document = _RENEWALS.get(self.renewal, self.renewal), self.operation[5:]
-            before = self.renews
-            lines.append(
-                f"New send:   {what} no {document} in the outbox"
-                if before is None
-                else f"New send:   {what} the {document} of outbox entry {before['id']} "
-                f"({before['state']} {before['updated_at']}, DocumentID "
-                f"{before['document_id'] or 'not recorded'})"
-            )
-        if self.earlier is not None:
-            lines.append(f"Outbox:     {self.earlier}")
-        return "\n".join(lines)
+    summary: str
 
 
 def plan_send(w: Workbench, request: SendRequest, *, reading: bool = False) -> PlannedSend:
@@ -102,14 +78,12 @@ def plan_send(w: Workbench, request: SendRequest, *, reading: bool = False) -> P
     from workbench.api.sends import SENDS, document_fields
     from workbench.http.answers import guid_key, resolve_id
 
-    check_options(request)
     store = (w.store if Path(w.db).exists() else None) if reading else w.writable_store()
     role = (Consumer if request.kind == "ack" else Supplier)(
         w.session, store=None if store is None else lambda: store
     )
-    operation = KINDS[request.kind]
-    typed = request.request_id.strip()
-    request_id = typed
+    operation = OPERATIONS[request.kind]
+    request_id = typed = request.request_id.strip()
     if guid_key(typed) is not None:  # as the store, else the partner's pending list, spells it
         found = store.spelling_of(typed, lists=(role.list_name,)) if store is not None else typed
         stored = (
@@ -130,14 +104,9 @@ def plan_send(w: Workbench, request: SendRequest, *, reading: bool = False) -> P
     if request.file is not None:
         document: str | bytes = _read_file(request.file)
         source = f"from {label}"
-    elif request.kind == "transcript":
-        raise InvalidParameter("A transcript is sent from a FILE.", parameter="file")
-    else:
+    else:  # a transcript always has its FILE
         row, kept = role.answered(request_id, operation=f"{role.role}.{operation}")
-        answered, where = (
-            row.get(PESCXML),
-            f"the {role.noun}" + ("" if kept else " fetched from the partner"),
-        )
+        answered = row.get(PESCXML)
         if row.get(PARSE_ERROR) or not isinstance(answered, str):
             raise InvalidValue(
                 f"The {role.noun} {request_id!r} has no readable document "
@@ -151,18 +120,18 @@ def plan_send(w: Workbench, request: SendRequest, *, reading: bool = False) -> P
                     status=request.status or "TranscriptRequestReceived",
                     hold_reason=request.hold_reason,
                     planned_release_date=request.release,
-                    note=request.note,
                     process_code=code,
                 )
                 if request.kind == "response"
-                else pesc.build_acknowledgment(answered, note=request.note, process_code=code)
+                else pesc.build_acknowledgment(answered, process_code=code)
             )
         except PescError as exc:
             raise InvalidValue(
                 f"Cannot build the {operation[5:]} from the {role.noun} {request_id!r}: {exc}. "
                 "Give the document as FILE instead."
             ) from None
-        source = f"built from {'the stored ' + role.noun if kept else where}"
+        source = f"built from the {'stored ' if kept else ''}{role.noun}"
+        source += "" if kept else " fetched from the partner"
     try:
         parsed = pesc.parse(document)
         document_fields(SENDS[operation], parsed.text)
@@ -174,63 +143,55 @@ def plan_send(w: Workbench, request: SendRequest, *, reading: bool = False) -> P
         raise InvalidParameter(f"{label}: {exc}", parameter="file") from None
     try:
         checked = role.check_send(
-            operation, request_id, parsed.text, check=request.check, answered=answered
+            operation, request_id, parsed.text, check=not request.no_check, answered=answered
         )
-    except DocumentMismatch as exc:
-        if request.file is None:  # a built one: the profile's environment is wrong
-            raise
+    except DocumentMismatch as exc:  # a built one's: the profile's environment is wrong
+        if request.file is None:
+            raise ConfigError(str(exc)) from None
         raise InvalidParameter(f"{label}: {exc}", parameter="file") from None
-    renews = checked.renewal is not None
+    renewal = checked.renewal
     earlier = (
         store.outbox.duplicate_of(
-            operation,
-            request_id,
-            document_id=checked.document_id,
-            renews=renews,
-            hint="pass --force",
+            operation, request_id, document_id=checked.document_id,
+            renews=renewal is not None, hint="pass --force",
         )
         if store
         else None
-    )
-    return PlannedSend(
-        request=request,
-        operation=operation,
-        request_id=request_id,
-        document=parsed.text,
-        message_type=parsed.message_type,
-        document_id=checked.document_id,
-        tracking_id=checked.flat.get("request_tracking_id"),
-        source=source,
-        validation=pesc.validate(parsed),
-        earlier=earlier,
-        renewal=checked.renewal,
-        renews=store.outbox.last_sent(operation, request_id) if store and renews else None,
-    )
-
-
-def refuse(plan: PlannedSend, *, force: bool = False, allow_invalid: bool = False) -> None:
-    """Raise why ``plan`` must not be sent: its document fails validation (a FILE's:
-    ``InvalidParameter``), or the outbox holds it already (``DuplicateSend``)."""
-    if plan.validation.status == "invalid" and not allow_invalid:
-        errors = "; ".join(str(e) for e in plan.validation.errors[:3])
-        message = (
-            f"The document fails validation ({plan.validation}: {errors}). Nothing was "
-            "sent. Fix it, or pass --allow-invalid to send it anyway."
+    )  # fmt: skip
+    validation = pesc.validate(parsed)
+    renamed = f" (given as {typed})" if typed != request_id else ""
+    lines = [
+        f"Operation:  {operation} ({parsed.message_type})",
+        f"Id:         {request_id}{renamed}",
+        *([f"Status:     {request.status}"] if request.kind == "response" else []),
+        f"Document:   {len(parsed.text.encode()):,} bytes, {source}",
+        f"Keys:       DocumentID {checked.document_id}, "
+        f"RequestTrackingID {checked.flat.get('request_tracking_id')}",
+        f"Validation: {validation}",
+    ]
+    if renewal is not None:
+        what, document_kind = _RENEWALS[renewal], operation[5:]
+        before = store.outbox.last_sent(operation, request_id) if store else None
+        lines.append(
+            f"New send:   {what} no {document_kind} in the outbox"
+            if before is None
+            else f"New send:   {what} the {document_kind} of outbox entry {before['id']} "
+            f"({before['state']} {before['updated_at']}, DocumentID "
+            f"{before['document_id'] or 'not recorded'})"
         )
-        if plan.request.file is not None:
-            raise InvalidParameter(message, parameter="file")
-        raise InvalidValue(message)
-    if plan.earlier is not None and not force:
-        raise plan.earlier
+    if earlier is not None:
+        lines.append(f"Outbox:     {earlier}")
+    return PlannedSend(
+        request, operation, request_id, parsed.text, validation, earlier, "\n".join(lines)
+    )
 
 
-def send_planned(w: Workbench, plan: PlannedSend, *, force: bool = False) -> None:
+def send_planned(w: Workbench, plan: PlannedSend) -> None:
     """Send ``plan``'s document through the outbox, and say what the partner answered."""
-    options = {"force": force, "check": plan.request.check}
-    if plan.request.kind == "ack":
-        df = w.consumer.send_acknowledgment(plan.request_id, plan.document, **options)
-    else:
-        df = getattr(w.supplier, plan.operation)(plan.request_id, plan.document, **options)
+    role = w.consumer if plan.request.kind == "ack" else w.supplier
+    df = getattr(role, plan.operation)(
+        plan.request_id, plan.document, force=plan.request.force, check=not plan.request.no_check
+    )
     say(f"Sent {plan.operation} for {plan.request_id} (outbox entry {df.attrs.get('outbox_id')}).")
     if plan.request.kind == "transcript" and not df.empty and "course_total" in df.columns:
         row = df.iloc[0]
@@ -277,26 +238,19 @@ def _read_file(path: Path) -> bytes:
     from workbench.pesc.document import MAX_BYTES_VARIABLE, max_bytes
 
     limit = max_bytes()
-
-    def too_large(size: int) -> InvalidParameter:
-        return InvalidParameter(
-            f"{path} is {size:,} bytes, over the {limit:,}-byte limit of a PESC document. "
-            f"Check the file; raise {MAX_BYTES_VARIABLE} if such documents are expected.",
-            parameter="file",
-        )
-
     try:
-        info = path.stat()
-        if not stat.S_ISREG(info.st_mode):
+        if not stat.S_ISREG(path.stat().st_mode):
             raise InvalidParameter(
                 f"{path} is not a regular file; give the path of a PESC XML file.", parameter="file"
             )
-        if info.st_size > limit:
-            raise too_large(info.st_size)
         with path.open("rb") as f:
-            data = f.read(limit + 1)  # it may have grown since
+            data = f.read(limit + 1)  # a larger file is never read whole
     except OSError as exc:
         raise InvalidParameter(f"Cannot read {path}: {exc.strerror}.", parameter="file") from None
     if len(data) > limit:
-        raise too_large(len(data))
+        raise InvalidParameter(
+            f"{path} is {path.stat().st_size:,} bytes, over the {limit:,}-byte limit of a PESC "
+            f"document. Check the file; raise {MAX_BYTES_VARIABLE} if such documents are expected.",
+            parameter="file",
+        )
     return data

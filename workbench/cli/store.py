@@ -25,10 +25,9 @@ def repoint(
 ) -> None:
     """Re-point the database to the profile's partner: the same partner at a new address.
 
-    A database holds one partner's data and refuses pulls and sends of a profile whose URLs
-    differ. When the partner's host really changed, this records the profile's URLs instead.
-    It shows what changes and asks first, unless --yes; the change is kept in the database (a
-    run of kind repoint in runs). The partner is not contacted.
+    A database holds one partner's data and refuses a profile whose URLs differ. This records
+    the profile's URLs instead, after showing what changes and asking (unless --yes); the change
+    is kept as a run of kind repoint. The partner is not contacted.
 
     Exit 0 re-pointed, or nothing to change; 1 declined at the prompt; 2 on a configuration
     error (no workbench database there).

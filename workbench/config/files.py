@@ -19,9 +19,9 @@ MAX_LINE_CHARACTERS = 4096  # a longer line is a nesting made to be slow, never 
 def find_config(
     config_path: str | os.PathLike[str] | None, env: Mapping[str, str]
 ) -> tuple[Path | None, list[Path]]:
-    """The profiles file to read (None: there is none) and the places looked at: the one
-    named (``--config``, ``WORKBENCH_CONFIG``), else the first ``workbench.toml`` in the
-    working folder, ``WORKBENCH_HOME``, then the user's config folder."""
+    """The profiles file (None: there is none) and the places looked at: ``--config``,
+    ``WORKBENCH_CONFIG``, else the first ``workbench.toml`` in the working folder,
+    ``WORKBENCH_HOME``, then the user's config folder."""
     home = workbench_home(env)
     explicit = config_path or env.get("WORKBENCH_CONFIG")
     if explicit:
@@ -31,20 +31,16 @@ def find_config(
             how = "--config" if config_path else "WORKBENCH_CONFIG"
             raise ConfigError(f"Profiles file {path} does not exist (check {how}).")
         return path, [path]
-    if env.get("XDG_CONFIG_HOME"):
-        user = Path(env["XDG_CONFIG_HOME"]) / "workbench"
-    else:
-        from platformdirs import user_config_path
+    from platformdirs import user_config_path  # honours XDG_CONFIG_HOME
 
-        user = user_config_path("workbench", appauthor=False)
+    user = user_config_path("workbench", appauthor=False)
     places = [Path.cwd(), *([home] if home else []), user]
     looked = [place / DEFAULT_CONFIG for place in dict.fromkeys(places)]
     return next((p for p in looked if _present(p)), None), looked
 
 
 def workbench_home(env: Mapping[str, str]) -> Path | None:
-    """``WORKBENCH_HOME``, absolute; ``ConfigError`` when it is set but no folder (a mistyped
-    home must not leave a job to the sandbox in a folder of its own)."""
+    """``WORKBENCH_HOME``, absolute; ``ConfigError`` when it is set but no folder."""
     value = env.get("WORKBENCH_HOME")
     if not value:
         return None
@@ -55,9 +51,7 @@ def workbench_home(env: Mapping[str, str]) -> Path | None:
 
 
 def _present(path: Path) -> bool:
-    """Whether ``path`` is there: a file, or a link to one. A link to nothing, or a folder
-    that cannot be searched, is a ``ConfigError``: either would silently skip the user's
-    profiles."""
+    """Whether ``path`` is there; ``ConfigError`` for a link to nothing or an unreadable folder."""
     try:
         if path.exists():
             return True
@@ -72,9 +66,8 @@ def _present(path: Path) -> bool:
 
 
 def _check_owner(path: Path, info: os.stat_result) -> None:
-    """Refuse a profiles file another user could have written: it says where credentials are
-    sent (a token_url of theirs would receive the passwords), so, as ssh does with its keys,
-    only the user's own file (or root's), writable by nobody else, is read."""
+    """Refuse a profiles file another user could have written: it says where credentials go,
+    so, as ssh does with its keys, only the user's own (or root's), writable by nobody else."""
     if os.name != "posix":
         return
     theirs = info.st_uid not in (os.getuid(), 0)
@@ -88,36 +81,28 @@ def _check_owner(path: Path, info: os.stat_result) -> None:
 
 
 def read_config(path: Path) -> dict[str, Any]:
-    """The TOML at ``path``; ``ConfigError`` unless it is a regular file of at most
-    :data:`MAX_CONFIG_BYTES` (a folder, a FIFO or a device is never opened)."""
+    """The TOML at ``path``; ``ConfigError`` unless it is a regular file, not too large."""
+
+    def refused(why: str) -> ConfigError:
+        return ConfigError(f"Profiles file {path} {why}. Check that it is the right file.")
+
     try:
         info = path.stat()
         if not stat.S_ISREG(info.st_mode):
-            raise ConfigError(
-                f"Profiles file {path} is not a regular file (a folder, a pipe or a device): "
-                "name a workbench.toml file."
-            )
+            raise refused("is not a regular file (a folder, a pipe or a device)")
         _check_owner(path, info)
         with path.open("rb") as handle:
             raw = handle.read(MAX_CONFIG_BYTES + 1)
         if len(raw) > MAX_CONFIG_BYTES:
-            raise ConfigError(
-                f"Profiles file {path} has more than {MAX_CONFIG_BYTES:,} bytes; a profiles file "
-                f"holds at most {MAX_CONFIG_BYTES:,}. Check that it is the right file."
-            )
+            raise refused(f"is too large: a profiles file holds at most {MAX_CONFIG_BYTES:,} bytes")
         text = raw.decode("utf-8")
         longest = max(map(len, text.splitlines()), default=0)
         if longest > MAX_LINE_CHARACTERS:
-            raise ConfigError(
-                f"Profiles file {path} has a line of {longest:,} characters; a profiles file's "
-                f"lines hold at most {MAX_LINE_CHARACTERS:,}. Check that it is the right file."
-            )
+            raise refused(f"has a line of {longest:,} characters (at most {MAX_LINE_CHARACTERS:,})")
         return tomllib.loads(text)
     except OSError as exc:
         raise ConfigError(f"Profiles file {path} cannot be read: {exc.strerror}.") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"Profiles file {path} is not valid TOML: {exc}") from None
     except RecursionError:
-        raise ConfigError(
-            f"Profiles file {path} nests its tables or arrays too deep to be a profiles file."
-        ) from None
+        raise refused("nests its tables or arrays too deep to be a profiles file") from None

@@ -1,10 +1,8 @@
 """Profiles resolved from ``WORKBENCH_*`` variables (which win) and the profiles file.
 
-An empty value is unset; every error names where a value came from. Secrets are values of
-variables (the file names the variable), never refused for their length or form. The profile:
-``load_profile(name)``, else ``WORKBENCH_PROFILE``, else the file's ``default_profile``, else
-``env`` when a partner URL variable is set, else ``sandbox``; partner settings no profile uses
-are refused, so the embedded sandbox is never used by accident.
+An empty value is unset; every error names where a value came from; secrets are values of
+variables (the file names the variable). Partner settings no profile uses are refused, so the
+embedded sandbox is never used by accident.
 """
 
 from __future__ import annotations
@@ -26,9 +24,10 @@ from workbench.config.profile import (
     Profile,
     RoleSettings,
     Secret,
+    SmtpSettings,
     check_timezone,
+    is_loopback,
     number,
-    smtp_settings,
     text_of,
 )
 from workbench.config.settings import (
@@ -47,11 +46,13 @@ from workbench.config.settings import (
     TUNING,
     Setting,
     role_setting,
+    smtp_setting,
 )
 from workbench.errors import ConfigError
 from workbench.spec import ETMS_LOGIN_PATH, TOKEN_PATH
 
 _URL_KEYS = ("auth_url", "gateway_url", "exchange_url", "exchange_auth_url")
+_SMTP_PORTS = {"starttls": 587, "ssl": 465, "none": 25}
 _CREDENTIALS = ("client_id", "client_secret", "username", "password", "token")
 
 
@@ -62,8 +63,9 @@ def load_profile(
     config_path: str | os.PathLike[str] | None = None,
     sandbox_env: Mapping[str, str] | None = None,
 ) -> Profile:
-    """Resolve a profile; ``sandbox_env`` is a running sandbox's ``env`` (the ``sandbox``
-    profile has no URLs nor credentials until :func:`workbench.connect` starts one).
+    """The profile ``name``, else ``WORKBENCH_PROFILE``, else the file's ``default_profile``,
+    else ``env`` when a partner URL variable is set, else ``sandbox`` (whose URLs and
+    credentials are ``sandbox_env``, a running sandbox's).
 
     >>> load_profile(env={}).name
     'sandbox'
@@ -137,7 +139,7 @@ def load_profile(
         config_path=str(path) if path is not None else None,
         interfaces=tuple(used),
         interfaces_named=named is not None,
-        smtp=smtp_settings(s.lookup),
+        smtp=_smtp(s),
         timezone=check_timezone(*s.lookup(SETTINGS["timezone"])),
         send_routes=s.choice(SETTINGS["send_routes"]),
         environment=s.choice(SETTINGS["environment"]),
@@ -148,8 +150,7 @@ def load_profile(
 
 def _unnamed(env: Mapping[str, str], profiles: Mapping[str, Any], path: Path | None,
              looked: list[Path]) -> str:  # fmt: skip
-    """The profile when none is named: ``env`` when partner URLs are set, ``sandbox`` when
-    nothing is; partner settings that no profile would use are refused."""
+    """``env`` when partner URLs are set, ``sandbox`` when nothing is; else ``ConfigError``."""
     if any(env.get(SETTINGS[k].variable) for k in _URL_KEYS):
         return ENV_ONLY
     partner = _partner_variables(env)
@@ -174,8 +175,7 @@ def _unnamed(env: Mapping[str, str], profiles: Mapping[str, Any], path: Path | N
 
 
 def _partner_variables(env: Mapping[str, str]) -> list[str]:
-    """The variables set in ``env`` that say which partner, or with which credentials (not
-    tuning)."""
+    """The variables set in ``env`` that say which partner, or with which credentials."""
     variables = {s.variable for s in PROFILE_SETTINGS if s.limits is None and s.kind != "path"}
     variables -= {"WORKBENCH_TIMEZONE", "WORKBENCH_INTERFACES", "WORKBENCH_EVENT_FIELDS"}
     variables |= {role_setting(s.key, sec).variable for s in ROLE_SETTINGS for sec in ROLE_SECTIONS}
@@ -232,9 +232,7 @@ class _Settings:
     path: Path | None
 
     def lookup(self, setting: Setting) -> tuple[Any, str]:
-        """The value (None when unset or empty; a secret is a :class:`Secret`) and where it
-        came from: its variable, its key in the file, the variable the file names, or how to
-        set it."""
+        """The value (None when unset; a secret is a :class:`Secret`) and where it is set."""
         var, section = setting.variable, setting.section
         if self.variables.get(var):
             value = self.variables[var]
@@ -254,14 +252,13 @@ class _Settings:
 
     def url(self, setting: Setting) -> tuple[str | None, str]:
         """A URL without its trailing slash, and where it came from; ``ConfigError`` unless it
-        is http(s) with no user name or password in it."""
+        is http(s) with no credentials, query or fragment."""
         value, where = self.lookup(setting)
         if value is None:
             return None, where
         text = str(value).strip()
         parts = urlsplit(text)
-        # What may be a credential never shows: a user name or password (``***@``, whether or
-        # not the URL has a scheme), a query and a fragment.
+        # What may be a credential never shows: a user name or password, a query, a fragment.
         shown = re.sub(r"[^/@\s]*@", "***@", text.split("?", 1)[0].split("#", 1)[0])
         shown += "?***" if "?" in text or "#" in text else ""
         if parts.scheme not in ("http", "https") or not parts.netloc:
@@ -292,8 +289,7 @@ class _Settings:
         return word
 
     def has_credentials(self, role: str, sections: tuple[str, ...] | None = None) -> bool:
-        """Whether a credential of ``role`` is set (its value is not read), in its own section
-        or, for an exchange role, the shared one (or in ``sections``)."""
+        """Whether a credential of ``role`` is set (not read): in its own or the shared section."""
         if sections is None:
             sections = (SECTION_OF[role],) + ((SHARED_EXCHANGE,) if role in EXCHANGE_ROLES else ())
         return any(
@@ -319,8 +315,7 @@ def _role(s: _Settings, role: str) -> RoleSettings:
                 setting = role_setting(key, sec)
                 tried.append(s.url(setting) if setting.kind == "url" else s.lookup(setting))
         value, where = next(((v, w) for v, w in tried if v is not None), tried[0])
-        # An account both roles share (an etms login, or credentials in its section): what
-        # it lacks is asked of that section.
+        # An account both roles share: what it lacks is asked of the shared section.
         found[key], sources[key] = value, where if value is not None or not shared else tried[-1][1]
     if found["token"] is not None:
         grant = "static"
@@ -351,7 +346,7 @@ def _role(s: _Settings, role: str) -> RoleSettings:
     settings = RoleSettings(
         role=role, grant=grant, login=login, base_url=base_url, auth_url=auth_url,
         token_url=token_url, scope=None if scope is None else str(scope), subscription_key=key,
-        configured=s.has_credentials(role), client_id=text_of(found["client_id"]),
+        client_id=text_of(found["client_id"]),
         client_secret=found["client_secret"], username=text_of(found["username"]),
         password=found["password"], token=found["token"], sources=sources,
     )  # fmt: skip
@@ -410,9 +405,32 @@ def _event_fields(s: _Settings) -> dict[str, str]:
     return dict(raw)
 
 
+def _smtp(s: _Settings) -> SmtpSettings:
+    """The mail server: a password only with a user name (and the reverse), never in clear."""
+    (host, where), (user, user_at), (password, password_at), (sender, _), (_, tls_at) = (
+        s.lookup(smtp_setting(k)) for k in ("host", "username", "password", "from", "tls")
+    )
+    if (password is None) != (user is None):
+        missing = password_at if password is None else user_at
+        raise ConfigError(
+            f"The mail server's login needs a username and a password: set {missing}."
+        )
+    tls = s.choice(smtp_setting("tls"))
+    if tls == "none" and user is not None and host is not None and not is_loopback(str(host)):
+        raise ConfigError(
+            f"{tls_at} is none, so the mail password would cross the network to {host} in clear: "
+            "set tls to starttls or ssl (or send without a login, or through a relay on this "
+            "machine, such as localhost)."
+        )
+    port = number(*s.lookup(smtp_setting("port")), smtp_setting("port"), _SMTP_PORTS[tls])
+    timeout = number(*s.lookup(smtp_setting("timeout")), smtp_setting("timeout"))
+    return SmtpSettings(text_of(host), port, tls, text_of(user), password, text_of(sender),
+                        timeout, where)  # fmt: skip
+
+
 def _db(s: _Settings, env: Mapping[str, str]) -> str:
-    """The store's path: a variable's from ``WORKBENCH_HOME`` (or as given), the file's from
-    the file's folder, so that a profile keeps one store whatever folder a command runs in."""
+    """The store's path: a variable's from ``WORKBENCH_HOME``, the file's from its folder (one
+    store per profile, whatever folder a command runs in)."""
     value, where = s.lookup(SETTINGS["db"])
     home = workbench_home(env)
     if value is None or where.startswith("WORKBENCH_"):

@@ -1,8 +1,4 @@
-"""A profile: where the partner is, which credentials each interface uses, how patient to be.
-
-Profiles are read by :func:`workbench.config.load.load_profile`; a secret is a :class:`Secret`,
-masked wherever it is shown.
-"""
+"""A profile: where the partner is, which credentials each interface uses, how patient to be."""
 
 from __future__ import annotations
 
@@ -10,21 +6,13 @@ import functools
 import ipaddress
 import math
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
-from workbench.config.settings import (
-    GATEWAY_ROLES,
-    ROLES,
-    SECTION_OF,
-    SMTP_TLS,
-    TUNING,
-    Setting,
-    smtp_setting,
-)
+from workbench.config.settings import GATEWAY_ROLES, ROLES, SECTION_OF, TUNING, Setting
 from workbench.errors import ConfigError
 
 SANDBOX, ENV_ONLY = "sandbox", "env"
@@ -33,7 +21,6 @@ EMBEDDED_SANDBOX = "embedded-sandbox"  # a store's record of the sandbox's URLs,
 _WORDS = {"1": True, "true": True, "yes": True, "on": True,
           "0": False, "false": False, "no": False, "off": False}  # fmt: skip
 _DEFAULT_PORTS = {"http": 80, "https": 443}
-_SMTP_PORTS = {"starttls": 587, "ssl": 465, "none": 25}
 
 
 class Secret:
@@ -62,7 +49,7 @@ class Secret:
 @dataclass(frozen=True)
 class RoleSettings:
     """How one interface or exchange role is reached and logs in; ``sources`` says where each
-    setting came from (a variable, or a key of the file), for messages."""
+    setting came from, for messages."""
 
     role: str
     grant: str  # "password", "client_credentials" or "static"
@@ -77,7 +64,6 @@ class RoleSettings:
     scope: str | None = None
     token: Secret | None = None
     subscription_key: Secret | None = None
-    configured: bool = False
     missing: tuple[str, ...] = ()
     sources: Mapping[str, str] = field(default_factory=dict)
 
@@ -113,8 +99,8 @@ class SmtpSettings:
 
 @dataclass(frozen=True)
 class Profile:
-    """Everything a session needs; its ``repr`` shows no secret. The tuning defaults are the
-    declared ones (:mod:`workbench.config.settings`)."""
+    """Everything a session needs; its ``repr`` shows no secret. Tuning defaults as declared in
+    :mod:`workbench.config.settings`."""
 
     name: str
     origin: str
@@ -146,8 +132,6 @@ class Profile:
 
     def role(self, role: str) -> RoleSettings:
         """The settings of one role, checked complete (``ConfigError`` names what is missing)."""
-        if role not in ROLES:
-            raise ValueError(f"unknown role {role!r}; known: {', '.join(ROLES)}")
         if role not in self.roles:
             raise ConfigError(
                 f"Profile {self.name!r} does not use the {role} interface "
@@ -166,8 +150,8 @@ class Profile:
         return {role: why for role in ROLES if role not in self.interfaces}
 
     def check_interfaces(self) -> None:
-        """``ConfigError`` naming every setting still missing for the interfaces it uses (or
-        saying it uses none): what a pull checks before it creates or writes anything."""
+        """``ConfigError`` naming every setting missing for the interfaces it uses, or saying it
+        uses none."""
         if not self.interfaces:
             raise ConfigError(
                 f"Profile {self.name!r} has credentials for no interface: set the variables of "
@@ -191,8 +175,8 @@ class Profile:
         return ", ".join(urls) or "no partner URL set"
 
     def identity(self) -> dict[str, str]:
-        """Whom this profile talks to, as a store records it: its name, and per side it uses
-        (gateway, exchange) the base and login URLs, normalised (``embedded-sandbox``)."""
+        """Whom this profile talks to, as a store records it: its name, and per side (gateway,
+        exchange) the base and login URLs, normalised."""
         found = {"partner_profile": self.name}
         for side, gateway in (("gateway", True), ("exchange", False)):
             used = [self.roles[r] for r in self.interfaces
@@ -218,8 +202,8 @@ def with_overrides(profile: Profile, **changes: Any) -> Profile:
 
 
 def number(raw: Any, where: str, setting: Setting, default: Any = None) -> Any:
-    """``raw`` as a finite number (or yes/no) of the setting's kind within its limits (None:
-    its default), else a ``ConfigError`` naming ``where`` it was set."""
+    """``raw`` as a finite number (or yes/no) of the setting's kind within its limits (None: its
+    default), else a ``ConfigError`` naming ``where``."""
     if raw is None:
         return setting.default if default is None else default
     kind = setting.kind
@@ -248,12 +232,7 @@ def parse_bool(text: str) -> bool:
 
 
 def normal_url(url: str) -> str:
-    """``url`` as stores compare it: scheme and host lower-cased, a default port and a trailing
-    slash dropped; others as given.
-
-    >>> normal_url("HTTPS://Etms.OCAS.ca:443/api/")
-    'https://etms.ocas.ca/api'
-    """
+    """``url`` as stores compare it: scheme and host lower case, no default port nor final slash."""
     parts = urlsplit(url.strip())
     scheme = parts.scheme.lower()
     if scheme not in _DEFAULT_PORTS or not parts.hostname:
@@ -302,34 +281,8 @@ def check_timezone(name: Any, where: str = "--tz") -> str:
 
 @functools.cache
 def _zone_names() -> frozenset[str]:
-    """The IANA zones this machine knows, less files of the database that name no place."""
+    """The IANA zones this machine knows, less files that name no place."""
     return frozenset(available_timezones()) - {"localtime", "Factory", "posixrules"}
-
-
-def smtp_settings(lookup: Callable[[Setting], tuple[Any, str]]) -> SmtpSettings:
-    """The profile's mail server, checked: ``tls`` one of its choices, ``port`` 1-65535, a
-    password only with a user name (and the reverse), no password in clear over a network."""
-    value = {k: lookup(smtp_setting(k)) for k in ("host", "tls", "username", "from", "password")}
-    tls = str(value["tls"][0] or "starttls").strip().lower()
-    if tls not in SMTP_TLS:
-        raise ConfigError(f"{value['tls'][1]} must be one of {', '.join(SMTP_TLS)}, got {tls!r}.")
-    port = number(*lookup(smtp_setting("port")), smtp_setting("port"), _SMTP_PORTS[tls])
-    host, username = text_of(value["host"][0]), text_of(value["username"][0])
-    password, password_where = value["password"]
-    if (password is None) != (username is None):
-        missing = password_where if password is None else value["username"][1]
-        raise ConfigError(
-            f"The mail server's login needs a username and a password: set {missing}."
-        )
-    if tls == "none" and username is not None and host is not None and not is_loopback(host):
-        raise ConfigError(
-            f"{value['tls'][1]} is none, so the mail password would cross the network to {host} "
-            "in clear: set tls to starttls or ssl (or send without a login, or through a relay "
-            "on this machine, such as localhost)."
-        )
-    return SmtpSettings(host, port, tls, username, password, text_of(value["from"][0]),
-                        number(*lookup(smtp_setting("timeout")), smtp_setting("timeout")),
-                        value["host"][1])  # fmt: skip
 
 
 def text_of(value: Any) -> str | None:

@@ -1,14 +1,4 @@
-"""HTML for the explorer's panes. Every value from the store is escaped: documents and list
-items are partner text, and a ``<script>`` in a student's name must stay text.
-
-The stylesheet, missing values and the documents with their validation are the report's
-(``workbench.report.markup`` and ``workbench.report.troubleshoot``): one way to show them.
-A document also reads as a record (:func:`record_html`, from ``pesc.to_frames``), and a
-transcript we sent next to the partner's acknowledgment totals (:func:`ack_totals_html`).
-
->>> rows_html(store.table("runs"))  # doctest: +SKIP
-'<div class="workbench-scroll"><table border="0" class="dataframe workbench-rows">...'
-"""
+"""HTML for the explorer's panes, every value from the store escaped (partner text)."""
 
 from __future__ import annotations
 
@@ -18,8 +8,8 @@ from typing import Any
 
 import pandas as pd
 
+from workbench import pesc
 from workbench.errors import WorkbenchError
-from workbench.explorer.query import Order
 from workbench.pesc.student import comparable
 from workbench.report.markup import clock, heading, plain
 from workbench.report.troubleshoot import RequestDocument, documents_section
@@ -28,16 +18,13 @@ MAX_CELL = 120  # characters of a cell shown in a table; the rest is cut with an
 MAX_DOCUMENT = 500_000  # characters of one document shown
 SORT_CLASS = "workbench-sort"  # the hidden text box a header's click writes its sort key into
 
-# What the explorer adds to the report's stylesheet: its controls stay in view above a table
-# that scrolls on its own (both ways), and headers are buttons.
+# Beside the report's stylesheet: controls in view above a table that scrolls on its own.
 STYLE = """<style>
 .workbench-explorer .workbench-controls { position: sticky; top: 0; z-index: 5;
   background: var(--jp-layout-color0, #fff); padding-bottom: 4px; }
 .workbench-explorer .workbench-scroll { overflow: auto; max-height: 60vh; max-width: 100%; }
 .workbench-explorer table.workbench-rows th { z-index: 1; }
 .workbench-explorer button.workbench-sort-header { all: unset; cursor: pointer; font-weight: 600; }
-.workbench-explorer button.workbench-sort-header:hover { text-decoration: underline; }
-.workbench-explorer details.workbench-raw > summary { cursor: pointer; margin: 0.5em 0; }
 .workbench-explorer .workbench-mismatch { color: #b00020; font-weight: 600; }
 .workbench-explorer .workbench-unstated { color: #616e7c; font-style: italic; }
 </style>"""
@@ -47,15 +34,8 @@ _CLICK = (
     "const box = this.closest('.workbench-explorer').querySelector('.workbench-sort input');"
     "box.value = this.dataset.sort; box.dispatchEvent(new Event('change', {bubbles: true}));"
 )
-RECORD_TABLES = (
-    ("sessions", "Sessions"), ("courses", "Courses"), ("awards", "Awards"),
-    ("academic_records", "Academic records"), ("attendance", "Attendance"),
-    ("recipients", "Recipients"), ("responses", "Responses"), ("holds", "Holds"),
-    ("notes", "Notes"),
-)  # fmt: skip
-# What an acknowledgment totals, and where our transcript says the same: (label, ours, theirs,
-# required). The totals are what an acknowledgment is for (PESC requires them, and the
-# reconciliation counts one left out as a mismatch); the student's fields are its to leave out.
+# (label, our transcript's field, the acknowledgment's, required): the totals are what an
+# acknowledgment is for; the student's fields are its to leave out.
 ACK_TOTALS = (
     ("courses", "course_count", "course_total", True),
     ("awards", "award_count", "academic_award_total", True),
@@ -64,36 +44,28 @@ ACK_TOTALS = (
     ("birth date", "student_birth_date", "student_birth_date", False),
     ("OEN", "student_oen", "student_oen", False),
 )
-SENT, ACKNOWLEDGED = "our transcript (sent)", "the partner's acknowledgment"
-NOT_STATED = "not stated"
 
 
-def cell_text(value: Any, *, max_chars: int = MAX_CELL, tz: str | None = None) -> str:
-    """A cell as short plain text: missing is empty, a time to the second in zone ``tz``
-    (None: UTC), long text cut with ``…``."""
+def parse_order(key: str) -> tuple[str | None, bool]:
+    """``"name"`` ascending, ``"-name"`` descending, ``""`` as stored: (column, descending)."""
+    key = key.strip()
+    descending = key.startswith("-")
+    return (key[1:] if descending else key) or None, descending
+
+
+def cell_text(value: Any, *, tz: str | None = None) -> str:
+    """A cell as short plain text: missing is empty, a time to the second in zone ``tz``."""
     if isinstance(value, datetime) and not pd.isna(value):
         return clock(value, tz, seconds=True)
     text = plain(value)
-    return text if len(text) <= max_chars else text[: max_chars - 1] + "…"
+    return text if len(text) <= MAX_CELL else text[: MAX_CELL - 1] + "…"
 
 
-def rows_html(
-    frame: pd.DataFrame,
-    *,
-    max_chars: int = MAX_CELL,
-    tz: str | None = None,
-    order: Order | None = None,
-) -> str:
-    """``frame`` as an escaped HTML table, each cell cut to ``max_chars``, times to the second
-    in ``tz``. With ``order`` the headers are buttons that sort by their column (a second click
-    reverses), and the sorted one shows ▲ or ▼."""
-    if frame.columns.empty:
-        return "<p><em>No columns.</em></p>"
+def rows_html(frame: pd.DataFrame, *, tz: str | None = None, order: str | None = None) -> str:
+    """``frame`` as a table; with ``order`` (the sort key) each header a button sorting by it."""
     head = "".join(_header(str(c), order) for c in frame.columns)
     body = "".join(
-        "<tr>\n"
-        + "".join(f"<td>{escape(cell_text(v, max_chars=max_chars, tz=tz))}</td>\n" for v in row)
-        + "</tr>\n"
+        "<tr>\n" + "".join(f"<td>{escape(cell_text(v, tz=tz))}</td>\n" for v in row) + "</tr>\n"
         for row in frame.itertuples(index=False, name=None)
     )
     return (
@@ -102,16 +74,17 @@ def rows_html(
     )
 
 
-def _header(column: str, order: Order | None) -> str:
+def _header(column: str, order: str | None) -> str:
     if order is None:
         return f"<th>{escape(column)}</th>\n"
-    here = order.column == column
-    following = Order(column, descending=here and not order.descending)
-    mark = (" ▼" if order.descending else " ▲") if here else ""
-    sort = "descending" if here and order.descending else "ascending" if here else "none"
+    sorted_by, descending = parse_order(order)
+    here = sorted_by == column
+    following = f"-{column}" if here and not descending else column
+    mark = (" ▼" if descending else " ▲") if here else ""
+    sort = ("descending" if descending else "ascending") if here else "none"
     return (
         f'<th aria-sort="{sort}"><button class="workbench-sort-header" type="button" '
-        f'title="sort by {escape(column)}" data-sort="{escape(following.key)}" '
+        f'title="sort by {escape(column)}" data-sort="{escape(following)}" '
         f'onclick="{escape(_CLICK)}">{escape(column)}{mark}</button></th>\n'
     )
 
@@ -133,58 +106,44 @@ def message_html(text: str, *, error: bool = False) -> str:
 def documents_html(
     item_id: str, found: list[RequestDocument], *, versions: str = "", tz: str | None = None
 ) -> str:
-    """Every document about ``item_id`` read as a record (:func:`record_html`), our transcript
-    next to the partner's acknowledgment totals, then ``versions`` (the HTML of its versions and
-    their diffs, ``report.versions_section``), and the raw XML with its validation as the
-    troubleshooting report shows it (each cut at :data:`MAX_DOCUMENT` characters) one click
-    away; or a note that there is none."""
+    """Each document as a record, our transcript against the acknowledgment, ``versions``, then
+    the raw XML with its validation one click away."""
     if not found:
         return message_html(
             f"No stored document for {item_id!r}: is the id right, and has a pull fetched its "
             "detail?"
         )
-    records = "".join(
+    shown = "".join(
         f'<section class="workbench-record" data-document="{doc.number}">'
         f"{heading(doc.title, 4)}{record_html(doc.text, tz=tz)}</section>"
         for doc in found
     )
-    shown = records + ack_totals_html(found)
+    shown += ack_totals_html(found)
     if versions:
         shown += heading("Versions of the document received", 4) + versions
     raw = documents_section(found, max_chars=MAX_DOCUMENT).data
-    return (
-        shown + '<details class="workbench-raw"><summary>Raw XML and validation</summary>'
-        f"{raw}</details>"
-    )
+    summary = "<summary>Raw XML and validation</summary>"
+    return f'{shown}<details class="workbench-raw">{summary}{raw}</details>'
 
 
 def record_html(xml: str, *, tz: str | None = None) -> str:
-    """One PESC document as a record: the student and the document's header, its identifiers,
-    then each table ``pesc.to_frames`` finds rows for (sessions, courses, awards ...)."""
+    """A document's fields, then each table of ``pesc.to_frames`` that has rows."""
     frames = _frames(xml)
     if frames is None:
         return message_html("Cannot read this document as a record: see its raw XML below.")
-    header = frames["document"].iloc[0]
-    facts = pd.DataFrame(
-        [(name, header[name]) for name in header.index if not pd.isna(header[name])],
-        columns=["field", "value"],
+    header = frames.pop("document").iloc[0]
+    fields = [(name, value) for name, value in header.items() if not pd.isna(value)]
+    tables = {"document": pd.DataFrame(fields, columns=["field", "value"])}
+    tables |= {k: v.drop(columns="document_id") for k, v in frames.items() if not v.empty}
+    return "".join(
+        f'<div class="workbench-table" data-table="{name}">'
+        f"{heading(name.replace('_', ' ').capitalize(), 5)}{rows_html(table, tz=tz)}</div>"
+        for name, table in tables.items()
     )
-    parts = [_titled("Student and document", "document", facts, tz)]
-    ids = frames["agency_ids"].drop(columns="document_id")
-    parts.append(_titled("Identifiers", "agency_ids", ids, tz))
-    for name, title in RECORD_TABLES:
-        table = frames[name]
-        if not table.empty:
-            parts.append(_titled(title, name, table.drop(columns="document_id"), tz))
-    return "".join(parts)
 
 
 def ack_totals_html(found: list[RequestDocument]) -> str:
-    """The last transcript we sent next to the last acknowledgment received, field by field,
-    each side named: ``same`` or ``differs`` (red) by the reconciliation's rule
-    (``pesc.student.comparable``), or which side does not state it (plain: a student's field
-    the acknowledgment leaves out is no mismatch; a total it leaves out is). Empty unless both
-    are stored."""
+    """The last transcript we sent against the last acknowledgment, by ``comparable``'s rule."""
     sent = [d for d in found if d.kind == "sent" and d.message_type.endswith("Transcript")]
     acks = [d for d in found if d.kind == "received" and d.message_type == "Acknowledgment"]
     ours = _frames(sent[-1].text) if sent else None
@@ -198,13 +157,14 @@ def ack_totals_html(found: list[RequestDocument]) -> str:
         said = _compared(comparable(a, our_field), comparable(b, our_field), required)
         rows.append(
             f'<tr data-total="{escape(label)}"><td>{escape(label)}</td>'
-            f"<td>{escape(plain(a, missing=NOT_STATED))}</td>"
-            f"<td>{escape(plain(b, missing=NOT_STATED))}</td>{said}</tr>\n"
+            f"<td>{escape(plain(a, missing='not stated'))}</td>"
+            f"<td>{escape(plain(b, missing='not stated'))}</td>{said}</tr>\n"
         )
     return (
         heading("Our transcript against the partner's acknowledgment", 4)
         + '<table class="dataframe workbench-rows workbench-ack-totals"><thead><tr>'
-        f"<th></th><th>{escape(SENT)}</th><th>{escape(ACKNOWLEDGED)}</th><th></th></tr>"
+        "<th></th><th>our transcript (sent)</th><th>the partner&#x27;s acknowledgment</th>"
+        "<th></th></tr>"
         f"</thead>\n<tbody>\n{''.join(rows)}</tbody></table>"
     )
 
@@ -213,37 +173,23 @@ def _compared(ours: str | None, theirs: str | None, required: bool) -> str:
     """The verdict cell of one line of :func:`ack_totals_html`."""
     if ours is not None and theirs is not None:
         return "<td>same</td>" if ours == theirs else '<td class="workbench-mismatch">differs</td>'
-    if ours is None and theirs is None:
-        return '<td class="workbench-unstated">stated by neither</td>'
     if ours is None:
-        return '<td class="workbench-unstated">not stated by our transcript</td>'
-    if required:  # a total the acknowledgment owes
-        return (
-            '<td class="workbench-mismatch">not stated by the acknowledgment (a required '
-            "total)</td>"
-        )
-    return '<td class="workbench-unstated">not stated by the acknowledgment</td>'
+        said = "stated by neither" if theirs is None else "not stated by our transcript"
+    else:  # a total the acknowledgment owes is a mismatch; a student's field is its to leave out
+        said = "not stated by the acknowledgment" + (" (a required total)" if required else "")
+    css = "workbench-mismatch" if ours is not None and required else "workbench-unstated"
+    return f'<td class="{css}">{said}</td>'
 
 
 def _frames(xml: str) -> dict[str, pd.DataFrame] | None:
-    from workbench import pesc
-
     try:
         return pesc.to_frames(xml)
     except (WorkbenchError, ValueError):
         return None
 
 
-def _titled(title: str, name: str, frame: pd.DataFrame, tz: str | None) -> str:
-    body = rows_html(frame, tz=tz) if not frame.empty else message_html(f"No {title.lower()}.")
-    return f'<div class="workbench-table" data-table="{name}">{heading(title, 5)}{body}</div>'
-
-
-def diff_html(
-    frame: pd.DataFrame, *, limit: int, max_chars: int = 80, tz: str | None = None
-) -> str:
-    """A summary of ``store.diff`` (counts per list and change), then its first rows (times to
-    the second in ``tz``)."""
+def diff_html(frame: pd.DataFrame, *, limit: int, tz: str | None = None) -> str:
+    """``store.diff``'s counts per list and change, then its first ``limit`` rows."""
     if frame.empty:
         return message_html("No list changed between these two runs.")
     counts = frame.groupby(["list", "change"]).size().rename("items").reset_index()
@@ -251,5 +197,5 @@ def diff_html(
     return (
         rows_html(counts)
         + status_html("the differences", len(shown), len(frame))
-        + rows_html(shown, max_chars=max_chars, tz=tz)
+        + rows_html(shown, tz=tz)
     )

@@ -1,19 +1,10 @@
 """What a partner's answer means: its safe JSON, its shape, or the typed error for its status.
 
-:func:`loads` refuses what Python's ``json`` lets through and something later breaks on:
-``NaN``/``Infinity`` and floats that overflow (SQLite's ``json_extract`` cannot read them), lone
-surrogates (not UTF-8), nesting deeper than :data:`MAX_DEPTH`. Refused, never repaired: a
-repaired id would name another request. The shapes (DESIGN §3): a **list** is an array or an
-object holding exactly one array (anything else is a failed list, never an empty one); a
-**listed request** has a usable ``RequestID`` (any case); a **detail** or a send's echo is an
-object or an array of objects, about the request asked for. Each refusal is an
-``UnreadableAnswer``. RequestIDs are checked before use and percent-encoded into one path
-segment (:func:`request_path`).
-
->>> list_items({"requests": [{"RequestID": "A1"}]}, operation="x")
-[{'RequestID': 'A1'}]
->>> request_path("/api/transcriptrequests/{id}", "C2015 07")
-'/api/transcriptrequests/C2015%2007'
+:func:`loads` refuses, never repairs, what ``json`` lets through and later breaks: ``NaN``,
+overflowing floats, lone surrogates, nesting past :data:`MAX_DEPTH`. The shapes (DESIGN §3): a
+**list** is an array or an object holding exactly one; a **listed request** has one usable
+``RequestID`` (any case); a **detail** or a send's echo is an object or an array of objects,
+about the request asked for. Each refusal is an ``UnreadableAnswer``.
 """
 
 from __future__ import annotations
@@ -36,42 +27,51 @@ from workbench.errors import (
     InvalidValue,
     NotFound,
     PartnerError,
-    TransportError,
     UnreadableAnswer,
 )
-from workbench.http.limits import NOT_SENT, RETRY_STATUSES, SAFE_METHODS
+from workbench.http.limits import RETRY_STATUSES, SAFE_METHODS
 from workbench.http.masking import Redactor
 from workbench.spec import UNKNOWN_REQUEST_ID, UNKNOWN_TRANSCRIPT_ID
 
 MAX_DEPTH = 64  # partner answers are three or four levels deep
 MAX_ID_LENGTH = 128
 BODY_IN_ERRORS = 2000
-# How much of an error answer is masked before it is cut to what a message shows: well past
-# the cut, so that no secret straddles it, and a huge error page costs no more than a small one.
-MASKED_BEFORE_CUT = 16 * 1024
+MASKED_BEFORE_CUT = 16 * 1024  # masked before the cut: no secret straddles it
 REQUEST_ID = "RequestID"
 _ESCAPED_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")
 _UNKNOWN_ID = {UNKNOWN_REQUEST_ID, UNKNOWN_TRANSCRIPT_ID}
 HEX_GUID = re.compile(r"[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}", re.I)
 
 
-# -- status -> error -------------------------------------------------------------------------
-
-
-def empty_or_raise(
+def answer_value(
     response: httpx.Response,
-    *,
     profile: Profile,
     redactor: Redactor,
     role: str,
     operation: str,
+    *,
     empty: Collection[str] = (),
     subject: str | None = None,
-) -> None:
-    """``None`` for a 400 whose message is in ``empty`` (spec §7: nothing to list); otherwise
-    raise the error of its status, with the partner's own words and what to do."""
-    status, said = response.status_code, message(response, redactor)
-    body = _body(response, redactor)
+) -> Any:
+    """The safe JSON of a 2xx answer; ``None`` for a 400 whose message is in ``empty`` (spec §7:
+    nothing to list); else the typed error of the answer, in the partner's words."""
+    status = response.status_code
+    if response.is_success:
+        try:
+            data = loads(response.content)
+        except ValueError as exc:
+            problem = str(exc)
+        else:
+            if data is not None:
+                return data
+            problem = "null"
+        raise UnreadableAnswer(
+            f"{operation}: the {role} interface answered {status} with {problem}. Nothing was "
+            "read from it; try again later, and report it to the partner if it persists.",
+            status=status,
+            body=_body(response, redactor),
+        )
+    said, body = message(response, redactor), _body(response, redactor)
     about = f" for {subject}" if subject else ""
     if status == 400:
         if normal(said) in {normal(m) for m in empty}:
@@ -88,15 +88,14 @@ def empty_or_raise(
             )
     if status == 401:
         raise AuthError(unauthorized(profile, role, said))
-    method = response.request.method
     hint = {
         403: f"the {role} credentials may not do this; check the {role} client and scope",
         404: f"nothing at that address; check the base URL of the {role} interface",
         429: "the partner is rate limiting; wait and try again",
     }.get(status, "the partner failed; try again later" if status >= 500 else "")
-    if method not in SAFE_METHODS and status in RETRY_STATUSES:
+    retried = status in RETRY_STATUSES and response.request.method in SAFE_METHODS
+    if status in RETRY_STATUSES and not retried:
         hint += "; the send was not retried, so check the pending list before sending again"
-    retried = method in SAFE_METHODS and status in RETRY_STATUSES
     tried = f" after {profile.max_attempts} attempts" if retried else ""
     raise PartnerError(
         f"{operation}: the {role} interface answered {status}{tried}{about}: {said}"
@@ -107,7 +106,7 @@ def empty_or_raise(
 
 
 def unauthorized(profile: Profile, role: str, said: str) -> str:
-    """What a 401 that survived a token renewal means, naming the settings where they are set."""
+    """What a 401 that survived a token renewal means, naming where the settings are set."""
     settings = profile.role(role)
     if settings.grant == "static":
         return (
@@ -115,8 +114,7 @@ def unauthorized(profile: Profile, role: str, said: str) -> str:
             f"expired: set a fresh one in {settings.where('token')}, or configure a login "
             "instead (docs/configuration.md)."
         )
-    account = settings.where("username") if settings.grant == "password" else None
-    account = account or settings.where("client_id")
+    account = settings.where("username" if settings.grant == "password" else "client_id")
     return (
         f"The {role} interface refused the request twice (401: {said}), even with a fresh "
         f"token. Check {settings.where('subscription_key')}, and that the account of {account} "
@@ -124,37 +122,8 @@ def unauthorized(profile: Profile, role: str, said: str) -> str:
     )
 
 
-def transport_failure(
-    exc: httpx.TransportError, redactor: Redactor, call: tuple[str, str, int], retry_unsafe: bool
-) -> TransportError:
-    """The network failed: say whether a send may have reached the partner. ``call``: the
-    interface, the operation and the attempts made."""
-    interface, operation, attempts = call
-    try:
-        request: httpx.Request | None = exc.request
-    except RuntimeError:  # httpx attaches no request to some errors
-        request = None
-    where = redactor.url(str(request.url)) if request is not None else "the partner"
-    what = f"{type(exc).__name__}: {redactor.text(str(exc)) or 'no detail'}"
-    sent = request is not None and request.method not in SAFE_METHODS
-    sent = sent and not isinstance(exc, NOT_SENT)
-    if sent and not retry_unsafe:
-        return TransportError(
-            f"{operation}: the connection to {where} failed after the request was sent "
-            f"({what}). The partner may or may not have processed it: it was not resent. "
-            "Check the pending list before sending again.",
-            may_have_reached=True,
-        )
-    return TransportError(
-        f"{operation}: could not reach the {interface} interface at {where} after "
-        f"{attempts} attempt(s) ({what}). Check the network and the base URL settings.",
-        may_have_reached=sent,
-    )
-
-
 def message(response: httpx.Response, redactor: Redactor) -> str:
-    """The partner's own words: ``Message`` (spec §7), an OAuth description, or the text;
-    masked before it is cut, so no part of a secret survives the cut."""
+    """The partner's own words: ``Message`` (spec §7), an OAuth description, or the text."""
     try:
         data = loads(response.content)
     except ValueError:
@@ -174,43 +143,12 @@ def _body(response: httpx.Response, redactor: Redactor) -> str:
 
 
 def normal(text: str) -> str:
-    """A message as compared: trimmed, no final period, case-folded.
-
-    >>> normal("No transcripts found.") == normal("no transcripts found")
-    True
-    """
+    """A message as compared: trimmed, no final period, case-folded."""
     return text.strip().rstrip(".").strip().casefold()
 
 
-# -- safe JSON ------------------------------------------------------------------------------
-
-
-def decoded(response: httpx.Response, *, redactor: Redactor, role: str, operation: str) -> Any:
-    """The JSON of a 2xx answer; ``UnreadableAnswer`` when it is not safe JSON, or ``null``
-    (no partner operation answers nothing with a 2xx)."""
-    try:
-        data = loads(response.content)
-    except ValueError as exc:
-        problem = str(exc)
-    else:
-        if data is not None:
-            return data
-        problem = "null"
-    raise UnreadableAnswer(
-        f"{operation}: the {role} interface answered {response.status_code} with {problem}. "
-        "Nothing was read from it; try again later, and report it to the partner if it persists.",
-        status=response.status_code,
-        body=_body(response, redactor),
-    )
-
-
 def loads(content: bytes | str) -> Any:
-    """Partner JSON decoded strictly; ``ValueError`` saying what is wrong with it.
-
-    >>> loads(b"[1, NaN]")
-    Traceback (most recent call last):
-    ValueError: NaN, which is not JSON
-    """
+    """Partner JSON decoded strictly; ``ValueError`` saying what is wrong with it."""
     data = content.encode("utf-8", "surrogatepass") if isinstance(content, str) else content
     try:
         text = data.decode("utf-8-sig")  # strict: raw surrogates or junk bytes are refused
@@ -224,23 +162,18 @@ def loads(content: bytes | str) -> Any:
         raise
     except ValueError:  # JSONDecodeError, or an integer of more than 4300 digits
         raise ValueError("a body that is not JSON") from None
-    surrogates = _ESCAPED_SURROGATE.search(data) is not None
-    stack: list[tuple[Any, int]] = [([value], 0)]
-    while stack:  # nesting, and lone surrogates when the text escapes any
+    stack: list[tuple[Any, int]] = [(value, 1)] if isinstance(value, dict | list) else []
+    while stack:
         node, depth = stack.pop()
         if depth > MAX_DEPTH:
             raise ValueError(f"JSON nested deeper than {MAX_DEPTH} levels")
-        children = [*node, *node.values()] if isinstance(node, dict) else node
-        for child in children:
-            if isinstance(child, dict | list):
-                stack.append((child, depth + 1))
-            elif surrogates and isinstance(child, str):
-                try:
-                    child.encode("utf-8")
-                except UnicodeEncodeError:
-                    raise ValueError(
-                        "a lone surrogate (\\ud800-\\udfff), which is not text"
-                    ) from None
+        children = node.values() if isinstance(node, dict) else node
+        stack += [(c, depth + 1) for c in children if isinstance(c, dict | list)]
+    if _ESCAPED_SURROGATE.search(data):  # a key or a value may hold a lone one
+        try:
+            json.dumps(value, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            raise ValueError("a lone surrogate (\\ud800-\\udfff), which is not text") from None
     return value
 
 
@@ -257,9 +190,6 @@ def _finite_float(text: str) -> float:
     if not math.isfinite(value):
         raise _Refused(f"a number too large for a float ({text[:40]})")
     return value
-
-
-# -- shapes ---------------------------------------------------------------------------------
 
 
 def list_items(payload: Any, *, operation: str) -> list[Any]:
@@ -376,9 +306,6 @@ def _shown(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)[:BODY_IN_ERRORS]
 
 
-# -- ids ------------------------------------------------------------------------------------
-
-
 def check_request_id(value: Any) -> str:
     """``value`` if it can be sent as a RequestID (one path segment, nothing that could address
     another resource or break the request line), else ``InvalidValue`` saying why."""
@@ -415,12 +342,8 @@ def guid_key(text: str) -> str | None:
 
 def resolve_id(typed: str, known: Iterable[str]) -> str:
     """The one spelling among ``known`` of ``typed``, a hex GUID with or without dashes, in any
-    case; else ``typed``. ``InvalidParameter`` when ``known`` spells it in several ways and
-    ``typed`` is none of them.
-
-    >>> resolve_id("7C1D0B52-0000-4000-8000-00000000000A", ["7c1d0b5200004000800000000000000a"])
-    '7c1d0b5200004000800000000000000a'
-    """
+    case; else ``typed``. ``InvalidParameter`` when ``known`` spells it in several ways, none
+    of them ``typed``."""
     key = guid_key(typed)
     matches = {k for k in known if isinstance(k, str) and guid_key(k) == key} if key else set()
     if len(matches) == 1:

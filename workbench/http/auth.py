@@ -1,10 +1,8 @@
 """Bearer tokens as ``httpx.Auth``: the password grant, client credentials, or a static token.
 
-OAuth providers fetch their token from a login address (spec §4.1, or OCAS' eTMS login), keep
-it in a :class:`TokenCache` the session shares (one entry per login, client, grant, scope and
-user), renew it ahead of expiry with one thread renewing an entry at a time, and on a 401
-renew once and retry once; the session turns a second 401 into ``AuthError``. Synchronous, as
-the public API is: concurrency is threads sharing one ``httpx.Client``.
+An OAuth token comes from a login address (spec §4.1, or OCAS' eTMS login), is kept in the
+session's :class:`TokenCache`, renewed ahead of expiry by one thread at a time, and on a 401
+renewed once and the request retried once (a second 401 is the session's ``AuthError``).
 """
 
 from __future__ import annotations
@@ -14,13 +12,14 @@ import time
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from email.utils import parsedate_to_datetime
 from typing import Any
 
 import httpx
 import jwt
 
+from workbench.config import RoleSettings
 from workbench.errors import AuthError, PartnerError, WorkbenchError
+from workbench.http.limits import seconds_until
 
 DEFAULT_LIFETIME = 3600.0  # spec §8: a token lives an hour when its login says nothing
 _MARGIN_SHARE = 0.1  # renew with this share of a short token's life left, at the latest
@@ -48,117 +47,89 @@ class Token:
         return f"<Token scope={self.scope!r} lifetime={self.lifetime:.0f}s>"
 
 
-class TokenCache:
+class TokenCache(dict[tuple[str, ...], Token]):
     """Tokens by key, with one lock per key so that one renewal runs at a time."""
 
     def __init__(self) -> None:
+        super().__init__()
         self._guard = threading.Lock()
-        self._tokens: dict[tuple[str, ...], Token] = {}
         self._locks: dict[tuple[str, ...], threading.Lock] = {}
 
     def lock(self, key: tuple[str, ...]) -> threading.Lock:
         with self._guard:
             return self._locks.setdefault(key, threading.Lock())
 
-    def get(self, key: tuple[str, ...]) -> Token | None:
-        return self._tokens.get(key)
-
-    def put(self, key: tuple[str, ...], token: Token) -> None:
-        with self._guard:
-            self._tokens[key] = token
-
     def discard(self, key: tuple[str, ...], token: Token) -> None:
         """Forget ``token`` unless another thread already replaced it."""
         with self._guard:
-            if self._tokens.get(key) is token:
-                del self._tokens[key]
+            if self.get(key) is token:
+                del self[key]
 
 
 class BearerAuth(httpx.Auth):
-    """Adds a bearer token; on a 401, renews once (when it can) and retries once."""
+    """A role's bearer token: a static one as given, or one from a login by the password grant
+    (OCAS' eTMS login, ``login="etms"``, spells ``Username`` and ``Password``) or client
+    credentials, living as its answer or its JWT says, else ``lifetime``. On a 401, a token
+    that can be renewed is, once, and the request retried once."""
 
-    grant = "bearer"
-    renewable = True
-
-    def __init__(self, *, role: str) -> None:
-        self.role = role
-
-    def token(self, *, force: bool = False) -> Token:
-        raise NotImplementedError
-
-    def invalidate(self, token: Token) -> None:
-        """Drop ``token`` so that the next call renews it."""
-
-    def describe(self) -> dict[str, Any]:
-        """What the provider is, for ``workbench doctor``; never the token itself."""
-        return {"role": self.role, "grant": self.grant}
+    def __init__(
+        self,
+        settings: RoleSettings,
+        *,
+        cache: TokenCache,
+        post_form: PostForm,
+        margin: float = 60.0,
+        lifetime: float = DEFAULT_LIFETIME,
+        on_token: Callable[[str], None] = lambda token: None,
+        redact: Callable[[str], str] = lambda text: text,
+    ) -> None:
+        self.settings, self.role, self.grant = settings, settings.role, settings.grant
+        self.token_url, self.client_id, self.scope = (
+            settings.token_url or "", settings.client_id, settings.scope
+        )  # fmt: skip
+        self._cache, self._post_form = cache, post_form
+        self._margin, self._lifetime = margin, lifetime
+        self._on_token, self._redact = on_token, redact
+        # Two users of one client must not share a token.
+        user = (settings.username or "",) if self.grant == "password" else ()
+        self.key = (self.token_url, self.client_id or "", self.grant, self.scope or "", *user)
+        self._static: Token | None = None
+        if settings.token is not None:
+            value = settings.token.reveal()
+            left, scope = _claims(value)
+            life = left if left is not None else float("inf")
+            self._static = Token(value, scope, life, float("inf"), datetime.now(UTC))
 
     def sync_auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response]:
         token = self.token()
         request.headers["Authorization"] = f"Bearer {token.value}"
         response = yield request
-        if response.status_code == 401 and self.renewable:
-            self.invalidate(token)
+        if response.status_code == 401 and self._static is None:
+            self._cache.discard(self.key, token)
             request.headers["Authorization"] = f"Bearer {self.token().value}"
             yield request
 
-
-class StaticToken(BearerAuth):
-    """A token given by the operator (``WORKBENCH_SUPPLIER_TOKEN``); it cannot be renewed."""
-
-    grant, renewable = "static", False
-
-    def __init__(self, *, role: str, token: str) -> None:
-        super().__init__(role=role)
-        left, scope = _claims(token)
-        self._token = Token(
-            token,
-            scope,
-            left if left is not None else float("inf"),
-            float("inf"),
-            datetime.now(UTC),
-        )
-
-    def token(self, *, force: bool = False) -> Token:
-        return self._token
-
-
-class OAuthGrant(BearerAuth):
-    """Tokens from a login address, cached and renewed. The form carries what is configured
-    (OCAS' eTMS login takes no client id); a token lives as its answer's ``expires_in``, else
-    its ``.expires`` date, else its JWT ``exp``, else ``lifetime``."""
-
-    def __init__(
-        self,
-        *,
-        role: str,
-        token_url: str,
-        client_id: str | None,
-        client_secret: str | None,
-        scope: str | None,
-        cache: TokenCache,
-        post_form: PostForm,
-        margin: float = 60.0,
-        lifetime: float = DEFAULT_LIFETIME,
-        hint: str = "the client id and secret",
-        on_token: Callable[[str], None] = lambda token: None,
-        redact: Callable[[str], str] = lambda text: text,
-    ) -> None:
-        super().__init__(role=role)
-        self.token_url, self.client_id, self.scope = token_url, client_id, scope
-        self._secret, self._cache, self._post_form = client_secret, cache, post_form
-        self._margin, self._lifetime, self._hint = margin, lifetime, hint
-        self._on_token, self._redact = on_token, redact
-        self.key: tuple[str, ...] = (token_url, client_id or "", self.grant, scope or "")
+    def describe(self) -> dict[str, Any]:
+        """What the provider is, for ``workbench doctor``; never the token itself."""
+        if self._static is not None:
+            return {"role": self.role, "grant": self.grant}
+        return {"role": self.role, "grant": self.grant, "client_id": self.client_id,
+                "scope": self.scope}  # fmt: skip
 
     def form(self) -> dict[str, str]:
-        optional = {"client_id": self.client_id, "client_secret": self._secret, "scope": self.scope}
-        return {"grant_type": self.grant, **{k: v for k, v in optional.items() if v is not None}}
-
-    def describe(self) -> dict[str, Any]:
-        return {**super().describe(), "client_id": self.client_id, "scope": self.scope}
+        s = self.settings
+        secret = s.client_secret.reveal() if s.client_secret else None
+        optional = {"client_id": s.client_id, "client_secret": secret, "scope": s.scope}
+        form = {"grant_type": self.grant, **{k: v for k, v in optional.items() if v is not None}}
+        if self.grant == "password":
+            assert s.username is not None and s.password is not None
+            names = ("Username", "Password") if s.login == "etms" else ("username", "password")
+            form |= dict(zip(names, (s.username, s.password.reveal()), strict=True))
+        return form
 
     def token(self, *, force: bool = False) -> Token:
+        if self._static is not None:
+            return self._static
         token = self._cache.get(self.key)
         if token is not None and token.fresh() and not force:
             return token
@@ -168,11 +139,8 @@ class OAuthGrant(BearerAuth):
             if current is not None and current.fresh() and (current is not token or not force):
                 return current
             token = self._fetch()
-            self._cache.put(self.key, token)
+            self._cache[self.key] = token
             return token
-
-    def invalidate(self, token: Token) -> None:
-        self._cache.discard(self.key, token)
 
     def _fetch(self) -> Token:
         response = self._post_form(self.token_url, self.form())
@@ -205,52 +173,22 @@ class OAuthGrant(BearerAuth):
                 f"The login at {self.token_url} answered 200 for the {self.role} interface, "
                 f"but with no access_token we can read (its fields: {self._redact(fields)}). "
                 "Report the answer's shape (workbench call, or the calls table) to the "
-                "partner, or set a token by hand (docs/configuration.md, token).",
-                error=None,
-                description=None,
+                "partner, or set a token by hand (docs/configuration.md, token)."
             )
-        check = {
-            "invalid_scope": f"the scope ({self.scope!r})",
-            "invalid_grant": getattr(self, "user_hint", self._hint),
-        }.get(error or "", self._hint)
+        s = self.settings
+        client = [k for k in ("client_id", "client_secret") if getattr(s, k) is not None]
+        hint = s.where(*client) if client else f"the login address ({self.token_url})"
+        if error == "invalid_scope":
+            hint = f"the scope ({self.scope!r})"
+        elif error == "invalid_grant" and self.grant == "password":
+            hint = s.where("username", "password")
         who = f"client {self.client_id!r}" if self.client_id else "no client id"
         return AuthError(
             f"The login at {self.token_url} refused a token for the {self.role} interface "
-            f"({self.grant} grant, {who}, scope {self.scope!r}): {said}. Check {check}.",
+            f"({self.grant} grant, {who}, scope {self.scope!r}): {said}. Check {hint}.",
             error=error,
             description=description,
         )
-
-
-class ClientCredentials(OAuthGrant):
-    """The client-credentials grant (spec §4.1: the domestic interface; the exchange roles)."""
-
-    grant = "client_credentials"
-
-
-class PasswordGrant(OAuthGrant):
-    """The password grant (spec §4.1: the international interface; OCAS' eTMS login, whose
-    ``fields="etms"`` spells them ``Username`` and ``Password``)."""
-
-    grant = "password"
-
-    def __init__(
-        self,
-        *,
-        username: str,
-        password: str,
-        fields: str = "oauth",
-        user_hint: str = "the user name and password",
-        **options: Any,
-    ) -> None:
-        super().__init__(**options)
-        self.username, self._password, self.user_hint = username, password, user_hint
-        self._names = ("Username", "Password") if fields == "etms" else ("username", "password")
-        self.key = (*self.key, username)  # two users of one client must not share a token
-
-    def form(self) -> dict[str, str]:
-        user, password = self._names
-        return {**super().form(), user: self.username, password: self._password}
 
 
 def _json_object(response: httpx.Response) -> dict[str, Any]:
@@ -276,26 +214,9 @@ def _lifetime(body: dict[str, Any], token: str, default: float) -> float:
     try:
         lifetime: float | None = float(body.get("expires_in"))  # type: ignore[arg-type]
     except (TypeError, ValueError):
-        lifetime = _until(body.get(".expires"))
-    from_claims, _ = _claims(token)
-    if lifetime is None or not 0 < lifetime < float("inf"):
-        return from_claims if from_claims is not None and from_claims > 0 else default
-    return from_claims if from_claims is not None and 0 < from_claims < lifetime else lifetime
-
-
-def _until(expires: Any) -> float | None:
-    """Seconds from now until an HTTP date or an ISO 8601 time; None when it is neither."""
-    if not isinstance(expires, str):
-        return None
-    try:
-        when = parsedate_to_datetime(expires)
-    except (TypeError, ValueError):
-        try:
-            when = datetime.fromisoformat(expires.replace("Z", "+00:00"))
-        except ValueError:
-            return None
-    when = when if when.tzinfo else when.replace(tzinfo=UTC)
-    return (when - datetime.now(UTC)).total_seconds()
+        lifetime = seconds_until(body.get(".expires"))
+    lives = [x for x in (lifetime, _claims(token)[0]) if x is not None and 0 < x < float("inf")]
+    return min(lives, default=default)
 
 
 def _claims(token: str) -> tuple[float | None, str | None]:

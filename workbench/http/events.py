@@ -1,20 +1,15 @@
 """An event's id, type, time and payload, wherever a partner keeps them (DESIGN §3).
 
 Names are tried in order, in any case: the profile's ``event_fields`` paths, then the event's
-own names (``eventType``) at its top or one level down, then generic ones (``type``) at its
-top or inside an object about the event (:data:`EVENT_HOLDERS`, OCAS' ``eventInfo.action``),
-never in its payload, where ``id`` and ``type`` are the student's: taken for the event's, they
-would merge distinct events into one. A name two keys match (``id`` and ``ID``) counts as
-absent. Nothing is required.
-
->>> event_fields({"id": 7, "eventInfo": {"action": "OfferMade", "data": {}}}).type
-'OfferMade'
+own names (``eventType``) at its top or one level down, then generic ones (``type``) at its top
+or in an object about the event (``EVENT_HOLDERS``), never in its payload, where ``id`` and
+``type`` are the student's. A name two keys match counts as absent. Nothing is required.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -43,11 +38,6 @@ _DOTNET_DATE = re.compile(r"/Date\((-?\d+)(?:[+-]\d{4})?\)/")  # ASP.NET's JSON 
 _EPOCH_SECONDS = 10**9  # 2001-09-09: a smaller number under a time's name is not a time
 _EPOCH_MILLISECONDS = 10**12
 Keys = tuple[Any, ...]  # the keys leading to a field: ("eventInfo", "action")
-# name (lower case) -> (the order it is tried in, whether it is the event's own)
-_RANKS = {
-    what: {n.lower(): (rank, rank < len(own)) for rank, n in enumerate((*own, *generic))}
-    for what, (own, generic) in EVENT_NAMES.items()
-}
 _HOLDERS = frozenset(h.lower() for h in EVENT_HOLDERS)
 
 
@@ -71,26 +61,30 @@ def event_fields(event: Any, paths: Mapping[str, str] | None = None) -> EventFie
     found: dict[str, Any] = {}
     where: dict[str, Keys] = {}
     below = [(k, v) for k, v in event.items() if isinstance(v, Mapping)]
-    for what, ranks in _RANKS.items():
+    for what, (own, generic) in EVENT_NAMES.items():
         read = event_time if what == "time" else _id_or_type
-        for keys in _places(event, below, ranks, (paths or {}).get(what)):
+        places: list[Keys] = [(key,) for key in _keys(event, (*own, *generic))]
+        for outer, inner in below:
+            names = (*own, *generic) if str(outer).lower() in _HOLDERS else own
+            places += [(outer, key) for key in _keys(inner, names)]
+        mapped = _resolve(event, (paths or {}).get(what))
+        for keys in [mapped, *places] if mapped else places:
             value = read(_value_at(event, keys))
             if value is not None:
                 found[what], where[what] = value, keys
                 break
-    payload = next(_payload_places(event, below), None)
-    if payload is not None:
-        found["payload"], where["payload"] = _value_at(event, payload), payload
+    holders = [((), event)] + [((k,), v) for k, v in below if str(k).lower() in _HOLDERS]
+    for outer, node in holders:
+        key = next((k for k in _keys(node, PAYLOAD_NAMES) if isinstance(node[k], Mapping)), None)
+        if key is not None:
+            found["payload"], where["payload"] = node[key], (*outer, key)
+            break
     return EventFields(paths=where, **found)
 
 
 def event_time(value: Any) -> datetime | None:
     """A partner's time as UTC: ISO 8601 text (without a zone: UTC), ASP.NET's
-    ``/Date(1772442000000)/``, or epoch seconds or milliseconds past 2001-09-09; else None.
-
-    >>> event_time(1772442000000)
-    datetime.datetime(2026, 3, 2, 9, 0, tzinfo=datetime.timezone.utc)
-    """
+    ``/Date(1772442000000)/``, or epoch seconds or milliseconds past 2001-09-09; else None."""
     try:
         if isinstance(value, str):
             text = value.strip()
@@ -115,66 +109,26 @@ def _id_or_type(value: Any) -> str | None:
     return None
 
 
-def _places(
-    event: Mapping[Any, Any],
-    below: list[tuple[Any, Any]],
-    ranks: dict[str, tuple[int, bool]],
-    mapped: str | None,
-) -> Iterator[Keys]:
-    """Where a field may be, in the order to try: the mapped path, the top, one level down."""
-    if mapped:
-        keys = _resolve(event, mapped.split("."))
-        if keys is not None:
-            yield keys
-    yield from ((key,) for key in _ranked(event, ranks, generic=True))
-    for outer, inner in below:
-        generic = str(outer).lower() in _HOLDERS
-        yield from ((outer, key) for key in _ranked(inner, ranks, generic=generic))
-
-
-def _payload_places(event: Mapping[Any, Any], below: list[tuple[Any, Any]]) -> Iterator[Keys]:
-    """Where the event's data may be: a payload object at its top, else in a holder."""
-    holders = [((), event)] + [((k,), v) for k, v in below if str(k).lower() in _HOLDERS]
-    for outer, node in holders:
-        for name in PAYLOAD_NAMES:
-            key = _one(node, name)
-            if key is not None and isinstance(node[key], Mapping):
-                yield (*outer, key)
-
-
-def _ranked(
-    node: Mapping[Any, Any], ranks: dict[str, tuple[int, bool]], *, generic: bool
-) -> list[Any]:
-    """The keys of ``node`` that are names of ``ranks`` (``generic``: generic names too), in
-    the order they are tried; a name two keys match is left out."""
+def _keys(node: Mapping[Any, Any], names: tuple[str, ...]) -> list[Any]:
+    """The keys of ``node`` that are ``names`` in any case, in their order; a name two keys
+    match (``id`` and ``ID``) is left out."""
     index: dict[str, list[Any]] = {}
     for key in node:
         index.setdefault(str(key).lower(), []).append(key)
-    found = [
-        (ranks[name][0], keys[0])
-        for name, keys in index.items()
-        if name in ranks and len(keys) == 1 and (generic or ranks[name][1])
-    ]
-    return [key for _, key in sorted(found, key=lambda pair: pair[0])]
+    return [index[n.lower()][0] for n in names if len(index.get(n.lower(), ())) == 1]
 
 
-def _one(node: Mapping[Any, Any], name: str) -> Any:
-    """The one key of ``node`` named ``name`` in any case; None when none is, or several."""
-    keys = [k for k in node if str(k).lower() == name.strip().lower()]
-    return keys[0] if len(keys) == 1 else None
-
-
-def _resolve(event: Mapping[str, Any], parts: list[str]) -> Keys | None:
+def _resolve(event: Mapping[str, Any], path: str | None) -> Keys | None:
     """The keys a dotted path names, each matched in any case; None where it leads nowhere."""
     keys: list[Any] = []
     node: Any = event
-    for part in parts:
-        key = _one(node, part) if isinstance(node, Mapping) else None
-        if key is None:
+    for part in (path or "").split(".") if path else ():
+        found = _keys(node, (part.strip(),)) if isinstance(node, Mapping) else []
+        if not found:
             return None
-        keys.append(key)
-        node = node[key]
-    return tuple(keys)
+        keys.append(found[0])
+        node = node[found[0]]
+    return tuple(keys) or None
 
 
 def _value_at(event: Mapping[str, Any], keys: Keys) -> Any:

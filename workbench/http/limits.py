@@ -1,15 +1,10 @@
 """What an answer may cost: a deadline per call, a size cap per answer, retries within them.
 
 :class:`Transport` is an ``httpx.BaseTransport`` over an ``httpcore.ConnectionPool`` whose
-network backend shortens every connect, read and write to what is left of the call's deadline
-(an answer trickled byte by byte, or header lines sent forever, end at it), and which reads
-each answer decoded a layer and 64 KiB at a time up to the cap (a gzip bomb, even inside
-another, never inflates past it). Reads retry 429, 5xx and dropped connections; a POST only
-when nothing was sent; no retry, nor its wait, passes the deadline (:func:`retrying`).
-
->>> import gzip
->>> read_capped([gzip.compress(b"[]")], ["gzip"], limit=10)
-b'[]'
+network backend ends every connect, read and write at the call's deadline (a trickled answer,
+header lines sent forever), and which reads each answer decoded a layer and 64 KiB at a time
+up to the cap (a gzip bomb, even inside another, never inflates past it). Reads retry 429,
+5xx and dropped connections, a POST only when nothing was sent, within the deadline.
 """
 
 from __future__ import annotations
@@ -26,14 +21,12 @@ from typing import Any
 import httpcore
 import httpx
 from tenacity import (
+    RetryCallState,
     Retrying,
     retry_if_exception,
-    stop_after_attempt,
-    wait_exponential_jitter,
+    wait_exponential,
+    wait_random,
 )
-from tenacity.stop import stop_base
-
-logger = logging.getLogger(__name__)
 
 ACCEPT_ENCODING = "gzip, deflate"  # only what read_capped decodes under the cap
 MAX_LAYERS = 2  # compressing layers; more is no use to anyone but an attacker
@@ -47,6 +40,8 @@ _STEP = 64 * 1024
 _WBITS = {"gzip": zlib.MAX_WBITS | 16, "x-gzip": zlib.MAX_WBITS | 16, "deflate": zlib.MAX_WBITS}
 _CORE_ERRORS = (httpcore.TimeoutException, httpcore.NetworkError, httpcore.ProtocolError,
                 httpcore.ProxyError, httpcore.UnsupportedProtocol)  # fmt: skip
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -65,9 +60,8 @@ Clock = Callable[[], Deadline | None]  # the deadline of the call running on thi
 
 
 class Transport(httpx.BaseTransport):
-    """httpcore's pool, its every wait ended at the call's deadline, each answer read whole,
-    decoded, up to ``max_bytes`` (past it: empty, and the ``TOO_LARGE`` extension set; a body
-    that does not match its Content-Encoding: empty, ``UNDECODABLE`` says why)."""
+    """httpcore's pool, its every wait ended at the call's deadline, each answer read whole and
+    decoded up to ``max_bytes`` (past it, or undecodable: empty, and an extension says why)."""
 
     def __init__(self, *, connections: int, max_bytes: int, deadline: Clock) -> None:
         self.max_bytes = max_bytes
@@ -92,12 +86,10 @@ class Transport(httpx.BaseTransport):
         extensions: dict[str, Any] = {}
         try:
             answer = self._pool.handle_request(core)
+            headers = httpx.Headers(answer.headers)
+            extensions[SENT_HEADERS] = headers.multi_items()
             try:
-                codings = [
-                    v.decode("latin-1")
-                    for k, v in answer.headers
-                    if k.lower() == b"content-encoding"
-                ]
+                codings = headers.get_list("content-encoding")
                 body = read_capped(answer.iter_stream(), codings, limit=self.max_bytes)
             except AnswerTooLarge:
                 body, extensions[TOO_LARGE] = b"", True
@@ -107,18 +99,13 @@ class Transport(httpx.BaseTransport):
                 answer.close()
         except _CORE_ERRORS as exc:
             raise getattr(httpx, type(exc).__name__, httpx.TransportError)(str(exc)) from exc
-        sent = [(k.decode("latin-1").lower(), v.decode("latin-1")) for k, v in answer.headers]
-        # The body is decoded: its headers must not have httpx decode it again.
-        headers = [
-            (k, v)
-            for k, v in answer.headers
-            if k.lower() not in (b"content-encoding", b"content-length")
-        ]
+        for name in ("content-encoding", "content-length"):  # the body is decoded already
+            headers.pop(name, None)
         return httpx.Response(
             answer.status,
             headers=headers,
             content=body,
-            extensions={**answer.extensions, **extensions, SENT_HEADERS: sent},
+            extensions={**answer.extensions, **extensions},
         )
 
     def close(self) -> None:
@@ -188,9 +175,8 @@ class Undecodable(ValueError):
 
 
 def read_capped(raw: Iterable[bytes], codings: Sequence[str], *, limit: int) -> bytes:
-    """The body of ``raw`` chunks decoded through ``codings`` (as sent: outermost last);
-    ``AnswerTooLarge`` past ``limit`` decoded bytes, ``Undecodable`` when it is not what
-    ``codings`` say, or they are not gzip or deflate."""
+    """The body of ``raw`` chunks decoded through ``codings`` (outermost last); ``AnswerTooLarge``
+    past ``limit`` bytes, ``Undecodable`` when it is not what they say (gzip or deflate)."""
     layers = [c.strip().lower() for part in codings for c in part.split(",")]
     layers = [c for c in layers if c not in ("", "identity")]
     unknown = sorted({c for c in layers if c not in _WBITS})
@@ -245,22 +231,17 @@ class RetryableStatus(Exception):
         self.response = response
 
 
-def retrying(
-    profile: Any, idempotent: bool, operation: str, remaining: Callable[[], float]
-) -> Retrying:
-    """The retry policy of one call: at most ``max_attempts``, never waiting past
-    ``remaining()`` seconds; ``Retry-After`` honoured (capped), else backoff with jitter."""
-    backoff = wait_exponential_jitter(
-        multiplier=profile.backoff_initial, max=profile.backoff_max, jitter=profile.backoff_initial
-    )
+def retrying(profile: Any, idempotent: bool, operation: str, deadline: Deadline) -> Retrying:
+    """The retry policy of one call: at most ``max_attempts``, never waiting past the
+    deadline; ``Retry-After`` honoured (capped), else backoff with jitter."""
+    backoff = wait_exponential(
+        multiplier=profile.backoff_initial, max=profile.backoff_max
+    ) + wait_random(0, profile.backoff_initial)
 
-    def wait(state: Any) -> float:
-        exc = state.outcome.exception()
-        after = (
-            retry_after(exc.response.headers.get("Retry-After"))
-            if isinstance(exc, RetryableStatus)
-            else None
-        )
+    def wait(state: RetryCallState) -> float:
+        exc = state.outcome.exception() if state.outcome else None
+        answer = exc.response if isinstance(exc, RetryableStatus) else None
+        after = retry_after(answer.headers.get("Retry-After")) if answer is not None else None
         return backoff(state) if after is None else min(after, profile.retry_after_max)
 
     def retryable(exc: BaseException) -> bool:
@@ -268,23 +249,24 @@ def retrying(
             return idempotent or isinstance(exc, NOT_SENT)
         return isinstance(exc, RetryableStatus)
 
-    def log(state: Any) -> None:
-        exc = state.outcome.exception()
+    def log(state: RetryCallState) -> None:
+        exc = state.outcome.exception() if state.outcome else None
         why = (
             f"status {exc.response.status_code}"
             if isinstance(exc, RetryableStatus)
             else type(exc).__name__
         )
+        sleep = state.next_action.sleep if state.next_action else 0.0
         logger.info(
-            "%s: %s on attempt %d; retrying in %.2f s",
-            operation,
-            why,
-            state.attempt_number,
-            state.next_action.sleep,
+            "%s: %s on attempt %d; retrying in %.2f s", operation, why, state.attempt_number, sleep
         )
 
+    def stop(state: RetryCallState) -> bool:
+        spent = state.attempt_number >= profile.max_attempts
+        return spent or state.upcoming_sleep >= deadline.remaining()
+
     return Retrying(
-        stop=stop_after_attempt(profile.max_attempts) | _AtDeadline(remaining),
+        stop=stop,
         wait=wait,
         retry=retry_if_exception(retryable),
         before_sleep=log,
@@ -292,28 +274,23 @@ def retrying(
     )
 
 
-class _AtDeadline(stop_base):
-    """Stop when the wait before the next attempt would end at or past the deadline."""
-
-    def __init__(self, remaining: Callable[[], float]) -> None:
-        self.remaining = remaining
-
-    def __call__(self, state: Any) -> bool:
-        return bool(state.upcoming_sleep >= self.remaining())
-
-
 def retry_after(value: str | None) -> float | None:
-    """Seconds to wait from a ``Retry-After`` header: delta-seconds or an HTTP date.
-
-    >>> retry_after("3")
-    3.0
-    """
+    """Seconds to wait from a ``Retry-After`` header: delta-seconds or an HTTP date."""
     value = (value or "").strip()
-    if value.isdigit():
-        return float(value)
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
+    left = float(value) if value.isdigit() else seconds_until(value)
+    return None if left is None else max(0.0, left)
+
+
+def seconds_until(when: Any) -> float | None:
+    """Seconds from now (negative: past) until an HTTP date or an ISO 8601 time, else None."""
+    if not isinstance(when, str):
         return None
-    when = when if when.tzinfo else when.replace(tzinfo=UTC)
-    return max(0.0, (when - datetime.now(UTC)).total_seconds())
+    try:
+        moment = email.utils.parsedate_to_datetime(when)
+    except (TypeError, ValueError):
+        try:
+            moment = datetime.fromisoformat(when.replace("Z", "+00:00"))
+        except ValueError:
+            return None
+    moment = moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+    return (moment - datetime.now(UTC)).total_seconds()

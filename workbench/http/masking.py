@@ -3,14 +3,12 @@
 Credentials are taken as the partner issues them, so masking never rewrites a partner document:
 a subscription key ``2026`` must not turn a transcript's dates into ``[REDACTED]-02-20``.
 
-- By *position*, always: sensitive headers, token form fields, a login answer's
-  ``access_token``, a URL's user name and password, sensitive query parameters.
-- By *value* (:meth:`Redactor.text`): in every login exchange, every error answer, and all we
-  say. Each secret is found in every spelling JSON, XML and URL encoders give it; one shorter
-  than 8 characters only as a word of its own. JWTs and ``Bearer`` credentials by shape.
-- A *document* (a 2xx answer of the partner's API, or one we send) is kept as written, but for
-  an echo of a secret or token of ours of 16 characters or more (no document spells one by
-  chance) and JWTs (:meth:`Redactor.document`).
+- By *position*, always: sensitive headers, form and JSON fields, a URL's user and password.
+- By *value* (:meth:`Redactor.text`) in logins, error answers and all we say: each secret in
+  every spelling JSON, XML and URL encoders give it (one under 8 characters only as a word of
+  its own), JWTs and ``Bearer`` credentials by shape.
+- A *document* (a 2xx answer of the partner's API, or one we send) is kept as written but for
+  echoes of our secrets and tokens of 16 characters or more, and JWTs (:meth:`Redactor.document`).
 
 >>> Redactor(["s3cret"]).text("client_secret=s3cret")
 'client_secret=[REDACTED]'
@@ -23,7 +21,7 @@ import re
 import threading
 from collections import deque
 from collections.abc import Iterable, Mapping
-from typing import Any, TypeVar, overload
+from typing import Any, TypeVar
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 MASK = "[REDACTED]"
@@ -33,28 +31,22 @@ SENSITIVE_HEADERS = frozenset({"authorization", "proxy-authorization", "subscrip
 SENSITIVE_FIELDS = frozenset({"access_token", "refresh_token", "id_token", "token",
                               "client_secret", "password", "subscription_key", "subscription-key",
                               "assertion", "client_assertion"})  # fmt: skip
-# A token or a secret this long is masked in documents too: 16 characters or more spell no id,
-# date or word of a document by chance, so one found there is an echo of ours.
-MIN_DOCUMENT_TOKEN = 16
+MIN_DOCUMENT_TOKEN = 16  # this long, a secret found in a document is an echo, not chance
 WHOLE_WORD_BELOW = 8  # a shorter secret is masked only as a word of its own
 _Text = TypeVar("_Text", str, str | None)
 
 _JWT = re.compile(r"eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*")
 _BEARER = re.compile(r"([Bb]earer\s+)[A-Za-z0-9._~+/=-]{8,}")
-# Every sensitive field name holds one of these; a JSON key may spell a letter as \u0041.
 _FIELD_HINTS = ("token", "secret", "password", "assertion", "subscription")
 _ESCAPED_LETTER = re.compile(r"\\u(?:00[4-7]|212a)")
-# A field's name as compared: lower case, no separators (accessToken, access-token, ...).
 _SENSITIVE_KEYS = frozenset(name.replace("_", "").replace("-", "") for name in SENSITIVE_FIELDS)
-# Each name spelled with "_", "-" or nothing between its words (the regexes are case-blind).
 _SPELLINGS = {name.replace("_", sep) for name in SENSITIVE_FIELDS for sep in ("_", "-", "")}
 _FIELD_NAMES = "|".join(re.escape(name) for name in sorted(_SPELLINGS))
 _FORM_FIELD = re.compile(rf"(?i)((?:^|[&?\s])(?:{_FIELD_NAMES})=)[^&\s]*")
 _JSON_PAIR = re.compile(rf'(?i)("(?:{_FIELD_NAMES})"\s*:\s*)"(?!\[REDACTED\])(?:[^"\\]|\\.)*"')
 
-# Characters no encoder escapes; every other one may be written as itself, a JSON escape
-# (\u002B in either case, \" \/ \n...), an XML reference (&amp; &#39; &#x27;, its "&" itself
-# JSON-escaped or behind a backslash), or percent-encoded (+ for a space).
+# Characters no encoder escapes; any other may be itself, a JSON escape, an XML reference
+# (its "&" maybe JSON-escaped) or percent-encoded (+ for a space).
 _PLAIN = re.compile(r"[A-Za-z0-9_.~-]+")
 _NAMED = {"&": "amp", "<": "lt", ">": "gt", '"': "quot", "'": "apos"}
 _JSON_SHORT = {'"': '"', "\\": "\\", "/": "/", "\b": "b", "\f": "f", "\n": "n", "\r": "r",
@@ -63,11 +55,7 @@ _JSON_SHORT = {'"': '"', "\\": "\\", "/": "/", "\b": "b", "\f": "f", "\n": "n", 
 
 def spelling_pattern(secret: str) -> str:
     """A regular expression matching ``secret`` in every spelling JSON, XML and URL encoders
-    give it, each character on its own (so mixed spellings are found too).
-
-    >>> bool(re.fullmatch(spelling_pattern("a+b"), "a%2Bb"))
-    True
-    """
+    give it, each character on its own (so mixed spellings are found too)."""
     return "".join(re.escape(c) if _PLAIN.fullmatch(c) else _char_pattern(c) for c in secret)
 
 
@@ -152,29 +140,21 @@ class Redactor:
             or _ESCAPED_LETTER.search(low)
         )
 
-    @overload
-    def text(self, text: str) -> str: ...
-    @overload
-    def text(self, text: None) -> None: ...
-    def text(self, text: str | None) -> str | None:
+    def text(self, text: _Text) -> _Text:
         """``text`` with secrets, tokens, JWTs, bearer credentials and sensitive fields masked."""
         if not text or self.clean(text):
             return text
         pattern = self._pattern
         if pattern is not None and pattern.search(text):
-            masked = self._json_text(text)
+            masked = self._json(text, by_value=True)
             if masked is not None:
                 return masked
             text = pattern.sub(MASK, text)
         text = _JWT.sub(MASK, text)
         text = _BEARER.sub(lambda m: m.group(1) + MASK, text)
-        return _fields(text)
+        return self._fields(text)
 
-    @overload
-    def document(self, text: str) -> str: ...
-    @overload
-    def document(self, text: None) -> None: ...
-    def document(self, text: str | None) -> str | None:
+    def document(self, text: _Text) -> _Text:
         """A document as written, but for echoes of long secrets and tokens, and JWTs."""
         if not text:
             return text
@@ -183,18 +163,17 @@ class Redactor:
         return _JWT.sub(MASK, text) if "eyJ" in text else text
 
     def stored(self, text: str) -> str:
-        """A text of ours made of what the store holds (a timeline, a bundle's README): as
-        :meth:`document` keeps it, and fields named as secrets masked (``?access_token=...``
-        in a URL), for a store that leaked one."""
-        return _fields(self.document(text)) if text else text
+        """A text of ours made of what the store holds (a bundle's README): as :meth:`document`
+        keeps it, with fields named as secrets masked too."""
+        return self._fields(self.document(text)) if text else text
 
     def answer(self, text: _Text, *, document: bool) -> _Text:
         """:meth:`document` or :meth:`text`."""
         return self.document(text) if document else self.text(text)  # type: ignore[return-value]
 
     def data(self, value: Any) -> Any:
-        """JSON-able ``value`` masked value by value (a secret ``1234`` never breaks the
-        syntax around it; a number of 8 digits or more spelling a secret is masked whole).
+        """JSON-able ``value`` masked value by value; a number spelling a secret of 8 characters
+        or more is masked whole.
 
         >>> Redactor(["12345678"]).data({"pin": 12345678, "password": None, "n": "a12345678"})
         {'pin': '[REDACTED]', 'password': '[REDACTED]', 'n': 'a[REDACTED]'}
@@ -209,13 +188,18 @@ class Redactor:
         *,
         document: bool = False,
     ) -> dict[str, str]:
-        """Headers as a dict: sensitive ones masked whatever their value, the rest as
-        :meth:`answer` masks them."""
-        return {k: self.answer(v, document=document) for k, v in headers_by_name(headers).items()}
+        """Headers as a dict: sensitive ones masked whole, the rest as :meth:`answer` says."""
+        items = headers.items() if isinstance(headers, Mapping) else headers or ()
+        return {
+            str(k): MASK
+            if str(k).lower() in SENSITIVE_HEADERS
+            else self.answer(str(v), document=document)
+            for k, v in items
+        }
 
     def url(self, url: str) -> str:
-        """A URL with its user name, password and sensitive query parameters masked, and
-        tokens of ours; its path (ids) is never rewritten."""
+        """A URL with its user, password, sensitive parameters and our tokens masked; its path
+        (ids) is kept."""
         parts = urlsplit(url)
         if parts.password is not None or parts.username is not None:
             parts = parts._replace(netloc=f"{MASK}@{parts.netloc.rpartition('@')[2]}")
@@ -241,32 +225,42 @@ class Redactor:
             text = _form(text)
         return self.text(text)
 
-    def _json_text(self, text: str) -> str | None:
-        """A JSON document masked value by value; None when ``text`` is not JSON."""
+    def _json(self, text: str, *, by_value: bool) -> str | None:
+        """JSON ``text`` with sensitive fields masked (``by_value``: every value too); None when
+        ``text`` is not JSON."""
         if not text.lstrip().startswith(("{", "[")):
             return None
         try:
             decoded = json.loads(text)
         except ValueError:
             return None
-        return json.dumps(self._masked(decoded), ensure_ascii=False)
+        masked = self._masked(decoded, by_value=by_value)
+        return text if masked == decoded else json.dumps(masked, ensure_ascii=False)
 
-    def _masked(self, value: Any) -> Any:
-        if isinstance(value, str):
-            return self.text(value)
+    def _fields(self, text: str) -> str:
+        """Sensitive fields of a JSON document, or a form, inside ``text`` masked by position."""
+        masked = self._json(text, by_value=False)
+        if masked is not None:
+            return masked
+        text = _FORM_FIELD.sub(lambda m: m.group(1) + MASK, text)
+        # JSON that does not parse (cut, embedded): "field": "value" pairs by shape.
+        return _JSON_PAIR.sub(lambda m: m.group(1) + '"' + MASK + '"', text)
+
+    def _masked(self, value: Any, *, by_value: bool = True) -> Any:
         if isinstance(value, Mapping):
             return {
-                (self.text(k) if isinstance(k, str) else k): MASK
+                (self.text(k) if by_value and isinstance(k, str) else k): MASK
                 if is_sensitive(k)
-                else self._masked(v)
+                else self._masked(v, by_value=by_value)
                 for k, v in value.items()
             }
         if isinstance(value, list | tuple):
-            return [self._masked(v) for v in value]
-        if value is None or isinstance(value, bool):
+            return [self._masked(v, by_value=by_value) for v in value]
+        if isinstance(value, str) and by_value:
+            return self.text(value)
+        # A number shorter than 8 is far likelier a count than an echo of a secret.
+        if not by_value or value is None or isinstance(value, bool | str):
             return value
-        # A number (or a date or decimal held as its str) is masked whole when it spells a
-        # secret of 8 characters or more: a shorter one is far likelier a count than an echo.
         shown = str(value)
         if len(shown) < WHOLE_WORD_BELOW:
             return value
@@ -279,40 +273,9 @@ def is_sensitive(name: object) -> bool:
     return str(name).lower().replace("_", "").replace("-", "") in _SENSITIVE_KEYS
 
 
-def headers_by_name(
-    headers: Mapping[str, str] | Iterable[tuple[str, str]] | None,
-) -> dict[str, str]:
-    """Headers as a dict of texts, the sensitive ones masked by name."""
-    items = headers.items() if isinstance(headers, Mapping) else headers or ()
-    return {str(k): MASK if str(k).lower() in SENSITIVE_HEADERS else str(v) for k, v in items}
-
-
 def _form(query: str) -> str:
     pairs = parse_qsl(query, keep_blank_values=True)
     return urlencode([(k, MASK if is_sensitive(k) else v) for k, v in pairs], safe="[]")
-
-
-def _fields(text: str) -> str:
-    """Sensitive fields of a JSON document, or a form, inside ``text`` masked by position."""
-    if text.lstrip().startswith(("{", "[")):
-        try:
-            decoded = json.loads(text)
-        except ValueError:
-            decoded = None
-        if decoded is not None:
-            masked = _masked_fields(decoded)
-            return text if masked == decoded else json.dumps(masked, ensure_ascii=False)
-    text = _FORM_FIELD.sub(lambda m: m.group(1) + MASK, text)
-    # JSON that does not parse (cut, embedded): "field": "value" pairs by shape.
-    return _JSON_PAIR.sub(lambda m: m.group(1) + '"' + MASK + '"', text)
-
-
-def _masked_fields(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: MASK if is_sensitive(k) else _masked_fields(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_masked_fields(v) for v in value]
-    return value
 
 
 # C0 and C1 controls, DEL, and the bidirectional formatting characters (an id shown reversed).
@@ -322,10 +285,6 @@ _CONTROL_BUT_LINES = re.compile(f"[\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f{_BIDI}]")
 
 
 def printable(text: str, *, keep_newlines: bool = False) -> str:
-    """``text`` with every control character written as its escape, safe on a terminal.
-
-    >>> printable("R-1\\x1b]0;pwned\\x07")
-    'R-1\\\\x1b]0;pwned\\\\x07'
-    """
+    """``text`` with every control character written as its escape, safe on a terminal."""
     pattern = _CONTROL_BUT_LINES if keep_newlines else _CONTROL
     return pattern.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)

@@ -1,14 +1,8 @@
 """The session: one ``httpx.Client`` per interface, with tokens, retries, limits and recording.
 
-Gateway roles send ``Subscription-Key`` and ``Accept: application/json``; exchange roles send
-a key only when one is configured. Every HTTP exchange, token requests and retries included,
-goes to the recorders as an :class:`Exchange`, masked (:mod:`workbench.http.masking`). Every
-call has a deadline, retries and waits included (``call_deadline``; :meth:`Session.time_limit`
-bounds a pull), and every answer a size cap (:mod:`workbench.http.limits`).
-
->>> answer = Session(load_profile()).call("supplier", "GET", SUPPLIER_PENDING_PATH,
-...                                       operation="supplier.pending")  # doctest: +SKIP
->>> answer.value, answer.call_id  # the decoded JSON, and its id in the store
+Every HTTP exchange, token requests and retries included, goes to the recorders as an
+:class:`Exchange`, masked (:mod:`workbench.http.masking`); every call has a deadline and every
+answer a size cap (:mod:`workbench.http.limits`).
 """
 
 from __future__ import annotations
@@ -25,16 +19,10 @@ from typing import Any
 import httpx
 
 from workbench._version import __version__
-from workbench.config import Profile, RoleSettings
+from workbench.config import Profile
 from workbench.errors import TransportError, UnreadableAnswer, WorkbenchError
-from workbench.http.answers import decoded, empty_or_raise, transport_failure
-from workbench.http.auth import (
-    BearerAuth,
-    ClientCredentials,
-    PasswordGrant,
-    StaticToken,
-    TokenCache,
-)
+from workbench.http.answers import answer_value
+from workbench.http.auth import BearerAuth, TokenCache
 from workbench.http.limits import (
     ACCEPT_ENCODING,
     NOT_SENT,
@@ -54,7 +42,10 @@ from workbench.spec import SUBSCRIPTION_KEY_HEADER
 logger = logging.getLogger(__name__)
 _EXT = "workbench"  # the request extension holding what recording needs
 CALL_DEADLINE = "WORKBENCH_CALL_DEADLINE"
-REACHED = "The send reached the partner: check the pending list before resending."
+MAYBE_REACHED = (
+    "The partner may or may not have processed the send: it was not resent. Check the pending "
+    "list before sending again."
+)
 
 
 @dataclass(frozen=True)
@@ -81,8 +72,7 @@ Recorder = Callable[[Exchange], Any]  # may return an id for what it stored (Ans
 
 @dataclass(frozen=True)
 class Answer:
-    """One call's decoded JSON (``None`` for an ``empty`` 400) and the id its recorders gave
-    its last exchange (a failure carries it as ``call_id`` too)."""
+    """One call's decoded JSON (``None`` for an ``empty`` 400) and its last exchange's id."""
 
     value: Any
     call_id: Any
@@ -117,8 +107,7 @@ class Session:
         self._identity = self._new_client(base_url="", headers={})
 
     def client(self, role: str) -> httpx.Client:
-        """The client of one role (``ConfigError`` if not configured; after :meth:`close`, a
-        ``WorkbenchError`` saying to connect again)."""
+        """The client of one role (``ConfigError`` if not configured)."""
         self.ensure_open()
         with self._lock:
             if role not in self._clients:
@@ -126,7 +115,15 @@ class Session:
                 headers = {"Accept": "application/json"}
                 if settings.subscription_key is not None:
                     headers[SUBSCRIPTION_KEY_HEADER] = settings.subscription_key.reveal()
-                self._auths[role] = auth = self._new_auth(settings)
+                self._auths[role] = auth = BearerAuth(
+                    settings,
+                    cache=self.tokens,
+                    post_form=self.post_form,
+                    margin=self.profile.token_margin,
+                    lifetime=self.profile.token_lifetime,
+                    on_token=self.redactor.add,
+                    redact=self.redactor.text,
+                )
                 self._clients[role] = self._new_client(
                     base_url=settings.base_url or "", headers=headers, auth=auth
                 )
@@ -134,7 +131,10 @@ class Session:
 
     def ensure_open(self) -> None:
         if self.closed:
-            raise _closed()
+            raise WorkbenchError(
+                "This workbench is closed (w.close(), or the end of its `with` block), so it "
+                "makes no more calls. Connect again: w = workbench.connect(...)."
+            )
 
     def auth(self, role: str) -> BearerAuth:
         """The token provider of one role."""
@@ -145,6 +145,11 @@ class Session:
         self, *, base_url: str, headers: dict[str, str], auth: httpx.Auth | None = None
     ) -> httpx.Client:
         p = self.profile
+        transport = self._transport or Transport(
+            connections=max(10, 2 * p.concurrency),
+            max_bytes=p.max_answer_bytes,
+            deadline=self._deadline,
+        )
         return httpx.Client(
             auth=auth,
             base_url=base_url,
@@ -154,47 +159,9 @@ class Session:
                 **headers,
             },
             timeout=httpx.Timeout(p.read_timeout, connect=p.connect_timeout),
-            transport=self._transport
-            or Transport(
-                connections=max(10, 2 * p.concurrency),
-                max_bytes=p.max_answer_bytes,
-                deadline=self._deadline,
-            ),
+            transport=transport,
             event_hooks={"request": [_stamp], "response": [self._on_response]},
         )
-
-    def _new_auth(self, settings: RoleSettings) -> BearerAuth:
-        if settings.grant == "static":
-            assert settings.token is not None
-            return StaticToken(role=settings.role, token=settings.token.reveal())
-        assert settings.token_url is not None
-        client = [k for k in ("client_id", "client_secret") if getattr(settings, k) is not None]
-        options: dict[str, Any] = {
-            "role": settings.role,
-            "token_url": settings.token_url,
-            "client_id": settings.client_id,
-            "client_secret": settings.client_secret.reveal() if settings.client_secret else None,
-            "scope": settings.scope,
-            "cache": self.tokens,
-            "post_form": self.post_form,
-            "margin": self.profile.token_margin,
-            "lifetime": self.profile.token_lifetime,
-            "hint": settings.where(*client)
-            if client
-            else f"the login address ({settings.token_url})",
-            "on_token": self.redactor.add,
-            "redact": self.redactor.text,
-        }
-        if settings.grant == "password":
-            assert settings.username is not None and settings.password is not None
-            return PasswordGrant(
-                username=settings.username,
-                password=settings.password.reveal(),
-                fields=settings.login,
-                user_hint=settings.where("username", "password"),
-                **options,
-            )
-        return ClientCredentials(**options)
 
     def call(
         self,
@@ -211,30 +178,17 @@ class Session:
         """Send one partner operation; its :class:`Answer`, or the typed error of its answer.
 
         ``empty``: the 400 messages that mean "nothing to list" (spec §7); ``subject`` names
-        what the call is about in messages. ``reached`` is told the role once the answer proves
-        the partner is at that address: a 2xx with JSON, or an ``empty`` 400 (any web server
-        answers a 401, a 404 or an HTML page).
+        what the call is about. ``reached`` hears of a 2xx with JSON or an ``empty`` 400: only
+        the partner answers so (any web server answers a 401, a 404 or an HTML page).
         """
         call_ids: list[Any] = [None]  # what the recorders return, token requests included
         self._local.call_ids = call_ids
         try:
-            client = self.client(role)
             response = self._send(
-                client, role, method, path, operation=operation, params=params, json=json
+                self.client(role), role, method, path, operation=operation, params=params, json=json
             )
-            value = None
-            if response.is_success:
-                value = decoded(response, redactor=self.redactor, role=role, operation=operation)
-            else:
-                empty_or_raise(
-                    response,
-                    profile=self.profile,
-                    redactor=self.redactor,
-                    role=role,
-                    operation=operation,
-                    empty=empty,
-                    subject=subject,
-                )
+            value = answer_value(response, self.profile, self.redactor, role, operation,
+                                 empty=empty, subject=subject)  # fmt: skip
         except WorkbenchError as exc:
             exc.call_id = call_ids[-1]
             raise
@@ -252,8 +206,7 @@ class Session:
 
     @contextmanager
     def time_limit(self, seconds: float, *, setting: str) -> Iterator[None]:
-        """Every call inside the block, on any thread, ends ``seconds`` from now at the latest;
-        one that cannot fails with a ``TransportError`` naming ``setting``."""
+        """Every call inside the block, on any thread, ends ``seconds`` from now (``setting``)."""
         previous = self._limit
         limit = Deadline(time.monotonic() + seconds, seconds, setting)
         self._limit = limit if previous is None or limit.at < previous.at else previous
@@ -277,11 +230,11 @@ class Session:
         url: str,
         *,
         operation: str,
-        params: Mapping[str, Any] | None = None,
-        json: Any = None,
-        data: Mapping[str, str] | None = None,
         retry_unsafe: bool = False,
+        **content: Any,
     ) -> httpx.Response:
+        """Send with retries (reads, and a POST nothing of which was sent) within the deadline;
+        ``content``: ``params``, ``json`` or ``data``."""
         idempotent = method in SAFE_METHODS or retry_unsafe
         outer = self._deadline()  # a call made inside another (a token fetch) keeps its deadline
         seconds = self.profile.call_deadline
@@ -289,30 +242,19 @@ class Session:
         for other in (outer, self._limit):
             if other is not None and other.at < deadline.at:
                 deadline = other
-
-        def given_up(sent: bool) -> TransportError:
-            where = self.redactor.url(str(client.build_request(method, url).url))
-            what = f"{operation}: no complete answer from the {interface} interface at {where}"
-            return _given_up(deadline, what, reached=sent and method not in SAFE_METHODS)
-
-        if deadline.remaining() <= 0:
-            raise given_up(False)
         self._local.deadline = deadline
-        attempt = 0
         try:
-            retries = retrying(self.profile, idempotent, operation, deadline.remaining)
-            for attempt_state in retries:
+            for attempt_state in retrying(self.profile, idempotent, operation, deadline):
                 with attempt_state:
                     attempt = attempt_state.retry_state.attempt_number
                     meta = {"interface": interface, "operation": operation, "attempt": attempt}
-                    request = client.build_request(
-                        method, url, params=params, json=json, data=data, extensions={_EXT: meta}
-                    )
+                    request = client.build_request(method, url, extensions={_EXT: meta}, **content)
+                    if deadline.remaining() <= 0:
+                        raise self._failure(request, None, deadline)
                     try:
                         response = client.send(request)
-                    except RuntimeError as exc:  # httpx's "client has been closed"
-                        if self.closed:
-                            raise _closed() from exc
+                    except RuntimeError:  # httpx's "client has been closed"
+                        self.ensure_open()
                         raise
                     except httpx.TransportError as exc:
                         self._record(request, None, error=f"{type(exc).__name__}: {exc}")
@@ -323,21 +265,51 @@ class Session:
         except RetryableStatus as exc:
             return exc.response
         except httpx.TransportError as exc:
-            if deadline.remaining() <= 0:
-                raise given_up(not isinstance(exc, NOT_SENT)) from exc
-            what = (interface, operation, attempt)
-            raise transport_failure(exc, self.redactor, what, retry_unsafe) from exc
+            raise self._failure(request, exc, deadline) from exc
         finally:
             self._local.deadline = outer
         raise AssertionError("unreachable: tenacity either returns or raises")  # pragma: no cover
+
+    def _failure(
+        self, request: httpx.Request, exc: httpx.TransportError | None, deadline: Deadline
+    ) -> TransportError:
+        """The error of a network failure or a passed deadline: may a send have reached them?"""
+        meta = request.extensions[_EXT]
+        operation, interface = meta["operation"], meta["interface"]
+        where = self.redactor.url(str(request.url))
+        reached = exc is not None and not isinstance(exc, NOT_SENT)
+        reached = reached and request.method not in SAFE_METHODS
+        if deadline.remaining() <= 0:
+            scope = "this call" if deadline.setting == CALL_DEADLINE else "the pull"
+            advice = f"Try again later, or raise {deadline.setting} if the partner is slow."
+            message = (
+                f"{operation}: no complete answer from the {interface} interface at "
+                f"{where} within the {deadline.seconds:g} s allowed for {scope} "
+                f"({deadline.setting}), retries included; it was given up. "
+                + (MAYBE_REACHED if reached else advice)
+            )
+            return TransportError(message, may_have_reached=reached)
+        assert exc is not None
+        what = f"{type(exc).__name__}: {self.redactor.text(str(exc)) or 'no detail'}"
+        if reached and interface != "identity":  # a login changes nothing
+            message = (
+                f"{operation}: the connection to {where} failed after the request was sent "
+                f"({what}). {MAYBE_REACHED}"
+            )
+        else:
+            message = (
+                f"{operation}: could not reach the {interface} interface at {where} after "
+                f"{meta['attempt']} attempt(s) ({what}). Check the network and the base URL "
+                "settings."
+            )
+        return TransportError(message, may_have_reached=reached)
 
     def _deadline(self) -> Deadline | None:
         """The deadline of the call running on this thread, if any."""
         return getattr(self._local, "deadline", None)
 
     def _on_response(self, response: httpx.Response) -> None:
-        """Record the answer (read whole by the transport), and fail one over the size cap
-        (``TransportError``) or a 2xx that cannot be decoded (``UnreadableAnswer``)."""
+        """Record the answer; fail one over the size cap, or a 2xx that cannot be decoded."""
         request = response.request
         meta = request.extensions.get(_EXT, {})
         what = f"{meta.get('operation', '?')}: the {meta.get('interface', '?')} interface"
@@ -349,9 +321,10 @@ class Session:
                 f"{self.profile.max_answer_bytes} bytes once decompressed "
                 "(WORKBENCH_MAX_ANSWER_BYTES); it was not read further. Raise "
                 "WORKBENCH_MAX_ANSWER_BYTES if answers that large are expected."
-                + (f" {REACHED}" if reached else ""),
+                + (" The send reached the partner: check the pending list before resending."
+                   if reached else ""),
                 may_have_reached=reached,
-            )
+            )  # fmt: skip
         elif UNDECODABLE in response.extensions:
             said = self.redactor.text(response.extensions[UNDECODABLE])
             error = UnreadableAnswer(
@@ -370,18 +343,17 @@ class Session:
     ) -> None:
         if not self.recorders:
             return
-        meta = request.extensions.get(_EXT, {})
-        r = self.redactor
+        meta, r = request.extensions.get(_EXT, {}), self.redactor
         interface = meta.get("interface", "?")
         status = response.status_code if response is not None else None
-        # A login carries our credentials both ways; an error answer may echo them. A 2xx
-        # answer, and a document we send, are recorded as written (masking.is_document).
+        # A 2xx answer and a document we send are kept as written; the rest is masked by value.
         answered = is_document(interface, status)
         answer_headers: Any = ()
         answer_body, answer_type = b"", None
         if response is not None:
             answer_headers = response.extensions.get(SENT_HEADERS) or response.headers.multi_items()
             answer_body, answer_type = response.content, response.headers.get("content-type")
+        sent = is_sent_document(interface, request.method)
         exchange = Exchange(
             interface=interface,
             operation=meta.get("operation", "?"),
@@ -393,9 +365,7 @@ class Session:
             status=status,
             request_headers=r.headers(request.headers.multi_items()),
             request_body=r.body(
-                request.content,
-                request.headers.get("content-type"),
-                document=is_sent_document(interface, request.method),
+                request.content, request.headers.get("content-type"), document=sent
             ),
             response_headers=r.headers(answer_headers, document=answered),
             response_body=r.body(answer_body, answer_type, document=answered),
@@ -419,30 +389,6 @@ class Session:
                 call_ids.append(call_id)
 
 
-def _closed() -> WorkbenchError:
-    return WorkbenchError(
-        "This workbench is closed (w.close(), or the end of its `with` block), so it makes no "
-        "more calls. Connect again: w = workbench.connect(...)."
-    )
-
-
 def _stamp(request: httpx.Request) -> None:
     meta = request.extensions.setdefault(_EXT, {})
     meta["t0"], meta["started_at"] = time.perf_counter(), datetime.now(UTC)
-
-
-def _given_up(deadline: Deadline, what: str, *, reached: bool) -> TransportError:
-    """The error of a call given up at its deadline (``reached``: a send that may have landed)."""
-    scope = "this call" if deadline.setting == CALL_DEADLINE else "the pull"
-    message = (
-        f"{what} within the {deadline.seconds:g} s allowed for {scope} ({deadline.setting}), "
-        "retries included; it was given up."
-    )
-    if reached:
-        message += (
-            " The partner may or may not have processed the send: it was not resent. "
-            "Check the pending list before sending again."
-        )
-    else:
-        message += f" Try again later, or raise {deadline.setting} if the partner is slow."
-    return TransportError(message, may_have_reached=reached)

@@ -9,16 +9,11 @@
     rec.requests, rec.transcripts                # one row per request / transcript received
     rec.checks, rec.exceptions                   # failed cross-checks; what needs an analyst
     rec.headline, rec.by_organisation            # the report's figures
+    reconcile.exceptions(requests, transcripts, checks)   # from frames of your own
 
-    reconcile.supplier_lifecycle(tables, now=..., sla_days=5)   # the pieces, one by one
-    reconcile.consumer_status(tables, now=..., sla_days=5)
-    reconcile.cross_checks(tables)
-    reconcile.exceptions(requests, transcripts, checks)
-
-The input tables (``TABLES``: requests, transcripts, outbox, responses, acknowledgments,
-versions) are described in ``inputs``; a hand-built dict may leave out tables and columns.
-The API level joins by ``RequestID`` (any string: a tracking id, or a GUID), the documents by
-their ``RequestTrackingID``; the two are never required to be equal.
+The input tables (``TABLES``) are described in ``inputs``; a hand-built dict may leave out
+tables and columns. The API level joins by ``RequestID`` (any string: a tracking id, or a GUID),
+the documents by their ``RequestTrackingID``; the two are never required to be equal.
 
 **Supplier lifecycle** (``requests.state``). The first that holds, in this order, wins:
 
@@ -43,65 +38,50 @@ their ``RequestTrackingID``; the two are never required to be equal.
    and ``planned_release_date`` say which (the newest);
 8. ``closed_elsewhere``: the request left the partner's list (``left_at``/``left_reason``)
    and no send of ours took effect (failed sends do not count);
-9. ``awaiting_response``: anything else: not gone from the list (listed, or never seen
-   leaving it), not cancelled, nothing of ours sent or in doubt (``age_days`` counts from
-   ``request_date``).
-
-**Open** means one thing everywhere: ``awaiting_response`` (and, for transcripts received,
-``awaiting_ack``); ``OPEN_STATES``, ``open_items``. The store's views ``open_requests``,
-``answered_still_listed`` and ``transcripts_awaiting_ack`` are these rules in SQL
-(``workbench.store.schema``), and so are the explorer, ``workbench export``, Datasette's
-queries and the report's figures and spreadsheets (``tests/test_open_everywhere.py``).
+9. ``awaiting_response``: anything else: not gone from the list, not cancelled, nothing of
+   ours sent or in doubt.
 
 Furthest along wins because it is the most the partner can have seen; an unsettled send ranks
 above a plain sent or responded one because it is what the analyst must act on first.
 
 **Consumer side** (``transcripts.state``): ``acknowledged`` (an acknowledgment of ours of
 the current version was sent) > ``ack_uncertain`` (our latest one is uncertain or pending) >
-``closed_elsewhere`` (it left the consumer list) > ``awaiting_ack``. An acknowledgment is
-matched to the version it acknowledges (its ``DocumentID``, else the latest version received
-before it: ``acknowledged_version``); a transcript re-issued since awaits ours again
-(``awaiting_ack`` with ``reissued_after_ack``).
-Beside the state: ``duplicate`` / ``duplicate_of`` / ``duplicate_key`` (same
-student, by OEN, OCAS account, OCAS application, or name and birth date, compared exactly, and
-same source organisation; a weaker key does not match where a stronger one differs) and
-``document_problem`` (``parse_error`` or ``schema_invalid``).
+``closed_elsewhere`` (it left the consumer list) > ``awaiting_ack``. A transcript re-issued
+since our acknowledgment awaits ours again (``reissued_after_ack``). Beside the state:
+``duplicate`` / ``duplicate_of`` / ``duplicate_key`` (same student and source organisation,
+``consumer.duplicates``) and ``document_problem`` (``parse_error`` or ``schema_invalid``).
 
-**Ageing** (``age_bucket``, the headline's ``*_by_age``): days since the item was dated, in
-buckets ending at 2, 5 and 10 days and at the SLA (``age_labels``); each holds ages above its
-lower edge, up to and including its upper one, so an item at exactly the SLA is within it.
-An item is dated by its ``request_date``, else when we first saw it. A ``request_date``
-outside the plausible dates (``plausible``: 1990 to a day past ``now``) is taken as missing,
-its value kept in ``implausible_request_date`` and raised as an ``implausible_date``.
-``OPEN_STATES`` / ``open_items``: what is open (awaiting our response or our acknowledgment).
+**Open** means one thing everywhere: ``awaiting_response`` and ``awaiting_ack``
+(``OPEN_STATES``, ``open_items``). The store's views ``open_requests``,
+``answered_still_listed`` and ``transcripts_awaiting_ack`` are these rules in SQL, and the
+explorer, ``workbench export``, Datasette's queries and the report read them
+(``tests/test_open_everywhere.py``).
 
-**Cross-checks** (``checks``): ``tracking_id``, ``student_identity``, ``sla``, ``ack_totals``;
-see ``checks``. **Exceptions**: the kinds in ``EXCEPTION_KINDS``; see ``triage``.
+**Ageing** (``age_days``, ``age_bucket``): days since the item's ``request_date``, else since
+we first saw it, in the buckets of ``age_labels`` (an item at exactly the SLA is within it).
+A ``request_date`` outside the plausible dates (``plausible``) is taken as missing, kept in
+``implausible_request_date`` and raised as an ``implausible_date``.
 
-Each rule is a pandas ``merge``/``drop_duplicates``/``groupby`` over whole tables, and states
-come from masks; a million requests take seconds (``bench/reconcile.py``).
-
-Layout::
-
-    inputs.py    the input tables' columns and dtypes, shared helpers
-    plausible.py the dates a partner can plausibly send (the reports use it too)
-    load.py      reading them from a store (the only I/O), as of a moment
-    versions.py  which version of a transcript an acknowledgment acknowledges
-    supplier.py  requests' lifecycle          consumer.py  transcripts received
-    checks.py    cross-checks                 triage.py    the exceptions table
-    summary.py   headline and per-organisation figures
-    core.py      reconcile() and Reconciliation
+**Cross-checks**: ``CHECKS``, see ``checks``. **Exceptions**: ``EXCEPTION_KINDS``, see
+``triage``. Each rule is a pandas ``merge``/``drop_duplicates``/``groupby`` over whole tables
+and states come from masks: a million requests take seconds (``bench/reconcile.py``).
 """
 
 from __future__ import annotations
 
-from workbench.reconcile.checks import CHECK_COLUMNS, CHECKS, cross_checks
-from workbench.reconcile.consumer import CONSUMER_STATES, TRANSCRIPT_COLUMNS, consumer_status
-from workbench.reconcile.core import Reconciliation, reconcile
+from workbench.reconcile.checks import CHECK_COLUMNS, CHECKS
+from workbench.reconcile.consumer import CONSUMER_STATES, TRANSCRIPT_COLUMNS
+from workbench.reconcile.core import (
+    Reconciliation,
+    consumer_status,
+    cross_checks,
+    reconcile,
+    supplier_lifecycle,
+)
 from workbench.reconcile.inputs import TABLES, age_buckets, age_edges, age_labels, empty_tables
 from workbench.reconcile.load import load
 from workbench.reconcile.summary import OPEN_STATES, ORGANISATION_COLUMNS, open_items
-from workbench.reconcile.supplier import REQUEST_COLUMNS, SUPPLIER_STATES, supplier_lifecycle
+from workbench.reconcile.supplier import REQUEST_COLUMNS, SUPPLIER_STATES
 from workbench.reconcile.triage import EXCEPTION_COLUMNS, EXCEPTION_KINDS, exceptions
 from workbench.severities import SEVERITIES
 

@@ -7,11 +7,9 @@
   the transcript) it answers, and each acknowledgment the partner returned against the
   request; and that acknowledgment's ``DocumentID`` against the transcript we sent (``field``
   = ``document_id``). Only values present on both sides are compared;
-- ``student_identity``: the student of a request against the transcript we sent for it
-  (pending and uncertain sends included: they may have reached the partner), field by field:
-  first and last name, birth date, OEN, OCAS account and application numbers, school-assigned
-  id. Only values present on both sides are compared, after case-folding and trimming (ids
-  also lose spaces and dashes; birth dates compare their first 10 characters);
+- ``student_identity``: the student of a request against the newest transcript we sent for it
+  (pending and uncertain sends included: they may have reached the partner), field by field
+  (``IDENTITY``), as :func:`workbench.pesc.student.comparable` compares them;
 - ``sla``: a request awaiting our response, or a transcript awaiting our acknowledgment,
   for more than ``sla_days``;
 - ``ack_totals``: an acknowledgment's ``AcademicAwardTotal``/``CourseTotal`` against the
@@ -30,7 +28,6 @@ from typing import Any
 import pandas as pd
 
 from workbench.pesc.student import comparable
-from workbench.reconcile.consumer import status
 from workbench.reconcile.inputs import (
     ACK_OPERATION,
     COUNT,
@@ -38,38 +35,21 @@ from workbench.reconcile.inputs import (
     SUPPLIER_OPERATIONS,
     TEXT,
     UNSETTLED,
-    prepared,
-    resolve_now,
+    by_entry,
     text,
 )
-from workbench.reconcile.supplier import lifecycle
 
 CHECKS = ("tracking_id", "student_identity", "sla", "ack_totals")
 CHECK_COLUMNS: dict[str, str] = {
     "check": TEXT, "side": TEXT, "id": TEXT, "subject": TEXT, "field": TEXT, "expected": TEXT,
     "found": TEXT, "outbox_id": COUNT,
 }  # fmt: skip
-SENT_SUBJECT = {
+_SENT = {
     "send_response": ("supplier", "response sent"),
     "send_transcript": ("supplier", "transcript sent"),
     "send_acknowledgment": ("consumer", "acknowledgment sent"),
-}
+}  # operation -> (side, subject)
 _MAY_HAVE_REACHED = ("sent", *UNSETTLED)
-
-
-def cross_checks(
-    tables: Mapping[str, pd.DataFrame], *, now: Any = None, sla_days: float = 5
-) -> pd.DataFrame:
-    """Every failed cross-check (columns ``CHECK_COLUMNS``); ``now``/``sla_days`` drive ``sla``.
-
-    >>> checks = cross_checks(tables)  # doctest: +SKIP
-    >>> checks[checks.check == "student_identity"]  # doctest: +SKIP
-    """
-    when = resolve_now(now, tables)
-    t = prepared(tables, now=when)
-    requests = lifecycle(t, now=when, sla_days=sla_days)
-    transcripts = status(t, now=when, sla_days=sla_days)
-    return checks(t, requests, transcripts, sla_days=sla_days)
 
 
 def checks(
@@ -86,26 +66,18 @@ def checks(
         *_sla(requests, transcripts, sla_days),
         *_ack_totals(requests, transcripts),
     ]
-    frames = [p for p in parts if len(p)]
-    if not frames:
-        return empty_checks()
+    frames = [p for p in parts if len(p)] or [pd.DataFrame(columns=[*CHECK_COLUMNS])]
     out = pd.concat(frames, ignore_index=True)
     out = pd.DataFrame({c: out[c].astype(d) for c, d in CHECK_COLUMNS.items()})
-    order = out["check"].map({name: i for i, name in enumerate(CHECKS)})
-    keys = pd.DataFrame({"o": order, "side": out["side"]})
-    ranked = keys.sort_values(["o", "side"], kind="stable").index
-    return out.loc[ranked].reset_index(drop=True)
-
-
-def empty_checks() -> pd.DataFrame:
-    return pd.DataFrame({c: pd.Series(dtype=d) for c, d in CHECK_COLUMNS.items()})
+    out = out.assign(rank=out["check"].map(CHECKS.index)).sort_values(
+        ["rank", "side"], kind="stable"
+    )
+    return out.drop(columns="rank").reset_index(drop=True)
 
 
 def _rows(check: str, side: Any, ids: Any, subject: Any, field: str, expected: Any, found: Any,
           outbox_id: Any = pd.NA) -> pd.DataFrame:  # fmt: skip
-    """Failed checks of one kind, one per id (none: an empty frame, which ``checks`` leaves)."""
-    if len(ids) == 0:
-        return pd.DataFrame()
+    """Failed checks of one kind, one per id."""
     values = dict(check=check, side=side, id=ids, subject=subject, field=field,
                   expected=expected, found=found, outbox_id=outbox_id)  # fmt: skip
     return pd.DataFrame({k: v.to_numpy(dtype=object, na_value=None) if isinstance(v, pd.Series)
@@ -118,16 +90,12 @@ def _differ(ours: pd.Series, theirs: pd.Series) -> pd.Series:
 
 
 def _tracking(t: Mapping[str, pd.DataFrame]) -> list[pd.DataFrame]:
-    """Documents that contradict what they answer: each of ours, and each acknowledgment the
-    partner returned, against the RequestTrackingID of the request (or transcript) it answers,
-    and that acknowledgment's DocumentID against the transcript we sent. The API id is never
-    compared: a partner may key its API by a GUID, distinct from any tracking id."""
+    """Documents that contradict what they answer (the module docstring's ``tracking_id``)."""
     parts = []
     ob = t["outbox"]
     of_request = t["requests"]["request_tracking_id"]
     of_transcript = t["transcripts"]["request_tracking_id"]
-    # Only what may have reached the partner and names a tracking id can contradict it. (A row
-    # filter copies every column it keeps: only those read here.)
+    # Only what may have reached the partner and names a tracking id can contradict it.
     reached = ob["state"].isin(_MAY_HAVE_REACHED) & ob["sent_request_tracking_id"].notna()
     sent = ob.loc[reached, ["operation", "request_id", "outbox_id", "sent_request_tracking_id"]]
     supplier = sent["operation"].isin(SUPPLIER_OPERATIONS)
@@ -140,9 +108,7 @@ def _tracking(t: Mapping[str, pd.DataFrame]) -> list[pd.DataFrame]:
     wrong = _differ(answered.astype(TEXT), sent["sent_request_tracking_id"])
     if wrong.any():
         contradicting = sent[wrong]
-        side_subject = contradicting["operation"].map(
-            lambda op: SENT_SUBJECT.get(op, ("supplier", op))
-        )
+        side_subject = contradicting["operation"].map(lambda op: _SENT.get(op, ("supplier", op)))
         parts.append(_rows("tracking_id", side_subject.str[0], contradicting["request_id"],
                            side_subject.str[1], "request_tracking_id", answered[wrong],
                            contradicting["sent_request_tracking_id"],
@@ -155,10 +121,7 @@ def _tracking(t: Mapping[str, pd.DataFrame]) -> list[pd.DataFrame]:
                        "acknowledgment received", "request_tracking_id", expected[bad],
                        received["request_tracking_id"][bad],
                        received["outbox_id"][bad]))  # fmt: skip
-    entries = ob[["outbox_id", "sent_document_id"]].dropna(subset=["outbox_id"])
-    entries = entries.drop_duplicates("outbox_id", keep="last").set_index("outbox_id")
-    sent_document = received["outbox_id"].map(entries["sent_document_id"])
-    sent_document = sent_document.astype(TEXT)
+    sent_document = received["outbox_id"].map(by_entry(ob, "sent_document_id")).astype(TEXT)
     echo = _differ(sent_document, received["document_id"])
     echoed = received[echo]
     parts.append(_rows("tracking_id", "supplier", echoed["request_id"],
@@ -194,8 +157,7 @@ def _identity(t: Mapping[str, pd.DataFrame]) -> list[pd.DataFrame]:
 
 
 def _comparable(values: pd.Series, column: str) -> pd.Series:
-    """Identity values as compared (:func:`workbench.pesc.student.comparable`); missing or
-    blank ones are missing, and so compare nothing."""
+    """Identity values as compared; missing or blank ones are missing, and compare nothing."""
     return values.map(lambda v: comparable(v, column), na_action="ignore").astype(TEXT)
 
 

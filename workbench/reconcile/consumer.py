@@ -1,15 +1,14 @@
 """The consumer's side: one row per transcript received, with its ``state`` and flags.
 
-See the package docstring for the states and their precedence. ``duplicate`` and
-``document_problem`` are flags beside the state: a duplicate still needs its acknowledgment.
-Our acknowledgment counts for the version it acknowledges (``versions``): a transcript
-re-issued after it awaits our acknowledgment again (``reissued_after_ack``).
+The package docstring gives the states' precedence. ``duplicate`` and ``document_problem`` are
+flags beside the state: a duplicate still needs its acknowledgment. Our acknowledgment counts
+for the version it acknowledges (:func:`acknowledged_versions`): a transcript re-issued after it
+awaits our acknowledgment again (``reissued_after_ack``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -21,16 +20,12 @@ from workbench.reconcile.inputs import (
     TEXT,
     TIME,
     UNSETTLED,
-    age_buckets,
-    days_between,
+    aged,
     newest_acknowledgments,
     overdue,
-    prepared,
-    resolve_now,
     states,
     typed,
 )
-from workbench.reconcile.versions import acknowledged_versions
 
 CONSUMER_STATES = ("awaiting_ack", "ack_uncertain", "acknowledged", "closed_elsewhere")
 DOCUMENT_PROBLEMS = ("parse_error", "schema_invalid")
@@ -58,31 +53,15 @@ TRANSCRIPT_COLUMNS: dict[str, str | None] = {
     "document_problem": None, "detail_error": TEXT, "parse_error": TEXT, "validation_status": TEXT,
     "validation_error": TEXT,
 }  # fmt: skip
-# The outbox columns the consumer side reads (a row filter copies only these).
+# The outbox columns the consumer side reads (a row filter copies every column it keeps).
 _ACKS = ["request_id", "outbox_id", "state", "created_at", "updated_at", "resolution", "error",
          "sent_document_id"]  # fmt: skip
-
-
-def consumer_status(
-    tables: Mapping[str, pd.DataFrame], *, now: Any = None, sla_days: float = 5
-) -> pd.DataFrame:
-    """One row per transcript received: ``state``, age, our acknowledgment, duplicate and
-    document flags.
-
-    >>> transcripts = consumer_status(tables, now="2026-03-10")  # doctest: +SKIP
-    >>> transcripts[transcripts.duplicate]  # doctest: +SKIP
-    """
-    when = resolve_now(now, tables)
-    out = status(prepared(tables, now=when), now=when, sla_days=sla_days)
-    out.attrs.update(operation="reconcile.consumer_status", now=when, sla_days=sla_days)
-    return out
 
 
 def status(
     t: Mapping[str, pd.DataFrame], *, now: pd.Timestamp, sla_days: float, grace_days: float = 0
 ) -> pd.DataFrame:
-    """``consumer_status`` on ``prepared`` tables; overdue past ``sla_days + grace_days``
-    (no ``attrs``: see ``prepared``)."""
+    """``consumer_status`` on ``prepared`` tables; overdue past ``sla_days + grace_days``."""
     outbox = t["outbox"]
     ours = outbox.loc[outbox["operation"] == ACK_OPERATION, _ACKS]
 
@@ -107,15 +86,13 @@ def status(
         }
     ).set_axis(sent["request_id"])
 
-    # Both pieces are indexed by transcript id: joins align them on the transcripts' index.
     frame = t["transcripts"].join(tried).join(sent).reset_index()
     # Our newest acknowledgment is of an older version than the current one: re-issued since.
+    since = aged(frame, now, sla_days=sla_days)
     acked = frame["acked"].fillna(False)
     older = (frame["acknowledged_version"] < frame["current_version"]).fillna(False)
     frame["reissued_after_ack"] = acked & older
     acknowledged = acked & ~older
-    frame["age_days"] = days_between(frame["request_date"].fillna(frame["first_seen_at"]), now)
-    frame["age_bucket"] = age_buckets(frame["age_days"], sla_days)
     left = frame["left_at"].notna() | frame["left_reason"].notna()  # a row never listed: not
     frame["state"] = states(
         [
@@ -126,23 +103,18 @@ def status(
         default="awaiting_ack",
         order=CONSUMER_STATES,
     )
-    awaiting = frame["state"] == "awaiting_ack"
-    since = frame["request_date"].fillna(frame["first_seen_at"])
-    late = overdue(frame["age_days"], since, now, sla_days=sla_days, grace_days=grace_days)
-    frame["sla_breached"] = awaiting & late
+    late = overdue(frame, since, now, sla_days=sla_days, grace_days=grace_days)
+    frame["sla_breached"] = (frame["state"] == "awaiting_ack") & late
     first, matched = duplicates(frame)
     frame["duplicate"] = first.notna()
     frame["duplicate_of"] = first
     frame["duplicate_key"] = matched
-    problem = np.select(
-        [
-            frame["parse_error"].notna().to_numpy(dtype=bool),
-            (frame["validation_status"] == "invalid").fillna(False).to_numpy(dtype=bool),
-        ],
-        [0, 1],
-        default=-1,
-    )
-    frame["document_problem"] = pd.Categorical.from_codes(problem, list(DOCUMENT_PROBLEMS))
+    problems = [
+        frame["parse_error"].notna(),
+        (frame["validation_status"] == "invalid").fillna(False),
+    ]
+    codes = np.select([p.to_numpy(dtype=bool) for p in problems], [0, 1], default=-1)
+    frame["document_problem"] = pd.Categorical.from_codes(codes, list(DOCUMENT_PROBLEMS))
     return typed(frame, TRANSCRIPT_COLUMNS)
 
 
@@ -184,3 +156,33 @@ def duplicates(frame: pd.DataFrame) -> tuple[pd.Series, pd.Series]:
         first[fresh[fresh].index] = groups["transcript_id"].transform("first")[fresh]
         matched[fresh[fresh].index] = name
     return first, matched
+
+
+def later_copies(transcripts: pd.DataFrame, id_column: str) -> pd.Series:
+    """Which transcripts are duplicates of an earlier one (not the first of their group)."""
+    later = transcripts["duplicate"] & (transcripts["duplicate_of"] != transcripts[id_column])
+    return later.fillna(False)
+
+
+def acknowledged_versions(acks: pd.DataFrame, versions: pd.DataFrame) -> pd.Series:
+    """The version of a transcript received each acknowledgment of ours acknowledges (an
+    outbox row: ``request_id``, ``sent_document_id``, ``created_at``), missing where none is known.
+
+    An acknowledgment copies the DocumentID it acknowledges (``pesc/NOTES.md`` §6), which a
+    re-issue may reuse (§2): of the versions received before it, the latest with its DocumentID,
+    else the latest of any; when none was received before it (acknowledged from a fetched detail
+    before a pull stored it), the first with its DocumentID.
+    """
+    sent = acks[["request_id", "sent_document_id", "created_at"]].assign(row=range(len(acks)))
+    received = versions.loc[versions["entity"] == "transcripts_received",
+                            ["item_id", "version", "document_id", "first_seen_at"]]  # fmt: skip
+    pairs = sent.merge(received, left_on="request_id", right_on="item_id")
+    # Missing DocumentIDs would match each other: only named documents are compared.
+    named = (pairs["sent_document_id"] == pairs["document_id"]).fillna(False).astype(bool)
+    before = (pairs["first_seen_at"] <= pairs["created_at"]).fillna(False).astype(bool)
+    by_document = pairs[named & before].groupby("row")["version"].max()
+    latest_before = pairs[before].groupby("row")["version"].max()
+    first_named = pairs[named].groupby("row")["version"].min()
+    version = by_document.combine_first(latest_before).combine_first(first_named)
+    version = version.reindex(pd.RangeIndex(len(acks)))
+    return pd.Series(version.to_numpy(), index=acks.index).astype(COUNT)

@@ -19,13 +19,9 @@ from workbench.reconcile.triage import exceptions as triage
 
 @dataclass(frozen=True, repr=False)
 class Reconciliation:
-    """The outcome of :func:`reconcile`.
-
-    ``requests``: one row per transcript request (supplier lifecycle); ``transcripts``: one row
-    per transcript received (consumer side); ``checks``: failed cross-checks; ``exceptions``:
-    what needs an analyst; ``headline``: the report's figures; ``by_organisation``: counts per
-    counterpart organisation.
-    """
+    """The outcome of :func:`reconcile`: ``requests`` (supplier lifecycle), ``transcripts``
+    (consumer side), ``checks`` (failed cross-checks), ``exceptions`` (what needs an analyst),
+    ``headline`` (the report's figures), ``by_organisation`` (counts per organisation)."""
 
     requests: pd.DataFrame
     transcripts: pd.DataFrame
@@ -63,10 +59,7 @@ def reconcile(
     a transcript for our acknowledgment; ``grace_hours`` how much longer than that an item may
     wait before it is overdue (so what arrived minutes ago is not late with a short SLA).
 
-    >>> from workbench import reconcile
     >>> rec = reconcile.reconcile(reconcile.load(w.store), sla_days=5)  # doctest: +SKIP
-    >>> rec.headline["open_by_age"]  # doctest: +SKIP
-    {'0-2': 4, '2-5': 2, '5-10': 1, '>10': 0}
     >>> rec.exceptions[rec.exceptions.severity >= "high"]  # doctest: +SKIP
     """
     if not math.isfinite(sla_days) or sla_days < 0:
@@ -75,21 +68,15 @@ def reconcile(
         raise ValueError(
             f"grace_hours must be a finite number of hours, 0 or more; got {grace_hours!r}."
         )
-    grace_days = grace_hours / 24
     when = resolve_now(now, tables)
     t = prepared(tables, now=when)
-    requests = lifecycle(t, now=when, sla_days=sla_days, grace_days=grace_days)
-    transcripts = status(t, now=when, sla_days=sla_days, grace_days=grace_days)
+    requests = lifecycle(t, now=when, sla_days=sla_days, grace_days=grace_hours / 24)
+    transcripts = status(t, now=when, sla_days=sla_days, grace_days=grace_hours / 24)
     checks = run_checks(t, requests, transcripts, sla_days=sla_days)
     exceptions = triage(requests, transcripts, checks, sla_days=sla_days)
-    organisations = by_organisation(
-        requests,
-        transcripts,
-        exceptions,
-        {"supplier": t["requests"].index, "consumer": t["transcripts"].index},
-    )
+    organisations = by_organisation(requests, transcripts, exceptions)
     figures = headline(requests, transcripts, exceptions, now=when, sla_days=sla_days)
-    # Stamped last: the rules work on frames without attrs (see ``inputs.prepared``).
+    # Stamped last: the rules work on frames without attrs (``inputs.prepared``).
     requests.attrs.update(operation="reconcile.supplier_lifecycle", now=when, sla_days=sla_days)
     transcripts.attrs.update(operation="reconcile.consumer_status", now=when, sla_days=sla_days)
     return Reconciliation(
@@ -104,3 +91,26 @@ def reconcile(
         attrs={k: v for f in tables.values() for k, v in getattr(f, "attrs", {}).items()},
         grace_hours=grace_hours,
     )
+
+
+def supplier_lifecycle(
+    tables: Mapping[str, pd.DataFrame], *, now: Any = None, sla_days: float = 5
+) -> pd.DataFrame:
+    """One row per transcript request: its ``state`` and what supports it (``reconcile``'s
+    ``requests``)."""
+    return reconcile(tables, now=now, sla_days=sla_days).requests
+
+
+def consumer_status(
+    tables: Mapping[str, pd.DataFrame], *, now: Any = None, sla_days: float = 5
+) -> pd.DataFrame:
+    """One row per transcript received: ``state``, age, our acknowledgment, duplicate and
+    document flags (``reconcile``'s ``transcripts``)."""
+    return reconcile(tables, now=now, sla_days=sla_days).transcripts
+
+
+def cross_checks(
+    tables: Mapping[str, pd.DataFrame], *, now: Any = None, sla_days: float = 5
+) -> pd.DataFrame:
+    """Every failed cross-check (``reconcile``'s ``checks``); ``now``/``sla_days`` drive ``sla``."""
+    return reconcile(tables, now=now, sla_days=sla_days).checks

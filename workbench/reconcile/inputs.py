@@ -1,11 +1,8 @@
-"""The input tables reconciliation works on, and the small vectorised helpers it shares.
+"""The input tables reconciliation reads (``TABLES``), and the vectorised helpers it shares.
 
-``load`` reads these from a store; tests and benchmarks may build them by hand. A frame may
-leave out any column (it is added, all missing) or any table (an empty one is used), so a
-hand-built case names only what it is about. :func:`conform` gives every table its columns
-and dtypes: ids and text as pandas ``string``, a column of a few known values (an outbox
-``state``, an ``operation``, a ``direction``) ``category``, times tz-aware UTC, counts ``Int64``,
-flags ``boolean``.
+A hand-built table may leave out any column or table: :func:`conform` adds them, all missing,
+and gives every column its dtype (ids and text ``string``, a few known values ``category``,
+times tz-aware UTC, counts ``Int64``, flags ``boolean``).
 """
 
 from __future__ import annotations
@@ -19,39 +16,31 @@ import numpy as np
 import pandas as pd
 
 from workbench.pesc.student import IDENTITY  # the fields that name a student
-from workbench.reconcile.plausible import screened
+from workbench.reconcile.plausible import outside
 
 TIME = "datetime64[us, UTC]"
 TEXT = pd.StringDtype("python")  # the same with or without pyarrow installed
 COUNT = "Int64"
 FLAG = "boolean"
-# A column of a few known values (an outbox state, an operation): each value is hashed once, when
-# the table is conformed, and every comparison of the rules then reads integer codes.
-CODE = "category"
+CODE = "category"  # hashed once when conformed: the rules then compare integer codes
 
 SUPPLIER_OPERATIONS = ("send_response", "send_transcript")
 ACK_OPERATION = "send_acknowledgment"
 UNSETTLED = ("uncertain", "pending")  # outbox states that may or may not have reached the partner
 _DOCUMENT = {
-    "detail_error": TEXT,
-    "parse_error": TEXT,
-    "validation_status": CODE,
-    "validation_error": TEXT,
-    "document_id": TEXT,
-    "request_tracking_id": TEXT,
-    "source_org_id": TEXT,
-    "source_org_name": TEXT,
-    "destination_org_id": TEXT,
+    "detail_error": TEXT, "parse_error": TEXT, "validation_status": CODE,
+    "validation_error": TEXT, "document_id": TEXT, "request_tracking_id": TEXT,
+    "source_org_id": TEXT, "source_org_name": TEXT, "destination_org_id": TEXT,
     "destination_org_name": TEXT,
     "process_code": CODE,  # TEST or PRODUCTION: the environment the document comes from
     **dict.fromkeys(IDENTITY, TEXT),
-}
+}  # fmt: skip
 _LISTED = {
     "request_date": TIME, "on_list": FLAG, "first_seen_at": TIME, "left_at": TIME,
     "left_reason": CODE,
 }  # fmt: skip
-# Which of an id's documents the row's fields are from (``versions``), and whether the current
-# one is a Cancellation (the item is closed).
+# Which of an id's documents the row's fields are from (``versions``); a current Cancellation
+# closes the item.
 _VERSIONED = {
     "transmission_type": CODE, "current_version": COUNT, "version_count": COUNT,
     "cancelled_at": TIME,
@@ -62,68 +51,36 @@ TABLES: dict[str, dict[str, str]] = {
     # transcript requests of the supplier's no-response list (one row per RequestID)
     "requests": {"request_id": TEXT, **_LISTED, **_DOCUMENT, **_VERSIONED},
     # transcripts of the consumer's list (one row per RequestID)
-    "transcripts": {
-        "transcript_id": TEXT,
-        **_LISTED,
-        **_DOCUMENT,
-        **_VERSIONED,
-        "award_count": COUNT,
-        "course_count": COUNT,
-    },
+    "transcripts": {"transcript_id": TEXT, **_LISTED, **_DOCUMENT, **_VERSIONED,
+                    "award_count": COUNT, "course_count": COUNT},
     # every distinct document received for an id (the store's ``documents``), oldest first;
     # ``entity``: transcript_requests or transcripts_received, ``item_id``: the API RequestID
     "versions": {
-        "entity": TEXT,
-        "item_id": TEXT,
-        "version": COUNT,
-        "document_id": TEXT,
-        "transmission_type": CODE,
-        "request_tracking_id": TEXT,
-        "request_date": TIME,
+        "entity": TEXT, "item_id": TEXT, "version": COUNT, "document_id": TEXT,
+        "transmission_type": CODE, "request_tracking_id": TEXT, "request_date": TIME,
         "first_seen_at": TIME,
     },
     # every POST of ours; ``sent_*``: fields of the document we sent (``outbox.payload_flat``)
     "outbox": {
-        "outbox_id": COUNT,
-        "operation": CODE,
-        "request_id": TEXT,
-        "state": CODE,
-        "created_at": TIME,
-        "updated_at": TIME,
-        "resolved_at": TIME,
-        "error": TEXT,
-        "resolution": TEXT,
-        "sent_document_id": TEXT,
-        "sent_request_tracking_id": TEXT,
-        "sent_response_status": TEXT,
-        "sent_award_count": COUNT,
-        "sent_course_count": COUNT,
+        "outbox_id": COUNT, "operation": CODE, "request_id": TEXT, "state": CODE,
+        "created_at": TIME, "updated_at": TIME, "resolved_at": TIME, "error": TEXT,
+        "resolution": TEXT, "sent_document_id": TEXT, "sent_request_tracking_id": TEXT,
+        "sent_response_status": TEXT, "sent_award_count": COUNT, "sent_course_count": COUNT,
         **{f"sent_{c}": TEXT for c in IDENTITY},
     },
     # TranscriptResponses we sent (filed from the outbox)
     "responses": {
-        "outbox_id": COUNT,
-        "request_id": TEXT,
-        "sent_at": TIME,
-        "inferred": FLAG,
-        "response_status": CODE,
-        "hold_reason": TEXT,
-        "planned_release_date": TEXT,
+        "outbox_id": COUNT, "request_id": TEXT, "sent_at": TIME, "inferred": FLAG,
+        "response_status": CODE, "hold_reason": TEXT, "planned_release_date": TEXT,
         "request_tracking_id": TEXT,
     },
     # acknowledgments received back for our transcripts, or sent by us for theirs
     "acknowledgments": {
-        "outbox_id": COUNT,
-        "direction": CODE,
-        "request_id": TEXT,
-        "recorded_at": TIME,
-        "inferred": FLAG,
-        "document_id": TEXT,
-        "request_tracking_id": TEXT,
-        "academic_award_total": COUNT,
-        "course_total": COUNT,
+        "outbox_id": COUNT, "direction": CODE, "request_id": TEXT, "recorded_at": TIME,
+        "inferred": FLAG, "document_id": TEXT, "request_tracking_id": TEXT,
+        "academic_award_total": COUNT, "course_total": COUNT,
     },
-}
+}  # fmt: skip
 AGE_EDGES = (2.0, 5.0, 10.0)  # days: the age buckets end here, and at the SLA
 
 
@@ -133,52 +90,35 @@ def empty_tables() -> dict[str, pd.DataFrame]:
     >>> tables = empty_tables()
     >>> tables["requests"] = pd.DataFrame({"request_id": ["R1"], "on_list": [True]})
     """
-    return {name: _empty(columns) for name, columns in TABLES.items()}
-
-
-def _empty(columns: Mapping[str, str]) -> pd.DataFrame:
-    return pd.DataFrame({c: pd.Series(dtype=d) for c, d in columns.items()})
+    return conform({})
 
 
 def conform(tables: Mapping[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
-    """Each input table with exactly its contract's columns and dtypes (extra columns dropped)."""
-    return {name: _conform(tables.get(name), columns) for name, columns in TABLES.items()}
-
-
-def _conform(frame: pd.DataFrame | None, columns: Mapping[str, str]) -> pd.DataFrame:
-    if frame is None or frame.empty:
-        return _empty(columns)
-    frame = frame.reset_index(drop=True)
-    n = len(frame)
-    data = {
-        c: as_dtype(frame[c], d)
-        if c in frame.columns
-        else pd.Series(pd.NA, index=range(n)).pipe(as_dtype, d)
-        for c, d in columns.items()
-    }
-    return pd.DataFrame(data, copy=False)
+    """Each input table with exactly its contract's columns (one left out: all missing; extra
+    ones dropped) and dtypes."""
+    frames = {name: pd.DataFrame(tables.get(name)).reset_index(drop=True) for name in TABLES}
+    return {n: typed(frames[n].reindex(columns=[*cs]), cs) for n, cs in TABLES.items()}
 
 
 def prepared(tables: Mapping[str, pd.DataFrame], *, now: pd.Timestamp) -> dict[str, pd.DataFrame]:
-    """The conformed tables as the rules read them: one row per request and per transcript (a
-    repeated id keeps its last row), indexed by its id, its ``request_date`` missing when
-    implausible at ``now`` (``plausible``: the value in ``implausible_request_date``); the
-    outbox oldest first; and each response and acknowledgment with ``answers``: the id its
-    outbox entry was sent for (its own ``request_id`` when we hold no such entry).
+    """The conformed tables as the rules read them: requests and transcripts indexed by their
+    id (a repeated id keeps its last row), the ``request_date`` implausible at ``now`` moved to
+    ``implausible_request_date``; the outbox oldest first; each response and acknowledgment
+    with ``answers``, the id its outbox entry was sent for (else its own ``request_id``).
 
-    The rules attach what they find per id by index alignment (``join``, ``map``): the ids
-    are hashed once, into the index, and not again in every step. The tables carry no
-    ``attrs``, nor do the frames the rules make of them: pandas deep-copies ``attrs`` at every
-    step (3 to 6 % of bench/reconcile.py at 1k-10k); ``reconcile`` stamps its outputs."""
+    The rules attach what they find per id by index alignment, so the ids are hashed once. The
+    frames carry no ``attrs`` (pandas deep-copies them at every step): ``reconcile`` stamps its
+    outputs."""
     t = conform(tables)
     for name, id_column in (("requests", "request_id"), ("transcripts", "transcript_id")):
         unique = t[name].drop_duplicates(id_column, keep="last").set_index(id_column)
-        t[name] = screened(unique, "request_date", now)
-    outbox = t["outbox"].sort_values("outbox_id", kind="stable", ignore_index=True)
-    t["outbox"] = outbox
-    entries = outbox[["outbox_id", "request_id"]].dropna(subset=["outbox_id"])
-    entries = entries.drop_duplicates("outbox_id", keep="last")
-    sent_for = entries.set_index("outbox_id")["request_id"]
+        bad = outside(unique["request_date"], now)
+        dates = unique["request_date"]
+        t[name] = unique.assign(
+            request_date=dates.where(~bad), implausible_request_date=dates.where(bad)
+        )
+    t["outbox"] = t["outbox"].sort_values("outbox_id", kind="stable", ignore_index=True)
+    sent_for = by_entry(t["outbox"], "request_id")
     for name in ("responses", "acknowledgments"):
         frame = t[name]
         answers = frame["outbox_id"].map(sent_for).astype(TEXT).fillna(frame["request_id"])
@@ -186,17 +126,19 @@ def prepared(tables: Mapping[str, pd.DataFrame], *, now: pd.Timestamp) -> dict[s
     return t
 
 
-def newest_acknowledgments(acknowledgments: pd.DataFrame, direction: str) -> pd.DataFrame:
-    """Per outbox entry (the index, ``outbox_id``), its newest acknowledgment of ``direction``:
-    when it was recorded, the totals it gives, and ``acked`` (True), to join onto sends.
+def by_entry(outbox: pd.DataFrame, column: str) -> pd.Series:
+    """``column`` of each outbox entry, indexed by ``outbox_id`` (a repeated id: its last row)."""
+    known = outbox[["outbox_id", column]].dropna(subset=["outbox_id"])
+    return known.drop_duplicates("outbox_id", keep="last").set_index("outbox_id")[column]
 
-    The store files a row even when the partner's reply held no acknowledgment it could read
-    (every field empty): that is no acknowledgment.
-    """
+
+def newest_acknowledgments(acknowledgments: pd.DataFrame, direction: str) -> pd.DataFrame:
+    """Per outbox entry (the index), its newest readable acknowledgment of ``direction``: when
+    it was recorded, its totals, and ``acked`` (True). A row with every field empty (the
+    partner's reply held none we could read) is no acknowledgment."""
     fields = ["document_id", "request_tracking_id", "academic_award_total", "course_total"]
     readable = acknowledgments[fields].notna().any(axis=1)
     mine = readable & (acknowledgments["direction"] == direction).fillna(False)
-    # Only the columns the rules read: every row filter copies each column it keeps.
     columns = ["outbox_id", "recorded_at", "academic_award_total", "course_total"]
     newest = acknowledgments.loc[mine, columns].dropna(subset=["outbox_id"])
     newest = newest.sort_values("recorded_at", kind="stable")
@@ -227,7 +169,7 @@ def as_dtype(series: pd.Series, dtype: str) -> pd.Series:
         return series.astype(FLAG)
     if dtype == CODE:
         return as_dtype(series, TEXT).astype(CODE)
-    if isinstance(series.dtype, pd.CategoricalDtype):  # a CODE column's values
+    if isinstance(series.dtype, pd.CategoricalDtype):
         # Its few categories as text, taken per row: 2.5x ``astype`` (bench/reconcile.py).
         values = series.cat.categories.astype(TEXT).array
         taken = values.take(series.cat.codes.to_numpy(), allow_fill=True)
@@ -240,17 +182,14 @@ def utc_times(series: pd.Series) -> pd.Series:
     if str(series.dtype) == TIME:
         return series
     if isinstance(series.dtype, pd.DatetimeTZDtype):
-        out = series.dt.tz_convert("UTC")
-    elif pd.api.types.is_datetime64_dtype(series.dtype):
-        out = series.dt.tz_localize("UTC")
-    elif series.isna().all():
-        return pd.Series(pd.NaT, index=series.index, dtype=TIME)
-    else:
-        present = series.notna()
-        out = pd.Series(pd.NaT, index=series.index, dtype=TIME)
+        return series.dt.tz_convert("UTC").astype(TIME)
+    if pd.api.types.is_datetime64_dtype(series.dtype):
+        return series.dt.tz_localize("UTC").astype(TIME)
+    out = pd.Series(pd.NaT, index=series.index, dtype=TIME)
+    present = series.notna()
+    if present.any():
         out[present] = pd.to_datetime(series[present], utc=True, errors="coerce", format="ISO8601")
-        return out
-    return out.astype(TIME)
+    return out
 
 
 def timestamp(value: Any) -> pd.Timestamp:
@@ -274,67 +213,59 @@ def resolve_now(now: Any, tables: Mapping[str, pd.DataFrame]) -> pd.Timestamp:
 
 
 def days_between(start: pd.Series, end: pd.Timestamp | pd.Series) -> pd.Series:
-    """Days from ``start`` to ``end`` as floats rounded to 0.1 (missing where ``start`` is),
-    never below 0: a partner date in the future is 0 days old, not a negative age."""
+    """Days from ``start`` to ``end`` rounded to 0.1, never below 0 (missing where ``start`` is)."""
     delta = (end - start) / pd.Timedelta(days=1)
     return delta.astype("Float64").clip(lower=0).round(1)
 
 
+def aged(frame: pd.DataFrame, now: pd.Timestamp, *, sla_days: float) -> pd.Series:
+    """Add ``age_days`` and ``age_bucket`` to ``frame``, aged since its ``request_date``, else
+    since we first saw it; return that moment."""
+    since = frame["request_date"].fillna(frame["first_seen_at"])
+    frame["age_days"] = days_between(since, now)
+    frame["age_bucket"] = age_buckets(frame["age_days"], sla_days)
+    return since
+
+
 def overdue(
-    age_days: pd.Series,
-    since: pd.Series,
-    now: pd.Timestamp,
-    *,
-    sla_days: float,
-    grace_days: float = 0,
+    frame: pd.DataFrame, since: pd.Series, now: pd.Timestamp, *, sla_days: float, grace_days: float
 ) -> pd.Series:
-    """Past the SLA: the age as shown (``age_days``, to 0.1 day) is over ``sla_days``, and the
-    exact wait since ``since`` is over ``sla_days + grace_days`` (to the second: the grace
-    window keeps what arrived minutes ago out of "overdue"). Missing ages are not overdue."""
+    """Past the SLA: the ``age_days`` shown (to 0.1 day) is over ``sla_days``, and the exact
+    wait since ``since`` over ``sla_days + grace_days`` (so what arrived minutes ago is not
+    overdue). Missing ages are not overdue."""
     waited = (now - since) / pd.Timedelta(days=1)
-    shown = (age_days > sla_days).fillna(False).to_numpy(dtype=bool)
+    shown = (frame["age_days"] > sla_days).fillna(False).to_numpy(dtype=bool)
     exact = (waited > sla_days + grace_days).fillna(False).to_numpy(dtype=bool)
-    return pd.Series(shown & exact, index=age_days.index, dtype="boolean")
+    return pd.Series(shown & exact, index=frame.index, dtype=FLAG)
 
 
 def age_edges(sla_days: float) -> tuple[float, ...]:
-    """Where the age buckets end, in days: ``AGE_EDGES`` and the SLA, so that no bucket holds
-    items on both sides of the SLA.
-
-    >>> age_edges(7)
-    (2.0, 5.0, 7.0, 10.0)
-    """
+    """Where the age buckets end, in days: ``AGE_EDGES`` and the SLA (``age_edges(7)``:
+    ``(2.0, 5.0, 7.0, 10.0)``), so that no bucket holds items on both sides of the SLA."""
     return tuple(sorted({*AGE_EDGES, float(sla_days)}))
 
 
 def age_labels(sla_days: float) -> tuple[str, ...]:
-    """The age buckets' labels, in days: each holds ages above its lower edge, up to and
-    including its upper one (the first from 0), and the last everything older.
-
-    >>> age_labels(5)
-    ('0-2', '2-5', '5-10', '>10')
-    """
+    """The age buckets' labels: each holds ages above its lower edge up to and including its
+    upper one, the last everything older (``age_labels(5)``: ``('0-2', '2-5', '5-10', '>10')``)."""
     edges = age_edges(sla_days)
-    lows = (0.0, *edges[:-1])
-    spans = zip(lows, edges, strict=True)
+    spans = zip((0.0, *edges[:-1]), edges, strict=True)
     return (*(f"{low:g}-{high:g}" if low < high else f"{high:g}" for low, high in spans),
             f">{edges[-1]:g}")  # fmt: skip
 
 
 def age_buckets(ages: pd.Series, sla_days: float) -> pd.Series:
-    """Each age (days, as rounded to 0.1) in its bucket of ``age_labels``, an ordered
-    categorical; an age below 0 (dated after the as-of time) counts as 0, a missing age stays
-    missing. An age at the SLA is within it: those over it are exactly the ``sla_breached``."""
+    """Each age (days) in its bucket of ``age_labels``, an ordered categorical; below 0 counts
+    as 0, missing stays missing. An age at the SLA is within it."""
     edges = [-np.inf, *age_edges(sla_days), np.inf]
-    values = ages.astype("float64")  # pd.cut reads floats; a missing age is NaN
-    return pd.cut(values, edges, labels=list(age_labels(sla_days)), right=True)
+    return pd.cut(ages.astype("float64"), edges, labels=list(age_labels(sla_days)), right=True)
 
 
 def states(conditions: list[tuple[str, pd.Series]], default: str, order: tuple[str, ...]) -> Any:
     """An ordered categorical of the first condition that holds, in precedence order.
 
-    ``np.select`` is this rule in one call, on category codes; ``Series.case_when`` on the
-    names reads the same and costs 6x (bench/reconcile.py)."""
+    ``np.select`` on category codes: ``Series.case_when`` on the names costs 6x
+    (bench/reconcile.py)."""
     codes = np.select(
         [c.fillna(False).to_numpy(dtype=bool) for _, c in conditions],
         [order.index(name) for name, _ in conditions],
@@ -344,8 +275,8 @@ def states(conditions: list[tuple[str, pd.Series]], default: str, order: tuple[s
 
 
 def text(series: pd.Series, missing: str = "?") -> np.ndarray:
-    """Values as display text (``missing`` where missing), an object array for messages:
-    times as ``2026-03-02 09:00 UTC``, floats with one decimal at most (``9``, ``9.5``)."""
+    """Values as display text for messages (``missing`` where missing), an object array: times
+    as ``2026-03-02 09:00 UTC``, floats with one decimal at most (``9``, ``9.5``)."""
     if isinstance(series.dtype, pd.DatetimeTZDtype):
         shown = series.dt.tz_convert("UTC").dt.strftime("%Y-%m-%d %H:%M UTC")
     elif pd.api.types.is_float_dtype(series.dtype):
@@ -363,12 +294,8 @@ def days_text(days: pd.Series) -> pd.Series:
 
 
 def fill(template: str, frame: pd.DataFrame) -> np.ndarray:
-    """``template.format`` over the rows of ``frame``, vectorised: ``{column}`` is replaced by
-    each row's value as :func:`text` shows it (``?`` where missing).
-
-    >>> fill("open {days} days", pd.DataFrame({"days": [9, None]})).tolist()
-    ['open 9 days', 'open ? days']
-    """
+    """``template.format`` over the rows of ``frame``, vectorised: ``{column}`` is each row's
+    value as :func:`text` shows it (``fill("open {days} days", frame)``)."""
     out = np.full(len(frame), "", dtype=object)
     for literal, name, _spec, _conversion in Formatter().parse(template):
         if literal:

@@ -19,6 +19,11 @@ _SENT_FIELDS = {
     "response_status": "sent_response_status", "award_count": "sent_award_count",
     "course_count": "sent_course_count", **{c: f"sent_{c}" for c in IDENTITY},
 }  # fmt: skip
+# input table, store table, id column, list
+_ENTITIES = (
+    ("requests", "transcript_requests", "request_id", "supplier_requests"),
+    ("transcripts", "transcripts_received", "transcript_id", "consumer_transcripts"),
+)
 
 
 def load(store: Store, *, as_of: Any = None) -> dict[str, pd.DataFrame]:
@@ -40,21 +45,14 @@ def load(store: Store, *, as_of: Any = None) -> dict[str, pd.DataFrame]:
     cut = None if at is None else at.strftime("%Y-%m-%dT%H:%M:%S.%fZ")  # as the store writes
     versions = _versions(store, cut)
     raw = {
-        "requests": _entity(store, "transcript_requests", "request_id", "supplier_requests", cut),
-        "transcripts": _entity(
-            store, "transcripts_received", "transcript_id", "consumer_transcripts", cut
-        ),
         "outbox": _outbox(store, cut),
         "responses": _read(store, "responses", "sent_at", cut),
         "acknowledgments": _read(store, "acknowledgments", "recorded_at", cut),
         "versions": versions,
     }
-    if cut is not None:
-        for name, table, id_column in (
-            ("requests", "transcript_requests", "request_id"),
-            ("transcripts", "transcripts_received", "transcript_id"),
-        ):
-            raw[name] = _current_as_of(raw[name], versions, table, id_column, cut)  # fmt: skip
+    for name, table, id_column, list_name in _ENTITIES:
+        frame = _entity(store, table, id_column, list_name, cut)
+        raw[name] = frame if cut is None else _current_as_of(frame, versions, table, id_column, cut)
     tables = conform(raw)
     for frame in tables.values():
         frame.attrs.update(operation="reconcile.load", as_of=at, db=str(store.path))
@@ -103,17 +101,11 @@ def _current_as_of(
 def _entity(store: Store, table: str, id_column: str, list_name: str, cut: str | None) -> Any:
     frame = _read(store, table, "first_seen_at", cut)
     validation = store.current_documents(list_name)["validation"]  # the current version's
-    status, error = [], []
-    for value in frame[id_column].map(validation):
-        found = _json(value)
-        errors = found.get("errors") if isinstance(found.get("errors"), list) else []
-        status.append(found.get("status"))
-        error.append(str(errors[0]) if errors else found.get("note"))
-    frame["validation_status"] = pd.Series(status, index=frame.index, dtype="object")
-    frame["validation_error"] = pd.Series(error, index=frame.index, dtype="object")
-    frame["validation_error"] = frame["validation_error"].where(
-        frame["validation_status"] == "invalid"
-    )
+    found = [_json(v) for v in frame[id_column].map(validation)]
+    found = pd.DataFrame(found, index=frame.index, columns=["status", "errors", "note"])
+    first = found["errors"].map(lambda e: str(e[0]) if isinstance(e, list) and e else None)
+    frame["validation_status"] = found["status"]
+    frame["validation_error"] = first.fillna(found["note"]).where(found["status"] == "invalid")
     if cut is not None:
         frame = _membership(store, frame, id_column, list_name, cut)
     return frame
@@ -147,9 +139,8 @@ def _membership(
 def _outbox(store: Store, cut: str | None) -> pd.DataFrame:
     frame = _read(store, "outbox", "created_at", cut).rename(columns={"id": "outbox_id"})
     flats = [_json(value) for value in frame["payload_flat"]]
-    for name, column in _SENT_FIELDS.items():
-        frame[column] = pd.Series([f.get(name) for f in flats], index=frame.index, dtype=object)
-    frame = frame.drop(columns=["payload", "response_body", "payload_flat"], errors="ignore")
+    sent = pd.DataFrame(flats, index=frame.index, columns=[*_SENT_FIELDS], dtype=object)
+    frame = frame.join(sent.rename(columns=_SENT_FIELDS))
     if cut is not None and not frame.empty:
         at = timestamp(cut)
         settled_later = (frame["resolved_at"] > at).fillna(False)

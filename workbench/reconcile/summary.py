@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 import pandas as pd
 
 from workbench.pesc.fields import environment_of
-from workbench.reconcile.consumer import CONSUMER_STATES
+from workbench.reconcile.consumer import CONSUMER_STATES, later_copies
 from workbench.reconcile.inputs import COUNT, TEXT, age_labels
 from workbench.reconcile.supplier import SUPPLIER_STATES
 from workbench.severities import SEVERITIES
@@ -42,27 +41,18 @@ def headline(
 ) -> dict[str, Any]:
     """The report's headline figures: plain ints and dicts of them (``now`` a Timestamp).
 
-    ``open_*``: requests awaiting our response (``OPEN_STATES``); ``answered``: requests we
-    answered, with a TranscriptResponse or a transcript, whatever their state now (the
-    report's funnel: ``answered`` >= ``transcripts_sent`` >= ``transcripts_acknowledged``, by
-    the partner); ``answered_still_listed``: requests we answered that the partner's last
-    list still showed; ``ack_mismatches``:
-    requests whose acknowledgment's totals differ from what we sent (in any state);
-    ``transcripts_unacknowledged``: transcripts we sent with no acknowledgment recorded;
-    ``transcripts_awaiting_ack``: transcripts received that await ours;
-    ``transcripts_acknowledged_by_us``: those ours acknowledged; ``*_by_age``: counts
-    per age bucket (``age_labels(sla_days)``: days since the request or transcript was dated,
-    the SLA one of the edges); ``environment``: which one the documents come from, by their
-    DocumentProcessCode (:func:`workbench.pesc.fields.environment_of`: TEST, PRODUCTION,
-    mixed or not stated).
+    ``answered``: requests we answered (a TranscriptResponse or a transcript) whatever their
+    state now, so that ``answered`` >= ``transcripts_sent`` >= ``transcripts_acknowledged``;
+    ``ack_mismatches`` in any state; ``*_by_age``: counts per bucket of ``age_labels``;
+    ``environment``: TEST, PRODUCTION, mixed or not stated (:func:`pesc.fields.environment_of`).
     """
-    state = requests["state"].value_counts()
+    state, theirs = requests["state"].value_counts(), transcripts["state"].value_counts()
+    answered = requests["response_outbox_id"].notna() | requests["transcript_outbox_id"].notna()
+    invalid = (requests["validation_status"] == "invalid").fillna(False)
+    codes = pd.concat([requests["process_code"], transcripts["process_code"]]).astype("string")
     read = ["state", "age_bucket", "sla_breached"]  # a row filter copies every column it keeps
     open_, waiting = open_items(requests[read], transcripts[read])
     buckets = age_labels(sla_days)
-    later_copies = transcripts["duplicate"].fillna(False) & (
-        transcripts["duplicate_of"] != transcripts["transcript_id"]
-    ).fillna(False)
     return {
         "now": now,
         "sla_days": sla_days,
@@ -70,11 +60,7 @@ def headline(
         "open_requests": len(open_),
         "open_by_age": _counts(open_["age_bucket"], buckets),
         "open_over_sla": int(open_["sla_breached"].fillna(False).sum()),
-        "answered": int(
-            (
-                requests["response_outbox_id"].notna() | requests["transcript_outbox_id"].notna()
-            ).sum()
-        ),
+        "answered": int(answered.sum()),
         "answered_still_listed": int(state.get("answered_still_listed", 0)),
         "requests_by_state": {s: int(state.get(s, 0)) for s in SUPPLIER_STATES},
         "responses_by_status": {
@@ -84,28 +70,18 @@ def headline(
         "transcripts_acknowledged": int(requests["acknowledged_at"].notna().sum()),
         "transcripts_unacknowledged": int(state.get("transcript_sent", 0)),
         "ack_mismatches": int(requests["ack_totals_differ"].fillna(False).sum()),
-        "uncertain_sends": int(state.get("uncertain_send", 0))
-        + int((transcripts["state"] == "ack_uncertain").sum()),
+        "uncertain_sends": int(state.get("uncertain_send", 0) + theirs.get("ack_uncertain", 0)),
         "transcripts_received": len(transcripts),
         "transcripts_awaiting_ack": len(waiting),
-        "transcripts_acknowledged_by_us": int((transcripts["state"] == "acknowledged").sum()),
+        "transcripts_acknowledged_by_us": int(theirs.get("acknowledged", 0)),
         "awaiting_ack_by_age": _counts(waiting["age_bucket"], buckets),
         "awaiting_ack_over_sla": int(waiting["sla_breached"].fillna(False).sum()),
-        "duplicate_transcripts": int(later_copies.sum()),
-        "document_problems": int(
-            (requests["parse_error"].notna() | (requests["validation_status"] == "invalid"))
-            .fillna(False)
-            .sum()
-        )
+        "duplicate_transcripts": int(later_copies(transcripts, "transcript_id").sum()),
+        "document_problems": int((requests["parse_error"].notna() | invalid).sum())
         + int(transcripts["document_problem"].notna().sum()),
         "exceptions": len(exceptions),
         "exceptions_by_severity": _counts(exceptions["severity"], SEVERITIES[::-1]),
-        "environment": environment_of(
-            pd.concat([requests["process_code"], transcripts["process_code"]])
-            .astype("string")
-            .value_counts()
-            .to_dict()
-        ),
+        "environment": environment_of(codes.value_counts().to_dict()),
     }
 
 
@@ -118,25 +94,18 @@ def by_organisation(
     requests: pd.DataFrame,
     transcripts: pd.DataFrame,
     exceptions: pd.DataFrame,
-    ids: Mapping[str, pd.Index],
 ) -> pd.DataFrame:
     """Counts per counterpart organisation: requests by who sent them (their source),
-    transcripts by the school that sent them; one row per side and organisation.
-
-    ``ids``: per side, the ids of its rows in order (the ``prepared`` tables' index, whose
-    hash table pandas keeps: exceptions are matched to their rows through it)."""
-    parts = []
-    for side, frame, id_column in (
-        ("supplier", requests, "request_id"),
-        ("consumer", transcripts, "transcript_id"),
-    ):
-        if frame.empty:
-            continue
-        mine = exceptions[(exceptions["side"] == side).fillna(False)]
-        parts.append(_side(frame, id_column, side, mine, ids[side]))
-    out = (
-        pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=ORGANISATION_COLUMNS)
-    )
+    transcripts by the school that sent them; one row per side and organisation."""
+    parts = [
+        _side(frame, id_column, side, exceptions[(exceptions["side"] == side).fillna(False)])
+        for side, frame, id_column in (
+            ("supplier", requests, "request_id"),
+            ("consumer", transcripts, "transcript_id"),
+        )
+        if not frame.empty
+    ] or [pd.DataFrame(columns=ORGANISATION_COLUMNS)]
+    out = pd.concat(parts, ignore_index=True)
     out = pd.concat(
         [
             out[list(ORGANISATION_COLUMNS[:3])].astype(TEXT),
@@ -150,10 +119,8 @@ def by_organisation(
     return out.reset_index(drop=True)
 
 
-def _side(
-    frame: pd.DataFrame, id_column: str, side: str, exceptions: pd.DataFrame, ids: pd.Index
-) -> pd.DataFrame:
-    """One side's rows (``ids`` their ids) grouped by organisation (its id, else its name)."""
+def _side(frame: pd.DataFrame, id_column: str, side: str, exceptions: pd.DataFrame) -> pd.DataFrame:
+    """One side's rows grouped by organisation (its id, else its name)."""
     organisation = frame["source_org_id"].fillna(frame["source_org_name"]).fillna(_UNKNOWN)
     # The organisations as integer codes: their text is hashed once, not in every step below.
     key = pd.Series(pd.factorize(organisation)[0], index=frame.index)
@@ -162,8 +129,7 @@ def _side(
         open=frame["state"] == OPEN_STATES[side], sla_breached=frame["sla_breached"].fillna(False)
     )
     if "duplicate" in frame.columns:
-        later = frame["duplicate"] & (frame["duplicate_of"] != frame[id_column])
-        counted["duplicates"] = later.fillna(False)
+        counted["duplicates"] = later_copies(frame, id_column)
     first = ~key.duplicated()  # each organisation's first row names it
     out = pd.DataFrame(
         {
@@ -174,7 +140,7 @@ def _side(
     )
     groups = counted.groupby(key, sort=False)
     out = out.join(groups.size().rename("items")).join(groups.sum())
-    owner = exceptions["id"].map(pd.Series(key.to_numpy(), index=ids, dtype=COUNT))
+    owner = exceptions["id"].map(pd.Series(key.to_numpy(), index=frame[id_column], dtype=COUNT))
     serious = exceptions["severity"] >= "high"
     out["exceptions"] = owner.value_counts()
     out["high_or_worse"] = owner[serious].value_counts()

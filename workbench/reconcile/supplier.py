@@ -1,12 +1,9 @@
-"""The supplier's side: one row per transcript request, with its lifecycle ``state``.
-
-See the package docstring for the states and their precedence.
-"""
+"""The supplier's side: one row per transcript request, with its lifecycle ``state`` (the
+package docstring gives the states' precedence)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 import pandas as pd
 
@@ -17,12 +14,10 @@ from workbench.reconcile.inputs import (
     TEXT,
     TIME,
     UNSETTLED,
-    age_buckets,
+    aged,
     days_between,
     newest_acknowledgments,
     overdue,
-    prepared,
-    resolve_now,
     states,
     typed,
     utc_times,
@@ -51,35 +46,19 @@ REQUEST_COLUMNS: dict[str, str | None] = {
     "unsettled_note": TEXT, "detail_error": TEXT, "parse_error": TEXT, "validation_status": TEXT,
     "validation_error": TEXT,
 }  # fmt: skip
-# The outbox columns the lifecycle reads (a row filter copies only these).
+# The outbox columns the lifecycle reads (a row filter copies every column it keeps).
 _SENDS = ["request_id", "operation", "outbox_id", "state", "updated_at", "resolved_at",
           "resolution", "error", "sent_award_count", "sent_course_count"]  # fmt: skip
-
-
-def supplier_lifecycle(
-    tables: Mapping[str, pd.DataFrame], *, now: Any = None, sla_days: float = 5
-) -> pd.DataFrame:
-    """One row per transcript request: its ``state`` and what supports it.
-
-    >>> requests = supplier_lifecycle(tables, now="2026-03-10", sla_days=5)  # doctest: +SKIP
-    >>> requests[requests.state == "awaiting_response"].sort_values("age_days")  # doctest: +SKIP
-    """
-    when = resolve_now(now, tables)
-    out = lifecycle(prepared(tables, now=when), now=when, sla_days=sla_days)
-    out.attrs.update(operation="reconcile.supplier_lifecycle", now=when, sla_days=sla_days)
-    return out
 
 
 def lifecycle(
     t: Mapping[str, pd.DataFrame], *, now: pd.Timestamp, sla_days: float, grace_days: float = 0
 ) -> pd.DataFrame:
-    """``supplier_lifecycle`` on ``prepared`` tables; overdue past ``sla_days + grace_days``
-    (no ``attrs``: see ``prepared``)."""
+    """``supplier_lifecycle`` on ``prepared`` tables; overdue past ``sla_days + grace_days``."""
     outbox = t["outbox"]
     ours = outbox.loc[outbox["operation"].isin(SUPPLIER_OPERATIONS), _SENDS]
 
-    # Requests as integer codes (the id text hashed once, not in each step below), and a send
-    # of one of the two operations as ``request * 2 + transcript``.
+    # Requests as integer codes (the id text hashed once), a send as ``request * 2 + transcript``.
     request = pd.Series(pd.factorize(ours["request_id"])[0], index=ours.index)
     transcript = (ours["operation"] == "send_transcript").to_numpy(dtype=bool)
 
@@ -87,18 +66,12 @@ def lifecycle(
     latest = ours[~(request * 2 + transcript).duplicated(keep="last")]
     unsettled = latest[latest["state"].isin(UNSETTLED)]
     unsettled = unsettled[~request[unsettled.index].duplicated(keep="last")]
-    unsettled = pd.DataFrame(
-        {
-            "unsettled_outbox_id": unsettled["outbox_id"],
-            "unsettled_operation": unsettled["operation"],
-            "unsettled_state": unsettled["state"],
-            "unsettled_since": unsettled["updated_at"],
-            "unsettled_note": unsettled["resolution"].fillna(unsettled["error"]),
-        }
-    ).set_axis(unsettled["request_id"])
+    unsettled = unsettled.assign(
+        since=unsettled["updated_at"], note=unsettled["resolution"].fillna(unsettled["error"])
+    ).set_index("request_id")[["outbox_id", "operation", "state", "since", "note"]]
+    unsettled = unsettled.add_prefix("unsettled_")
 
-    # The newest transcript that was sent, and the partner's acknowledgment of it.
-    # Each one sent is a version of ours (a re-issue, or forced): the newest is the count.
+    # The newest transcript sent (its version: how many were sent), and its acknowledgment.
     sent = ours[transcript]
     sent = sent[sent["state"] == "sent"]
     sent_of = request[sent.index]
@@ -135,12 +108,10 @@ def lifecycle(
         }
     ).set_axis(responses["answers"])
 
-    # Each piece is indexed by request id: joins align them on the requests' index, whose
-    # hash table pandas keeps (a join of a list of frames first unites their indexes: slower).
+    # Joined one by one on the requests' index, whose hash table pandas keeps (a join of a list
+    # of frames first unites their indexes).
     frame = t["requests"].join(unsettled).join(sent).join(responses).reset_index()
-    listed_since = frame["request_date"].fillna(frame["first_seen_at"])
-    frame["age_days"] = days_between(listed_since, now)
-    frame["age_bucket"] = age_buckets(frame["age_days"], sla_days)
+    since = aged(frame, now, sla_days=sla_days)
     acked = frame["acked"].fillna(False)
     known = frame["sent_award_count"].notna() & frame["sent_course_count"].notna()
     differs = _differs(frame["ack_award_total"], frame["sent_award_count"]) | _differs(
@@ -167,9 +138,8 @@ def lifecycle(
         default="awaiting_response",
         order=SUPPLIER_STATES,
     )
-    awaiting = frame["state"] == "awaiting_response"
-    late = overdue(frame["age_days"], listed_since, now, sla_days=sla_days, grace_days=grace_days)
-    frame["sla_breached"] = awaiting & late
+    late = overdue(frame, since, now, sla_days=sla_days, grace_days=grace_days)
+    frame["sla_breached"] = (frame["state"] == "awaiting_response") & late
     deferring = (
         frame["state"].isin(["responded", "answered_still_listed"])
         & ~sent

@@ -17,64 +17,42 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from workbench.reconcile.checks import empty_checks
+from workbench.reconcile.consumer import later_copies
 from workbench.reconcile.inputs import TEXT, days_text, fill, text
 from workbench.reconcile.plausible import WINDOW
 from workbench.severities import SEVERITIES
 
 # kind -> (usual severity, when it is raised)
 EXCEPTION_KINDS: dict[str, tuple[str, str]] = {
-    "identity_mismatch": (
-        "critical",
-        "the transcript we sent names another student than the request (high when only "
-        "names differ, critical when a birth date or an identifier does)",
-    ),
-    "tracking_id_mismatch": (
-        "high",
-        "a document's RequestTrackingID is not the one of the request it answers (or an "
-        "acknowledgment's DocumentID not the transcript's)",
-    ),
-    "ack_mismatch": (
-        "high",
-        "acknowledgment totals differ from the transcript (the partner's of ours: high; ours of "
-        "theirs: medium)",
-    ),
+    "identity_mismatch": ("critical", "the transcript we sent names another student than the "
+                          "request (high when only names differ, critical when a birth date or "
+                          "an identifier does)"),
+    "tracking_id_mismatch": ("high", "a document's RequestTrackingID is not the one of the "
+                             "request it answers (or an acknowledgment's DocumentID not the "
+                             "transcript's)"),
+    "ack_mismatch": ("high", "acknowledgment totals differ from the transcript (the partner's of "
+                     "ours: high; ours of theirs: medium)"),
     "uncertain_send": ("high", "a send of ours may or may not have reached the partner"),
     "parse_error": ("high", "a document the partner gave us does not parse"),
-    "response_overdue": (
-        "medium",
-        "a request has waited for our response longer than the SLA (high past twice it)",
-    ),
-    "ack_overdue": (
-        "medium",
-        "a transcript has waited for our acknowledgment longer than the SLA (high past twice it)",
-    ),
-    "hold_overdue": (
-        "medium",
-        "a Hold / TranscriptRequestReceived / OfflineRecordSearch response's planned release "
-        "date has passed with no transcript sent",
-    ),
-    "transcript_unacknowledged": (
-        "medium",
-        "a transcript of ours was sent but no acknowledgment of it is recorded",
-    ),
-    "reissued_after_ack": (
-        "medium",
-        "a transcript was re-issued (a new version) after we acknowledged an earlier one",
-    ),
-    "duplicate_transcript": (
-        "medium",
-        "a transcript received for the same student from the same source as an earlier one",
-    ),
+    "response_overdue": ("medium", "a request has waited for our response longer than the SLA "
+                         "(high past twice it)"),
+    "ack_overdue": ("medium", "a transcript has waited for our acknowledgment longer than the "
+                    "SLA (high past twice it)"),
+    "hold_overdue": ("medium", "a Hold / TranscriptRequestReceived / OfflineRecordSearch "
+                     "response's planned release date has passed with no transcript sent"),
+    "transcript_unacknowledged": ("medium", "a transcript of ours was sent but no "
+                                  "acknowledgment of it is recorded"),
+    "reissued_after_ack": ("medium", "a transcript was re-issued (a new version) after we "
+                           "acknowledged an earlier one"),
+    "duplicate_transcript": ("medium", "a transcript received for the same student from the "
+                             "same source as an earlier one"),
     "detail_missing": ("medium", "the last fetch of a document failed"),
     "closed_elsewhere": ("low", "an item left the partner's list with no send of ours"),
     "schema_invalid": ("low", "a document the partner gave us fails its PESC schema"),
-    "implausible_date": (
-        "low",
-        f"a partner's RequestDate outside the plausible dates ({WINDOW}): kept as sent, "
-        "taken as missing (the item is dated when we first saw it)",
-    ),
-}
+    "implausible_date": ("low", f"a partner's RequestDate outside the plausible dates "
+                         f"({WINDOW}): kept as sent, taken as missing (the item is dated when "
+                         "we first saw it)"),
+}  # fmt: skip
 EXCEPTION_COLUMNS = ("kind", "id", "severity", "detail", "suggested_action", "side")
 # Suggested actions name the command and the Python call; ``{sh}`` is the id as one shell word,
 # ``{py}`` as a Python string (``_quoted``).
@@ -126,43 +104,29 @@ def exceptions(
     >>> ex = exceptions(rec.requests, rec.transcripts, rec.checks)  # doctest: +SKIP
     >>> ex[ex.severity >= "high"]  # doctest: +SKIP
     """
-    checks = checks if checks is not None and not checks.empty else empty_checks()
+    r = requests.rename(columns={"request_id": "id"})
+    t = transcripts.rename(columns={"transcript_id": "id"})
     parts = [
-        *_supplier(requests.rename(columns={"request_id": "id"})),
-        *_consumer(transcripts.rename(columns={"transcript_id": "id"})),
-        *_documents(requests.rename(columns={"request_id": "id"}), "supplier", "request"),
-        *_documents(transcripts.rename(columns={"transcript_id": "id"}), "consumer", "transcript"),
-        _dates(requests.rename(columns={"request_id": "id"}), "supplier", "request"),
-        _dates(transcripts.rename(columns={"transcript_id": "id"}), "consumer", "transcript"),
+        *_supplier(r),
+        *_consumer(t),
+        *_documents(r, "supplier", "request"),
+        *_documents(t, "consumer", "transcript"),
         *_from_checks(checks, requests, transcripts, sla_days),
     ]
-    frames = [p for p in parts if len(p)]
-    if not frames:
-        return empty_exceptions()
+    frames = [p for p in parts if len(p)] or [pd.DataFrame(columns=[*EXCEPTION_COLUMNS])]
     out = pd.concat(frames, ignore_index=True)
+    out = out.astype(dict.fromkeys(("kind", "id", "detail", "suggested_action", "side"), TEXT))
     out["severity"] = pd.Categorical(out["severity"], categories=list(SEVERITIES), ordered=True)
     # Worst first, then by kind; within a kind, in the order of the requests and transcripts.
     out = out.sort_values(["severity", "kind"], ascending=[False, True], kind="stable")
-    out = out.reset_index(drop=True)
-    for column in ("kind", "id", "detail", "suggested_action", "side"):
-        out[column] = out[column].astype(TEXT)
-    return out[list(EXCEPTION_COLUMNS)]
-
-
-def empty_exceptions() -> pd.DataFrame:
-    frame = pd.DataFrame({c: pd.Series(dtype=TEXT) for c in EXCEPTION_COLUMNS})
-    frame["severity"] = pd.Categorical([], categories=list(SEVERITIES), ordered=True)
-    return frame[list(EXCEPTION_COLUMNS)]
+    return out[list(EXCEPTION_COLUMNS)].reset_index(drop=True)
 
 
 def _part(
-    kind: str, rows: pd.DataFrame, side: str, severity: Any, detail: str, action: str
+    kind: str, rows: pd.DataFrame, side: Any, severity: Any, detail: str, action: str
 ) -> pd.DataFrame:
     """Exceptions of one kind: ``detail`` and ``action`` are templates over ``rows``' columns,
-    ``{sh}`` and ``{py}`` the id quoted (none: an empty frame, which :func:`exceptions` leaves
-    out)."""
-    if rows.empty:
-        return pd.DataFrame()
+    ``{sh}`` and ``{py}`` the id quoted."""
     if "{sh}" in action or "{py}" in action:
         rows = rows.assign(**_quoted(rows["id"]))
     return pd.DataFrame(
@@ -225,8 +189,7 @@ def _consumer(t: pd.DataFrame) -> list[pd.DataFrame]:
     u = u.assign(note=u["ack_note"].fillna("no note"), **_quoted(u["id"]))
     u = u.assign(resend=fill(_RESEND_ACK, u))
     c = t[t["state"] == "closed_elsewhere"]
-    later = t["duplicate"].fillna(False) & (t["duplicate_of"] != t["id"]).fillna(False)
-    d = t[later]
+    d = t[later_copies(t, "id")]
     d = d.assign(source=d["source_org_name"].fillna(d["source_org_id"]))
     r = t[t["reissued_after_ack"].fillna(False) & (t["state"] == "awaiting_ack")]
     r = r.assign(kind_of=r["transmission_type"].fillna("no TransmissionType"))
@@ -250,14 +213,15 @@ def _consumer(t: pd.DataFrame) -> list[pd.DataFrame]:
 
 
 def _documents(frame: pd.DataFrame, side: str, noun: str) -> list[pd.DataFrame]:
-    # Only the columns read here: a row filter copies every column it keeps.
-    frame = frame[["id", "detail_error", "parse_error", "validation_status", "validation_error"]]
+    columns = ["detail_error", "parse_error", "validation_status", "validation_error"]
+    frame = frame[["id", *columns, "implausible_request_date"]]  # a row filter copies them all
     missing = frame[frame["detail_error"].notna()]
     broken = frame[frame["parse_error"].notna()]
     invalid = frame[
         (frame["validation_status"] == "invalid").fillna(False) & frame["parse_error"].isna()
     ]
     invalid = invalid.assign(error=invalid["validation_error"].fillna("no error text"))
+    undated = frame[frame["implausible_request_date"].notna()]
     return [
         _part("detail_missing", missing, side, "medium",
               f"The {noun}'s document could not be fetched: {{detail_error}}",
@@ -271,20 +235,13 @@ def _documents(frame: pd.DataFrame, side: str, noun: str) -> list[pd.DataFrame]:
               f"The {noun} fails its PESC schema: {{error}}",
               "Usable as stored; tell the partner if it recurs (real documents often carry "
               "36-character DocumentIDs or odd Birthdays)."),
+        _part("implausible_date", undated, side, "low",
+              f"The {noun}'s RequestDate is {{implausible_request_date}}, outside the "
+              f"plausible dates ({WINDOW}): taken as missing, so the {noun} is dated when we "
+              "first saw it, and left out of the charts by date",
+              f"Tell the partner (attach {_BUNDLE}); the store keeps the date as they sent "
+              "it."),
     ]  # fmt: skip
-
-
-def _dates(frame: pd.DataFrame, side: str, noun: str) -> pd.DataFrame:
-    """Items whose RequestDate is implausible (``plausible``): the value as sent."""
-    if "implausible_request_date" not in frame.columns:  # frames not made by the lifecycles
-        return pd.DataFrame()
-    bad = frame.loc[frame["implausible_request_date"].notna(), ["id", "implausible_request_date"]]
-    return _part("implausible_date", bad, side, "low",
-                 f"The {noun}'s RequestDate is {{implausible_request_date}}, outside the "
-                 f"plausible dates ({WINDOW}): taken as missing, so the {noun} is dated when we "
-                 "first saw it, and left out of the charts by date",
-                 f"Tell the partner (attach {_BUNDLE}); the store keeps the date as they sent "
-                 "it.")  # fmt: skip
 
 
 def _holders(rows: pd.DataFrame) -> np.ndarray:
@@ -299,10 +256,9 @@ def _holders(rows: pd.DataFrame) -> np.ndarray:
     ).astype(object)
 
 
-def _joined(rows: pd.DataFrame, template: str = _SIDES) -> pd.DataFrame:
-    """One row per (side, id) of failed checks: their pieces (``template`` over each, naming
-    both sides: ``holder`` holds ``expected``, ``subject`` ``found``) joined with ``; ``, the
-    first outbox id and subject, and whether a serious identity field is among them."""
+def _joined(rows: pd.DataFrame) -> pd.DataFrame:
+    """One row per (side, id) of failed checks: their pieces (``_SIDES`` over each) joined with
+    ``; ``, the first outbox id and subject, and whether a serious identity field is among them."""
     rows = rows.sort_values(["side", "id"], kind="stable")
     rows = rows.assign(
         label=rows["field"].map(_FIELD_LABELS).fillna(rows["field"]),
@@ -310,7 +266,7 @@ def _joined(rows: pd.DataFrame, template: str = _SIDES) -> pd.DataFrame:
         expected=rows["expected"].fillna("not stated"),
         found=rows["found"].fillna("not stated"),
     )
-    rows = rows.assign(piece=fill(template, rows), serious=rows["field"].isin(_SERIOUS_IDENTITY))
+    rows = rows.assign(piece=fill(_SIDES, rows), serious=rows["field"].isin(_SERIOUS_IDENTITY))
     groups = rows.groupby(["side", "id"], sort=False, dropna=False)
     out = rows.drop_duplicates(["side", "id"])[["side", "id", "outbox_id", "subject"]]
     return out.assign(
@@ -321,91 +277,71 @@ def _joined(rows: pd.DataFrame, template: str = _SIDES) -> pd.DataFrame:
 def _from_checks(
     checks: pd.DataFrame, requests: pd.DataFrame, transcripts: pd.DataFrame, sla: float | None
 ) -> list[pd.DataFrame]:
-    parts = []
-    rows = checks[checks["check"] == "tracking_id"]
-    if not rows.empty:
-        g = _joined(rows)
-        ours = g["subject"].str.endswith(" sent").fillna(False)
-        for side, frame in g[~ours].groupby("side"):
-            parts.append(_part("tracking_id_mismatch", frame, str(side), "high", "{piece}",
-                               f"The partner's document names another request: send them "
-                               f"{_BUNDLE} and hold off answering it until they correct "
-                               "it."))  # fmt: skip
-        for side, frame in g[ours].groupby("side"):
-            parts.append(_part("tracking_id_mismatch", frame, str(side), "high", "{piece}",
-                               "A document we sent names another request: check outbox entry "
-                               f"{{outbox_id}} ({_TROUBLESHOOT}) and tell the partner which "
-                               "request it belongs to."))  # fmt: skip
-
-    rows = checks[checks["check"] == "student_identity"]
-    if not rows.empty:
-        g = _joined(rows)
-        parts.append(
-            _part("identity_mismatch", g, "supplier", np.where(g["serious"], "critical", "high"),
-                  "The transcript we sent (outbox {outbox_id}) names another student than the "
-                  "request: {piece}",
-                  "Confirm the student with the registrar; if we sent another student's "
-                  "transcript, contact the partner at once to withdraw it (its story: "
-                  f"{_TROUBLESHOOT}).")
-        )  # fmt: skip
-
+    tracking = _joined(checks[checks["check"] == "tracking_id"])
+    ours = tracking["subject"].str.endswith(" sent").fillna(False)
+    identity = _joined(checks[checks["check"] == "student_identity"])
+    totals = _joined(checks[checks["check"] == "ack_totals"])
+    theirs, mine = totals[totals["side"] == "supplier"], totals[totals["side"] == "consumer"]
     # The SLA the lifecycles flagged ``sla_breached`` with (given, their attrs, the sla checks').
     if sla is None:
         sla = requests.attrs.get("sla_days", transcripts.attrs.get("sla_days"))
     if sla is None:
         sla = pd.to_numeric(checks.loc[checks["check"] == "sla", "expected"].str[3:]).max()
-    parts += _overdue(requests, transcripts, sla)
-
-    rows = checks[checks["check"] == "ack_totals"]
-    if not rows.empty:
-        g = _joined(rows)
-        parts.append(
-            _part("ack_mismatch", g[g["side"] == "supplier"], "supplier", "high",
-                  "The partner's acknowledgment differs from the transcript we sent (outbox "
-                  "{outbox_id}): {piece}",
-                  "Compare the transcript in outbox entry {outbox_id} with the student's "
-                  "record; ask the partner what did not arrive, and resend a corrected "
-                  f"transcript if ours was wrong: {_RESEND_TRANSCRIPT}.")
-        )  # fmt: skip
-        parts.append(
-            _part("ack_mismatch", g[g["side"] == "consumer"], "consumer", "medium",
-                  "Our acknowledgment (outbox {outbox_id}) differs from the transcript "
-                  "received: {piece}",
-                  f"Check the acknowledgment we built, then send a corrected one: {_RESEND_ACK}.")
-        )  # fmt: skip
-    return parts
+    return [
+        _part("tracking_id_mismatch", tracking[~ours], tracking["side"], "high", "{piece}",
+              f"The partner's document names another request: send them {_BUNDLE} and hold "
+              "off answering it until they correct it."),
+        _part("tracking_id_mismatch", tracking[ours], tracking["side"], "high", "{piece}",
+              "A document we sent names another request: check outbox entry {outbox_id} "
+              f"({_TROUBLESHOOT}) and tell the partner which request it belongs to."),
+        _part("identity_mismatch", identity, "supplier",
+              np.where(identity["serious"], "critical", "high"),
+              "The transcript we sent (outbox {outbox_id}) names another student than the "
+              "request: {piece}",
+              "Confirm the student with the registrar; if we sent another student's "
+              "transcript, contact the partner at once to withdraw it (its story: "
+              f"{_TROUBLESHOOT})."),
+        *_overdue(requests, transcripts, sla),
+        _part("ack_mismatch", theirs, "supplier", "high",
+              "The partner's acknowledgment differs from the transcript we sent (outbox "
+              "{outbox_id}): {piece}",
+              "Compare the transcript in outbox entry {outbox_id} with the student's "
+              "record; ask the partner what did not arrive, and resend a corrected "
+              f"transcript if ours was wrong: {_RESEND_TRANSCRIPT}."),
+        _part("ack_mismatch", mine, "consumer", "medium",
+              "Our acknowledgment (outbox {outbox_id}) differs from the transcript "
+              "received: {piece}",
+              f"Check the acknowledgment we built, then send a corrected one: {_RESEND_ACK}."),
+    ]  # fmt: skip
 
 
 def _overdue(requests: pd.DataFrame, transcripts: pd.DataFrame, sla: float) -> list[pd.DataFrame]:
-    """Requests and transcripts past the SLA (their ``sla_breached`` flag, which the ``sla``
-    check rows mirror); high past twice the SLA."""
+    """Requests and transcripts past the SLA (``sla_breached``); high past twice the SLA."""
     if pd.isna(sla):
         return []
-    shown = ["age_days", "source_org_name", "request_date"]  # what the messages read
-    late = requests.loc[requests["sla_breached"].fillna(False), ["request_id", *shown]]
-    late = late.rename(columns={"request_id": "id"})
-    waiting = transcripts.loc[transcripts["sla_breached"].fillna(False), ["transcript_id", *shown]]
-    waiting = waiting.rename(columns={"transcript_id": "id"})
-    parts = []
-    for frame in (late, waiting):
-        age = frame["age_days"]
-        severity = np.where((age > 2 * sla).fillna(False), "high", "medium")
-        dated = pd.Series(text(frame["request_date"], missing=""), index=frame.index)
-        dated = ("dated " + dated).where(
-            dated != "", "with no usable RequestDate (aged from when we first saw it)"
-        )
-        parts.append((frame.assign(days=days_text(age), dated=dated,
-                                   sla=int(sla) if sla == int(sla) else sla),
-                      severity))  # fmt: skip
-    (late, late_severity), (waiting, waiting_severity) = parts
+    late, waiting = _late(requests, "request_id", sla), _late(transcripts, "transcript_id", sla)
     return [
-        _part("response_overdue", late, "supplier", late_severity,
+        _part("response_overdue", late, "supplier", late["severity"],
               "Request from {source_org_name} {dated} has had no response for {days} days "
               "(SLA {sla})",
               "Send a TranscriptResponse (Hold or TranscriptRequestReceived): `workbench send "
               "response --status TranscriptRequestReceived {sh}` — open {days} days, SLA {sla}"),
-        _part("ack_overdue", waiting, "consumer", waiting_severity,
+        _part("ack_overdue", waiting, "consumer", waiting["severity"],
               "Transcript from {source_org_name} {dated} has awaited our acknowledgment for "
               "{days} days (SLA {sla})",
               f"Acknowledge it: {_SEND_ACK} — waiting {{days}} days, SLA {{sla}}"),
     ]  # fmt: skip
+
+
+def _late(frame: pd.DataFrame, id_column: str, sla: float) -> pd.DataFrame:
+    """The rows of ``frame`` past the SLA, with what their messages read."""
+    late = frame.loc[frame["sla_breached"].fillna(False),
+                     [id_column, "age_days", "source_org_name", "request_date"]]  # fmt: skip
+    dated = pd.Series(text(late["request_date"], missing=""), index=late.index)
+    dated = ("dated " + dated).where(
+        dated != "", "with no usable RequestDate (aged from when we first saw it)"
+    )
+    severity = np.where((late["age_days"] > 2 * sla).fillna(False), "high", "medium")
+    return late.rename(columns={id_column: "id"}).assign(
+        days=days_text(late["age_days"]), dated=dated, sla=f"{sla:g}", severity=severity
+    )
