@@ -240,19 +240,21 @@ def _pull_list(
     def write() -> None:
         """What was fetched since, in one transaction, on the pull's thread (one each: the
         fetching threads queue on the write lock, bench/pull.py); a group that fails is
-        written one by one, so a bad detail fails alone."""
-        group = [fetched.popleft() for _ in range(len(fetched))]
+        written one by one, so a bad detail fails alone. Removed once written: a Ctrl-C
+        during the write leaves them to the next."""
+        group = [fetched[i] for i in range(len(fetched))]  # the threads append meanwhile
         if not group:
             return
         try:
-            return store.write_details([prepared for _, prepared in group])
-        except Exception:  # noqa: S110  written one by one below, failures kept there
-            pass
-        for item_id, prepared in group:
-            try:
-                store.write_details([prepared])
-            except Exception as exc:
-                unwritten[item_id] = f"{type(exc).__name__}: {exc}"
+            store.write_details([prepared for _, prepared in group])
+        except Exception:
+            for item_id, prepared in group:
+                try:
+                    store.write_details([prepared])
+                except Exception as exc:
+                    unwritten[item_id] = f"{type(exc).__name__}: {exc}"
+        for _ in group:
+            fetched.popleft()
 
     concurrency = session.profile.concurrency
     try:
