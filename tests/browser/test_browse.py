@@ -201,3 +201,35 @@ def test_browse_on_a_taken_port_says_so_and_exits_2(served: Served, tmp_path: Pa
     assert result.returncode == 2
     assert f"Port {port} on 127.0.0.1 is taken" in result.stderr
     assert "Traceback" not in result.stderr and "http://" not in result.stdout
+
+
+def test_browse_opens_the_store_through_a_private_page(browser_db: Path, tmp_path: Path) -> None:
+    """``--open`` hands the browser a private page that forwards to the keyed URL: the key stays
+    out of the browser's command line, which every local user can read (``ps``)."""
+    seen, fake, log = tmp_path / "browser.txt", tmp_path / "browser.py", tmp_path / "browse.log"
+    fake.write_text(
+        "import stat, sys\nfrom pathlib import Path\n"
+        "page = Path(sys.argv[1].removeprefix('file://'))\n"
+        "mode = oct(stat.S_IMODE(page.stat().st_mode))\n"
+        f"Path({str(seen)!r}).write_text(sys.argv[1] + '\\n' + mode + '\\n' + page.read_text())\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("WORKBENCH_")}
+    env["BROWSER"] = f"{sys.executable} {fake} %s"
+    with log.open("wb") as out:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "workbench.cli", "browse", "--db", str(browser_db), "--port",
+             "0", "--open"], cwd=tmp_path, env=env, stdin=subprocess.DEVNULL, stdout=out,
+            stderr=subprocess.STDOUT,
+        )  # fmt: skip
+    try:
+        deadline = time.monotonic() + START_S
+        while not seen.exists() and process.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.25)
+        assert seen.exists(), log.read_text(errors="replace")
+    finally:
+        _stop(process)
+    argument, mode, page = seen.read_text().split("\n", 2)
+    key = _printed_url(log).split("token=", 1)[1]
+    assert argument.startswith("file://") and key not in argument
+    assert mode == "0o600"
+    assert f"?token={key}" in page

@@ -83,6 +83,7 @@ def serve(
     """Serve the profile's store (or ``db``) until Ctrl-C or SIGTERM, ``announce`` told the URL."""
     import secrets  # here: `workbench --help` stays fast (bench/cli.py)
     import socket
+    import tempfile
 
     from workbench.config import load_profile
     from workbench.report.job import check_store
@@ -118,16 +119,18 @@ def serve(
     stop = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, signal.default_int_handler) if stop else None
     try:
-        with Store(path, read_only=True) as store:  # an older store: a migrated copy
+        # An older store is served from its private migrated copy, removed when it closes.
+        with (
+            Store(path, read_only=True) as store,
+            tempfile.TemporaryDirectory(prefix="workbench-browse-") as folder,
+        ):
             server = _server(store.file, port, token, name=path.stem)
             announce(
                 f"Datasette on {path} (read-only, for you alone): {url}\n"
                 "The link holds your key: keep it to yourself. Ctrl-C stops it."
             )
             if open_browser:
-                import webbrowser
-
-                webbrowser.open(url)
+                _open_privately(url, folder)
             server.run(sockets=[listener])
     except KeyboardInterrupt:
         pass
@@ -135,6 +138,25 @@ def serve(
         listener.close()
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
+
+
+def _open_privately(url: str, folder: str) -> None:
+    """Open ``url`` through a private page that forwards to it, as JupyterLab does: the key
+    stays out of the browser's command line, which every local user can read (``ps``)."""
+    import html
+    import webbrowser
+
+    from workbench.folders import create_private
+
+    page = Path(folder) / "open.html"
+    create_private(page)
+    link = html.escape(url, quote=True)
+    page.write_text(
+        f'<!doctype html><meta http-equiv="refresh" content="0; url={link}">'
+        f'<a href="{link}">Open the store</a>',
+        encoding="utf-8",
+    )
+    webbrowser.open(page.as_uri())
 
 
 def _server(path: Path, port: int, token: str, *, name: str) -> Any:
