@@ -16,7 +16,7 @@ import pytest
 from tests.pesc.factories import Request, Student, Transcript, make_request, make_transcript
 from tests.reconcile.builders import STUDENT, ack_flat, request_flat, response_flat, transcript_flat
 from workbench import pesc, reconcile
-from workbench.store.schema import REQUEST_FIELDS, TRANSCRIPT_FIELDS
+from workbench.pesc.fields import KEYS
 
 _STUDENT = Student(**{k.removeprefix("student_"): v for k, v in STUDENT.items()}, gender=None)
 REQUEST = make_request(Request(document_id="doc-R1", tracking_id="R1", student=_STUDENT))
@@ -33,12 +33,12 @@ RESPONSE = pesc.build_response(
 )
 ACKNOWLEDGMENT = pesc.build_acknowledgment(TRANSCRIPT)
 
-# What the reconciliation reads of each message's flat record: a request's and a transcript's
-# the store copies into its row (``store.schema``); of a message we send, the outbox's ``sent_*``.
+# What the reconciliation reads of each message's flat record: of a request and a transcript, the
+# fields the store copies into its row (``pesc.fields.KEYS``); of what we send, ``sent_*``.
 SENT = {c.removeprefix("sent_") for c in reconcile.TABLES["outbox"] if c.startswith("sent_")}
 READ = {
-    "request": set(reconcile.TABLES["requests"]) & set(REQUEST_FIELDS),
-    "transcript": (set(reconcile.TABLES["transcripts"]) & set(TRANSCRIPT_FIELDS)) | SENT,
+    "request": set(reconcile.TABLES["requests"]) & set(KEYS["request"]),
+    "transcript": (set(reconcile.TABLES["transcripts"]) & set(KEYS["transcript"])) | SENT,
     "response": set(reconcile.TABLES["responses"]) | SENT,
     "acknowledgment": set(reconcile.TABLES["acknowledgments"]) | SENT,
 }
