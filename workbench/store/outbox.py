@@ -164,14 +164,6 @@ class Outbox:
             )  # fmt: skip
         return [entry_id for entry_id, _ in stale]
 
-    def last_sent(self, operation: str, request_id: str) -> dict[str, Any] | None:
-        """The newest entry that blocks a send (``id``, ``state``, ``updated_at``,
-        ``document_id``), or None."""
-        with self._c.read() as conn:
-            found = _blocking(conn, operation, request_id, None)
-        keys = ("id", "state", "updated_at", None, None, "document_id")
-        return {k: v for k, v in zip(keys, found, strict=True) if k} if found else None
-
 
 def sent_version(
     operation: str, flat: Mapping[str, Any] | None, *, renews: bool = False
