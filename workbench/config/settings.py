@@ -27,8 +27,7 @@ EVENT_FIELD_NAMES = ("id", "type", "time")
 
 @dataclass(frozen=True)
 class Setting:
-    """One setting: its key, what it takes (a type, or "url", "list", "table", "path"), its
-    default and meaning; ``section`` None is ``[profiles.NAME]`` itself."""
+    """One setting: its key, kind (a type, or "url", "list", "table", "path"), default and help."""
 
     key: str
     kind: type | str

@@ -43,8 +43,7 @@ _HOLDERS = frozenset(h.lower() for h in EVENT_HOLDERS)
 
 @dataclass(frozen=True)
 class EventFields:
-    """What an event says of itself; None where it says nothing. ``time`` is UTC; ``paths``
-    the keys each was found under (``{"type": ("eventInfo", "action")}``)."""
+    """What an event says of itself (None: nothing); ``paths``: the keys each was found under."""
 
     id: str | None = None
     type: str | None = None
@@ -54,8 +53,7 @@ class EventFields:
 
 
 def event_fields(event: Any, paths: Mapping[str, str] | None = None) -> EventFields:
-    """What ``event`` says of itself, found as the module says; ``paths`` a profile's dotted
-    ``event_fields`` (``{"type": "eventInfo.action"}``)."""
+    """What ``event`` says of itself; ``paths``: a profile's ``event_fields``."""
     if not isinstance(event, Mapping):
         return EventFields()
     found: dict[str, Any] = {}
@@ -110,8 +108,7 @@ def _id_or_type(value: Any) -> str | None:
 
 
 def _keys(node: Mapping[Any, Any], names: tuple[str, ...]) -> list[Any]:
-    """The keys of ``node`` that are ``names`` in any case, in their order; a name two keys
-    match (``id`` and ``ID``) is left out."""
+    """The keys of ``node`` that are ``names`` in any case (not a name two keys match)."""
     index: dict[str, list[Any]] = {}
     for key in node:
         index.setdefault(str(key).lower(), []).append(key)

@@ -54,8 +54,8 @@ _JSON_SHORT = {'"': '"', "\\": "\\", "/": "/", "\b": "b", "\f": "f", "\n": "n", 
 
 
 def spelling_pattern(secret: str) -> str:
-    """A regular expression matching ``secret`` in every spelling JSON, XML and URL encoders
-    give it, each character on its own (so mixed spellings are found too)."""
+    """A regex matching ``secret`` in every spelling JSON, XML and URL encoders give each of its
+    characters."""
     return "".join(re.escape(c) if _PLAIN.fullmatch(c) else _char_pattern(c) for c in secret)
 
 
@@ -163,8 +163,7 @@ class Redactor:
         return _JWT.sub(MASK, text) if "eyJ" in text else text
 
     def stored(self, text: str) -> str:
-        """A text of ours made of what the store holds (a bundle's README): as :meth:`document`
-        keeps it, with fields named as secrets masked too."""
+        """A text of ours made of what the store holds: :meth:`document`, secret fields masked."""
         return self._fields(self.document(text)) if text else text
 
     def answer(self, text: _Text, *, document: bool) -> _Text:
@@ -198,8 +197,7 @@ class Redactor:
         }
 
     def url(self, url: str) -> str:
-        """A URL with its user, password, sensitive parameters and our tokens masked; its path
-        (ids) is kept."""
+        """A URL with its user, password, sensitive parameters and our tokens masked."""
         parts = urlsplit(url)
         if parts.password is not None or parts.username is not None:
             parts = parts._replace(netloc=f"{MASK}@{parts.netloc.rpartition('@')[2]}")
@@ -226,8 +224,7 @@ class Redactor:
         return self.text(text)
 
     def _json(self, text: str, *, by_value: bool) -> str | None:
-        """JSON ``text`` with sensitive fields masked (``by_value``: every value too); None when
-        ``text`` is not JSON."""
+        """JSON ``text`` with sensitive fields (``by_value``: all) masked; None if not JSON."""
         if not text.lstrip().startswith(("{", "[")):
             return None
         try:
@@ -268,8 +265,7 @@ class Redactor:
 
 
 def is_sensitive(name: object) -> bool:
-    """Whether a field so named holds a secret, whatever its case and separators
-    (``access_token``, ``accessToken``, ``Access-Token``)."""
+    """Whether a field so named holds a secret, whatever its case and separators."""
     return str(name).lower().replace("_", "").replace("-", "") in _SENSITIVE_KEYS
 
 
