@@ -240,11 +240,7 @@ def retrying(profile: Any, idempotent: bool, operation: str, deadline: Deadline)
 
     def log(state: RetryCallState) -> None:
         exc = state.outcome.exception() if state.outcome else None
-        why = (
-            f"status {exc.response.status_code}"
-            if isinstance(exc, RetryableStatus)
-            else type(exc).__name__
-        )
+        why = f"status {exc}" if isinstance(exc, RetryableStatus) else type(exc).__name__
         sleep = state.next_action.sleep if state.next_action else 0.0
         logger.info(
             "%s: %s on attempt %d; retrying in %.2f s", operation, why, state.attempt_number, sleep

@@ -34,6 +34,7 @@ SENSITIVE_FIELDS = frozenset({"access_token", "refresh_token", "id_token", "toke
 MIN_DOCUMENT_TOKEN = 16  # this long, a secret found in a document is an echo, not chance
 WHOLE_WORD_BELOW = 8  # a shorter secret is masked only as a word of its own
 _Text = TypeVar("_Text", str, str | None)
+Headers = Mapping[str, str] | Iterable[tuple[str, str]] | None
 
 _JWT = re.compile(r"eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*")
 _BEARER = re.compile(r"([Bb]earer\s+)[A-Za-z0-9._~+/=-]{8,}")
@@ -125,8 +126,8 @@ class Redactor:
         with self._lock:
             if value and value not in self._fixed and value not in self._learned:
                 self._learned.append(value)
-                self._pattern = _secrets_pattern(self._fixed.union(self._learned))
                 known = self._fixed.union(self._learned)
+                self._pattern = _secrets_pattern(known)
                 self._tokens = tuple(t for t in known if len(t) >= MIN_DOCUMENT_TOKEN)
 
     def clean(self, text: str) -> bool:
@@ -181,12 +182,7 @@ class Redactor:
             return value
         return self._masked(value)
 
-    def headers(
-        self,
-        headers: Mapping[str, str] | Iterable[tuple[str, str]] | None,
-        *,
-        document: bool = False,
-    ) -> dict[str, str]:
+    def headers(self, headers: Headers, *, document: bool = False) -> dict[str, str]:
         """Headers as a dict: sensitive ones masked whole, the rest as :meth:`answer` says."""
         items = headers.items() if isinstance(headers, Mapping) else headers or ()
         return {
