@@ -20,7 +20,7 @@ def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("explorer") / "workbench.db"
     populate(path)
     with Store(path) as store:
-        store.upsert_events("placement", [{"eventId": "hostile-1", "note": HOSTILE}])
+        store.record_snapshot(None, "placement_events", [{"eventId": "hostile-1", "note": HOSTILE}])
     return path
 
 

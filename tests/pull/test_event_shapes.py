@@ -235,12 +235,16 @@ def test_events_that_are_not_objects_are_stored_by_their_content(odd_feed, tmp_p
     assert stored["time_is_first_seen"].all()
 
 
-def test_events_that_are_not_objects_are_stored_by_upsert_too(tmp_path: Path) -> None:
+def test_events_that_are_not_objects_are_stored_from_a_snapshot_too(tmp_path: Path) -> None:
     with Store(tmp_path / "wb.db") as store:
-        said = store.upsert_events("domestic", ["a", 2, {}, {}], seen_at="2026-03-02T09:00:00Z")
-        again = store.upsert_events("domestic", [{}, "a"], seen_at="2026-03-03T09:00:00Z")
+        said = store.record_snapshot(
+            None, "domestic_events", ["a", 2, {}, {}], taken_at="2026-03-02T09:00:00Z"
+        )
+        again = store.record_snapshot(
+            None, "domestic_events", [{}, "a"], taken_at="2026-03-03T09:00:00Z"
+        )
         stored = store.table("events")
-    assert len(said["new"]) == 3 and said["seen"] == [] and again["new"] == []
+    assert len(said.appeared) == 3 and again.appeared == ()
     assert len(stored) == 3
     # no time of their own: they stay at the time they were first seen
     assert stored["occurred_at"].astype(str).unique().tolist() == ["2026-03-02 09:00:00+00:00"]

@@ -25,10 +25,10 @@ from workbench.report import (
     events_breakdown_section,
     events_days_chart,
     events_section,
+    figure_html,
     latest_events,
     latest_events_section,
 )
-from workbench.report.charts import png
 from workbench.report.events import (
     EVENT_CELL_CHARS,
     EVENT_COLUMNS,
@@ -77,7 +77,7 @@ def crafted_db(tmp_path: Path) -> Path:
     db = tmp_path / "events.db"
     with Store(db) as store:
         for source, events in FEEDS.items():
-            store.upsert_events(source, events, seen_at=SEEN)
+            store.record_snapshot(None, f"{source}_events", events, taken_at=SEEN)
     return db
 
 
@@ -243,7 +243,7 @@ def test_a_hostile_payload_keeps_the_latest_events_table_small(tmp_path: Path) -
         events.append(_event(f"h{i:02d}", "OfferMade", f"2026-03-02T10:{i:02d}:00Z",
                              **CPAN, campus="Main", intake=intake, **odd))  # fmt: skip
     with Store(tmp_path / "hostile.db") as store:
-        store.upsert_events("domestic", events, seen_at=SEEN)
+        store.record_snapshot(None, "domestic_events", events, taken_at=SEEN)
         html = latest_events_section(store, 50).data
     assert len(html) < 150_000  # was 12.7 MB for the fields, 50 MB for the value
     table = _tables(html)["Latest domestic events"]
@@ -284,7 +284,7 @@ def _labels(ax: Any) -> list[str]:
 def test_the_days_chart_stacks_the_counts_and_labels_each_day_once(crafted_db: Path) -> None:
     with Store(crafted_db) as store:
         fig = events_days_chart(store)
-    png(fig)  # drawn: tick labels are set
+    figure_html(fig)  # drawn: tick labels are set
     (ax,) = fig.axes
     assert _labels(ax) == [f"Mar {d:02d}" for d in range(2, 11)]
     heights: Counter[float] = Counter()
@@ -303,12 +303,12 @@ def test_a_long_span_labels_days_without_repeating(tmp_path: Path) -> None:
     events = [{"eventId": f"e{n}", "occurredAt": (start + timedelta(days=n)).isoformat() + "Z"}
               for n in range(0, 400, 3)]  # fmt: skip
     with Store(tmp_path / "w.db") as store:
-        store.upsert_events("domestic", events[:20])
+        store.record_snapshot(None, "domestic_events", events[:20])
         short = events_days_chart(store)
-        store.upsert_events("domestic", events[20:])
+        store.record_snapshot(None, "domestic_events", events)
         long = events_days_chart(store)
     for fig in (short, long):
-        png(fig)
+        figure_html(fig)
         labels = _labels(fig.axes[0])
         assert len(labels) >= 3 and len(labels) == len(set(labels)), labels
     assert all(re.fullmatch(r"\d{4}-\d\d-\d\d", label) for label in _labels(long.axes[0]))
@@ -317,7 +317,7 @@ def test_a_long_span_labels_days_without_repeating(tmp_path: Path) -> None:
 def test_the_breakdown_chart_shows_the_counts(crafted_db: Path) -> None:
     with Store(crafted_db) as store:
         fig = events_breakdown_chart(store, tz=TORONTO)
-    png(fig)
+    figure_html(fig)
     panels = {ax.get_title(): ax for ax in fig.axes}
     campus = panels["By campus"]
     widths: Counter[str] = Counter()
@@ -371,11 +371,11 @@ def test_the_feeds_read_only_what_they_need(report_copy: Path) -> None:
 
 def test_a_feed_with_no_events_counts_zero(tmp_path: Path) -> None:
     with Store(tmp_path / "w.db") as store:
-        store.upsert_events("placement", [{"eventId": "e1", "eventType": "x",
-                                           "occurredAt": "2026-03-02T10:00:00Z"}])  # fmt: skip
+        event = {"eventId": "e1", "eventType": "x", "occurredAt": "2026-03-02T10:00:00Z"}
+        store.record_snapshot(None, "placement_events", [event])
         summary = feed_summary(store).set_index("source")
         days = event_days(store)
-    assert summary.loc["placement", ["events", "listed_now", "event_types"]].tolist() == [1, 0, 1]
+    assert summary.loc["placement", ["events", "listed_now", "event_types"]].tolist() == [1, 1, 1]
     assert summary.loc["domestic", ["events", "listed_now", "event_types"]].tolist() == [0, 0, 0]
     assert isinstance(summary.loc["placement", "first_seen"], pd.Timestamp)
     assert pd.isna(summary.loc["domestic", "first_seen"])
@@ -428,13 +428,13 @@ def odd_db(crafted_db: Path) -> Path:
     """The crafted store and three events a partner may send, first seen on March 5: of year
     1, of 9999 (both read as times, so stored as such), and one of year 1 kept elsewhere."""
     with Store(crafted_db) as store:
-        store.upsert_events("domestic", [
+        store.record_snapshot(None, "domestic_events", [
             _event("y1", "OfferMade", "0001-01-01T00:00:00Z", **CPAN),
             _event("y9", "OfferMade", "9999-12-31T23:59:59Z", campus="Main"),
-        ], seen_at=ODD_SEEN)  # fmt: skip
-        store.upsert_events("placement", [
+        ], taken_at=ODD_SEEN)  # fmt: skip
+        store.record_snapshot(None, "placement_events", [
             {"eventId": "n1", "eventInfo": {"timestamp": "0001-01-01T00:00:00Z", "data": {}}},
-        ], seen_at=ODD_SEEN)  # fmt: skip
+        ], taken_at=ODD_SEEN)  # fmt: skip
     return crafted_db
 
 
@@ -468,7 +468,7 @@ def test_an_implausible_time_is_listed_and_counted_when_first_seen(odd_db: Path)
     assert "9999-12-31\u00a018:59:59 (implausible)" in latest_html  # Toronto, 5 hours behind
     assert "0000-12-31\u00a018:42:28 (implausible)" in latest_html  # local mean time
     for fig in figs:
-        png(fig)  # draws
+        figure_html(fig)  # draws
     (ax,) = figs[0].axes
     low, high = (mdates.num2date(x) for x in ax.get_xlim())
     assert (low.date(), high.date()) == (date(2026, 3, 2), date(2026, 3, 11))

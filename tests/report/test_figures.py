@@ -20,10 +20,10 @@ from workbench.report import (
     ageing_chart,
     daily_volumes,
     daily_volumes_chart,
+    figure_html,
     funnel_chart,
     headline_section,
 )
-from workbench.report.charts import png
 from workbench.store import Store
 
 from .conftest import NOW, crafted_tables
@@ -169,7 +169,7 @@ def _two_days() -> dict[str, pd.DataFrame]:
 
 def test_two_days_of_volumes_tick_each_day_under_its_bars() -> None:
     fig = daily_volumes_chart(_two_days(), until=NOW)
-    png(fig)  # drawn: tick labels are set
+    figure_html(fig)  # drawn: tick labels are set
     (ax,) = fig.axes
     ticks = ax.get_xticks()
     assert [t.get_text() for t in ax.get_xticklabels()] == ["Mar 08", "Mar 09"]  # no hours
@@ -208,7 +208,7 @@ def test_an_implausible_date_stays_off_the_volumes_axis(odd: str | None) -> None
     assert volumes["day"].min() >= pd.Timestamp("2026-03-08", tz="UTC")
     assert volumes.attrs["implausible"] == (1 if odd and odd[0].isdigit() else 0)
     fig = daily_volumes_chart(tables, until=NOW, tz="Pacific/Kiritimati")
-    png(fig)
+    figure_html(fig)
     low, high = fig.axes[0].get_xlim()
     assert mdates.num2date(low).year == mdates.num2date(high).year == 2026
     if volumes.attrs["implausible"]:

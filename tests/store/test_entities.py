@@ -165,25 +165,20 @@ def test_missing_details_only_for_the_two_detail_lists(store: Store) -> None:
         store.missing_details("placement_events", ["E"])
 
 
-def test_upsert_events_dedupes_by_id_then_by_content(store: Store) -> None:
+def test_events_are_deduped_by_id_then_by_content(store: Store) -> None:
     events = [
         {"eventId": "E1", "eventType": "offer", "occurredAt": "2026-03-01T10:00:00Z"},
         {"eventType": "anonymous", "payload": {"n": 1}},
         {"eventType": "anonymous", "payload": {"n": 1}},
     ]
-    first = store.upsert_events("domestic", events, seen_at=at(0))
-    assert first["new"][0] == "E1" and len(first["new"]) == 2 and first["seen"] == []
-    second = store.upsert_events("domestic", events[:2], seen_at=at(3))
-    assert second["new"] == [] and len(second["seen"]) == 2
+    first = store.record_snapshot(None, "domestic_events", events, taken_at=at(0))
+    assert first.appeared[0] == "E1" and len(first.appeared) == 2
+    second = store.record_snapshot(None, "domestic_events", events[:2], taken_at=at(3))
+    assert second.appeared == () and len(second.unchanged) == 2
     rows = store.table("events")
     assert len(rows) == 2 and set(rows["source"]) == {"domestic"}
     assert (rows["last_seen_at"] > rows["first_seen_at"]).all()
-    assert not rows["on_list"].any()  # upserts alone do not say what a list shows
-
-
-def test_upsert_events_refuses_unknown_sources(store: Store) -> None:
-    with pytest.raises(StoreError, match="placement, domestic"):
-        store.upsert_events("international", [])
+    assert rows["on_list"].all()
 
 
 def test_the_xml_is_kept_once_and_read_back_either_way(store: Store) -> None:

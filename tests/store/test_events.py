@@ -16,7 +16,7 @@ def test_events_one_answer_gives_one_id_are_kept_apart_and_said(tmp_path, caplog
     ]
     with Store(tmp_path / "wb.db") as store:
         store.record_snapshot(None, "domestic_events", events)
-        store.upsert_events("placement", events)
+        store.record_snapshot(None, "placement_events", events)
         kept = store.table("events")
     assert (kept["source"] == "domestic").sum() == 9 and (kept["source"] == "placement").sum() == 9
     assert "share an id" in caplog.text and "event_fields" in caplog.text

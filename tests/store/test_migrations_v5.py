@@ -24,7 +24,7 @@ def _v4_store(path: Path) -> None:
     """A store as v4 left it: no ``time_is_first_seen``, and type and time only where v4's few
     names found them (none of these events)."""
     with Store(path) as store:
-        store.upsert_events("placement", EVENTS, seen_at=SEEN)
+        store.record_snapshot(None, "placement_events", EVENTS, taken_at=SEEN)
     conn = sqlite3.connect(path)
     conn.execute("ALTER TABLE events DROP COLUMN time_is_first_seen")
     conn.execute("UPDATE events SET event_type = NULL, occurred_at = NULL")
@@ -72,7 +72,9 @@ def test_a_migrated_store_keeps_an_event_with_no_time_at_its_first_sighting(tmp_
     path = tmp_path / "v4.db"
     _v4_store(path)
     with Store(path) as store:
-        store.upsert_events("placement", [EVENTS[1]], seen_at="2026-03-11T09:00:00Z")
+        store.record_snapshot(
+            None, "placement_events", [EVENTS[1]], taken_at="2026-03-11T09:00:00Z"
+        )
         row = store.table("events", where="event_key = 'i1'").iloc[0]
     assert str(row["occurred_at"]) == "2026-03-10 09:00:00+00:00"
     assert str(row["last_seen_at"]) == "2026-03-11 09:00:00+00:00"

@@ -5,7 +5,7 @@ several acknowledgments for one id, and a transcript back on the list with a new
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 import pytest
 import time_machine
@@ -13,7 +13,6 @@ import time_machine
 import workbench as wb
 from tests.store.helpers import listed
 from workbench.store import Store
-from workbench.store.schema import now
 
 LIST = "consumer_transcripts"
 ACK = "send_acknowledgment"
@@ -22,7 +21,7 @@ ACK = "send_acknowledgment"
 @pytest.fixture
 def clock() -> Iterator[Callable[[float], datetime]]:
     """Move the clock (time-machine) ``minutes`` from a fixed start; the time it now shows."""
-    start = now()
+    start = datetime.now(UTC)
     with time_machine.travel(start, tick=False) as traveller:
 
         def set_to(minutes: float) -> datetime:

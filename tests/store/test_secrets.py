@@ -70,7 +70,9 @@ def test_documents_keep_what_they_spell_but_an_echo_of_ours(tmp_path: Path) -> N
     store = Store(tmp_path / "wb.db", secrets=[*SECRETS, *short, LEARNED])
     store.record_call(exchange(response_body=f'[{{"RequestID": "R-1", "N": "{short[0]}"}}]'))
     store.record_snapshot(None, "placement_events", [{"eventId": "E", "password": short[1]}])
-    store.upsert_events("domestic", [{"eventId": "D", "note": f"{short[2]} {SECRETS[2]}"}])
+    store.record_snapshot(
+        None, "domestic_events", [{"eventId": "D", "note": f"{short[2]} {SECRETS[2]}"}]
+    )
     courses = [{"title": f"Course {i}", "grade": "A", "credit_value": 3.0} for i in range(3)]
     store_detail(
         store,

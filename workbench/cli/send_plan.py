@@ -235,9 +235,9 @@ def check_options(request: SendRequest) -> None:
 def _read_file(path: Path) -> bytes:
     """The bytes of the regular file ``path``, refused before reading when it is anything else
     (a FIFO would block for ever) or larger than a PESC document may be."""
-    from workbench.pesc.document import MAX_BYTES_VARIABLE, max_bytes
+    from workbench.pesc.document import MAX_BYTES_VARIABLE, size_limit
 
-    limit = max_bytes()
+    limit = size_limit()
     try:
         if not stat.S_ISREG(path.stat().st_mode):
             raise InvalidParameter(

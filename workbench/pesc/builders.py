@@ -1,9 +1,5 @@
-"""Builders for the two messages the workbench sends back: responses and acknowledgments.
-
-Both answer a document they are given (a ``PescDocument`` or XML text), in that document's
-namespace family, and produce XML that validates against the PESC schemas when their input is
-valid. The join keys are copied, never invented: ``RequestTrackingID`` always, and for an
-acknowledgment the transcript's own ``DocumentID`` (NOTES §6).
+"""Builders of the two messages the workbench sends back, each answering a document in its
+namespace family: schema-valid when the input is, join keys copied, never invented (NOTES §6).
 """
 
 from __future__ import annotations
@@ -66,13 +62,10 @@ def build_response(
     document_id: str | None = None,
     process_code: str | None = None,
 ) -> str:
-    """A TranscriptResponse answering a TranscriptRequest, as XML text.
+    """A TranscriptResponse answering a TranscriptRequest, one Response per Request, as XML.
 
-    One ``Response`` per ``Request``, echoing its RequestedStudent, with ``status``; a hold's
-    release date without a reason gets ``Other`` (the schema wants one); ``note`` becomes
-    80-character NoteMessages. Tracking ids and DocumentProcessCode are copied from the request
-    (``process_code`` when it states none); ``document_id`` defaults to the request's without
-    dashes (what Mohawk sends), ``created`` to now.
+    A release date without a hold reason gets ``Other``; ``document_id`` defaults to the
+    request's without dashes (what Mohawk sends), ``created`` to now.
 
     >>> build_response(request_xml, status="Hold", hold_reason="Financial", note="Fees owing")
     """
@@ -98,8 +91,7 @@ def build_response(
             "echo the requested student. Check the request document.",
             reason="incomplete",
         )
-    # Join keys are echoed as they are, never shortened: a too-long one stays visible to
-    # validation instead of silently joining nothing.
+    # Echoed, never shortened: a too-long one stays visible to validation.
     transmission_tracking = el.text(transmission.get("RequestTrackingID"))
     request_document_id = el.text(transmission.get("DocumentID"))
     if document_id is None:
@@ -149,9 +141,8 @@ def build_acknowledgment(
     process_code: str | None = None,
     tracking_id: str | None = None,
 ) -> str:
-    """An Acknowledgment of a CollegeTranscript, as XML text: its awards and courses counted
-    (record and session level), its DocumentID, RequestTrackingID and DocumentProcessCode
-    copied (``tracking_id`` and ``process_code`` when it states none), its student's identity.
+    """An Acknowledgment of a CollegeTranscript, as XML: its awards and courses counted, its
+    ids copied (``tracking_id`` and ``process_code`` when it states none).
 
     >>> build_acknowledgment(transcript_xml, note="Received, thank you")
     """
@@ -204,8 +195,7 @@ def _transmission_data(
     tracking_id: str | None,
     process_code: str | None,
 ) -> None:
-    """TransmissionData answering another message's: Source and Destination swapped, its
-    DocumentProcessCode copied (``process_code`` when it states none)."""
+    """TransmissionData answering another's: Source and Destination swapped, its code copied."""
     _leaf(parent, "DocumentID", document_id)
     _leaf(parent, "CreatedDateTime", created)
     _leaf(parent, "DocumentTypeCode", type_code)
@@ -243,9 +233,8 @@ def _organization_parts(organization: Element | None) -> list[Element]:
 
 
 def _acknowledgment_person(person: Element | None) -> Element:
-    """The transcript student's identity as an AcknowledgmentPersonType: ids and names copied,
-    Birth and Gender rebuilt, mending real transcripts' ``Birthdate``, ``Birthday`` 1210 and
-    ``<Gender><Gender>``."""
+    """The student as an AcknowledgmentPersonType: ids and names copied, Birth and Gender rebuilt
+    (mending real transcripts' ``Birthdate``, ``Birthday`` 1210 and ``<Gender><Gender>``)."""
     result = etree.Element("Person")
     fields: dict[str, list[Element]] = {}
     for node in person.iterchildren(el.ELEMENTS) if person is not None else ():
@@ -280,8 +269,7 @@ def _birth(parent: Element, birth: Element | None) -> None:
 
 
 def _unqualified_copy(element: Element) -> Element:
-    """A deep copy without PESC namespaces, which a sender's default ``xmlns`` put there;
-    ``UserDefinedExtensions`` keeps its own."""
+    """A deep copy without PESC namespaces (``UserDefinedExtensions`` keeps its own)."""
     result = copy.deepcopy(element)
     stack = [result]
     while stack:
@@ -317,14 +305,10 @@ def _datetime_text(value: datetime | str | None) -> str:
 
 
 def _date_text(value: date | str | None) -> str | None:
-    if value is None:
-        return None
     if isinstance(value, datetime):
         value = value.date()
-    if isinstance(value, date):
-        return value.isoformat()
     try:
-        return date.fromisoformat(value).isoformat()
+        return None if value is None else date.fromisoformat(str(value)).isoformat()
     except ValueError:
         raise ValueError(
             f"planned_release_date must be a date or 'YYYY-MM-DD'; got {value!r}"
@@ -333,10 +317,7 @@ def _date_text(value: date | str | None) -> str | None:
 
 def _note_pieces(note: str | None) -> list[str]:
     """NoteMessages for a note: whitespace collapsed, at most 80 characters each."""
-    if note is None:
-        return []
-    normalized = " ".join(note.split())
-    return textwrap.wrap(normalized, NOTE_LENGTH, break_long_words=True, break_on_hyphens=False)
+    return textwrap.wrap(" ".join((note or "").split()), NOTE_LENGTH, break_on_hyphens=False)
 
 
 def _serialize(root: Element) -> str:

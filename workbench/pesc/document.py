@@ -1,12 +1,8 @@
-"""Safe parsing of PESC XML: one hardened parser configuration for every document.
+"""Safe parsing of PESC XML: the prolog checked before the parser sees it, a parser that loads no
+DTD, resolves no entity and has no network.
 
-``parse`` takes raw or once-escaped XML, text or bytes, and refuses with ``PescError`` and a
-``reason``: ``empty``, ``too-large`` (over ``max_bytes``, ``WORKBENCH_PESC_MAX_BYTES`` or 10
-MiB, checked before decoding), ``encoding`` (not the declared one, or one PESC never uses, in
-which markup could hide), ``entity`` (a DTD declaring entities), ``dtd``, ``pi``, ``xinclude``,
-``too-deep`` (libxml2's 256 levels), ``malformed`` (also text escaped twice), ``not-pesc``.
-The prolog is checked before the parser sees the text, so no DTD reaches it; the parser loads
-no DTD, resolves no entity and has no network: second lines of defence.
+``PescError.reason``: empty, too-large, encoding, entity, dtd, pi, xinclude, too-deep, malformed
+(also text escaped twice), not-pesc.
 """
 
 from __future__ import annotations
@@ -53,15 +49,11 @@ _PI = (
 )
 _ESCAPE = re.compile(r"&(lt|gt|amp|quot|apos|#[0-9]{1,7}|#x[0-9A-Fa-f]{1,6});")
 _NAMED = {"lt": "<", "gt": ">", "amp": "&", "quot": '"', "apos": "'"}
-_RESOURCE_LIMIT = getattr(etree.ErrorTypes, "ERR_RESOURCE_LIMIT", None)
-_UNDECLARED_ENTITY = getattr(etree.ErrorTypes, "ERR_UNDECLARED_ENTITY", None)
-_INVALID_ENCODING = getattr(etree.ErrorTypes, "ERR_INVALID_ENCODING", None)
 
 
 @dataclass(frozen=True, slots=True, eq=False, repr=False)
 class PescDocument:
-    """A parsed PESC message: its root's local name, the version of its root namespace (or
-    None), that namespace, the lxml root and the unescaped text."""
+    """A parsed PESC message: root local name, namespace version (or None), namespace, root."""
 
     message_type: str
     version: str | None
@@ -72,13 +64,6 @@ class PescDocument:
     def __repr__(self) -> str:
         version = f" v{self.version}" if self.version else ""
         return f"<PescDocument {self.message_type}{version}>"
-
-
-class _RefuseExternal(etree.Resolver):
-    """Second line of defence: any external resource the parser asks for resolves to nothing."""
-
-    def resolve(self, url, pubid, context):  # type: ignore[no-untyped-def]
-        return self.resolve_string("", context)
 
 
 _local = threading.local()
@@ -97,7 +82,6 @@ def _parser() -> etree.XMLParser:
             huge_tree=False,
             collect_ids=False,
         )
-        parser.resolvers.add(_RefuseExternal())
         _local.parser = parser
     return parser
 
@@ -108,7 +92,7 @@ def parse(data: str | bytes, *, max_bytes: int | None = None) -> PescDocument:
     >>> parse(xml_text).message_type  # raw XML, or XML escaped once ('&lt;ColTrn:...')
     'CollegeTranscript'
     """
-    limit = _max_bytes(max_bytes)
+    limit = max_bytes if max_bytes is not None else size_limit()
     if isinstance(data, (bytearray, memoryview)):
         data = bytes(data)
     if not isinstance(data, (bytes, str)):
@@ -122,8 +106,6 @@ def parse(data: str | bytes, *, max_bytes: int | None = None) -> PescDocument:
         root = etree.fromstring(payload, _parser())
     except etree.XMLSyntaxError as exc:
         raise _syntax_error(exc) from None
-    if root.getroottree().docinfo.internalDTD is not None:
-        raise PescError(_DTD, reason="dtd")  # the prolog check missed it: refused all the same
     # Only a '?' after the prolog can start a processing instruction: without one, no walk.
     if "?" in text[body:] and (
         next(root.iter(etree.ProcessingInstruction), None) is not None
@@ -154,14 +136,8 @@ def as_document(doc_or_xml: PescDocument | str | bytes) -> PescDocument:
     return parse(doc_or_xml)
 
 
-def max_bytes() -> int:
+def size_limit() -> int:
     """The cap on a document's size in bytes: ``WORKBENCH_PESC_MAX_BYTES``, else 10 MiB."""
-    return _max_bytes(None)
-
-
-def _max_bytes(max_bytes: int | None) -> int:
-    if max_bytes is not None:
-        return max_bytes
     setting = os.environ.get(MAX_BYTES_VARIABLE)
     if not setting:
         return DEFAULT_MAX_BYTES
@@ -210,8 +186,7 @@ def _decode(data: bytes) -> str:
 
 
 def _declared_codec(prolog: str) -> str | None:
-    """The codec named by the XML declaration at the start of ``prolog`` (None without one);
-    ``PescError`` naming the encoding when it is not one PESC documents use."""
+    """The codec the XML declaration names (None without one); PescError if PESC never uses it."""
     match = _DECLARATION.match(prolog)
     if match is None:
         return None
@@ -225,12 +200,11 @@ def _declared_codec(prolog: str) -> str | None:
 
 
 def unescape_once(text: str) -> str:
-    """``text`` without leading whitespace, unescaped once if it came XML-escaped (DESIGN §3);
-    ``PescError`` when it was escaped twice, which is never undone."""
+    """``text`` unescaped once if it came XML-escaped (DESIGN §3); PescError if escaped twice."""
     text = text.lstrip(_WHITESPACE)
     if not text.startswith("&lt;"):
         return text
-    text = _ESCAPE.sub(_unescape_one, text).lstrip(_WHITESPACE)  # one pass: none undone twice
+    text = _ESCAPE.sub(_unescape_one, text).lstrip(_WHITESPACE)
     if text.startswith("&lt;"):
         raise PescError(
             "The XML was escaped more than once (it still starts with '&lt;' after one "
@@ -292,8 +266,7 @@ def _check_prolog(text: str) -> int:
 
 
 def _encode(text: str, body: int) -> bytes:
-    """UTF-8 bytes for the parser: the declaration (whose encoding no longer applies) becomes
-    as many newlines as it spanned, so line numbers still match ``text``."""
+    """UTF-8 for the parser, the declaration blanked to its newlines (line numbers still match)."""
     if body and text.startswith("<?xml"):
         end = text.find("?>") + 2
         text = "\n" * text.count("\n", 0, end) + text[end:]
@@ -308,22 +281,24 @@ def _encode(text: str, body: int) -> bytes:
 
 def _syntax_error(exc: etree.XMLSyntaxError) -> PescError:
     message = str(exc)
-    if (exc.code == _RESOURCE_LIMIT and "depth" in message.lower()) or "Excessive depth" in message:
+    if (
+        exc.code == etree.ErrorTypes.ERR_RESOURCE_LIMIT and "depth" in message.lower()
+    ) or "Excessive depth" in message:
         return PescError(
             f"The XML is nested too deeply ({message}). No PESC message comes close; refused.",
             reason="too-deep",
         )
-    if exc.code == _RESOURCE_LIMIT:
+    if exc.code == etree.ErrorTypes.ERR_RESOURCE_LIMIT:
         return PescError(
             f"The XML exceeds a parser limit ({message}); refused.", reason="too-large"
         )
-    if exc.code == _UNDECLARED_ENTITY or "Entity '" in message:
+    if exc.code == etree.ErrorTypes.ERR_UNDECLARED_ENTITY or "Entity '" in message:
         return PescError(
             f"The XML refers to an entity that is not defined ({message}). PESC messages use "
             "only the five predefined entities; refused.",
             reason="entity",
         )
-    if exc.code == _INVALID_ENCODING:
+    if exc.code == etree.ErrorTypes.ERR_INVALID_ENCODING:
         return PescError(
             f"The XML is not valid UTF-8 ({message}). Check how the document was decoded or "
             "stored, or ask the sender to declare its encoding.",

@@ -1,5 +1,5 @@
-"""Namespace-agnostic reading of PESC elements: by local name only (real documents namespace
-what should not be), None for anything missing, so extraction never raises."""
+"""Reading PESC elements by local name only (real documents namespace what should not be), None
+for anything missing."""
 
 from __future__ import annotations
 
@@ -85,9 +85,8 @@ def texts(element: Element | None, name: str) -> list[str]:
 
 
 def organization(element: Element | None) -> tuple[str | None, str | None, str | None]:
-    """(id type, id, name) of an organization or school element: the first
-    OrganizationIDGroup element with a value (``CSIS``, ``MutuallyDefined``...), else the first
-    other leaf with one (real documents carry local codes such as ``GeoCode``)."""
+    """(id type, id, name) of an organization: the first OrganizationIDGroup id with a value, else
+    the first other leaf with one (real documents carry local codes such as ``GeoCode``)."""
     id_type = id_value = fallback = None
     name = None
     for node in element.iterchildren(ELEMENTS) if element is not None else ():

@@ -1,13 +1,9 @@
-"""One flat record of the headline fields of a PESC message.
+"""One flat record of the headline fields of a PESC message, its keys fixed per kind (``KEYS``).
 
-``flatten(doc)``'s keys depend only on the message type (``KEYS``); a missing element gives
-None. Keys whose source is not plain from the name: ``*_org_id_type`` names the organization's
-first identifier element, ``request_tracking_id`` is TransmissionData's (else the first
-Recipient's or Response's); ``student_*`` come from the student's Person (``student_oen``: the
-AgencyIdentifier "Ontario Education Number", else canpesc's State/Province ON); a request's and
-a response's fields from the first Request/Recipient or Response/hold, with counts of all; a
-transcript (any root with a Student) counts awards and courses at record and session level;
-``note`` joins the message's own NoteMessages (``records(doc)["notes"]`` has them all).
+A request's and a response's fields come from the first Request/Recipient or Response/hold, with
+counts of all; ``request_tracking_id`` is TransmissionData's, else the first Recipient's or
+Response's; ``student_oen`` is the AgencyIdentifier "Ontario Education Number", else canpesc's
+State/Province ON; ``note`` joins the message's own NoteMessages.
 """
 
 from __future__ import annotations
@@ -47,7 +43,7 @@ TRANSCRIPT_KEYS = names(
 )
 ACKNOWLEDGMENT_KEYS = ("academic_award_total", "course_total", "note")
 
-# Field order and keys per kind of message; "other" is a PESC root we only know the envelope of.
+# "other": a PESC root we only know the envelope of.
 KEYS = {
     "request": COMMON_KEYS + STUDENT_KEYS + REQUEST_KEYS,
     "response": COMMON_KEYS + STUDENT_KEYS + RESPONSE_KEYS,
@@ -55,13 +51,18 @@ KEYS = {
     "acknowledgment": COMMON_KEYS + STUDENT_KEYS + ACKNOWLEDGMENT_KEYS,
     "other": COMMON_KEYS,
 }
-# The TransmissionData leaves, by key.
 _TRANSMISSION = mapping(
     "DocumentID CreatedDateTime DocumentTypeCode TransmissionType DocumentProcessCode "
     "DocumentOfficialCode DocumentCompleteCode RequestTrackingID",
     "document_id created_at document_type_code transmission_type process_code official_code "
     "complete_code request_tracking_id",
 )
+_RECIPIENT = mapping("TranscriptType TranscriptPurpose", "transcript_type transcript_purpose")
+_RESPONSE = mapping(
+    "CreatedDateTime RequestTrackingID RecipientTrackingID ResponseStatus",
+    "response_created_at response_request_tracking_id recipient_tracking_id response_status",
+)
+HOLD_FIELDS = mapping("HoldReason PlannedReleaseDate", "hold_reason planned_release_date")
 _KIND = {REQUEST: "request", RESPONSE: "response", ACKNOWLEDGMENT: "acknowledgment"}
 
 
@@ -76,7 +77,7 @@ def kind_of(doc: PescDocument, top: dict[str, Element] | None = None) -> str:
 
 
 def flatten(doc_or_xml: PescDocument | str | bytes) -> dict[str, Any]:
-    """One flat record of a message's headline fields (keys: see the module docstring).
+    """One flat record of a message's headline fields.
 
     >>> flatten(xml_text)["course_count"]
     58
@@ -105,9 +106,8 @@ def flatten(doc_or_xml: PescDocument | str | bytes) -> dict[str, Any]:
 
 
 def transmission_kind(doc_or_xml: PescDocument | str | bytes) -> str | None:
-    """A document's TransmissionType, ``Cancellation`` however PESC's lack of one is worked
-    around: OCAS' TransmissionType, CoreMain 1.14's DocumentTypeCode ``Cancel``, or
-    ``MutuallyDefined`` with a NoteMessage ``Cancellation``."""
+    """A document's TransmissionType; ``Cancellation`` also for DocumentTypeCode ``Cancel`` and
+    ``MutuallyDefined`` with a NoteMessage ``Cancellation`` (PESC has no Cancellation type)."""
     doc = as_document(doc_or_xml)
     data = el.child(doc.root, "TransmissionData")
     fields = el.children(data)
@@ -124,8 +124,7 @@ def transmission_kind(doc_or_xml: PescDocument | str | bytes) -> str | None:
 
 
 def environment_of(counts: Mapping[str | None, int]) -> str:
-    """Which environment documents come from, by their DocumentProcessCode counts (None: not
-    stated): ``TEST``, ``PRODUCTION``, ``mixed: PRODUCTION 2, TEST 3`` or ``not stated``.
+    """The environment of documents by DocumentProcessCode counts (None: not stated).
 
     >>> environment_of({"TEST": 12, None: 1})
     'TEST'
@@ -212,7 +211,7 @@ def student_fields(person: Element | None) -> dict[str, Any]:
 
 
 def gender(element: Element | None) -> str | None:
-    """Gender/GenderCode; real documents also write ``<Gender><Gender>Female</Gender>``."""
+    """Gender/GenderCode, or Gender/Gender as real documents write it."""
     fields = el.children(element)
     return el.text(fields.get("GenderCode")) or el.text(fields.get("Gender"))
 
@@ -229,14 +228,10 @@ def _request(row: dict[str, Any], root: Element) -> None:
     row["request_count"] = len(requests)
     row["recipient_count"] = sum(len(el.children_named(r, "Recipient")) for r in requests)
     row["release_authorized"] = el.boolean(el.text(student.get("ReleaseAuthorizedIndicator")))
-    (
-        row["attendance_school_id_type"],
-        row["attendance_school_id"],
-        row["attendance_school_name"],
-    ) = school
+    keys = ("attendance_school_id_type", "attendance_school_id", "attendance_school_name")
+    row.update(zip(keys, school, strict=True))
     row["hold_type"] = el.find_text(recipient.get("TranscriptHold"), "HoldType")
-    row["transcript_type"] = el.text(recipient.get("TranscriptType"))
-    row["transcript_purpose"] = el.text(recipient.get("TranscriptPurpose"))
+    row.update(el.leaves(fields.get("Recipient"), _RECIPIENT))
     methods = el.texts(fields.get("Recipient"), "DeliveryMethod")
     row["delivery_method"] = ", ".join(methods) if methods else None
     row["note"] = _join(el.texts(root, "NoteMessage") + el.texts(request, "NoteMessage"))
@@ -247,23 +242,13 @@ def _request(row: dict[str, Any], root: Element) -> None:
 def _response(row: dict[str, Any], root: Element) -> None:
     responses = el.children_named(root, "Response")
     response = responses[0] if responses else None
-    fields = el.children(response)
     holds = el.children_named(response, "ResponseHold")
-    hold = el.children(holds[0] if holds else None)
-    row.update(student_fields(el.child(fields.get("RequestedStudent"), "Person")))
-    row["response_created_at"] = el.text(fields.get("CreatedDateTime"))
-    row["response_count"] = len(responses)
-    row["response_request_tracking_id"] = el.text(fields.get("RequestTrackingID"))
-    row["recipient_tracking_id"] = el.text(fields.get("RecipientTrackingID"))
-    row["response_status"] = el.text(fields.get("ResponseStatus"))
-    row["hold_reason"] = el.text(hold.get("HoldReason"))
-    row["planned_release_date"] = el.text(hold.get("PlannedReleaseDate"))
-    notes = el.texts(root, "NoteMessage") + el.texts(response, "NoteMessage")
-    for node in holds:
-        notes += el.texts(node, "NoteMessage")
+    row.update(student_fields(el.find(response, "RequestedStudent", "Person")))
+    row.update(el.leaves(response, _RESPONSE), response_count=len(responses))
+    row.update(el.leaves(holds[0] if holds else None, HOLD_FIELDS))
+    notes = [note for node in (root, response, *holds) for note in el.texts(node, "NoteMessage")]
     row["note"] = _join(notes)
-    if row["request_tracking_id"] is None:
-        row["request_tracking_id"] = row["response_request_tracking_id"]
+    row["request_tracking_id"] = row["request_tracking_id"] or row["response_request_tracking_id"]
 
 
 def _transcript(row: dict[str, Any], root: Element, student: Element | None) -> None:
@@ -278,8 +263,7 @@ def _transcript(row: dict[str, Any], root: Element, student: Element | None) -> 
 
 
 def transcript_counts(records: list[Element]) -> tuple[int, int, int]:
-    """(sessions, awards, courses) of AcademicRecords, awards and courses counted at record and
-    session level: the totals an Acknowledgment reports back."""
+    """(sessions, awards, courses) of AcademicRecords, counted at record and session level."""
     sessions = [node for record in records for node in record.iterchildren("{*}AcademicSession")]
     parts = [
         el.local(node.tag)

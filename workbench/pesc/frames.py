@@ -1,17 +1,10 @@
-"""PESC messages as pandas DataFrames (DESIGN §5: snake_case, string IDs, UTC times).
-
-``to_frames(doc)`` gives ``"document"`` (``flatten(doc)``) and a frame per ``records(doc)``
-table, typed by column name (``dtype_of``), so an empty table has the columns and dtypes of a
-full one: times ``datetime64[ns, UTC]`` (no offset: UTC), counts and indexes ``Int64``, GPA and
-credits ``Float64``, indicators ``boolean``, the rest ``string``; unreadable values are NA.
-Each frame's ``attrs`` carry the message's ``message_type`` and ``document_id``.
+"""PESC messages as pandas DataFrames (DESIGN §5), typed by column name so that an empty table
+has the dtypes of a full one; unreadable values are NA.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
-from datetime import UTC, datetime
 from typing import Any
 
 import pandas as pd
@@ -34,7 +27,7 @@ TIME_DTYPE = "datetime64[ns, UTC]"
 
 
 def to_frames(doc_or_xml: PescDocument | str | bytes) -> dict[str, pd.DataFrame]:
-    """``{"document": 1-row frame, <table>: frame, ...}`` for one message."""
+    """``{"document": flatten's row, <table>: records' rows, ...}``, attrs naming the message."""
     doc = as_document(doc_or_xml)
     row = flatten(doc)
     attrs = {"message_type": doc.message_type, "document_id": row["document_id"]}
@@ -67,34 +60,10 @@ def frame(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> pd.DataFram
 
 def _array(values: list[Any], column: str) -> Any:
     dtype = dtype_of(column)
-    if dtype == TIME_DTYPE:
-        values = [_instant(value) for value in values]
+    if dtype == TIME_DTYPE:  # xs:dateTime; no offset: UTC
+        values = pd.to_datetime(
+            pd.Series(values, dtype=object), errors="coerce", utc=True, format="ISO8601"
+        )
     elif dtype == "Float64":
-        values = [_number(value) for value in values]
+        values = pd.to_numeric(pd.Series(values, dtype=object), errors="coerce")
     return pd.array(values, dtype=dtype)
-
-
-def _instant(value: Any) -> datetime | None:
-    """xs:dateTime text to an aware UTC datetime (no offset: taken as UTC); None if unreadable."""
-    if not isinstance(value, str):
-        return None
-    try:
-        moment = datetime.fromisoformat(value)
-    except ValueError:
-        try:  # what Python rejects, pandas may still read (e.g. a leap second, a 'T24:00')
-            moment = pd.Timestamp(value).to_pydatetime()
-        except (ValueError, TypeError, OverflowError):
-            return None
-    if moment.tzinfo is None:
-        return moment.replace(tzinfo=UTC)
-    return moment.astimezone(UTC)
-
-
-def _number(value: Any) -> float | None:
-    if value is None:
-        return None
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return None
-    return None if math.isnan(number) else number

@@ -1,7 +1,5 @@
-"""Which PESC message a document is and which version, and the namespaces of each version.
-
-The type comes from the root's local name, the version from its namespace, never the other
-way round: the spec gives a TranscriptResponse the request's v1.0.0 namespace.
+"""Which PESC message a document is (its root's local name) and which version (its namespace's:
+the spec gives a TranscriptResponse the request's v1.0.0 namespace), and each version's namespace.
 """
 
 from __future__ import annotations
@@ -9,9 +7,10 @@ from __future__ import annotations
 import re
 from itertools import zip_longest
 
+from lxml import etree
+
 from workbench.spec import NS_V1_0_0
 
-# The four messages of the exchange, by root local name.
 REQUEST = "TranscriptRequest"
 RESPONSE = "TranscriptResponse"
 TRANSCRIPT = "CollegeTranscript"
@@ -31,39 +30,27 @@ _MESSAGE_NAMESPACE = re.compile(r"^urn:org:pesc:message:([A-Za-z]+):v(\d+(?:\.\d
 _SCHEMA_NAME = {ACKNOWLEDGMENT: "TranscriptAcknowledgment"}
 _ROOT_NAME = {"TranscriptAcknowledgment": ACKNOWLEDGMENT}
 
-# Acknowledgment version that goes with each CollegeTranscript version (same CoreMain and
-# AcademicRecord imports: CT 1.3.0 / Ack 1.1.0 use AcRec 1.6.0, CT 1.6.0 / Ack 1.3.0 use
-# AcRec 1.9.0; CT 1.4.0-1.5.0 / Ack 1.2.0 inferred). Later versions map to the newest known.
+# The Acknowledgment version of each CollegeTranscript version: the same AcademicRecord imports
+# (1.4.0-1.5.0 inferred).
 _ACK_FOR_TRANSCRIPT = {
     (1, 0, 0): "1.0.0", (1, 1, 0): "1.0.0", (1, 2, 0): "1.0.0", (1, 3, 0): "1.1.0",
     (1, 4, 0): "1.2.0", (1, 5, 0): "1.2.0", (1, 6, 0): "1.3.0",
 }  # fmt: skip
 
 
-def split_tag(tag: str) -> tuple[str | None, str]:
-    """``"{ns}Name"`` -> ``("ns", "Name")``; ``"Name"`` -> ``(None, "Name")``."""
-    if tag[:1] == "{":
-        namespace, _, local = tag[1:].partition("}")
-        return namespace, local
-    return None, tag
-
-
 def message_info(tag: str) -> tuple[str, str | None, str | None]:
     """(message type, version, namespace) of a root tag; version is None without one."""
-    namespace, local = split_tag(tag)
-    version = None
-    if namespace:
-        match = _VERSION.search(namespace)
-        version = match.group(1) if match else None
-    return local, version, namespace
+    name = etree.QName(tag)
+    match = _VERSION.search(name.namespace or "")
+    return name.localname, match[1] if match else None, name.namespace
 
 
 def is_pesc_root(tag: str) -> bool:
     """A root in a PESC namespace, or a namespace-less root with a PESC message name."""
-    namespace, local = split_tag(tag)
-    if namespace:
-        return namespace.startswith(PESC_NAMESPACE_PREFIX)
-    return local in MESSAGE_TYPES or local in OTHER_PESC_ROOTS
+    name = etree.QName(tag)
+    if name.namespace:
+        return name.namespace.startswith(PESC_NAMESPACE_PREFIX)
+    return name.localname in MESSAGE_TYPES or name.localname in OTHER_PESC_ROOTS
 
 
 def version_tuple(version: str) -> tuple[int, ...]:
@@ -85,8 +72,7 @@ def parse_message_namespace(namespace: str) -> tuple[str, str] | None:
 
 
 def namespace_for(message_type: str, version: str) -> str:
-    """The namespace of a message of this type and version: the spec's for v1.0.0, else
-    ``urn:org:pesc:message:<Type>:v<version>``."""
+    """The namespace of a message of this type and version (the spec's for v1.0.0)."""
     if version == "1.0.0" and message_type in NS_V1_0_0:
         return NS_V1_0_0[message_type]
     return f"urn:org:pesc:message:{schema_name(message_type)}:v{version}"
@@ -107,8 +93,8 @@ def acknowledgment_version(transcript_version: str | None) -> str:
 
 
 def nearest_version(wanted: str | None, available: list[str]) -> str | None:
-    """The available version closest to ``wanted`` (the newest when None): the one that first
-    differs in a less significant component, then by less there; a tie goes to the newer."""
+    """The available version closest to ``wanted`` (the newest when None): first differing in a
+    less significant component, then by less there; a tie goes to the newer."""
     if not available:
         return None
     try:

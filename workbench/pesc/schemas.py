@@ -1,10 +1,7 @@
-"""Validation of PESC messages against the official XSDs: a report, never a refusal (real
-documents fail strict validation for harmless reasons, NOTES §9).
+"""Validation of PESC messages against the official XSDs: a report, never a refusal (NOTES §9).
 
-Schemas come from ``schemas_dir``, else ``WORKBENCH_PESC_SCHEMAS`` (a folder of ``.xsd`` files,
-at any depth), indexed by target namespace. A document is validated against its own message
-and version, else the nearest version, its namespace rewritten (the ``note`` says so).
-Compiling reads local files only: every ``xs:import`` must resolve inside the folder.
+Schemas come from a folder (``WORKBENCH_PESC_SCHEMAS``) and compile from local files only; a
+document without a schema of its version is validated against the nearest, as the note says.
 """
 
 from __future__ import annotations
@@ -61,11 +58,9 @@ class Validation:
         return self.status == VALID
 
     def __str__(self) -> str:
-        """One line, the schema named once: ``valid against CollegeTranscript v1.3.0
-        (CollegeTranscript_v1.3.0.xsd)``, ``invalid against ..., 3 error(s)``, ``not
-        validated: <why>``."""
+        """One line: ``invalid against CollegeTranscript v1.3.0 (..xsd), 3 error(s)``."""
         note = self.note or ""
-        if note.startswith(_VALIDATED_AGAINST):  # as ``_note`` writes it: the schema, its version
+        if note.startswith(_VALIDATED_AGAINST):
             shown, note = f"{self.status} {note.removeprefix('validated ')}", ""
         else:
             shown = self.status + (f" against {self.schema}" if self.schema else "")
@@ -75,7 +70,7 @@ class Validation:
         return shown + (f": {note}" if note else "")
 
     def as_record(self, *, max_errors: int = 20) -> dict[str, object]:
-        """As the store keeps it (JSON): status, schema, note and the first errors as text."""
+        """As the store keeps it (JSON), the first errors as text."""
         return {
             "status": self.status,
             "schema": self.schema,

@@ -1,10 +1,5 @@
-"""Is it the same student? The rule a transcript's student is compared by with the request's.
-
-One rule, used before a transcript is sent (``Supplier.send_transcript``, ``workbench send``)
-and by reconciliation afterwards (the ``student_identity`` check), on flattened PESC fields
-(:func:`workbench.pesc.flatten`). Only spelling noise is forgiven: case, accents, Unicode forms
-and widths, spaces, punctuation and invisible characters; a letter or digit that differs,
-differs.
+"""Is it the same student? The one rule of sends and the reconciliation, on flattened fields:
+case, accents, Unicode forms, spaces and punctuation are forgiven, a letter or digit is not.
 
 >>> differing_fields({"student_last_name": "O'Brien-Lévesque"},
 ...                  {"student_last_name": "OBRIEN LEVESQUE"})
@@ -22,7 +17,6 @@ import pandas as pd
 
 from workbench.pesc.elements import names
 
-# The fields that name a student, in the order messages list them.
 IDENTITY = names(
     "student_first_name student_last_name student_birth_date student_oen student_ocas_account "
     "student_ocas_application student_school_assigned_id"
@@ -32,10 +26,8 @@ _DOTLESS = str.maketrans({"ı": "i"})  # Turkish: "ISMAIL" is "ısmail" there, "
 
 
 def comparable(value: Any, field: str) -> str | None:
-    """``value`` of identity ``field`` as compared: a birth date on its first 10 characters (a
-    time of day or offset is no part of it); a name or id on its letters and digits only,
-    case-folded, accents dropped, compatibility forms (full-width digits) made plain. None when
-    there is no value (missing, blank, NaN, NaT, ``pd.NA``): it is then not compared."""
+    """``value`` as compared: a birth date on its first 10 characters, a name or id on its letters
+    and digits, case-folded, accents dropped, forms made plain; None when missing (not compared)."""
     if not isinstance(value, str):
         if pd.api.types.is_scalar(value) and pd.isna(value):
             return None
@@ -59,8 +51,7 @@ def comparable(value: Any, field: str) -> str | None:
 def differing_fields(
     request_fields: Mapping[str, Any], transcript_fields: Mapping[str, Any]
 ) -> tuple[str, ...]:
-    """The :data:`IDENTITY` fields whose values, present on both sides, differ once
-    :func:`comparable`; () when every field both give agrees (or none is given)."""
+    """The :data:`IDENTITY` fields present on both sides whose :func:`comparable` values differ."""
     differ = []
     for field in IDENTITY:
         ours = comparable(request_fields.get(field), field)

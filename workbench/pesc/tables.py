@@ -1,11 +1,7 @@
-"""Child tables of a PESC message: the repeated parts, one row each.
+"""Child tables of a PESC message (``TABLES``): the repeated parts, one row each.
 
-``records(doc)`` returns every table of ``TABLES`` (empty where the message has none), every
-row with every column and the message's ``document_id``; ``*_index`` columns are 0-based and
-link the tables of one document (``session_index`` None: listed under the academic record).
-Tables: ``agency_ids`` (the student's AgencyIdentifiers, with their ``kind``), ``notes`` (every
-NoteMessage, its parent's path as ``context``), ``recipients``, ``attendance``, ``responses``,
-``holds``, ``academic_records``, ``sessions``, ``courses``, ``awards``.
+``*_index`` columns are 0-based and link the tables of one document (``session_index`` None:
+listed under the academic record); ``notes`` has every NoteMessage, its parent's path as context.
 """
 
 from __future__ import annotations
@@ -15,11 +11,10 @@ from typing import Any
 from workbench.pesc import elements as el
 from workbench.pesc.document import PescDocument, as_document
 from workbench.pesc.elements import Element, mapping, names
-from workbench.pesc.fields import agency_identifiers, kind_of
+from workbench.pesc.fields import HOLD_FIELDS, agency_identifiers, kind_of
 
 Row = dict[str, Any]
 
-# Columns filled from an element's children, by child local name.
 COURSE_FIELDS = mapping(
     "CourseCreditBasis CourseCreditUnits CourseCreditLevel CourseCreditValue CourseCreditEarned "
     "CourseAcademicGradeScaleCode CourseAcademicGrade CourseQualityPointsEarned "
@@ -40,6 +35,10 @@ _PROGRAM = mapping("AcademicProgramName AcademicProgramType", "program_name prog
 _RECIPIENT = mapping(
     "RequestTrackingID RecipientTrackingID TranscriptType TranscriptPurpose DocumentOfficialCode",
     "request_tracking_id recipient_tracking_id transcript_type transcript_purpose official_code",
+)
+_RESPONSE = mapping(
+    "CreatedDateTime RequestTrackingID RecipientTrackingID ResponseStatus",
+    "created_at request_tracking_id recipient_tracking_id response_status",
 )
 _HOLD = mapping(
     "HoldType SessionDesignator SessionName ReleaseDate",
@@ -87,7 +86,7 @@ TABLES = {name: ("document_id", *columns) for name, columns in _COLUMNS.items()}
 
 
 def records(doc_or_xml: PescDocument | str | bytes) -> dict[str, list[Row]]:
-    """Every child table of a message as lists of dicts.
+    """Every child table of a message (empty where it has none) as lists of dicts.
 
     >>> records(xml_text)["courses"][0]["grade"]
     'C'
@@ -174,45 +173,30 @@ def _recipient(recipient: Element, base: Row) -> Row:
         "electronic_format": el.find_text(fields.get("ElectronicDelivery"), "ElectronicFormat"),
         "transcript_copies": el.integer(el.text(fields.get("TranscriptCopies"))),
     }
-    return {column: row[column] for column in TABLES["recipients"]}  # in the table's order
+    return {column: row[column] for column in TABLES["recipients"]}
 
 
 def _responses(tables: dict[str, list[Row]], root: Element, document_id: str | None) -> Any:
     person = None
     for response_index, response in enumerate(el.children_named(root, "Response")):
-        fields = el.children(response)
-        if person is None:
-            person = el.child(fields.get("RequestedStudent"), "Person")
+        person = person if person is not None else el.find(response, "RequestedStudent", "Person")
         base = {"document_id": document_id, "response_index": response_index}
-        holds = [
-            {
-                **base,
-                "hold_index": hold_index,
-                "hold_reason": el.text(el.child(hold, "HoldReason")),
-                "planned_release_date": el.text(el.child(hold, "PlannedReleaseDate")),
-                "note": " ".join(el.texts(hold, "NoteMessage")) or None,
-            }
-            for hold_index, hold in enumerate(el.children_named(response, "ResponseHold"))
+        holds = el.children_named(response, "ResponseHold")
+        tables["holds"] += [
+            {**base, "hold_index": index, **el.leaves(hold, HOLD_FIELDS)}
+            | {"note": " ".join(el.texts(hold, "NoteMessage")) or None}
+            for index, hold in enumerate(holds)
         ]
-        tables["holds"] += holds
         tables["responses"].append(
-            {
-                **base,
-                "created_at": el.text(fields.get("CreatedDateTime")),
-                "request_tracking_id": el.text(fields.get("RequestTrackingID")),
-                "recipient_tracking_id": el.text(fields.get("RecipientTrackingID")),
-                "response_status": el.text(fields.get("ResponseStatus")),
-                "hold_reason": holds[0]["hold_reason"] if holds else None,
-                "planned_release_date": holds[0]["planned_release_date"] if holds else None,
-                "hold_count": len(holds),
-            }
+            {**base, **el.leaves(response, _RESPONSE)}
+            | el.leaves(holds[0] if holds else None, HOLD_FIELDS)
+            | {"hold_count": len(holds)}
         )
     return person
 
 
 def _record(tables: dict[str, list[Row]], record: Element, base: Row) -> None:
-    """An AcademicRecord's row, and its sessions', courses' and awards' (indexes count within
-    the record, in document order)."""
+    """An AcademicRecord's row, and its sessions', courses' and awards' (indexed within it)."""
     school_id_type, school_id, school_name = el.organization(el.child(record, "School"))
     row: Row = {
         **base,
@@ -236,8 +220,8 @@ def _record(tables: dict[str, list[Row]], record: Element, base: Row) -> None:
 
 
 def _parts(tables: dict[str, list[Row]], parent: Element, base: Row, index: int | None) -> int:
-    """Rows of the courses, awards and sessions of ``parent``: an AcademicRecord (``index``
-    None), or its AcademicSession number ``index``; how many sessions."""
+    """Rows of the courses, awards and sessions of an AcademicRecord (``index`` None) or of its
+    AcademicSession ``index``; how many sessions."""
     detail = el.children(el.child(parent, "AcademicSessionDetail"))
     designator = el.text(detail.get("SessionDesignator"))
     name = el.text(detail.get("SessionName"))
@@ -279,8 +263,6 @@ def _parts(tables: dict[str, list[Row]], parent: Element, base: Row, index: int 
 
 
 def _course(course: Element, template: Row) -> Row:
-    # The hot loop of a transcript (tens of courses, a dozen children each): one pass over the
-    # children, one dict lookup per child.
     row = template.copy()
     for node in course.iterchildren(el.ELEMENTS):
         key = COURSE_FIELDS.get(el.local(node.tag))

@@ -9,13 +9,13 @@ from typing import Any
 
 _CONTENT = {
     "charts": ("ageing", "ageing_chart", "daily_volumes", "daily_volumes_chart",
-               "events_breakdown_chart", "events_days_chart", "funnel_chart",
+               "events_breakdown_chart", "events_days_chart", "figure_html", "funnel_chart",
                "trends_chart"),
     "events": ("event_runs", "events_breakdown", "events_breakdown_section", "events_section",
                "latest_events", "latest_events_section"),
     "history": ("Changes", "Trends", "changes", "changes_section", "pull_runs", "trends",
                 "trends_section"),
-    "sections": ("exception_counts", "exceptions_section", "figure_html", "headline_section",
+    "sections": ("exception_counts", "exceptions_section", "headline_section",
                  "organisations_section", "versions_overview", "versions_overview_section"),
     "staleness": ("Freshness", "freshness", "freshness_section"),
     "stores": ("open_store", "report_zone"),

@@ -4,12 +4,14 @@ by matplotlib so every label lies inside, and say "no data" when they have none.
 
 from __future__ import annotations
 
+import base64
 import io
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
+from IPython.display import HTML
 from matplotlib import dates as mdates
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
@@ -18,7 +20,7 @@ from matplotlib.ticker import MaxNLocator, PercentFormatter
 from workbench.reconcile import Reconciliation, age_edges, age_labels, load, open_items
 from workbench.reconcile.inputs import conform, timestamp
 from workbench.reconcile.plausible import outside
-from workbench.report.markup import moment
+from workbench.report.markup import moment, text
 from workbench.store import Store
 
 if TYPE_CHECKING:
@@ -65,16 +67,19 @@ def no_data(ax: Axes, title: str) -> None:
     ax.set_axis_off()
 
 
-def png(fig: Figure) -> bytes:
-    """The figure as PNG bytes."""
+def figure_html(fig: Figure, *, alt: str | None = None) -> HTML:
+    """A chart inline as a PNG ``data:`` image; ``alt`` defaults to its title."""
+    if alt is None:
+        titles = [fig.get_suptitle(), *(ax.get_title() for ax in fig.axes)]
+        alt = next((t for t in titles if t), "chart")
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png")
-    return buffer.getvalue()
+    data = base64.b64encode(buffer.getvalue()).decode("ascii")
+    return HTML(f'<img class="wb-chart" alt="{text(alt)}" src="data:image/png;base64,{data}"/>')
 
 
 def ageing(rec: Reconciliation) -> dict[str, dict[str, int]]:
-    """Open requests (``open``) and transcripts awaiting our acknowledgment (``awaiting``)
-    per age bucket (``reconcile.age_labels(rec.sla_days)``), zeros included."""
+    """Open requests and transcripts awaiting our ack per age bucket, zeros included."""
     return {"open": rec.headline["open_by_age"], "awaiting": rec.headline["awaiting_ack_by_age"]}
 
 
@@ -126,8 +131,7 @@ def funnel_chart(rec: Reconciliation, *, tz: str | None = None) -> Figure:
 
 
 def ageing_chart(rec: Reconciliation) -> Figure:
-    """Open requests and transcripts awaiting our acknowledgment, by age bucket
-    (:func:`ageing`), with the SLA line on the edge between the buckets within and over it."""
+    """Open items by age bucket (:func:`ageing`), the SLA line between buckets."""
     fig = blank_figure(9, 4)
     ax = fig.subplots()
     h, counts = rec.headline, ageing(rec)
@@ -196,8 +200,7 @@ def daily_volumes(
 
 
 def day_middles(days: pd.Series) -> np.ndarray:
-    """Days (their midnights: dates, or times in a zone) as matplotlib dates of their noon:
-    where a day's bars are centred, so none straddles midnight."""
+    """Days (their midnights) as matplotlib dates of their noon, where bars centre."""
     midnights = pd.to_datetime(pd.Series(days))
     if isinstance(midnights.dtype, pd.DatetimeTZDtype):
         midnights = midnights.dt.tz_localize(None)
@@ -205,8 +208,7 @@ def day_middles(days: pd.Series) -> np.ndarray:
 
 
 def day_axis(ax: Axes, first: pd.Timestamp, last: pd.Timestamp) -> None:
-    """An x axis of whole days, bars centred on :func:`day_middles`: a labelled tick under each
-    day (every other one up to twice :data:`EVERY_DAY`), beyond, matplotlib's, never in a day."""
+    """An x axis of whole days: a tick under each (or every other), never within one."""
     span = (last - first).days + 1
     start = float(mdates.date2num(first))
     ax.set_xlim(start, start + span)
@@ -226,8 +228,7 @@ def day_axis(ax: Axes, first: pd.Timestamp, last: pd.Timestamp) -> None:
 def daily_volumes_chart(
     source: Store | Mapping[str, pd.DataFrame], *, until: object = None, tz: str | None = None
 ) -> Figure:
-    """:func:`daily_volumes` per day in zone ``tz``: bars centred on their day for a month or
-    less, lines beyond (:func:`day_axis`)."""
+    """:func:`daily_volumes` as bars centred on their day, lines beyond a month."""
     volumes = daily_volumes(source, until=until, tz=tz)
     fig = blank_figure(10, 4)
     ax = fig.subplots()
@@ -256,8 +257,7 @@ def daily_volumes_chart(
 
 
 def trends_chart(t: Trends, *, tz: str | None = None) -> Figure:
-    """Four panels over the trend points: open items, share within the SLA, median days, exceptions
-    by kind."""
+    """Four panels: open items, share within the SLA, median days, exceptions by kind."""
     fig = blank_figure(10, 7)
     axes = fig.subplots(2, 2, sharex=True).flatten()
     p = t.points
@@ -303,8 +303,7 @@ def trends_chart(t: Trends, *, tz: str | None = None) -> Figure:
 def _dress(
     ax: Axes, title: str, *, legend: Any, size: int, ncols: int = 1, integer: bool = True
 ) -> None:
-    """Title, legend (when something is labelled), whole-number counts, room above, no box.
-    The legend's place is fixed: matplotlib's "best" searches, and warns when that is slow."""
+    """Title, legend at a fixed corner ("best" warns when slow), integer ticks, no box."""
     if integer:
         ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_title(title)
@@ -337,8 +336,7 @@ def events_days_chart(store: Store, *, tz: str | None = None) -> Figure:
 
 
 def events_breakdown_chart(store: Store, *, tz: str | None = None) -> Figure:
-    """Events by type, program, campus, weekday and hour they occurred (in zone ``tz``),
-    stacked by feed; of types, programs and campuses the 9 largest, the rest as "other"."""
+    """Events by type, program, campus (9 largest), weekday and hour, by feed."""
     from workbench.report.events import BREAKDOWNS, FEEDS, event_facts, events_breakdown
 
     fig = blank_figure(11, 10)

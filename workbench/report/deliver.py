@@ -143,8 +143,7 @@ def bare_notice(notebook: str, report: Path | None) -> dict[str, Any]:
 
 
 def post_webhook(url: str, notice: Mapping[str, Any], *, timeout_s: float = 15.0) -> None:
-    """POST ``notice`` as JSON; ``RuntimeError`` (naming no part of the URL's path, which may
-    hold its token, and nothing of the answer) unless the receiver answers 2xx."""
+    """POST ``notice``; ``RuntimeError`` naming nothing of the URL's path or the answer."""
     import httpx
 
     try:
@@ -156,8 +155,7 @@ def post_webhook(url: str, notice: Mapping[str, Any], *, timeout_s: float = 15.0
 
 
 def notice_mail(notice: Mapping[str, Any], *, to: Iterable[str], sender: str) -> EmailMessage:
-    """The mail of a summary: its first line as the subject, its text and the figures as
-    JSON; never the report (it names students)."""
+    """The summary as a mail: its first line the subject; never the report itself."""
     message = EmailMessage()
     message["Subject"] = notice["text"].splitlines()[0][:200]
     message["From"], message["To"] = sender, ", ".join(to)
@@ -195,8 +193,7 @@ def send_mail(message: EmailMessage, smtp: SmtpSettings) -> None:
 
 
 def _webhook_url(text: str) -> str:
-    """``text`` stripped, when an http(s) URL a request can be sent to; else an
-    ``InvalidParameter`` for ``notify`` that never repeats it (its path may hold a token)."""
+    """``text`` stripped if a usable http(s) URL, else ``InvalidParameter`` not repeating it."""
     import httpx  # only when a webhook is asked for
 
     url = text.strip()

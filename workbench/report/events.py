@@ -20,6 +20,7 @@ from workbench.report.markup import clock, heading, is_missing, page, paragraph,
 from workbench.store import Store
 from workbench.store.frames import snake, typed
 from workbench.store.lists import EVENT_SOURCES
+from workbench.store.schema import utc_text
 
 FEEDS = {"placement": "placement events", "domestic": "domestic events"}
 WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
@@ -76,8 +77,7 @@ def _times(values: pd.Series, tz: str | None = None) -> pd.Series:
 
 
 def event_facts(store: Store, *, tz: str | None = None) -> pd.DataFrame:
-    """One row per stored event (raw JSON left in SQLite): the breakdowns' keys, ``occurred_at``
-    in zone ``tz`` (when first seen if it has no plausible time of its own), ``rowid``."""
+    """One row per stored event: the breakdowns' keys and when it occurred, in zone ``tz``."""
     store.db.conn.create_function(
         "workbench_event_place", 2, lambda raw, n: _places(raw)[n], deterministic=True
     )
@@ -108,8 +108,7 @@ def event_facts(store: Store, *, tz: str | None = None) -> pd.DataFrame:
 
 
 def _counted(facts: pd.DataFrame, by: str, keys: Any = None) -> pd.DataFrame:
-    """Events per value of ``facts[by]`` (or each of ``keys``, in order) and feed, with a
-    ``total``; ``attrs``: how many count when first seen (``without_time``, ``implausible``)."""
+    """Events per value of ``facts[by]`` (or ``keys``) and feed, with a ``total``."""
     counts = pd.crosstab(facts[by], facts["source"]) if len(facts) else pd.DataFrame()
     counts = counts.reindex(columns=list(FEEDS), fill_value=0).fillna(0).astype("int64")
     counts["total"] = counts.sum(axis=1)
@@ -136,8 +135,7 @@ def events_breakdown(
 def event_days(
     store: Store, *, tz: str | None = None, facts: pd.DataFrame | None = None
 ) -> pd.DataFrame:
-    """Per day the events occurred (in zone ``tz``; days without any included, up to a year):
-    ``day`` (a date), ``placement``, ``domestic``, ``total``."""
+    """Events per day they occurred in zone ``tz`` (empty days included, up to a year)."""
     facts = event_facts(store, tz=tz) if facts is None else facts
     days = facts["day"].dropna()
     span = None
@@ -162,8 +160,7 @@ def _notes(counts: dict[str, int]) -> str:
 
 
 def event_problems(store: Store, *, facts: pd.DataFrame | None = None) -> pd.DataFrame:
-    """The events whose own time is implausible: their feed, id, the field the time came
-    from (its path in the event), the value as sent, and when they count instead."""
+    """The events whose own time is implausible: the field, its value, when counted."""
     facts = event_facts(store) if facts is None else facts
     odd = [int(n) for n in facts.loc[facts["implausible_time"], "rowid"]]
     columns = ["source", "event id", "field", "value", "counted at"]
@@ -184,8 +181,7 @@ def event_problems(store: Store, *, facts: pd.DataFrame | None = None) -> pd.Dat
 
 
 def event_runs(store: Store) -> pd.DataFrame:
-    """One row per snapshot of an event list: ``source``, ``run_id``, ``taken_at``, how many
-    events it ``listed``, and how many ``appeared`` and ``vanished`` since the one before."""
+    """One row per snapshot of an event list: events listed, appeared and vanished."""
     names = {v: k for k, v in EVENT_SOURCES.items()}
     found = _query(store, "SELECT list_name, run_id, taken_at, item_count AS listed, appeared, "
                    "vanished FROM snapshots WHERE list_name IN (?, ?) ORDER BY taken_at, id",
@@ -195,8 +191,7 @@ def event_runs(store: Store) -> pd.DataFrame:
 
 
 def feed_summary(store: Store) -> pd.DataFrame:
-    """Per source: events seen, still listed, event types, events with no time of their own,
-    first and last seen."""
+    """Per feed: events seen, still listed, types, without time, first and last seen."""
     found = _query(store, "SELECT source, count(*) AS events, coalesce(sum(on_list), 0) AS "
                    "listed_now, count(DISTINCT event_type) AS event_types, coalesce(sum("
                    "time_is_first_seen), 0) AS without_time, min(first_seen_at) AS first_seen_at, "
@@ -208,12 +203,10 @@ def feed_summary(store: Store) -> pd.DataFrame:
 
 
 def latest_events(store: Store, n: int = 50, *, source: str | None = None) -> pd.DataFrame:
-    """The ``n`` most recent events of both feeds or of ``source``, newest first (one with no
-    time of its own, or an implausible one, by when it was first seen), ``raw_json`` too."""
+    """The ``n`` most recent events of both feeds (or ``source``), newest first."""
     if source is not None and source not in FEEDS:
         raise ValueError(f"source is one of {', '.join(FEEDS)}, not {source!r}.")
-    # The stored times are fixed-width UTC text: the plausible window compares as text.
-    first, last = (t.strftime("%Y-%m-%dT%H:%M:%S.%fZ") for t in window(pd.Timestamp.now()))
+    first, last = (utc_text(t) for t in window(pd.Timestamp.now()))  # stored text compares
     where = "WHERE source = ? " if source else ""
     return _query(
         store,
@@ -261,8 +254,7 @@ def readable_events(frame: pd.DataFrame, *, tz: str | None = None) -> pd.DataFra
 
 
 def _flat_fields(raw: Any) -> dict[str, Any]:
-    """One event's fields, flattened (its payload's without their prefix; a field at the top
-    and in the payload: the first found), less those its id, type and time were read from."""
+    """One event's fields flattened (payload's unprefixed), less its id, type and time."""
     try:
         value = json.loads(str(raw))
     except (ValueError, RecursionError):
@@ -294,8 +286,7 @@ def _cell(value: Any) -> Any:
 
 
 def _stamp(value: Any, tz: str | None) -> str | None:
-    """A time to the second in zone ``tz``, a no-break space inside (it never wraps); text that
-    is not a time as written."""
+    """A time to the second in zone ``tz`` that never wraps; other text as written."""
     if is_missing(value):
         return None
     try:
@@ -305,8 +296,7 @@ def _stamp(value: Any, tz: str | None) -> str | None:
 
 
 def cut_off_warning(store: Store) -> str | None:
-    """What to do when the domestic feed's last read answered exactly the count asked (peek keeps
-    events: those past it may be unseen); None when it did not."""
+    """What to do when the domestic feed's last read was cut off at the count asked."""
     from workbench.pull import PEEK_LEARNED
 
     runs = _query(store, "SELECT id, summary FROM runs WHERE kind = 'pull' AND summary LIKE ? "
@@ -359,8 +349,7 @@ def events_breakdown_section(store: Store, *, tz: str | None = None) -> HTML:
 
 
 def events_section(store: Store, *, max_rows: int = 200, tz: str | None = None) -> HTML:
-    """Both feeds: the cap warning, the data problems (a block with ``data-problems``, how
-    many), a summary, counts per pull run and per day they occurred."""
+    """Both feeds: the cap warning, data problems, summary, per pull run and per day."""
     runs, summary = event_runs(store), feed_summary(store)
     if runs.empty and not summary["events"].any():
         return page(paragraph(_why_no_events(store), "wb-empty"))

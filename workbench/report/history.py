@@ -4,6 +4,7 @@ how the figures moved over the pull runs of the last days, each reconciled as of
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -13,10 +14,9 @@ from IPython.display import HTML
 from workbench.errors import InvalidParameter
 from workbench.reconcile import EXCEPTION_KINDS, Reconciliation, load, reconcile
 from workbench.reconcile.inputs import days_text, timestamp
-from workbench.report.charts import trends_chart
+from workbench.report.charts import figure_html, trends_chart
 from workbench.report.markup import MAX_ROWS, heading, local_time, moment, page, paragraph, table
 from workbench.report.markup import text as escape
-from workbench.report.sections import figure_html
 from workbench.store import Store
 from workbench.store.lists import LIST_NAMES
 
@@ -40,9 +40,11 @@ TREND_TABLE = {
 
 @dataclass(frozen=True)
 class Changes:
-    """The comparison :func:`changes` makes. With fewer than two runs only ``runs`` is filled."""
+    """The comparison :func:`changes` makes. With fewer than two runs only ``runs`` is filled;
+    ``before``: the store reconciled as of the previous run (:func:`trends` takes it too)."""
 
     runs: pd.DataFrame
+    before: Reconciliation | None = None
     lists: pd.DataFrame = field(default_factory=pd.DataFrame)
     items: pd.DataFrame = field(default_factory=pd.DataFrame)
     transitions: pd.DataFrame = field(default_factory=pd.DataFrame)
@@ -80,8 +82,7 @@ def pull_runs(store: Store, *, until: pd.Timestamp | None = None) -> pd.DataFram
 def changes(
     store: Store, *, current: Reconciliation | None = None, sla_days: float = 5.0
 ) -> Changes:
-    """Compare the latest two pull runs (those finished by ``current.now`` when given) with
-    ``current`` (default: the store as it is now, reconciled with ``sla_days``)."""
+    """Compare the latest two pull runs by ``current.now`` with ``current`` (default: now)."""
     runs = pull_runs(store, until=None if current is None else current.now).tail(2)
     runs = runs.reset_index(drop=True)
     if len(runs) < 2:
@@ -95,6 +96,7 @@ def changes(
     old, new = before.exceptions, current.exceptions
     return Changes(
         runs=runs,
+        before=before,
         lists=counts.rename_axis(index="list", columns=None).reset_index(),
         items=items,
         transitions=transitions(before, current),
@@ -104,8 +106,7 @@ def changes(
 
 
 def transitions(before: Reconciliation, after: Reconciliation) -> pd.DataFrame:
-    """How many requests (and transcripts) moved from one state to another, most first;
-    ``examples``: up to three of their ids."""
+    """Requests and transcripts per move from one state to another, with examples."""
     parts = []
     for side, frames, column in (("supplier", "requests", "request_id"),
                                  ("consumer", "transcripts", "transcript_id")):  # fmt: skip
@@ -140,8 +141,7 @@ def _run_line(run: pd.Series, tz: str | None = None) -> str:
 def _nothing_to_compare(
     store: Store, runs: pd.DataFrame, until: pd.Timestamp | None, tz: str | None
 ) -> str:
-    """Why ``runs`` (fewer than two) compare nothing: none recorded at all, none succeeded,
-    or the others finished after ``until``."""
+    """Why fewer than two runs compare nothing: none, none succeeded, or later."""
     every = store.table("runs", where="kind = 'pull'")
     usable = pull_runs(store)
     later = len(usable) - len(runs)
@@ -171,10 +171,10 @@ def _nothing_to_compare(
 
 def changes_section(
     store: Store, *, current: Reconciliation | None = None, sla_days: float = 5.0,
-    max_rows: int = MAX_ROWS, tz: str | None = None,
+    max_rows: int = MAX_ROWS, tz: str | None = None, found: Changes | None = None,
 ) -> HTML:  # fmt: skip
-    """:func:`changes` as HTML, times in zone ``tz``; with fewer than two runs to compare, why."""
-    found = changes(store, current=current, sla_days=sla_days)
+    """:func:`changes` (``found``, if made already) as HTML, or why there is none."""
+    found = found or changes(store, current=current, sla_days=sla_days)
     runs = found.runs
     if len(runs) < 2:
         until = None if current is None else current.now
@@ -208,9 +208,12 @@ def changes_section(
 def trends(
     store: Store, *, days: float = 14, until: Any = None, sla_days: float = 5.0,
     grace_hours: float = 0.0, tz: str | None = None, max_points: int = MAX_POINTS,
+    known: Iterable[Reconciliation | None] = (),
 ) -> Trends:  # fmt: skip
     """Trend points (:func:`point`) over the pull runs of ``days`` up to ``until``; beyond
-    ``max_points`` runs, the last of each day in zone ``tz``."""
+    ``max_points`` runs, the last of each day in zone ``tz``. ``known``: reconciliations made
+    already (``Changes.before``), each the point of the run it is as of, with this SLA and grace
+    (bench/report.py: a reconciliation is a tenth of the notebook's work)."""
     if isinstance(days, bool) or not isinstance(days, int | float) or not 0 < days < math.inf:
         raise InvalidParameter(f"{days!r} is not a number of days: use a finite number above 0",
                                parameter="trend_days")  # fmt: skip
@@ -221,10 +224,12 @@ def trends(
     if len(runs) > max_points:  # the last run of each day stands for its day
         day = runs["finished_at"].dt.tz_convert(tz or "UTC").dt.date
         chosen = runs[~day.duplicated(keep="last")]
+    made = {(r.now, r.sla_days, r.grace_hours): r for r in known if r is not None}
     rows, kinds = [], []
     for run in chosen.itertuples(index=False):
-        rec = reconcile(load(store, as_of=run.finished_at), sla_days=sla_days,
-                        grace_hours=grace_hours)  # fmt: skip
+        rec = made.get((run.finished_at, sla_days, grace_hours)) or reconcile(
+            load(store, as_of=run.finished_at), sla_days=sla_days, grace_hours=grace_hours
+        )
         rows.append({"run_id": run.id, "at": run.finished_at, "status": run.status,
                      **point(rec)})  # fmt: skip
         kinds.append(rec.exceptions["kind"].astype(str).value_counts())
@@ -273,8 +278,7 @@ def _median(days: pd.Series) -> Any:
 
 
 def trends_section(t: Trends, *, tz: str | None = None) -> HTML:
-    """The trends chart and a table of its points, newest first; the block carries
-    ``data-trend-points`` (how many), ``data-trend-days`` and ``data-trend-since``."""
+    """The trends chart and a table of its points, newest first."""
     p, n = t.points, len(t.points)
     window = f"the last {t.days:g} days up to {moment(t.until, tz)}"
     if not n:

@@ -37,8 +37,7 @@ SQLITE_HEADER = b"SQLite format 3\x00"  # the first 16 bytes of every SQLite dat
 
 @dataclass(frozen=True)
 class ReportJob:
-    """What a report job did: the notebook's run (None: it failed), the pull's status, and what
-    its verdict counts."""
+    """What a report job did, and what its verdict counts."""
 
     notebook: str
     parameters: Mapping[str, object]  # what the notebook was given
@@ -52,8 +51,7 @@ class ReportJob:
 
     @cached_property
     def figures(self) -> tuple[Reconciliation, Freshness]:
-        """The store reconciled as the notebook did, and how fresh it was then (pandas loads
-        only for a job that asks)."""
+        """The store reconciled as the notebook did, and how fresh it was then."""
         from workbench import reconcile
         from workbench.report.staleness import freshness
         from workbench.report.stores import open_store
@@ -94,8 +92,7 @@ class ReportJob:
 
 
 def pull_verdict(status: str | None, *, allow_partial: bool) -> tuple[int, str | None]:
-    """1 and why when the pull before a report was not ok (a partial one ``allow_partial``
-    accepts), else 0 and None."""
+    """1 and why when the pull was not ok (``allow_partial``: partial is), else 0."""
     if status in (None, "ok") or (status == "partial" and allow_partial):
         return 0, None
     from workbench.pull import PULL_FAILED, PULL_PARTIAL  # the pull's modules: only when not ok
@@ -165,8 +162,7 @@ def run_troubleshoot_job(
     request_id: str, *, bundle_dir: str | None = None, warn: Callable[[str], None] = print,
     **options: Any,
 ) -> ReportJob:  # fmt: skip
-    """:func:`run_report_job` of the troubleshoot notebook on one request, its support bundle
-    in ``bundle_dir`` (None: ``bundles/`` beside the store)."""
+    """:func:`run_report_job` of the troubleshoot notebook on one request."""
     from workbench.http.answers import check_request_id
 
     bundle_dir = bundle_dir or beside_store(options.get("db"), "bundles",
@@ -198,8 +194,7 @@ def beside_store(db: str | None, name: str, **where: str | None) -> str:
 
 
 def _check_values(values: Mapping[str, object]) -> None:
-    """``sla_days`` and ``grace_hours`` finite, 0 or more; ``as_of`` an ISO time, not ahead of
-    now: refused now rather than in a failed cell."""
+    """``sla_days``, ``grace_hours`` and ``as_of`` refused now, not in a failed cell."""
     for key, unit in (("sla_days", "days"), ("grace_hours", "hours")):
         value = values.get(key)
         if isinstance(value, int | float) and not (math.isfinite(value) and value >= 0):
@@ -223,8 +218,7 @@ def _pull_first(
     *, profile: str | None, db: str | None, config_path: str | None, no_pull: bool,
     say: Callable[[str], None], warn: Callable[[str], None],
 ) -> tuple[str, str | None]:  # fmt: skip
-    """The database to report on, and the status of the pull into it first (None with
-    ``no_pull``). A pull that raised is "stopped": the report runs on what was stored."""
+    """The database, and the status of the pull into it (None: ``no_pull``)."""
     path = store_path(db, profile=profile, config_path=config_path)
     check_store(path, pulling=not no_pull)
     if no_pull:
@@ -246,8 +240,7 @@ def _pull_first(
 
 
 def _validate_stored(path: str, *, say: Callable[[str], None], warn: Callable[[str], None]) -> None:
-    """Validate the stored documents never validated when a schema folder is set; a store that
-    cannot be written, or of an older schema, is reported on as it is."""
+    """Validate the documents never validated, when a schema folder is set."""
     from workbench.config import SCHEMAS_VARIABLE
 
     if not os.environ.get(SCHEMAS_VARIABLE):
@@ -276,8 +269,7 @@ def _validate_stored(path: str, *, say: Callable[[str], None], warn: Callable[[s
 
 
 def check_store(path: str | Path, *, pulling: bool) -> None:
-    """``ConfigError`` unless ``path`` is a workbench store a report can use (or, ``pulling``, a
-    missing or empty file a pull creates it in), reading only its header and table names."""
+    """``ConfigError`` unless ``path`` is a store a report (or a pull) can use."""
     from workbench._version import __version__
     from workbench.store.connection import open_read_only
     from workbench.store.migrations import read_version, refuse_newer

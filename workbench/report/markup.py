@@ -72,8 +72,7 @@ def local_time(value: Any, tz: str | None = None) -> pd.Timestamp:
 
 
 def clock(value: Any, tz: str | None = None, *, seconds: bool = False, space: str = " ") -> str:
-    """A time in zone ``tz`` (None: UTC) as ``YYYY-MM-DD HH:MM`` (``:SS`` with ``seconds``),
-    unescaped; any year pandas holds (``strftime`` refuses year 0: 0001-01-01 in Toronto)."""
+    """A time in zone ``tz`` as ``YYYY-MM-DD HH:MM[:SS]``, any year pandas holds."""
     t = local_time(value, tz)
     shown = f"{t.year:04d}-{t.month:02d}-{t.day:02d}{space}{t.hour:02d}:{t.minute:02d}"
     return f"{shown}:{t.second:02d}" if seconds else shown
@@ -94,8 +93,7 @@ def moment(value: Any, tz: str | None = None) -> str:
 
 
 def text(value: Any, tz: str | None = None) -> str:
-    """``value`` as escaped display text: times to the minute in zone ``tz`` (None: UTC),
-    missing as a dash."""
+    """``value`` as escaped text: times to the minute in zone ``tz``, missing as a dash."""
     if is_missing(value):
         return MISSING
     if isinstance(value, pd.Timestamp | datetime):
@@ -134,8 +132,7 @@ def table(
     max_rows: int = MAX_ROWS, row_class: str | None = None, empty: str = "Nothing to show.",
     tz: str | None = None, max_chars: int = MAX_CELL_CHARS,
 ) -> str:  # fmt: skip
-    """``frame`` as an HTML table of ``columns`` (a mapping gives headers), at most ``max_rows``
-    rows, cells cut at ``max_chars``; ``row_class``: the column naming each row's class."""
+    """``frame`` as an HTML table of ``columns`` (a mapping gives headers), cells cut."""
     if frame.empty:
         return paragraph(empty, "wb-empty") if empty else ""
     if columns is None:

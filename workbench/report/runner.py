@@ -53,12 +53,11 @@ class NotebookRun:
 
 
 def notebooks_folder(notebooks_dir: str | os.PathLike[str] | None = None) -> Path:
-    """The argument, else ``WORKBENCH_NOTEBOOKS``, else the project's ``notebooks/`` (a wheel's
-    copy inside the package)."""
+    """The argument, else ``WORKBENCH_NOTEBOOKS``, else the project's notebooks."""
     chosen = notebooks_dir or os.environ.get(NOTEBOOKS_ENV)
     if chosen:
         return Path(chosen)
-    package = Path(__file__).resolve().parents[1]  # workbench/
+    package = Path(__file__).resolve().parents[1]
     project = package.parent / "notebooks"  # a checkout (editable install)
     return project if project.is_dir() else package / "notebooks"
 
@@ -79,8 +78,7 @@ def notebook_path(name: str, *, notebooks_dir: str | os.PathLike[str] | None = N
 def notebook_parameters(
     name: str, *, notebooks_dir: str | os.PathLike[str] | None = None, report: bool = False
 ) -> dict[str, dict[str, str]]:
-    """A notebook's parameters as papermill infers them; ``ConfigError`` for an unreadable one or,
-    with ``report``, one that says it is not a report."""
+    """A notebook's parameters as papermill infers them (``report``: one that is)."""
     import papermill
 
     path = notebook_path(name, notebooks_dir=notebooks_dir)
@@ -107,8 +105,7 @@ def coerce_parameters(
     parameters: dict[str, Any], declared: dict[str, dict[str, str]], *, notebook: str = "notebook"
 ) -> dict[str, Any]:
     """Refuse undeclared names; turn string values into the type of the declared default."""
-    unknown = sorted(set(parameters) - set(declared))
-    if unknown:
+    if unknown := sorted(set(parameters) - set(declared)):
         raise ConfigError(
             f"Unknown parameter(s) for {notebook}: {', '.join(unknown)}; "
             f"it accepts: {', '.join(sorted(declared)) or 'none (no cell tagged parameters)'}."
@@ -140,7 +137,6 @@ def run_notebook(
     name: str, parameters: dict[str, Any] | None = None, *,
     notebooks_dir: str | os.PathLike[str] | None = None,
     output_dir: str | os.PathLike[str] = "data/reports", timeout_s: float = 600,
-    kernel_name: str | None = None,
 ) -> NotebookRun:  # fmt: skip
     """Execute ``<notebooks>/<name>.ipynb`` into ``<output_dir>/<name>-<UTC time>.ipynb`` and
     ``.html`` (private, never over an earlier report), a report of the sandbox's data saying so."""
@@ -152,33 +148,32 @@ def run_notebook(
     html_path = ipynb_path.with_suffix(".html")
     banner = _banner(values.get("db"))
     title = f"{banner + ': ' if banner else ''}{name} report, {started_at:%Y-%m-%d %H:%M} UTC"
-    failure = _execute(source, ipynb_path, values, math.ceil(timeout_s), kernel_name)
+    failure = _execute(source, ipynb_path, values, math.ceil(timeout_s))
     nb = nbformat.read(ipynb_path, as_version=4)
-    if failure is not None:
-        index, ename, evalue = failure
-        cell, index, count, (number, line) = _failed_cell(nb, index)
-        if failure[0] is None and cell is not None:  # a timeout: say so where it happened
-            error = {"ename": ename, "evalue": evalue, "traceback": [evalue]}
-            cell.setdefault("outputs", []).append(nbformat.v4.new_output("error", **error))
-            nbformat.write(nb, ipynb_path)
-        export_html(nb, html_path, title=f"{title} (failed)", base=source.parent, banner=banner)
-        where = f"cell {index + 1} of {count}, line {number} ({line})" if index is not None \
-            else "before its first cell"  # fmt: skip
-        raise NotebookFailed(
-            f"Notebook {name} failed in {where}: {ename}: {evalue}",
-            notebook=name, cell_index=index, cell_line=line, ename=ename, evalue=evalue,
-            ipynb_path=ipynb_path, html_path=html_path,
-        )  # fmt: skip
-    export_html(nb, html_path, title=title, base=source.parent, banner=banner)
-    return NotebookRun(ipynb_path, html_path, started_at, time.perf_counter() - started)
+    if failure is None:
+        export_html(nb, html_path, title=title, base=source.parent, banner=banner)
+        return NotebookRun(ipynb_path, html_path, started_at, time.perf_counter() - started)
+    index, ename, evalue = failure
+    cell, index, count, (number, line) = _failed_cell(nb, index)
+    if failure[0] is None and cell is not None:  # a timeout: say so where it happened
+        error = {"ename": ename, "evalue": evalue, "traceback": [evalue]}
+        cell.setdefault("outputs", []).append(nbformat.v4.new_output("error", **error))
+        nbformat.write(nb, ipynb_path)
+    export_html(nb, html_path, title=f"{title} (failed)", base=source.parent, banner=banner)
+    where = f"cell {index + 1} of {count}, line {number} ({line})" if index is not None \
+        else "before its first cell"  # fmt: skip
+    raise NotebookFailed(
+        f"Notebook {name} failed in {where}: {ename}: {evalue}",
+        notebook=name, cell_index=index, cell_line=line, ename=ename, evalue=evalue,
+        ipynb_path=ipynb_path, html_path=html_path,
+    )  # fmt: skip
 
 
 def run_report(
     name: str, parameters: dict[str, Any] | None = None, *, warn: Callable[[str], None],
     **options: Any,
 ) -> NotebookRun | None:  # fmt: skip
-    """:func:`run_notebook` for a terminal: when the notebook fails, ``warn`` gets the error
-    and the partial outputs' absolute paths, and the result is None."""
+    """:func:`run_notebook`, a failure ``warn``-ed with its partial outputs: None."""
     try:
         return run_notebook(name, parameters, **options)
     except NotebookFailed as exc:
@@ -190,8 +185,7 @@ def run_report(
 
 
 def export_html(nb: Any, path: Path, *, title: str, base: Path, banner: str | None = None) -> Path:
-    """Input and prompts hidden, images embedded (markdown ones relative to ``base``), nothing
-    to fetch; ``<title>`` is ``title``; ``banner``, when given, is the page's first line."""
+    """The HTML: no input or prompts, images embedded, nothing fetched, the banner."""
     from jinja2 import DictLoader
     from nbconvert import HTMLExporter
 
@@ -229,20 +223,18 @@ def _banner(db: Any) -> str | None:
 
 
 def _execute(
-    source: Path, ipynb_path: Path, values: dict[str, Any], timeout_s: int, kernel: str | None
+    source: Path, ipynb_path: Path, values: dict[str, Any], timeout_s: int
 ) -> tuple[int | None, str, str] | None:
-    """Run papermill; None when it went through, else (papermill's cell index or None when
-    unknown, error name, error message)."""
+    """Run papermill; None, or (its cell index or None, the error's name, its message)."""
     import papermill
     from nbclient.exceptions import CellTimeoutError
 
     with tempfile.TemporaryDirectory(prefix="workbench-kernel-") as private:
-        engine = {} if kernel else {"kernel_manager_class": _this_python(Path(private))}
         try:
             papermill.execute_notebook(
-                source, ipynb_path, parameters=values, kernel_name=kernel or "python3",
+                source, ipynb_path, parameters=values, kernel_name="python3",
                 progress_bar=False, log_output=False, start_timeout=60,
-                execution_timeout=timeout_s, **engine,
+                execution_timeout=timeout_s, kernel_manager_class=_this_python(Path(private)),
             )  # fmt: skip
         except papermill.PapermillExecutionError as exc:
             return exc.cell_index, exc.ename, exc.evalue
@@ -257,8 +249,7 @@ def _execute(
 
 
 def _this_python(private: Path) -> type:
-    """A kernel manager starting ipykernel with ``sys.executable``, over Unix sockets in
-    ``private``, its log in ``private/kernel.log`` (not our stderr)."""
+    """A kernel manager for ``sys.executable`` over Unix sockets in ``private``."""
     from ipykernel.kernelspec import get_kernel_dict
     from jupyter_client import AsyncKernelManager
     from jupyter_client.kernelspec import KernelSpec
@@ -280,8 +271,7 @@ def _this_python(private: Path) -> type:
 
 
 def _reserve(folder: Path, stem: str) -> Path:
-    """A new ``<stem>[-n].ipynb`` in ``folder`` and its ``.html``, both created empty and
-    private (0600: a report names students; writing them keeps the mode)."""
+    """A new ``<stem>[-n].ipynb`` and its ``.html``, created empty and private (0600)."""
     try:
         folder.mkdir(parents=True, exist_ok=True)
         for n in range(1, 1000):
@@ -304,11 +294,10 @@ def _reserve(folder: Path, stem: str) -> Path:
 
 
 def _failed_cell(nb: Any, index: int | None) -> tuple[Any, int | None, int, tuple[int, str]]:
-    """(the cell, its 0-based index in the source notebook, how many cells that has, and the failing
-    line: its 1-based number in the cell and its text)."""
+    """The failed cell, its index in the source, how many cells, the line that raised."""
     cells = [c for c in nb.cells if _ERROR_MARK not in c.metadata.get("tags", [])]
     injected = [i for i, c in enumerate(cells) if _INJECTED in c.metadata.get("tags", [])]
-    if index is None:
+    if index is None:  # the last cell started
         started = [i for i, c in enumerate(cells) if c.metadata.get("papermill", {})
                    .get("start_time")]  # fmt: skip
         index = started[-1] if started else -1
@@ -321,8 +310,7 @@ def _failed_cell(nb: Any, index: int | None) -> tuple[Any, int | None, int, tupl
 
 
 def _failing_line(cell: Any) -> tuple[int, str]:
-    """The line of ``cell`` that raised (from its traceback: the frame of this cell's own
-    code, even when the error came from deeper), else its first line of code."""
+    """The line of ``cell`` that raised (its own frame), else its first line of code."""
     source = cell.get("source", "").splitlines()
     errors = [o for o in cell.get("outputs", []) if o.get("output_type") == "error"]
     text = _ANSI.sub("", "\n".join(errors[0].get("traceback", []))) if errors else ""

@@ -4,17 +4,15 @@ organisations, charts; every value escaped, each figure readable by a browser or
 
 from __future__ import annotations
 
-import base64
 import os
 from typing import Any
 
 import pandas as pd
 from IPython.display import HTML
-from matplotlib.figure import Figure
 
 from workbench.pesc.schemas import NOT_VALIDATED, SCHEMAS_VARIABLE
 from workbench.reconcile import CONSUMER_STATES, SEVERITIES, SUPPLIER_STATES, Reconciliation
-from workbench.report.charts import LABELS, ageing, png
+from workbench.report.charts import LABELS, ageing
 from workbench.report.markup import (
     MAX_ROWS,
     breakable,
@@ -39,8 +37,7 @@ def bucket_key(bucket: str) -> str:
 
 
 def _tile(key: str, value: Any, label: str, sub: str = "", *, alert: bool = False) -> str:
-    """A card: a big number, its label (``LABELS`` where the funnel shows it too) and ``sub``,
-    HTML already escaped."""
+    """A card: a big number, its label and ``sub`` (HTML already escaped)."""
     sub = f'<div class="wb-sub">{sub}</div>' if sub else ""
     return (f'<div class="wb-figure{" wb-alert" * alert}" data-figure="{text(key)}" '
             f'data-value="{text(value)}"><div class="wb-value">{text(value)}</div>'
@@ -48,8 +45,7 @@ def _tile(key: str, value: Any, label: str, sub: str = "", *, alert: bool = Fals
 
 
 def _parts(prefix: str, counts: dict[str, int]) -> str:
-    """Small figures inside a tile (``data-figure="<prefix>_<key>"``), e.g. ageing buckets;
-    a long name (a ResponseStatus) may wrap only where a word of it starts."""
+    """Small figures inside a tile (``data-figure="<prefix>_<key>"``)."""
     return " · ".join(
         f'<span data-figure="{text(prefix + "_" + bucket_key(k))}" data-value="{text(v)}">'
         f"{breakable(k)}: {text(v)}</span>"
@@ -58,8 +54,7 @@ def _parts(prefix: str, counts: dict[str, int]) -> str:
 
 
 def as_of_line(rec: Reconciliation, *, tz: str | None = None) -> str:
-    """The moment every figure is measured at, in zone ``tz`` (None: UTC), the SLA, and the
-    environment the data comes from (its documents' DocumentProcessCode)."""
+    """The moment every figure is measured at, the SLA and the data's environment."""
     zone = f" ({tz}; stored in UTC)" if tz and tz != "UTC" else ""
     grace = f" + {rec.grace_hours:g} h grace" if rec.grace_hours else ""
     environment = str(rec.headline.get("environment", "not stated"))
@@ -75,8 +70,7 @@ def as_of_line(rec: Reconciliation, *, tz: str | None = None) -> str:
 
 
 def not_validated_note(rec: Reconciliation) -> str:
-    """How many current documents were never validated (``data-figure="documents_not_validated"``)
-    and how to validate them: the next report validates them once a schema folder is set."""
+    """How many current documents were never validated, and how to validate them."""
     count = sum(
         int(((f["validation_status"] == NOT_VALIDATED) & f["parse_error"].isna()).sum())
         for f in (rec.requests, rec.transcripts)
@@ -95,8 +89,7 @@ def not_validated_note(rec: Reconciliation) -> str:
 
 
 def headline_section(rec: Reconciliation, *, tz: str | None = None) -> HTML:
-    """The headline figures as cards, each marked ``data-figure="<key>"``, under the moment and
-    SLA they are measured at."""
+    """The headline figures as cards (``data-figure="<key>"``) under the as-of line."""
     h = rec.headline
     ages = ageing(rec)
     by_status = h["responses_by_status"]
@@ -158,8 +151,7 @@ def exception_counts(rec: Reconciliation) -> pd.DataFrame:
 
 
 def exceptions_section(rec: Reconciliation, *, max_rows: int = MAX_ROWS) -> HTML:
-    """The exceptions table by severity, critical first, with counts per severity and kind
-    and each row's suggested action; at most ``max_rows`` rows per severity."""
+    """Exception counts per kind, then each severity's table, critical first."""
     ex = rec.exceptions
     if ex.empty:
         return page(paragraph("No exceptions: nothing needs an analyst.", "wb-empty"))
@@ -204,8 +196,7 @@ def versions_overview(rec: Reconciliation) -> pd.DataFrame:
 
 
 def versions_overview_section(rec: Reconciliation, *, max_rows: int = MAX_ROWS) -> HTML:
-    """The ids that got a new document since the first (``versions_overview``): see each
-    one's versions and their diffs with ``workbench troubleshoot ID``."""
+    """The ids with more than one document (``versions_overview``)."""
     frame = versions_overview(rec)
     if frame.empty:
         return page(paragraph("Every id has one document: nothing resubmitted, re-issued or "
@@ -218,8 +209,7 @@ def versions_overview_section(rec: Reconciliation, *, max_rows: int = MAX_ROWS) 
 
 
 def organisations_section(rec: Reconciliation, *, max_rows: int = MAX_ROWS) -> HTML:
-    """Counts per counterpart organisation (``rec.by_organisation``): who sent us requests,
-    and which schools sent us transcripts."""
+    """Counts per counterpart organisation, one table per side."""
     orgs = rec.by_organisation
     if orgs.empty:
         return page(paragraph("No organisations: the store holds no requests or transcripts.",
@@ -238,13 +228,3 @@ def organisations_section(rec: Reconciliation, *, max_rows: int = MAX_ROWS) -> H
         table(orgs[orgs["side"] == "consumer"], consumer, max_rows=max_rows,
               empty="No transcripts received."),
     )  # fmt: skip
-
-
-def figure_html(fig: Figure, *, alt: str | None = None) -> HTML:
-    """A chart inline, as ``<img src="data:image/png;base64,...">``: the HTML export stays
-    self-contained. ``alt`` defaults to the figure's title."""
-    if alt is None:
-        titles = [fig.get_suptitle(), *(ax.get_title() for ax in fig.axes)]
-        alt = next((t for t in titles if t), "chart")
-    data = base64.b64encode(png(fig)).decode("ascii")
-    return HTML(f'<img class="wb-chart" alt="{text(alt)}" src="data:image/png;base64,{data}"/>')

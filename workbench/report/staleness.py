@@ -13,6 +13,7 @@ from IPython.display import HTML
 
 from workbench.reconcile.inputs import timestamp
 from workbench.report.markup import moment, page, table, text
+from workbench.store.schema import utc_text
 
 if TYPE_CHECKING:
     from workbench.store import Store
@@ -28,8 +29,7 @@ LIST_LABELS = {  # list -> (its interface, what it is)
 
 @dataclass(frozen=True)
 class ListFreshness:
-    """One list or feed: its last read, how long before ``as_of``, and what the last pull
-    said of it (``error`` when it could not read it, ``skipped`` when it did not try)."""
+    """One list or feed: its last read, its age, what the last pull said of it."""
 
     name: str
     last_read_at: datetime | None
@@ -129,7 +129,7 @@ def hours_text(hours: float | None) -> str:
 def freshness(store: Store, as_of: Any = None) -> Freshness:
     """How fresh ``store`` is at ``as_of`` (None: now)."""
     at = timestamp(pd.Timestamp.now(tz="UTC") if as_of is None else as_of)
-    cutoff = _stored(at)
+    cutoff = utc_text(at)
     snaps = store.table("snapshots", where="taken_at <= ?", params=[cutoff])
     last_read = snaps.groupby("list_name")["taken_at"].max() if len(snaps) else {}
     runs = store.table(
@@ -159,7 +159,7 @@ def freshness(store: Store, as_of: Any = None) -> Freshness:
                 if f not in items and f.get("id") != "(list)"]  # fmt: skip
     if summary.get("error"):
         problems.insert(0, f"the pull stopped: {summary['error']}")
-    since = "" if last is None else _stored(timestamp(last["finished_at"]))
+    since = "" if last is None else utc_text(timestamp(last["finished_at"]))
     crashed = store.table(
         "runs", where="kind = 'pull' AND finished_at IS NULL AND started_at <= ? AND "
         "started_at > ? ORDER BY started_at DESC, id DESC LIMIT 1", params=[cutoff, since],
@@ -184,8 +184,7 @@ def freshness(store: Store, as_of: Any = None) -> Freshness:
 def freshness_section(
     fresh: Freshness, *, max_age_hours: float | None = None, tz: str | None = None
 ) -> HTML:
-    """The report's first section: whether the data is stale (``data-freshness``), the last
-    pull and what failed in it, each list's last read, the items not fetched."""
+    """Whether the data is stale, the last pull and its failures, each list's read."""
     limit = DEFAULT_MAX_AGE_HOURS if max_age_hours is None else max_age_hours
     stale = fresh.is_stale(limit)
     age = "" if fresh.age_hours is None else f"{fresh.age_hours:.1f}"
@@ -247,11 +246,6 @@ def _last_pull(fresh: Freshness, tz: str | None) -> str:
 def _unfinished(run: Any, started: Any, tz: str | None = None) -> str:
     when = moment(started, tz)
     return f"pull run {run} started {when} and never finished (crashed or still running)"
-
-
-def _stored(when: pd.Timestamp) -> str:
-    """A time as the store writes it: fixed-width UTC text, which compares as text."""
-    return when.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def _plain(when: Any) -> datetime | None:

@@ -30,8 +30,7 @@ def open_store(db: str | os.PathLike[str] | None = None, *, profile: str | None 
 def report_zone(
     tz: str | None = None, *, profile: str | None = None, config_path: str | None = None
 ) -> str:
-    """``tz`` when given, else the profile's ``timezone``, else UTC; ``ConfigError`` naming an
-    unknown zone."""
+    """``tz``, else the profile's ``timezone``, else UTC; ``ConfigError`` if unknown."""
     if tz is not None:
         return check_timezone(tz)
     return load_profile(profile, config_path=config_path).timezone

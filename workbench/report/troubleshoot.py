@@ -74,8 +74,7 @@ def require_request_id(request_id: str | None) -> str:
 
 
 def require_known(store: Store, request_id: str) -> str:
-    """``request_id`` as the store spells it (a GUID pasted with dashes or in upper case
-    included), or ``StoreError`` when ``store`` holds nothing about it."""
+    """``request_id`` as the store spells it; ``StoreError`` when it knows nothing."""
     rid = store.spelling_of(str(request_id))
     if store.timeline(rid).empty and store.document(rid) is None:
         raise StoreError(
@@ -129,8 +128,7 @@ def request_documents(
 def version_diff(
     store: Store, request_id: str, a: int, b: int, *, list_name: str | None = None
 ) -> str:
-    """A unified diff of versions ``a`` and ``b`` of ``request_id``'s document, pretty-printed
-    ('' when the same); ``StoreError`` naming the versions held when either is not."""
+    """A unified diff of versions ``a`` and ``b``; ``StoreError`` for one not held."""
     versions = store.versions(request_id, list_name=list_name)
     texts = {}
     for number in (a, b):
@@ -151,8 +149,7 @@ def versions_section(
     store: Store, request_id: str, *, compare: tuple[int, int] | None = None,
     max_chars: int | None = None,
 ) -> HTML:  # fmt: skip
-    """The versions of ``request_id``'s document, those we sent, and the diff of two received ones
-    (``compare``; default: each against the one before)."""
+    """The versions received and sent, and diffs (``compare``: of those two)."""
     versions = store.versions(request_id)
     parts = [table(versions, VERSION_COLUMNS, empty="No document of this id is stored.")]
     sent = store.sent_versions(request_id)
@@ -174,8 +171,7 @@ def versions_section(
 
 
 def validation_html(document: RequestDocument) -> str:
-    """The document's validation (``data-validation`` holds its status) and where it was
-    seen, then its first :data:`MAX_ERRORS_SHOWN` errors."""
+    """A document's validation (``data-validation``), where seen, its first errors."""
     v = document.validation
     places = (f"{s.get('in')}" + (f" at {s['at']}" if s.get("at") else "")
               for s in document.seen_in)  # fmt: skip
@@ -191,8 +187,7 @@ def validation_html(document: RequestDocument) -> str:
 
 
 def document_html(document: RequestDocument, *, max_chars: int | None = None) -> str:
-    """One document: its title, its validation, its text escaped in ``<pre>`` (cut after
-    ``max_chars`` characters, when given, with a line saying so)."""
+    """One document: title, validation, escaped text (cut at ``max_chars``)."""
     body, cut = document.text, ""
     if max_chars is not None and len(body) > max_chars:
         body = body[:max_chars]
@@ -201,8 +196,7 @@ def document_html(document: RequestDocument, *, max_chars: int | None = None) ->
 
 
 def documents_section(documents: list[RequestDocument], *, max_chars: int | None = None) -> HTML:
-    """Each document pretty-printed (escaped, cut after ``max_chars`` when given) with its
-    validation and where it was seen (:func:`versions_section` diffs their versions)."""
+    """Each document pretty-printed with its validation and where it was seen."""
     if not documents:
         return page(paragraph("No PESC document about this id is stored.", "wb-empty"))
     return page(*(document_html(d, max_chars=max_chars) for d in documents))

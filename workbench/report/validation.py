@@ -15,8 +15,7 @@ from workbench.store import Store
 
 @dataclass(frozen=True)
 class StoredValidation:
-    """What :func:`validate_stored` did: the folder it used (None: none set), the documents it
-    found valid and invalid, and those left not validated, with why (``note``)."""
+    """What :func:`validate_stored` did: folder, valid, invalid, not validated."""
 
     folder: Path | None
     valid: int = 0
@@ -42,8 +41,7 @@ class StoredValidation:
 def validate_stored(
     store: Store, *, schemas_dir: str | os.PathLike[str] | None = None
 ) -> StoredValidation:
-    """Validate the stored documents never validated and keep the results in ``store``; without a
-    folder nothing is written and the outcome says how to validate them."""
+    """Validate the documents never validated and keep the results in ``store``."""
     directory = schemas_dir if schemas_dir is not None else os.environ.get(SCHEMAS_VARIABLE)
     pending = store.db.execute(
         "SELECT entity, item_id, version, pescxml, validation FROM documents WHERE pescxml IS "

@@ -8,11 +8,8 @@
         sb.set_faults(error_rate=0.2)    # 500/503 on a fifth of the calls
         sb.received                      # every POST it processed
 
-or ``workbench sandbox --port 8765 --seed 7``. One process serves the identity server, the
-gateway and the exchange under three base URLs (``sb.auth_url``, ``gateway_url``,
-``exchange_url``); its data is deterministic (same seed and start, same data) and moves with its
-clock. Every point the spec leaves open is a ``SandboxSettings`` field (DESIGN §3); ``Faults``
-give latency, 5xx, 429 and dropped connections. Hostile answers are the tests' (``tests/hostile``).
+or ``workbench sandbox --port 8765 --seed 7``. Its data is deterministic (same seed and start,
+same data); every point the spec leaves open is a ``SandboxSettings`` field (DESIGN §3).
 """
 
 from __future__ import annotations

@@ -1,8 +1,4 @@
-"""The sandbox's ASGI application: identity server, gateway and transcript exchange (spec §4).
-
-``Partner(settings, state, identity).app()`` mounts the three interfaces under ``/identity``,
-``/gateway`` and ``/exchange`` (three base URLs), and the sandbox's controls under ``/_sandbox``.
-"""
+"""The sandbox's ASGI app: identity server, gateway and exchange (spec §4), and ``/_sandbox``."""
 
 from __future__ import annotations
 
@@ -29,7 +25,7 @@ from workbench.sandbox.faults import FaultMiddleware, with_transport
 from workbench.sandbox.generator import iso_ms, shaped_event
 from workbench.sandbox.settings import SandboxSettings
 from workbench.sandbox.state import Item, PartnerState
-from workbench.sandbox.tokens import Client, IdentityServer, OAuthError, TokenRejected
+from workbench.sandbox.tokens import IdentityServer, OAuthError
 
 VALID_ID = re.compile(r"[A-Za-z0-9-]{1,64}")
 NOT_FOUND_MESSAGE = "No HTTP resource was found that matches the request URI."
@@ -41,8 +37,7 @@ WRONG_KEY = (
     "Access denied due to invalid subscription key. "
     "Make sure to provide a valid key for an active subscription."
 )
-# The exchange's two sides: the role each needs, and its answers for nothing listed and for an
-# id it does not know (§7).
+# Each side of the exchange: its role, its answers for nothing listed and an unknown id (§7).
 SIDES = {
     "request": ("supplier", spec.NO_REQUESTS_FOUND, spec.UNKNOWN_REQUEST_ID),
     "transcript": ("consumer", spec.NO_TRANSCRIPTS_FOUND, spec.UNKNOWN_TRANSCRIPT_ID),
@@ -55,18 +50,15 @@ SENDS = {
 }
 
 
-class Refusal(Exception):
-    """A request the sandbox refuses: ``status`` and the message become its 4xx answer."""
+class Refusal(HTTPException):
+    """A request the sandbox refuses, with its 4xx status."""
 
     def __init__(self, message: str, status: int = 400) -> None:
-        super().__init__(message)
-        self.status = status
+        super().__init__(status, message)
 
 
 def error_answer(style: str, status: int, text: str) -> Response:
-    """An error answer as a partner writes them (``error_body``): ``{"Message": text}``, RFC
-    7807 problem details with the text in ``detail`` (as ASP.NET Core writes them), or the
-    text alone."""
+    """An error answer in the ``error_body`` style: ``{"Message": text}``, RFC 7807, or text."""
     if style == "problem":
         problem = {"type": "about:blank", "title": HTTPStatus(status).phrase, "status": status}
         problem["detail"] = text
@@ -88,8 +80,7 @@ class Partner:
     def app(self) -> ASGIApp:
         """The ASGI app serving all three interfaces."""
         s, faults = self.settings, self.settings.faults
-        # DESIGN §3: the send routes in the one spelling this partner serves; the other is a
-        # 404. §4.4: "a trailing slash may be present", answered in place, never redirected.
+        # §4.4: "a trailing slash may be present", answered in place, never redirected.
         paths = {
             **spec.SEND_ROUTES[s.send_routes],
             "send_acknowledgment": spec.CONSUMER_ACKNOWLEDGMENT_PATH,
@@ -133,8 +124,7 @@ class Partner:
 
     def _interface(self, routes: Sequence[BaseRoute], *, root: bool = False) -> Starlette:
         handlers: dict[Any, Callable[[Request, Exception], Awaitable[Response]]] = {
-            Refusal: self._refused,
-            HTTPException: self._not_found,
+            HTTPException: self._refused
         }
         if root:
             handlers[Exception] = self._server_error
@@ -142,23 +132,19 @@ class Partner:
         app.router.redirect_slashes = False
         return app
 
-    async def _not_found(self, request: Request, exc: Exception) -> Response:
-        assert isinstance(exc, HTTPException)
-        said = NOT_FOUND_MESSAGE if exc.status_code == 404 else str(exc.detail)
-        if exc.status_code == 405:
-            said = f"The requested resource does not support http method '{request.method}'."
-        return error_answer(self.settings.error_body, exc.status_code, said)
-
     async def _refused(self, request: Request, exc: Exception) -> Response:
-        assert isinstance(exc, Refusal)
-        if exc.status == 401 and self.settings.unauthorized_body == "empty":
+        assert isinstance(exc, HTTPException)
+        status, said = exc.status_code, exc.detail
+        if status == 401 and self.settings.unauthorized_body == "empty":
             return Response(status_code=401, headers={"WWW-Authenticate": "Bearer"})
-        return error_answer(self.settings.error_body, exc.status, str(exc))
+        if status == 404:
+            said = NOT_FOUND_MESSAGE
+        elif status == 405:
+            said = f"The requested resource does not support http method '{request.method}'."
+        return error_answer(self.settings.error_body, status, said)
 
     async def _server_error(self, request: Request, exc: Exception) -> Response:
         return error_answer(self.settings.error_body, 500, "An error has occurred.")
-
-    # -- identity server (§4.1) and OCAS' eTMS login -------------------------------------------
 
     async def login(self, issue: Callable[..., dict[str, object]], request: Request) -> Response:
         """A form in, a token (or an RFC 6749 error) out."""
@@ -172,7 +158,7 @@ class Partner:
             except UnicodeDecodeError:
                 raise OAuthError("invalid_request", "The body is not UTF-8.") from None
             except Refusal as exc:
-                raise OAuthError("invalid_request", str(exc), exc.status) from None
+                raise OAuthError("invalid_request", exc.detail, exc.status_code) from None
             ttl = self.settings.faults.token_ttl
             answer = issue(
                 dict(parse_qsl(body, keep_blank_values=True)),
@@ -182,12 +168,6 @@ class Partner:
             return JSONResponse(err.body, err.status)
         return JSONResponse(answer, headers={"Cache-Control": "no-store", "Pragma": "no-cache"})
 
-    def _bearer(self, request: Request) -> Client:
-        try:
-            return self.identity.verify(request.headers.get("authorization"))
-        except TokenRejected as exc:
-            raise Refusal(str(exc), 401) from exc
-
     def _subscription(self, request: Request) -> None:
         key = request.headers.get(spec.SUBSCRIPTION_KEY_HEADER)
         if not key:
@@ -195,11 +175,9 @@ class Partner:
         if key != self.settings.credentials.subscription_key:
             raise Refusal(WRONG_KEY, 401)
 
-    # -- gateway (§4.2, §4.3, §5) --------------------------------------------------------------
-
     def _gateway(self, request: Request, scope: str) -> None:
         self._subscription(request)
-        if self._bearer(request).scope != scope:
+        if self.identity.verify(request.headers.get("authorization")).scope != scope:
             raise Refusal(f"This token does not grant the '{scope}' scope this API needs.", 403)
 
     def _feed(self, events: list[dict[str, Any]]) -> JSONResponse:
@@ -231,14 +209,13 @@ class Partner:
             )
         return self._feed(self.state.peek(int(raw)))
 
-    # -- transcript exchange (§4.4, §7) ----------------------------------------------------------
-
     def _side(self, kind: str, request: Request) -> dict[str, Item]:
         """The items of a side, once the caller is known to have its role."""
         role = SIDES[kind][0]
         if self.settings.exchange_key_required:
             self._subscription(request)
-        if self._bearer(request).role not in (role, "exchange"):  # eTMS: both roles
+        client = self.identity.verify(request.headers.get("authorization"))
+        if client.role not in (role, "exchange"):  # eTMS: both roles
             raise Refusal(f"This client is not authorised for the {role} role.", 403)
         return self.state.requests if kind == "request" else self.state.transcripts
 
@@ -290,8 +267,7 @@ class Partner:
                 "The PESCXML value is invalid: its RequestTrackingID does not match the"
                 " tracking ID of the request in the path."
             )
-        # DESIGN §3: an environment takes documents of its own process code only (OCAS' UAT
-        # requires TEST); a document that states none is taken.
+        # DESIGN §3: documents of this environment's process code only; one stating none is taken.
         code, expected = fields["process_code"], self.settings.process_code
         if code is not None and code != expected:
             raise Refusal(
@@ -303,8 +279,6 @@ class Partner:
             reply = self.state.acknowledgment_for(item, document)
         self.state.record_post(operation, item, payload, reply, closes_by)
         return JSONResponse({"RequestID": item.id, "PESCXML": reply})
-
-    # -- controls --------------------------------------------------------------------------------
 
     async def advance(self, request: Request) -> Response:
         """Move the clock (``?hours=0``: not at all); what arrived, and what the partner holds."""
@@ -330,20 +304,17 @@ class Partner:
 
 
 async def _read_body(request: Request, limit: int) -> bytes:
-    declared = request.headers.get("content-length")
-    if declared and declared.isdigit() and int(declared) > limit:
-        raise Refusal(f"The request body is larger than {limit} bytes.", 413)
-    chunks, size = [], 0
+    declared = request.headers.get("content-length", "")
+    too_large = Refusal(f"The request body is larger than {limit} bytes.", 413)
+    if declared.isdigit() and int(declared) > limit:
+        raise too_large
     try:
-        async for chunk in request.stream():
-            size += len(chunk)
-            if size > limit:
-                raise Refusal(f"The request body is larger than {limit} bytes.", 413)
-            chunks.append(chunk)
-    except ClientDisconnect:
-        # The client hung up mid-body: nobody is left to answer, and it is no server error.
+        body = await request.body()
+    except ClientDisconnect:  # nobody is left to answer, and it is no server error
         raise Refusal("The client disconnected before sending the whole body.") from None
-    return b"".join(chunks)
+    if len(body) > limit:
+        raise too_large
+    return body
 
 
 def _media_type(request: Request) -> str:

@@ -1,8 +1,5 @@
-"""The bodies of the sandbox's documents: a request's ``Request``, a transcript's ``Student``.
-
-Elements are unqualified and in schema order (AcademicRecord v1.6.0 / v1.7.0 types); every draw
-comes from the ``random.Random`` handed in, so a body depends only on its arguments.
-"""
+"""The bodies of the sandbox's documents, a request's ``Request`` and a transcript's ``Student``,
+unqualified and in schema order; every draw comes from the ``random.Random`` handed in."""
 
 from __future__ import annotations
 
@@ -14,7 +11,6 @@ from typing import Any, NamedTuple, TypeAlias
 
 from lxml import etree
 
-# Names, institutions, programs, courses and grades to draw from (its "_about" says more).
 POOLS: dict[str, Any] = json.loads(resources.files(__package__).joinpath("pools.json").read_text())
 # The user's college (the canpesc Ontario sample's) and OCAS, as it names itself on the wire.
 HOME_COLLEGE = ("Demo College", "555555")
@@ -23,9 +19,8 @@ Part: TypeAlias = etree._Element | list[etree._Element] | dict[str, object] | No
 
 
 def node(tag: str, *parts: Part) -> etree._Element:
-    """An element made of ``parts``, in order: elements (or lists of them), and dicts of
-    ``{"Path/To/Leaf": text}`` whose paths make their parents, or reuse those made already in
-    this element. ``None`` (a part, or a leaf's text) is skipped.
+    """An element of ``parts``: elements, lists of them, and ``{"Path/To/Leaf": text}`` dicts
+    (parents made once); ``None`` is skipped.
 
     >>> node("Name", {"FirstName": "Zoë", "MiddleName": None, "LastName": "O'Brien"})
     """
@@ -131,9 +126,6 @@ class Term(NamedTuple):
         return date(self.year, self.month + 3, 20)
 
 
-# -- a request -----------------------------------------------------------------------------------
-
-
 def request(rng: random.Random, created: datetime, when: str, tracking: str) -> etree._Element:
     """``Request``: the student, their time at the home college and 1..3 recipients."""
     person, application = _person(rng, created)
@@ -216,8 +208,6 @@ def _recipient(
         },
     )
 
-
-# -- a transcript --------------------------------------------------------------------------------
 
 POINTS = {grade: points for grade, points, _ in POOLS["grades"]}
 GRADE_WEIGHTS = ([g for g, _, _ in POOLS["grades"]], [w for _, _, w in POOLS["grades"]])

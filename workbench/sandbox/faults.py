@@ -17,9 +17,8 @@ TRANSPORT_KEY = "workbench.sandbox.transport"
 
 
 def with_transport(app: ASGIApp) -> ASGIApp:
-    """``app``, given the connection in ``scope[TRANSPORT_KEY]``: the one reach past ASGI,
-    which cannot drop a connection unanswered. uvicorn's ``send`` is a method of the request
-    cycle, whose ``transport`` is the connection; only the outermost app gets it."""
+    """``app``, given uvicorn's connection in ``scope[TRANSPORT_KEY]``: ASGI cannot drop a
+    connection unanswered (``send`` is a method of the cycle whose ``transport`` it is)."""
 
     async def app_with_transport(scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
@@ -31,8 +30,7 @@ def with_transport(app: ASGIApp) -> ASGIApp:
 
 
 class FaultMiddleware:
-    """Applies ``faults``, read at every call so that they can change while serving
-    (``latency_only`` for the identity server)."""
+    """Applies ``faults``, read at every call so that they can change while serving."""
 
     def __init__(self, app: ASGIApp, faults: Faults, *, latency_only: bool = False) -> None:
         self.app, self.faults, self.latency_only = app, faults, latency_only
@@ -73,8 +71,7 @@ async def _discard(message: Message) -> None:
 
 
 def _answer_after(send: Send, deadline: float) -> Send:
-    """``send`` that holds the answer until ``deadline``: latency counts from the request's
-    arrival, as a partner's response time does."""
+    """``send`` holding the answer until ``deadline`` (latency counts from the arrival)."""
 
     async def delayed(message: Message) -> None:
         if message["type"] == "http.response.start":
@@ -99,5 +96,4 @@ async def drop(scope: Scope, send: Send) -> None:
     if transport is None:  # not under uvicorn: the nearest thing is an exception
         raise ConnectionAbortedError("sandbox fault: connection dropped")
     transport.abort()
-    # Let the server see the connection is gone, so it does not try to answer on it.
     await asyncio.sleep(0.01)

@@ -1,10 +1,5 @@
-"""The sandbox's data: OCAS-like transcript requests, college transcripts and gateway events.
-
-Every draw comes from a ``random.Random`` seeded with a SHA-256 of (seed, kind, index): the
-same arguments give the same bytes on any machine. Documents follow ``shared/pesc/NOTES.md``
-in the spec's v1.0.0 namespaces or the v1.1.0 family real traffic uses; ``defect`` makes them
-not well-formed ("malformed") or fail their schema as real ones do ("invalid").
-"""
+"""The sandbox's data: OCAS-like transcript requests, college transcripts and gateway events,
+each drawn from a SHA-256 of (seed, kind, index), so the same arguments give the same bytes."""
 
 from __future__ import annotations
 
@@ -26,9 +21,6 @@ DEFECTS = ("malformed", "invalid")
 TRACKING_ID_MAX = 35  # core:RequestTrackingIDType
 
 
-# -- identifiers -------------------------------------------------------------------------------
-
-
 def _digest(seed: int, kind: str, index: int) -> bytes:
     return hashlib.sha256(f"workbench-sandbox|{kind}|{seed}|{index}".encode()).digest()
 
@@ -43,8 +35,7 @@ def guid(seed: int, kind: str, index: int) -> uuid.UUID:
 
 
 def request_id(seed: int, index: int) -> str:
-    """The id of the supplier side's request ``index``: a GUID as 32 hex digits, short enough
-    to be a RequestTrackingID (35 characters at most)."""
+    """The id of request ``index``: a GUID as 32 hex digits, short enough to track by."""
     return guid(seed, "request-id", index).hex
 
 
@@ -64,9 +55,6 @@ def tracking_number(stream: str, index: int, created: datetime) -> str:
     return f"C{utc(created):%Y%m%d}{serial:05d}"
 
 
-# -- documents ---------------------------------------------------------------------------------
-
-
 @lru_cache(maxsize=4096)  # a partner has its documents ready: ``Sandbox.warm`` makes them
 def document(
     message: str,
@@ -82,11 +70,8 @@ def document(
     cancellation_as: str = "note",
     process_code: str = "PRODUCTION",
 ) -> str:
-    """A ``message`` document as XML text; ``version`` 2, 3... a later one for the same id.
-
-    PESC has no Cancellation TransmissionType: one is MutuallyDefined with a NoteMessage, or as
-    OCAS writes it with ``cancellation_as="transmission_type"``.
-    """
+    """A ``message`` document as XML text; ``version`` 2, 3... a later one for the same id;
+    ``defect`` "malformed" (not well-formed) or "invalid" (against its schema, as real ones)."""
     _check(namespaces, defect, request_id, created)
     kind = "transcript-request" if message == "TranscriptRequest" else "college-transcript"
     rng = draw(seed, kind, index)
@@ -141,14 +126,12 @@ def document(
     return _break(xml, defects) if defect == "malformed" else xml
 
 
-# OCAS asks the home college for a student's transcript; a college sends one, filling a request.
 transcript_request_xml = partial(document, "TranscriptRequest")
 college_transcript_xml = partial(document, "CollegeTranscript")
 
 
 def miscount_courses(acknowledgment: str) -> str:
-    """The acknowledgment with its ``CourseTotal`` one short (one more when it is 0): the
-    partner-side miscount a reconciliation must catch."""
+    """The acknowledgment with its ``CourseTotal`` one off, for a reconciliation to catch."""
     count = re.compile(r"(?<=<CourseTotal>)\d+(?=</CourseTotal>)")
     return count.sub(lambda m: str(int(m[0]) - 1 if int(m[0]) else 1), acknowledgment)
 
@@ -205,9 +188,6 @@ def _break(xml: str, rng: random.Random) -> str:
     if "&amp;" in xml:
         ways.append(xml.replace("&amp;", "&", 1))
     return rng.choice(ways)
-
-
-# -- events --------------------------------------------------------------------------------------
 
 
 def placement_event(seed: int, index: int, *, occurred_at: datetime) -> dict[str, Any]:
@@ -268,10 +248,8 @@ def _event(
 
 
 def shaped_event(event: dict[str, Any], shape: str, time: str = "iso") -> dict[str, Any]:
-    """An event record as a partner of ``shape`` sends it: "flat" as it is, "kind_at" ``{id,
-    kind, at, payload}``, "event_info" OCAS' ``{id, eventInfo: {action, data}}`` (no time); the
-    time as ``time`` says: "iso" text, "epoch_ms" (milliseconds since 1970) or "dotnet"
-    (``/Date(ms)/``)."""
+    """An event record in the ``shape`` (flat, kind_at, event_info: OCAS' with no time) and the
+    ``time`` (iso, epoch_ms, dotnet) a partner sends."""
     when = event["occurredAt"]
     if time != "iso":
         ms = round(datetime.fromisoformat(when.replace("Z", "+00:00")).timestamp() * 1000)

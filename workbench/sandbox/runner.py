@@ -25,13 +25,7 @@ class Sandbox:
     def __init__(self, settings: SandboxSettings, *, host: str = "127.0.0.1", port: int = 0):
         self.settings, self.credentials = settings, settings.credentials
         self.state = PartnerState.create(settings)
-        self.identity = IdentityServer(
-            settings.credentials,
-            clock=lambda: self.state.now,
-            exchange_login=settings.exchange_login,
-            expiry=settings.token_expiry,
-            interfaces=settings.account,
-        )
+        self.identity = IdentityServer(settings, clock=lambda: self.state.now)
         self.partner = Partner(settings, self.state, self.identity)
         self.app = self.partner.app()
         # proto must say TCP: asyncio sets TCP_NODELAY on accepted connections only then, and
@@ -50,8 +44,7 @@ class Sandbox:
 
     @property
     def env(self) -> dict[str, str]:
-        """The WORKBENCH_* variables a partner would issue for the account's interfaces (DESIGN
-        §5), and nothing a client should find out for itself (route spellings, event shapes)."""
+        """The WORKBENCH_* variables a partner would issue for the account (DESIGN §5)."""
         c, settings, account = self.credentials, self.settings, self.settings.account
         exchange_roles = [role for role in ("supplier", "consumer") if role in account]
         gateway = "international" in account or "domestic" in account
@@ -61,10 +54,9 @@ class Sandbox:
             env["WORKBENCH_AUTH_URL"] = self.auth_url
         if gateway:
             env["WORKBENCH_GATEWAY_URL"] = self.gateway_url
+            env["WORKBENCH_SUBSCRIPTION_KEY"] = c.subscription_key
         if exchange_roles:
             env["WORKBENCH_EXCHANGE_URL"] = self.exchange_url
-        if gateway:
-            env["WORKBENCH_SUBSCRIPTION_KEY"] = c.subscription_key
         for role in account:
             if etms and role in exchange_roles:
                 continue
@@ -73,14 +65,11 @@ class Sandbox:
             env[prefix + "CLIENT_ID"] = getattr(c, f"{name}_client_id")
             env[prefix + "CLIENT_SECRET"] = getattr(c, f"{name}_client_secret")
             if role == "international":
-                env[prefix + "USERNAME"], env[prefix + "PASSWORD"] = (
-                    c.intl_username,
-                    c.intl_password,
-                )
+                env[prefix + "USERNAME"] = c.intl_username
+                env[prefix + "PASSWORD"] = c.intl_password
             elif role != "domestic":
                 env[prefix + "SCOPE"] = EXCHANGE_SCOPE
         if etms:
-            # One account: the exchange's shared settings when it serves both roles.
             section = "EXCHANGE" if len(exchange_roles) == 2 else exchange_roles[0].upper()
             env["WORKBENCH_LOGIN"] = "etms"
             env[f"WORKBENCH_{section}_USERNAME"] = c.exchange_username
@@ -88,8 +77,6 @@ class Sandbox:
         if exchange_roles and settings.exchange_key_required:
             env["WORKBENCH_EXCHANGE_SUBSCRIPTION_KEY"] = c.subscription_key
         return env
-
-    # -- controls and records ---------------------------------------------------------------
 
     def advance(self, hours: float) -> dict[str, int]:
         """Move the partner's clock; returns how many of each kind arrived."""
@@ -123,11 +110,12 @@ class Sandbox:
         return [i.id for i in self.state.listed(self.state.transcripts)]
 
     def warm(self) -> int:
-        """Generate every open item's document now, as a partner has them ready, so that a
-        benchmark's answers take the configured latency only; how many (4,096 are kept)."""
-        return self.state.warm()
-
-    # -- lifecycle ----------------------------------------------------------------------------
+        """Generate every open item's document now (4,096 are kept), as a partner has them."""
+        listed = [("request", i) for i in self.state.listed(self.state.requests)]
+        listed += [("transcript", i) for i in self.state.listed(self.state.transcripts)]
+        for kind, item in listed:
+            self.state.document(kind, item)
+        return len(listed)
 
     def start(self) -> Sandbox:
         config = uvicorn.Config(
@@ -136,8 +124,7 @@ class Sandbox:
             access_log=False,
             lifespan="off",
             timeout_keep_alive=30,
-            # A stop never waits on a client that keeps its connection (a trickled answer, a
-            # keep-alive pool): after 5 s open connections are cancelled.
+            # A stop never waits on a client that keeps its connection open.
             timeout_graceful_shutdown=5,
             backlog=1024,
         )

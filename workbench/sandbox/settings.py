@@ -8,13 +8,12 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-# A fixed start: pass ``start=FIXED_START`` for the same data (dates included) on any day.
+# ``start=FIXED_START``: the same data, dates included, on any day.
 FIXED_START = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 
 
 def default_start() -> datetime:
-    """The partner's clock when no start is given: now, floored to the minute (never ahead of
-    this machine's clock); the seed fixes the data relative to its start."""
+    """The partner's clock when no start is given: now, floored to the minute."""
     return datetime.now(UTC).replace(second=0, microsecond=0)
 
 
@@ -42,8 +41,7 @@ class Credentials:
 
     @classmethod
     def short(cls) -> Credentials:
-        """Credentials as short as partners issue them: a 7-character password, a secret of
-        three letters, a subscription key that every date of 2026 spells."""
+        """Credentials as short as partners issue them (a key that every date of 2026 spells)."""
         return cls(
             intl_client_secret="intl7cs",
             intl_password="Pw#2026",
@@ -65,8 +63,8 @@ class Credentials:
 
 @dataclass
 class Faults:
-    """Trouble on demand, at the gateway and the exchange (the identity server: latency and
-    ``token_ttl`` only); rates are shares of calls, 0..1, on the paths ``path_pattern`` finds."""
+    """Trouble on demand (the identity server: latency and ``token_ttl`` only); rates are shares
+    of calls on the paths ``path_pattern`` finds."""
 
     latency_ms: float = 0.0  # from a request's arrival to its answer, the sandbox's work inside
     jitter_ms: float = 0.0
@@ -77,8 +75,7 @@ class Faults:
     drop_after_rate: float = 0.0  # the operation runs, then the connection drops (POSTs!)
     token_ttl: int | None = None  # overrides SandboxSettings.token_ttl when set
     path_pattern: str = ""
-    # Acknowledgments (of a transcript we send) whose CourseTotal the partner miscounts by one;
-    # decided per request id, so the same request always miscounts.
+    # Acknowledgments whose CourseTotal is one off, decided per request id.
     ack_miscount_rate: float = 0.0
 
     def update(self, **changes: Any) -> None:
@@ -87,8 +84,7 @@ class Faults:
 
 
 def _typed(assignments: list[str], defaults: dict[str, Any], what: str) -> dict[str, Any]:
-    """``["NAME=VALUE", ...]`` as typed changes of the fields named in ``defaults``, each value
-    of its default's type; a ValueError that says what to write instead."""
+    """``["NAME=VALUE", ...]`` as changes of ``defaults``' fields, typed as their defaults."""
     changes: dict[str, Any] = {}
     for assignment in assignments:
         name, sep, text = (part.strip() for part in assignment.partition("="))
@@ -115,15 +111,28 @@ def fault_changes(assignments: list[str]) -> dict[str, Any]:
     return _typed(assignments, {f.name: f.default for f in dataclasses.fields(Faults)}, "fault")
 
 
+def _open(*answers: Any, any_value: bool = False) -> Any:
+    """A field for an open point of the spec (DESIGN §3): its answers, the default first; only
+    these are accepted unless ``any_value``."""
+    return field(default=answers[0], metadata={"answers": answers, "any_value": any_value})
+
+
+# The interfaces of an account, by the ``interfaces`` setting.
+ACCOUNT_INTERFACES: dict[str, tuple[str, ...]] = {
+    "all": ("international", "domestic", "supplier", "consumer"),
+    "exchange": ("supplier", "consumer"),
+    "gateway": ("international", "domestic"),
+    "supplier": ("supplier",),
+}
+
+
 @dataclass
 class SandboxSettings:
-    """Data knobs of a sandbox: same settings (``start`` included), same data. Every choice
-    the spec leaves open (DESIGN §3) is a field, its answers in ``answers()``."""
+    """A sandbox's data and every choice the spec leaves open (DESIGN §3, ``answers()``)."""
 
     seed: int = 1
     start: datetime = field(default_factory=default_start)  # see default_start
     token_ttl: int = 3600  # seconds; advance() moves a token nearer its end too
-    namespaces: str = "v1.0.0"  # or "v1.1.0", the family real traffic uses
     initial_requests: int = 25
     initial_transcripts: int = 15
     initial_placement_events: int = 6
@@ -138,40 +147,43 @@ class SandboxSettings:
     reissue_per_hour: float = 0.15  # a transcript comes again (back on the list if it left)
     resubmission_per_hour: float = 0.15  # a listed request comes again, corrected
     cancellation_per_hour: float = 0.15  # a listed request is cancelled, then leaves the list
-    cancellation_as: str = "note"  # or "transmission_type": as OCAS names it, outside PESC's
-    escaped_share: float = 0.25  # PESCXML strings sent XML-escaped
     malformed_share: float = 0.0  # documents that are not well-formed XML
     invalid_share: float = 0.0  # well-formed documents that fail the schema
     max_body_bytes: int = 5_000_000
-    id_scheme: str = "tracking"  # or "guid": a dashed GUID, a C-number as the tracking id
-    max_peek_count: int = 100  # the largest Count the domestic peek accepts
-    detail_shape: str = "array"  # or "object": the detail body as a bare object
-    id_key: str = "RequestID"  # or "RequestId", in list and detail items
-    exchange_login: str = "identity"  # or "etms": OCAS' login, one account for both roles
-    token_expiry: str = "expires_in"  # or "dot_expires" (an HTTP date in .expires), "none"
-    credentials_style: str = "long"  # or "short": a 7-character password, short keys
-    send_routes: str = "plural"  # or "singular": /response and /transcript, as OCAS' clients
-    process_code: str = "PRODUCTION"  # or "TEST" (OCAS' UAT): every document it sends says so
-    event_shape: str = "flat"  # or "kind_at", "event_info" (see shaped_event)
-    event_time: str = "iso"  # or "epoch_ms", "dotnet" (ASP.NET's "/Date(1772442000000)/")
-    event_list: str = "array"  # or "object": the feeds answer {"events": [...], "count": n}
-    peek_removes: bool = False  # whether a peek takes the events it returns off the feed
-    empty_list: str = "message"  # or "array": an empty exchange list is 200 [] (not a 400)
-    unauthorized_body: str = "message"  # or "empty": a 401 with no body
-    exchange_key_required: bool = False  # the exchange wants the Subscription-Key too
-    pescxml_key: str = "PESCXML"  # or "PESCXml" (how real partners spell it in GET bodies)...
-    error_body: str = "message"  # or "problem" (RFC 7807), "text"
-    interfaces: str = "all"  # the account's (ACCOUNT_INTERFACES): its env has only their keys
-    trailing_slash: str = "accepted"  # or "refused": `:id/` is a 404
     state_path: str | None = None  # persist state here, so restarts keep continuity
     credentials: Credentials = field(default_factory=Credentials)
     faults: Faults = field(default_factory=Faults)
+    # The open points, in the order ``unknown_partner`` draws them.
+    id_scheme: str = _open("tracking", "guid")  # guid: a dashed GUID, a C-number as tracking id
+    detail_shape: str = _open("array", "object")  # object: the detail body as a bare object
+    id_key: str = _open("RequestID", "RequestId")  # in list and detail items
+    cancellation_as: str = _open("note", "transmission_type")  # as OCAS names it, not PESC
+    namespaces: str = _open("v1.0.0", "v1.1.0")  # v1.1.0: the family real traffic uses
+    exchange_login: str = _open("identity", "etms")  # etms: OCAS' login, one account, two roles
+    token_expiry: str = _open("expires_in", "dot_expires", "none")  # an HTTP date in .expires
+    credentials_style: str = _open("long", "short")  # short: a 7-character password, short keys
+    send_routes: str = _open("plural", "singular")  # /response and /transcript, as OCAS' clients
+    process_code: str = _open("PRODUCTION", "TEST")  # TEST: OCAS' UAT; every document says so
+    event_shape: str = _open("flat", "kind_at", "event_info")  # see shaped_event
+    event_time: str = _open("iso", "epoch_ms", "dotnet")  # dotnet: "/Date(1772442000000)/"
+    event_list: str = _open("array", "object")  # object: {"events": [...], "count": n}
+    empty_list: str = _open("message", "array")  # array: an empty exchange list is 200 []
+    unauthorized_body: str = _open("message", "empty")  # empty: a 401 with no body
+    pescxml_key: str = _open("PESCXML", "PESCXml", "pescxml")  # the key in GET bodies
+    error_body: str = _open("message", "problem", "text")  # problem: RFC 7807
+    interfaces: str = _open(*ACCOUNT_INTERFACES)  # the account's: its env has only their keys
+    trailing_slash: str = _open("accepted", "refused")  # refused: `:id/` is a 404
+    max_peek_count: int = _open(100, 25, 50, 500, any_value=True)  # the largest peek Count
+    escaped_share: float = _open(0.25, 0.0, 1.0, any_value=True)  # PESCXML sent XML-escaped
+    peek_removes: bool = _open(False, True)  # a peek takes the events it returns off the feed
+    exchange_key_required: bool = _open(False, True)  # the exchange wants the Subscription-Key
 
     def __post_init__(self) -> None:
-        for name, kinds in SETTING_KINDS.items():
-            if getattr(self, name) not in kinds:
+        for f in dataclasses.fields(self):
+            kinds = f.metadata.get("answers", ())
+            if kinds and not f.metadata["any_value"] and getattr(self, f.name) not in kinds:
                 raise ValueError(
-                    f"Unknown {name} {getattr(self, name)!r}: use one of {list(kinds)}."
+                    f"Unknown {f.name} {getattr(self, f.name)!r}: use one of {list(kinds)}."
                 )
         if self.max_peek_count < 1:
             raise ValueError("max_peek_count must be a positive integer.")
@@ -184,60 +196,19 @@ class SandboxSettings:
         return ACCOUNT_INTERFACES[self.interfaces]
 
 
-# The interfaces of an account, by the ``interfaces`` setting.
-ACCOUNT_INTERFACES: dict[str, tuple[str, ...]] = {
-    "all": ("international", "domestic", "supplier", "consumer"),
-    "exchange": ("supplier", "consumer"),
-    "gateway": ("international", "domestic"),
-    "supplier": ("supplier",),
-}
-
-# The choices of the SandboxSettings that take one of a few values; the first is the default.
-SETTING_KINDS: dict[str, tuple[str, ...]] = {
-    "id_scheme": ("tracking", "guid"),
-    "detail_shape": ("array", "object"),
-    "id_key": ("RequestID", "RequestId"),
-    "cancellation_as": ("note", "transmission_type"),
-    "namespaces": ("v1.0.0", "v1.1.0"),
-    "exchange_login": ("identity", "etms"),
-    "token_expiry": ("expires_in", "dot_expires", "none"),
-    "credentials_style": ("long", "short"),
-    "send_routes": ("plural", "singular"),
-    "process_code": ("PRODUCTION", "TEST"),
-    "event_shape": ("flat", "kind_at", "event_info"),
-    "event_time": ("iso", "epoch_ms", "dotnet"),
-    "event_list": ("array", "object"),
-    "empty_list": ("message", "array"),
-    "unauthorized_body": ("message", "empty"),
-    "pescxml_key": ("PESCXML", "PESCXml", "pescxml"),
-    "error_body": ("message", "problem", "text"),
-    "interfaces": tuple(ACCOUNT_INTERFACES),
-    "trailing_slash": ("accepted", "refused"),
-}
-
-# The open points that are yes or no (default: no).
-OPEN_FLAGS = ("peek_removes", "exchange_key_required")
-
-# The open points answered by a number, and the answers tried (the first is the default).
-OPEN_NUMBERS: dict[str, tuple[Any, ...]] = {
-    "max_peek_count": (100, 25, 50, 500),  # the largest Count the peek accepts
-    "escaped_share": (0.25, 0.0, 1.0),  # the share of PESCXML strings sent XML-escaped
-}
-
-
 def answers() -> dict[str, tuple[Any, ...]]:
     """Every open point and its answers, the default first."""
-    return {**SETTING_KINDS, **OPEN_NUMBERS, **{name: (False, True) for name in OPEN_FLAGS}}
+    fields = dataclasses.fields(SandboxSettings)
+    return {f.name: f.metadata["answers"] for f in fields if "answers" in f.metadata}
 
 
 def open_points() -> list[tuple[str, Any]]:
-    """Every answer to an open point that is not the default, as (setting, value): what the
-    suite runs the client against one at a time."""
+    """Every answer to an open point that is not the default, as (setting, value)."""
     return [(name, value) for name, values in answers().items() for value in values[1:]]
 
 
 # What `workbench sandbox --set NAME=VALUE` may set: every open point.
-SETTABLE = (*SETTING_KINDS, *OPEN_FLAGS, *OPEN_NUMBERS)
+SETTABLE = tuple(answers())
 
 
 def setting_changes(assignments: list[str]) -> dict[str, Any]:
@@ -249,8 +220,7 @@ def setting_changes(assignments: list[str]) -> dict[str, Any]:
 
 
 def unknown_partner(seed: int, **overrides: Any) -> SandboxSettings:
-    """A partner the client has never met: one answer to every open point, drawn from
-    ``seed`` (the same seed, the same partner), its data seeded by ``seed`` too."""
+    """A partner the client has never met: one answer to every open point, drawn from ``seed``."""
     rng = random.Random(f"unknown-partner-{seed}")
     drawn = {name: rng.choice(values) for name, values in answers().items()}
     # An account without some interfaces hides the partner's answers there: half have all.

@@ -1,8 +1,5 @@
-"""What the simulated partner knows, and how it changes: the lists, the lifecycle, the clock.
-
-Items are small records (an index into the generator, and their lifecycle), their XML made on
-demand. Every change holds the one lock: the server thread and the caller's share a state.
-"""
+"""What the simulated partner knows (items whose XML is made on demand) and how its clock moves
+it; every change holds the one lock the server thread and the caller's share."""
 
 from __future__ import annotations
 
@@ -26,13 +23,11 @@ from workbench.sandbox.generator import DEFECTS, iso_ms
 from workbench.sandbox.settings import SandboxSettings
 
 STATE_VERSION = 2
-# The clock's kinds of arrival, each with the setting of its rate an hour.
 RATES = mapping(
     "request transcript placement domestic closed_elsewhere reissue resubmission cancellation",
     "requests_per_hour transcripts_per_hour placement_events_per_hour domestic_events_per_hour "
     "closed_elsewhere_per_hour reissue_per_hour resubmission_per_hour cancellation_per_hour",
 )
-# The clock's new documents for existing ids, and their TransmissionType.
 NEW_DOCUMENTS = {kind: kind.capitalize() for kind in ("reissue", "resubmission", "cancellation")}
 EVENT_LIFE = {"placement_events": timedelta(days=1), "domestic_events": timedelta(days=2)}
 
@@ -46,8 +41,7 @@ def _draw(seed: int, kind: str, index: int) -> random.Random:
 
 @dataclass
 class Item:
-    """A transcript request (supplier side) or a transcript (consumer side): its API id, its
-    documents' RequestTrackingID, and its current document's date, version and type."""
+    """A transcript request (supplier side) or a transcript (consumer side) and its lifecycle."""
 
     id: str
     index: int
@@ -86,8 +80,6 @@ class PartnerState:
 
     def __post_init__(self) -> None:
         self.lock = threading.RLock()
-
-    # -- creation and persistence -------------------------------------------------------------
 
     @classmethod
     def create(cls, settings: SandboxSettings) -> PartnerState:
@@ -133,8 +125,6 @@ class PartnerState:
             f.write(text)
         os.replace(tmp, path)
 
-    # -- the clock ----------------------------------------------------------------------------
-
     def _add(self, kind: str, count: int, since: datetime, span: timedelta) -> None:
         """``count`` new items of ``kind``, dated evenly (with jitter) over the span."""
         seed, s = self.settings.seed, self.settings
@@ -159,9 +149,7 @@ class PartnerState:
                 (self.requests if kind == "request" else self.transcripts)[item_id] = item
 
     def advance(self, hours: float) -> dict[str, int]:
-        """Move the clock: new items arrive at the configured rates, old events drain away,
-        existing ids get new documents (``_new_documents``); a cancelled request stays listed
-        until the next ``advance``."""
+        """Move the clock: items and documents arrive at the configured rates, old events go."""
         if hours < 0:
             raise ValueError("the sandbox clock only moves forward")
         added: dict[str, int] = {}
@@ -181,7 +169,6 @@ class PartnerState:
                 else:
                     self._add(kind, count, start, span)
             self.now = start + span
-            # Then someone else has consumed it.
             for feed, life in EVENT_LIFE.items():
                 kept = [e for e in getattr(self, feed) if _time(e) > self.now - life]
                 setattr(self, feed, kept)
@@ -196,9 +183,8 @@ class PartnerState:
             self._close(self.requests[pick], "elsewhere", when)
 
     def _new_documents(self, kind: str, count: int, since: datetime, span: timedelta) -> int:
-        """Give ``count`` existing items a new document of ``kind``; how many got one. Any
-        transcript may be re-issued (back on the list), a listed request resubmitted or
-        cancelled, and one answered with a response (a hold) cancelled too."""
+        """Give up to ``count`` items a new document of ``kind`` (a re-issued transcript is listed
+        again; a request answered with a response may be cancelled too); how many got one."""
         table = self.transcripts if kind == "reissue" else self.requests
         made = 0
         for k in range(count):
@@ -231,8 +217,6 @@ class PartnerState:
     def _close(item: Item, by: str, when: datetime) -> None:
         if item.open:
             item.open, item.closed_by, item.closed_at = False, by, when
-
-    # -- reads --------------------------------------------------------------------------------
 
     def listed(self, items: dict[str, Item]) -> list[Item]:
         """The open items, in the order the pending list shows them."""
@@ -267,17 +251,6 @@ class PartnerState:
             self.save()
         return found
 
-    def warm(self) -> int:
-        """Generate every open item's document now; how many (see ``Sandbox.warm``)."""
-        with self.lock:
-            listed = [("request", i) for i in self.listed(self.requests)]
-            listed += [("transcript", i) for i in self.listed(self.transcripts)]
-        for kind, item in listed:
-            self.document(kind, item)
-        return len(listed)
-
-    # -- writes -------------------------------------------------------------------------------
-
     def record_post(
         self, operation: str, item: Item, payload: str, reply: str | None, close_by: str
     ) -> None:
@@ -305,7 +278,6 @@ class PartnerState:
             process_code=self.settings.process_code,
             tracking_id=item.tracking,
         )
-        # The same request always miscounts, or never: a share fixed by its id.
         digest = hashlib.sha256(f"ack-miscount:{item.id}".encode()).digest()
         if int.from_bytes(digest[:8], "big") / 2**64 < self.settings.faults.ack_miscount_rate:
             xml = generator.miscount_courses(xml)

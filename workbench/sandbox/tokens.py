@@ -1,7 +1,5 @@
-"""The sandbox identity server: OAuth2 token issue (spec §4.1), OCAS' eTMS login on the
-exchange (one account for both roles; form fields matched case-insensitively, as ASP.NET binds
-them), and bearer-token checks (§5). Tokens expire in real time, and sooner as
-``Sandbox.advance`` moves the sandbox's clock."""
+"""The sandbox identity server: OAuth2 tokens (spec §4.1), OCAS' eTMS login (one account for both
+exchange roles) and bearer checks (§5); tokens expire sooner as ``Sandbox.advance`` moves."""
 
 from __future__ import annotations
 
@@ -10,14 +8,15 @@ import threading
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable, Collection
+from collections.abc import Callable
 from datetime import UTC, datetime
 from email.utils import format_datetime
 from typing import Any, NamedTuple
 
 import jwt
+from starlette.exceptions import HTTPException
 
-from workbench.sandbox.settings import Credentials
+from workbench.sandbox.settings import SandboxSettings
 from workbench.spec import DOMESTIC_SCOPE, EXCHANGE_SCOPE, INTL_SCOPE
 
 ISSUER = "workbench-sandbox"
@@ -33,8 +32,11 @@ class OAuthError(Exception):
         self.status = status
 
 
-class TokenRejected(Exception):
-    """A bearer token is missing, malformed, expired or wrongly signed (401)."""
+class TokenRejected(HTTPException):
+    """A bearer token is missing, malformed, expired or wrongly signed: a 401."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(401, message)
 
 
 class Client(NamedTuple):
@@ -49,18 +51,11 @@ class Client(NamedTuple):
 class IdentityServer:
     """Issues HS256 JWTs to the demo clients and checks them on every protected call."""
 
-    def __init__(
-        self,
-        credentials: Credentials,
-        *,
-        clock: Callable[[], datetime],
-        exchange_login: str = "identity",
-        expiry: str = "expires_in",
-        interfaces: Collection[str] = ("international", "domestic", "supplier", "consumer"),
-    ) -> None:
-        c = self.credentials = credentials
+    def __init__(self, settings: SandboxSettings, *, clock: Callable[[], datetime]) -> None:
+        c, interfaces = settings.credentials, settings.account
+        self.credentials = c
         self._clock, self._started = clock, clock()  # the sandbox's simulated time
-        self._key, self._expiry = secrets.token_bytes(32), expiry
+        self._key, self._expiry = secrets.token_bytes(32), settings.token_expiry
         self._clients = {  # only those of the account's interfaces
             getattr(c, f"{prefix}_client_id"): Client(
                 getattr(c, f"{prefix}_client_secret"), grant, scope, role
@@ -74,12 +69,12 @@ class IdentityServer:
             if role in interfaces
         }
         roles = [role for role in ("supplier", "consumer") if role in interfaces]
-        if exchange_login == "etms" and roles:
+        if settings.exchange_login == "etms" and roles:
             # The exchange's own account replaces its clients, and serves the roles it has.
             for role in roles:
                 del self._clients[getattr(c, f"{role}_client_id")]
-            role = "exchange" if len(roles) == 2 else roles[0]
-            self._clients[c.exchange_username] = Client(c.exchange_password, "etms", "", role)
+            served = "exchange" if len(roles) == 2 else roles[0]
+            self._clients[c.exchange_username] = Client(c.exchange_password, "etms", "", served)
         self._lock = threading.Lock()
         self.token_requests: Counter[str] = Counter()
         self.issued_tokens: list[str] = []
@@ -186,8 +181,7 @@ class IdentityServer:
 
 
 def _same(given: str, expected: str) -> bool:
-    """A constant-time comparison of credentials, whatever characters they hold
-    (``secrets.compare_digest`` refuses non-ASCII text, so both are compared as UTF-8)."""
+    """A constant-time comparison (as UTF-8: ``compare_digest`` refuses non-ASCII text)."""
     return secrets.compare_digest(
         given.encode("utf-8", "surrogatepass"), expected.encode("utf-8", "surrogatepass")
     )

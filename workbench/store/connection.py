@@ -43,10 +43,9 @@ _ADVICE = (
 def open_read_only(path: Path, *, busy_timeout_s: float) -> sqlite3.Connection:
     """``path`` read creating nothing beside it: as usual, else read-only, else immutable."""
     for mode in ("mode=rw", "mode=ro", "mode=ro&immutable=1"):
-        conn = sqlite3.connect(f"{path.resolve().as_uri()}?{mode}", uri=True,
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?{mode}", busy_timeout_s, uri=True,
                                isolation_level=None, check_same_thread=False)  # fmt: skip
         try:
-            conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_s * 1000)}")
             conn.execute("PRAGMA query_only = ON")
             conn.execute("SELECT count(*) FROM sqlite_master").fetchone()  # opens the WAL
             return conn
@@ -86,8 +85,8 @@ class Connection:
     def _open(self) -> None:
         if self.read_only:
             return self._use(open_read_only(self.path, busy_timeout_s=self.busy_timeout_s))
-        self._use(sqlite3.connect(str(self.path), isolation_level=None, check_same_thread=False))
-        self.conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_s * 1000)}")
+        self._use(sqlite3.connect(str(self.path), self.busy_timeout_s, isolation_level=None,
+                                  check_same_thread=False))  # fmt: skip
         self.conn.execute("PRAGMA foreign_keys = ON")
         # Two programs creating a file race to switch it to WAL; the loser is not retried by
         # SQLite's busy handler.

@@ -18,12 +18,13 @@ import sqlite_utils
 
 from workbench._version import __version__
 from workbench.errors import StoreError
+from workbench.http.events import event_fields as read_event
 from workbench.http.masking import Redactor, is_document, is_sent_document
 from workbench.store import details, identity, settle
 from workbench.store.connection import Connection, process_alive, run_lock
-from workbench.store.events import event_keys, events_seen, read_events
+from workbench.store.events import event_keys, events_seen
 from workbench.store.history import History
-from workbench.store.lists import EVENT_SOURCES, ListInfo, item_key, list_info, request_date
+from workbench.store.lists import ListInfo, item_key, list_info, request_date
 from workbench.store.migrations import open_schema
 from workbench.store.outbox import Outbox
 from workbench.store.schema import dumps, now_text, partner_time, row_id, run_row, utc_text
@@ -50,9 +51,6 @@ class SnapshotDiff:
     left: dict[str, str] = field(default_factory=dict)
     resolved: tuple[dict[str, Any], ...] = ()
 
-    def __int__(self) -> int:
-        return self.snapshot_id
-
 
 def request_id_from_url(url: str | None) -> str | None:
     """The ``:id`` of a transcript-exchange by-id path, or None (lists, tokens, events)."""
@@ -77,7 +75,6 @@ class Store(History):
         *,
         secrets: Iterable[str] = (),
         busy_timeout_s: float = 30.0,
-        stale_pending_s: float = 900.0,
         read_only: bool = False,
     ) -> None:
         self.path, self.read_only = Path(path), read_only
@@ -85,7 +82,7 @@ class Store(History):
         super().__init__(Connection(self.path, busy_timeout_s=busy_timeout_s, read_only=read_only))
         try:
             self.schema_version = open_schema(self._c, version=__version__)
-            self.outbox = Outbox(self._c, self._scrub, stale_after_s=stale_pending_s)
+            self.outbox = Outbox(self._c, self._scrub)
             if not read_only:
                 self.recover()
         except BaseException:
@@ -112,9 +109,9 @@ class Store(History):
         with self._c.write() as conn:
             identity.claim_partner(conn, self.path, wanted)
 
-    def recover(self) -> dict[str, list[int]]:
+    def recover(self) -> None:
         """Stale pending sends become uncertain, runs whose process is gone failed."""
-        stale = self.outbox.sweep_stale()
+        self.outbox.sweep_stale()
         rows = self._c.rows("SELECT id, pid, host FROM runs WHERE status = 'running'")
         dead = [r[0] for r in rows if process_alive(r[1], r[2]) is False]
         if dead:
@@ -124,7 +121,6 @@ class Store(History):
                     "WHERE id = ? AND status = 'running'",
                     [(now_text(), '{"error": "interrupted: its process ended"}', i) for i in dead],
                 )
-        return {"outbox_uncertain": stale, "runs_failed": dead}
 
     @contextmanager
     def run_lock(self, *, timeout_s: float = 60.0) -> Iterator[None]:
@@ -208,7 +204,7 @@ class Store(History):
         taken = utc_text(taken_at) or now_text()
         items = list(items)
         texts = [self._scrub.document(dumps(item)) for item in items]
-        said = read_events(items, event_fields) if info.source else []
+        said = [read_event(i, event_fields) for i in items] if info.source else []
         keys = (
             event_keys(str(info.source), said, texts) if key is None
             else [item_key(i, key, t) for i, t in zip(items, texts, strict=True)]
@@ -240,10 +236,11 @@ class Store(History):
                 [(snapshot_id, i, k, t) for i, (k, t) in enumerate(now.items())],
             )
             if info.source:
-                events_seen(conn, info.source, said, keys, texts, at=taken, listed=True)
+                events_seen(conn, info.source, said, keys, texts, at=taken)
             else:
                 _list_seen(conn, info, items, keys, at=taken)
-            requested = settle.requested_at(conn, call_id) or (None if taken_at is None else taken)
+            call = conn.execute("SELECT started_at FROM calls WHERE id = ?", (call_id,)).fetchone()
+            requested = call[0] if call else (None if taken_at is None else taken)
             resolved = settle.resolve(conn, list_name, set(keys), at=taken, requested=requested)
             left = _left(conn, info, snapshot_id, at=taken, requested=requested)
         return SnapshotDiff(snapshot_id, list_name, taken, previous_id, appeared, vanished,
@@ -261,26 +258,6 @@ class Store(History):
         with self._c.write() as conn:
             for one in prepared:
                 details.write_detail(self.db, conn, one)
-
-    def upsert_events(
-        self,
-        source: str,
-        events: Iterable[Any],
-        *,
-        seen_at: Any = None,
-        event_fields: Mapping[str, str] | None = None,
-    ) -> dict[str, list[str]]:
-        """Upsert events of ``placement`` or ``domestic``: ``{"new": [keys], "seen": [keys]}``."""
-        if source not in EVENT_SOURCES:
-            raise StoreError(f"Unknown event source {source!r}; one of: placement, domestic.")
-        events = list(events)
-        texts = [self._scrub.document(dumps(event)) for event in events]
-        said = read_events(events, event_fields)
-        keys = event_keys(source, said, texts)
-        at = utc_text(seen_at) or now_text()
-        with self._c.write() as conn:
-            new = events_seen(conn, source, said, keys, texts, at=at, listed=False)
-        return {"new": new, "seen": [k for k in dict.fromkeys(keys) if k not in set(new)]}
 
     def missing_details(
         self, list_name: str, ids: Iterable[str], dates: Mapping[str, Any] | None = None

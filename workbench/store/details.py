@@ -22,11 +22,11 @@ from typing import TYPE_CHECKING, Any
 
 from workbench.errors import PescError
 from workbench.http.masking import Redactor
+from workbench.pesc.document import unescape_once
+from workbench.pesc.fields import KEYS
 from workbench.store.lists import ListInfo
 from workbench.store.schema import (
     CHILD_TABLES,
-    REQUEST_FIELDS,
-    TRANSCRIPT_FIELDS,
     dumps,
     now_text,
     partner_time,
@@ -38,7 +38,7 @@ from workbench.store.schema import (
 if TYPE_CHECKING:
     import sqlite_utils
 
-FLAT_FIELDS = {"transcript_requests": REQUEST_FIELDS, "transcripts_received": TRANSCRIPT_FIELDS}
+FLAT_FIELDS = {"transcript_requests": KEYS["request"], "transcripts_received": KEYS["transcript"]}
 OWN_TABLES = {p: tuple(n for n, (o, _) in CHILD_TABLES.items() if o == p) for p in FLAT_FIELDS}
 _COLUMN_NAME = re.compile(r"^[a-z][a-z0-9_]{0,62}$")
 _RESERVED = frozenset({"position", "extra_json", "request_id", "transcript_id", "rowid"})
@@ -88,8 +88,6 @@ def unescaped_once(xml: str | None) -> str | None:
     it is otherwise, or when it cannot be read (escaped twice, say)."""
     if not xml or not xml.lstrip().startswith("&lt;"):
         return xml
-    from workbench.pesc.document import unescape_once  # lxml: imported when first needed
-
     try:
         return unescape_once(xml)
     except PescError:

@@ -12,7 +12,7 @@ import pandas as pd
 
 from workbench.http.events import EventFields, event_fields
 from workbench.store.frames import flattened
-from workbench.store.schema import dumps, sha256, utc_text
+from workbench.store.schema import sha256, utc_text
 
 logger = logging.getLogger(__name__)
 EVENT_COLUMNS = ("event_id", "event_type", "occurred_at")  # always present, maybe empty
@@ -20,7 +20,7 @@ EVENT_COLUMNS = ("event_id", "event_type", "occurred_at")  # always present, may
 _UPSERT = (
     "INSERT INTO events (source, event_key, event_id, event_type, occurred_at, "
     "time_is_first_seen, content_sha256, raw_json, first_seen_at, last_seen_at, on_list) "
-    "VALUES (?, ?, ?, ?, coalesce(?, ?), ? IS NULL, ?, ?, ?, ?, ?) "
+    "VALUES (?, ?, ?, ?, coalesce(?, ?), ? IS NULL, ?, ?, ?, ?, 1) "
     "ON CONFLICT(source, event_key) DO UPDATE SET event_id = excluded.event_id, "
     "event_type = excluded.event_type, "
     "occurred_at = CASE WHEN excluded.time_is_first_seen "
@@ -28,17 +28,14 @@ _UPSERT = (
     "time_is_first_seen = excluded.time_is_first_seen, "
     "content_sha256 = excluded.content_sha256, raw_json = excluded.raw_json, "
     "first_seen_at = min(first_seen_at, excluded.first_seen_at), "
-    "last_seen_at = max(last_seen_at, excluded.last_seen_at)"
+    "last_seen_at = max(last_seen_at, excluded.last_seen_at), "
+    "on_list = 1, left_at = NULL, left_reason = NULL"
 )
-
-
-def read_events(events: Sequence[Any], paths: Mapping[str, str] | None = None) -> list[EventFields]:
-    return [event_fields(event, paths) for event in events]
 
 
 def events_flat(events: Sequence[Any], paths: Mapping[str, str] | None = None) -> pd.DataFrame:
     """Events as rows: :data:`EVENT_COLUMNS`, then every other field flattened (snake_case)."""
-    found = read_events(events, paths)
+    found = [event_fields(event, paths) for event in events]
     pairs = zip(events, found, strict=True)
     flat = flattened([_rest(e, f) if isinstance(e, dict) else e for e, f in pairs])
     flat = flat.drop(columns=[c for c in EVENT_COLUMNS if c in flat.columns])
@@ -104,21 +101,10 @@ def events_seen(
     texts: Sequence[str],
     *,
     at: str,
-    listed: bool,
-) -> list[str]:
-    """Upsert events; the keys that were new (``listed``: seen on the list itself)."""
-    known = {
-        row[0]
-        for row in conn.execute(
-            "SELECT event_key FROM events WHERE source = ? AND event_key IN "
-            "(SELECT value FROM json_each(?))",
-            (source, dumps(list(keys))),
-        )
-    }
+) -> None:
+    """Upsert the events a list showed."""
     rows = []
     for f, key, text in zip(found, keys, texts, strict=True):
         own = utc_text(f.time)
-        rows.append((source, key, f.id, f.type, own, at, own, sha256(text), text, at, at, listed))
-    sql = _UPSERT + (", on_list = 1, left_at = NULL, left_reason = NULL" if listed else "")
-    conn.executemany(sql, rows)
-    return [k for k in dict.fromkeys(keys) if k not in known]
+        rows.append((source, key, f.id, f.type, own, at, own, sha256(text), text, at, at))
+    conn.executemany(_UPSERT, rows)

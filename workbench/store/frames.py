@@ -6,7 +6,6 @@ from __future__ import annotations
 import functools
 import math
 import re
-import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
@@ -33,15 +32,6 @@ _TEXT_ID = re.compile(r"(^|_)(id|key)$")
 _CAMEL_1 = re.compile(r"([A-Z]+)([A-Z][a-z])")
 _CAMEL_2 = re.compile(r"([a-z0-9])([A-Z])")
 _NON_WORD = re.compile(r"[^0-9a-zA-Z]+")
-
-
-def query_frame(
-    conn: sqlite3.Connection, sql: str, params: Sequence[Any] = (), **attrs: Any
-) -> pd.DataFrame:
-    """Run ``sql``, typed; ``attrs`` go to ``df.attrs``."""
-    cursor = conn.execute(sql, params)
-    columns = [d[0] for d in cursor.description]
-    return typed(pd.DataFrame.from_records(cursor.fetchall(), columns=columns), **attrs)
 
 
 def typed(df: pd.DataFrame, **attrs: Any) -> pd.DataFrame:

@@ -13,7 +13,7 @@ import pandas as pd
 from workbench.errors import StoreError
 from workbench.store.connection import Connection
 from workbench.store.events import events_flat
-from workbench.store.frames import flattened, query_frame, typed
+from workbench.store.frames import flattened, typed
 from workbench.store.lists import DETAIL_LISTS, LIST_NAMES, LISTS, list_info
 from workbench.store.schema import now_text, row_id, utc_text
 
@@ -27,12 +27,6 @@ _LIST_OF += " END"
 _NUMBERED = (
     "(SELECT *, row_number() OVER (ORDER BY sent_at, outbox_id) AS n FROM {} WHERE request_id = ?)"
 )
-_NAMES = (
-    "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite_%'"
-)
-_LATEST = (
-    "SELECT id, taken_at FROM snapshots WHERE list_name = ? {} ORDER BY taken_at DESC, id DESC"
-)
 
 
 def _items(conn: sqlite3.Connection, snapshot_id: int | None) -> list[tuple[str, str]]:
@@ -45,7 +39,9 @@ def _items(conn: sqlite3.Connection, snapshot_id: int | None) -> list[tuple[str,
 def _items_frame(conn: sqlite3.Connection, list_name: str, at: str) -> pd.DataFrame:
     """The list's items in its latest snapshot at or before ``at``, flattened."""
     snapshot_id, taken_at = conn.execute(
-        _LATEST.format("AND taken_at <= ?"), (list_name, at)
+        "SELECT id, taken_at FROM snapshots WHERE list_name = ? AND taken_at <= ? "
+        "ORDER BY taken_at DESC, id DESC",
+        (list_name, at),
     ).fetchone() or (None, None)
     items = _items(conn, snapshot_id)
     records = [json.loads(text) for _, text in items]
@@ -93,11 +89,14 @@ class History:
 
     def _frame(self, sql: str, params: Any = (), **attrs: Any) -> pd.DataFrame:
         with self._c.read() as conn:
-            return query_frame(conn, sql, params, **attrs)
+            return typed(pd.read_sql_query(sql, conn, params=params), **attrs)
 
     def table(self, name: str, *, where: str | None = None, params: Any = ()) -> pd.DataFrame:
         """A table or view: ``store.table("calls", where="status >= ?", params=[400])``."""
-        known = {row[0] for row in self._c.rows(_NAMES)}
+        known = {row[0] for row in self._c.rows(
+            "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') "
+            "AND name NOT LIKE 'sqlite_%'"
+        )}  # fmt: skip
         if name not in known:
             raise StoreError(
                 f"There is no table or view {name!r} in the store; there are: "

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING
 
 from workbench.errors import StoreError
 from workbench.http.events import event_fields
-from workbench.store.details import pescxml_of, unescaped_once
 from workbench.store.schema import (
     SCHEMA_VERSION,
     VIEWS,
@@ -25,7 +24,6 @@ from workbench.store.schema import (
     sha256,
     utc_text,
 )
-from workbench.store.settle import record_document
 
 if TYPE_CHECKING:
     from workbench.store.connection import Connection
@@ -101,10 +99,6 @@ def ensure_schema(conn: sqlite3.Connection, *, path: str, version: str) -> int:
     return SCHEMA_VERSION
 
 
-def _columns(conn: sqlite3.Connection, table: str) -> list[str]:
-    return [row[1] for row in conn.execute(f"PRAGMA table_info({table})")]
-
-
 def _add_missing(conn: sqlite3.Connection) -> None:
     """Add what the store lacks of the current schema; our views (and v2's ``documents``) go."""
     for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'view'").fetchall():
@@ -142,12 +136,16 @@ def _add_missing(conn: sqlite3.Connection) -> None:
 def _v4(conn: sqlite3.Connection) -> None:
     """v4: an entity row's document becomes version 1, its texts move there (or to
     ``document_records``); ``transcripts_sent``. Row by row."""
+    from workbench.store.details import pescxml_of, unescaped_once  # they load lxml
+    from workbench.store.settle import record_document
+
     if sqlite3.sqlite_version_info < (3, 35, 0):  # ALTER TABLE DROP COLUMN
         raise StoreError(
             f"Migrating this store needs SQLite 3.35 or later, not {sqlite3.sqlite_version}."
         )
     for table, id_column in ENTITY_IDS.items():
-        inline = [c for c in INLINE if c in _columns(conn, table)]
+        have = {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
+        inline = [c for c in INLINE if c in have]
         text = {c: f"e.{c}" if c in inline else "NULL" for c in INLINE}
         rows = conn.execute(
             f"SELECT e.{id_column}, e.document_id, e.transmission_type, e.request_tracking_id, "

@@ -7,22 +7,25 @@ import os
 import socket
 import sqlite3
 from collections.abc import Mapping
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from workbench.errors import DuplicateSend, StoreError
 from workbench.http.masking import Redactor
 from workbench.store.connection import Connection, process_alive
 from workbench.store.lists import OPERATIONS
-from workbench.store.schema import dicts, dumps, now, now_text, row_id, sha256, utc_text
+from workbench.store.schema import dicts, dumps, now_text, row_id, sha256, utc_text
 from workbench.store.settle import BLOCKING, record_document, unfile_inferred
+
+# Far longer than a send takes: a pending entry this old was interrupted.
+STALE_PENDING = timedelta(minutes=15)
 
 
 class Outbox:
     """The outbox of one store: ``store.outbox``."""
 
-    def __init__(self, c: Connection, scrub: Redactor, *, stale_after_s: float) -> None:
-        self._c, self._scrub, self.stale_after_s = c, scrub, stale_after_s
+    def __init__(self, c: Connection, scrub: Redactor) -> None:
+        self._c, self._scrub = c, scrub
 
     def begin(
         self,
@@ -128,19 +131,16 @@ class Outbox:
 
     def get(self, entry_id: int) -> dict[str, Any]:
         with self._c.read() as conn:
-            found = dicts(conn.execute("SELECT * FROM outbox WHERE id = ?", (row_id(entry_id),)))
-        if not found:
-            raise StoreError(f"There is no outbox entry {entry_id} in {self._c.path}.")
-        return found[0]
+            return _entry(conn, row_id(entry_id) or 0)
 
     def sweep_stale(self) -> list[int]:
-        """Pending entries whose process or run ended, or older than ``stale_after_s``, become
+        """Pending entries whose process or run ended, or older than :data:`STALE_PENDING`, become
         uncertain; their ids."""
         rows = self._c.rows(
             "SELECT o.id, o.created_at, o.pid, o.host, r.status FROM outbox o "
             "LEFT JOIN runs r ON r.id = o.run_id WHERE o.state = 'pending'"
         )
-        limit = utc_text(now() - timedelta(seconds=self.stale_after_s)) or ""
+        limit = utc_text(datetime.now(UTC) - STALE_PENDING) or ""
         stale = [
             (entry_id, pid)
             for entry_id, created, pid, host, run_status in rows
@@ -157,8 +157,8 @@ class Outbox:
                 "WHERE id = ? AND state = 'pending'",
                 [
                     (at, f"interrupted: still pending when found at {at} (process {pid} is gone, "
-                     f"its run ended, or it is older than {self.stale_after_s:g} s); it may "
-                     "have reached the partner", entry_id)
+                     f"its run ended, or it is older than {STALE_PENDING.total_seconds():g} s); "
+                     "it may have reached the partner", entry_id)
                     for entry_id, pid in stale
                 ],
             )  # fmt: skip
@@ -245,14 +245,14 @@ def _duplicate(
     )
 
 
-def _entry(conn: sqlite3.Connection, entry_id: int, target: str) -> dict[str, Any]:
-    """Entry ``entry_id``, if pending, uncertain or settled from the lists (a late answer
-    overrides an inference)."""
+def _entry(conn: sqlite3.Connection, entry_id: int, target: str | None = None) -> dict[str, Any]:
+    """Entry ``entry_id``; with a ``target`` state, if pending, uncertain or settled from the
+    lists (a late answer overrides an inference)."""
     found = dicts(conn.execute("SELECT * FROM outbox WHERE id = ?", (entry_id,)))
     if not found:
         raise StoreError(f"There is no outbox entry {entry_id}.")
     entry = found[0]
-    if entry["state"] not in ("pending", "uncertain") and entry["resolved_at"] is None:
+    if target and entry["state"] not in ("pending", "uncertain") and entry["resolved_at"] is None:
         raise StoreError(
             f"Outbox entry {entry_id} ({entry['operation']} for {entry['request_id']!r}) is "
             f"already {entry['state']}; it cannot become {target}. Start a new entry instead."

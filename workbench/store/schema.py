@@ -19,29 +19,8 @@ from workbench.errors import StoreError
 
 SCHEMA_VERSION = 7
 
-# PESC fields kept as columns (TEXT unless in INTEGER_FIELDS).
-ENVELOPE_FIELDS = (
-    "message_type", "version", "namespace", "document_id", "created_at", "document_type_code",
-    "transmission_type", "source_org_id_type", "source_org_id", "source_org_name",
-    "destination_org_id_type", "destination_org_id", "destination_org_name", "process_code",
-    "official_code", "complete_code", "request_tracking_id",
-)  # fmt: skip
-STUDENT_FIELDS = (
-    "student_school_assigned_id", "student_agency_assigned_id", "student_oen",
-    "student_ocas_account", "student_ocas_application", "student_first_name",
-    "student_middle_name", "student_last_name", "student_birth_date", "student_birthday",
-    "student_gender",
-)  # fmt: skip
-REQUEST_FIELDS = (
-    *ENVELOPE_FIELDS, *STUDENT_FIELDS, "request_created_at", "request_count", "recipient_count",
-    "release_authorized", "attendance_school_name", "attendance_school_id_type",
-    "attendance_school_id", "hold_type", "transcript_type", "transcript_purpose",
-    "delivery_method", "note",
-)  # fmt: skip
-TRANSCRIPT_FIELDS = (
-    *ENVELOPE_FIELDS, *STUDENT_FIELDS, "academic_record_count", "session_count", "award_count",
-    "course_count", "school_name", "school_id_type", "school_id", "note",
-)  # fmt: skip
+# PESC fields kept as columns (TEXT unless in INTEGER_FIELDS): an entity's are
+# workbench.pesc.fields.KEYS of its kind, a sent document's these.
 RESPONSE_FIELDS = (
     "document_id", "created_at", "request_tracking_id", "response_status", "hold_reason",
     "planned_release_date", "student_first_name", "student_last_name", "note",
@@ -129,8 +108,6 @@ CREATE TABLE snapshot_items (
 );
 CREATE INDEX snapshot_items_key ON snapshot_items(item_key, snapshot_id);
 """
-    + _entity("transcript_requests", "request_id", REQUEST_FIELDS)
-    + _entity("transcripts_received", "transcript_id", TRANSCRIPT_FIELDS)
     + """
 CREATE TABLE documents (
   id INTEGER PRIMARY KEY, entity TEXT NOT NULL, item_id TEXT NOT NULL, version INTEGER NOT NULL,
@@ -325,19 +302,21 @@ def create_views(conn: sqlite3.Connection) -> None:
 
 
 def fresh() -> sqlite3.Connection:
+    """An empty store of the current schema, in memory."""
+    from workbench.pesc.fields import KEYS  # lxml: loaded only to create or migrate a store
+
     conn = sqlite3.connect(":memory:", isolation_level=None)
-    for statement in TABLES.split(";"):  # our DDL holds no ';' inside a literal
-        conn.execute(statement)
+    conn.executescript(
+        TABLES
+        + _entity("transcript_requests", "request_id", KEYS["request"])
+        + _entity("transcripts_received", "transcript_id", KEYS["transcript"])
+    )
     create_views(conn)
     return conn
 
 
-def now() -> datetime:
-    return datetime.now(UTC)
-
-
 def now_text() -> str:
-    return utc_text(now())  # type: ignore[return-value]
+    return utc_text(datetime.now(UTC))  # type: ignore[return-value]
 
 
 def utc_text(when: datetime | date | str | None) -> str | None:

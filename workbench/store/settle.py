@@ -41,11 +41,6 @@ _FILED = {
 }
 
 
-def requested_at(conn: sqlite3.Connection, call_id: int | None) -> str | None:
-    row = conn.execute("SELECT started_at FROM calls WHERE id = ?", (call_id,)).fetchone()
-    return row[0] if row else None
-
-
 def _marks(values: tuple[str, ...]) -> str:
     return ", ".join("?" * len(values))
 
