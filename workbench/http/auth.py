@@ -21,7 +21,7 @@ _MARGIN_SHARE = 0.1  # renew with this share of a short token's life left, at th
 PostForm = Callable[[str, dict[str, str]], httpx.Response]
 
 
-@dataclass(frozen=True, repr=False)
+@dataclass(frozen=True)
 class Token:
     """An access token and what we know of its life; its ``repr`` hides the value."""
 
@@ -37,9 +37,6 @@ class Token:
 
     def fresh(self) -> bool:
         return time.monotonic() < self.renew_after
-
-    def __repr__(self) -> str:
-        return f"<Token scope={self.scope!r} lifetime={self.lifetime:.0f}s>"
 
 
 class TokenCache(dict[tuple[str, ...], Token]):
