@@ -12,6 +12,8 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import reduce
+from operator import getitem
 from typing import Any
 
 EVENT_NAMES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
@@ -67,7 +69,7 @@ def event_fields(event: Any, paths: Mapping[str, str] | None = None) -> EventFie
             places += [(outer, key) for key in _keys(inner, names)]
         mapped = _resolve(event, (paths or {}).get(what))
         for keys in [mapped, *places] if mapped else places:
-            value = read(_value_at(event, keys))
+            value = read(reduce(getitem, keys, event))
             if value is not None:
                 found[what], where[what] = value, keys
                 break
@@ -126,10 +128,3 @@ def _resolve(event: Mapping[str, Any], path: str | None) -> Keys | None:
         keys.append(found[0])
         node = node[found[0]]
     return tuple(keys) or None
-
-
-def _value_at(event: Mapping[str, Any], keys: Keys) -> Any:
-    node: Any = event
-    for key in keys:
-        node = node[key]
-    return node
