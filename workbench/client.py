@@ -35,15 +35,12 @@ CLOSED = (
     "This workbench is closed (w.close(), or the end of its `with` block), so its store is "
     "too. Connect again: w = workbench.connect(...)."
 )
-
-
-# The longest path `read` sends: partners' servers refuse longer URLs anyway.
-MAX_READ_PATH = 2048
+MAX_READ_PATH = 2048  # the longest path `read` sends: partners' servers refuse longer URLs
 
 
 class Workbench:
-    """A connection to the partner under one profile; close it (or use ``with``) when done.
-    ``w.supplier`` and ``w.consumer`` hold the transcript exchange's operations."""
+    """A connection to the partner under one profile (``w.supplier``, ``w.consumer``, the
+    gateway's operations); close it, or use ``with``."""
 
     def __init__(
         self,
@@ -54,8 +51,7 @@ class Workbench:
         record: bool = True,
     ) -> None:
         self.profile, self.session, self.sandbox = profile, session, sandbox
-        self._recording = _Recording(profile, opens=record)
-        # Not a reference to self: the finalizer below must run when `w` is dropped.
+        self._recording = _Recording(profile, opens=record)  # not self: the finalizer must run
         session.recorders.append(self._recording.record)
         session.reached.append(self._recording.reached)  # binds the store to its partner
         self.supplier = Supplier(session, store=self._sending_store)
@@ -71,13 +67,10 @@ class Workbench:
 
     @property
     def store(self) -> Store:
-        """The snapshot store at ``w.db``, created or migrated on first use, where every call
-        is recorded (``df.attrs["call_id"]``) and every send goes through the outbox.
+        """The snapshot store at ``w.db``, opened on first use, recording every call and send.
 
-        It records whom it holds once a call to that partner succeeded or a send was recorded
-        (a mistyped URL binds nothing). A store holding another partner's data opens for
-        reading only: nothing is recorded in it, and a pull or a send raises ``ConfigError``
-        (``workbench store repoint`` when the partner's address really changed)."""
+        A store holding another partner's data opens for reading only: nothing is recorded in
+        it, and a pull or a send raises ``ConfigError`` (``workbench store repoint``)."""
         return self._recording.open()
 
     def writable_store(self) -> Store:
@@ -108,8 +101,7 @@ class Workbench:
             self._recording.run_id = previous
 
     def _sending_store(self) -> Store:
-        # A send recorded in the outbox binds the store to its partner, whose lists alone may
-        # settle it (sends check read_only before: a read-only profile creates no database).
+        # A send binds the store to its partner, whose lists alone may settle it.
         store = self.writable_store()
         self._recording.bind("exchange")
         return store
@@ -127,8 +119,7 @@ class Workbench:
         return gateway.peek_events(self.session, count)
 
     def read(self, role: str, path: str, *, params: Mapping[str, str] | None = None) -> Any:
-        """An ad hoc GET of ``path`` below the role's base URL, with its token, headers,
-        deadline, retries and recording: the decoded JSON. Writes go through the outbox.
+        """The decoded JSON of an ad hoc GET of ``path`` below the role's base URL.
 
         >>> w.read("supplier", "/api/transcriptrequests/no_response")  # doctest: +SKIP
         """
@@ -188,11 +179,9 @@ def connect(
 ) -> Workbench:
     """Open a :class:`Workbench` on a profile (:mod:`workbench.config`).
 
-    ``env`` replaces ``os.environ`` as the source of settings; ``settings`` override tuning
-    (``concurrency=16``, ``read_only=True``); ``sandbox``: the embedded sandbox's settings for
-    the ``sandbox`` profile; ``recorder`` receives every exchange. Every call is recorded in the
-    store at ``db``, which the first call creates or opens; ``record=False`` records only once
-    :attr:`Workbench.store` is used (a dry run creates no file).
+    ``env`` replaces ``os.environ``; ``settings`` override tuning (``concurrency=16``);
+    ``sandbox``: the embedded sandbox's settings; ``recorder`` receives every exchange;
+    ``record=False`` records only once :attr:`Workbench.store` is used (no file otherwise).
 
     >>> w = connect("prod", db="data/prod.db", read_only=True)  # doctest: +SKIP
     """
@@ -218,8 +207,7 @@ def connect(
 
 
 class _Recording:
-    """The store a workbench records in (opened at its first call), and the run its calls
-    belong to."""
+    """The store a workbench records in (opened at its first call), and its calls' run."""
 
     def __init__(self, profile: Profile, *, opens: bool) -> None:
         self.profile, self.opens = profile, opens  # opens: whether the first exchange opens it
@@ -231,7 +219,6 @@ class _Recording:
         self.closed = False
 
     def open(self) -> Store:
-        """The store, opened (created, migrated, its partner checked) on first use."""
         with self.lock:
             if self.closed:
                 raise WorkbenchError(CLOSED)
@@ -264,8 +251,7 @@ class _Recording:
         self.bind(side_of(role))
 
     def bind(self, side: str) -> None:
-        """Record the partner of ``side`` (gateway, exchange) in the open store, once
-        (``ConfigError`` when another partner claimed it since the store was opened)."""
+        """Record the partner of ``side`` (gateway, exchange) in the open store, once."""
         from workbench.store.identity import side_identity
 
         with self.lock:  # a record=False workbench binds once its store is used
@@ -281,8 +267,7 @@ class _Recording:
             self.bound.add(side)
 
     def record(self, exchange: Exchange) -> int | None:
-        """Store one exchange: its call id; None when the store is another partner's or newer,
-        or the workbench closed. A store that failed to open otherwise is tried again."""
+        """Store one exchange: its call id (None: not recorded)."""
         if self.closed or (self.store is None and not self.opens) or self.refusal is not None:
             return None
         store = self.store if self.store is not None else self.open()

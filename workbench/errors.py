@@ -46,11 +46,7 @@ class InvalidParameter(ConfigError):
 
 
 class AuthError(WorkbenchError):
-    """Credentials were refused, or a token was rejected twice.
-
-    ``error`` and ``description`` carry the OAuth2 error code and text when the identity server
-    gave them.
-    """
+    """Credentials were refused, or a token twice; ``error``, ``description``: OAuth2's."""
 
     def __init__(
         self, message: str, *, error: str | None = None, description: str | None = None
@@ -78,13 +74,12 @@ class InvalidValue(PartnerError):
 
 
 class UnreadableAnswer(PartnerError):
-    """The partner answered (``status``, a 2xx) with a body we cannot use: not JSON, hostile
-    JSON (NaN, lone surrogates, absurd nesting), or not the shape the operation expects."""
+    """A 2xx answer (``status``) that is not safe JSON, or not of the expected shape."""
 
 
 class DuplicateSend(InvalidValue):
-    """This operation was already sent (or may have been) for this request; ``force=True`` to
-    send it again. ``entry_id`` and ``state`` name the outbox entry that blocks it."""
+    """Already sent (or may have been); ``force=True`` sends again. ``entry_id``, ``state``:
+    the outbox entry that blocks it."""
 
     def __init__(self, message: str, *, entry_id: int, state: str) -> None:
         super().__init__(message)
@@ -93,17 +88,13 @@ class DuplicateSend(InvalidValue):
 
 
 class DocumentMismatch(InvalidValue):
-    """A document to send does not fit what it answers, or the profile: another request's
-    RequestTrackingID, another student, or another DocumentProcessCode (TEST, PRODUCTION)
-    than the request's or the profile's ``environment``. Nothing was sent."""
+    """A document does not fit what it answers, or the profile's ``environment``: another
+    request's RequestTrackingID, another student, another DocumentProcessCode. Nothing sent."""
 
 
 class TransportError(WorkbenchError):
-    """The network failed (connect, read, TLS, dropped connection) and retries did not help.
-
-    ``may_have_reached`` is False only when the request provably never left (the connection
-    could not be opened); a send that failed otherwise may have taken effect at the partner.
-    """
+    """The network failed and retries did not help; ``may_have_reached`` is False only when
+    the request provably never left (a send may otherwise have taken effect)."""
 
     def __init__(self, message: str, *, may_have_reached: bool = True) -> None:
         super().__init__(message)
@@ -111,11 +102,8 @@ class TransportError(WorkbenchError):
 
 
 class PescError(WorkbenchError):
-    """An XML document is malformed, hostile, oversized or not a PESC message.
-
-    ``reason`` is a short machine-readable tag (``"malformed"``, ``"dtd"``, ``"too-large"``,
-    ``"too-deep"``, ``"not-pesc"``, ...).
-    """
+    """An XML document is malformed, hostile, oversized or not PESC; ``reason`` tags which
+    (``"malformed"``, ``"dtd"``, ``"too-large"``, ``"too-deep"``, ``"not-pesc"``, ...)."""
 
     def __init__(self, message: str, *, reason: str = "malformed") -> None:
         super().__init__(message)
@@ -127,13 +115,8 @@ class StoreError(WorkbenchError):
 
 
 class NotebookFailed(WorkbenchError):
-    """A notebook run by :func:`workbench.report.runner.run_notebook` raised, or a cell timed out.
-
-    ``cell_index`` is the failing cell's 0-based position in the source notebook (``None`` when
-    unknown), ``cell_line`` the line that raised (from the traceback; else the cell's first line
-    of code), ``ename`` and ``evalue`` the exception's name and message; ``ipynb_path`` and
-    ``html_path`` are the partial outputs (the notebook as far as it ran), when they were written.
-    """
+    """A report notebook raised, or a cell timed out: ``cell_index`` (0-based; None:
+    unknown) and ``cell_line`` where, ``ename``/``evalue`` what; the partial outputs' paths."""
 
     def __init__(
         self,

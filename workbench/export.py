@@ -1,11 +1,7 @@
-"""One table, view or partner list of the store written to a csv, xlsx or parquet file.
+"""One table, view or partner list of the store written to a csv, xlsx or parquet file: 0600,
+never half, partner text never a live formula.
 
 >>> export(store, "supplier_requests", "parquet", as_of="3").path  # doctest: +SKIP
-
-pandas and pyarrow write; ours is what keeps the file safe to open. It holds student data:
-written for its owner only (0600), never half, replaced only with ``force``. Partner text never
-becomes a live formula: an xlsx cell holds it as text, a csv value gets a leading ``'``. xlsx has
-no time zones: times are written in UTC in columns renamed ``<name>_utc``.
 """
 
 from __future__ import annotations
@@ -61,10 +57,8 @@ def export(
     as_of: str | int | None = None,
     force: bool = False,
 ) -> Exported:
-    """Write table, view or partner list ``name`` to ``out`` (default:
-    ``exports/NAME-<UTC time>.<fmt>`` beside the database) as ``fmt``: ``fmt``, else ``out``'s
-    suffix, else csv. ``as_of`` (lists only): a pull run's id, or an ISO 8601 time.
-    ``InvalidParameter`` naming what cannot be exported; nothing is written then."""
+    """Write ``name`` to ``out`` (default: ``exports/NAME-<UTC time>.<fmt>`` beside the database)
+    as ``fmt`` (else ``out``'s suffix, else csv); ``as_of``: a run id or an ISO time (lists)."""
     from workbench.store import LIST_NAMES
 
     suffix = Path(out).suffix.lower().lstrip(".") if out is not None else ""
@@ -111,10 +105,6 @@ def export(
     path = Path(out).expanduser().absolute()
     if path.is_dir():
         raise InvalidParameter(f"{path} is a folder: give a file name", parameter="out")
-    if path.exists() and not force:
-        raise InvalidParameter(
-            f"{path} exists: pass --force to replace it, or another --out", parameter="out"
-        )
     check_folder(path.parent, parameter="out")
     snapshot = None
     if kind == "list":
@@ -144,8 +134,7 @@ def export(
 
 
 def list_moment(store: Store, as_of: str | int | None) -> tuple[Any, str]:
-    """The moment a list is read at (``store.as_of``'s argument) and how to say it: now; a
-    run's finish (its start while it runs); or a time, not in the future."""
+    """The moment a list is read at (``store.as_of``'s argument) and how to say it."""
     import pandas as pd
 
     if as_of is None:
@@ -177,8 +166,7 @@ def list_moment(store: Store, as_of: str | int | None) -> tuple[Any, str]:
 
 
 def write_private(path: Path, write: Callable[[Path], list[str]], *, force: bool) -> list[str]:
-    """Write through ``write`` into a 0600 file beside ``path``, then move it there: a reader
-    never sees half a file, and nobody but its owner can read it, even for a moment."""
+    """Write through ``write`` into a 0600 file beside ``path``, then move it there."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)  # mode 0600
     os.close(fd)
@@ -207,8 +195,7 @@ def formula_like(value: object) -> bool:
 
 
 def spreadsheet_safe(frame: pd.DataFrame) -> pd.DataFrame:
-    """``frame`` with every text a spreadsheet would run as a formula made inert by a leading
-    ``'`` (``=1+1`` -> ``'=1+1``), for csv; numbers stay numbers."""
+    """``frame`` with formula-like text made inert by a leading ``'`` (``=1+1`` -> ``'=1+1``)."""
     import pandas as pd
 
     out = frame.copy()
@@ -221,10 +208,8 @@ def spreadsheet_safe(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def write_csv(frame: pd.DataFrame, path: str | os.PathLike[str]) -> list[str]:
-    """``frame`` as csv: times as ISO 8601 UTC (``2026-03-02T09:00:00.000000Z``), text made
-    :func:`spreadsheet_safe`, rows ending in CRLF (RFC 4180: a value holding a CR or an LF is
-    quoted, so none starts a row, or a formula, of its own). defusedcsv leaves a leading tab, CR
-    and the full-width ``＝`` live, and takes "-2" for a number."""
+    """``frame`` as csv: times ISO 8601 UTC, text :func:`spreadsheet_safe`, CRLF rows (RFC 4180).
+    Not defusedcsv: it leaves a leading tab, CR and the full-width ``＝`` live."""
     import pandas as pd
 
     out = frame.copy()
@@ -237,8 +222,7 @@ def write_csv(frame: pd.DataFrame, path: str | os.PathLike[str]) -> list[str]:
 
 
 def _parquet(frame: pd.DataFrame, path: Path) -> list[str]:
-    """pandas' dtypes kept (times as UTC to the microsecond, which Spark reads); a column of
-    mixed values becomes text."""
+    """pandas' dtypes kept (times in microseconds, as Spark reads); mixed values as text."""
     import pyarrow as pa
 
     notes, frame = [], frame.copy()
@@ -256,9 +240,8 @@ def _parquet(frame: pd.DataFrame, path: Path) -> list[str]:
 
 
 def write_xlsx(frame: pd.DataFrame, path: Path, name: str, *, sandbox: bool) -> list[str]:
-    """``frame`` as worksheet ``name``: times in UTC without a zone (the column named
-    ``<name>_utc``), text stored as text, never a formula (quote-prefixed when it looks like
-    one); notes on values longer than Excel holds, which are cut."""
+    """``frame`` as worksheet ``name``: times in UTC (columns ``<name>_utc``), text never a formula;
+    notes on values cut at Excel's limit."""
     import pandas as pd
     from openpyxl import Workbook
     from openpyxl.cell import WriteOnlyCell
@@ -269,15 +252,10 @@ def write_xlsx(frame: pd.DataFrame, path: Path, name: str, *, sandbox: bool) -> 
             f"({XLSX_MAX_ROWS}): use --format csv or parquet",
             parameter="format",
         )
-    out = frame.copy()
-    for column in frame.columns:
-        if isinstance(out[column].dtype, pd.DatetimeTZDtype):
-            out[column] = out[column].dt.tz_convert("UTC").dt.tz_localize(None)
-            out = out.rename(columns={column: f"{column}_utc"})
-        elif out[column].dtype == object:  # a mixed column's times, say, as text
-            out[column] = out[column].map(
-                lambda v: v if v is None or isinstance(v, str | int | float | bool) else str(v)
-            )
+    times = [c for c in frame.columns if isinstance(frame[c].dtype, pd.DatetimeTZDtype)]
+    out = frame.assign(
+        **{c: frame[c].dt.tz_convert("UTC").dt.tz_localize(None) for c in times}
+    ).rename(columns={c: f"{c}_utc" for c in times})
     book = Workbook(write_only=True)
     if sandbox:  # a spreadsheet says so in its title; a csv cannot
         from workbench.store.identity import SANDBOX_TITLE
@@ -304,13 +282,13 @@ def write_xlsx(frame: pd.DataFrame, path: Path, name: str, *, sandbox: bool) -> 
 
 
 def _cell_value(value: Any, column: str, cut: dict[str, int]) -> Any:
-    """None for a missing value; text without XML's illegal characters, cut at Excel's limit."""
+    """None for a missing value; text with XML's illegal characters escaped, cut at the limit."""
     if _missing(value):
         return None
     if hasattr(value, "item") and hasattr(value, "dtype"):  # a numpy scalar
         value = value.item()
-    if isinstance(value, bytes):
-        value = value.decode("utf-8", "backslashreplace")
+    if not isinstance(value, str | int | float | bool | datetime) or getattr(value, "tzinfo", None):
+        value = str(value)  # a mixed column's zoned times, say, as text
     if isinstance(value, str):
         value = _XLSX_ILLEGAL.sub(lambda m: f"\\x{ord(m.group()):02x}", value)
         if len(value) > XLSX_MAX_CELL:

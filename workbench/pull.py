@@ -1,26 +1,19 @@
 """Pull everything into the store: both no-response lists, both event feeds, missing details.
 
-Incremental: a detail is fetched when its id is new, listed with another ``RequestDate`` than
-when it was fetched, back on the list after leaving it, or when its last fetch failed; each
-distinct document is kept as a version. Details are fetched, parsed and stored on
-``concurrency`` threads; one that fails is recorded, retried by the next pull, and makes the
-run ``partial``; a pull that read no list and no feed at all is ``failed``. Before anything is
-created, the profile is checked (its interfaces configured) and the store (it holds this
-partner, or nobody yet).
-
-The domestic peek asks the profile's ``peek_count``, or the cap the partner accepted when it
-refused more (``api.gateway.peek_within_cap``; meta ``peek_count_learned``). A full answer is
-peeked again: a partner whose peek removes events hands out the rest; one that keeps them
-answers the same events, those past the count may be hidden, and the run is ``partial``. Every
-event any peek handed out is stored.
+A detail is fetched when its id is new, listed with another ``RequestDate``, back on the list,
+or failed last time; each distinct document is kept as a version. A failed detail makes the run
+``partial`` (the next pull retries it); a pull that read no list or feed at all is ``failed``.
+The domestic peek asks ``peek_count``, or the cap the partner accepted after refusing more
+(meta ``peek_count_learned``); a full answer is peeked again, and one still full may hide
+events past the count: the run is then ``partial``.
 """
 
 from __future__ import annotations
 
 import functools
 import json
-import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import asdict, dataclass, field
@@ -29,20 +22,18 @@ from typing import TYPE_CHECKING, Any
 
 from workbench import pesc
 from workbench.api.exchange import Consumer, Role, Supplier
-from workbench.api.frames import RAW, fetch_all, parse_pescxml, split_pescxml
+from workbench.api.frames import RAW, fetch_all, parse_pescxml
 from workbench.api.gateway import peek_events, peek_within_cap, pending_placement_events
 from workbench.errors import WorkbenchError
 from workbench.http.answers import Listed, detail_items, listed_requests, request_path
 from workbench.http.masking import printable
+from workbench.store.details import pescxml_of
 
 if TYPE_CHECKING:
-    import pandas as pd
-
     from workbench.http.session import Session
     from workbench.store import Store
 
 PEEK_LEARNED = "peek_count_learned"  # meta: the Count the partner accepted after a refusal
-GROUP_SIZE, GROUP_S = 50, 0.1  # details written per transaction, or seconds between groups
 PEEKS_AFTER_FULL = 50  # a feed growing as fast as it is read must not keep a pull going
 SOURCES: tuple[type[Role], ...] = (Supplier, Consumer)  # each role's pending list and details
 # The id of a failure that is a whole list's (stored in the run's summary; the report reads it).
@@ -85,23 +76,11 @@ class PullSummary:
     elapsed_s: float = 0.0
     skipped: dict[str, str] = field(default_factory=dict)  # interface -> why the profile skips it
 
-    @property
-    def failed(self) -> int:
-        return len(self.failures)
-
     def fail(self, list_name: str, item: str, error: str) -> None:
         self.failures.append({"list": list_name, "id": item, "error": error})
 
     def as_dict(self) -> dict[str, Any]:
         return {**asdict(self), "elapsed_s": round(self.elapsed_s, 3)}
-
-    def to_frame(self) -> pd.DataFrame:
-        """One row per list: listed, new, vanished, changed, details fetched and failed."""
-        import pandas as pd
-
-        df = pd.DataFrame([{"list": name, **vars(r)} for name, r in self.lists.items()])
-        df.attrs.update(run_id=self.run_id, status=self.status)
-        return df
 
     def __str__(self) -> str:
         lines = [
@@ -238,10 +217,10 @@ def _pull_list(
         reasons = list(diff.left.values())
         result.closed_by_us, result.closed_elsewhere = map(reasons.count, ("outbox", "elsewhere"))
     dates = {i: item.get("RequestDate") for i, item in zip(listed.ids, listed.items, strict=True)}
-    # The missing details, fetched and parsed on ``concurrency`` threads, stored in groups.
     missing = store.missing_details(source.list_name, listed.ids, dates)
     operation = f"{source.role}.pull_detail"
-    groups = _Groups(store)
+    fetched: deque[tuple[str, Any]] = deque()  # prepared on the fetching threads
+    unwritten: dict[str, str] = {}  # id -> why its detail could not be written
 
     def one(request_id: str) -> list[dict[str, Any]]:
         path = request_path(source.detail_path, request_id)
@@ -249,20 +228,44 @@ def _pull_list(
         answer = session.call(source.role, "GET", path, operation=operation, subject=subject)
         detail = detail_items(answer.value, request_id, operation=operation, subject=subject)[0]
         try:
-            prepared = _prepared(store, source.list_name, request_id, detail, dates, answer.call_id)
+            listed_date = dates.get(request_id)
+            prepared = _prepared(
+                store, source.list_name, request_id, detail, listed_date, answer.call_id
+            )
         except Exception as exc:  # one detail that cannot be read fails alone
             return [{"request_id": request_id, "error": f"{type(exc).__name__}: {exc}"}]
-        groups.add(request_id, prepared)
+        fetched.append((request_id, prepared))
         return [{"request_id": request_id, "error": None}]
+
+    def write() -> None:
+        """What was fetched since, in one transaction, on the pull's thread (one each: the
+        fetching threads queue on the write lock, bench/pull.py); a group that fails is
+        written one by one, so a bad detail fails alone. Removed once written: a Ctrl-C
+        during the write leaves them to the next."""
+        group = [fetched[i] for i in range(len(fetched))]  # the threads append meanwhile
+        if not group:
+            return
+        try:
+            store.write_details([prepared for _, prepared in group])
+        except Exception:
+            for item_id, prepared in group:
+                try:
+                    store.write_details([prepared])
+                except Exception as exc:
+                    unwritten[item_id] = f"{type(exc).__name__}: {exc}"
+        for _ in group:
+            fetched.popleft()
 
     concurrency = session.profile.concurrency
     try:
-        rows = fetch_all(missing, one, concurrency=concurrency, progress=progress, desc=operation)
+        rows = fetch_all(
+            missing, one, concurrency=concurrency, progress=progress, desc=operation, tick=write
+        )
     finally:
-        groups.flush()  # also on the way out of a failing pull: what was fetched is kept
+        write()  # also on the way out of a failing pull: what was fetched is kept
     for row in rows:
         item = str(row["request_id"])
-        why = row["error"] or groups.failed.get(item)
+        why = row["error"] or unwritten.get(item)
         if why:
             store.record_detail_failure(source.list_name, item, why, run_id=summary.run_id)
             summary.fail(source.list_name, item, str(why))
@@ -271,67 +274,23 @@ def _pull_list(
     return result
 
 
-class _Groups:
-    """Details written a group per transaction (``GROUP_SIZE``, or ``GROUP_S`` seconds): with
-    a transaction each, the fetching threads queue on the database's write lock
-    (bench/pull.py: 2.5x the bare pool instead of 1.4x). A crash loses at most a group, fetched
-    again by the next pull; a group that fails is written one by one: a bad detail fails alone."""
-
-    def __init__(self, store: Store) -> None:
-        self.store = store
-        self.failed: dict[str, str] = {}  # id -> why it could not be written
-        self._lock, self._writing = threading.Lock(), threading.Lock()
-        self._pending: list[tuple[str, Any]] = []
-        self._since = time.monotonic()
-
-    def add(self, item_id: str, prepared: Any) -> None:
-        with self._lock:
-            self._pending.append((item_id, prepared))
-            if len(self._pending) < GROUP_SIZE and time.monotonic() - self._since < GROUP_S:
-                return
-        self.flush()
-
-    def flush(self) -> None:
-        with self._lock:
-            group, self._pending, self._since = self._pending, [], time.monotonic()
-        if not group:
-            return
-        with self._writing:
-            try:
-                self.store.write_details([prepared for _, prepared in group])
-                return
-            except Exception:  # noqa: S110  written one by one below, failures kept there
-                pass
-            for item_id, prepared in group:
-                try:
-                    self.store.write_details([prepared])
-                except Exception as exc:
-                    self.failed[item_id] = f"{type(exc).__name__}: {exc}"
-
-
 def _prepared(
-    store: Store,
-    list_name: str,
-    request_id: str,
-    detail: dict[str, Any],
-    dates: dict[str, Any],
-    call_id: Any,
+    store: Store, list_name: str, item: str, detail: dict, listed: Any, call_id: Any
 ) -> Any:
-    """A detail parsed and laid out for the store; its validation against
-    ``WORKBENCH_PESC_SCHEMAS`` when set reports, and never keeps a document out."""
-    value, fields = split_pescxml(detail)
+    """A detail parsed and laid out for the store (``listed``: its listed RequestDate); its
+    validation, when ``WORKBENCH_PESC_SCHEMAS`` is set, reports and keeps nothing out."""
+    value, fields = pescxml_of(detail)
     _, document, parse_error = parse_pescxml(value)
-    listed = dates.get(request_id)
     validation: dict[str, Any] | None = (
         {"status": "invalid", "note": "not parsed"} if value else None
     )
-    if value and document is not None:
+    if document is not None:
         result = pesc.validate(document)
         validation = {"status": result.status, "schema": result.schema, "note": result.note,
                       "errors": [str(e) for e in result.errors[:20]]}  # fmt: skip
     return store.prepare_detail(
         list_name,
-        request_id,
+        item,
         request_date=fields.get("RequestDate", listed),
         listed_date=listed,
         pescxml=document.text if document else None,
@@ -349,55 +308,53 @@ def _pull_events(
     session: Session, store: Store, list_name: str, run_id: int, fetch: Callable[[], Any]
 ) -> ListResult:
     """Snapshot the events ``fetch`` reads (a frame of ``events_frame``), each as it came."""
-    result = ListResult()
     try:
         frame = fetch()
     except WorkbenchError as exc:
-        result.error = _short(exc)
-        return result
+        return ListResult(error=_short(exc))
     events = [json.loads(value) for value in frame[RAW]] if RAW in frame else []
     fields, call_id = session.profile.event_fields, frame.attrs.get("call_id")
     diff = store.record_snapshot(run_id, list_name, events, call_id=call_id, event_fields=fields)
-    result.listed, result.new, result.vanished = len(events), len(diff.appeared), len(diff.vanished)
-    return result
+    return ListResult(listed=len(events), new=len(diff.appeared), vanished=len(diff.vanished))
+
+
+def _peek_all(session: Session, store: Store, kept: list[int]) -> Any:
+    """Every event the domestic feed hands out at a count it accepts, peeked again while an
+    answer is full and new; ``kept``: the count asked, and the events of the last peek kept."""
+    import pandas as pd
+
+    handed: list[Any] = []  # every frame any peek answered
+    wanted, learned = session.profile.peek_count, store.meta(PEEK_LEARNED)
+    count = min(wanted, int(learned)) if learned is not None and learned.isdigit() else wanted
+    frame, accepted = peek_within_cap(session, count, wanted, handed)
+    if accepted != count:  # a cap learned, or the profile's count accepted again
+        store.set_meta(PEEK_LEARNED, str(accepted) if accepted < count else None)
+    for _ in range(PEEKS_AFTER_FULL):
+        if len(frame) != accepted:
+            break
+        seen = {raw for earlier in handed for raw in earlier.get(RAW, ())}
+        try:
+            more = peek_events(session, accepted)
+        except WorkbenchError:  # what was handed is kept; the run says it may be cut off
+            break
+        handed.append(more)
+        if set(more.get(RAW, ())) <= seen:  # the peek keeps the events it hands out
+            break
+        frame = more
+    kept += [accepted, len(frame)]
+    every = pd.concat(handed, ignore_index=True).drop_duplicates(subset=RAW, ignore_index=True)
+    every.attrs = dict(handed[-1].attrs)
+    return every
 
 
 def _pull_domestic(session: Session, store: Store, summary: PullSummary) -> ListResult:
-    """The domestic feed at a count the partner accepts, peeked until drained or answering
-    the same events again; a feed still answering exactly the count asked may hide events
-    past it: a failure says so. More events than asked is no cut-off."""
-    asked: list[tuple[int, int]] = []  # (count asked, events answered) of the peek kept
-
-    def fetch() -> Any:
-        import pandas as pd
-
-        handed: list[Any] = []  # every frame any peek answered
-        wanted, learned = session.profile.peek_count, store.meta(PEEK_LEARNED)
-        count = min(wanted, int(learned)) if learned is not None and learned.isdigit() else wanted
-        frame, accepted = peek_within_cap(session, count, wanted, handed)
-        if accepted != count:  # a cap learned, or the profile's count accepted again
-            store.set_meta(PEEK_LEARNED, str(accepted) if accepted < count else None)
-        count = accepted
-        for _ in range(PEEKS_AFTER_FULL):  # a full answer: peek again
-            if len(frame) != count:
-                break
-            seen = {raw for earlier in handed for raw in earlier.get(RAW, ())}
-            try:
-                more = peek_events(session, count)
-            except WorkbenchError:  # what was handed is kept; the run says it may be cut off
-                break
-            handed.append(more)
-            if set(more.get(RAW, ())) <= seen:  # the peek keeps the events it hands out
-                break
-            frame = more
-        asked.append((count, len(frame)))
-        every = pd.concat(handed, ignore_index=True).drop_duplicates(subset=RAW, ignore_index=True)
-        every.attrs = dict(handed[-1].attrs)
-        return every
-
+    """The domestic feed (:func:`_peek_all`); one still answering exactly the count asked may
+    hide events past it: a failure says so. More events than asked is no cut-off."""
+    kept: list[int] = []
+    fetch = functools.partial(_peek_all, session, store, kept)
     result = _pull_events(session, store, "domestic_events", summary.run_id, fetch)
-    if asked and result.error is None and asked[0][1] == asked[0][0]:
-        result.cut_off_at = count = asked[0][0]
+    if result.error is None and kept[0] == kept[1]:
+        result.cut_off_at = count = kept[0]
         if str(count) == store.meta(PEEK_LEARNED) and count < session.profile.peek_count:
             what = (
                 f"the most this partner hands out at once (it refused more): peek does not "

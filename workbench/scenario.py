@@ -27,10 +27,9 @@ TRANSCRIPTS, ACKNOWLEDGMENTS = 4, 3  # and one more transcript, of another stude
 
 
 def act_out(w: Workbench, *, seed: int = 1) -> dict[str, list[str]]:
-    """Send a realistic mix through ``w``'s outbox (after a pull); the ids acted on, by what
-    was done. Requests are taken newest first, so the oldest stay open and run over the SLA;
-    one transcript goes out of another student (the mistake a reconciliation must catch); on
-    the embedded sandbox, one send's answer is lost after the partner processed it."""
+    """Send a realistic mix through ``w``'s outbox (after a pull); the ids acted on, by what was
+    done. Newest requests first (the oldest run over the SLA); one transcript of another student;
+    on the embedded sandbox, one send's answer lost after the partner processed it."""
     requests = w.store.table("open_requests")
     usable = requests[requests["has_detail"].astype(bool) & requests["parse_error"].isna()]
     ids = usable.sort_values("request_date", ascending=False)["request_id"].astype(str).tolist()
@@ -94,10 +93,8 @@ def transcript_for(
     index: int = 0,
     process_code: str | None = None,
 ) -> str:
-    """A CollegeTranscript answering the request ``request_xml``: its RequestTrackingID, the
-    student it asks for, its namespaces and DocumentProcessCode (``process_code`` when it
-    states none; else PRODUCTION). Without a request (None), of another, generated student,
-    tracked as ``request_id``."""
+    """A CollegeTranscript answering ``request_xml`` (its tracking id, student, namespaces and
+    process code); without one, of a generated student, tracked as ``request_id``."""
     from lxml import etree
 
     from workbench.sandbox import generator

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pandas as pd
 
 from workbench import pesc
-from workbench.api.frames import frame, parse_pescxml, split_pescxml
+from workbench.api.frames import frame, parse_pescxml
+from workbench.store.details import pescxml_of
 
 ROW = {"RequestID": "A1", "RequestDate": "2026-03-02T09:00:00.123Z", "NewField": {"x": 1}}
 
@@ -33,7 +34,7 @@ def test_times_that_are_not_iso_stay_text() -> None:
 
 def test_pescxml_key_any_case() -> None:
     for key in ("PESCXML", "PESCXml", "pescxml"):
-        xml, rest = split_pescxml({"RequestID": "A", key: "<a/>"})
+        xml, rest = pescxml_of({"RequestID": "A", key: "<a/>"})
         assert (xml, rest) == ("<a/>", {"RequestID": "A"})
 
 
@@ -43,7 +44,7 @@ CT = '<CollegeTranscript xmlns="urn:org:pesc:message:CollegeTranscript:v1.3.0"/>
 def test_unescape_exactly_once() -> None:
     once = CT.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     twice = once.replace("&", "&amp;")
-    assert split_pescxml({"PESCXML": once})[0] == once  # the value as sent: parse unescapes
+    assert pescxml_of({"PESCXML": once})[0] == once  # the value as sent: parse unescapes
     assert parse_pescxml(CT).xml == CT
     xml, document, error = parse_pescxml(once)
     assert (xml, error) == (CT, None)

@@ -1,11 +1,10 @@
 """Transcript exchange (spec §4.4): the supplier and consumer roles.
 
+Sends are checked (:mod:`workbench.api.sends`), then go through the outbox: recorded before
+they leave, marked after, never resent. A 404 or 405 tries the other spelling of the send
+routes once; the store remembers the one that took it (meta ``send_routes_learned``).
+
 >>> w.supplier.requests(w.supplier.pending_requests())  # doctest: +SKIP
-Sends are checked first (:mod:`workbench.api.sends`) and go through the outbox: recorded
-before they leave, marked after, never resent (a failure after the bytes may have left is
-``uncertain``, settled by the next pull from the lists). They reach the partner at its spelling
-of the send routes (``send_routes``; a 404 or 405 tries the other spelling once, and the store
-remembers, in meta ``send_routes_learned``, the one that took it).
 """
 
 from __future__ import annotations
@@ -78,25 +77,21 @@ class Role:
     list_name = table = id_column = ""  # what its sends answer, in the store
 
     def __init__(self, session: Session, *, store: Callable[[], Store] | None = None) -> None:
-        self._session = session
-        # Gives the store (opening it on first use): sends go through its outbox and are
-        # checked against its documents. None: sends unrecorded, checked against the partner.
-        self._store = store
+        # store: opens the store whose outbox and documents sends use; None: the partner's.
+        self._session, self._store = session, store
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} of profile {self._session.profile.name!r}>"
 
     def _list(self, *, operation: str) -> pd.DataFrame:
-        empty = (self.empty,)
         answer = self._session.call(
-            self.role, "GET", self.list_path, operation=operation, empty=empty
+            self.role, "GET", self.list_path, operation=operation, empty=(self.empty,)
         )
         listed = [] if answer.value is None else list_items(answer.value, operation=operation)
         items = answer_items(listed, operation=operation)
         return frame(items, columns=SUMMARY_COLUMNS, operation=operation, call_id=answer.call_id)
 
     def _detail_rows(self, request_id: Any, *, operation: str) -> tuple[Rows, Any]:
-        """The rows of one detail, and its call id."""
         path = request_path(self.detail_path, request_id)
         subject = f"{self.noun} {request_id!r}"
         answer = self._session.call(self.role, "GET", path, operation=operation, subject=subject)
@@ -113,8 +108,8 @@ class Role:
         return frame(rows, columns=columns, tail=TAIL, operation=operation, call_id=call_id)
 
     def _details(self, ids: Ids, *, operation: str, progress: bool | None) -> pd.DataFrame:
-        """One row per id (an ``error`` row when it failed), each naming its ``call_id``;
-        ``attrs["call_ids"]`` lists them."""
+        """One row per id (an ``error`` row when it failed) with its ``call_id``; all in
+        ``attrs["call_ids"]``."""
         self._session.ensure_open()  # a closed workbench raises, not one error row per id
 
         def fetch(request_id: Any) -> Rows:
@@ -131,9 +126,8 @@ class Role:
         return df
 
     def answered(self, request_id: Any, *, operation: str) -> tuple[dict[str, Any], bool]:
-        """What a send to ``request_id`` answers (the request, or the transcript): the fields
-        and ``pescxml`` of its current version in the store, else of its detail, fetched; and
-        whether it came from the store."""
+        """The row (fields, ``pescxml``) of what a send to ``request_id`` answers, from the
+        store, else fetched; and whether it came from the store."""
         check_request_id(request_id)  # a hostile id goes neither to the store nor the partner
         if self._store is not None:
             store = self._store()
@@ -154,30 +148,25 @@ class Role:
         check: bool = True,
         answered: str | None = None,
     ) -> CheckedSend:
-        """Every check a send makes (:mod:`workbench.api.checks`), sending nothing.
-
-        ``answered``: the XML of what it answers, else :meth:`answered`'s. A failure to read
-        that (a 5xx, an unreadable answer, the network) refuses the send: nothing goes
-        unchecked, unless ``check=False``, when only its DocumentProcessCode is checked."""
+        """Every check a send makes (:func:`workbench.api.sends.check_send`), sending nothing;
+        what it answers unreadable refuses it, unless ``check=False``."""
         kind = SENDS[operation]
         check_request_id(request_id)
         xml = text_of(pescxml)
-        document_fields(kind, xml)  # a bad document is refused before anything is read
+        _, flat = document_fields(kind, xml)  # a bad document is refused before any read
         name = f"{self.role}.{operation}"
         if answered is None:
             try:
                 row, _ = self.answered(request_id, operation=name)
                 answered = row.get(PESCXML) or None
             except (PartnerError, TransportError) as exc:
-                if not check:  # checked by hand: the partner's answer to the send says the rest
-                    pass
-                elif isinstance(exc, NotFound | InvalidValue):
+                if check and isinstance(exc, NotFound | InvalidValue):
                     raise  # an id refused before any call, or by the partner: it says why
-                else:
+                if check:
                     raise _unchecked(exc, request_id, operation=name, noun=self.noun) from exc
         environment = self._session.profile.environment
         return check_send(
-            kind, request_id, xml, answered=answered, environment=environment, check=check
+            kind, request_id, xml, flat, answered=answered, environment=environment, check=check
         )
 
     def _send(
@@ -190,43 +179,32 @@ class Role:
         check: bool = True,
         answered: str | None = None,
     ) -> pd.DataFrame:
-        """POST a checked document through the outbox: recorded before it leaves, marked
-        after; a failure after the bytes may have left is ``uncertain``, never resent."""
+        """POST a checked document through the outbox."""
         operation = f"{self.role}.{kind}"
         self._require_writable(operation)
         checked = self.check_send(kind, request_id, pescxml, check=check, answered=answered)
-        outbox = entry = None
-        if self._store is not None:
-            outbox = self._store().outbox
-            entry = outbox.begin(
-                kind,
-                str(request_id),
-                checked.xml,
-                force=force,
-                flat=checked.flat,
-                renews=checked.renewal is not None,
-            )
+        outbox = self._store().outbox if self._store is not None else None
+        renews = checked.renewal is not None
+        entry = outbox and outbox.begin(
+            kind, str(request_id), checked.xml, force=force, flat=checked.flat, renews=renews
+        )
         unread: PartnerError | None = None
         try:
             answer = self._post(kind, request_id, checked.xml, operation=operation)
             payload, call_id = answer.value, answer.call_id
         except BaseException as exc:
             if not accepted(exc):
-                if outbox is not None and entry is not None:
+                if outbox and entry:
                     settle_failure(outbox, entry, exc)
                 raise
             payload, call_id, unread = None, exc.call_id, exc  # a 2xx: the partner took it
         rows, note = reply_rows(payload, unread, operation)
-        if outbox is not None and entry is not None:
-            outbox.mark_sent(
-                entry,
-                status=unread.status if unread is not None else 200,
-                response_body=unread.body
-                if unread is not None
-                else json.dumps(payload, ensure_ascii=False),
-                call_id=call_id,
-                reply_flat={k: v for k, v in rows[0].items() if k not in TAIL} if rows else None,
-            )
+        if outbox and entry:
+            body = unread.body if unread else json.dumps(payload, ensure_ascii=False)
+            reply = {k: v for k, v in rows[0].items() if k not in TAIL} if rows else None
+            status = unread.status if unread else 200
+            outbox.mark_sent(entry, status=status, response_body=body, call_id=call_id,
+                             reply_flat=reply)  # fmt: skip
         df = frame(rows, columns=("request_id",), tail=TAIL, operation=operation, call_id=call_id)
         df.attrs["outbox_id"] = entry
         if note:
@@ -243,9 +221,8 @@ class Role:
             )
 
     def _post(self, kind: str, request_id: Any, xml: str, *, operation: str) -> Any:
-        """POST ``xml`` at the route of ``kind`` as this partner spells it (remembered, else
-        the profile's ``send_routes``). A 404 or 405 reached no operation: the other spelling
-        is tried once, and the one that takes the send is remembered."""
+        """POST ``xml`` at the route of ``kind`` as remembered, else the profile's spelling;
+        a 404 or 405 reached no operation: the other spelling is tried once."""
         store = self._store() if self._store is not None else None
         if kind == "send_acknowledgment":
             spellings = [""]
@@ -284,7 +261,6 @@ class Role:
 
     @staticmethod
     def _remember(store: Store | None, spelling: str, refusals: list[PartnerError]) -> None:
-        """Keep the spelling the partner took a send at, when it is news to the store."""
         if not spelling or store is None:
             return
         if store.meta(SEND_ROUTES_META) != spelling:
@@ -327,27 +303,18 @@ class Supplier(Role):
     def send_response(
         self, request_id: str, pescxml: Any, *, force: bool = False, check: bool = True
     ) -> pd.DataFrame:
-        """Send a TranscriptResponse; returns the echoed response, parsed.
+        """Send a TranscriptResponse (checked: :mod:`workbench.api.sends`); the echo, parsed.
 
-        A second response to a request is refused (``DuplicateSend``) unless ``force=True``,
-        but one of another DocumentID answering the request's cancellation. Its
-        DocumentProcessCode must be the request's and the profile's environment's, and (unless
-        ``check=False``, once checked by hand) its RequestTrackingID the request's
-        (``DocumentMismatch``).
-        """
+        A second response is a ``DuplicateSend`` unless ``force=True``, or it answers the
+        request's cancellation with another DocumentID."""
         return self._send("send_response", request_id, pescxml, force=force, check=check)
 
     def send_transcript(
         self, request_id: str, pescxml: Any, *, force: bool = False, check: bool = True
     ) -> pd.DataFrame:
-        """Send the transcript for a request; returns the partner's acknowledgment, parsed.
-
-        A second transcript for a request is refused (``DuplicateSend``) unless ``force=True``,
-        but a re-issue (TransmissionType Reissue) of another DocumentID. Checked as
-        :meth:`send_response`, and (``check``) refused when its student differs from the
-        request's on a name, the birth date or an id (``DocumentMismatch``), or the request
-        names none (``InvalidValue``).
-        """
+        """Send the transcript for a request (checked as :meth:`send_response`, and its
+        student); the partner's acknowledgment, parsed. A second one is a ``DuplicateSend``
+        unless ``force=True``, or a re-issue (TransmissionType Reissue) of another DocumentID."""
         return self._send("send_transcript", request_id, pescxml, force=force, check=check)
 
 
@@ -375,10 +342,8 @@ class Consumer(Role):
     def send_acknowledgment(
         self, request_id: str, pescxml: Any = None, *, force: bool = False, check: bool = True
     ) -> pd.DataFrame:
-        """Acknowledge a transcript; with ``pescxml=None``, built from its current version (the
-        store's, else fetched). A second acknowledgment of the same version is refused
-        (``DuplicateSend``) unless ``force=True``; one of a version re-issued since is not.
-        Checked as :meth:`Supplier.send_response`.
+        """Acknowledge a transcript (``pescxml=None``: built from its current version); a second
+        one of the same version is a ``DuplicateSend`` unless ``force=True``.
 
         >>> w.consumer.send_acknowledgment("6f1c...")  # doctest: +SKIP
         """
@@ -404,8 +369,7 @@ class Consumer(Role):
 def _unchecked(
     exc: PartnerError | TransportError, request_id: Any, *, operation: str, noun: str
 ) -> WorkbenchError:
-    """The refusal of a send whose check could not read what it answers: of the same kind,
-    saying nothing was sent (a ``TransportError`` that never may have)."""
+    """The refusal of a send whose check could not read what it answers, of the same kind."""
     message = (
         f"{operation}: the {noun} {str(request_id)!r} could not be read to check the document "
         f"against ({exc}). Nothing was sent: try again, or pass check=False once you have "
@@ -423,8 +387,7 @@ def _unchecked(
 def _no_route(
     last: PartnerError, first: PartnerError, operation: str, spellings: list[str]
 ) -> PartnerError:
-    """The refusal of a send neither spelling of its route took (a 404 or 405 each), with
-    what the partner said (a 404 may mean "no such request" rather than "no such route")."""
+    """The refusal of a send neither spelling of its route took, with what the partner said."""
     said = _partner_words(last.body)
     refusal = PartnerError(
         f"{operation}: the partner took this send at neither spelling of its route: the "

@@ -1,12 +1,9 @@
-"""DataFrames the way DESIGN §5 promises them, typed by one declared schema; the ``PESCXML``
-field of exchange answers; many details fetched at once.
+"""The API's DataFrames (DESIGN §5), the ``PESCXML`` field of answers, many details at once.
 
-snake_case columns; an empty result has the columns of a full one; ``df.attrs`` name the
-``operation``, ``fetched_at`` and ``call_id``. A column's dtype comes from :data:`SCHEMA`
-(else its name), never from the rows it holds: ids and text ``string``, times UTC
-(``datetime64[us, UTC]``; values that are not ISO 8601 stay text), calendar dates
-``datetime64[s]`` (``NaT`` where not ``YYYY-MM-DD``: the document keeps it), counts ``Int64``,
-flags ``boolean``.
+snake_case columns, the same whether empty or full; ``df.attrs``: ``operation``, ``fetched_at``,
+``call_id``. Dtypes come from :data:`SCHEMA` (else the name), never from the rows: ids and text
+``string``, times ``datetime64[us, UTC]`` (text when not ISO 8601), dates ``datetime64[s]``
+(``NaT`` where not ``YYYY-MM-DD``), counts ``Int64``, flags ``boolean``.
 
 >>> frame([{"RequestID": "A1"}], columns=["request_id"], operation="x").dtypes["request_id"]
 string[python]
@@ -21,7 +18,7 @@ import re
 import sys
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, as_completed, wait
+from concurrent.futures import FIRST_COMPLETED, FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from typing import Any, NamedTuple
 
 import pandas as pd
@@ -33,6 +30,7 @@ from workbench.http.answers import list_items
 from workbench.pesc.fields import KEYS
 from workbench.pesc.frames import TIME_DTYPE as PESC_TIME
 from workbench.pesc.frames import dtype_of
+from workbench.store.details import pescxml_of
 from workbench.store.events import events_flat
 from workbench.store.frames import is_missing, snake, utc
 
@@ -42,12 +40,12 @@ RAW, CALL_ID, ERROR, PESCXML, PARSE_ERROR = "raw", "call_id", "error", "pescxml"
 TIME = "datetime64[us, UTC]"
 DATE = "datetime64[s]"  # a calendar date: no time of day, no time zone
 HANDFUL = 5  # more ids than this, in an interactive session, and a progress bar appears
+TICK_S = 0.1  # how often fetch_all's tick runs
 _pools = itertools.count()  # each pool's threads named apart, to be joined by name
 _TIME_NAME = re.compile(r"(^|_)(at|time|timestamp|datetime)$|^request_date$")
 _ID_NAME = re.compile(r"(^|_)id$")
-_DATE = re.compile(r"\s*(\d{4}-\d{2}-\d{2})(?:$|[TZ+\-\s])")
-# Every column an operation may return: the parsed PESC fields (as pesc.to_frames types them),
-# then what the API adds.
+_DATE = r"^\s*(\d{4}-\d{2}-\d{2})(?:$|[TZ+\-\s])"
+# Every column an operation may return: the PESC fields (typed as pesc.to_frames does), then ours.
 SCHEMA: dict[str, str] = {
     **{key: dtype_of(key) for keys in KEYS.values() for key in keys},
     **{key: TIME for keys in KEYS.values() for key in keys if dtype_of(key) == PESC_TIME},
@@ -90,8 +88,7 @@ def frame(
     tail: Sequence[str] = (),
     call_id: Any = None,
 ) -> pd.DataFrame:
-    """A DataFrame of snake-cased ``records``: ``columns``, any other fields, then ``tail``
-    (both always present, so an empty result has them too)."""
+    """A DataFrame of snake-cased ``records``: ``columns``, any other fields, then ``tail``."""
     rows = [snake_keys(r) for r in records]
     fixed = {*columns, *tail}
     extra = list(dict.fromkeys(k for row in rows for k in row if k not in fixed))
@@ -112,9 +109,8 @@ def finish(df: pd.DataFrame, *, operation: str, call_id: Any = None) -> pd.DataF
 def events_frame(
     payload: Any, *, operation: str, call_id: Any = None, paths: Mapping[str, str] | None = None
 ) -> pd.DataFrame:
-    """Events of any shape, an array or an object holding one: their id, type and time first
-    (the profile's ``paths`` first), then every other field flattened; ``raw`` keeps each
-    event's JSON as sent."""
+    """Events (an array, or an object holding one): id, type and time first (found at the
+    profile's ``paths`` first), then every field flattened; ``raw`` keeps each event's JSON."""
     items = list_items(payload, operation=operation)
     flat = events_flat(items, paths)
     raw = [json.dumps(e, ensure_ascii=False, sort_keys=True) for e in items]
@@ -134,13 +130,10 @@ def _typed(series: pd.Series, dtype: str, name: str) -> pd.Series:
     if dtype == DATE:
         if pd.api.types.is_datetime64_any_dtype(series.dtype):
             return series.dt.tz_localize(None) if series.dt.tz else series
-        found = [None if is_missing(v) else _DATE.match(str(v)) for v in series]
-        days = pd.to_datetime(
-            pd.Series([m.group(1) if m else None for m in found], index=series.index, dtype=object),
-            format="%Y-%m-%d",
-            errors="coerce",
-        ).astype(DATE)
-        unread = sum(1 for v, m in zip(series, found, strict=True) if not is_missing(v) and not m)
+        text = series.map(lambda v: None if is_missing(v) else str(v)).astype("string")
+        day = text.str.extract(_DATE, expand=False)
+        days = pd.to_datetime(day, format="%Y-%m-%d", errors="coerce").astype(DATE)
+        unread = int((text.notna() & day.isna()).sum())
         if unread:  # never the values: they are students' personal data
             logger.warning(
                 "column %s: %d value(s) are not dates (YYYY-MM-DD) and read as NaT; each "
@@ -159,33 +152,16 @@ def _typed(series: pd.Series, dtype: str, name: str) -> pd.Series:
         return series
 
 
-# -- the PESCXML field ----------------------------------------------------------------------
-
-
 class Parsed(NamedTuple):
-    """A ``PESCXML`` value parsed once: its XML (unescaped once; as sent when it does not
-    parse), its document (None: ``error`` says why)."""
+    """A ``PESCXML`` value parsed: its XML (unescaped once), its document or ``error``."""
 
     xml: str | None
     document: pesc.PescDocument | None
     error: str | None
 
 
-def split_pescxml(record: Mapping[str, Any]) -> tuple[str | None, dict[str, Any]]:
-    """The record's ``PESCXML`` value (``PESCXml``, any case), and the rest."""
-    xml: str | None = None
-    rest: dict[str, Any] = {}
-    for key, value in record.items():
-        if str(key).lower() == PESCXML and xml is None:
-            xml = value if isinstance(value, str) else None
-        else:
-            rest[key] = value
-    return xml, rest
-
-
 def parse_pescxml(value: str | None) -> Parsed:
-    """The document of a ``PESCXML`` value, parsed once (unescaping is ``pesc.parse``'s alone:
-    a document escaped twice is refused, not repaired); never raises for a bad document."""
+    """A ``PESCXML`` value parsed (escaped twice is refused, not repaired); never raises."""
     if not value:
         return Parsed(value, None, "no PESCXML in the answer")
     try:
@@ -197,7 +173,7 @@ def parse_pescxml(value: str | None) -> Parsed:
 
 def document_row(item: dict[str, Any]) -> dict[str, Any]:
     """An answer item as a row: its fields, the parsed document's fields, ``pescxml`` last."""
-    value, rest = split_pescxml(item)
+    value, rest = pescxml_of(item)
     xml, document, error = parse_pescxml(value)
     row = snake_keys(rest)
     fields = pesc.flatten(document) if document is not None else {}
@@ -215,9 +191,6 @@ def text_of(document: Any) -> str:
     if isinstance(text, str):
         return text
     raise TypeError(f"pescxml must be XML text or a parsed PESC document, not {type(document)}")
-
-
-# -- many at once ---------------------------------------------------------------------------
 
 
 def ids_of(ids: Iterable[Any] | pd.DataFrame | pd.Series | str) -> list[Any]:
@@ -248,11 +221,11 @@ def fetch_all(
     concurrency: int,
     progress: bool | None = None,
     desc: str = "details",
+    tick: Callable[[], object] | None = None,
 ) -> Rows:
-    """``fetch(id)`` for every id on ``concurrency`` threads over the session's one client
-    (threads, not asyncio: the API works inside Jupyter's running loop); rows in the order of
-    ``ids``. A ``WorkbenchError`` becomes its id's ``error`` row; anything else (a bug,
-    Ctrl-C) stops the batch, dropping the ids not started."""
+    """``fetch(id)`` for every id on ``concurrency`` threads (not asyncio: Jupyter runs a
+    loop), rows in the order of ``ids``; a ``WorkbenchError`` is its id's ``error`` row, anything
+    else (a bug, Ctrl-C) stops the batch. ``tick()`` runs on this thread every ``TICK_S``."""
     if not ids:
         return []
     show = (interactive() if progress is None else progress) and len(ids) > HANDFUL
@@ -261,14 +234,18 @@ def fetch_all(
     bar = tqdm(total=len(ids), desc=desc, unit="id", disable=not show, leave=False)
     try:
         futures = [pool.submit(_guarded, fetch, value) for value in ids]
-        if show:
-            for future in as_completed(futures):
-                future.result()
-                bar.update()
-        else:  # sleep until the end, rather than wake for every id and take the GIL
-            done, _ = wait(futures, return_when=FIRST_EXCEPTION)
+        pending: set[Future[Rows]] = set(futures)
+        while pending:  # without a bar or a tick, asleep until the end or a failure
+            done, pending = wait(
+                pending,
+                timeout=TICK_S if tick else None,
+                return_when=FIRST_COMPLETED if show else FIRST_EXCEPTION,
+            )
             for future in done:
                 future.result()
+            bar.update(len(done))
+            if tick is not None:
+                tick()
         return [row for future in futures for row in future.result()]
     finally:
         # On Ctrl-C (or any escape) drop what has not started; running fetches end on timeouts.

@@ -1,5 +1,4 @@
-"""The gateway's interfaces (spec §4.2, §4.3): international diagnostics and pending placement
-events, the domestic peek.
+"""The gateway's interfaces (spec §4.2, §4.3): diagnostics, placement events, the domestic peek.
 
 >>> w.diagnostics()  # doctest: +SKIP
                      name customer_code roles
@@ -54,12 +53,11 @@ def peek_events(session: Session, count: int | None = 10) -> pd.DataFrame:
 def peek_within_cap(
     session: Session, count: int, wanted: int, handed: list[Any]
 ) -> tuple[pd.DataFrame, int]:
-    """Peek ``count`` events (the profile's ``wanted``, or a cap learned earlier): (frame, the
-    count accepted). A 400 refuses the count: it is halved until accepted, then, when the
-    answer is full, bisected up to the refused count (halving alone would leave up to half the
-    cap unread, and a feed under the cap called cut off); even 1 refused, the refusal is about
-    something else and is raised. A full answer at a cap below ``wanted`` asks ``wanted`` once
-    more: the partner may hand out more now. Every frame answered goes to ``handed``."""
+    """Peek ``count`` events (``wanted``, or a cap learned): (frame, the count accepted).
+
+    A 400 halves the count until accepted (1 refused: raised), then a full answer bisects up to
+    the refused count; a full answer under ``wanted`` asks ``wanted`` once more. Every frame
+    answered goes to ``handed``."""
     refusal: PartnerError | None = None
     refused = count
     while True:

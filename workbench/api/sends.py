@@ -1,15 +1,9 @@
-"""A send: what it must pass before anything leaves (one rule each, for the API and the CLI),
-and what its answer or failure means.
+"""The one send check, for the API and the CLI (:func:`check_send`), and what a send's answer
+or failure means (:func:`reply_rows`, :func:`settle_failure`).
 
-:func:`check_send` refuses a document that is not XML or not of the send's message type
-(``InvalidValue``); always, a DocumentProcessCode other than what it answers says, or than the
-profile's ``environment`` (``DocumentMismatch``: TEST and PRODUCTION never cross); with
-``check``, a RequestTrackingID of another request and a transcript of another student
-(``DocumentMismatch``, naming fields, never values), or a document that cannot be checked
-(``InvalidValue``). ``CheckedSend.renewal`` says what makes it a new send beside an earlier one:
-a re-issued transcript, or a response to a cancellation. Any 2xx answer means the partner took
-the send (:func:`reply_rows`); a failure is ``failed`` only when the send provably did not take
-effect, else ``uncertain`` (:func:`settle_failure`).
+Always: the message type, and a DocumentProcessCode that is what it answers' and the profile's
+``environment``'s (TEST and PRODUCTION never cross). With ``check``: the RequestTrackingID and,
+for a transcript, the student (messages name fields, never values).
 """
 
 from __future__ import annotations
@@ -36,8 +30,7 @@ from workbench.pesc.fields import transmission_kind
 
 @dataclass(frozen=True)
 class SendKind:
-    """One of the three sends: the outbox's name for it, its role, what its id names, and the
-    message types it sends."""
+    """One of the three sends: its outbox name, role, what its id names, its message types."""
 
     name: str
     role: str
@@ -63,8 +56,7 @@ UNCHECKED = (
 
 @dataclass(frozen=True)
 class CheckedSend:
-    """A document that passed :func:`check_send`: its text, its flattened fields, and what
-    makes it a new send beside an earlier one (``renewal``), if anything."""
+    """A document that passed :func:`check_send`; ``renewal``: why it is a new send, if so."""
 
     kind: SendKind
     request_id: str
@@ -79,8 +71,7 @@ class CheckedSend:
 
 
 def document_fields(kind: SendKind, xml: str) -> tuple[pesc.PescDocument, dict[str, Any]]:
-    """The parsed document and its fields; ``InvalidValue`` when empty or of the wrong type,
-    ``PescError`` when not usable XML."""
+    """The parsed document and its fields (``InvalidValue``: empty or of the wrong type)."""
     if not xml.strip():
         raise InvalidValue(f"{kind.name}: pescxml is empty.")
     document = pesc.parse(xml)
@@ -96,14 +87,14 @@ def check_send(
     kind: SendKind,
     request_id: Any,
     xml: str,
+    flat: dict[str, Any],
     *,
     answered: str | None,
     environment: str | None,
     check: bool = True,
 ) -> CheckedSend:
-    """Check ``xml``, sent to ``request_id``, against ``answered`` (the XML of what it
-    answers; None when unreadable) and ``environment`` (test, production or None)."""
-    _, flat = document_fields(kind, xml)
+    """Check ``xml`` (its fields ``flat``, :func:`document_fields`) against ``answered`` (the
+    XML it answers; None: unreadable)."""
     try:
         theirs = pesc.flatten(answered) if answered else None
     except PescError:
@@ -134,8 +125,6 @@ def process_code(flat: dict[str, Any]) -> str | None:
 def _check_process_code(
     kind: SendKind, what: str, ours: str | None, answered: str | None, environment: str | None
 ) -> None:
-    """TEST and PRODUCTION never cross: the document's code is what it answers', and the
-    profile's environment's when it declares one."""
     # A document stating no code answers a PRODUCTION one (PESC's default); a TEST one wants it
     # said, as OCAS' UAT does.
     if answered and ours != answered and (ours or answered == "TEST"):
@@ -167,9 +156,8 @@ def _check_process_code(
 
 
 def _check_tracking(kind: SendKind, rid: str, flat: dict[str, Any], theirs: dict | None) -> None:
-    """The document's RequestTrackingID (not the API id: a partner may key its API by a GUID)
-    is the one of what it answers. Unknown (unreadable): the API id stands for it when it could
-    be a tracking id; else the document cannot be checked, and is refused."""
+    """The RequestTrackingID is the answered one's; unknown, the API id stands for it when it
+    could be a tracking id (a partner may key its API by a GUID), else the send is refused."""
     tracking = flat.get("request_tracking_id")
     if not tracking or tracking == rid:  # the API id names this very item under either scheme
         return
@@ -182,32 +170,27 @@ def _check_tracking(kind: SendKind, rid: str, flat: dict[str, Any], theirs: dict
         )
     if expected:
         return
-    unread = f"the {kind.noun}'s own document gives none (it could not be read, or lacks one)"
-    if len(rid) <= ID_LENGTH:  # a dashed GUID (36 characters) never fits
-        raise InvalidValue(
-            f"{kind.name}: the document's RequestTrackingID {tracking!r} is not the "
-            f"{kind.noun}'s API id {rid!r}, and {unread}: it may belong to another request. "
-            f"Nothing was sent. {UNCHECKED}"
-        )
+    differs = (
+        f"cannot be checked against the {kind.noun} {rid!r}, whose API id is no tracking id"
+        if len(rid) > ID_LENGTH
+        else f"is not the {kind.noun}'s API id {rid!r}"
+    )
     raise InvalidValue(
-        f"{kind.name}: the document (RequestTrackingID {tracking!r}) cannot be checked against "
-        f"the {kind.noun} {rid!r}: its API id is no tracking id, and {unread}. Nothing was "
-        f"sent. {UNCHECKED}"
+        f"{kind.name}: the document's RequestTrackingID {tracking!r} {differs}, and the "
+        f"{kind.noun}'s own document gives none (it could not be read, or lacks one): it may "
+        f"belong to another request. Nothing was sent. {UNCHECKED}"
     )
 
 
 def _check_student(kind: SendKind, what: str, flat: dict[str, Any], theirs: dict | None) -> None:
-    """A transcript of the request's student (:func:`workbench.pesc.student.differing_fields`);
-    the message names fields, never values."""
+    """A transcript of the request's student (:func:`workbench.pesc.student.differing_fields`)."""
     what = f"the student of {what}"
     if theirs is None or all(
         student.comparable(theirs.get(f), f) is None for f in student.IDENTITY
     ):
         raise InvalidValue(
             f"{kind.name}: the transcript's student cannot be checked against {what}: its "
-            "document names none (it could not be read). Nothing was sent. Pass check=False "
-            "(on the command line, --no-check) once you have checked by hand that the "
-            "transcript is of the student it asks for."
+            f"document names none (it could not be read). Nothing was sent. {UNCHECKED}"
         )
     differ = student.differing_fields(theirs, flat)
     if differ:
@@ -217,9 +200,6 @@ def _check_student(kind: SendKind, what: str, flat: dict[str, Any], theirs: dict
             "sent. Build it from the request's student, or pass check=False (on the command "
             "line, --no-check) if you have checked by hand."
         )
-
-
-# -- what a send's answer or failure means -----------------------------------------------
 
 
 def accepted(exc: BaseException) -> TypeGuard[PartnerError]:
@@ -253,8 +233,8 @@ def reply_rows(
 
 
 def settle_failure(outbox: Any, entry: int, exc: BaseException) -> None:
-    """Mark a send that raised: ``failed`` when it provably did not take effect, else
-    ``uncertain`` (for the next pull to settle from the lists, never by resending)."""
+    """Mark a send that raised ``failed`` when it provably did not take effect, else
+    ``uncertain`` (the next pull settles it from the lists, never by resending)."""
     error, call_id = str(exc), getattr(exc, "call_id", None)
     if isinstance(exc, TransportError) and not exc.may_have_reached:
         outbox.mark_failed(entry, error=error, call_id=call_id)

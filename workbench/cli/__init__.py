@@ -12,11 +12,9 @@ from typing import Annotated
 import typer
 
 from workbench.cli import browse, data, demo, reports, sandbox, send, store
-from workbench.cli.help import CONTEXT_SETTINGS, Command, Group
 
 app = typer.Typer(
-    cls=Group,
-    context_settings=CONTEXT_SETTINGS,
+    context_settings={"max_content_width": 120},
     help="Pull, store, reconcile and troubleshoot partner data.",
     no_args_is_help=True,
     add_completion=False,
@@ -44,7 +42,7 @@ def _root(
 
 for command in (sandbox.sandbox, data.doctor, data.pull, data.export, data.call, demo.demo,
                 reports.bundle, reports.report, reports.troubleshoot, browse.browse):  # fmt: skip
-    app.command(cls=Command)(command)
+    app.command()(command)
 app.add_typer(send.app, name="send")
 app.add_typer(store.app, name="store")
 

@@ -1,25 +1,24 @@
-"""``workbench browse``: Datasette on a store, read-only, on 127.0.0.1, for you alone.
-
-The store names students, so the server is guarded as JupyterLab guards its own
-(:func:`guarded`): a key in the printed URL, kept as a cookie; the ``Host`` it serves on only
-(no DNS rebinding); no CSV download (``workbench export`` writes csv with its formula guard).
-"""
+"""``workbench browse``: Datasette on a store, read-only, on 127.0.0.1, guarded (:func:`guarded`)
+as JupyterLab guards its own: the store names students."""
 
 from __future__ import annotations
 
 import errno
 import signal
 import threading
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Callable
 from importlib.util import find_spec
 from pathlib import Path
-from typing import Annotated, Any
-from urllib.parse import parse_qsl, quote, urlencode
+from typing import TYPE_CHECKING, Annotated, Any
+from urllib.parse import quote, urlencode
 
 import typer
 
 from workbench.cli.output import Config, Db, Profile, announce_store, clean_errors, say
 from workbench.errors import ConfigError, InvalidParameter
+
+if TYPE_CHECKING:
+    from starlette.types import ASGIApp, Receive, Scope, Send
 
 HOST, DEFAULT_PORT = "127.0.0.1", 8001
 INSTALL = (
@@ -37,10 +36,6 @@ NO_CSV = (
 NO_CSV_LINKS = "data:text/css," + quote(  # the links to the refused downloads are not shown
     'a[href*=".csv"], form[action*=".csv"], .advanced-export { display: none !important; }'
 )
-Scope = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Scope]]
-Send = Callable[[Scope], Awaitable[None]]
-ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
 def browse(
@@ -85,20 +80,14 @@ def serve(
     open_browser: bool = True,
     announce: Callable[[str], None] = print,
 ) -> None:
-    """Serve the profile's store (``db`` overrides it) until Ctrl-C or SIGTERM, ``announce``
-    told the URL with its key first; ``ConfigError`` without Datasette or a store."""
+    """Serve the profile's store (or ``db``) until Ctrl-C or SIGTERM, ``announce`` told the URL."""
     import secrets  # here: `workbench --help` stays fast (bench/cli.py)
     import socket
-    import tempfile
 
     from workbench.config import load_profile
     from workbench.report.job import check_store
     from workbench.store import Store
 
-    if not 0 <= port < 65536:
-        raise InvalidParameter(
-            f"The port must be within 0-65535 (0: any free one), not {port}.", parameter="port"
-        )
     if find_spec("datasette") is None:
         raise ConfigError(f"Datasette is not installed: {INSTALL}.")
     path = Path(db if db is not None else load_profile(profile, config_path=config_path).db)
@@ -129,18 +118,16 @@ def serve(
     stop = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, signal.default_int_handler) if stop else None
     try:
-        # An older store is served from its private migrated copy, removed when it closes.
-        with (
-            Store(path, read_only=True) as store,
-            tempfile.TemporaryDirectory(prefix="workbench-browse-") as folder,
-        ):
+        with Store(path, read_only=True) as store:  # an older store: a migrated copy
             server = _server(store.file, port, token, name=path.stem)
             announce(
                 f"Datasette on {path} (read-only, for you alone): {url}\n"
                 "The link holds your key: keep it to yourself. Ctrl-C stops it."
             )
             if open_browser:
-                _open_privately(url, folder)
+                import webbrowser
+
+                webbrowser.open(url)
             server.run(sockets=[listener])
     except KeyboardInterrupt:
         pass
@@ -148,25 +135,6 @@ def serve(
         listener.close()
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
-
-
-def _open_privately(url: str, folder: str) -> None:
-    """Open ``url`` through a private page that forwards to it, as JupyterLab does: the key
-    stays out of the browser's command line, which every local user can read (``ps``)."""
-    import html
-    import webbrowser
-
-    from workbench.folders import create_private
-
-    page = Path(folder) / "open.html"
-    create_private(page)
-    link = html.escape(url, quote=True)
-    page.write_text(
-        f'<!doctype html><meta http-equiv="refresh" content="0; url={link}">'
-        f'<a href="{link}">Open the store</a>',
-        encoding="utf-8",
-    )
-    webbrowser.open(page.as_uri())
 
 
 def _server(path: Path, port: int, token: str, *, name: str) -> Any:
@@ -189,33 +157,36 @@ def _server(path: Path, port: int, token: str, *, name: str) -> Any:
 
 
 def guarded(app: ASGIApp, *, token: str, hosts: set[str]) -> ASGIApp:
-    """``app`` answering only requests for ``hosts`` that carry ``token`` (the URL's, which
-    sets the cookie, or the cookie), and never a CSV download."""
-    from http.cookies import SimpleCookie
+    """``app`` answering only requests for ``hosts`` (no DNS rebinding) that carry ``token`` (the
+    URL's, which sets the cookie, or the cookie), and never a CSV download (no formula guard)."""
+    from starlette.requests import Request
+    from starlette.responses import PlainTextResponse, RedirectResponse, Response
 
     async def guard(scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await app(scope, receive, send)
             return
-        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
-        query = parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
-        given = dict(query).get(TOKEN_PARAMETER)
-        cookie = SimpleCookie(headers.get("cookie", "")).get(COOKIE)
-        if headers.get("host", "").lower() not in hosts:
-            await _answer(send, 421, "This server answers only for the address it printed.")
+        request = Request(scope)
+        query = request.query_params.multi_items()
+        given = request.query_params.get(TOKEN_PARAMETER)
+        response: Response
+        if request.headers.get("host", "").lower() not in hosts:
+            response = PlainTextResponse(
+                "This server answers only for the address it printed.", 421
+            )
         elif given is not None and _same(given, token):
             rest = urlencode([(k, v) for k, v in query if k != TOKEN_PARAMETER])
-            where = scope.get("path", "/") + (f"?{rest}" if rest else "")
-            cookie_header = f"{COOKIE}={token}; HttpOnly; SameSite=Strict; Path=/".encode()
-            moved = [(b"location", where.encode("latin-1")), (b"set-cookie", cookie_header)]
-            await _answer(send, 303, "", moved)
-        elif cookie is None or not _same(cookie.value, token):
-            await _answer(send, 401, "The store names students: open the link that workbench "
-                          "browse printed (it holds your key).")  # fmt: skip
-        elif scope.get("path", "").endswith(".csv") or ("_format", "csv") in query:
-            await _answer(send, 403, NO_CSV)
+            response = RedirectResponse(request.url.path + (f"?{rest}" if rest else ""), 303)
+            response.set_cookie(COOKIE, token, httponly=True, samesite="strict")
+        elif not _same(request.cookies.get(COOKIE, ""), token):
+            response = PlainTextResponse("The store names students: open the link that workbench "
+                                         "browse printed (it holds your key).", 401)  # fmt: skip
+        elif request.url.path.endswith(".csv") or ("_format", "csv") in query:
+            response = PlainTextResponse(NO_CSV, 403)
         else:
             await app(scope, receive, send)
+            return
+        await response(scope, receive, send)
 
     return guard
 
@@ -225,13 +196,3 @@ def _same(given: str, token: str) -> bool:
     import secrets
 
     return secrets.compare_digest(given.encode("utf-8", "surrogatepass"), token.encode())
-
-
-async def _answer(
-    send: Send, status: int, text: str, headers: list[tuple[bytes, bytes]] | None = None
-) -> None:
-    body = text.encode()
-    headers = headers or [(b"content-type", b"text/plain; charset=utf-8")]
-    headers = [*headers, (b"content-length", str(len(body)).encode())]
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": body})

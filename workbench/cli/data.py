@@ -28,8 +28,7 @@ def doctor(profile: Profile = None, config: Config = None) -> None:
 
     with clean_errors():
         announce_partner(profile, None, config)
-        # A check writes nothing (no database created) and answers quickly: one retry, a
-        # second at most between attempts.
+        # A check writes nothing and answers quickly: one retry, a second at most between.
         with connect(
             profile, config_path=config, record=False, max_attempts=2, backoff_max=1.0
         ) as w:

@@ -1,10 +1,4 @@
-"""``workbench demo``: the main job end to end on the embedded sandbox.
-
-Tokens and every list; a pull into ``data/demo.db``; a morning's sends
-(:func:`workbench.scenario.act_out`); eight hours at the partner (whose clock starts eight hours
-ago, so that the report shows nothing in the future); a second pull; the reconciliation report;
-then the next commands on the demo's database (:func:`next_steps`).
-"""
+"""``workbench demo``: the main job end to end on the embedded sandbox."""
 
 from __future__ import annotations
 
@@ -59,8 +53,7 @@ def run_demo(
     reports_dir: str | Path = "data/reports",
     report: bool = True,
 ) -> DemoResult:
-    """Run the main job against a fresh embedded sandbox, ``db`` started afresh; ``ok`` is
-    False when a check failed, the second pull was not ok, or the report's notebook failed."""
+    """Run the main job against a fresh embedded sandbox, ``db`` started afresh."""
     import pandas as pd
 
     from workbench.cli.doctor import render, run_checks
@@ -73,7 +66,7 @@ def run_demo(
     started, db = time.perf_counter(), Path(db)
     refuse_real_partner(db)
     remove_database(db)
-    start = default_start() - timedelta(hours=HOURS_LATER)
+    start = default_start() - timedelta(hours=HOURS_LATER)  # the report shows no future
     settings = with_overrides(SandboxSettings(start=start), ack_miscount_rate=ACK_MISCOUNT_RATE)
     with connect("sandbox", db=db, sandbox=settings) as w:
         assert w.sandbox is not None
@@ -146,8 +139,7 @@ def critical_id(db: Path) -> str | None:
 
 
 def next_steps(db: Path, request_id: str | None) -> list[str]:
-    """Shell commands that go on from the demo on ``db`` without pulling: troubleshoot
-    ``request_id``, the explorer in JupyterLab (as ``make lab`` starts it), the report again."""
+    """Shell commands that go on from the demo on ``db`` without pulling."""
     from workbench.report.runner import notebook_path
 
     where, workbench = shlex.quote(str(db)), _command("workbench")
@@ -167,7 +159,7 @@ def next_steps(db: Path, request_id: str | None) -> list[str]:
 
 def _command(name: str) -> str:
     """This environment's script ``name``: its bare name when the shell finds that one, else
-    its path (relative when inside this folder)."""
+    its path."""
     script = Path(sys.executable).parent / name
     found = shutil.which(name)
     if found is not None and Path(found).resolve() == script.resolve():
@@ -193,8 +185,7 @@ def refuse_real_partner(db: Path) -> None:
 
 
 def remove_database(db: Path) -> None:
-    """Delete the database ``db`` and its journals, and nothing else (not the run lock another
-    process may hold, nor a folder); ``ConfigError`` when ``db`` is a folder."""
+    """Delete the database ``db`` and its journals, and nothing else (not the run lock)."""
     if db.is_dir():
         raise ConfigError(f"{db} is a folder, not a database: move it away or pass another db.")
     for path in (db, *(db.with_name(db.name + s) for s in ("-wal", "-shm", "-journal"))):

@@ -1,15 +1,12 @@
 """``workbench doctor``: for each interface the profile uses, a fresh token and one read.
 
-``attrs["about"]`` holds the lines :func:`render` prints first: the environment the profile
-declares and the one its stored documents say (a mismatch fails a check), and the send routes.
-
 >>> print(render(run_checks(w)))  # doctest: +SKIP
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -67,13 +64,11 @@ class Check:
 
 
 def run_checks(w: Workbench) -> pd.DataFrame:
-    """One row per check: interface, check, status (ok / FAILED / skipped), detail, fix."""
+    """One row per check: interface, check, status (ok / FAILED / skipped), detail, fix;
+    ``attrs["about"]``: the environment and send routes lines."""
     checks = [check for role in ROLES for check in _checks_of(w, role)]
     lines, mismatch = _about(w)
-    df = pd.DataFrame(
-        [asdict(c) for c in [*checks, *mismatch]],
-        columns=["interface", "check", "status", "detail", "fix"],
-    )
+    df = pd.DataFrame([*checks, *mismatch])  # never empty: each role has a row
     df.attrs.update(operation="doctor", profile=w.profile.name, about=lines)
     return df
 
@@ -86,8 +81,6 @@ def passed(checks: pd.DataFrame) -> bool:
 def render(checks: pd.DataFrame) -> str:
     """The checks as a plain-text table (partner text made printable), then what to do."""
     lines = [printable(line) for line in checks.attrs.get("about", [])]
-    if checks.empty:
-        return "\n".join([*lines, "(no checks)"])
     shown = ["interface", "check", "status", "detail"]
     cells = checks[shown].map(lambda v: printable(str(v)))
     widths = {c: max(len(c), *(len(v) for v in cells[c])) for c in shown}
@@ -141,8 +134,8 @@ def _checks_of(w: Workbench, role: str) -> list[Check]:
 
 
 def _about(w: Workbench) -> tuple[list[str], list[Check]]:
-    """The lines on the environment and the send routes, and a failed check when the profile
-    declares another environment than its stored documents say."""
+    """The environment and send routes lines, and a failed check when the profile's environment
+    is not its stored documents'."""
     profile = w.profile
     remembered, data = None, "no documents stored yet"
     if Path(w.db).is_file():

@@ -58,17 +58,14 @@ _ARGUMENTS = frozenset({"request_id", "role", "path", "name", "file"})  # shown 
 
 
 def say(text: str, *, err: bool = False, wrap: bool = True) -> None:
-    """Print ``text`` with its control characters escaped, its long lines wrapped at ``COLUMNS``
-    or the terminal's width (never a word cut; ``wrap=False`` for a document to copy)."""
+    """Print ``text`` with control characters escaped, wrapped at ``COLUMNS`` or the terminal's
+    width (``wrap=False`` for a document to copy)."""
     from workbench.http.masking import printable
 
     text = printable(text, keep_newlines=True)
     stream = sys.stderr if err else sys.stdout
-    columns = os.environ.get("COLUMNS", "")
-    if columns.isdigit() and int(columns) > 0:
-        width = int(columns)
-    else:  # the terminal's; into a file or a pipe, none
-        width = shutil.get_terminal_size().columns if stream.isatty() else 0
+    terminal = "COLUMNS" in os.environ or stream.isatty()  # into a file or a pipe: no wrap
+    width = shutil.get_terminal_size((0, 0)).columns if terminal else 0
     if wrap and width:
         lines = []
         for line in text.split("\n"):
@@ -89,8 +86,8 @@ def warn(text: str) -> None:
 
 @contextlib.contextmanager
 def clean_errors() -> Iterator[None]:
-    """Our errors as a message and an exit code: an ``InvalidParameter`` a usage error naming
-    its option (or argument), a ``ConfigError`` 2, any other ``WorkbenchError`` 1, Ctrl-C 130."""
+    """Our errors as a message and an exit code: usage error or ``ConfigError`` 2, another
+    ``WorkbenchError`` 1, Ctrl-C 130."""
     try:
         yield
     except InvalidParameter as exc:
@@ -112,8 +109,7 @@ def clean_errors() -> Iterator[None]:
 
 
 def announce_partner(profile: str | None, db: str | None, config: str | None) -> None:
-    """Say (stderr) the profile, the partner ("embedded sandbox" included) and the store's
-    absolute path: a job started in the wrong folder says so on its first line."""
+    """Say (stderr) the profile, the partner and the store's absolute path."""
     from workbench.config import load_profile
 
     chosen = load_profile(profile, config_path=config)

@@ -92,12 +92,8 @@ def sandbox(
 
     if hours_per_minute < 0:
         raise typer.BadParameter("the clock only moves forward", param_hint="--hours-per-minute")
-    try:
-        chosen = setting_changes(set_ or [])
-    except ValueError as exc:
-        raise typer.BadParameter(str(exc), param_hint="--set") from exc
     base = SandboxSettings() if unknown_partner is None else unknown_partner_of(unknown_partner)
-    try:
+    try:  # an unknown --set or --fault name, or a value out of range, each named
         settings = with_overrides(
             base,
             seed=seed if unknown_partner is None else unknown_partner,
@@ -107,14 +103,11 @@ def sandbox(
             latency_ms=latency_ms,
             error_rate=error_rate,
             state_path=state,
-            **chosen,
+            **setting_changes(set_ or []),
         )
-    except ValueError as exc:
-        raise typer.BadParameter(str(exc)) from exc
-    try:
         settings.faults.update(**fault_changes(fault or []))
     except ValueError as exc:
-        raise typer.BadParameter(str(exc), param_hint="--fault") from exc
+        raise typer.BadParameter(str(exc)) from exc
     try:
         sb = Sandbox(settings, port=port)
     except OSError as exc:
@@ -143,19 +136,20 @@ def _serve(sb: Sandbox, *, hours_per_minute: float) -> None:
 
     with sb:
         try:
-            typer.echo(f"Sandbox (seed {sb.settings.seed}) serving on {sb.root_url}")
             answers = ", ".join(f"{k}={getattr(sb.settings, k)}" for k in SETTABLE)
-            typer.echo(f"  open points       {answers}")
-            typer.echo(f"  identity server   {sb.auth_url}")
-            typer.echo(f"  gateway           {sb.gateway_url}")
-            typer.echo(f"  transcript exch.  {sb.exchange_url}")
-            typer.echo("Point a client here (demo credentials, valid only for this sandbox):")
-            for name, value in sb.env.items():
-                typer.echo(f"  export {name}='{value}'")
-            if hours_per_minute:
-                typer.echo(f"The partner's clock moves {hours_per_minute} h per minute.")
-            typer.echo(f"Move it by hand: curl -X POST '{sb.root_url}/_sandbox/advance?hours=6'")
-            typer.echo("Ctrl-C to stop.")
+            exports = "".join(f"  export {name}='{value}'\n" for name, value in sb.env.items())
+            moving = f"The partner's clock moves {hours_per_minute} h per minute.\n"
+            typer.echo(
+                f"Sandbox (seed {sb.settings.seed}) serving on {sb.root_url}\n"
+                f"  open points       {answers}\n"
+                f"  identity server   {sb.auth_url}\n"
+                f"  gateway           {sb.gateway_url}\n"
+                f"  transcript exch.  {sb.exchange_url}\n"
+                "Point a client here (demo credentials, valid only for this sandbox):\n"
+                f"{exports}{moving if hours_per_minute else ''}"
+                f"Move it by hand: curl -X POST '{sb.root_url}/_sandbox/advance?hours=6'\n"
+                "Ctrl-C to stop."
+            )
             tick = 5.0
             while True:
                 time.sleep(tick)

@@ -1,8 +1,4 @@
-"""``workbench send response|transcript|ack``: one document to the partner, through the outbox.
-
-Each command plans the send (:func:`~workbench.cli.send_plan.plan_send`), shows it, asks, and
-sends it; every refusal comes before the question.
-"""
+"""``workbench send response|transcript|ack``: one document to the partner, through the outbox."""
 
 from __future__ import annotations
 
@@ -12,13 +8,11 @@ from typing import Annotated
 
 import typer
 
-from workbench.cli.help import Command, Group
 from workbench.cli.output import Config, Db, Profile, announce_partner, clean_errors, say, warn
 from workbench.cli.send_plan import SendRequest, check_options, plan_send, send_planned
 from workbench.errors import ConfigError, InvalidParameter, InvalidValue
 
 app = typer.Typer(
-    cls=Group,
     no_args_is_help=True,
     rich_markup_mode=None,
     help="Send a response, a transcript or an acknowledgment to the partner, through the outbox.",
@@ -27,8 +21,8 @@ Id = Annotated[
     str,
     typer.Argument(
         metavar="ID",
-        help="The RequestID; a GUID pasted with dashes "
-        "or in upper case is matched to the partner's spelling.",
+        help="The RequestID; a GUID pasted with dashes or in upper case is matched to the "
+        "partner's spelling.",
     ),
 ]
 Yes = Annotated[bool, typer.Option("--yes", "-y", help="Send without asking for confirmation.")]
@@ -36,9 +30,8 @@ DryRun = Annotated[
     bool,
     typer.Option(
         "--dry-run",
-        help="Print the document and its "
-        "validation; send nothing (exit 0 when it would be sent, else the exit code the send would "
-        "end with).",
+        help="Print the document and its validation; send nothing (exit 0 when it would be sent, "
+        "else the exit code the send would end with).",
     ),
 ]
 Show = Annotated[
@@ -48,9 +41,8 @@ Force = Annotated[
     bool,
     typer.Option(
         "--force",
-        help="Send even though the outbox holds an "
-        "earlier send of it (a re-issue, or a response to a cancellation, is a send of its own and "
-        "needs none).",
+        help="Send even though the outbox holds an earlier send of it (a re-issue, or a response "
+        "to a cancellation, is a send of its own and needs none).",
     ),
 ]
 AllowInvalid = Annotated[
@@ -68,10 +60,11 @@ NoCheck = Annotated[
     ),
 ]
 EXITS = (
-    "Exit 0 sent (or, with --dry-run, would be sent); 1 declined at the prompt, refused (already "
-    "in the outbox, an invalid built document) or failed; 2 on a usage or configuration error (a "
-    "read-only profile, an unusable FILE or option, a document whose DocumentProcessCode is not "
-    "the request's or the profile's environment's)."
+    "Shows what will be sent and asks before sending, unless --yes. Exit 0 sent (or, with "
+    "--dry-run, would be sent); 1 declined at the prompt, refused (already in the outbox, an "
+    "invalid built document) or failed; 2 on a usage or configuration error (a read-only profile, "
+    "an unusable FILE or option, a document whose DocumentProcessCode is not the request's or the "
+    "profile's environment's)."
 )
 
 
@@ -81,17 +74,16 @@ def response(
         str,
         typer.Option(
             metavar="STATUS",
-            help="The ResponseStatus: "
-            "TranscriptRequestReceived, Hold, NoRecord, MultipleMatch, Canceled, Deceased, ... (an "
-            "unknown one lists them all).",
+            help="The ResponseStatus: TranscriptRequestReceived, Hold, NoRecord, MultipleMatch, "
+            "Canceled, Deceased, ... (an unknown one lists them all).",
         ),
     ],
     hold_reason: Annotated[
         str | None,
         typer.Option(
             metavar="REASON",
-            help="With --status Hold: "
-            "Financial, TranscriptFee, RequestedAction or Other (the default with --release).",
+            help="With --status Hold: Financial, TranscriptFee, RequestedAction or Other (the "
+            "default with --release).",
         ),
     ] = None,
     release: Annotated[
@@ -107,11 +99,8 @@ def response(
     db: Db = None,
     config: Config = None,
 ) -> None:
-    """Answer a transcript request with a TranscriptResponse built from the request.
-
-    The request's document is the stored one, else fetched. Shows what will be sent and asks
-    before sending, unless --yes.
-    """
+    """Answer a transcript request with a TranscriptResponse built from the request (the stored
+    document, else fetched)."""
     _send(SendRequest("response", **locals()))
 
 
@@ -137,8 +126,7 @@ def transcript(
 
     Its RequestTrackingID must be the request's, its student the request's (names, birth
     date, ids), and its DocumentProcessCode (TEST or PRODUCTION) the request's. A corrected
-    transcript, sent again, is a re-issue: a new DocumentID and TransmissionType Reissue. Shows
-    what will be sent and asks before sending, unless --yes.
+    transcript, sent again, is a re-issue: a new DocumentID and TransmissionType Reissue.
     """
     _send(SendRequest("transcript", **locals()))
 
@@ -165,18 +153,18 @@ def ack(
     """Acknowledge a received transcript, with FILE or an Acknowledgment built from it.
 
     Built from the stored transcript's current version (else fetched), it counts its courses
-    and awards. Shows what will be sent and asks before sending, unless --yes.
+    and awards.
     """
     _send(SendRequest("ack", **locals()))
 
 
 for _command in (response, transcript, ack):
     _command.__doc__ = f"{inspect.cleandoc(_command.__doc__ or '')}\n\n{EXITS}"
-    app.command(cls=Command)(_command)
+    app.command()(_command)
 
 
 def _send(request: SendRequest) -> None:
-    """Plan, show, ask, send; a read-only profile is refused before anything is read."""
+    """Plan, show, ask, send: every refusal before the question."""
     from workbench.client import connect
 
     with clean_errors():

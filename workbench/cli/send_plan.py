@@ -1,6 +1,5 @@
-"""What ``workbench send`` sends: :func:`plan_send` reads the document or builds it from what it
-answers, checks it (:mod:`workbench.api.sends`), validates it against ``WORKBENCH_PESC_SCHEMAS``
-when set and looks for it in the outbox; :func:`send_planned` sends it."""
+"""What ``workbench send`` sends: :func:`plan_send` reads or builds, checks and validates it;
+:func:`send_planned` sends it."""
 
 from __future__ import annotations
 
@@ -28,10 +27,6 @@ OPERATIONS = {
     "response": "send_response",
     "transcript": "send_transcript",
     "ack": "send_acknowledgment",
-}
-_RENEWALS = {
-    "re-issue": "re-issue of",
-    "answer to a cancellation": "answer to the request's cancellation, after",
 }
 
 
@@ -70,8 +65,7 @@ class PlannedSend:
 
 
 def plan_send(w: Workbench, request: SendRequest, *, reading: bool = False) -> PlannedSend:
-    """The document ``request`` would send, parsed, checked and validated; nothing is sent.
-    ``reading``: use the store only if it exists (a dry run creates no database)."""
+    """The document ``request`` would send, checked; ``reading``: no store created (dry run)."""
     from workbench import pesc
     from workbench.api.exchange import Consumer, Supplier
     from workbench.api.frames import PARSE_ERROR, PESCXML
@@ -149,11 +143,10 @@ def plan_send(w: Workbench, request: SendRequest, *, reading: bool = False) -> P
         if request.file is None:
             raise ConfigError(str(exc)) from None
         raise InvalidParameter(f"{label}: {exc}", parameter="file") from None
-    renewal = checked.renewal
     earlier = (
         store.outbox.duplicate_of(
             operation, request_id, document_id=checked.document_id,
-            renews=renewal is not None, hint="pass --force",
+            renews=checked.renewal is not None, hint="pass --force",
         )
         if store
         else None
@@ -165,20 +158,9 @@ def plan_send(w: Workbench, request: SendRequest, *, reading: bool = False) -> P
         f"Id:         {request_id}{renamed}",
         *([f"Status:     {request.status}"] if request.kind == "response" else []),
         f"Document:   {len(parsed.text.encode()):,} bytes, {source}",
-        f"Keys:       DocumentID {checked.document_id}, "
-        f"RequestTrackingID {checked.flat.get('request_tracking_id')}",
         f"Validation: {validation}",
+        *([f"New send:   {checked.renewal}"] if checked.renewal is not None else []),
     ]
-    if renewal is not None:
-        what, document_kind = _RENEWALS[renewal], operation[5:]
-        before = store.outbox.last_sent(operation, request_id) if store else None
-        lines.append(
-            f"New send:   {what} no {document_kind} in the outbox"
-            if before is None
-            else f"New send:   {what} the {document_kind} of outbox entry {before['id']} "
-            f"({before['state']} {before['updated_at']}, DocumentID "
-            f"{before['document_id'] or 'not recorded'})"
-        )
     if earlier is not None:
         lines.append(f"Outbox:     {earlier}")
     return PlannedSend(
@@ -233,8 +215,7 @@ def check_options(request: SendRequest) -> None:
 
 
 def _read_file(path: Path) -> bytes:
-    """The bytes of the regular file ``path``, refused before reading when it is anything else
-    (a FIFO would block for ever) or larger than a PESC document may be."""
+    """The bytes of the regular file ``path`` (a FIFO would block for ever), size-limited."""
     from workbench.pesc.document import MAX_BYTES_VARIABLE, size_limit
 
     limit = size_limit()

@@ -6,11 +6,9 @@ from typing import Annotated
 
 import typer
 
-from workbench.cli.help import Command, Group
 from workbench.cli.output import Config, Db, Profile, clean_errors, say, warn
 
 app = typer.Typer(
-    cls=Group,
     help="The database itself: the partner it holds.",
     no_args_is_help=True,
     rich_markup_mode=None,
@@ -56,4 +54,4 @@ def repoint(
         say(f"Re-pointed {path} to the partner of profile {settings.name!r}.")
 
 
-app.command(cls=Command)(repoint)
+app.command()(repoint)

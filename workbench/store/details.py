@@ -202,12 +202,15 @@ def write_detail(db: sqlite_utils.Database, conn: sqlite3.Connection, p: Prepare
             f"AND d.content_sha256 = ?3) WHERE {p.id_column} = ?2",
             (*key, p.document["content_sha256"]),
         )
+    if p.children is not None:
+        _write_children(db, conn, p, p.children)  # its document_records rows too
     if p.detail:  # a detail item without a document is kept as a document_records row
-        conn.execute(
-            "DELETE FROM document_records WHERE entity = ? AND parent_id = ? "
-            "AND record_type = 'detail'",
-            key,
-        )
+        if p.children is None:
+            conn.execute(
+                "DELETE FROM document_records WHERE entity = ? AND parent_id = ? "
+                "AND record_type = 'detail'",
+                key,
+            )
         if p.document is None and p.texts.get("detail_json") is not None:
             conn.execute(
                 "INSERT INTO document_records VALUES (?, ?, 'detail', 0, ?)",
@@ -220,8 +223,6 @@ def write_detail(db: sqlite_utils.Database, conn: sqlite3.Connection, p: Prepare
             f"(SELECT current_version FROM {table} WHERE {p.id_column} = ?2)",
             (*key, p.texts.get("validation"), p.texts.get("pesc_json")),
         )
-    if p.children is not None:
-        _write_children(db, conn, p, p.children)
 
 
 def _write_children(
