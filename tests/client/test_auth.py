@@ -136,15 +136,15 @@ def test_identity_errors_are_not_retried(sandbox: Sandbox, connect_to) -> None:
     assert sandbox.hits[("POST", "/auth/connect/token")] == 1
 
 
-def test_token_description_for_doctor(sandbox: Sandbox, w: wb.Workbench) -> None:
+def test_token_settings_and_renewal(sandbox: Sandbox, w: wb.Workbench) -> None:
     auth = w.session.auth("international")
     token = auth.token()
-    assert auth.describe() == {
-        "role": "international",
-        "grant": "password",
-        "client_id": sandbox.credentials.intl_client_id,
-        "scope": "intl_api.public",
-    }
+    assert (auth.role, auth.grant, auth.client_id, auth.scope) == (
+        "international",
+        "password",
+        sandbox.credentials.intl_client_id,
+        "intl_api.public",
+    )
     assert token.scope == "intl_api.public"
     assert 3590 <= token.lifetime <= 3600
     assert token.value not in repr(token)

@@ -8,7 +8,8 @@ import httpx
 import pytest
 
 import workbench as wb
-from workbench.config import TUNING_LIMITS, Secret, load_profile, with_overrides
+from workbench.config import Secret, load_profile, with_overrides
+from workbench.config.settings import TUNING
 from workbench.sandbox import Sandbox
 
 from .conftest import exchange_hits
@@ -243,7 +244,8 @@ def test_numbers_out_of_range_are_refused_at_load(name: str, raw: str) -> None:
 
 def test_every_number_setting_has_a_finite_range() -> None:
     defaults = load_profile(env={})
-    for key, (minimum, maximum) in TUNING_LIMITS.items():
+    for key, setting in TUNING.items():
+        minimum, maximum = setting.limits
         default = getattr(defaults, key)
         if not isinstance(default, bool):
             assert minimum <= default <= maximum < 1e12, key

@@ -16,26 +16,10 @@ from workbench.config.profile import (
     parse_bool,
     with_overrides,
 )
-from workbench.config.settings import GATEWAY_ROLES, ROLES, TUNING_LIMITS
+from workbench.config.settings import GATEWAY_ROLES, ROLES
 
 SCHEMAS_VARIABLE = "WORKBENCH_PESC_SCHEMAS"  # the XSDs documents are validated against
 
-__all__ = [
-    "EMBEDDED_SANDBOX",
-    "GATEWAY_ROLES",
-    "ROLES",
-    "SANDBOX",
-    "SCHEMAS_VARIABLE",
-    "TUNING_LIMITS",
-    "Profile",
-    "RoleSettings",
-    "Secret",
-    "SmtpSettings",
-    "check_timezone",
-    "env_prefix",
-    "is_loopback",
-    "load_profile",
-    "normal_url",
-    "parse_bool",
-    "with_overrides",
-]
+__all__ = ["EMBEDDED_SANDBOX", "GATEWAY_ROLES", "ROLES", "SANDBOX", "SCHEMAS_VARIABLE",
+           "Profile", "RoleSettings", "Secret", "SmtpSettings", "check_timezone", "env_prefix",
+           "is_loopback", "load_profile", "normal_url", "parse_bool", "with_overrides"]  # fmt: skip

@@ -19,9 +19,8 @@ MAX_LINE_CHARACTERS = 4096  # a longer line is a nesting made to be slow, never 
 def find_config(
     config_path: str | os.PathLike[str] | None, env: Mapping[str, str]
 ) -> tuple[Path | None, list[Path]]:
-    """The profiles file (None: there is none) and the places looked at: ``--config``,
-    ``WORKBENCH_CONFIG``, else the first ``workbench.toml`` in the working folder,
-    ``WORKBENCH_HOME``, then the user's config folder."""
+    """The profiles file (or None) and the places looked at: ``--config``, ``WORKBENCH_CONFIG``,
+    else ``workbench.toml`` in the working folder, ``WORKBENCH_HOME``, the user's config folder."""
     home = workbench_home(env)
     explicit = config_path or env.get("WORKBENCH_CONFIG")
     if explicit:
@@ -66,8 +65,7 @@ def _present(path: Path) -> bool:
 
 
 def _check_owner(path: Path, info: os.stat_result) -> None:
-    """Refuse a profiles file another user could have written: it says where credentials go,
-    so, as ssh does with its keys, only the user's own (or root's), writable by nobody else."""
+    """Refuse a profiles file another user could have written (as ssh does with its keys)."""
     if os.name != "posix":
         return
     theirs = info.st_uid not in (os.getuid(), 0)

@@ -1,9 +1,7 @@
-"""Profiles resolved from ``WORKBENCH_*`` variables (which win) and the profiles file.
+"""Profiles resolved from ``WORKBENCH_*`` variables (which win; empty is unset) and the file.
 
-An empty value is unset; every error names where a value came from; secrets are values of
-variables (the file names the variable). Partner settings no profile uses are refused, so the
-embedded sandbox is never used by accident.
-"""
+Every error names where a value came from; partner settings no profile uses are refused, so the
+embedded sandbox is never used by accident."""
 
 from __future__ import annotations
 
@@ -226,8 +224,8 @@ class _Settings:
     """A profile's settings as they are set: its ``WORKBENCH_*`` variables, then its table."""
 
     variables: Mapping[str, str]  # the WORKBENCH_* variables it reads
-    env: Mapping[str, str]  # where it reads a variable the file names for a secret
-    table: dict[str, Any]  # [profiles.NAME]
+    env: Mapping[str, str]  # where a secret's variable named by the file is read
+    table: dict[str, Any]
     profile: str
     path: Path | None
 
@@ -251,29 +249,24 @@ class _Settings:
         return None, f"{var} (or {setting.file_key} in {where} of {self.path})"
 
     def url(self, setting: Setting) -> tuple[str | None, str]:
-        """A URL without its trailing slash, and where it came from; ``ConfigError`` unless it
-        is http(s) with no credentials, query or fragment."""
+        """A URL without its final slash, and where it came from; http(s) with no credentials,
+        query or fragment."""
         value, where = self.lookup(setting)
         if value is None:
             return None, where
         text = str(value).strip()
         parts = urlsplit(text)
-        # What may be a credential never shows: a user name or password, a query, a fragment.
         shown = re.sub(r"[^/@\s]*@", "***@", text.split("?", 1)[0].split("#", 1)[0])
         shown += "?***" if "?" in text or "#" in text else ""
         if parts.scheme not in ("http", "https") or not parts.netloc:
             raise ConfigError(f"{where} must be an http(s) URL, got {shown!r}.")
-        if parts.username is not None or parts.password is not None:
+        credential = parts.username is not None or parts.password is not None
+        if credential or parts.query or parts.fragment:
             raise ConfigError(
-                f"{where} holds a user name or password ({shown}): a URL is recorded with every "
-                "call, so credentials never go in one. Remove them from the URL and set the "
-                "interface's own credentials (docs/configuration.md)."
-            )
-        if parts.query or parts.fragment:
-            raise ConfigError(
-                f"{where} holds a query or a fragment ({shown}): a base URL is recorded with "
-                "every call, and a key in it would be too. Give the base URL alone; a "
-                "subscription key has a setting of its own (docs/configuration.md)."
+                f"{where} holds a user name, password, query or fragment ({shown}): a base URL is "
+                "recorded with every call, so no credential goes in one. Give the base URL alone; "
+                "credentials and a subscription key have settings of their own "
+                "(docs/configuration.md)."
             )
         return text.rstrip("/"), where
 
@@ -406,7 +399,7 @@ def _event_fields(s: _Settings) -> dict[str, str]:
 
 
 def _smtp(s: _Settings) -> SmtpSettings:
-    """The mail server: a password only with a user name (and the reverse), never in clear."""
+    """The mail server: a password only with a user name, never in clear."""
     (host, where), (user, user_at), (password, password_at), (sender, _), (_, tls_at) = (
         s.lookup(smtp_setting(k)) for k in ("host", "username", "password", "from", "tls")
     )
@@ -429,8 +422,7 @@ def _smtp(s: _Settings) -> SmtpSettings:
 
 
 def _db(s: _Settings, env: Mapping[str, str]) -> str:
-    """The store's path: a variable's from ``WORKBENCH_HOME``, the file's from its folder (one
-    store per profile, whatever folder a command runs in)."""
+    """The store's path: a variable's from ``WORKBENCH_HOME``, the file's from its folder."""
     value, where = s.lookup(SETTINGS["db"])
     home = workbench_home(env)
     if value is None or where.startswith("WORKBENCH_"):

@@ -27,8 +27,7 @@ EVENT_FIELD_NAMES = ("id", "type", "time")
 
 @dataclass(frozen=True)
 class Setting:
-    """One setting: its key, what it takes (a type, or "url", "list", "table", "path"), its
-    default and meaning; ``section`` None is ``[profiles.NAME]`` itself."""
+    """One setting: its key, kind (a type, or "url", "list", "table", "path"), default and help."""
 
     key: str
     kind: type | str
@@ -136,7 +135,6 @@ SMTP_SETTINGS: tuple[Setting, ...] = tuple(replace(s, section="smtp") for s in (
 ))  # fmt: skip
 SETTINGS = {s.key: s for s in PROFILE_SETTINGS}
 TUNING = {s.key: s for s in PROFILE_SETTINGS if s.limits is not None}
-TUNING_LIMITS: dict[str, tuple[float, float]] = {k: s.limits for k, s in TUNING.items()}  # type: ignore[misc]
 
 
 def role_setting(key: str, section: str) -> Setting:

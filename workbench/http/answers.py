@@ -1,11 +1,4 @@
-"""What a partner's answer means: its safe JSON, its shape, or the typed error for its status.
-
-:func:`loads` refuses, never repairs, what ``json`` lets through and later breaks: ``NaN``,
-overflowing floats, lone surrogates, nesting past :data:`MAX_DEPTH`. The shapes (DESIGN §3): a
-**list** is an array or an object holding exactly one; a **listed request** has one usable
-``RequestID`` (any case); a **detail** or a send's echo is an object or an array of objects,
-about the request asked for. Each refusal is an ``UnreadableAnswer``.
-"""
+"""What a partner's answer means: its safe JSON, its shape (DESIGN §3), or its typed error."""
 
 from __future__ import annotations
 
@@ -53,8 +46,8 @@ def answer_value(
     empty: Collection[str] = (),
     subject: str | None = None,
 ) -> Any:
-    """The safe JSON of a 2xx answer; ``None`` for a 400 whose message is in ``empty`` (spec §7:
-    nothing to list); else the typed error of the answer, in the partner's words."""
+    """The safe JSON of a 2xx answer; ``None`` for a 400 whose message is in ``empty`` (spec §7);
+    else the typed error of the answer, in the partner's words."""
     status = response.status_code
     if response.is_success:
         try:
@@ -148,7 +141,8 @@ def normal(text: str) -> str:
 
 
 def loads(content: bytes | str) -> Any:
-    """Partner JSON decoded strictly; ``ValueError`` saying what is wrong with it."""
+    """Partner JSON decoded strictly (no NaN, huge floats, lone surrogates or deep nesting);
+    ``ValueError`` saying what is wrong with it."""
     data = content.encode("utf-8", "surrogatepass") if isinstance(content, str) else content
     try:
         text = data.decode("utf-8-sig")  # strict: raw surrogates or junk bytes are refused
@@ -178,7 +172,7 @@ def loads(content: bytes | str) -> Any:
 
 
 class _Refused(ValueError):
-    """Valid to Python's ``json``, but not JSON we accept."""
+    pass
 
 
 def _constant(name: str) -> Any:
@@ -215,7 +209,7 @@ def answer_items(payload: Any, *, operation: str) -> list[dict[str, Any]]:
 
 @dataclass
 class Listed:
-    """A list of requests read item by item: the usable ones, and why the others were not."""
+    """A list's usable requests, and why the others were not."""
 
     items: list[dict[str, Any]] = field(default_factory=list)
     ids: list[str] = field(default_factory=list)
@@ -236,8 +230,7 @@ def listed_requests(payload: Any, *, operation: str) -> Listed:
 
 
 def keys_named(item: Mapping[Any, Any], name: str) -> list[Any]:
-    """The keys of ``item`` that are ``name`` in any case: a field counts only when exactly one
-    key names it (``requestid`` and ``RequestID`` both: neither)."""
+    """The keys of ``item`` that are ``name`` in any case (a field counts when exactly one is)."""
     folded = name.lower()
     return [k for k in item if str(k).lower() == folded]
 
@@ -258,8 +251,7 @@ def request_id_of(item: Any) -> str:
 def detail_items(
     payload: Any, request_id: str, *, operation: str, subject: str
 ) -> list[dict[str, Any]]:
-    """The items of a detail answer (``NotFound`` when none); refused when one names another
-    request than ``request_id``."""
+    """The items of a detail answer; ``NotFound`` when none, refused when one is of another."""
     items = answer_items(payload, operation=operation)
     if not items:
         raise NotFound(f"{operation}: the partner answered no {subject}.", status=200)
@@ -279,7 +271,6 @@ def detail_items(
 
 
 def unexpected(operation: str, payload: Any, where: str) -> UnreadableAnswer:
-    """The error for an answer of the wrong shape."""
     return UnreadableAnswer(
         f"{operation}: the partner answered {_kind(payload)} {where}. Nothing was stored for "
         "it and nothing was marked as gone; try again later, and report it to the partner if "
@@ -307,8 +298,7 @@ def _shown(value: Any) -> str:
 
 
 def check_request_id(value: Any) -> str:
-    """``value`` if it can be sent as a RequestID (one path segment, nothing that could address
-    another resource or break the request line), else ``InvalidValue`` saying why."""
+    """``value`` if it can be sent as a RequestID (one safe path segment), else ``InvalidValue``."""
     if not isinstance(value, str):
         raise InvalidValue(f"A RequestID must be a string, not {type(value).__name__}.")
     shown = _show(value)
@@ -341,9 +331,8 @@ def guid_key(text: str) -> str | None:
 
 
 def resolve_id(typed: str, known: Iterable[str]) -> str:
-    """The one spelling among ``known`` of ``typed``, a hex GUID with or without dashes, in any
-    case; else ``typed``. ``InvalidParameter`` when ``known`` spells it in several ways, none
-    of them ``typed``."""
+    """The one spelling among ``known`` of ``typed`` (a hex GUID, dashes and case aside), else
+    ``typed``; ``InvalidParameter`` when several match and none is ``typed``."""
     key = guid_key(typed)
     matches = {k for k in known if isinstance(k, str) and guid_key(k) == key} if key else set()
     if len(matches) == 1:
@@ -358,6 +347,5 @@ def resolve_id(typed: str, known: Iterable[str]) -> str:
 
 
 def _show(value: str) -> str:
-    """A short, printable rendering of a (maybe hostile) id for messages."""
     text = value[:40].encode("unicode_escape").decode("ascii")
     return repr(text + ("..." if len(value) > 40 else ""))

@@ -1,9 +1,4 @@
-"""Bearer tokens as ``httpx.Auth``: the password grant, client credentials, or a static token.
-
-An OAuth token comes from a login address (spec §4.1, or OCAS' eTMS login), is kept in the
-session's :class:`TokenCache`, renewed ahead of expiry by one thread at a time, and on a 401
-renewed once and the request retried once (a second 401 is the session's ``AuthError``).
-"""
+"""Bearer tokens as ``httpx.Auth``: the password grant, client credentials, or a static token."""
 
 from __future__ import annotations
 
@@ -26,7 +21,7 @@ _MARGIN_SHARE = 0.1  # renew with this share of a short token's life left, at th
 PostForm = Callable[[str, dict[str, str]], httpx.Response]
 
 
-@dataclass(frozen=True, repr=False)
+@dataclass(frozen=True)
 class Token:
     """An access token and what we know of its life; its ``repr`` hides the value."""
 
@@ -42,9 +37,6 @@ class Token:
 
     def fresh(self) -> bool:
         return time.monotonic() < self.renew_after
-
-    def __repr__(self) -> str:
-        return f"<Token scope={self.scope!r} lifetime={self.lifetime:.0f}s>"
 
 
 class TokenCache(dict[tuple[str, ...], Token]):
@@ -67,10 +59,9 @@ class TokenCache(dict[tuple[str, ...], Token]):
 
 
 class BearerAuth(httpx.Auth):
-    """A role's bearer token: a static one as given, or one from a login by the password grant
-    (OCAS' eTMS login, ``login="etms"``, spells ``Username`` and ``Password``) or client
-    credentials, living as its answer or its JWT says, else ``lifetime``. On a 401, a token
-    that can be renewed is, once, and the request retried once."""
+    """A role's bearer token: a static one, or one from a login (spec §4.1, or OCAS' eTMS login)
+    kept in the :class:`TokenCache`, renewed ahead of expiry by one thread at a time; on a 401
+    renewed once and the request retried once (a second 401 is the session's ``AuthError``)."""
 
     def __init__(
         self,
@@ -108,13 +99,6 @@ class BearerAuth(httpx.Auth):
             self._cache.discard(self.key, token)
             request.headers["Authorization"] = f"Bearer {self.token().value}"
             yield request
-
-    def describe(self) -> dict[str, Any]:
-        """What the provider is, for ``workbench doctor``; never the token itself."""
-        if self._static is not None:
-            return {"role": self.role, "grant": self.grant}
-        return {"role": self.role, "grant": self.grant, "client_id": self.client_id,
-                "scope": self.scope}  # fmt: skip
 
     def form(self) -> dict[str, str]:
         s = self.settings
@@ -192,8 +176,7 @@ class BearerAuth(httpx.Auth):
 
 
 def _json_object(response: httpx.Response) -> dict[str, Any]:
-    """A login answer's fields, their names as OAuth spells them whatever the partner's case
-    and separators (``accessToken``, ``AccessToken``, ``expires-in``...), ``.expires`` kept."""
+    """A login answer's fields named as OAuth spells them (``accessToken`` is ``access_token``)."""
     try:
         body = response.json()
     except ValueError:
@@ -208,9 +191,8 @@ def _json_object(response: httpx.Response) -> dict[str, Any]:
 
 
 def _lifetime(body: dict[str, Any], token: str, default: float) -> float:
-    """Seconds the token lives: ``expires_in``, else ``.expires`` (an HTTP date, as ASP.NET
-    logins answer), else its JWT's ``exp``, else ``default``; the JWT's ``exp`` when sooner
-    (whole seconds: a token may die up to 1 s before ``expires_in`` says)."""
+    """Seconds the token lives: the sooner of ``expires_in`` (else ``.expires``, an HTTP date)
+    and its JWT's ``exp``, else ``default``."""
     try:
         lifetime: float | None = float(body.get("expires_in"))  # type: ignore[arg-type]
     except (TypeError, ValueError):

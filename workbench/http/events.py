@@ -12,6 +12,8 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import reduce
+from operator import getitem
 from typing import Any
 
 EVENT_NAMES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
@@ -43,8 +45,7 @@ _HOLDERS = frozenset(h.lower() for h in EVENT_HOLDERS)
 
 @dataclass(frozen=True)
 class EventFields:
-    """What an event says of itself; None where it says nothing. ``time`` is UTC; ``paths``
-    the keys each was found under (``{"type": ("eventInfo", "action")}``)."""
+    """What an event says of itself (None: nothing); ``paths``: the keys each was found under."""
 
     id: str | None = None
     type: str | None = None
@@ -54,8 +55,7 @@ class EventFields:
 
 
 def event_fields(event: Any, paths: Mapping[str, str] | None = None) -> EventFields:
-    """What ``event`` says of itself, found as the module says; ``paths`` a profile's dotted
-    ``event_fields`` (``{"type": "eventInfo.action"}``)."""
+    """What ``event`` says of itself; ``paths``: a profile's ``event_fields``."""
     if not isinstance(event, Mapping):
         return EventFields()
     found: dict[str, Any] = {}
@@ -69,7 +69,7 @@ def event_fields(event: Any, paths: Mapping[str, str] | None = None) -> EventFie
             places += [(outer, key) for key in _keys(inner, names)]
         mapped = _resolve(event, (paths or {}).get(what))
         for keys in [mapped, *places] if mapped else places:
-            value = read(_value_at(event, keys))
+            value = read(reduce(getitem, keys, event))
             if value is not None:
                 found[what], where[what] = value, keys
                 break
@@ -110,8 +110,7 @@ def _id_or_type(value: Any) -> str | None:
 
 
 def _keys(node: Mapping[Any, Any], names: tuple[str, ...]) -> list[Any]:
-    """The keys of ``node`` that are ``names`` in any case, in their order; a name two keys
-    match (``id`` and ``ID``) is left out."""
+    """The keys of ``node`` that are ``names`` in any case (not a name two keys match)."""
     index: dict[str, list[Any]] = {}
     for key in node:
         index.setdefault(str(key).lower(), []).append(key)
@@ -129,10 +128,3 @@ def _resolve(event: Mapping[str, Any], path: str | None) -> Keys | None:
         keys.append(found[0])
         node = node[found[0]]
     return tuple(keys) or None
-
-
-def _value_at(event: Mapping[str, Any], keys: Keys) -> Any:
-    node: Any = event
-    for key in keys:
-        node = node[key]
-    return node

@@ -1,11 +1,4 @@
-"""What an answer may cost: a deadline per call, a size cap per answer, retries within them.
-
-:class:`Transport` is an ``httpx.BaseTransport`` over an ``httpcore.ConnectionPool`` whose
-network backend ends every connect, read and write at the call's deadline (a trickled answer,
-header lines sent forever), and which reads each answer decoded a layer and 64 KiB at a time
-up to the cap (a gzip bomb, even inside another, never inflates past it). Reads retry 429,
-5xx and dropped connections, a POST only when nothing was sent, within the deadline.
-"""
+"""What an answer may cost: a deadline per call, a size cap per answer, retries within them."""
 
 from __future__ import annotations
 
@@ -46,8 +39,6 @@ logger = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class Deadline:
-    """When a call must be over, and the setting that says so."""
-
     at: float  # time.monotonic()
     seconds: float
     setting: str
@@ -60,8 +51,9 @@ Clock = Callable[[], Deadline | None]  # the deadline of the call running on thi
 
 
 class Transport(httpx.BaseTransport):
-    """httpcore's pool, its every wait ended at the call's deadline, each answer read whole and
-    decoded up to ``max_bytes`` (past it, or undecodable: empty, and an extension says why)."""
+    """httpcore's pool whose every connect, read and write ends at the call's deadline (header
+    lines trickled forever), each answer decoded 64 KiB at a time up to ``max_bytes`` (a gzip
+    bomb never inflates past it); past it, or undecodable: empty, an extension says why."""
 
     def __init__(self, *, connections: int, max_bytes: int, deadline: Clock) -> None:
         self.max_bytes = max_bytes
@@ -167,11 +159,11 @@ def _clamp(
 
 
 class AnswerTooLarge(Exception):
-    """The body is larger than the cap once decompressed."""
+    pass
 
 
 class Undecodable(ValueError):
-    """The body does not match its ``Content-Encoding``, or uses one we do not accept."""
+    pass
 
 
 def read_capped(raw: Iterable[bytes], codings: Sequence[str], *, limit: int) -> bytes:
@@ -224,16 +216,13 @@ def _inflated(chunks: Iterable[bytes], coding: str) -> Iterator[bytes]:
 
 
 class RetryableStatus(Exception):
-    """Raised inside an attempt for an answer worth another try; carries that answer."""
-
     def __init__(self, response: httpx.Response) -> None:
         super().__init__(response.status_code)
         self.response = response
 
 
 def retrying(profile: Any, idempotent: bool, operation: str, deadline: Deadline) -> Retrying:
-    """The retry policy of one call: at most ``max_attempts``, never waiting past the
-    deadline; ``Retry-After`` honoured (capped), else backoff with jitter."""
+    """At most ``max_attempts`` within the deadline; ``Retry-After`` (capped), else backoff."""
     backoff = wait_exponential(
         multiplier=profile.backoff_initial, max=profile.backoff_max
     ) + wait_random(0, profile.backoff_initial)
@@ -251,11 +240,7 @@ def retrying(profile: Any, idempotent: bool, operation: str, deadline: Deadline)
 
     def log(state: RetryCallState) -> None:
         exc = state.outcome.exception() if state.outcome else None
-        why = (
-            f"status {exc.response.status_code}"
-            if isinstance(exc, RetryableStatus)
-            else type(exc).__name__
-        )
+        why = f"status {exc}" if isinstance(exc, RetryableStatus) else type(exc).__name__
         sleep = state.next_action.sleep if state.next_action else 0.0
         logger.info(
             "%s: %s on attempt %d; retrying in %.2f s", operation, why, state.attempt_number, sleep
@@ -282,15 +267,10 @@ def retry_after(value: str | None) -> float | None:
 
 
 def seconds_until(when: Any) -> float | None:
-    """Seconds from now (negative: past) until an HTTP date or an ISO 8601 time, else None."""
-    if not isinstance(when, str):
-        return None
+    """Seconds from now (negative: past) until an HTTP date, else None."""
     try:
-        moment = email.utils.parsedate_to_datetime(when)
+        moment = email.utils.parsedate_to_datetime(when if isinstance(when, str) else "")
     except (TypeError, ValueError):
-        try:
-            moment = datetime.fromisoformat(when.replace("Z", "+00:00"))
-        except ValueError:
-            return None
+        return None
     moment = moment if moment.tzinfo else moment.replace(tzinfo=UTC)
     return (moment - datetime.now(UTC)).total_seconds()

@@ -34,6 +34,7 @@ SENSITIVE_FIELDS = frozenset({"access_token", "refresh_token", "id_token", "toke
 MIN_DOCUMENT_TOKEN = 16  # this long, a secret found in a document is an echo, not chance
 WHOLE_WORD_BELOW = 8  # a shorter secret is masked only as a word of its own
 _Text = TypeVar("_Text", str, str | None)
+Headers = Mapping[str, str] | Iterable[tuple[str, str]] | None
 
 _JWT = re.compile(r"eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*")
 _BEARER = re.compile(r"([Bb]earer\s+)[A-Za-z0-9._~+/=-]{8,}")
@@ -54,8 +55,8 @@ _JSON_SHORT = {'"': '"', "\\": "\\", "/": "/", "\b": "b", "\f": "f", "\n": "n", 
 
 
 def spelling_pattern(secret: str) -> str:
-    """A regular expression matching ``secret`` in every spelling JSON, XML and URL encoders
-    give it, each character on its own (so mixed spellings are found too)."""
+    """A regex matching ``secret`` in every spelling JSON, XML and URL encoders give each of its
+    characters."""
     return "".join(re.escape(c) if _PLAIN.fullmatch(c) else _char_pattern(c) for c in secret)
 
 
@@ -125,8 +126,8 @@ class Redactor:
         with self._lock:
             if value and value not in self._fixed and value not in self._learned:
                 self._learned.append(value)
-                self._pattern = _secrets_pattern(self._fixed.union(self._learned))
                 known = self._fixed.union(self._learned)
+                self._pattern = _secrets_pattern(known)
                 self._tokens = tuple(t for t in known if len(t) >= MIN_DOCUMENT_TOKEN)
 
     def clean(self, text: str) -> bool:
@@ -163,8 +164,7 @@ class Redactor:
         return _JWT.sub(MASK, text) if "eyJ" in text else text
 
     def stored(self, text: str) -> str:
-        """A text of ours made of what the store holds (a bundle's README): as :meth:`document`
-        keeps it, with fields named as secrets masked too."""
+        """A text of ours made of what the store holds: :meth:`document`, secret fields masked."""
         return self._fields(self.document(text)) if text else text
 
     def answer(self, text: _Text, *, document: bool) -> _Text:
@@ -182,12 +182,7 @@ class Redactor:
             return value
         return self._masked(value)
 
-    def headers(
-        self,
-        headers: Mapping[str, str] | Iterable[tuple[str, str]] | None,
-        *,
-        document: bool = False,
-    ) -> dict[str, str]:
+    def headers(self, headers: Headers, *, document: bool = False) -> dict[str, str]:
         """Headers as a dict: sensitive ones masked whole, the rest as :meth:`answer` says."""
         items = headers.items() if isinstance(headers, Mapping) else headers or ()
         return {
@@ -198,8 +193,7 @@ class Redactor:
         }
 
     def url(self, url: str) -> str:
-        """A URL with its user, password, sensitive parameters and our tokens masked; its path
-        (ids) is kept."""
+        """A URL with its user, password, sensitive parameters and our tokens masked."""
         parts = urlsplit(url)
         if parts.password is not None or parts.username is not None:
             parts = parts._replace(netloc=f"{MASK}@{parts.netloc.rpartition('@')[2]}")
@@ -226,8 +220,7 @@ class Redactor:
         return self.text(text)
 
     def _json(self, text: str, *, by_value: bool) -> str | None:
-        """JSON ``text`` with sensitive fields masked (``by_value``: every value too); None when
-        ``text`` is not JSON."""
+        """JSON ``text`` with sensitive fields (``by_value``: all) masked; None if not JSON."""
         if not text.lstrip().startswith(("{", "[")):
             return None
         try:
@@ -268,8 +261,7 @@ class Redactor:
 
 
 def is_sensitive(name: object) -> bool:
-    """Whether a field so named holds a secret, whatever its case and separators
-    (``access_token``, ``accessToken``, ``Access-Token``)."""
+    """Whether a field so named holds a secret, whatever its case and separators."""
     return str(name).lower().replace("_", "").replace("-", "") in _SENSITIVE_KEYS
 
 

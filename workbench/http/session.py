@@ -1,9 +1,6 @@
 """The session: one ``httpx.Client`` per interface, with tokens, retries, limits and recording.
 
-Every HTTP exchange, token requests and retries included, goes to the recorders as an
-:class:`Exchange`, masked (:mod:`workbench.http.masking`); every call has a deadline and every
-answer a size cap (:mod:`workbench.http.limits`).
-"""
+Every HTTP exchange, token requests and retries included, goes to the recorders masked."""
 
 from __future__ import annotations
 
@@ -50,8 +47,6 @@ MAYBE_REACHED = (
 
 @dataclass(frozen=True)
 class Exchange:
-    """One HTTP request and its answer (or failure), masked, as handed to recorders."""
-
     interface: str
     operation: str
     method: str
@@ -72,8 +67,6 @@ Recorder = Callable[[Exchange], Any]  # may return an id for what it stored (Ans
 
 @dataclass(frozen=True)
 class Answer:
-    """One call's decoded JSON (``None`` for an ``empty`` 400) and its last exchange's id."""
-
     value: Any
     call_id: Any
 
@@ -91,7 +84,6 @@ class Session:
         self.profile = profile
         self.redactor = Redactor(profile.secrets())
         self.recorders: list[Recorder] = [recorder] if recorder else []
-        # Told the role of every call the partner answered as only it does (see call()).
         self.reached: list[Callable[[str], object]] = []
         self.tokens = TokenCache()
         # Exchanges a recorder could not store (disk full...): a pull that lost any is partial.
@@ -175,12 +167,9 @@ class Session:
         empty: Collection[str] = (),
         subject: str | None = None,
     ) -> Answer:
-        """Send one partner operation; its :class:`Answer`, or the typed error of its answer.
-
-        ``empty``: the 400 messages that mean "nothing to list" (spec §7); ``subject`` names
-        what the call is about. ``reached`` hears of a 2xx with JSON or an ``empty`` 400: only
-        the partner answers so (any web server answers a 401, a 404 or an HTML page).
-        """
+        """One partner operation's :class:`Answer`, or its typed error. ``empty``: the 400
+        messages meaning "nothing to list" (spec §7). ``reached`` hears of a 2xx with JSON or an
+        ``empty`` 400: only the partner answers so (any web server answers a 401 or a 404)."""
         call_ids: list[Any] = [None]  # what the recorders return, token requests included
         self._local.call_ids = call_ids
         try:
@@ -233,8 +222,7 @@ class Session:
         retry_unsafe: bool = False,
         **content: Any,
     ) -> httpx.Response:
-        """Send with retries (reads, and a POST nothing of which was sent) within the deadline;
-        ``content``: ``params``, ``json`` or ``data``."""
+        """Send with retries (reads, a POST nothing of which was sent) within the deadline."""
         idempotent = method in SAFE_METHODS or retry_unsafe
         outer = self._deadline()  # a call made inside another (a token fetch) keeps its deadline
         seconds = self.profile.call_deadline
