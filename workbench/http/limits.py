@@ -267,10 +267,15 @@ def retry_after(value: str | None) -> float | None:
 
 
 def seconds_until(when: Any) -> float | None:
-    """Seconds from now (negative: past) until an HTTP date, else None."""
-    try:
-        moment = email.utils.parsedate_to_datetime(when if isinstance(when, str) else "")
-    except (TypeError, ValueError):
+    """Seconds from now (negative: past) until an HTTP date or an ISO 8601 time, else None."""
+    if not isinstance(when, str):
         return None
+    try:
+        moment = email.utils.parsedate_to_datetime(when)
+    except (TypeError, ValueError):
+        try:
+            moment = datetime.fromisoformat(when)
+        except ValueError:
+            return None
     moment = moment if moment.tzinfo else moment.replace(tzinfo=UTC)
     return (moment - datetime.now(UTC)).total_seconds()

@@ -160,7 +160,8 @@ class SandboxSettings:
     cancellation_as: str = _open("note", "transmission_type")  # as OCAS names it, not PESC
     namespaces: str = _open("v1.0.0", "v1.1.0")  # v1.1.0: the family real traffic uses
     exchange_login: str = _open("identity", "etms")  # etms: OCAS' login, one account, two roles
-    token_expiry: str = _open("expires_in", "dot_expires", "none")  # an HTTP date in .expires
+    # .expires: an HTTP date (OWIN, as OCAS answers) or an ISO 8601 time
+    token_expiry: str = _open("expires_in", "dot_expires", "dot_expires_iso", "none")
     credentials_style: str = _open("long", "short")  # short: a 7-character password, short keys
     send_routes: str = _open("plural", "singular")  # /response and /transcript, as OCAS' clients
     process_code: str = _open("PRODUCTION", "TEST")  # TEST: OCAS' UAT; every document says so

@@ -152,9 +152,11 @@ class IdentityServer:
         answer: dict[str, object] = {"access_token": token, "token_type": "Bearer"}
         if self._expiry == "expires_in":
             answer["expires_in"] = ttl
-        elif self._expiry == "dot_expires":
+        elif self._expiry.startswith("dot_expires"):
             for key, moment in ((".issued", now), (".expires", now + ttl)):
-                answer[key] = format_datetime(datetime.fromtimestamp(moment, UTC), usegmt=True)
+                when = datetime.fromtimestamp(moment, UTC)
+                iso = self._expiry == "dot_expires_iso"
+                answer[key] = when.isoformat() if iso else format_datetime(when, usegmt=True)
         return answer
 
     def _now(self) -> float:
