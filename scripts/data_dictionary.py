@@ -5,8 +5,8 @@ python scripts/data_dictionary.py [PATH]     # default: docs/data-dictionary.md
 
 from __future__ import annotations
 
+import argparse
 import re
-import sys
 from pathlib import Path
 
 from workbench.store.metadata import column_description, load, schema_columns
@@ -57,6 +57,8 @@ def dictionary() -> str:
 
 
 if __name__ == "__main__":
-    where = Path(sys.argv[1] if len(sys.argv) > 1 else DICTIONARY)
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("path", nargs="?", type=Path, default=DICTIONARY)
+    where = parser.parse_args().path
     where.write_text(dictionary(), encoding="utf-8")
     print(where)
