@@ -39,3 +39,29 @@ def test_a_report_job_loads_no_pandas_and_every_name_resolves() -> None:
     assert found["submodule"] == "workbench.report.validation"
     assert found["absent"] is False
     assert "matplotlib" in found["all"]  # the charts loaded it when asked for
+
+
+KERNEL = """
+import json, sys
+import workbench as wb
+from workbench import reconcile, report
+from workbench.store import Store
+with Store(sys.argv[1], read_only=True) as store:
+    report.freshness(store)
+print(json.dumps(sorted(sys.modules)))
+"""
+
+
+def test_a_report_kernel_loads_no_http_client(tmp_path) -> None:
+    """What a report's kernel imports to read a store: no httpx, httpcore or tenacity, which
+    only calls to the partner need (their import is time every report pays, bench/report.py)."""
+    from workbench.store import Store
+
+    db = tmp_path / "workbench.db"
+    Store(db).close()
+    done = subprocess.run(
+        [sys.executable, "-c", KERNEL, str(db)], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    loaded = {m.split(".")[0] for m in json.loads(done.stdout)}
+    assert loaded.isdisjoint({"httpx", "httpcore", "tenacity"})

@@ -6,7 +6,7 @@ import json
 import math
 import re
 import unicodedata
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
@@ -22,6 +22,7 @@ from workbench.errors import (
     PartnerError,
     UnreadableAnswer,
 )
+from workbench.http.events import keys_named
 from workbench.http.limits import RETRY_STATUSES, SAFE_METHODS
 from workbench.http.masking import Redactor
 from workbench.spec import UNKNOWN_REQUEST_ID, UNKNOWN_TRANSCRIPT_ID
@@ -227,12 +228,6 @@ def listed_requests(payload: Any, *, operation: str) -> Listed:
         else:
             listed.items.append(item)
     return listed
-
-
-def keys_named(item: Mapping[Any, Any], name: str) -> list[Any]:
-    """The keys of ``item`` that are ``name`` in any case (a field counts when exactly one is)."""
-    folded = name.lower()
-    return [k for k in item if str(k).lower() == folded]
 
 
 def request_id_of(item: Any) -> str:

@@ -128,3 +128,9 @@ def _resolve(event: Mapping[str, Any], path: str | None) -> Keys | None:
         keys.append(found[0])
         node = node[found[0]]
     return tuple(keys) or None
+
+
+def keys_named(item: Mapping[Any, Any], name: str) -> list[Any]:
+    """The keys of ``item`` that are ``name`` in any case (a field counts when exactly one is)."""
+    folded = name.lower()
+    return [k for k in item if str(k).lower() == folded]

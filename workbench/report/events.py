@@ -13,8 +13,7 @@ import pandas as pd
 from IPython.display import HTML
 
 from workbench.errors import StoreError
-from workbench.http.answers import keys_named
-from workbench.http.events import event_fields
+from workbench.http.events import event_fields, keys_named
 from workbench.reconcile.plausible import WINDOW, outside, window
 from workbench.report.markup import clock, heading, is_missing, page, paragraph, table, text
 from workbench.store import Store

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from workbench.errors import StoreError
-from workbench.http.answers import keys_named
+from workbench.http.events import keys_named
 from workbench.store.schema import partner_time, sha256
 
 
