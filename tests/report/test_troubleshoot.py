@@ -17,7 +17,6 @@ from workbench.report import (
     documents_section,
     request_documents,
     request_section,
-    require_known,
     require_request_id,
     timeline_section,
     version_diff,
@@ -49,7 +48,7 @@ def test_the_id_is_stripped() -> None:
 
 def test_an_unknown_id_is_refused(tmp_path: Path) -> None:
     with Store(tmp_path / "w.db") as store, pytest.raises(StoreError, match="holds nothing"):
-        require_known(store, "nope")
+        store.known("nope")
 
 
 def _document(number: int, text: str, *, kind: str = "sent", message_type: str = "X"):

@@ -42,13 +42,8 @@ def make_bundle(
 ) -> Path:
     """Write ``<out_dir>/<request_id>-<UTC time>.zip``, 0600; its path. ``StoreError`` when the
     store knows nothing of the id. ``schemas_dir``: default ``WORKBENCH_PESC_SCHEMAS``."""
-    rid = store.spelling_of(str(request_id))
+    rid = store.known(request_id)
     timeline = store.timeline(rid)
-    if timeline.empty and store.document(rid) is None:
-        raise StoreError(
-            f"The store at {store.path} holds nothing about {rid!r}: no call, list entry, "
-            "outbox entry or document. Check the id, or pull first (workbench pull)."
-        )
     calls = calls_about(store, rid, timeline)
     found = find_documents(store, rid, calls, store.document(rid))
     personal = Personal(active=redact_personal)

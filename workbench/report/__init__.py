@@ -20,7 +20,7 @@ _CONTENT = {
     "staleness": ("Freshness", "freshness", "freshness_section"),
     "stores": ("open_store", "report_zone"),
     "troubleshoot": ("documents_section", "request_documents",
-                     "request_section", "require_known", "require_request_id",
+                     "request_section", "require_request_id",
                      "timeline_section", "version_diff", "versions_section", "write_bundle"),
 }  # fmt: skip
 _HOME = {name: module for module, names in _CONTENT.items() for name in names}

@@ -136,10 +136,9 @@ def run_report_job(
     path, status = _pull_first(db=db, no_pull=no_pull, say=say, warn=warn, **where)
     if known is not None:
         from workbench.report.stores import open_store
-        from workbench.report.troubleshoot import require_known
 
         with open_store(path) as store:
-            spelled = require_known(store, known)
+            spelled = store.known(known)
         values = {k: spelled if v == known else v for k, v in values.items()}
     if "db" in declared:
         _validate_stored(path, say=say, warn=warn)

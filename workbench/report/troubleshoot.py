@@ -73,17 +73,6 @@ def require_request_id(request_id: str | None) -> str:
     return rid
 
 
-def require_known(store: Store, request_id: str) -> str:
-    """``request_id`` as the store spells it; ``StoreError`` when it knows nothing."""
-    rid = store.spelling_of(str(request_id))
-    if store.timeline(rid).empty and store.document(rid) is None:
-        raise StoreError(
-            f"The store at {store.path} holds nothing about {rid!r}: no call, list entry, "
-            "outbox entry or document. Check the id, or pull first (workbench pull)."
-        )
-    return rid
-
-
 def request_section(rec: Reconciliation, request_id: str) -> HTML:
     """The request's (or received transcript's) reconciliation row and its exceptions."""
     parts = []

@@ -200,6 +200,16 @@ class History:
         frame = typed(frame, operation="store.timeline", request_id=rid)
         return frame.sort_values("at", kind="stable").reset_index(drop=True)
 
+    def known(self, request_id: str) -> str:
+        """``request_id`` as the store spells it; ``StoreError`` when it holds nothing about it."""
+        rid = self.spelling_of(str(request_id))
+        if self.timeline(rid).empty and self.document(rid) is None:
+            raise StoreError(
+                f"The store at {self._c.path} holds nothing about {rid!r}: no call, list entry, "
+                "outbox entry or document. Check the id, or pull first (workbench pull)."
+            )
+        return rid
+
     def spelling_of(self, typed: str, *, lists: tuple[str, ...] = DETAIL_LISTS) -> str:
         """The store's spelling of ``typed``, a GUID pasted in any case, with or without dashes."""
         from workbench.http.answers import guid_key, resolve_id
