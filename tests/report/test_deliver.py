@@ -240,6 +240,18 @@ def test_the_summary_of_a_stale_store_says_so_and_max_age_exits_1(folder, report
 
 
 @pytest.mark.slow
+def test_the_summary_judges_with_the_limit_the_exit_code_uses(folder, report_copy, hook):
+    age_store(report_copy, 2)  # two hours old: stale under --max-age 1, fresh under the default
+    result = invoke(
+        "report", "--no-pull", "--db", str(report_copy), "--notify", hook.url, "--max-age", "1"
+    )
+    assert result.exit_code == 1, result.output
+    (body,) = hook.bodies
+    fresh = body["workbench"]["freshness"]
+    assert fresh["stale"] is True and fresh["max_age_hours"] == 1
+
+
+@pytest.mark.slow
 def test_the_mail_never_carries_the_report(folder, report_copy, mailbox):
     """The report names students: the mail says where it is, and holds none of it."""
     args = ("report", "--no-pull", "--db", str(report_copy), "--mail-to", "ops@college.example")

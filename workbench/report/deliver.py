@@ -43,8 +43,9 @@ class Delivery:
             html = job.run.html_path.resolve()
             try:
                 rec, fresh = job.figures
-                notice = report_notice(rec, job.notebook, html,
-                                       fresh.as_dict(job.max_age_hours or 24.0))  # fmt: skip
+                limit = job.max_age_hours  # None: the report's own default
+                figures = fresh.as_dict() if limit is None else fresh.as_dict(limit)
+                notice = report_notice(rec, job.notebook, html, figures)
             except (WorkbenchError, ValueError) as exc:
                 failures.append(f"The figures could not be made ({type(exc).__name__}: {exc}); "
                                 "the summary says only where the report is.")  # fmt: skip
