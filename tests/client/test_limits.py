@@ -362,3 +362,15 @@ def test_every_encoding_we_ask_for_is_read_whole(codings: list[str], encode: Any
     assert read_capped(chunks, codings, limit=len(body)) == body
     with pytest.raises(AnswerTooLarge):
         read_capped(chunks, codings, limit=len(body) - 1)
+
+
+def test_a_login_past_its_deadline_is_no_send_that_may_have_reached(
+    sandbox: Sandbox, connect_to: Callable[..., wb.Workbench], misbehaving: Any
+) -> None:
+    proxy = misbehaving("POST", spec.TOKEN_PATH, "trickle")
+    w = connect_to(sandbox, WORKBENCH_AUTH_URL=proxy.url, WORKBENCH_CALL_DEADLINE="1")
+    with pytest.raises(wb.TransportError) as info:
+        w.supplier.pending_requests()
+    assert not info.value.may_have_reached  # a login changes nothing at the partner
+    assert "pending list" not in str(info.value)
+    assert "WORKBENCH_CALL_DEADLINE" in str(info.value)

@@ -265,8 +265,7 @@ class Session:
         meta = request.extensions[_EXT]
         operation, interface = meta["operation"], meta["interface"]
         where = self.redactor.url(str(request.url))
-        reached = exc is not None and not isinstance(exc, NOT_SENT)
-        reached = reached and request.method not in SAFE_METHODS
+        reached = exc is not None and not isinstance(exc, NOT_SENT) and _changes(request)
         if deadline.remaining() <= 0:
             scope = "this call" if deadline.setting == CALL_DEADLINE else "the pull"
             advice = f"Try again later, or raise {deadline.setting} if the partner is slow."
@@ -279,7 +278,7 @@ class Session:
             return TransportError(message, may_have_reached=reached)
         assert exc is not None
         what = f"{type(exc).__name__}: {self.redactor.text(str(exc)) or 'no detail'}"
-        if reached and interface != "identity":  # a login changes nothing
+        if reached:
             message = (
                 f"{operation}: the connection to {where} failed after the request was sent "
                 f"({what}). {MAYBE_REACHED}"
@@ -303,7 +302,7 @@ class Session:
         what = f"{meta.get('operation', '?')}: the {meta.get('interface', '?')} interface"
         error: WorkbenchError | None = None
         if response.extensions.get(TOO_LARGE):
-            reached = request.method not in SAFE_METHODS
+            reached = _changes(request)
             error = TransportError(
                 f"{what} at {self.redactor.url(str(request.url))} answered more than "
                 f"{self.profile.max_answer_bytes} bytes once decompressed "
@@ -380,3 +379,10 @@ class Session:
 def _stamp(request: httpx.Request) -> None:
     meta = request.extensions.setdefault(_EXT, {})
     meta["t0"], meta["started_at"] = time.perf_counter(), datetime.now(UTC)
+
+
+def _changes(request: httpx.Request) -> bool:
+    """Whether ``request`` may change something at the partner: a send, never a read or a
+    login (a timed-out login must not tell the user to check for a send)."""
+    meta = request.extensions.get(_EXT, {})
+    return request.method not in SAFE_METHODS and meta.get("interface") != "identity"
