@@ -150,19 +150,18 @@ class Outbox:
         ]
         if not stale:
             return []
-        at = now_text()
+        at, swept = now_text(), []
         with self._c.write(durable=True) as conn:
-            conn.executemany(
-                "UPDATE outbox SET state = 'uncertain', updated_at = ?, error = ? "
-                "WHERE id = ? AND state = 'pending'",
-                [
+            for entry_id, pid in stale:  # one settled meanwhile by another process stays settled
+                changed = conn.execute(
+                    "UPDATE outbox SET state = 'uncertain', updated_at = ?, error = ? "
+                    "WHERE id = ? AND state = 'pending'",
                     (at, f"interrupted: still pending when found at {at} (process {pid} is gone, "
                      f"its run ended, or it is older than {STALE_PENDING.total_seconds():g} s); "
-                     "it may have reached the partner", entry_id)
-                    for entry_id, pid in stale
-                ],
-            )  # fmt: skip
-        return [entry_id for entry_id, _ in stale]
+                     "it may have reached the partner", entry_id),
+                ).rowcount  # fmt: skip
+                swept += [entry_id] * changed
+        return swept
 
 
 def sent_version(
