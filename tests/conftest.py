@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 import workbench as wb
+from tests.watched import WatchedSandbox
 from workbench.http.session import Exchange
 from workbench.sandbox import Sandbox, SandboxSettings
 from workbench.sandbox.runner import with_overrides
@@ -41,12 +42,12 @@ def _no_user_profiles(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: Any) ->
 
 
 @pytest.fixture
-def sandbox_factory() -> Iterator[Callable[..., Sandbox]]:
+def sandbox_factory() -> Iterator[Callable[..., WatchedSandbox]]:
     """Start sandboxes with SandboxSettings (or Faults) overrides; all stop at teardown."""
-    started: list[Sandbox] = []
+    started: list[WatchedSandbox] = []
 
-    def make(**overrides: Any) -> Sandbox:
-        sb = Sandbox(with_overrides(SandboxSettings(), **overrides)).start()
+    def make(**overrides: Any) -> WatchedSandbox:
+        sb = WatchedSandbox(with_overrides(SandboxSettings(), **overrides)).start()
         started.append(sb)
         return sb
 
@@ -56,7 +57,7 @@ def sandbox_factory() -> Iterator[Callable[..., Sandbox]]:
 
 
 @pytest.fixture
-def sandbox(sandbox_factory: Callable[..., Sandbox]) -> Sandbox:
+def sandbox(sandbox_factory: Callable[..., WatchedSandbox]) -> WatchedSandbox:
     """A fresh sandbox with default settings."""
     return sandbox_factory()
 

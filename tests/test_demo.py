@@ -25,6 +25,8 @@ from urllib.parse import quote, quote_plus
 
 import pytest
 
+import workbench.sandbox
+from tests.watched import WatchedSandbox
 from workbench import reconcile
 from workbench.bundle import make_bundle
 from workbench.cli.demo import next_steps, run_demo
@@ -115,6 +117,7 @@ def test_the_demo_pulls_sends_reports_and_leaves_no_secret_behind(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(workbench.sandbox, "Sandbox", WatchedSandbox)  # its tokens, for the scan
     log: list[str] = []
     result = run_demo(log.append)
     text = "\n".join(log)

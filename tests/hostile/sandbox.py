@@ -24,8 +24,9 @@ from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from tests.watched import WatchedSandbox
 from workbench import spec
-from workbench.sandbox import Sandbox, SandboxSettings
+from workbench.sandbox import SandboxSettings
 from workbench.sandbox.faults import TRANSPORT_KEY, drop, with_transport
 from workbench.sandbox.settings import Faults
 
@@ -90,7 +91,7 @@ class Hostile:
 HOSTILE_NAMES = {f.name for f in dataclasses.fields(Hostile)}
 
 
-class HostileSandbox(Sandbox):
+class HostileSandbox(WatchedSandbox):
     """A sandbox whose answers turn hostile as ``self.hostile`` says."""
 
     def __init__(self, settings: SandboxSettings, **hostile: Any) -> None:

@@ -26,6 +26,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.watched import WatchedSandbox
 from workbench.sandbox import Sandbox, serve
 from workbench.store import Store
 
@@ -36,8 +37,8 @@ SEED = 20260302
 # The calls every pull makes besides details: a token per role and two lists plus two feeds.
 FIXED_CALLS = 8
 DETAIL_TABLES = {  # entity table -> (id column, the sandbox's list of pending ids)
-    "transcript_requests": ("request_id", Sandbox.pending_request_ids),
-    "transcripts_received": ("transcript_id", Sandbox.pending_transcript_ids),
+    "transcript_requests": ("request_id", WatchedSandbox.pending_request_ids),
+    "transcripts_received": ("transcript_id", WatchedSandbox.pending_transcript_ids),
 }
 CHILD_COUNTS = (  # child table, parent table, id column, the parent's count of them
     ("recipients", "transcript_requests", "request_id", "recipient_count"),

@@ -7,6 +7,10 @@ from workbench import spec
 from workbench.sandbox import serve
 
 
+def _pending(sb):
+    return [i.id for i in sb.state.listed(sb.state.requests)]
+
+
 def _details(sb, template, ids, role):
     with exchange(sb, role) as client:
         return [pescxml(client.get(path(template, i)).json()[0]) for i in ids]
@@ -82,14 +86,14 @@ def test_state_persists_across_restarts(tmp_path):
     state = tmp_path / "sandbox.json"
     with serve(seed=4, state_path=str(state)) as sb:
         sb.advance(2)
-        closed = sb.pending_request_ids()[0]
+        closed = _pending(sb)[0]
         with exchange(sb, "supplier") as client:
             document = client.get(path(spec.SUPPLIER_REQUEST_PATH, closed)).json()[0]
         sb.state.record_post("send_response", sb.state.requests[closed], "<x/>", None, "response")
-        ids, now = sb.pending_request_ids(), sb.state.now
+        ids, now = _pending(sb), sb.state.now
     assert state.exists()
     with serve(seed=4, state_path=str(state)) as again:
-        assert again.pending_request_ids() == ids
+        assert _pending(again) == ids
         assert again.state.now == now
         assert closed not in ids
         assert len(again.received) == 1

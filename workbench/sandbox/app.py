@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from functools import partial
 from http import HTTPStatus
@@ -16,7 +15,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp
 
 from workbench import spec
 from workbench.errors import PescError
@@ -75,7 +74,6 @@ class Partner:
         self, settings: SandboxSettings, state: PartnerState, identity: IdentityServer
     ) -> None:
         self.settings, self.state, self.identity = settings, state, identity
-        self.hits: Counter[tuple[str, str]] = Counter()  # (method, path below the base URL)
 
     def app(self) -> ASGIApp:
         """The ASGI app serving all three interfaces."""
@@ -113,14 +111,7 @@ class Partner:
             Mount("/exchange", FaultMiddleware(self._interface(exchange), faults)),
             Mount("/_sandbox", self._interface(controls)),
         ]
-        root = self._interface(mounts, root=True)
-        return with_transport(partial(self._count, root))
-
-    async def _count(self, app: ASGIApp, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http":
-            path = re.sub(r"^/(identity|gateway|exchange)(?=/)", "", scope["path"])
-            self.hits[(scope["method"], path)] += 1
-        await app(scope, receive, send)
+        return with_transport(self._interface(mounts, root=True))
 
     def _interface(self, routes: Sequence[BaseRoute], *, root: bool = False) -> Starlette:
         handlers: dict[Any, Callable[[Request, Exception], Awaitable[Response]]] = {
@@ -159,11 +150,8 @@ class Partner:
                 raise OAuthError("invalid_request", "The body is not UTF-8.") from None
             except Refusal as exc:
                 raise OAuthError("invalid_request", exc.detail, exc.status_code) from None
-            ttl = self.settings.faults.token_ttl
-            answer = issue(
-                dict(parse_qsl(body, keep_blank_values=True)),
-                ttl=self.settings.token_ttl if ttl is None else ttl,
-            )
+            form = dict(parse_qsl(body, keep_blank_values=True))
+            answer = issue(form, ttl=self.settings.faults.token_ttl)
         except OAuthError as err:
             return JSONResponse(err.body, err.status)
         return JSONResponse(answer, headers={"Cache-Control": "no-store", "Pragma": "no-cache"})

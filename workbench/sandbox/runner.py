@@ -38,7 +38,6 @@ class Sandbox:
         self.auth_url = f"{self.root_url}/identity"
         self.gateway_url = f"{self.root_url}/gateway"
         self.exchange_url = f"{self.root_url}/exchange"
-        self.hits = self.partner.hits  # (method, path below the base URL) -> calls
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
 
@@ -94,20 +93,6 @@ class Sandbox:
                 {k: v for k, v in r.items() if k not in ("payload", "reply")}
                 for r in self.state.documents
             ]
-
-    @property
-    def token_requests(self) -> dict[str, int]:
-        return dict(self.identity.token_requests)
-
-    @property
-    def issued_tokens(self) -> list[str]:
-        return list(self.identity.issued_tokens)
-
-    def pending_request_ids(self) -> list[str]:
-        return [i.id for i in self.state.listed(self.state.requests)]
-
-    def pending_transcript_ids(self) -> list[str]:
-        return [i.id for i in self.state.listed(self.state.transcripts)]
 
     def warm(self) -> int:
         """Generate every open item's document now (4,096 are kept), as a partner has them."""

@@ -73,7 +73,7 @@ class Faults:
     retry_after_s: float = 1.0
     drop_rate: float = 0.0  # connection closed with no answer, before the operation runs
     drop_after_rate: float = 0.0  # the operation runs, then the connection drops (POSTs!)
-    token_ttl: int | None = None  # overrides SandboxSettings.token_ttl when set
+    token_ttl: int = 3600  # seconds a token lives; advance() moves a token nearer its end too
     path_pattern: str = ""
     # Acknowledgments whose CourseTotal is one off, decided per request id.
     ack_miscount_rate: float = 0.0
@@ -132,7 +132,6 @@ class SandboxSettings:
 
     seed: int = 1
     start: datetime = field(default_factory=default_start)  # see default_start
-    token_ttl: int = 3600  # seconds; advance() moves a token nearer its end too
     initial_requests: int = 25
     initial_transcripts: int = 15
     initial_placement_events: int = 6

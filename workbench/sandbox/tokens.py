@@ -4,10 +4,8 @@ exchange roles) and bearer checks (§5); tokens expire sooner as ``Sandbox.advan
 from __future__ import annotations
 
 import secrets
-import threading
 import time
 import uuid
-from collections import Counter
 from collections.abc import Callable
 from datetime import UTC, datetime
 from email.utils import format_datetime
@@ -75,9 +73,6 @@ class IdentityServer:
                 del self._clients[getattr(c, f"{role}_client_id")]
             served = "exchange" if len(roles) == 2 else roles[0]
             self._clients[c.exchange_username] = Client(c.exchange_password, "etms", "", served)
-        self._lock = threading.Lock()
-        self.token_requests: Counter[str] = Counter()
-        self.issued_tokens: list[str] = []
 
     def issue(self, form: dict[str, str], *, ttl: int) -> dict[str, object]:
         """Answer a token request (form fields as received) or raise OAuthError."""
@@ -146,9 +141,6 @@ class IdentityServer:
             "jti": uuid.uuid4().hex,
         }
         token = jwt.encode(claims, self._key, algorithm="HS256")
-        with self._lock:
-            self.token_requests[client_id] += 1
-            self.issued_tokens.append(token)
         answer: dict[str, object] = {"access_token": token, "token_type": "Bearer"}
         if self._expiry == "expires_in":
             answer["expires_in"] = ttl
