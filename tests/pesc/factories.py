@@ -16,7 +16,7 @@ import pytest
 from hypothesis import strategies as st
 from lxml import etree
 
-from workbench.pesc.messages import namespace_for
+from workbench.pesc.builders import namespace_for
 
 PESC_DIR = (Path(__file__).resolve().parents[2] / ".." / "shared" / "pesc").resolve()
 SAMPLES_DIR = PESC_DIR / "samples"

@@ -4,14 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from workbench.pesc.messages import (
-    acknowledgment_version,
-    is_pesc_root,
-    message_info,
-    namespace_for,
-    nearest_version,
-    parse_message_namespace,
-)
+from workbench.pesc.builders import acknowledgment_version, namespace_for
+from workbench.pesc.document import is_pesc_root, message_info
+from workbench.pesc.schemas import nearest_version, parse_message_namespace
 from workbench.spec import NS_V1_0_0, NS_V1_1_0
 
 

@@ -15,19 +15,20 @@ from lxml.builder import E
 
 from workbench.errors import PescError
 from workbench.pesc import elements as el
-from workbench.pesc.document import PescDocument, as_document
-from workbench.pesc.elements import Element, names
-from workbench.pesc.fields import gender, transcript_counts
-from workbench.pesc.messages import (
+from workbench.pesc.document import (
     ACKNOWLEDGMENT,
     PESC_NAMESPACE_PREFIX,
     REQUEST,
     RESPONSE,
     TRANSCRIPT,
-    acknowledgment_version,
-    namespace_for,
+    PescDocument,
+    as_document,
+    schema_name,
+    version_tuple,
 )
-from workbench.spec import PROCESS_CODES
+from workbench.pesc.elements import Element, names
+from workbench.pesc.fields import gender, transcript_counts
+from workbench.spec import NS_V1_0_0, PROCESS_CODES
 
 # AcRec ResponseStatusType and HoldReasonType: the same values in AcRec 1.2.0 to 1.9.0.
 RESPONSE_STATUSES = names(
@@ -49,6 +50,30 @@ _ACK_PERSON = names(
 )
 _BIRTHDAY = re.compile(r"^-*(0[1-9]|1[0-2])-?(0[1-9]|[12][0-9]|3[01])$")  # --MM-DD, MM-DD, MMDD
 _PREFIX = {RESPONSE: "TrnResp", ACKNOWLEDGMENT: "TrnAck"}
+# The Acknowledgment version of each CollegeTranscript version: the same AcademicRecord imports
+# (1.4.0-1.5.0 inferred).
+_ACK_FOR_TRANSCRIPT = {
+    (1, 0, 0): "1.0.0", (1, 1, 0): "1.0.0", (1, 2, 0): "1.0.0", (1, 3, 0): "1.1.0",
+    (1, 4, 0): "1.2.0", (1, 5, 0): "1.2.0", (1, 6, 0): "1.3.0",
+}  # fmt: skip
+
+
+def namespace_for(message_type: str, version: str) -> str:
+    """The namespace of a message of this type and version (the spec's for v1.0.0)."""
+    if version == "1.0.0" and message_type in NS_V1_0_0:
+        return NS_V1_0_0[message_type]
+    return f"urn:org:pesc:message:{schema_name(message_type)}:v{version}"
+
+
+def acknowledgment_version(transcript_version: str | None) -> str:
+    """The Acknowledgment version of the family a CollegeTranscript version belongs to."""
+    try:
+        key = version_tuple(transcript_version or "")
+    except ValueError:
+        return "1.0.0"
+    known = sorted(_ACK_FOR_TRANSCRIPT)
+    nearest = known[-1] if key > known[-1] else known[0]
+    return _ACK_FOR_TRANSCRIPT.get(key, _ACK_FOR_TRANSCRIPT[nearest])
 
 
 def build_response(

@@ -16,8 +16,20 @@ from dataclasses import dataclass
 from lxml import etree
 
 from workbench.errors import ConfigError, PescError
-from workbench.pesc.messages import is_pesc_root, message_info
 
+REQUEST = "TranscriptRequest"
+RESPONSE = "TranscriptResponse"
+TRANSCRIPT = "CollegeTranscript"
+ACKNOWLEDGMENT = "Acknowledgment"
+MESSAGE_TYPES = (REQUEST, RESPONSE, TRANSCRIPT, ACKNOWLEDGMENT)
+# Other PESC roots of public samples: a namespace-less root counts as PESC if it has a PESC name.
+OTHER_PESC_ROOTS = frozenset(
+    {"HighSchoolTranscript", "AcademicRecordBatch", "TranscriptAcknowledgment", "Receipt"}
+)
+PESC_NAMESPACE_PREFIX = "urn:org:pesc:"
+_VERSION = re.compile(r":v(\d+(?:\.\d+)*)$")
+# The root element ``Acknowledgment`` lives in the ``TranscriptAcknowledgment`` namespace.
+_SCHEMA_NAME = {ACKNOWLEDGMENT: "TranscriptAcknowledgment"}
 DEFAULT_MAX_BYTES = 10 * 1024 * 1024
 MAX_BYTES_VARIABLE = "WORKBENCH_PESC_MAX_BYTES"
 XINCLUDE_NAMESPACES = ("http://www.w3.org/2001/XInclude", "http://www.w3.org/2003/XInclude")
@@ -127,6 +139,32 @@ def parse(data: str | bytes, *, max_bytes: int | None = None) -> PescDocument:
             reason="not-pesc",
         )
     return PescDocument(*message_info(root.tag), root, text)
+
+
+def message_info(tag: str) -> tuple[str, str | None, str | None]:
+    """(message type, version, namespace) of a root tag: the namespace's version, or None (the
+    spec gives a TranscriptResponse the request's v1.0.0 namespace)."""
+    name = etree.QName(tag)
+    match = _VERSION.search(name.namespace or "")
+    return name.localname, match[1] if match else None, name.namespace
+
+
+def is_pesc_root(tag: str) -> bool:
+    """A root in a PESC namespace, or a namespace-less root with a PESC message name."""
+    name = etree.QName(tag)
+    if name.namespace:
+        return name.namespace.startswith(PESC_NAMESPACE_PREFIX)
+    return name.localname in MESSAGE_TYPES or name.localname in OTHER_PESC_ROOTS
+
+
+def version_tuple(version: str) -> tuple[int, ...]:
+    """``"1.10.0"`` -> ``(1, 10, 0)``, so versions compare as numbers."""
+    return tuple(int(part) for part in version.split("."))
+
+
+def schema_name(message_type: str) -> str:
+    """The message name used in namespaces and schema files (``TranscriptAcknowledgment``)."""
+    return _SCHEMA_NAME.get(message_type, message_type)
 
 
 def as_document(doc_or_xml: PescDocument | str | bytes) -> PescDocument:

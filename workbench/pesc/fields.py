@@ -12,9 +12,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from workbench.pesc import elements as el
-from workbench.pesc.document import PescDocument, as_document
+from workbench.pesc.document import ACKNOWLEDGMENT, REQUEST, RESPONSE, PescDocument, as_document
 from workbench.pesc.elements import Element, mapping, names
-from workbench.pesc.messages import ACKNOWLEDGMENT, REQUEST, RESPONSE
 
 COMMON_KEYS = names(
     "message_type version namespace document_id created_at document_type_code transmission_type "

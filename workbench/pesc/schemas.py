@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import copy
 import os
+import re
 import threading
 from dataclasses import dataclass, field
 from functools import lru_cache
+from itertools import zip_longest
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
@@ -18,16 +20,18 @@ from lxml import etree
 
 from workbench.config import SCHEMAS_VARIABLE
 from workbench.errors import PescError
-from workbench.pesc.document import PescDocument, as_document
-from workbench.pesc.messages import (
-    nearest_version,
-    parse_message_namespace,
+from workbench.pesc.document import (
+    ACKNOWLEDGMENT,
+    PescDocument,
+    as_document,
     schema_name,
+    version_tuple,
 )
 
 VALID, INVALID, NOT_VALIDATED = "valid", "invalid", "not validated"
 _VALIDATED_AGAINST = "validated against "  # how a note of a validation that ran begins
 MAX_ERRORS = 100
+_MESSAGE_NAMESPACE = re.compile(r"^urn:org:pesc:message:([A-Za-z]+):v(\d+(?:\.\d+)*)$")
 
 _lock = threading.Lock()  # lxml schema objects keep their error log on the instance
 
@@ -172,6 +176,35 @@ def _as_schema_namespace(doc: PescDocument, schema: _Schema) -> etree._ElementTr
                 if node.tag[0] != "{":
                     node.tag = new + node.tag
     return etree.ElementTree(root)
+
+
+def parse_message_namespace(namespace: str) -> tuple[str, str] | None:
+    """``urn:org:pesc:message:X:v1.2.0`` -> (root local name, "1.2.0"); None for others."""
+    match = _MESSAGE_NAMESPACE.match(namespace)
+    if not match:
+        return None
+    name = ACKNOWLEDGMENT if match[1] == schema_name(ACKNOWLEDGMENT) else match[1]
+    return name, match[2]
+
+
+def nearest_version(wanted: str | None, available: list[str]) -> str | None:
+    """The available version closest to ``wanted`` (the newest when None): first differing in a
+    less significant component, then by less there; a tie goes to the newer."""
+    if not available:
+        return None
+    try:
+        target = version_tuple(wanted) if wanted else ()
+    except ValueError:
+        target = ()
+
+    def closeness(version: str) -> tuple[int, int, tuple[int, ...]]:
+        parts = version_tuple(version)
+        pairs = list(zip_longest(parts, target, fillvalue=0)) if target else []
+        same = next((i for i, (a, b) in enumerate(pairs) if a != b), len(pairs))
+        gap = abs(pairs[same][0] - pairs[same][1]) if same < len(pairs) else 0
+        return same, -gap, parts
+
+    return max(available, key=closeness)
 
 
 @lru_cache(maxsize=8)
