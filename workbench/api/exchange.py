@@ -52,6 +52,7 @@ from workbench.http.answers import (
     detail_items,
     list_items,
     request_path,
+    said,
 )
 from workbench.http.session import Session
 from workbench.pesc.fields import KEYS
@@ -388,11 +389,11 @@ def _no_route(
     last: PartnerError, first: PartnerError, operation: str, spellings: list[str]
 ) -> PartnerError:
     """The refusal of a send neither spelling of its route took, with what the partner said."""
-    said = _partner_words(last.body)
+    words = (said(last.body) or (last.body or "").strip())[:200] or "no message"
     refusal = PartnerError(
         f"{operation}: the partner took this send at neither spelling of its route: the "
         f"{spellings[0]} one answered {first.status}, the {spellings[1]} one {last.status} "
-        f"({said}). Nothing was received, so sending again is allowed. If the partner does not "
+        f"({words}). Nothing was received, so sending again is allowed. If the partner does not "
         "know the request, pull to see whether it is still listed; if the route is spelled "
         "otherwise, set send_routes in the profile (WORKBENCH_SEND_ROUTES: plural for "
         "/responses and /transcripts, singular for /response and /transcript).",
@@ -401,12 +402,3 @@ def _no_route(
     )
     refusal.call_id = last.call_id
     return refusal
-
-
-def _partner_words(body: str | None) -> str:
-    """What an error answer's body says: its ``Message`` (spec §7), else its text, short."""
-    try:
-        said = json.loads(body or "")["Message"]
-    except (ValueError, TypeError, KeyError, IndexError):
-        said = None
-    return (said if isinstance(said, str) else (body or "").strip())[:200] or "no message"

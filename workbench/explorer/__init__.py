@@ -24,6 +24,7 @@ import pandas as pd
 from workbench.errors import StoreError, WorkbenchError
 from workbench.explorer import render
 from workbench.explorer.render import parse_order
+from workbench.export import list_moment
 from workbench.report.history import pull_runs
 from workbench.report.markup import STYLE, plain
 from workbench.report.stores import open_store, report_zone
@@ -344,10 +345,9 @@ class Explorer:
         self.close()
 
     def _as_of(self) -> Any:
-        if self.run.value in (LATEST, None):
-            return None
-        run = self.store.table("runs", where="id = ?", params=[self.run.value]).iloc[0]
-        return run["finished_at"] if pd.notna(run["finished_at"]) else run["started_at"]
+        return (
+            None if self.run.value in (LATEST, None) else list_moment(self.store, self.run.value)[0]
+        )
 
 
 def _close_tree(widget: widgets.Widget) -> None:

@@ -117,17 +117,24 @@ def unauthorized(profile: Profile, role: str, said: str) -> str:
 
 
 def message(response: httpx.Response, redactor: Redactor) -> str:
-    """The partner's own words: ``Message`` (spec §7), an OAuth description, or the text."""
-    try:
-        data = loads(response.content)
-    except ValueError:
-        data = None
-    if isinstance(data, dict):
-        for key in ("Message", "message", "error_description", "error", "detail", "title"):
-            if isinstance(data.get(key), str) and data[key].strip():
-                return redactor.text(data[key].strip())
+    """The partner's own words (:func:`said`), else the answer's text, masked."""
+    words = said(response.content)
+    if words:
+        return redactor.text(words)
     text = redactor.text(response.text.strip()[:MASKED_BEFORE_CUT])[:300]
     return text or f"HTTP {response.status_code} with no message"
+
+
+def said(body: bytes | str | None) -> str | None:
+    """An error answer's own words: ``Message`` (spec §7), an OAuth description, RFC 7807's."""
+    try:
+        data = loads(body or b"")
+    except ValueError:
+        return None
+    for key in ("Message", "message", "error_description", "error", "detail", "title"):
+        if isinstance(data, dict) and isinstance(data.get(key), str) and data[key].strip():
+            return str(data[key].strip())
+    return None
 
 
 def _body(response: httpx.Response, redactor: Redactor) -> str:

@@ -1,9 +1,10 @@
 """An event's id, type, time and payload, wherever a partner keeps them (DESIGN §3).
 
-Names are tried in order, in any case: the profile's ``event_fields`` paths, then the event's
-own names (``eventType``) at its top or one level down, then generic ones (``type``) at its top
-or in an object about the event (``EVENT_HOLDERS``), never in its payload, where ``id`` and
-``type`` are the student's. A name two keys match counts as absent. Nothing is required.
+Names are tried in order, in any case, underscores aside: the profile's ``event_fields``
+paths, then the event's own names (``eventType``) at its top or one level down, then generic
+ones (``type``) at its top or in an object about the event (``EVENT_HOLDERS``), never in its
+payload, where ``id`` and ``type`` are the student's. A name two keys match counts as absent.
+Nothing is required.
 """
 
 from __future__ import annotations
@@ -17,30 +18,25 @@ from operator import getitem
 from typing import Any
 
 EVENT_NAMES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    "id": (
-        ("eventId", "event_id", "eventGuid", "event_guid", "eventUuid", "event_uuid"),
-        ("id", "guid", "uuid"),
-    ),
-    "type": (
-        ("eventType", "event_type", "eventName", "event_name", "eventKind", "event_kind"),
-        ("type", "kind", "action", "event"),
-    ),
+    "id": (("eventId", "eventGuid", "eventUuid"), ("id", "guid", "uuid")),
+    "type": (("eventType", "eventName", "eventKind"), ("type", "kind", "action", "event")),
     "time": (
-        ("occurredAt", "occurred_at", "occurredOn", "occurred_on", "eventTime", "event_time",
-         "eventDate", "event_date", "eventTimestamp", "event_timestamp"),
-        ("at", "timestamp", "time", "dateTime", "date_time", "date", "createdAt", "created_at",
-         "createdOn", "created_on", "created"),
+        ("occurredAt", "occurredOn", "eventTime", "eventDate", "eventTimestamp"),
+        ("at", "timestamp", "time", "dateTime", "date", "createdAt", "createdOn", "created"),
     ),
-}  # fmt: skip
-EVENT_HOLDERS = ("eventInfo", "event_info", "event", "eventHeader", "event_header", "meta",
-                 "metadata", "header", "envelope")  # fmt: skip
+}
+EVENT_HOLDERS = ("eventInfo", "event", "eventHeader", "meta", "metadata", "header", "envelope")
 # Where an event keeps its data (the report's program and campus): at its top, or in a holder.
-PAYLOAD_NAMES = ("payload", "data", "eventData", "event_data", "body", "details", "detail")
+PAYLOAD_NAMES = ("payload", "data", "eventData", "body", "details", "detail")
 _DOTNET_DATE = re.compile(r"/Date\((-?\d+)(?:[+-]\d{4})?\)/")  # ASP.NET's JSON dates, in ms
 _EPOCH_SECONDS = 10**9  # 2001-09-09: a smaller number under a time's name is not a time
 _EPOCH_MILLISECONDS = 10**12
 Keys = tuple[Any, ...]  # the keys leading to a field: ("eventInfo", "action")
 _HOLDERS = frozenset(h.lower() for h in EVENT_HOLDERS)
+
+
+def _plain(name: Any) -> str:
+    return str(name).lower().replace("_", "")
 
 
 @dataclass(frozen=True)
@@ -65,7 +61,7 @@ def event_fields(event: Any, paths: Mapping[str, str] | None = None) -> EventFie
         read = event_time if what == "time" else _id_or_type
         places: list[Keys] = [(key,) for key in _keys(event, (*own, *generic))]
         for outer, inner in below:
-            names = (*own, *generic) if str(outer).lower() in _HOLDERS else own
+            names = (*own, *generic) if _plain(outer) in _HOLDERS else own
             places += [(outer, key) for key in _keys(inner, names)]
         mapped = _resolve(event, (paths or {}).get(what))
         for keys in [mapped, *places] if mapped else places:
@@ -73,7 +69,7 @@ def event_fields(event: Any, paths: Mapping[str, str] | None = None) -> EventFie
             if value is not None:
                 found[what], where[what] = value, keys
                 break
-    holders = [((), event)] + [((k,), v) for k, v in below if str(k).lower() in _HOLDERS]
+    holders = [((), event)] + [((k,), v) for k, v in below if _plain(k) in _HOLDERS]
     for outer, node in holders:
         key = next((k for k in _keys(node, PAYLOAD_NAMES) if isinstance(node[k], Mapping)), None)
         if key is not None:
@@ -110,11 +106,11 @@ def _id_or_type(value: Any) -> str | None:
 
 
 def _keys(node: Mapping[Any, Any], names: tuple[str, ...]) -> list[Any]:
-    """The keys of ``node`` that are ``names`` in any case (not a name two keys match)."""
+    """The keys of ``node`` that are ``names`` (:func:`_plain`; not a name two keys match)."""
     index: dict[str, list[Any]] = {}
     for key in node:
-        index.setdefault(str(key).lower(), []).append(key)
-    return [index[n.lower()][0] for n in names if len(index.get(n.lower(), ())) == 1]
+        index.setdefault(_plain(key), []).append(key)
+    return [index[_plain(n)][0] for n in names if len(index.get(_plain(n), ())) == 1]
 
 
 def _resolve(event: Mapping[str, Any], path: str | None) -> Keys | None:

@@ -86,16 +86,11 @@ class IdentityServer:
             or not _same(form["client_secret"], client.secret)
         ):
             raise OAuthError("invalid_client", "Client authentication failed.", status=401)
-        grant_type = form["grant_type"]
-        if grant_type not in ("password", "client_credentials"):
-            raise OAuthError(
-                "unsupported_grant_type", f"The grant type '{grant_type}' is not supported."
-            )
-        if grant_type != client.grant:
+        if form["grant_type"] != client.grant:
             raise OAuthError(
                 "unsupported_grant_type", f"This client may only use the '{client.grant}' grant."
             )
-        if grant_type == "password":
+        if client.grant == "password":
             username, password = form.get("username", ""), form.get("password", "")
             if not username or not password:
                 raise OAuthError(
