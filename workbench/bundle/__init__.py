@@ -1,6 +1,7 @@
 """Support bundles: a zip of ``calls.har`` (the calls about a request, token calls left out,
 list calls cut to its items), ``documents/NN-<sent|received>-<root>.xml``, ``validation.json``
-and ``timeline.csv``, masked by ``http.masking`` (and ``redaction``, for personal data).
+and ``timeline.csv``, masked by ``http.masking`` (and ``redaction``, for personal data). The
+calls are a HAR 1.2 log, which opens in a browser's dev tools.
 
 >>> make_bundle(store, "7c1d0b52...", secrets=profile.secrets())  # doctest: +SKIP
 PosixPath('data/bundles/7c1d0b52...-20260302T090000Z.zip')
@@ -8,20 +9,29 @@ PosixPath('data/bundles/7c1d0b52...-20260302T090000Z.zip')
 
 from __future__ import annotations
 
+import copy
+import html
 import json
 import os
 import re
 import zipfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
+from http import HTTPStatus
 from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
 
-from workbench.bundle.documents import find_documents, validations
-from workbench.bundle.har import calls_about, har_log, iso
+import pandas as pd
+from lxml import etree
+
+from workbench import pesc
+from workbench._version import __version__
 from workbench.bundle.redaction import Personal
-from workbench.errors import ConfigError, StoreError
+from workbench.errors import ConfigError, PescError, StoreError
 from workbench.folders import create_private
-from workbench.http.masking import Redactor
+from workbench.http.masking import Redactor, is_document, is_sent_document
 from workbench.pesc.fields import environment_of
 from workbench.store import Store
 from workbench.store.identity import SANDBOX_TITLE
@@ -114,3 +124,234 @@ def make_bundle_from_profile(
         return make_bundle(
             store, request_id, out_dir=out_dir, secrets=secrets, redact_personal=redact_personal
         )
+
+
+_PHRASES = {s.value: s.phrase for s in HTTPStatus}
+
+
+def iso(moment: Any) -> str:
+    """ISO 8601 UTC with milliseconds and a ``Z`` (what HAR readers parse); '' when missing."""
+    if moment is None or pd.isna(moment):
+        return ""
+    when = pd.to_datetime(moment, utc=True)  # a time without a zone is UTC, as stored
+    return str(when.isoformat(timespec="milliseconds")).replace("+00:00", "Z")
+
+
+def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """Rows as dicts of Python values, None for a missing one."""
+    plain = frame.astype(object).where(frame.notna(), None)
+    return [{str(k): v for k, v in row.items()} for row in plain.to_dict("records")]
+
+
+def calls_about(store: Store, rid: str, timeline: pd.DataFrame) -> list[dict[str, Any]]:
+    """The calls about ``rid`` but token calls, oldest first; ``_listing``: a list call of it."""
+    kinds = timeline["kind"].isin(("appeared", "vanished"))
+    listing = {int(c) for c in timeline.loc[kinds, "call_id"].dropna()}
+    linked = set(listing)
+    for table in ("outbox", "acknowledgments"):
+        rows = store.table(table, where="request_id = ? AND call_id IS NOT NULL", params=[rid])
+        linked |= {int(c) for c in rows["call_id"]}
+    about = f"(request_id = ? OR id IN ({', '.join('?' * len(linked))}))"
+    tokens = "coalesce(operation, '') = 'token' OR coalesce(url, '') LIKE '%/connect/token%'"
+    where = f"{about} AND NOT ({tokens}) ORDER BY started_at, id"
+    calls = records(store.table("calls", where=where, params=[rid, *sorted(linked)]))
+    for call in calls:
+        call["_listing"] = call["id"] in listing and call["request_id"] != rid
+    return calls
+
+
+def har_log(
+    calls: list[dict[str, Any]],
+    rid: str,
+    comment: str,
+    redactor: Redactor,
+    mask: Callable[[str], str],
+) -> dict[str, Any]:
+    """``calls`` as HAR, masked as the session records (documents as written), then by ``mask``."""
+    entries = [_entry(call, rid, redactor, mask) for call in calls]
+    creator = {"name": "workbench", "version": __version__}
+    return {"log": {"version": "1.2", "creator": creator, "comment": comment, "entries": entries}}
+
+
+def _entry(
+    call: dict[str, Any], rid: str, redactor: Redactor, mask: Callable[[str], str]
+) -> dict[str, Any]:
+    sent = is_sent_document(call["interface"], call["method"])
+    answered = is_document(call["interface"], call["status"])
+    request_headers = _headers(call["request_headers"], redactor, mask, document=False)
+    response_headers = _headers(call["response_headers"], redactor, mask, document=answered)
+    request_type = _header(request_headers, "content-type")
+    response_type = _header(response_headers, "content-type")
+    body, comment = call["response_body"] or "", str(call["operation"] or "")
+    if call["_listing"]:
+        body, comment = _listed_items(body, rid, comment)
+    request_body = mask(redactor.body(call["request_body"], request_type, document=sent))
+    response_body = mask(redactor.body(body, response_type, document=answered))
+    url = mask(redactor.url(str(call["url"] or "")))
+    time_ms = round(max(float(call["duration_s"] or 0.0), 0.0) * 1000, 3)
+    status = int(call["status"]) if call["status"] is not None else 0
+    request: dict[str, Any] = {
+        "method": str(call["method"] or "GET"),
+        "url": url,
+        "httpVersion": "HTTP/1.1",
+        "headers": request_headers,
+        "queryString": [{"name": k, "value": v} for k, v in parse_qsl(urlsplit(url).query)],
+        "cookies": [],
+        "headersSize": -1,
+        "bodySize": len(request_body.encode()),
+        **({"postData": {"mimeType": request_type, "text": request_body}} if request_body else {}),
+    }
+    size = len(response_body.encode())
+    entry: dict[str, Any] = {
+        "startedDateTime": iso(call["started_at"]),
+        "time": time_ms,
+        "request": request,
+        "response": {
+            "status": status,
+            "statusText": _PHRASES.get(status, ""),
+            "httpVersion": "HTTP/1.1",
+            "headers": response_headers,
+            "cookies": [],
+            "content": {"size": size, "mimeType": response_type, "text": response_body},
+            "redirectURL": "",
+            "headersSize": -1,
+            "bodySize": size,
+        },
+        "cache": {},
+        "timings": {"send": 0, "wait": time_ms, "receive": 0},
+        "comment": comment,
+        "_call_id": call["id"],
+    }
+    if call["error"]:
+        entry["_error"] = mask(redactor.text(str(call["error"])))
+    return entry
+
+
+def _listed_items(body: str, rid: str, comment: str) -> tuple[str, str]:
+    """A list call's body cut down to the items about ``rid`` (others' ids stay home)."""
+    try:
+        payload = json.loads(body) if body else []
+    except ValueError:
+        return "", f"{comment}; body left out: not JSON"
+    if isinstance(payload, dict):  # an object holding one array
+        payload = next((v for v in payload.values() if isinstance(v, list)), [])
+    items = payload if isinstance(payload, list) else []
+    kept = [i for i in items if isinstance(i, dict) and rid in map(str, i.values())]
+    note = f"{comment}; body cut to the {len(kept)} of {len(items)} listed items about {rid}"
+    return json.dumps(kept, ensure_ascii=False), note
+
+
+def _headers(
+    text: str | None, redactor: Redactor, mask: Callable[[str], str], *, document: bool
+) -> list[dict[str, str]]:
+    try:
+        stored = json.loads(text) if text else {}
+    except ValueError:
+        stored = {}
+    masked = redactor.headers(stored if isinstance(stored, dict) else {}, document=document)
+    return [{"name": k, "value": mask(v)} for k, v in masked.items()]
+
+
+def _header(headers: list[dict[str, str]], name: str) -> str:
+    return next((h["value"] for h in headers if h["name"].lower() == name), "")
+
+
+_PESCXML_FIELD = re.compile(r'"pescxml"\s*:\s*("(?:[^"\\]|\\.)*")', re.IGNORECASE)
+
+
+@dataclass
+class Document:
+    """One distinct document, pretty-printed, and where it was seen."""
+
+    text: str
+    kind: str  # sent / received
+    message_type: str  # the root element, or "unparsed"
+    parsed: pesc.PescDocument | None
+    sources: list[dict[str, Any]] = field(default_factory=list)
+
+    def file_name(self, number: int) -> str:
+        kind = re.sub(r"[^A-Za-z0-9_.]+", "_", self.message_type)
+        return f"{number:02d}-{self.kind}-{kind}.xml"
+
+
+def find_documents(
+    store: Store, rid: str, calls: list[dict[str, Any]], stored: str | None
+) -> list[Document]:
+    """The documents in ``calls``, the outbox, responses, acknowledgments and the ``stored``
+    detail, oldest first (a call's request before its answer), each once."""
+    seen: list[tuple[str, str, str, dict[str, Any]]] = []  # (xml, at, kind, where)
+
+    def add(value: Any, at: str, kind: str, place: str, **ids: Any) -> None:
+        seen.extend(
+            (xml, at, kind, {"at": at, **ids, "in": place}) for xml in _pescxml_values(value)
+        )
+
+    for call in calls:
+        at, op, cid = iso(call["started_at"]), call["operation"], call["id"]
+        add(call["request_body"], at, "sent", f"{op} request", call_id=cid)
+        add(call["response_body"], at, "received", f"{op} response", call_id=cid)
+    for row in _rows(store, "outbox", rid):
+        at, op, oid = iso(row["created_at"]), row["operation"], row["id"]
+        add(row["payload"], at, "sent", f"outbox {op} payload", outbox_id=oid)
+        add(row["response_body"], at, "received", f"outbox {op} answer", outbox_id=oid)
+    for row in _rows(store, "responses", rid):
+        add(row, iso(row["sent_at"]), "sent", "responses")
+    for row in _rows(store, "acknowledgments", rid):
+        add(row, iso(row["recorded_at"]), str(row["direction"]), "acknowledgments")
+    if stored:
+        seen.append((stored, "~", "received", {"at": None, "in": "stored detail"}))
+
+    unique: dict[str, Document] = {}
+    for xml, _at, kind, where in sorted(seen, key=lambda s: s[1]):  # stable
+        text, parsed = pretty(xml)
+        kind_of = parsed.message_type if parsed else "unparsed"
+        unique.setdefault(text, Document(text, kind, kind_of, parsed)).sources.append(where)
+    return list(unique.values())
+
+
+def _rows(store: Store, table: str, rid: str) -> list[dict[str, Any]]:
+    return records(store.table(table, where="request_id = ?", params=[rid]))
+
+
+def _pescxml_values(value: Any) -> list[str]:
+    """A row's, a body's or a payload's ``PESCXML`` fields (any case, any depth), or its XML."""
+    if isinstance(value, Mapping):
+        return [v for k, v in value.items() if k.lower() == "pescxml" and isinstance(v, str) and v]
+    text = str(value or "").strip()
+    if text.startswith(("<", "&lt;")):
+        return [text]
+    return [xml for xml in (json.loads(m[1]) for m in _PESCXML_FIELD.finditer(text)) if xml]
+
+
+def pretty(xml: str) -> tuple[str, pesc.PescDocument | None]:
+    """The document unescaped and indented; as stored (unescaped once) when it does not parse."""
+    try:
+        document = pesc.parse(xml)
+    except PescError:
+        text = xml.strip()
+        return (html.unescape(text) if text.startswith("&lt;") else text) + "\n", None
+    root = copy.deepcopy(document.root)  # indent() changes the tree it is given
+    etree.indent(root, space="  ")
+    declaration = '<?xml version="1.0" encoding="UTF-8"?>\n'
+    return declaration + etree.tostring(root, encoding="unicode") + "\n", document
+
+
+def validations(
+    found: list[Document], schemas_dir: str | os.PathLike[str] | None
+) -> dict[str, Any]:
+    """Each document's validation, run on its bundled text so that lines point into the file
+    (personal masking, done afterwards, changes no line)."""
+    return {
+        "documents": [
+            {
+                "file": f"documents/{document.file_name(number)}",
+                "kind": document.kind,
+                "message_type": document.message_type,
+                "version": getattr(document.parsed, "version", None),
+                "namespace": getattr(document.parsed, "namespace", None),
+                **asdict(pesc.validate(document.text, schemas_dir=schemas_dir)),
+                "seen_in": document.sources,
+            }
+            for number, document in enumerate(found, start=1)
+        ]
+    }

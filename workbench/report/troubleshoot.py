@@ -14,9 +14,7 @@ import pandas as pd
 from IPython.display import HTML
 
 from workbench import pesc
-from workbench.bundle import DEFAULT_OUT_DIR, make_bundle
-from workbench.bundle.documents import find_documents, pretty
-from workbench.bundle.har import calls_about
+from workbench.bundle import DEFAULT_OUT_DIR, calls_about, find_documents, make_bundle, pretty
 from workbench.errors import StoreError
 from workbench.pesc.schemas import NOT_VALIDATED, SCHEMAS_VARIABLE
 from workbench.reconcile import Reconciliation
