@@ -17,7 +17,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from workbench import spec
 from workbench.sandbox import Sandbox
-from workbench.sandbox.faults import with_transport
+from workbench.sandbox.app import with_transport
 
 LOGINS = (spec.TOKEN_PATH, spec.ETMS_LOGIN_PATH)
 

@@ -27,7 +27,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from tests.watched import WatchedSandbox
 from workbench import spec
 from workbench.sandbox import SandboxSettings
-from workbench.sandbox.faults import TRANSPORT_KEY, drop, with_transport
+from workbench.sandbox.app import TRANSPORT_KEY, drop, with_transport
 from workbench.sandbox.settings import Faults
 
 # The kinds of the hostile answers; "" is off.

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from workbench.sandbox import generator
-from workbench.sandbox.faults import FaultMiddleware
+from workbench.sandbox.app import FaultMiddleware
 from workbench.sandbox.settings import Faults
 
 
