@@ -52,7 +52,7 @@ _BIRTHDAY = re.compile(r"^-*(0[1-9]|1[0-2])-?(0[1-9]|[12][0-9]|3[01])$")  # --MM
 _PREFIX = {RESPONSE: "TrnResp", ACKNOWLEDGMENT: "TrnAck"}
 # The Acknowledgment version of each CollegeTranscript version: the same AcademicRecord imports
 # (1.4.0-1.5.0 inferred).
-_ACK_FOR_TRANSCRIPT = {
+_ACK_FOR_TRANSCRIPT: dict[tuple[int, ...], str] = {
     (1, 0, 0): "1.0.0", (1, 1, 0): "1.0.0", (1, 2, 0): "1.0.0", (1, 3, 0): "1.1.0",
     (1, 4, 0): "1.2.0", (1, 5, 0): "1.2.0", (1, 6, 0): "1.3.0",
 }  # fmt: skip
