@@ -225,6 +225,8 @@ def _parquet(frame: pd.DataFrame, path: Path) -> list[str]:
     """pandas' dtypes kept (times in microseconds, as Spark reads); mixed values as text."""
     import pyarrow as pa
 
+    from workbench.store.frames import is_missing
+
     notes, frame = [], frame.copy()
     frame.attrs = {}  # pyarrow would store them, Timestamps and all
     for column in frame.columns:
@@ -232,7 +234,7 @@ def _parquet(frame: pd.DataFrame, path: Path) -> list[str]:
             pa.Array.from_pandas(frame[column])
         except (pa.ArrowInvalid, pa.ArrowTypeError):  # mixed values: times and text, say
             frame[column] = (
-                frame[column].map(lambda v: None if _missing(v) else str(v)).astype("string")
+                frame[column].map(lambda v: None if is_missing(v) else str(v)).astype("string")
             )
             notes.append(f"{column}: mixed values, written as text")
     frame.to_parquet(path, index=False, coerce_timestamps="us", allow_truncated_timestamps=True)
@@ -283,7 +285,9 @@ def write_xlsx(frame: pd.DataFrame, path: Path, name: str, *, sandbox: bool) -> 
 
 def _cell_value(value: Any, column: str, cut: dict[str, int]) -> Any:
     """None for a missing value; text with XML's illegal characters escaped, cut at the limit."""
-    if _missing(value):
+    from workbench.store.frames import is_missing
+
+    if is_missing(value):
         return None
     if hasattr(value, "item") and hasattr(value, "dtype"):  # a numpy scalar
         value = value.item()
@@ -295,12 +299,3 @@ def _cell_value(value: Any, column: str, cut: dict[str, int]) -> Any:
             cut[column] = cut.get(column, 0) + 1
             value = value[:XLSX_MAX_CELL]
     return value
-
-
-def _missing(value: Any) -> bool:
-    import pandas as pd
-
-    try:
-        return bool(pd.isna(value))
-    except (TypeError, ValueError):  # a list or an array: not a missing value
-        return False
