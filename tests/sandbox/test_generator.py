@@ -64,9 +64,9 @@ def created_at(index: int) -> datetime:
 
 def build(message: str, index: int, family: str = "v1.0.0", **kwargs: object) -> str:
     rid = (
-        g.request_id(SEED, index)
+        g.item_id(SEED, "request", index)
         if message == "TranscriptRequest"
-        else g.transcript_id(SEED, index)
+        else g.item_id(SEED, "transcript", index)
     )
     return BUILDERS[message](
         SEED, index, request_id=rid, created=created_at(index), namespaces=family, **kwargs
@@ -115,12 +115,12 @@ def samples() -> Path:
 
 
 def test_ids_are_deterministic_unique_guids_that_fit_request_tracking_id() -> None:
-    requests = [g.request_id(SEED, i) for i in range(1000)]
-    transcripts = [g.transcript_id(SEED, i) for i in range(1000)]
-    assert requests == [g.request_id(SEED, i) for i in range(1000)]
+    requests = [g.item_id(SEED, "request", i) for i in range(1000)]
+    transcripts = [g.item_id(SEED, "transcript", i) for i in range(1000)]
+    assert requests == [g.item_id(SEED, "request", i) for i in range(1000)]
     assert len(set(requests)) == len(set(transcripts)) == 1000
     assert not set(requests) & set(transcripts)
-    assert g.request_id(SEED, 0) != g.request_id(SEED + 1, 0)
+    assert g.item_id(SEED, "request", 0) != g.item_id(SEED + 1, "request", 0)
     for value in requests + transcripts:
         # 32 hex digits (a GUID without dashes): RequestTrackingID allows 35 characters at most.
         assert re.fullmatch(r"[0-9a-f]{12}4[0-9a-f]{3}[89ab][0-9a-f]{15}", value)
@@ -134,7 +134,7 @@ def test_same_arguments_give_the_same_bytes_and_new_indexes_new_data(
     first = [build(message, i, defect=defect) for i in range(10)]
     assert first == [build(message, i, defect=defect) for i in range(10)]
     assert len(set(first)) == 10
-    rid, when = g.request_id(SEED, 0), created_at(0)
+    rid, when = g.item_id(SEED, "request", 0), created_at(0)
     other_seed = BUILDERS[message](SEED + 1, 0, request_id=rid, created=when, defect=defect)
     assert other_seed != BUILDERS[message](SEED, 0, request_id=rid, created=when, defect=defect)
 
@@ -194,7 +194,7 @@ def test_acknowledgments_of_generated_transcripts_validate_and_count(
     for index in INDEXES:
         xml = build("CollegeTranscript", index, family)
         transcript = parse(xml)
-        rid = g.transcript_id(SEED, index)
+        rid = g.item_id(SEED, "transcript", index)
         ack = parse(acknowledgment(transcript, rid))
         assert etree.QName(ack).namespace == NAMESPACE_FAMILIES[family]["Acknowledgment"]
         assert schema_errors(schemas, ack) == [], index
@@ -406,7 +406,7 @@ def test_qualification_follows_each_schema(family: str) -> None:
 def test_requests_look_like_ocas_requests() -> None:
     recipients, holds = Counter[int](), Counter[str]()
     for index in INDEXES:
-        rid = g.request_id(SEED, index)
+        rid = g.item_id(SEED, "request", index)
         root = parse(build("TranscriptRequest", index))
         assert len(text_of(root, "TransmissionData/DocumentID") or "") <= 35
         assert text_of(root, "TransmissionData/DocumentTypeCode") == "Request"
@@ -450,7 +450,9 @@ def test_transcripts_look_like_college_transcripts() -> None:
     for index in INDEXES:
         root = parse(build("CollegeTranscript", index))
         assert text_of(root, "TransmissionData/DocumentTypeCode") == "RequestedRecord"
-        assert text_of(root, "TransmissionData/RequestTrackingID") == g.transcript_id(SEED, index)
+        assert text_of(root, "TransmissionData/RequestTrackingID") == g.item_id(
+            SEED, "transcript", index
+        )
         records[len(find_all(root, "AcademicRecord"))] += 1
         session_awards += len(
             root.xpath("//*[local-name()='AcademicSession']/*[local-name()='AcademicAward']")
@@ -542,7 +544,7 @@ def test_event_kinds_differ_and_times_must_be_aware() -> None:
 def test_any_seed_and_index_give_valid_documents(
     schemas: dict[str, etree.XMLSchema], seed: int, index: int, family: str
 ) -> None:
-    rid, when = g.request_id(seed, index), datetime(2026, 3, 2, 9, tzinfo=UTC)
+    rid, when = g.item_id(seed, "request", index), datetime(2026, 3, 2, 9, tzinfo=UTC)
     request = parse(
         g.transcript_request_xml(seed, index, request_id=rid, created=when, namespaces=family)
     )

@@ -34,14 +34,10 @@ def guid(seed: int, kind: str, index: int) -> uuid.UUID:
     return uuid.UUID(bytes=_digest(seed, kind, index)[:16], version=4)
 
 
-def request_id(seed: int, index: int) -> str:
-    """The id of request ``index``: a GUID as 32 hex digits, short enough to track by."""
-    return guid(seed, "request-id", index).hex
-
-
-def transcript_id(seed: int, index: int) -> str:
-    """The id of the consumer side's transcript ``index`` (a stream apart from requests)."""
-    return guid(seed, "transcript-id", index).hex
+def item_id(seed: int, kind: str, index: int) -> str:
+    """The id of request (or transcript) ``index``: a GUID as 32 hex digits, short enough to track
+    by; each ``kind`` a stream apart."""
+    return guid(seed, f"{kind}-id", index).hex
 
 
 def dashed_id(plain: str) -> str:

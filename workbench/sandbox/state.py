@@ -140,8 +140,7 @@ class PartnerState:
                 shares = (malformed, malformed + s.invalid_share)
                 defect = next((d for d, x in zip(DEFECTS, shares, strict=True) if roll < x), None)
                 escaped = traits.random() < s.escaped_share
-                make_id = generator.request_id if kind == "request" else generator.transcript_id
-                item_id = tracking = make_id(seed, index)
+                item_id = tracking = generator.item_id(seed, kind, index)
                 if s.id_scheme == "guid":
                     item_id = generator.dashed_id(item_id)
                     tracking = generator.tracking_number(kind, index, when)
