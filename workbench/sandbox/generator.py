@@ -35,8 +35,7 @@ def guid(seed: int, kind: str, index: int) -> uuid.UUID:
 
 
 def item_id(seed: int, kind: str, index: int) -> str:
-    """The id of request (or transcript) ``index``: a GUID as 32 hex digits, short enough to track
-    by; each ``kind`` a stream apart."""
+    """The id of ``kind``'s item ``index``: a GUID as 32 hex digits, short enough to track by."""
     return guid(seed, f"{kind}-id", index).hex
 
 

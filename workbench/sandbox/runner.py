@@ -162,11 +162,7 @@ def serve(
     port: int = 0,
     **overrides: Any,
 ) -> Iterator[Sandbox]:
-    """Serve a sandbox for the duration of a ``with`` block.
-
-    >>> with serve(seed=7, token_ttl=60) as sb:  # doctest: +SKIP
-    ...     os.environ.update(sb.env)
-    """
+    """Serve a sandbox for the duration of a ``with`` block (the package's docstring shows how)."""
     settings = with_overrides(settings or SandboxSettings(), **overrides)
     with Sandbox(settings, host=host, port=port) as sandbox:
         yield sandbox
