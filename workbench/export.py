@@ -71,15 +71,13 @@ def export(
         raise InvalidParameter(
             f"--out ends in .{suffix} but the format is {fmt}: make them agree", parameter="format"
         )
-    views = sorted(store.db.view_names())
-    tables = sorted(n for n in store.db.table_names() if not n.lower().startswith("sqlite_"))
-    kinds = {**dict.fromkeys(views, "view"), **dict.fromkeys(tables, "table")}
-    kinds |= dict.fromkeys(LIST_NAMES, "list")  # a list is read from its snapshots
+    kinds = sources(store)
     kind = kinds.get(name)
     if kind is None:
+        names = {k: ", ".join(n for n, of in kinds.items() if of == k) for k in set(kinds.values())}
         raise InvalidParameter(
             f"there is no table, view or partner list {name!r} in the store. Views: "
-            f"{', '.join(views)}. Tables: {', '.join(tables)}. Partner lists: "
+            f"{names.get('view', '')}. Tables: {names.get('table', '')}. Partner lists: "
             f"{', '.join(LIST_NAMES)}",
             parameter="name",
         )
@@ -131,6 +129,20 @@ def export(
     }
     notes = write_private(path, writers[fmt], force=force)
     return Exported(path, name, kind, fmt, len(frame), len(frame.columns), snapshot, notes, sandbox)
+
+
+def sources(store: Store) -> dict[str, str]:
+    """The store's views, tables (not SQLite's own) and partner lists, in that order: name, kind
+    (a list is read from its snapshots)."""
+    from workbench.store import LIST_NAMES
+
+    views = sorted(store.db.view_names())
+    tables = sorted(n for n in store.db.table_names() if not n.lower().startswith("sqlite_"))
+    return (
+        dict.fromkeys(views, "view")
+        | dict.fromkeys(tables, "table")
+        | dict.fromkeys(LIST_NAMES, "list")
+    )
 
 
 def list_moment(store: Store, as_of: str | int | None) -> tuple[Any, str]:

@@ -25,11 +25,12 @@ from workbench.errors import StoreError, WorkbenchError
 from workbench.explorer import render
 from workbench.explorer.render import parse_order
 from workbench.export import list_moment
+from workbench.export import sources as store_sources
 from workbench.report.history import pull_runs
 from workbench.report.markup import STYLE, plain
 from workbench.report.stores import open_store, report_zone
 from workbench.report.troubleshoot import request_documents, versions_section
-from workbench.store import LIST_NAMES, Store
+from workbench.store import Store
 
 __all__ = ["DEFAULT_SOURCE", "Explorer"]
 
@@ -62,16 +63,8 @@ class Rows(NamedTuple):
 
 
 def sources(store: Store) -> list[Source]:
-    """The store's views, then its tables (not SQLite's own ``sqlite_*``), then the lists."""
-
-    def ours(names: list[str]) -> list[str]:
-        return sorted(name for name in names if not name.lower().startswith("sqlite_"))
-
-    return [
-        *(Source("view", name) for name in ours(store.db.view_names())),
-        *(Source("table", name) for name in ours(store.db.table_names())),
-        *(Source("list", name) for name in LIST_NAMES),
-    ]
+    """The store's views, then its tables, then the lists (:func:`workbench.export.sources`)."""
+    return [Source(kind, name) for name, kind in store_sources(store).items()]
 
 
 def load_rows(
