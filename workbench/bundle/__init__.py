@@ -1,6 +1,6 @@
 """Support bundles: a zip of ``calls.har`` (the calls about a request, token calls left out,
 list calls cut to its items), ``documents/NN-<sent|received>-<root>.xml``, ``validation.json``
-and ``timeline.csv``, masked by ``http.masking`` (and ``redaction``, for personal data). The
+and ``timeline.csv``, masked by ``http.masking`` (personal data too, when asked). The
 calls are a HAR 1.2 log, which opens in a browser's dev tools.
 
 >>> make_bundle(store, "7c1d0b52...", secrets=profile.secrets())  # doctest: +SKIP
@@ -28,10 +28,9 @@ from lxml import etree
 
 from workbench import pesc
 from workbench._version import __version__
-from workbench.bundle.redaction import Personal
 from workbench.errors import ConfigError, PescError, StoreError
 from workbench.folders import create_private
-from workbench.http.masking import Redactor, is_document, is_sent_document
+from workbench.http.masking import Personal, Redactor, is_document, is_sent_document
 from workbench.pesc.fields import environment_of
 from workbench.store import Store
 from workbench.store.identity import SANDBOX_TITLE
