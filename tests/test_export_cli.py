@@ -24,9 +24,10 @@ import pytest
 from typer.testing import CliRunner
 
 import workbench as wb
+from tests.watched import WatchedSandbox
 from workbench import pesc
 from workbench.cli import app
-from workbench.sandbox import Sandbox, SandboxSettings
+from workbench.sandbox import SandboxSettings
 from workbench.store import LIST_NAMES, Store
 
 README = Path(__file__).resolve().parents[1] / "README.md"
@@ -44,7 +45,7 @@ class Pulled:
 
 @pytest.fixture(scope="module")
 def pulled(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pulled]:
-    sb = Sandbox(SandboxSettings()).start()
+    sb = WatchedSandbox(SandboxSettings()).start()
     db = tmp_path_factory.mktemp("export") / "data" / "workbench.db"
     try:
         with wb.connect(env=sb.env, db=db) as w:
