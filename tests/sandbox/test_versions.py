@@ -12,6 +12,7 @@ from tests.sandbox.schemas import schema_errors
 from tests.sandbox.wire import exchange, path, pescxml
 from workbench import spec
 from workbench.sandbox import SandboxSettings
+from workbench.sandbox.runner import with_overrides
 from workbench.sandbox.state import PartnerState
 
 QUIET = {  # nothing moves but what a test turns on
@@ -124,8 +125,8 @@ def test_the_demo_s_eight_hours_show_every_kind_the_same_way_each_time():
 
 
 def test_versions_survive_a_restart(tmp_path):
-    settings = SandboxSettings(
-        state_path=str(tmp_path / "state.json"), **{**QUIET, "reissue_per_hour": 2}
+    settings = with_overrides(
+        SandboxSettings(state_path=str(tmp_path / "state.json")), **{**QUIET, "reissue_per_hour": 2}
     )
     state = PartnerState.create(settings)
     state.advance(1)
