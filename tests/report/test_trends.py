@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 
 import workbench as wb
 from tests.report.conftest import figures
+from tests.watched import WatchedSandbox
 from workbench import pesc, reconcile
 from workbench.cli import app
 from workbench.errors import InvalidParameter
@@ -48,10 +49,10 @@ class History:
 def _figures_now(sb: Any, w: wb.Workbench, done: Expected, run_id: int) -> dict[str, Any]:
     """The trend point for ``run_id``, worked out from the partner's lists and our sends."""
     finished = w.store.table("runs", where="id = ?", params=[run_id]).loc[0, "finished_at"]
-    dates = {i: sb.state.requests[i].date for i in sb.pending_request_ids()}
+    dates = {i: sb.state.requests[i].date for i in WatchedSandbox.pending_request_ids(sb)}
     dates |= {i: sb.state.requests[i].date for i in done.answered}
-    open_ = [i for i in sb.pending_request_ids() if i not in done.answered]
-    waiting = [i for i in sb.pending_transcript_ids() if i not in done.acked]
+    open_ = [i for i in WatchedSandbox.pending_request_ids(sb) if i not in done.answered]
+    waiting = [i for i in WatchedSandbox.pending_transcript_ids(sb) if i not in done.acked]
     to_answer = [max((at - dates[i]) / DAY, 0) for i, at in done.answered.items()]
     # ``reconcile`` rounds ages to 0.1 day before comparing them with the SLA
     late = [i for i in open_ if round((finished.to_pydatetime() - dates[i]) / DAY, 1) > SLA]
@@ -77,7 +78,7 @@ def _figures_now(sb: Any, w: wb.Workbench, done: Expected, run_id: int) -> dict[
 def _act(sb: Any, w: wb.Workbench, done: Expected, round_: int) -> None:
     """A response (Hold), a transcript and an acknowledgment: the oldest open items on even
     rounds (late, over the SLA), the newest on odd ones."""
-    open_ = sorted((i for i in sb.pending_request_ids() if i not in done.answered),
+    open_ = sorted((i for i in WatchedSandbox.pending_request_ids(sb) if i not in done.answered),
                    key=lambda i: sb.state.requests[i].date, reverse=bool(round_ % 2))  # fmt: skip
     for rid, kind in zip(open_, ("response", "transcript"), strict=False):
         document = w.store.document(rid, list_name="supplier_requests")
@@ -89,7 +90,7 @@ def _act(sb: Any, w: wb.Workbench, done: Expected, round_: int) -> None:
             w.supplier.send_transcript(rid, transcript_for(document, rid, index=round_))
             done.sent[rid] = datetime.now(UTC)
         done.answered[rid] = datetime.now(UTC)
-    waiting = sorted((i for i in sb.pending_transcript_ids() if i not in done.acked),
+    waiting = sorted((i for i in WatchedSandbox.pending_transcript_ids(sb) if i not in done.acked),
                      key=lambda i: sb.state.transcripts[i].date)  # fmt: skip
     if waiting:
         w.consumer.send_acknowledgment(waiting[0])
