@@ -142,12 +142,7 @@ class History:
         entities = " UNION ALL ".join(
             f"SELECT detail_fetched_at, 'detail', '{n}', 'detail stored' || coalesce('; parse "
             "error: ' || parse_error, ''), NULL, detail_call_id, NULL, NULL FROM "
-            f"{LISTS[n].table} WHERE {LISTS[n].id_column} = ?1 AND detail_fetched_at IS NOT NULL "
-            # a departure before the departures table existed (databases migrated)
-            f"UNION ALL SELECT left_at, 'left', '{n}', 'left the list: ' || coalesce(left_reason, "
-            f"'?'), NULL, NULL, NULL, NULL FROM {LISTS[n].table} WHERE {LISTS[n].id_column} = ?1 "
-            "AND left_at IS NOT NULL AND NOT EXISTS (SELECT 1 FROM departures d WHERE "
-            f"d.item_id = ?1 AND d.list_name = '{n}')"
+            f"{LISTS[n].table} WHERE {LISTS[n].id_column} = ?1 AND detail_fetched_at IS NOT NULL"
             for n in DETAIL_LISTS
         )
         with self._c.read() as conn:
