@@ -169,11 +169,6 @@ def as_dtype(series: pd.Series, dtype: str) -> pd.Series:
         return series.astype(FLAG)
     if dtype == CODE:
         return as_dtype(series, TEXT).astype(CODE)
-    if isinstance(series.dtype, pd.CategoricalDtype):
-        # Its few categories as text, taken per row: 2.5x ``astype`` (bench/reconcile.py).
-        values = series.cat.categories.astype(TEXT).array
-        taken = values.take(series.cat.codes.to_numpy(), allow_fill=True)
-        return pd.Series(taken, index=series.index, name=series.name)
     return series.astype(TEXT)
 
 
