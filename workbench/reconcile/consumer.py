@@ -129,9 +129,16 @@ def duplicates(frame: pd.DataFrame) -> tuple[pd.Series, pd.Series]:
     """
     first = pd.Series(pd.NA, index=frame.index, dtype=TEXT)
     matched = pd.Series(pd.NA, index=frame.index, dtype=TEXT)
+    # Each value as an integer code (missing: NaN), so that every key groups on numbers: the
+    # text is hashed once per column, not once per key and step (bench/reconcile.py, 200,000
+    # requests: consumer status 1.4 s, 2.4 s on the text).
+    values = {
+        "organisation": frame["source_org_id"].fillna(frame["source_org_name"]),
+        **{c: frame[c] for name in DUPLICATE_KEYS for c in _KEY_COLUMNS[name]},
+    }
+    codes = {c: pd.factorize(v)[0] for c, v in values.items()}
     ordered = pd.DataFrame(
-        {"organisation": frame["source_org_id"].fillna(frame["source_org_name"])}
-        | {c: frame[c] for name in DUPLICATE_KEYS for c in _KEY_COLUMNS[name]}
+        {c: np.where(code >= 0, code, np.nan) for c, code in codes.items()}
         | {"transcript_id": frame["transcript_id"], "request_date": frame["request_date"]},
         index=frame.index,
     ).sort_values("request_date", kind="stable")
