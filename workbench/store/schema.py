@@ -183,7 +183,7 @@ CREATE TABLE locks (name TEXT PRIMARY KEY, pid INTEGER, host TEXT, since TEXT, r
 """
 )
 
-# A view's age is from a plausible date (workbench.reconcile.plausible), else the first sighting.
+# A view ages an item from a plausible date (reconcile.inputs.window), else its first sighting.
 PLAUSIBLE_FROM = "1990-01-01"
 PLAUSIBLE_AHEAD_DAYS = 1
 
