@@ -36,5 +36,5 @@ def test_the_report_command_imports_no_pandas_unless_its_verdict_reads_the_store
     # numpy may come with papermill (it imports pyarrow.fs when pyarrow is installed)
     assert not {m for m in plain if m.partition(".")[0] in ("pandas", "matplotlib")}
     judged = _imported(report_copy, tmp_path, "--max-age", "10000")
-    assert {"pandas", "workbench.reconcile.core"} <= judged
+    assert {"pandas", "workbench.reconcile"} <= judged
     assert not {m for m in judged if m.partition(".")[0] == "matplotlib"}

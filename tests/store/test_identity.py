@@ -195,7 +195,7 @@ def test_a_store_with_the_former_identity_keys_is_still_recognised(
 ) -> None:
     sb, other = sandbox_factory(), sandbox_factory()
     db = tmp_path / "wb.db"
-    with Store(db) as store:  # as this first build recorded it
+    with Store(db) as store:  # an auth URL under a key no longer read
         for key, value in {
             "partner_profile": "env",
             "partner_auth_url": sb.auth_url,

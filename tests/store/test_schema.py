@@ -6,6 +6,7 @@ import json
 import sqlite3
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from click.testing import CliRunner
 from sqlite_utils.cli import cli
@@ -198,6 +199,8 @@ def test_an_old_database_is_migrated_in_place_when_opened(tmp_path: Path) -> Non
         # ... and the new tables and views work on the old data.
         assert store.table("open_requests")["request_id"].tolist() == ["R-1"]
         assert store.missing_details("supplier_requests", ["R-1", "R-2"]) == ["R-2"]
+        left = store.timeline("R-2").query("kind == 'left'")  # its departure, as a departure
+        assert left["at"].tolist() == [pd.Timestamp("2026-01-05T10:30Z")]
         diff = store.record_snapshot(None, "supplier_requests", [{"RequestID": "R-3"}])
         assert diff.vanished == ("R-1", "R-2") and diff.left == {"R-1": "elsewhere"}
         assert store.db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"

@@ -130,7 +130,8 @@ def duplicates(frame: pd.DataFrame) -> tuple[pd.Series, pd.Series]:
     first = pd.Series(pd.NA, index=frame.index, dtype=TEXT)
     matched = pd.Series(pd.NA, index=frame.index, dtype=TEXT)
     # Each value as an integer code (missing: NaN), so that every key groups on numbers: the
-    # text is hashed once per column, not once per key and step.
+    # text is hashed once per column, not once per key and step (bench/reconcile.py, 200,000
+    # requests: consumer status 1.4 s, 2.4 s on the text).
     values = {
         "organisation": frame["source_org_id"].fillna(frame["source_org_name"]),
         **{c: frame[c] for name in DUPLICATE_KEYS for c in _KEY_COLUMNS[name]},

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from workbench.pesc.student import IDENTITY  # the fields that name a student
-from workbench.reconcile.plausible import outside
+from workbench.store.schema import PLAUSIBLE_AHEAD_DAYS, PLAUSIBLE_FROM
 
 TIME = "datetime64[us, UTC]"
 TEXT = pd.StringDtype("python")  # the same with or without pyarrow installed
@@ -82,6 +82,16 @@ TABLES: dict[str, dict[str, str]] = {
     },
 }  # fmt: skip
 AGE_EDGES = (2.0, 5.0, 10.0)  # days: the age buckets end here, and at the SLA
+# The dates a partner can plausibly send (a RequestDate, an event's time), here and in the
+# reports and the store's views: outside them a date is a data problem, kept as sent, taken as
+# missing (the item is dated when we first saw it), listed with its item and left out of every
+# chart. From 1990-01-01: this exchange is PESC XML over a JSON API, and XML dates from 1998,
+# while year 1, 1900 or 1970 (a default or an epoch written as a date) are caught. To a day
+# ahead: a partner clock a little ahead of ours, or a local time written as UTC (at most 14
+# hours off), stays within it; 9999-12-31 (a "never") does not.
+EARLIEST = pd.Timestamp(PLAUSIBLE_FROM, tz="UTC")
+AHEAD = pd.Timedelta(days=PLAUSIBLE_AHEAD_DAYS)
+WINDOW = "from 1990-01-01 to a day past the as-of time"  # for messages without the moment
 
 
 def empty_tables() -> dict[str, pd.DataFrame]:
@@ -169,11 +179,6 @@ def as_dtype(series: pd.Series, dtype: str) -> pd.Series:
         return series.astype(FLAG)
     if dtype == CODE:
         return as_dtype(series, TEXT).astype(CODE)
-    if isinstance(series.dtype, pd.CategoricalDtype):
-        # Its few categories as text, taken per row: 2.5x ``astype`` (bench/reconcile.py).
-        values = series.cat.categories.astype(TEXT).array
-        taken = values.take(series.cat.codes.to_numpy(), allow_fill=True)
-        return pd.Series(taken, index=series.index, name=series.name)
     return series.astype(TEXT)
 
 
@@ -199,6 +204,17 @@ def timestamp(value: Any) -> pd.Timestamp:
     ts = pd.Timestamp(value)
     ts = ts.tz_localize("UTC") if ts.tzinfo is None else ts.tz_convert("UTC")
     return ts.as_unit("us")
+
+
+def window(now: Any) -> tuple[pd.Timestamp, pd.Timestamp]:
+    """The first and last plausible moments of data reconciled or reported at ``now``."""
+    return EARLIEST, timestamp(now) + AHEAD
+
+
+def outside(times: pd.Series, now: Any) -> pd.Series:
+    """Which of ``times`` (tz-aware) are present and outside the window, as plain bools."""
+    first, last = window(now)
+    return ((times < first) | (times > last)).fillna(False).astype(bool)
 
 
 def resolve_now(now: Any, tables: Mapping[str, pd.DataFrame]) -> pd.Timestamp:

@@ -58,25 +58,18 @@ def lifecycle(
     outbox = t["outbox"]
     ours = outbox.loc[outbox["operation"].isin(SUPPLIER_OPERATIONS), _SENDS]
 
-    # Requests as integer codes (the id text hashed once), a send as ``request * 2 + transcript``.
-    request = pd.Series(pd.factorize(ours["request_id"])[0], index=ours.index)
-    transcript = (ours["operation"] == "send_transcript").to_numpy(dtype=bool)
-
     # The latest send of each operation per request; of those, the newest unsettled one.
-    latest = ours[~(request * 2 + transcript).duplicated(keep="last")]
-    unsettled = latest[latest["state"].isin(UNSETTLED)]
-    unsettled = unsettled[~request[unsettled.index].duplicated(keep="last")]
+    latest = ours.drop_duplicates(["request_id", "operation"], keep="last")
+    unsettled = latest[latest["state"].isin(UNSETTLED)].drop_duplicates("request_id", keep="last")
     unsettled = unsettled.assign(
         since=unsettled["updated_at"], note=unsettled["resolution"].fillna(unsettled["error"])
     ).set_index("request_id")[["outbox_id", "operation", "state", "since", "note"]]
     unsettled = unsettled.add_prefix("unsettled_")
 
     # The newest transcript sent (its version: how many were sent), and its acknowledgment.
-    sent = ours[transcript]
-    sent = sent[sent["state"] == "sent"]
-    sent_of = request[sent.index]
-    version = sent_of.groupby(sent_of).transform("size")
-    sent = sent[~sent_of.duplicated(keep="last")]
+    sent = ours[(ours["operation"] == "send_transcript") & (ours["state"] == "sent")]
+    version = sent.groupby("request_id", dropna=False)["request_id"].transform("size")
+    sent = sent.drop_duplicates("request_id", keep="last")
     sent = sent.join(newest_acknowledgments(t["acknowledgments"], "received"), on="outbox_id")
     sent = pd.DataFrame(
         {

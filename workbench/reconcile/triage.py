@@ -18,8 +18,7 @@ import numpy as np
 import pandas as pd
 
 from workbench.reconcile.consumer import later_copies
-from workbench.reconcile.inputs import TEXT, days_text, fill, text
-from workbench.reconcile.plausible import WINDOW
+from workbench.reconcile.inputs import TEXT, WINDOW, days_text, fill, text
 from workbench.severities import SEVERITIES
 
 # kind -> (usual severity, when it is raised)

@@ -18,8 +18,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator, PercentFormatter
 
 from workbench.reconcile import Reconciliation, age_edges, age_labels, load, open_items
-from workbench.reconcile.inputs import conform, timestamp
-from workbench.reconcile.plausible import outside
+from workbench.reconcile.inputs import conform, outside, timestamp
 from workbench.report.markup import moment, text
 from workbench.store import Store
 

@@ -14,7 +14,7 @@ from IPython.display import HTML
 
 from workbench.errors import StoreError
 from workbench.http.events import event_fields, keys_named
-from workbench.reconcile.plausible import WINDOW, outside, window
+from workbench.reconcile.inputs import WINDOW, outside, window
 from workbench.report.markup import clock, heading, is_missing, page, paragraph, table, text
 from workbench.store import Store
 from workbench.store.frames import snake, typed

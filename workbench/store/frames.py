@@ -11,16 +11,14 @@ from typing import Any
 
 import pandas as pd
 
-INTEGERS = frozenset(
-    {
-        "id", "run_id", "call_id", "snapshot_id", "previous_id", "outbox_id", "detail_call_id",
-        "entry_id", "pid", "snapshot_a", "snapshot_b", "attempt", "status", "item_count",
-        "appeared", "vanished", "changed", "position", "request_count", "recipient_count",
-        "academic_record_count", "session_count", "award_count", "course_count",
-        "academic_award_total", "course_total", "transcript_awards", "transcript_courses",
-        "schema_version", "current_version", "version_count",
-    }
-)  # fmt: skip
+from workbench.store.schema import INTEGER_FIELDS
+
+INTEGERS = INTEGER_FIELDS | {
+    "id", "run_id", "call_id", "snapshot_id", "previous_id", "outbox_id", "detail_call_id",
+    "entry_id", "pid", "snapshot_a", "snapshot_b", "attempt", "status", "item_count", "appeared",
+    "vanished", "changed", "position", "transcript_awards", "transcript_courses",
+    "schema_version", "current_version", "version_count",
+}  # fmt: skip
 FLAGS = frozenset(
     {
         "on_list", "forced", "inferred", "has_detail", "totals_match", "release_authorized",

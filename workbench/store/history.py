@@ -25,7 +25,8 @@ _LIST_OF = "CASE d.entity " + " ".join(f"WHEN '{LISTS[n].table}' THEN '{n}'" for
 _LIST_OF += " END"
 # A request's sent documents of one table, each with ``n``, its version: 1, 2, ... as sent.
 _NUMBERED = (
-    "(SELECT *, row_number() OVER (ORDER BY sent_at, outbox_id) AS n FROM {} WHERE request_id = ?)"
+    "(SELECT *, row_number() OVER (ORDER BY sent_at, outbox_id) AS n FROM {} "
+    "WHERE request_id = :id)"
 )
 
 
@@ -71,14 +72,52 @@ def _run_snapshot(conn: sqlite3.Connection, run_id: int, list_name: str) -> int 
     return int(found[0]) if found else None
 
 
-# One timeline row each time an item appeared on, or vanished from, a list.
-_APPEARANCES = """SELECT taken_at, CASE WHEN listed THEN 'appeared' ELSE 'vanished' END,
-  list_name, CASE WHEN listed THEN 'appeared on ' ELSE 'vanished from ' END || list_name, run_id,
-  call_id, id, NULL
-FROM (SELECT *, lag(listed, 1, 0) OVER (PARTITION BY list_name ORDER BY taken_at, id) AS was
-  FROM (SELECT s.*, EXISTS (SELECT 1 FROM snapshot_items i WHERE i.snapshot_id = s.id
-    AND i.item_key = ?1) AS listed FROM snapshots s))
-WHERE listed != was ORDER BY taken_at, id"""
+# The timeline of request ``:id``, a SELECT per kind of row (TIMELINE_COLUMNS), in this order
+# where times tie.
+_TIMELINE = (
+    "SELECT started_at, 'call', NULL, operation || ': ' || method || ' ' || url || ' -> ' || "
+    "coalesce(status, error, '?'), run_id, id, NULL, NULL FROM calls WHERE request_id = :id",
+    # each time it appeared on, or vanished from, a list
+    "SELECT * FROM (SELECT taken_at, CASE WHEN listed THEN 'appeared' ELSE 'vanished' END, "
+    "list_name, CASE WHEN listed THEN 'appeared on ' ELSE 'vanished from ' END || list_name, "
+    "run_id, call_id, id, NULL FROM (SELECT *, lag(listed, 1, 0) OVER (PARTITION BY list_name "
+    "ORDER BY taken_at, id) AS was FROM (SELECT s.*, EXISTS (SELECT 1 FROM snapshot_items i "
+    "WHERE i.snapshot_id = s.id AND i.item_key = :id) AS listed FROM snapshots s)) "
+    "WHERE listed != was ORDER BY taken_at, id)",
+    *(
+        f"SELECT detail_fetched_at, 'detail', '{n}', 'detail stored' || coalesce('; parse error: "
+        f"' || parse_error, ''), NULL, detail_call_id, NULL, NULL FROM {LISTS[n].table} "
+        f"WHERE {LISTS[n].id_column} = :id AND detail_fetched_at IS NOT NULL"
+        for n in DETAIL_LISTS
+    ),
+    f"SELECT d.first_seen_at, 'document', {_LIST_OF}, 'version ' || d.version || ' received: ' "
+    "|| coalesce(d.transmission_type, '?') || ', document ' || coalesce(d.document_id, '?'), "
+    "c.run_id, d.call_id, NULL, NULL FROM documents d LEFT JOIN calls c ON c.id = d.call_id "
+    "WHERE d.item_id = :id",
+    "SELECT left_at, 'left', list_name, 'left the list: ' || left_reason || CASE left_reason "
+    "WHEN 'outbox' THEN ' (a send of ours explains it)' ELSE ' (someone else closed it)' END, "
+    "NULL, NULL, snapshot_id, NULL FROM departures WHERE item_id = :id",
+    "SELECT failed_at, 'detail_failed', list_name, error, run_id, NULL, NULL, NULL "
+    "FROM detail_failures WHERE item_id = :id",
+    "SELECT created_at, 'outbox', NULL, operation || ': pending' || CASE WHEN forced THEN "
+    "' (forced)' ELSE '' END, run_id, NULL, NULL, id FROM outbox WHERE request_id = :id",
+    "SELECT updated_at, 'outbox', NULL, operation || ': ' || state || coalesce(' (' || status "
+    "|| ')', '') || coalesce('; ' || coalesce(resolution, error), ''), run_id, call_id, NULL, id "
+    "FROM outbox WHERE request_id = :id AND state != 'pending'",
+    # what we sent, numbered as sent, like the partner's versions
+    "SELECT sent_at, 'response', NULL, 'response version ' || n || ': ' || "
+    "coalesce(response_status, '?') || ', document ' || coalesce(document_id, '?') || "
+    "CASE WHEN inferred THEN ' (inferred)' ELSE '' END, NULL, NULL, NULL, outbox_id "
+    f"FROM {_NUMBERED.format('responses')}",
+    "SELECT sent_at, 'transcript_sent', NULL, 'transcript sent: version ' || n || ' (' || "
+    "coalesce(transmission_type, '?') || '), document ' || coalesce(document_id, '?') || "
+    "', awards ' || coalesce(award_count, '?') || ', courses ' || coalesce(course_count, '?') "
+    "|| CASE WHEN inferred THEN ' (inferred)' ELSE '' END, NULL, NULL, NULL, outbox_id "
+    f"FROM {_NUMBERED.format('transcripts_sent')}",
+    "SELECT recorded_at, 'acknowledgment', NULL, 'acknowledgment ' || direction || ': awards ' "
+    "|| coalesce(academic_award_total, '?') || ', courses ' || coalesce(course_total, '?'), "
+    "NULL, call_id, NULL, outbox_id FROM acknowledgments WHERE request_id = :id",
+)
 
 
 class History:
@@ -139,63 +178,8 @@ class History:
     def timeline(self, request_id: str) -> pd.DataFrame:
         """Everything that touched ``request_id`` (calls, lists, documents, sends), in order."""
         rid = str(request_id)
-        entities = " UNION ALL ".join(
-            f"SELECT detail_fetched_at, 'detail', '{n}', 'detail stored' || coalesce('; parse "
-            "error: ' || parse_error, ''), NULL, detail_call_id, NULL, NULL FROM "
-            f"{LISTS[n].table} WHERE {LISTS[n].id_column} = ?1 AND detail_fetched_at IS NOT NULL "
-            # a departure before the departures table existed (databases migrated)
-            f"UNION ALL SELECT left_at, 'left', '{n}', 'left the list: ' || coalesce(left_reason, "
-            f"'?'), NULL, NULL, NULL, NULL FROM {LISTS[n].table} WHERE {LISTS[n].id_column} = ?1 "
-            "AND left_at IS NOT NULL AND NOT EXISTS (SELECT 1 FROM departures d WHERE "
-            f"d.item_id = ?1 AND d.list_name = '{n}')"
-            for n in DETAIL_LISTS
-        )
         with self._c.read() as conn:
-            rows = conn.execute(
-                "SELECT started_at, 'call', NULL, operation || ': ' || method || ' ' || url || "
-                "' -> ' || coalesce(status, error, '?'), run_id, id, NULL, NULL "
-                "FROM calls WHERE request_id = ?",
-                (rid,),
-            ).fetchall()
-            rows += conn.execute(_APPEARANCES, (rid,)).fetchall()
-            rows += conn.execute(
-                f"{entities} UNION ALL SELECT d.first_seen_at, 'document', {_LIST_OF}, 'version ' "
-                "|| d.version || ' received: ' || coalesce(d.transmission_type, '?') || "
-                "', document ' || coalesce(d.document_id, '?'), c.run_id, d.call_id, NULL, NULL "
-                "FROM documents d LEFT JOIN calls c ON c.id = d.call_id WHERE d.item_id = ?1 "
-                "UNION ALL SELECT left_at, 'left', list_name, 'left the list: ' || left_reason || "
-                "CASE left_reason WHEN 'outbox' THEN ' (a send of ours explains it)' "
-                "ELSE ' (someone else closed it)' END, NULL, NULL, snapshot_id, NULL "
-                "FROM departures WHERE item_id = ?1 "
-                "UNION ALL SELECT failed_at, 'detail_failed', list_name, error, run_id, NULL, "
-                "NULL, NULL FROM detail_failures WHERE item_id = ?1 "
-                "UNION ALL SELECT created_at, 'outbox', NULL, operation || ': pending' || "
-                "CASE WHEN forced THEN ' (forced)' ELSE '' END, run_id, NULL, NULL, id "
-                "FROM outbox WHERE request_id = ?1 "
-                "UNION ALL SELECT updated_at, 'outbox', NULL, operation || ': ' || state || "
-                "coalesce(' (' || status || ')', '') || "
-                "coalesce('; ' || coalesce(resolution, error), ''), run_id, call_id, NULL, id "
-                "FROM outbox WHERE request_id = ?1 AND state != 'pending'",
-                (rid,),
-            ).fetchall()
-            # What we sent, numbered as sent, like the partner's versions.
-            rows += conn.execute(
-                "SELECT sent_at, 'response', NULL, 'response version ' || n || ': ' || "
-                "coalesce(response_status, '?') || ', document ' || coalesce(document_id, '?') || "
-                "CASE WHEN inferred THEN ' (inferred)' ELSE '' END, NULL, NULL, NULL, outbox_id "
-                f"FROM {_NUMBERED.format('responses')} UNION ALL "
-                "SELECT sent_at, 'transcript_sent', NULL, 'transcript sent: version ' || n || "
-                "' (' || coalesce(transmission_type, '?') || '), document ' || "
-                "coalesce(document_id, '?') || ', awards ' || coalesce(award_count, '?') || "
-                "', courses ' || coalesce(course_count, '?') || "
-                "CASE WHEN inferred THEN ' (inferred)' ELSE '' END, NULL, NULL, NULL, outbox_id "
-                f"FROM {_NUMBERED.format('transcripts_sent')} UNION ALL "
-                "SELECT recorded_at, 'acknowledgment', NULL, 'acknowledgment ' || direction || "
-                "': awards ' || coalesce(academic_award_total, '?') || ', courses ' || "
-                "coalesce(course_total, '?'), NULL, call_id, NULL, outbox_id "
-                "FROM acknowledgments WHERE request_id = ?",
-                (rid, rid, rid),
-            ).fetchall()
+            rows = conn.execute(" UNION ALL ".join(_TIMELINE), {"id": rid}).fetchall()
         frame = pd.DataFrame.from_records(rows, columns=TIMELINE_COLUMNS)
         frame = typed(frame, operation="store.timeline", request_id=rid)
         return frame.sort_values("at", kind="stable").reset_index(drop=True)
@@ -248,7 +232,7 @@ class History:
             "SELECT 'transcript', n, sent_at, document_id, transmission_type, NULL, "
             f"inferred, outbox_id FROM {_NUMBERED.format('transcripts_sent')} "
             "ORDER BY sent_at, outbox_id",
-            (rid, rid),
+            {"id": rid},
             operation="store.sent_versions",
             request_id=rid,
         )

@@ -35,19 +35,11 @@ def side_identity(wanted: Mapping[str, str], side: str) -> dict[str, str]:
 
 
 def read_partner(conn: sqlite3.Connection) -> dict[str, str]:
-    """The ``partner_*`` keys an open store records (an earlier build's ``partner_auth_url`` as
-    its side's)."""
+    """The ``partner_*`` keys an open store records."""
     if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'meta'").fetchone():
         return {}
-    found = {
-        str(k): str(v)
-        for k, v in conn.execute("SELECT key, value FROM meta")
-        if v and k in (*PARTNER_KEYS, "partner_auth_url")
-    }
-    if former := found.pop("partner_auth_url", None):  # the gateway's, if any
-        side = "gateway" if found.get("partner_gateway_url") else "exchange"
-        found.setdefault(f"partner_{side}_auth_url", former)
-    return {k: normal_url(v) if k in _URL_KEYS else v for k, v in found.items()}
+    rows = conn.execute("SELECT key, value FROM meta").fetchall()
+    return {k: normal_url(v) if k in _URL_KEYS else v for k, v in rows if v and k in PARTNER_KEYS}
 
 
 def stored_partner(path: str | Path) -> dict[str, str]:
@@ -114,10 +106,8 @@ def claim_partner(conn: sqlite3.Connection, path: str | Path, wanted: Mapping[st
     """Record ``wanted`` where the store records nothing yet (``ConfigError``: another's)."""
     recorded = read_partner(conn)
     check_partner(path, recorded, wanted)
-    written = {str(r[0]) for r in conn.execute("SELECT key FROM meta WHERE value != ''")}
-    rows = {k: v for k, v in recorded.items() if k not in written}  # from partner_auth_url
-    rows.update({k: v for k, v in wanted.items() if v and k not in recorded})
-    conn.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", rows.items())
+    rows = [(k, v) for k, v in wanted.items() if v and k not in recorded]
+    conn.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", rows)
 
 
 def repoint_changes(recorded: Mapping[str, str], wanted: Mapping[str, str]) -> Changes:

@@ -6,7 +6,6 @@ the data :data:`STEPS` of the versions it skips run, the views are recreated."""
 from __future__ import annotations
 
 import json
-import re
 import sqlite3
 from collections.abc import Callable
 from contextlib import closing
@@ -15,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from workbench.errors import StoreError
 from workbench.http.events import event_fields
+from workbench.store.lists import DETAIL_LISTS, LISTS
 from workbench.store.schema import (
     SCHEMA_VERSION,
     VIEWS,
@@ -193,7 +193,15 @@ def _v4(conn: sqlite3.Connection) -> None:
                     (table, record_type),
                 )
         for column in inline:  # DROP COLUMN keeps the table; a rebuild would cascade-delete
-            _drop_column(conn, table, column)  # its child rows inside this transaction
+            try:  # its child rows inside this transaction
+                conn.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
+            except sqlite3.OperationalError as exc:  # a user's view, trigger or index reads it
+                raise StoreError(
+                    f"Store schema version 4 moves {table}.{column} to the documents table "
+                    f"(docs/data-dictionary.md), but SQLite cannot drop it: {exc}. Drop that "
+                    "view, trigger or index of yours (or rewrite it to read documents), then "
+                    "open the store again. The store was left as it was."
+                ) from exc
     sent = conn.execute(
         "SELECT id, operation, request_id, payload, payload_flat, updated_at, resolved_at "
         "FROM outbox WHERE operation = 'send_transcript' AND state = 'sent' ORDER BY id"
@@ -202,31 +210,6 @@ def _v4(conn: sqlite3.Connection) -> None:
     for entry in (dict(zip(columns, row, strict=True)) for row in sent):
         inferred = entry["resolved_at"] is not None and entry["resolved_at"] == entry["updated_at"]
         record_document(conn, entry, at=entry["updated_at"], inferred=inferred, reply=None)
-
-
-_IN_THE_WAY = re.compile(r"error in (view|trigger|index) (\S+) after drop column")
-
-
-def _drop_column(conn: sqlite3.Connection, table: str, column: str) -> None:
-    """Drop ``column`` and a user's index on it; a user's view or trigger on it is refused."""
-    while True:
-        try:
-            conn.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
-            return
-        except sqlite3.OperationalError as exc:
-            found = _IN_THE_WAY.search(str(exc))
-            if found is None:
-                raise
-            kind, name = found[1], found[2].strip('"`[]')
-            if kind != "index":
-                raise StoreError(
-                    f"The {kind} {name!r} in this store (not the workbench's) reads "
-                    f"{table}.{column}, which store schema version 4 moves to the documents "
-                    f"table (docs/data-dictionary.md). Drop it (DROP {kind.upper()} {name}; in the "
-                    "sqlite3 shell) or rewrite it to read documents, then open the store again. "
-                    "The store was left as it was."
-                ) from exc
-            conn.execute(f'DROP INDEX "{name}"')
 
 
 def _v5(conn: sqlite3.Connection) -> None:
@@ -254,7 +237,12 @@ def _v5(conn: sqlite3.Connection) -> None:
 
 # The data step of each version (v6 and v7 changed only views).
 STEPS: dict[int, str | Callable[[sqlite3.Connection], None]] = {
-    2: ";".join(f"UPDATE {t} SET on_list = (left_at IS NULL)" for t in ENTITY_IDS),
+    2: ";".join(  # v1 kept only an entity's last departure: it becomes the first of its list
+        f"UPDATE {i.table} SET on_list = (left_at IS NULL); INSERT INTO departures (list_name, "
+        f"item_id, left_at, left_reason) SELECT '{i.name}', {i.id_column}, left_at, "
+        f"coalesce(left_reason, '?') FROM {i.table} WHERE left_at IS NOT NULL"
+        for i in map(LISTS.__getitem__, DETAIL_LISTS)
+    ),
     3: ";".join(f"UPDATE {t} SET detail_request_date = request_date" for t in ENTITY_IDS),
     4: _v4,
     5: _v5,

@@ -183,7 +183,7 @@ CREATE TABLE locks (name TEXT PRIMARY KEY, pid INTEGER, host TEXT, since TEXT, r
 """
 )
 
-# A view's age is from a plausible date (workbench.reconcile.plausible), else the first sighting.
+# A view ages an item from a plausible date (reconcile.inputs.window), else its first sighting.
 PLAUSIBLE_FROM = "1990-01-01"
 PLAUSIBLE_AHEAD_DAYS = 1
 
@@ -209,6 +209,8 @@ _IN_DOUBT = """EXISTS (SELECT 1 FROM outbox o WHERE o.request_id = r.request_id
       WHERE o2.request_id = o.request_id AND o2.operation = o.operation))"""
 _LAST_SEND = """(SELECT o.operation || ': ' || o.state FROM outbox o
     WHERE o.request_id = r.request_id ORDER BY o.id DESC LIMIT 1) AS last_send"""
+_ACK_STATE = """(SELECT o.state FROM outbox o WHERE o.request_id = t.transcript_id
+    AND o.operation = 'send_acknowledgment' ORDER BY o.id DESC LIMIT 1)"""
 _ANSWERED_AT = """(SELECT max(o.updated_at) FROM outbox o WHERE o.request_id = r.request_id
     AND o.operation IN ('send_response', 'send_transcript') AND o.state = 'sent')"""
 
@@ -240,9 +242,7 @@ SELECT t.transcript_id, t.request_date,
   {_age_days("t.request_date", "t.first_seen_at")} AS age_days,
   t.document_id, t.request_tracking_id, t.student_first_name, t.student_last_name,
   t.source_org_name, t.award_count, t.course_count,
-  t.detail_fetched_at IS NOT NULL AS has_detail, t.first_seen_at,
-  (SELECT o.state FROM outbox o WHERE o.request_id = t.transcript_id
-    AND o.operation = 'send_acknowledgment' ORDER BY o.id DESC LIMIT 1) AS ack_state
+  t.detail_fetched_at IS NOT NULL AS has_detail, t.first_seen_at, {_ACK_STATE} AS ack_state
 FROM transcripts_received t
 WHERE (t.on_list = 1 OR (t.left_at IS NULL AND t.left_reason IS NULL)) AND NOT EXISTS (
   SELECT 1 FROM outbox o WHERE o.request_id = t.transcript_id
@@ -250,9 +250,7 @@ WHERE (t.on_list = 1 OR (t.left_at IS NULL AND t.left_reason IS NULL)) AND NOT E
     AND o.created_at >= coalesce((SELECT d.first_seen_at FROM documents d
       WHERE d.entity = 'transcripts_received' AND d.item_id = t.transcript_id
         AND d.version = t.current_version), ''))
-  AND coalesce((SELECT o.state FROM outbox o WHERE o.request_id = t.transcript_id
-    AND o.operation = 'send_acknowledgment' ORDER BY o.id DESC LIMIT 1), '')
-    NOT IN ('pending', 'uncertain')
+  AND coalesce({_ACK_STATE}, '') NOT IN ('pending', 'uncertain')
 ORDER BY t.request_date
 """,
     "outbox_unresolved": """
