@@ -13,7 +13,6 @@ from __future__ import annotations
 import functools
 import json
 import time
-from collections import deque
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import asdict, dataclass, field
@@ -27,10 +26,10 @@ from workbench.api.gateway import peek_events, peek_within_cap, pending_placemen
 from workbench.errors import WorkbenchError
 from workbench.http.answers import Listed, detail_items, listed_requests, request_path
 from workbench.http.masking import printable
-from workbench.store.details import pescxml_of
+from workbench.store.details import PreparedDetail, pescxml_of
 
 if TYPE_CHECKING:
-    from workbench.http.session import Session
+    from workbench.http.session import Exchange, Session
     from workbench.store import Store
 
 PEEK_LEARNED = "peek_count_learned"  # meta: the Count the partner accepted after a refusal
@@ -219,53 +218,32 @@ def _pull_list(
     dates = {i: item.get("RequestDate") for i, item in zip(listed.ids, listed.items, strict=True)}
     missing = store.missing_details(source.list_name, listed.ids, dates)
     operation = f"{source.role}.pull_detail"
-    fetched: deque[tuple[str, Any]] = deque()  # prepared on the fetching threads
-    unwritten: dict[str, str] = {}  # id -> why its detail could not be written
 
     def one(request_id: str) -> list[dict[str, Any]]:
+        """Fetch one detail; its calls are recorded with it, in one transaction."""
         path = request_path(source.detail_path, request_id)
         subject = f"{source.list_name} item {request_id!r}"
-        answer = session.call(source.role, "GET", path, operation=operation, subject=subject)
-        detail = detail_items(answer.value, request_id, operation=operation, subject=subject)[0]
+        said: dict[str, Any] = {"operation": operation, "subject": subject}
+        with session.holding() as held:
+            try:
+                answer = session.call(source.role, "GET", path, **said)
+                detail = detail_items(answer.value, request_id, **said)[0]
+            except BaseException:
+                _write(session, store, held, None)  # its calls are kept all the same
+                raise
         try:
-            listed_date = dates.get(request_id)
-            prepared = _prepared(
-                store, source.list_name, request_id, detail, listed_date, answer.call_id
-            )
-        except Exception as exc:  # one detail that cannot be read fails alone
+            prepared = _prepared(store, source.list_name, request_id, detail, dates.get(request_id))
+            _write(session, store, held, prepared)
+        except Exception as exc:  # one detail that cannot be read or written fails alone
+            _write(session, store, held, None)
             return [{"request_id": request_id, "error": f"{type(exc).__name__}: {exc}"}]
-        fetched.append((request_id, prepared))
         return [{"request_id": request_id, "error": None}]
 
-    def write() -> None:
-        """What was fetched since, in one transaction, on the pull's thread (one each: the
-        fetching threads queue on the write lock, bench/pull.py); a group that fails is
-        written one by one, so a bad detail fails alone. Removed once written: a Ctrl-C
-        during the write leaves them to the next."""
-        group = [fetched[i] for i in range(len(fetched))]  # the threads append meanwhile
-        if not group:
-            return
-        try:
-            store.write_details([prepared for _, prepared in group])
-        except Exception:
-            for item_id, prepared in group:
-                try:
-                    store.write_details([prepared])
-                except Exception as exc:
-                    unwritten[item_id] = f"{type(exc).__name__}: {exc}"
-        for _ in group:
-            fetched.popleft()
-
     concurrency = session.profile.concurrency
-    try:
-        rows = fetch_all(
-            missing, one, concurrency=concurrency, progress=progress, desc=operation, tick=write
-        )
-    finally:
-        write()  # also on the way out of a failing pull: what was fetched is kept
+    rows = fetch_all(missing, one, concurrency=concurrency, progress=progress, desc=operation)
     for row in rows:
         item = str(row["request_id"])
-        why = row["error"] or unwritten.get(item)
+        why = row["error"]
         if why:
             store.record_detail_failure(source.list_name, item, why, run_id=summary.run_id)
             summary.fail(source.list_name, item, str(why))
@@ -274,9 +252,18 @@ def _pull_list(
     return result
 
 
-def _prepared(
-    store: Store, list_name: str, item: str, detail: dict, listed: Any, call_id: Any
-) -> Any:
+def _write(
+    session: Session, store: Store, held: list[Exchange], prepared: PreparedDetail | None
+) -> None:
+    """Record a detail's calls, then write it with the last one's id, in one transaction: a
+    detail is stored with its calls or not at all."""
+    with store.batch():
+        ids = [None, *(session.record(exchange) for exchange in held)]
+        if prepared is not None:
+            store.write_details([prepared.called(ids[-1])])
+
+
+def _prepared(store: Store, list_name: str, item: str, detail: dict, listed: Any) -> PreparedDetail:
     """A detail parsed and laid out for the store (``listed``: its listed RequestDate); its
     validation, when ``WORKBENCH_PESC_SCHEMAS`` is set, reports and keeps nothing out."""
     value, fields = pescxml_of(detail)
@@ -298,7 +285,6 @@ def _prepared(
         detail=detail,
         flat=pesc.flatten(document) if document else None,
         children=pesc.records(document) if document else None,
-        call_id=call_id,
         parse_error=parse_error,
         validation=validation,
     )

@@ -40,7 +40,6 @@ RAW, CALL_ID, ERROR, PESCXML, PARSE_ERROR = "raw", "call_id", "error", "pescxml"
 TIME = "datetime64[us, UTC]"
 DATE = "datetime64[s]"  # a calendar date: no time of day, no time zone
 HANDFUL = 5  # more ids than this, in an interactive session, and a progress bar appears
-TICK_S = 0.1  # how often fetch_all's tick runs
 _pools = itertools.count()  # each pool's threads named apart, to be joined by name
 _TIME_NAME = re.compile(r"(^|_)(at|time|timestamp|datetime)$|^request_date$")
 _ID_NAME = re.compile(r"(^|_)id$")
@@ -221,11 +220,10 @@ def fetch_all(
     concurrency: int,
     progress: bool | None = None,
     desc: str = "details",
-    tick: Callable[[], object] | None = None,
 ) -> Rows:
     """``fetch(id)`` for every id on ``concurrency`` threads (not asyncio: Jupyter runs a
     loop), rows in the order of ``ids``; a ``WorkbenchError`` is its id's ``error`` row, anything
-    else (a bug, Ctrl-C) stops the batch. ``tick()`` runs on this thread every ``TICK_S``."""
+    else (a bug, Ctrl-C) stops the batch."""
     if not ids:
         return []
     show = (interactive() if progress is None else progress) and len(ids) > HANDFUL
@@ -235,17 +233,11 @@ def fetch_all(
     try:
         futures = [pool.submit(_guarded, fetch, value) for value in ids]
         pending: set[Future[Rows]] = set(futures)
-        while pending:  # without a bar or a tick, asleep until the end or a failure
-            done, pending = wait(
-                pending,
-                timeout=TICK_S if tick else None,
-                return_when=FIRST_COMPLETED if show else FIRST_EXCEPTION,
-            )
+        while pending:  # without a bar, asleep until the end or a failure
+            done, pending = wait(pending, return_when=FIRST_COMPLETED if show else FIRST_EXCEPTION)
             for future in done:
                 future.result()
             bar.update(len(done))
-            if tick is not None:
-                tick()
         return [row for future in futures for row in future.result()]
     finally:
         # On Ctrl-C (or any escape) drop what has not started; running fetches end on timeouts.

@@ -358,22 +358,38 @@ class Session:
             response_body=r.body(answer_body, answer_type, document=answered),
             error=r.text(error) if error else None,
         )
+        held = getattr(self._local, "held", None)
+        call_id = held.append(exchange) if held is not None else self.record(exchange)
         call_ids = getattr(self._local, "call_ids", None)
+        if call_id is not None and call_ids is not None:
+            call_ids.append(call_id)
+
+    @contextmanager
+    def holding(self) -> Iterator[list[Exchange]]:
+        """This thread's exchanges in the block, kept for :meth:`record` (``call_id``: None)."""
+        self._local.held = held = list[Exchange]()
+        try:
+            yield held
+        finally:
+            self._local.held = None
+
+    def record(self, exchange: Exchange) -> Any:
+        """Give ``exchange`` to the recorders; the id the last one returned (None: none)."""
+        call_id = None
         for recorder in self.recorders:
             try:
-                call_id = recorder(exchange)
+                found = recorder(exchange)
             except Exception as exc:
                 # One line per lost record, no traceback: a full disk fails every call alike.
-                reason = printable(r.text(f"{type(exc).__name__}: {exc}"))
+                reason = printable(self.redactor.text(f"{type(exc).__name__}: {exc}"))
                 with self._lock:
-                    self.unrecorded += 1
-                    self.unrecorded_error = reason
+                    self.unrecorded, self.unrecorded_error = self.unrecorded + 1, reason
                 logger.error(
                     "%s %s was not recorded: %s", exchange.method, printable(exchange.url), reason
                 )
                 continue
-            if call_id is not None and call_ids is not None:
-                call_ids.append(call_id)
+            call_id = call_id if found is None else found
+        return call_id
 
 
 def _stamp(request: httpx.Request) -> None:

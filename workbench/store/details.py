@@ -16,7 +16,7 @@ import json
 import re
 import sqlite3
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import chain
 from typing import TYPE_CHECKING, Any
 
@@ -106,6 +106,12 @@ class PreparedDetail:
     texts: dict[str, Any]  # detail_json, validation, pesc_json given (None: not given)
     children: dict[str, list[dict[str, Any]]] | None  # None: the child records stay
     detail: bool  # a detail was fetched
+
+    def called(self, call_id: int | None) -> PreparedDetail:
+        """The same detail, fetched by the call ``call_id`` (recorded after it was prepared)."""
+        row = {**self.row, "detail_call_id": call_id} if self.detail else self.row
+        document = None if self.document is None else {**self.document, "call_id": call_id}
+        return replace(self, row=row, document=document)
 
 
 def prepare_detail(
