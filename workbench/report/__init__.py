@@ -11,7 +11,7 @@ _CONTENT = {
     "charts": ("ageing", "ageing_chart", "daily_volumes", "daily_volumes_chart",
                "events_breakdown_chart", "events_days_chart", "figure_html", "funnel_chart",
                "trends_chart"),
-    "events": ("event_runs", "events_breakdown", "events_breakdown_section", "events_section",
+    "events": ("event_runs", "events_breakdown", "events_section",
                "latest_events", "latest_events_section"),
     "history": ("Changes", "Trends", "changes", "changes_section", "pull_runs", "trends",
                 "trends_section"),
