@@ -103,7 +103,7 @@ def test_two_runs_compare_lists_states_and_exceptions(store: Store) -> None:
     )
     html = changes_section(store, sla_days=5).data
     assert f"Comparing run {second} (ok" in html and f"previous run {first} (ok" in html
-    assert "1 request moved awaiting_response → closed_elsewhere" in html
+    assert "1 request moved awaiting_response → closed_elsewhere (R1)" in html
     assert "New exceptions (" in html and "Resolved exceptions (" in html
 
 

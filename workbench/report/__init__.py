@@ -21,7 +21,7 @@ _CONTENT = {
     "stores": ("open_store", "report_zone"),
     "troubleshoot": ("documents_section", "request_documents",
                      "request_section", "require_request_id",
-                     "timeline_section", "version_diff", "versions_section", "write_bundle"),
+                     "timeline_section", "version_diff", "versions_section"),
 }  # fmt: skip
 _HOME = {name: module for module, names in _CONTENT.items() for name in names}
 __all__ = sorted(_HOME, key=lambda n: (not n[0].isupper(), n))  # classes, then functions

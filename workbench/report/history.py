@@ -146,17 +146,15 @@ def changes_section(
     found = found or changes(store, current=current, sla_days=sla_days)
     runs = found.runs
     if len(runs) < 2:
-        n, by = (
-            len(runs),
-            moment(pd.Timestamp.now(tz="UTC") if current is None else current.now, tz),
-        )
+        n = len(runs)
+        by = moment(pd.Timestamp.now(tz="UTC") if current is None else current.now, tz)
         return page(paragraph(
             f"Nothing to compare: {n} pull run{'s' * (n != 1)} had finished ok or partial by {by}"
             ", and changes need two. `workbench pull` adds one (when pulls fail, the runs table "
             "says why: run `workbench doctor`).", "wb-empty"))  # fmt: skip
     moves = [
         f"{r['count']} {'request' if r['side'] == 'supplier' else 'transcript'}"
-        f"{'s' * (r['count'] != 1)} moved {r['from_state']} → {r['to_state']}"
+        f"{'s' * (r['count'] != 1)} moved {r['from_state']} → {r['to_state']} ({r['examples']})"
         for _, r in found.transitions.iterrows()
     ]
     columns = {"severity": "severity", "kind": "kind", "id": "id", "detail": "detail"}
@@ -168,9 +166,6 @@ def changes_section(
         heading("Lifecycle moves", 4),
         "<ul>" + "".join(f"<li>{escape(s)}</li>" for s in moves) + "</ul>" if moves
         else paragraph("No request or transcript changed state.", "wb-empty"),
-        table(found.transitions, {"side": "side", "from_state": "from", "to_state": "to",
-                                  "count": "count", "examples": "examples"}, max_rows=max_rows,
-              empty=""),
         heading(f"New exceptions ({len(found.new_exceptions)})", 4),
         table(found.new_exceptions, columns, max_rows=max_rows, row_class="severity",
               empty="No new exceptions."),
