@@ -7,7 +7,7 @@ from __future__ import annotations
 import base64
 import io
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -56,7 +56,8 @@ VOLUME_COLUMNS: dict[str, tuple[str, str, str | None, str]] = {
 
 def blank_figure(
     width: float, height: float, *, left: float = 0.8, right: float = 0.25, top: float = 0.45,
-    bottom: float = 0.6, wspace: float = 0.2, hspace: float = 0.2, layout: str | None = None,
+    bottom: float = 0.6, wspace: float = 0.2, hspace: float = 0.2,
+    layout: Literal["constrained"] | None = None,
 ) -> Figure:  # fmt: skip
     """A figure of ``width`` x ``height`` inches at 100 dpi, its margins in inches: the labels
     of our own are of known sizes, and a layout engine (``layout``: for labels the partner's

@@ -193,10 +193,10 @@ def export_html(nb: Any, path: Path, *, title: str, banner: str | None = None) -
     tenth of ``report --no-pull``)."""
     import mistune
 
-    parts = []
+    parts: list[str] = []
     for cell in nb.cells:
         if cell.cell_type == "markdown":
-            parts.append(mistune.html(cell.source))
+            parts.append(str(mistune.html(cell.source)))
         for out in cell.get("outputs", []) if cell.cell_type == "code" else []:
             data = out.get("data", {})
             if "text/html" in data:
