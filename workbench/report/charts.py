@@ -1,6 +1,6 @@
 """The report's charts (PNG in the HTML), and the daily volumes they draw. Figures are made
-with ``matplotlib.figure.Figure``, never pyplot (no global state, nothing left open), laid out
-by matplotlib so every label lies inside, and say "no data" when they have none."""
+with ``matplotlib.figure.Figure``, never pyplot (no global state, nothing left open), with
+margins that keep every label inside, and say "no data" when they have none."""
 
 from __future__ import annotations
 
