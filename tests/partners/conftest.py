@@ -95,7 +95,6 @@ def reports(db: Path) -> dict[str, Any]:
             report.versions_overview_section(rec),
             report.organisations_section(rec),
             report.events_section(store),
-            report.events_breakdown_section(store),
             report.latest_events_section(store, 20),
         ]
         assert all(section.data for section in shown)

@@ -253,7 +253,7 @@ def test_the_events_report_opens_with_freshness_too(aged_copy: Path) -> None:
     assert code == 1, err
     html = Path(out.strip().splitlines()[-1]).read_text(encoding="utf-8")
     assert 'data-freshness="stale"' in html
-    assert html.index("data-freshness") < html.index("Feeds, per pull run")
+    assert html.index("data-freshness") < html.index("Feeds and pull runs")
 
 
 @pytest.mark.parametrize("hours", ["0", "-1", "nan", "inf"])

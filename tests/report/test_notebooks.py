@@ -79,7 +79,7 @@ def test_reconcile_can_pull_first(tmp_path: Path) -> None:
     nb = _run("reconcile", tmp_path / "out", db=str(db), pull=True, profile="sandbox")
     assert db.is_file()
     assert int(figures(_html(nb))["requests"]) > 0
-    assert "Only one pull run so far" in _html(nb)
+    assert "Nothing to compare: 1 pull run had finished" in _html(nb)
 
 
 def test_troubleshoot_tells_the_story_and_writes_a_bundle(

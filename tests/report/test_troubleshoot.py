@@ -11,6 +11,7 @@ import pytest
 
 import workbench as wb
 from workbench import pesc, reconcile
+from workbench.bundle import make_bundle
 from workbench.errors import StoreError
 from workbench.explorer import Explorer
 from workbench.report import (
@@ -23,7 +24,6 @@ from workbench.report import (
     versions_overview,
     versions_overview_section,
     versions_section,
-    write_bundle,
 )
 from workbench.report.troubleshoot import (
     MAX_ERRORS_SHOWN,
@@ -108,7 +108,7 @@ def test_a_transcript_sent_has_its_whole_story(
         rec = reconcile.reconcile(reconcile.load(store))
         story = request_section(rec, rid).data
         timeline = timeline_section(store, rid).data
-        bundle = write_bundle(store, rid, out_dir=tmp_path / "bundles")
+        bundle = make_bundle(store, rid, out_dir=tmp_path / "bundles")
     kinds = [(d.kind, d.message_type) for d in documents]
     assert kinds == [
         ("received", "TranscriptRequest"), ("sent", "CollegeTranscript"),

@@ -11,7 +11,7 @@ _CONTENT = {
     "charts": ("ageing", "ageing_chart", "daily_volumes", "daily_volumes_chart",
                "events_breakdown_chart", "events_days_chart", "figure_html", "funnel_chart",
                "trends_chart"),
-    "events": ("event_runs", "events_breakdown", "events_breakdown_section", "events_section",
+    "events": ("event_runs", "events_breakdown", "events_section",
                "latest_events", "latest_events_section"),
     "history": ("Changes", "Trends", "changes", "changes_section", "pull_runs", "trends",
                 "trends_section"),
@@ -21,7 +21,7 @@ _CONTENT = {
     "stores": ("open_store", "report_zone"),
     "troubleshoot": ("documents_section", "request_documents",
                      "request_section", "require_request_id",
-                     "timeline_section", "version_diff", "versions_section", "write_bundle"),
+                     "timeline_section", "version_diff", "versions_section"),
 }  # fmt: skip
 _HOME = {name: module for module, names in _CONTENT.items() for name in names}
 __all__ = sorted(_HOME, key=lambda n: (not n[0].isupper(), n))  # classes, then functions

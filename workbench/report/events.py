@@ -145,13 +145,13 @@ def event_days(
     return out
 
 
-def _notes(counts: dict[str, int]) -> str:
-    """What the tables say of the events counted when first seen (none: empty)."""
+def _notes(facts: pd.DataFrame) -> str:
+    """What the report says of the events counted when first seen (none: empty)."""
     said = []
-    if n := counts.get("without_time"):
+    if n := int(facts["time_is_first_seen"].sum()):
         said.append(f"{'1 event' if n == 1 else f'{n} events'} had no time of their own: each "
                     "is counted at the time it was first seen.")  # fmt: skip
-    if n := counts.get("implausible"):
+    if n := int(facts["implausible_time"].sum()):
         said.append(f"{'1 event gave a time' if n == 1 else f'{n} events gave times'} outside "
                     f"the plausible dates ({WINDOW}): each is counted at the time it was first "
                     "seen (see Data problems).")  # fmt: skip
@@ -336,25 +336,15 @@ def latest_events_section(store: Store, n: int = 50, *, tz: str | None = None) -
     return page(*parts)
 
 
-def events_breakdown_section(store: Store, *, tz: str | None = None) -> HTML:
-    """The tables behind ``events_breakdown_chart`` but hours (the chart has them)."""
-    facts, parts = event_facts(store, tz=tz), []
-    for by, title in BREAKDOWNS.items():
-        if by != "hour":
-            title += f" ({tz or 'UTC'})" if by == "weekday" else ""
-            counts = events_breakdown(store, by, tz=tz, facts=facts)
-            parts += [heading(title, 4), table(counts, empty="No events stored yet.")]
-    return page(*parts, _notes(counts.attrs))
-
-
 def events_section(store: Store, *, max_rows: int = 200, tz: str | None = None) -> HTML:
-    """Both feeds: the cap warning, data problems, summary, per pull run and per day."""
+    """Both feeds: the cap warning, data problems, summary, per pull run (the charts count
+    per day and per type, program, campus, weekday and hour)."""
     runs, summary = event_runs(store), feed_summary(store)
     if runs.empty and not summary["events"].any():
         return page(paragraph(_why_no_events(store), "wb-empty"))
     warning = cut_off_warning(store)
     facts = event_facts(store, tz=tz)
-    days, problems = event_days(store, tz=tz, facts=facts), event_problems(store, facts=facts)
+    problems = event_problems(store, facts=facts)
     return page(
         f'<div class="wb-figure wb-alert" data-cut-off="domestic">{text(warning)}</div>'
         if warning else "",
@@ -366,9 +356,7 @@ def events_section(store: Store, *, max_rows: int = 200, tz: str | None = None) 
         table(summary, tz=tz),
         heading("Per pull run", 4),
         table(runs, max_rows=max_rows, empty="No event list was pulled yet.", tz=tz),
-        heading(f"Events per day they occurred ({tz or 'UTC'})", 4),
-        table(days.iloc[::-1], max_rows=max_rows, empty="No events stored yet."),
-        _notes(days.attrs),
+        _notes(facts),
     )  # fmt: skip
 
 

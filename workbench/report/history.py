@@ -138,37 +138,6 @@ def _run_line(run: pd.Series, tz: str | None = None) -> str:
     return f"run {run['id']} ({run['status']}, finished {moment(run['finished_at'], tz)})"
 
 
-def _nothing_to_compare(
-    store: Store, runs: pd.DataFrame, until: pd.Timestamp | None, tz: str | None
-) -> str:
-    """Why fewer than two runs compare nothing: none, none succeeded, or later."""
-    every = store.table("runs", where="kind = 'pull'")
-    usable = pull_runs(store)
-    later = len(usable) - len(runs)
-    by = f"by {moment(until, tz)}, the time this report is as of" if until is not None else ""
-    if len(runs) == 1:
-        return (
-            f"Only one pull run {f'had finished {by}' if later else 'so far'} "
-            f"({_run_line(runs.iloc[0], tz)}): nothing to compare it with yet."
-            + (f" {later} more finished after it." if later else "")
-        )
-    if every.empty:
-        return ("No pull run is recorded yet: nothing to compare. Run `workbench pull` (twice) "
-                "to see what changes.")  # fmt: skip
-    if later:
-        return (
-            f"No pull run had finished {by}: nothing to compare. The first one that did not "
-            f"fail, {_run_line(usable.iloc[0], tz)}, is later: report as of a later time to "
-            "compare runs."
-        )
-    statuses = ", ".join(f"{n} {s}" for s, n in every["status"].astype(str).value_counts().items())
-    return (
-        f"No pull run has finished ok or partial yet ({statuses}): nothing to compare. Their "
-        "errors are in the runs table (`summary`); run `workbench doctor`, then "
-        "`workbench pull` again."
-    )
-
-
 def changes_section(
     store: Store, *, current: Reconciliation | None = None, sla_days: float = 5.0,
     max_rows: int = MAX_ROWS, tz: str | None = None, found: Changes | None = None,
@@ -177,11 +146,15 @@ def changes_section(
     found = found or changes(store, current=current, sla_days=sla_days)
     runs = found.runs
     if len(runs) < 2:
-        until = None if current is None else current.now
-        return page(paragraph(_nothing_to_compare(store, runs, until, tz), "wb-empty"))
+        n = len(runs)
+        by = moment(pd.Timestamp.now(tz="UTC") if current is None else current.now, tz)
+        return page(paragraph(
+            f"Nothing to compare: {n} pull run{'s' * (n != 1)} had finished ok or partial by {by}"
+            ", and changes need two. `workbench pull` adds one (when pulls fail, the runs table "
+            "says why: run `workbench doctor`).", "wb-empty"))  # fmt: skip
     moves = [
         f"{r['count']} {'request' if r['side'] == 'supplier' else 'transcript'}"
-        f"{'s' * (r['count'] != 1)} moved {r['from_state']} → {r['to_state']}"
+        f"{'s' * (r['count'] != 1)} moved {r['from_state']} → {r['to_state']} ({r['examples']})"
         for _, r in found.transitions.iterrows()
     ]
     columns = {"severity": "severity", "kind": "kind", "id": "id", "detail": "detail"}
@@ -193,9 +166,6 @@ def changes_section(
         heading("Lifecycle moves", 4),
         "<ul>" + "".join(f"<li>{escape(s)}</li>" for s in moves) + "</ul>" if moves
         else paragraph("No request or transcript changed state.", "wb-empty"),
-        table(found.transitions, {"side": "side", "from_state": "from", "to_state": "to",
-                                  "count": "count", "examples": "examples"}, max_rows=max_rows,
-              empty=""),
         heading(f"New exceptions ({len(found.new_exceptions)})", 4),
         table(found.new_exceptions, columns, max_rows=max_rows, row_class="severity",
               empty="No new exceptions."),

@@ -26,16 +26,19 @@ NOTEBOOKS_ENV = "WORKBENCH_NOTEBOOKS"
 # Notebook metadata saying a notebook is not a report, and why: `workbench report` refuses it.
 REPORT_KEY = "workbench"
 _INJECTED, _ERROR_MARK = "injected-parameters", "papermill-error-cell-tag"
-# The lab template minus what it would fetch (require.js, MathJax, mermaid, widgets); the policy
-# comes right after <title>, before any style, so it governs everything that follows.
+# The page's policy: nothing fetched or run, only inline styles and images.
 _CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; font-src data:"
-_TEMPLATE = """{%- extends 'lab/index.html.j2' -%}
-{% block html_head_js %}<meta http-equiv="Content-Security-Policy" content="@CSP@">
-{% endblock html_head_js %}
-{% block jupyter_widgets %}{% endblock jupyter_widgets %}
-{% block html_head_js_mathjax %}{% endblock html_head_js_mathjax %}
-{% block html_head_js_mermaidjs %}{% endblock html_head_js_mermaidjs %}
-""".replace("@CSP@", _CSP)
+_PAGE = (
+    '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">\n'
+    f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">\n<title>{{title}}</title>\n'
+    "<style>body {{ margin: 1em auto; max-width: 80em; padding: 0 1em; font-family: system-ui, "
+    "sans-serif; }} pre {{ white-space: pre-wrap; }} .wb-error {{ color: #a61b1b; }}</style>"
+    "\n</head><body>\n{banner}{body}\n</body></html>\n"
+)
+_BANNER = (
+    '<p class="wb-banner" role="note" data-banner="sandbox" style="background:#fff3cd;'
+    'border:1px solid #c69500;padding:.5em 1em;font-weight:bold;margin:0 0 1em">{}</p>'
+)
 # IPython's traceback: colour codes, then per frame "Cell In[3], line 2" and "----> 2 code".
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _CELL_FRAME = re.compile(r"^\s*Cell In\[(\d*)\], line (\d+)", re.M)
@@ -151,7 +154,7 @@ def run_notebook(
     failure = _execute(source, ipynb_path, values, math.ceil(timeout_s))
     nb = nbformat.read(ipynb_path, as_version=4)
     if failure is None:
-        export_html(nb, html_path, title=title, base=source.parent, banner=banner)
+        export_html(nb, html_path, title=title, banner=banner)
         return NotebookRun(ipynb_path, html_path, started_at, time.perf_counter() - started)
     index, ename, evalue = failure
     cell, index, count, (number, line) = _failed_cell(nb, index)
@@ -159,7 +162,7 @@ def run_notebook(
         error = {"ename": ename, "evalue": evalue, "traceback": [evalue]}
         cell.setdefault("outputs", []).append(nbformat.v4.new_output("error", **error))
         nbformat.write(nb, ipynb_path)
-    export_html(nb, html_path, title=f"{title} (failed)", base=source.parent, banner=banner)
+    export_html(nb, html_path, title=f"{title} (failed)", banner=banner)
     where = f"cell {index + 1} of {count}, line {number} ({line})" if index is not None \
         else "before its first cell"  # fmt: skip
     raise NotebookFailed(
@@ -184,30 +187,30 @@ def run_report(
         return None
 
 
-def export_html(nb: Any, path: Path, *, title: str, base: Path, banner: str | None = None) -> Path:
-    """The HTML: no input or prompts, images embedded, nothing fetched, the banner."""
-    from jinja2 import DictLoader
-    from nbconvert import HTMLExporter
+def export_html(nb: Any, path: Path, *, title: str, banner: str | None = None) -> Path:
+    """The HTML: markdown and outputs (never code), images embedded, nothing fetched, the banner.
+    Our own page rather than nbconvert's (bench/report.py: its import and templates were a
+    tenth of ``report --no-pull``)."""
+    import mistune
 
-    exporter = HTMLExporter(
-        template_name="lab", template_file="workbench-report.html.j2",
-        extra_loaders=[DictLoader({"workbench-report.html.j2": _TEMPLATE})],
-        exclude_input=True, exclude_input_prompt=True, exclude_output_prompt=True,
-        embed_images=True,
-    )  # fmt: skip
-    nb = nbformat.from_dict(nb)  # a copy: the title is for the HTML only
-    nb.metadata["title"] = title
-    body, _ = exporter.from_notebook_node(
-        nb, resources={"metadata": {"name": title, "path": str(base)}}
-    )
-    if banner:
-        line = (
-            '<p class="wb-banner" role="note" data-banner="sandbox" style="background:#fff3cd;'
-            'border:1px solid #c69500;padding:.5em 1em;font-weight:bold;margin:0 0 1em">'
-            f"{html.escape(banner)}</p>"
-        )
-        body = re.sub(r"<body\b[^>]*>", lambda m: m.group(0) + line, body, count=1, flags=re.I)
-    path.write_text(body, encoding="utf-8")
+    parts: list[str] = []
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            parts.append(str(mistune.html(cell.source)))
+        for out in cell.get("outputs", []) if cell.cell_type == "code" else []:
+            data = out.get("data", {})
+            if "text/html" in data:
+                parts.append("".join(data["text/html"]))
+            elif "image/png" in data:
+                parts.append(f'<img alt="chart" src="data:image/png;base64,{data["image/png"]}"/>')
+            elif out.get("output_type") == "error":
+                trace = _ANSI.sub("", "\n".join(out.get("traceback", [])))
+                parts.append(f'<pre class="wb-error">{html.escape(trace)}</pre>')
+            elif said := out.get("text", data.get("text/plain")):
+                parts.append(f"<pre>{html.escape(''.join(said))}</pre>")
+    shown = _BANNER.format(html.escape(banner)) if banner else ""
+    page = _PAGE.format(title=html.escape(title), banner=shown, body="\n".join(parts))
+    path.write_text(page, encoding="utf-8")
     return path
 
 

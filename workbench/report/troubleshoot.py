@@ -1,5 +1,5 @@
 """One request's whole story for ``notebooks/troubleshoot.ipynb``: its reconciliation, timeline,
-document versions and their diffs, every document with its validation, a support bundle."""
+document versions and their diffs, every document with its validation."""
 
 from __future__ import annotations
 
@@ -7,14 +7,13 @@ import difflib
 import os
 from dataclasses import dataclass, field
 from itertools import pairwise
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
 from IPython.display import HTML
 
 from workbench import pesc
-from workbench.bundle import DEFAULT_OUT_DIR, calls_about, find_documents, make_bundle, pretty
+from workbench.bundle import calls_about, find_documents, pretty
 from workbench.errors import StoreError
 from workbench.pesc.schemas import NOT_VALIDATED, SCHEMAS_VARIABLE
 from workbench.reconcile import Reconciliation
@@ -187,10 +186,3 @@ def documents_section(documents: list[RequestDocument], *, max_chars: int | None
     if not documents:
         return page(paragraph("No PESC document about this id is stored.", "wb-empty"))
     return page(*(document_html(d, max_chars=max_chars) for d in documents))
-
-
-def write_bundle(
-    store: Store, request_id: str, *, out_dir: str | os.PathLike[str] = DEFAULT_OUT_DIR
-) -> Path:
-    """A support bundle for ``request_id`` (``workbench.bundle.make_bundle``); its path."""
-    return make_bundle(store, request_id, out_dir=out_dir)
