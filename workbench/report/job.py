@@ -48,7 +48,6 @@ class ReportJob:
     max_age_hours: float | None = None  # --max-age: older data fails the job
     measured: Mapping[str, Any] = field(default_factory=dict)  # as_of, sla_days, grace_hours
     bundle: Path | None = None  # the support bundle the notebook wrote, if any
-
     colleges: Mapping[str, str] = field(default_factory=dict)  # a consortium's: name -> store
     unreadable: Mapping[str, str] = field(default_factory=dict)  # college -> why not read
 

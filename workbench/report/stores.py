@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Sequence
+from contextlib import closing
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -100,12 +101,6 @@ class ExportedStore:
     def close(self) -> None:
         self._duck.close()
 
-    def __enter__(self) -> ExportedStore:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
 
 def reconciled(
     source: str | os.PathLike[str], *, exported: bool = False, as_of: Any = None,
@@ -116,7 +111,7 @@ def reconciled(
     from workbench import reconcile
     from workbench.report.staleness import freshness
 
-    with ExportedStore(source) if exported else open_store(source) as store:
+    with closing(ExportedStore(source) if exported else open_store(source)) as store:
         tables = reconcile.load(store, as_of=as_of)  # type: ignore[arg-type]
         rec = reconcile.reconcile(tables, sla_days=sla_days, grace_hours=grace_hours)
         return rec, freshness(store, rec.now)  # type: ignore[arg-type]
