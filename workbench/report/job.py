@@ -48,46 +48,56 @@ class ReportJob:
     max_age_hours: float | None = None  # --max-age: older data fails the job
     measured: Mapping[str, Any] = field(default_factory=dict)  # as_of, sla_days, grace_hours
     bundle: Path | None = None  # the support bundle the notebook wrote, if any
+    colleges: Mapping[str, str] = field(default_factory=dict)  # a consortium's: name -> store
+    unreadable: Mapping[str, str] = field(default_factory=dict)  # college -> why not read
 
     @cached_property
     def figures(self) -> tuple[Reconciliation, Freshness]:
         """The store reconciled as the notebook did, and how fresh it was then."""
-        from workbench import reconcile
-        from workbench.report.staleness import freshness
-        from workbench.report.stores import open_store
+        return self.figures_of(self.db)
 
-        m = self.measured
-        with open_store(self.db) as store:
-            tables = reconcile.load(store, as_of=m.get("as_of"))
-            rec = reconcile.reconcile(tables, sla_days=m.get("sla_days", 5.0),
-                                      grace_hours=m.get("grace_hours", 0.0))  # fmt: skip
-            return rec, freshness(store, rec.now)
+    def figures_of(self, source: str) -> tuple[Reconciliation, Freshness]:
+        """A store (or a consortium's export folder) reconciled as the notebook did."""
+        from workbench.report.stores import reconciled
+
+        return reconciled(source, exported="exports" in self.parameters, **self.measured)
 
     def verdict(self, *, allow_partial: bool = False) -> tuple[int, list[str]]:
         """The exit code and why: 1 when the notebook failed, the pull was not ok (a partial
-        one ``allow_partial`` accepts) or the data is older than ``max_age_hours``, else 3
-        when the store holds exceptions at or above ``fail_on``, else 0."""
+        one ``allow_partial`` accepts), a consortium's store cannot be read or the data is
+        older than ``max_age_hours``, else 3 when a store holds exceptions at or above
+        ``fail_on``, else 0."""
         if self.run is None:
             return 1, [f"The pull was {self.pull_status} too."] if self.pull_status not in (
                 None, "ok") else []  # fmt: skip
         code, reason = pull_verdict(self.pull_status, allow_partial=allow_partial)
         reasons = [reason] if reason else []
+        for college, why in self.unreadable.items():
+            code, reasons = 1, [*reasons, f"Exit 1: {college}'s store cannot be read: {why}"]
         if self.fail_on is None and self.max_age_hours is None:
             return code, reasons
-        try:
-            rec, fresh = self.figures
-        except WorkbenchError as exc:
-            return 1, [*reasons, f"Exit 1: the store could not be judged: {exc}"]
-        limit = self.max_age_hours
-        if limit is not None and fresh.is_stale(limit):
-            code, reasons = 1, [*reasons, f"Exit 1 (--max-age {limit:g}): {fresh.warning(limit)}"]
-        if self.fail_on is not None:
-            counts = rec.headline["exceptions_by_severity"]
-            worse = SEVERITIES[SEVERITIES.index(self.fail_on) :][::-1]
-            if found := sum(counts.get(s, 0) for s in worse):
-                detail = ", ".join(f"{s}: {counts.get(s, 0)}" for s in worse)
-                reasons.append(f"{found} exception(s) at or above {self.fail_on} ({detail}).")
-                code = code or 3
+        for college, source in (self.colleges or {"": self.db}).items():
+            if college in self.unreadable:
+                continue
+            of = f"{college}: " if college else ""
+            try:
+                rec, fresh = self.figures_of(source) if college else self.figures
+            except WorkbenchError as exc:
+                code, reasons = 1, [*reasons, f"Exit 1: {of}the store could not be judged: {exc}"]
+                continue
+            limit = self.max_age_hours
+            if limit is not None and fresh.is_stale(limit):
+                code = 1
+                reasons.append(f"Exit 1 (--max-age {limit:g}): {of}{fresh.warning(limit)}")
+            if self.fail_on is not None:
+                counts = rec.headline["exceptions_by_severity"]
+                worse = SEVERITIES[SEVERITIES.index(self.fail_on) :][::-1]
+                if found := sum(counts.get(s, 0) for s in worse):
+                    detail = ", ".join(f"{s}: {counts.get(s, 0)}" for s in worse)
+                    reasons.append(
+                        f"{of}{found} exception(s) at or above {self.fail_on} ({detail})."
+                    )
+                    code = code or 3
         return code, reasons
 
 
@@ -120,8 +130,6 @@ def run_report_job(
         raise InvalidParameter(f"{max_age_hours} is not a number of hours: use a finite number "
                                "more than 0, e.g. 24", parameter="max_age")  # fmt: skip
     where = dict(profile=profile, config_path=config_path)
-    output_dir = output_dir or beside_store(db, "reports", **where)
-    check_folder(output_dir, parameter="output_dir")
     declared = notebook_parameters(notebook, report=True)
     given = {key: value for key, value in (options or {}).items() if value is not None}
     for key in sorted(given.keys() - declared.keys()):
@@ -133,7 +141,13 @@ def run_report_job(
     _check_values(values)
     if "tz" in declared:  # the zone times show in: the option's, else the profile's; checked now
         values["tz"] = report_zone(values.get("tz"), **where)
-    path, status = _pull_first(db=db, no_pull=no_pull, say=say, warn=warn, **where)
+    colleges, unreadable = _colleges(values, declared, no_pull=no_pull, warn=warn)
+    first = next(iter(colleges.values()), None)  # a consortium reports beside its first store
+    output_dir = output_dir or (str(Path(first).parent / "reports") if first else
+                                beside_store(db, "reports", **where))  # fmt: skip
+    check_folder(output_dir, parameter="output_dir")
+    path, status = ("", None) if colleges else _pull_first(db=db, no_pull=no_pull, say=say,
+                                                           warn=warn, **where)  # fmt: skip
     if known is not None:
         from workbench.report.stores import open_store
 
@@ -143,7 +157,8 @@ def run_report_job(
     if "db" in declared:
         _validate_stored(path, say=say, warn=warn)
     context = {"db": str(Path(path).resolve()), "pull": False, "profile": profile,
-               "max_age_hours": max_age_hours, **(automatic or {})}  # fmt: skip
+               "max_age_hours": max_age_hours, "table_dir": str(Path(output_dir).resolve()),
+               **(automatic or {})}  # fmt: skip
     arguments = {k: v for k, v in context.items() if v is not None and k in declared} | values
     measured: dict[str, Any] = {k: arguments.get(k, declared_default(declared[k]))
                 for k in ("as_of", "sla_days", "grace_hours") if k in declared}  # fmt: skip
@@ -154,7 +169,37 @@ def run_report_job(
     bundle = max(written, key=lambda p: p.stat().st_mtime) if written else None
     return ReportJob(notebook, arguments, run, status, path,
                      severity if fail_on_exceptions else None, max_age_hours, measured,
-                     bundle)  # fmt: skip
+                     bundle, colleges, unreadable)  # fmt: skip
+
+
+def _colleges(
+    values: dict[str, Any], declared: Mapping[str, object], *, no_pull: bool,
+    warn: Callable[[str], None],
+) -> tuple[dict[str, str], dict[str, str]]:  # fmt: skip
+    """A consortium's colleges -> their stores (or export folders), named into ``values``, and
+    those that cannot be read -> why (warned now; the others are still reported)."""
+    if "stores" not in declared:
+        return {}, {}
+    from workbench.report.stores import ExportedStore, colleges
+
+    if not no_pull:
+        raise InvalidParameter("a consortium report reads the stores as they are: pull each "
+                               "college first, then report with --no-pull",
+                               parameter="no_pull")  # fmt: skip
+    stores, exports = values.get("stores"), values.get("exports")
+    if stores and exports:
+        raise InvalidParameter("give stores or exports, not both", parameter="exports")
+    named = colleges(stores or exports or [], values.get("colleges"))
+    named = {college: str(Path(source).resolve()) for college, source in named.items()}
+    values.update({"exports" if exports else "stores": list(named.values()), "colleges": [*named]})
+    unreadable = {}
+    for college, source in named.items():
+        try:
+            check_store(source, pulling=False) if not exports else ExportedStore(source).close()
+        except WorkbenchError as exc:
+            warn(f"{college}: {exc}")
+            unreadable[college] = str(exc)
+    return named, unreadable
 
 
 def run_troubleshoot_job(
