@@ -7,20 +7,30 @@ import os
 import shutil
 import sys
 import textwrap
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, NoReturn
 
 import typer
 
 from workbench.errors import ConfigError, InvalidParameter, WorkbenchError
 
-Profile = Annotated[
-    str | None,
+_PROFILE_HELP = (
+    "Profile to use (default: WORKBENCH_PROFILE, the profiles file's default_profile, env when "
+    "WORKBENCH_*_URL variables are set, else sandbox)."
+)
+Profile = Annotated[str | None, typer.Option("--profile", "-P", metavar="NAME", help=_PROFILE_HELP)]
+Profiles = Annotated[
+    list[str] | None,
     typer.Option(
-        metavar="NAME",
-        help="Profile to use (default: WORKBENCH_PROFILE, the profiles file's "
-        "default_profile, env when WORKBENCH_*_URL variables are set, else sandbox).",
+        "--profile", "-P", metavar="NAME",
+        help=_PROFILE_HELP[:-1] + "; repeat it to run several colleges one after another).",
+    ),
+]  # fmt: skip
+AllProfiles = Annotated[
+    bool,
+    typer.Option(
+        "--all-profiles", help="Run every profile of the profiles file, one after another."
     ),
 ]
 Db = Annotated[
@@ -55,6 +65,7 @@ OutputDir = Annotated[
     ),
 ]
 _ARGUMENTS = frozenset({"request_id", "role", "path", "name", "file"})  # shown in capitals
+_WORST = (0, 3, 1, 2, 130)  # exit codes, the worst last
 
 
 def say(text: str, *, err: bool = False, wrap: bool = True) -> None:
@@ -86,8 +97,7 @@ def warn(text: str) -> None:
 
 @contextlib.contextmanager
 def clean_errors() -> Iterator[None]:
-    """Our errors as a message and an exit code: usage error or ``ConfigError`` 2, another
-    ``WorkbenchError`` 1, Ctrl-C 130."""
+    """Our errors as a message and an exit code (:func:`failure`)."""
     try:
         yield
     except InvalidParameter as exc:
@@ -97,15 +107,72 @@ def clean_errors() -> Iterator[None]:
             raise typer.Exit(2) from None
         flag = name.upper() if name in _ARGUMENTS else "--" + name.replace("_", "-")
         raise typer.BadParameter(str(exc), param_hint=flag) from None
-    except ConfigError as exc:
-        say(f"Configuration error: {exc}", err=True)
-        raise typer.Exit(2) from None
-    except WorkbenchError as exc:
-        say(f"Error ({type(exc).__name__}): {exc}", err=True)
-        raise typer.Exit(1) from None
-    except KeyboardInterrupt as stop:  # a pull's says what it stored
-        say(str(stop) or "Interrupted.", err=True)
-        raise typer.Exit(130) from None
+    except (WorkbenchError, KeyboardInterrupt) as exc:  # a pull's Ctrl-C says what it stored
+        code, message = failure(exc)
+        say(message, err=True)
+        raise typer.Exit(code) from None
+
+
+def failure(exc: BaseException) -> tuple[int, str]:
+    """The exit code and message of an error: a usage or configuration error 2, Ctrl-C 130,
+    another 1."""
+    if isinstance(exc, KeyboardInterrupt):
+        return 130, str(exc) or "Interrupted."
+    if isinstance(exc, InvalidParameter):
+        return 2, f"Invalid value for --{exc.parameter.replace('_', '-')}: {exc}"
+    if isinstance(exc, ConfigError):
+        return 2, f"Configuration error: {exc}"
+    return 1, f"Error ({type(exc).__name__}): {exc}"
+
+
+def several(
+    profiles: list[str] | None, all_profiles: bool, db: str | None, config: str | None
+) -> list[str] | None:
+    """The profiles of ``--profile``s or ``--all-profiles`` when a command runs several (None:
+    one, ``profiles[0]`` or the default, as ever); a usage error with ``--db``."""
+    if not all_profiles and len(profiles or []) < 2:
+        return None
+    if all_profiles and profiles:
+        raise typer.BadParameter(
+            "it runs every profile: leave out --profile", param_hint="--all-profiles"
+        )
+    if db is not None:
+        raise typer.BadParameter(
+            "each college has its own store: set db in each profile instead", param_hint="--db"
+        )
+    from workbench.config import profile_names
+
+    with clean_errors():
+        return profiles if profiles else profile_names(config)
+
+
+def each_profile(
+    names: list[str], config: str | None, run: Callable[[str], tuple[int, str]]
+) -> NoReturn:
+    """``run(name)`` for each profile, one after another, then one line each: its exit code and
+    ``run``'s summary, or its error. One failing never stops the others, Ctrl-C does; the exit
+    code is the worst (2, then 1, then 3, then 0; 130 when stopped)."""
+    from workbench.config import load_profile
+
+    lines, worst, stores = [], 0, dict[Path, str]()  # a store run, the profile it was run for
+    for name in names:
+        say(f"== Profile {name}", err=True)
+        try:
+            store = Path(load_profile(name, config_path=config).db).resolve()
+            if store in stores:  # two colleges' data mixed in one store could not be told apart
+                raise ConfigError(f"Profile {name!r} has the store of profile {stores[store]!r} "
+                                  f"({store}): give each profile a db of its own.")  # fmt: skip
+            stores[store] = name
+            code, detail = run(name)
+        except (Exception, KeyboardInterrupt) as exc:
+            code, detail = failure(exc)
+            say(detail, err=True)
+        lines.append(f"{name}: exit {code}, {detail}")
+        worst = max(worst, code, key=_WORST.index)
+        if code == 130:
+            break
+    say("\n".join(lines))
+    raise typer.Exit(worst)
 
 
 def announce_partner(profile: str | None, db: str | None, config: str | None) -> None:
