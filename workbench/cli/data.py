@@ -17,6 +17,7 @@ from workbench.cli.output import (
     announce_store,
     clean_errors,
     each_profile,
+    key_values,
     say,
     several,
 )
@@ -149,14 +150,12 @@ def export(
     --force; parquet without pyarrow says how to install it), 1 when the database cannot be
     read.
     """
-    from workbench.config import load_profile
     from workbench.export import export as export_store
     from workbench.report.job import check_store
     from workbench.store import Store
 
     with clean_errors():
-        announce_store(profile, db, config)
-        path = Path(db if db is not None else load_profile(profile, config_path=config).db)
+        path = announce_store(profile, db, config)
         check_store(path, pulling=False)  # no workbench store there: a ConfigError, exit 2
         with Store(path, read_only=True) as store:
             done = export_store(store, name, fmt, out, as_of=as_of, force=force)
@@ -203,12 +202,7 @@ def call(
 
     from workbench.client import connect
 
-    params: dict[str, str] = {}
-    for pair in param or []:
-        key, sep, value = pair.partition("=")
-        if not sep or not key.strip():
-            raise typer.BadParameter(f"{pair!r}: write NAME=VALUE.", param_hint="--param")
-        params[key.strip()] = value
+    params = key_values(param)
     with clean_errors():
         announce_partner(profile, db, config)
         with connect(profile, db=db, config_path=config) as w:

@@ -64,8 +64,20 @@ OutputDir = Annotated[
         "beside the database, data/reports for the default one).",
     ),
 ]
+Yes = Annotated[bool, typer.Option("--yes", "-y", help="Do it without asking for confirmation.")]
 _ARGUMENTS = frozenset({"request_id", "role", "path", "name", "file"})  # shown in capitals
 _WORST = (0, 3, 1, 2, 130)  # exit codes, the worst last
+
+
+def key_values(pairs: list[str] | None, option: str = "--param") -> dict[str, str]:
+    """``KEY=VALUE`` options as a dict; a usage error for one without ``=`` or a key."""
+    out = {}
+    for pair in pairs or []:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise typer.BadParameter(f"{pair!r} is not key=value", param_hint=option)
+        out[key.strip()] = value
+    return out
 
 
 def say(text: str, *, err: bool = False, wrap: bool = True) -> None:
@@ -187,8 +199,9 @@ def announce_partner(profile: str | None, db: str | None, config: str | None) ->
     )
 
 
-def announce_store(profile: str | None, db: str | None, config: str | None) -> None:
-    """Say (stderr) the store a command reads, its absolute path and whose data it holds."""
+def announce_store(profile: str | None, db: str | None, config: str | None) -> Path:
+    """Say (stderr) the store a command reads, its absolute path and whose data it holds; its
+    path."""
     from workbench.config import load_profile
     from workbench.store.identity import data_source, stored_partner
 
@@ -198,6 +211,7 @@ def announce_store(profile: str | None, db: str | None, config: str | None) -> N
     except WorkbenchError:  # not a store: the command itself says so, with its exit code
         source = "not readable as a workbench database"
     say(f"Store: {path.resolve()} ({source})", err=True)
+    return path
 
 
 def show_library_warnings() -> None:

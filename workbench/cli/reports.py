@@ -22,6 +22,7 @@ from workbench.cli.output import (
     announce_store,
     clean_errors,
     each_profile,
+    key_values,
     say,
     several,
     warn,
@@ -108,7 +109,7 @@ def report(
     With several profiles, a report each, one line each at the end, and the worst exit code;
     but --notebook consortium runs one report over all their stores, without pulling.
     """
-    parameters = _key_values(param)
+    parameters = key_values(param)
     names = several(profile, all_profiles, db, config)
     named: dict[str, object] = dict(as_of=as_of, sla_days=sla_days, grace_hours=grace_hours, tz=tz,
                  trend_days=trend_days)  # fmt: skip
@@ -198,17 +199,6 @@ def bundle(
             redact_personal=redact_personal,
         )  # fmt: skip
     typer.echo(str(Path(zip_path).resolve()))
-
-
-def _key_values(pairs: list[str] | None) -> dict[str, str]:
-    """``-p key=value`` options as a dict; a usage error for one without ``=`` or a key."""
-    out = {}
-    for pair in pairs or []:
-        key, sep, value = pair.partition("=")
-        if not sep or not key.strip():
-            raise typer.BadParameter(f"{pair!r} is not key=value", param_hint="--param")
-        out[key.strip()] = value
-    return out
 
 
 def _finish(
