@@ -5,15 +5,18 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
+import typer
 from typer.testing import CliRunner
 
 from tests.conftest import FAST
 from tests.report.test_runner import outputs_text, write_notebook
 from workbench.cli import app
+from workbench.cli.output import each_profile
 from workbench.config.settings import PROFILE_SETTINGS, ROLE_SECTIONS, ROLE_SETTINGS, role_setting
 from workbench.sandbox import Sandbox
 
@@ -121,13 +124,50 @@ def test_one_college_failing_never_stops_the_others(
     assert "exit 2, Configuration error: Unknown setting 'concurency'" in typo
     assert "Did you mean 'concurrency'?" in typo
     assert down_line.startswith("down: exit 1, ") and "workbench doctor" in down_line
-    assert "has the store of profile 'ok'" in same and "a db of its own" in same
+    assert "has the store of profile 'ok'" in same and 'db = "data/same.db"' in same
     assert (here / "ok.db").is_file() and (here / "last.db").is_file()
     assert not (here / "typo.db").exists() and not (here / "same.db").exists()
     assert all(secret not in out + err for secret in secrets.values())
 
-    code, _, err, lines = run("pull", "-P", "ok", "-P", "down", env=secrets)
-    assert code == 1 and [line.split(":")[0] for line in lines] == ["ok", "down"]
+    held = sqlite3.connect(here / "ok.db.lock", isolation_level=None)  # another pull's lock
+    held.execute("BEGIN EXCLUSIVE")
+    try:
+        code, _, err, lines = run("pull", "-P", "ok", "-P", "last", "--wait", "0.1", env=secrets)
+    finally:
+        held.close()
+    assert code == 1 and [line.split(":")[0] for line in lines] == ["ok", "last"]
+    assert lines[0].startswith("ok: exit 1, Error (StoreError): ") and "pull" in lines[0]
+    assert lines[1].startswith("last: exit 0, ok: ")
+
+    nbs = here / "notebooks"  # a report whose notebook fails for one college
+    write_notebook(nbs, "reconcile", "profile = None", "assert profile != 'ok', 'no figures'")
+    env = {**secrets, "WORKBENCH_NOTEBOOKS": str(nbs)}
+    code, _, err, lines = run("report", "-P", "ok", "-P", "last", "--no-pull", env=env)
+    assert code == 1 and [line.split(":")[0] for line in lines] == ["ok", "last"]
+    assert lines[0] == "ok: exit 1, pull skipped; report none: the notebook failed"
+    assert "no figures" in err and Path(lines[1].split("report ", 1)[1]).is_file()
+
+
+@pytest.mark.parametrize(
+    ("codes", "worst", "ran"),
+    [((0, 3, 0), 3, "abc"), ((3, 1, 0), 1, "abc"), ((1, 2, 3), 2, "abc"), ((0, 130, 0), 130, "ab")],
+)
+def test_the_exit_code_is_the_worst_and_ctrl_c_stops_the_loop(
+    here: Path, codes: tuple[int, ...], worst: int, ran: str
+) -> None:
+    (here / "workbench.toml").write_text("".join(f'[profiles.{n}]\ndb = "{n}.db"\n' for n in "abc"))
+    done = []
+
+    def run_one(name: str) -> tuple[int, str]:
+        done.append(name)
+        code = codes["abc".index(name)]
+        if code == 130:
+            raise KeyboardInterrupt
+        return code, f"figures of {name}"
+
+    with pytest.raises(typer.Exit) as stop:
+        each_profile(["a", "b", "c"], None, run_one)
+    assert stop.value.exit_code == worst and "".join(done) == ran
 
 
 def test_several_profiles_take_no_db(here: Path) -> None:

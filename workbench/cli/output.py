@@ -173,7 +173,8 @@ def each_profile(
             store = Path(load_profile(name, config_path=config).db).resolve()
             if store in stores:  # two colleges' data mixed in one store could not be told apart
                 raise ConfigError(f"Profile {name!r} has the store of profile {stores[store]!r} "
-                                  f"({store}): give each profile a db of its own.")  # fmt: skip
+                                  f"({store}): give it its own, such as db = \"data/{name}.db\" "
+                                  f"in [profiles.{name}].")  # fmt: skip
             stores[store] = name
             code, detail = run(name)
         except (Exception, KeyboardInterrupt) as exc:
