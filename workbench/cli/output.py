@@ -17,22 +17,15 @@ from workbench.errors import ConfigError, InvalidParameter, WorkbenchError
 
 _PROFILE_HELP = (
     "Profile to use (default: WORKBENCH_PROFILE, the profiles file's default_profile, env when "
-    "WORKBENCH_*_URL variables are set, else sandbox)."
+    "WORKBENCH_*_URL variables are set, else sandbox)"
 )
-Profile = Annotated[str | None, typer.Option("--profile", "-P", metavar="NAME", help=_PROFILE_HELP)]
-Profiles = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--profile", "-P", metavar="NAME",
-        help=_PROFILE_HELP[:-1] + "; repeat it to run several colleges one after another).",
-    ),
-]  # fmt: skip
-AllProfiles = Annotated[
-    bool,
-    typer.Option(
-        "--all-profiles", help="Run every profile of the profiles file, one after another."
-    ),
-]
+Profile = Annotated[str | None, typer.Option(
+    "--profile", "-P", metavar="NAME", help=f"{_PROFILE_HELP}.")]  # fmt: skip
+Profiles = Annotated[list[str] | None, typer.Option(
+    "--profile", "-P", metavar="NAME",
+    help=f"{_PROFILE_HELP}; repeat it to run several colleges, one after another.")]  # fmt: skip
+AllProfiles = Annotated[bool, typer.Option(
+    "--all-profiles", help="Run every profile of the profiles file in turn.")]  # fmt: skip
 Db = Annotated[
     str | None,
     typer.Option(
