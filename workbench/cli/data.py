@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from workbench.cli.output import (
+    AllowPartial,
     AllProfiles,
     Config,
     Db,
@@ -51,14 +52,7 @@ def pull(
     all_profiles: AllProfiles = False,
     db: Db = None,
     config: Config = None,
-    allow_partial: Annotated[
-        bool,
-        typer.Option(
-            "--allow-partial",
-            help="Exit 0 even when some lists or details failed (they retry next pull); a pull "
-            "that read nothing still exits 1.",
-        ),
-    ] = False,
+    allow_partial: AllowPartial = False,
     wait: Annotated[
         float,
         typer.Option(

@@ -24,6 +24,9 @@ Profile = Annotated[str | None, typer.Option(
 Profiles = Annotated[list[str] | None, typer.Option(
     "--profile", "-P", metavar="NAME",
     help=f"{_PROFILE_HELP}; repeat it to run several colleges, one after another.")]  # fmt: skip
+AllowPartial = Annotated[bool, typer.Option("--allow-partial", help="Exit 0 (or a report's 3) even "
+    "when some lists or details failed (the next pull retries them); a pull that read nothing "
+    "still exits 1.")]  # fmt: skip
 AllProfiles = Annotated[bool, typer.Option(
     "--all-profiles", help="Run every profile of the profiles file in turn.")]  # fmt: skip
 Db = Annotated[

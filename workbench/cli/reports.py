@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from workbench.cli.output import (
+    AllowPartial,
     AllProfiles,
     Config,
     Db,
@@ -35,9 +36,6 @@ CONSORTIUM = "consortium"  # the notebook that reads several colleges' stores si
 # fmt: off
 NoPull = Annotated[bool, typer.Option(
     "--no-pull", help="Report on what the database holds; do not contact the partner.")]
-AllowPartial = Annotated[bool, typer.Option(
-    "--allow-partial",
-    help="Exit 0 (or 3) even when the pull was partial: the report uses what is stored.")]
 Timeout = Annotated[int, typer.Option(
     min=1, metavar="SECONDS", help="Seconds any one cell may run before the run fails.")]
 Notebook = Annotated[str, typer.Option(metavar="NAME", help="Notebook of notebooks/ to run.")]
@@ -111,8 +109,8 @@ def report(
     """
     parameters = key_values(param)
     names = several(profile, all_profiles, db, config)
-    named: dict[str, object] = dict(as_of=as_of, sla_days=sla_days, grace_hours=grace_hours, tz=tz,
-                 trend_days=trend_days)  # fmt: skip
+    named: dict[str, object] = dict(as_of=as_of, sla_days=sla_days, grace_hours=grace_hours,
+                                    tz=tz, trend_days=trend_days)  # fmt: skip
 
     def one(name: str | None) -> tuple[int, str]:
         from workbench.report.deliver import plan_delivery
@@ -135,7 +133,7 @@ def report(
 
             chosen = [load_profile(n, config_path=config) for n in names or profile or [""]]
             named |= {"colleges": [p.name for p in chosen],
-                           "stores": [str(Path(db or p.db).resolve()) for p in chosen]}  # fmt: skip
+                      "stores": [str(Path(db or p.db).resolve()) for p in chosen]}  # fmt: skip
             names, profile, no_pull = None, [chosen[0].name], True
     if names is not None:
         each_profile(names, config, one)
