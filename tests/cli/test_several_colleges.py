@@ -177,3 +177,5 @@ def test_several_profiles_take_no_db(here: Path) -> None:
     assert code == 2 and "leave out --profile" in err and lines == []
     code, _, err, lines = run("pull", "--all-profiles", env={})
     assert code == 2 and "defines no [profiles.NAME] table" in err and lines == []
+    code, _, err, lines = run("report", "-P", "a", "-P", "b", env={"WORKBENCH_DB": "x.db"})
+    assert code == 2 and "WORKBENCH_DB is set" in err and lines == []

@@ -151,6 +151,9 @@ def several(
     from workbench.config import profile_names
 
     with clean_errors():
+        if os.environ.get("WORKBENCH_DB"):  # it wins over each profile's db
+            raise ConfigError("WORKBENCH_DB is set, so every college would share its store: "
+                              "unset it, and set db in each profile.")  # fmt: skip
         return profiles if profiles else profile_names(config)
 
 
