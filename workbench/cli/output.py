@@ -137,7 +137,7 @@ def several(
     profiles: list[str] | None, all_profiles: bool, db: str | None, config: str | None
 ) -> list[str] | None:
     """The profiles of ``--profile``s or ``--all-profiles`` when a command runs several (None:
-    one, ``profiles[0]`` or the default, as ever); a usage error with ``--db``."""
+    one, ``profiles[0]`` or the default, as ever); refused with ``--db`` or ``WORKBENCH_DB``."""
     if not all_profiles and len(profiles or []) < 2:
         return None
     if all_profiles and profiles:
@@ -154,7 +154,7 @@ def several(
         if os.environ.get("WORKBENCH_DB"):  # it wins over each profile's db
             raise ConfigError("WORKBENCH_DB is set, so every college would share its store: "
                               "unset it, and set db in each profile.")  # fmt: skip
-        return profiles if profiles else profile_names(config)
+        return list(dict.fromkeys(profiles)) if profiles else profile_names(config)
 
 
 def each_profile(
