@@ -1,7 +1,8 @@
 """Profiles: every setting declared once (:mod:`.settings`), a profile resolved from the
 environment and the profiles file (:mod:`.load`, :mod:`.files`) into a :mod:`.profile`."""
 
-from workbench.config.load import load_profile, profile_names
+from workbench.config.files import profile_names
+from workbench.config.load import load_profile
 from workbench.config.profile import (
     EMBEDDED_SANDBOX,
     SANDBOX,
