@@ -2,18 +2,25 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from workbench.cli.output import (
+    AllowPartial,
+    AllProfiles,
     Config,
     Db,
     Profile,
+    Profiles,
     announce_partner,
     announce_store,
     clean_errors,
+    each_profile,
+    key_values,
     say,
+    several,
 )
 
 
@@ -41,17 +48,11 @@ def doctor(profile: Profile = None, config: Config = None) -> None:
 
 
 def pull(
-    profile: Profile = None,
+    profile: Profiles = None,
+    all_profiles: AllProfiles = False,
     db: Db = None,
     config: Config = None,
-    allow_partial: Annotated[
-        bool,
-        typer.Option(
-            "--allow-partial",
-            help="Exit 0 even when some lists or details failed (they retry next pull); a pull "
-            "that read nothing still exits 1.",
-        ),
-    ] = False,
+    allow_partial: AllowPartial = False,
     wait: Annotated[
         float,
         typer.Option(
@@ -63,25 +64,36 @@ def pull(
 
     Exit 0 when everything was stored, 1 when the run was partial (unless --allow-partial) or
     failed (nothing could be read: --allow-partial does not accept that), 2 on a configuration
-    error.
+    error. With several profiles, one line each at the end, and the worst exit code.
     """
-    from pathlib import Path
 
-    from workbench.client import connect
-    from workbench.pull import PULL_FAILED, PULL_PARTIAL
+    def one(name: str | None) -> tuple[int, str]:
+        from workbench.client import connect
+        from workbench.pull import PULL_FAILED, PULL_PARTIAL
 
-    with clean_errors():
-        announce_partner(profile, db, config)
-        with connect(profile, db=db, config_path=config) as w:
+        announce_partner(name, db, config)
+        with connect(name, db=db, config_path=config) as w:
             summary = w.pull(lock_timeout_s=wait)  # a progress bar on a terminal
             say(str(summary))
             typer.echo(f"Stored in {Path(w.db).resolve()}")
-    if summary.status == "failed":
-        typer.echo(f"The pull failed: {PULL_FAILED}.", err=True)
-        raise typer.Exit(1)
-    if summary.status == "partial" and not allow_partial:
-        typer.echo(f"The pull was partial: {PULL_PARTIAL}.", err=True)
-        raise typer.Exit(1)
+        r = summary.lists.values()
+        figures = (f"{sum(x.listed for x in r)} listed, {sum(x.new for x in r)} new, "
+                   f"{sum(x.details_fetched for x in r)} details, {len(summary.failures)} "
+                   f"failed; stored in {Path(w.db).resolve()}")  # fmt: skip
+        if summary.status == "failed":
+            typer.echo(f"The pull failed: {PULL_FAILED}.", err=True)
+            return 1, f"failed: {PULL_FAILED}"
+        if summary.status == "partial" and not allow_partial:
+            typer.echo(f"The pull was partial: {PULL_PARTIAL}.", err=True)
+            return 1, f"partial: {figures}"
+        return 0, f"{summary.status}: {figures}"
+
+    names = several(profile, all_profiles, db, config)
+    if names is not None:
+        each_profile(names, config, one)
+    with clean_errors():
+        code = one(profile[0] if profile else None)[0]
+    raise typer.Exit(code)
 
 
 def export(
@@ -132,16 +144,12 @@ def export(
     --force; parquet without pyarrow says how to install it), 1 when the database cannot be
     read.
     """
-    from pathlib import Path
-
-    from workbench.config import load_profile
     from workbench.export import export as export_store
     from workbench.report.job import check_store
     from workbench.store import Store
 
     with clean_errors():
-        announce_store(profile, db, config)
-        path = Path(db if db is not None else load_profile(profile, config_path=config).db)
+        path = announce_store(profile, db, config)
         check_store(path, pulling=False)  # no workbench store there: a ConfigError, exit 2
         with Store(path, read_only=True) as store:
             done = export_store(store, name, fmt, out, as_of=as_of, force=force)
@@ -188,12 +196,7 @@ def call(
 
     from workbench.client import connect
 
-    params: dict[str, str] = {}
-    for pair in param or []:
-        key, sep, value = pair.partition("=")
-        if not sep or not key.strip():
-            raise typer.BadParameter(f"{pair!r}: write NAME=VALUE.", param_hint="--param")
-        params[key.strip()] = value
+    params = key_values(param)
     with clean_errors():
         announce_partner(profile, db, config)
         with connect(profile, db=db, config_path=config) as w:

@@ -172,7 +172,7 @@ def _command(name: str) -> str:
 
 def refuse_real_partner(db: Path) -> None:
     """``ConfigError`` when ``db`` holds a partner's data other than the embedded sandbox's."""
-    from workbench.config import SANDBOX, Profile
+    from workbench.config import SANDBOX, load_profile
     from workbench.errors import StoreError
     from workbench.store.identity import check_partner, stored_partner
 
@@ -180,7 +180,7 @@ def refuse_real_partner(db: Path) -> None:
         recorded = stored_partner(db)
     except StoreError:
         return  # not a store we can read: what the demo replaced before, it replaces now
-    sandbox = Profile(SANDBOX, "embedded sandbox", is_sandbox=True).identity()
+    sandbox = load_profile(SANDBOX, env={}).identity()
     check_partner(db, recorded, sandbox, fix=f"Move {db} away: the demo starts it afresh.")
 
 

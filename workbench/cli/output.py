@@ -7,22 +7,28 @@ import os
 import shutil
 import sys
 import textwrap
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, NoReturn
 
 import typer
 
 from workbench.errors import ConfigError, InvalidParameter, WorkbenchError
 
-Profile = Annotated[
-    str | None,
-    typer.Option(
-        metavar="NAME",
-        help="Profile to use (default: WORKBENCH_PROFILE, the profiles file's "
-        "default_profile, env when WORKBENCH_*_URL variables are set, else sandbox).",
-    ),
-]
+_PROFILE_HELP = (
+    "Profile to use (default: WORKBENCH_PROFILE, the profiles file's default_profile, env when "
+    "WORKBENCH_*_URL variables are set, else sandbox)"
+)
+Profile = Annotated[str | None, typer.Option(
+    "--profile", "-P", metavar="NAME", help=f"{_PROFILE_HELP}.")]  # fmt: skip
+Profiles = Annotated[list[str] | None, typer.Option(
+    "--profile", "-P", metavar="NAME",
+    help=f"{_PROFILE_HELP}; repeat it to run several colleges, one after another.")]  # fmt: skip
+AllowPartial = Annotated[bool, typer.Option("--allow-partial", help="Exit 0 (or a report's 3) even "
+    "when some lists or details failed (the next pull retries them); a pull that read nothing "
+    "still exits 1.")]  # fmt: skip
+AllProfiles = Annotated[bool, typer.Option(
+    "--all-profiles", help="Run every profile of the profiles file in turn.")]  # fmt: skip
 Db = Annotated[
     str | None,
     typer.Option(
@@ -54,7 +60,20 @@ OutputDir = Annotated[
         "beside the database, data/reports for the default one).",
     ),
 ]
+Yes = Annotated[bool, typer.Option("--yes", "-y", help="Do it without asking for confirmation.")]
 _ARGUMENTS = frozenset({"request_id", "role", "path", "name", "file"})  # shown in capitals
+_WORST = (0, 3, 1, 2, 130)  # exit codes, the worst last
+
+
+def key_values(pairs: list[str] | None, option: str = "--param") -> dict[str, str]:
+    """``KEY=VALUE`` options as a dict; a usage error for one without ``=`` or a key."""
+    out = {}
+    for pair in pairs or []:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise typer.BadParameter(f"{pair!r} is not key=value", param_hint=option)
+        out[key.strip()] = value
+    return out
 
 
 def say(text: str, *, err: bool = False, wrap: bool = True) -> None:
@@ -86,8 +105,7 @@ def warn(text: str) -> None:
 
 @contextlib.contextmanager
 def clean_errors() -> Iterator[None]:
-    """Our errors as a message and an exit code: usage error or ``ConfigError`` 2, another
-    ``WorkbenchError`` 1, Ctrl-C 130."""
+    """Our errors as a message and an exit code (:func:`failure`)."""
     try:
         yield
     except InvalidParameter as exc:
@@ -97,15 +115,76 @@ def clean_errors() -> Iterator[None]:
             raise typer.Exit(2) from None
         flag = name.upper() if name in _ARGUMENTS else "--" + name.replace("_", "-")
         raise typer.BadParameter(str(exc), param_hint=flag) from None
-    except ConfigError as exc:
-        say(f"Configuration error: {exc}", err=True)
-        raise typer.Exit(2) from None
-    except WorkbenchError as exc:
-        say(f"Error ({type(exc).__name__}): {exc}", err=True)
-        raise typer.Exit(1) from None
-    except KeyboardInterrupt as stop:  # a pull's says what it stored
-        say(str(stop) or "Interrupted.", err=True)
-        raise typer.Exit(130) from None
+    except (WorkbenchError, KeyboardInterrupt) as exc:  # a pull's Ctrl-C says what it stored
+        code, message = failure(exc)
+        say(message, err=True)
+        raise typer.Exit(code) from None
+
+
+def failure(exc: BaseException) -> tuple[int, str]:
+    """The exit code and message of an error: a usage or configuration error 2, Ctrl-C 130,
+    another 1."""
+    if isinstance(exc, KeyboardInterrupt):
+        return 130, str(exc) or "Interrupted."
+    if isinstance(exc, InvalidParameter):
+        return 2, f"Invalid value for --{exc.parameter.replace('_', '-')}: {exc}"
+    if isinstance(exc, ConfigError):
+        return 2, f"Configuration error: {exc}"
+    return 1, f"Error ({type(exc).__name__}): {exc}"
+
+
+def several(
+    profiles: list[str] | None, all_profiles: bool, db: str | None, config: str | None
+) -> list[str] | None:
+    """The profiles of ``--profile``s or ``--all-profiles`` when a command runs several (None:
+    one, ``profiles[0]`` or the default, as ever); refused with ``--db`` or ``WORKBENCH_DB``."""
+    if not all_profiles and len(profiles or []) < 2:
+        return None
+    if all_profiles and profiles:
+        raise typer.BadParameter(
+            "it runs every profile: leave out --profile", param_hint="--all-profiles"
+        )
+    if db is not None:
+        raise typer.BadParameter(
+            "each college has its own store: set db in each profile instead", param_hint="--db"
+        )
+    from workbench.config import profile_names
+
+    with clean_errors():
+        if os.environ.get("WORKBENCH_DB"):  # it wins over each profile's db
+            raise ConfigError("WORKBENCH_DB is set, so every college would share its store: "
+                              "unset it, and set db in each profile.")  # fmt: skip
+        return list(dict.fromkeys(profiles)) if profiles else profile_names(config)
+
+
+def each_profile(
+    names: list[str], config: str | None, run: Callable[[str], tuple[int, str]]
+) -> NoReturn:
+    """``run(name)`` for each profile, one after another, then one line each: its exit code and
+    ``run``'s summary, or its error. One failing never stops the others, Ctrl-C does; the exit
+    code is the worst (2, then 1, then 3, then 0; 130 when stopped)."""
+    from workbench.config import load_profile
+
+    lines, worst, stores = [], 0, dict[Path, str]()  # a store run, the profile it was run for
+    for name in names:
+        say(f"== Profile {name}", err=True)
+        try:
+            store = Path(load_profile(name, config_path=config).db).resolve()
+            if store in stores:  # two colleges' data mixed in one store could not be told apart
+                raise ConfigError(f"Profile {name!r} has the store of profile {stores[store]!r} "
+                                  f"({store}): give it its own, such as db = \"data/{name}.db\" "
+                                  f"in [profiles.{name}].")  # fmt: skip
+            stores[store] = name
+            code, detail = run(name)
+        except (Exception, KeyboardInterrupt) as exc:
+            code, detail = failure(exc)
+            say(detail, err=True)
+        lines.append(f"{name}: exit {code}, {detail}")
+        worst = max(worst, code, key=_WORST.index)
+        if code == 130:
+            break
+    say("\n".join(lines))
+    raise typer.Exit(worst)
 
 
 def announce_partner(profile: str | None, db: str | None, config: str | None) -> None:
@@ -120,8 +199,9 @@ def announce_partner(profile: str | None, db: str | None, config: str | None) ->
     )
 
 
-def announce_store(profile: str | None, db: str | None, config: str | None) -> None:
-    """Say (stderr) the store a command reads, its absolute path and whose data it holds."""
+def announce_store(profile: str | None, db: str | None, config: str | None) -> Path:
+    """Say (stderr) the store a command reads, its absolute path and whose data it holds; its
+    path."""
     from workbench.config import load_profile
     from workbench.store.identity import data_source, stored_partner
 
@@ -131,6 +211,7 @@ def announce_store(profile: str | None, db: str | None, config: str | None) -> N
     except WorkbenchError:  # not a store: the command itself says so, with its exit code
         source = "not readable as a workbench database"
     say(f"Store: {path.resolve()} ({source})", err=True)
+    return path
 
 
 def show_library_warnings() -> None:

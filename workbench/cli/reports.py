@@ -11,27 +11,31 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from workbench.cli.output import (
+    AllowPartial,
+    AllProfiles,
     Config,
     Db,
     OutputDir,
     Profile,
+    Profiles,
     RequestId,
     announce_partner,
     announce_store,
     clean_errors,
+    each_profile,
+    key_values,
     say,
+    several,
     warn,
 )
 
 if TYPE_CHECKING:
     from workbench.report.job import ReportJob
 
+CONSORTIUM = "consortium"  # the notebook that reads several colleges' stores side by side
 # fmt: off
 NoPull = Annotated[bool, typer.Option(
     "--no-pull", help="Report on what the database holds; do not contact the partner.")]
-AllowPartial = Annotated[bool, typer.Option(
-    "--allow-partial",
-    help="Exit 0 (or 3) even when the pull was partial: the report uses what is stored.")]
 Timeout = Annotated[int, typer.Option(
     min=1, metavar="SECONDS", help="Seconds any one cell may run before the run fails.")]
 Notebook = Annotated[str, typer.Option(metavar="NAME", help="Notebook of notebooks/ to run.")]
@@ -76,13 +80,14 @@ RedactPersonal = Annotated[bool, typer.Option(
 
 
 def report(
-    notebook: Notebook = "reconcile", profile: Profile = None, db: Db = None,
-    config: Config = None, no_pull: NoPull = False, allow_partial: AllowPartial = False,
-    as_of: AsOf = None, sla_days: SlaDays = None, grace_hours: GraceHours = None,
-    tz: Zone = None, param: Param = None, output_dir: OutputDir = None,
-    timeout: Timeout = 600, fail_on_exceptions: FailOnExceptions = False,
-    severity: Severity = "high", notify: Notify = None, mail_to: MailTo = None,
-    max_age: MaxAge = None, trend_days: TrendDays = None,
+    notebook: Notebook = "reconcile", profile: Profiles = None,
+    all_profiles: AllProfiles = False, db: Db = None, config: Config = None,
+    no_pull: NoPull = False, allow_partial: AllowPartial = False, as_of: AsOf = None,
+    sla_days: SlaDays = None, grace_hours: GraceHours = None, tz: Zone = None,
+    param: Param = None, output_dir: OutputDir = None, timeout: Timeout = 600,
+    fail_on_exceptions: FailOnExceptions = False, severity: Severity = "high",
+    notify: Notify = None, mail_to: MailTo = None, max_age: MaxAge = None,
+    trend_days: TrendDays = None,
 ) -> None:  # fmt: skip
     """Pull, run a notebook with papermill, write its executed copy and HTML; print both paths.
 
@@ -98,27 +103,43 @@ def report(
 
     --notify and --mail-to send a summary without student data once the report is written:
     when one fails, the report is kept and the exit code is 1.
-    """
-    from workbench.report.deliver import plan_delivery
 
-    parameters = _key_values(param)
-    with clean_errors():
-        delivery = plan_delivery(
-            notify=notify, mail_to=mail_to, profile=profile, config_path=config
-        )
-        (announce_store if no_pull else announce_partner)(profile, db, config)
+    With several profiles, a report each, one line each at the end, and the worst exit code;
+    but --notebook consortium runs one report over all their stores, without pulling.
+    """
+    parameters = key_values(param)
+    names = several(profile, all_profiles, db, config)
+    named: dict[str, object] = dict(as_of=as_of, sla_days=sla_days, grace_hours=grace_hours,
+                                    tz=tz, trend_days=trend_days)  # fmt: skip
+
+    def one(name: str | None) -> tuple[int, str]:
+        from workbench.report.deliver import plan_delivery
+
+        delivery = plan_delivery(notify=notify, mail_to=mail_to, profile=name, config_path=config)
+        (announce_store if no_pull else announce_partner)(name, db, config)
         from workbench.report.job import run_report_job  # papermill: after the quick checks
 
-        named = dict(as_of=as_of, sla_days=sla_days, grace_hours=grace_hours, tz=tz,
-                     trend_days=trend_days)  # fmt: skip
         job = run_report_job(
-            notebook, named, parameters, profile=profile, db=db, config_path=config,
+            notebook, named, parameters, profile=name, db=db, config_path=config,
             no_pull=no_pull, output_dir=output_dir, timeout_s=timeout,
             fail_on_exceptions=fail_on_exceptions, severity=severity, max_age_hours=max_age,
             say=say, warn=warn,
         )  # fmt: skip
-        failures = delivery.deliver(job, say=warn)
-    _finish(job, allow_partial=allow_partial, failures=failures)
+        return _finish(job, allow_partial=allow_partial, failures=delivery.deliver(job, say=warn))
+
+    with clean_errors():
+        if notebook == CONSORTIUM:  # one report over the colleges' stores, as they are
+            from workbench.config import load_profile
+
+            chosen = [load_profile(n, config_path=config) for n in names or profile or [""]]
+            named |= {"colleges": [p.name for p in chosen],
+                      "stores": [str(Path(db or p.db).resolve()) for p in chosen]}  # fmt: skip
+            names, profile, no_pull = None, [chosen[0].name], True
+    if names is not None:
+        each_profile(names, config, one)
+    with clean_errors():
+        code = one(profile[0] if profile else None)[0]
+    raise typer.Exit(code)
 
 
 def troubleshoot(
@@ -147,7 +168,7 @@ def troubleshoot(
         )  # fmt: skip
     if job.bundle is not None:
         typer.echo(str(job.bundle.resolve()))
-    _finish(job, allow_partial=allow_partial)
+    raise typer.Exit(_finish(job, allow_partial=allow_partial)[0])
 
 
 def bundle(
@@ -178,26 +199,19 @@ def bundle(
     typer.echo(str(Path(zip_path).resolve()))
 
 
-def _key_values(pairs: list[str] | None) -> dict[str, str]:
-    """``-p key=value`` options as a dict; a usage error for one without ``=`` or a key."""
-    out = {}
-    for pair in pairs or []:
-        key, sep, value = pair.partition("=")
-        if not sep or not key.strip():
-            raise typer.BadParameter(f"{pair!r} is not key=value", param_hint="--param")
-        out[key.strip()] = value
-    return out
-
-
-def _finish(job: ReportJob, *, allow_partial: bool, failures: list[str] | None = None) -> None:
-    """Print the report's two absolute paths (the last two lines of stdout), say why the exit
-    code is not 0 on stderr, and exit with it; a failed delivery makes it 1."""
+def _finish(
+    job: ReportJob, *, allow_partial: bool, failures: list[str] | None = None
+) -> tuple[int, str]:
+    """Print the report's two absolute paths (the last two lines of stdout) and say why the exit
+    code is not 0 on stderr; the code (a failed delivery makes it 1), and where the report is."""
+    where = "none: the notebook failed"
     if job.run is not None:
+        where = str(job.run.html_path.resolve())
         typer.echo(str(job.run.ipynb_path.resolve()))
-        typer.echo(str(job.run.html_path.resolve()))
+        typer.echo(where)
     code, reasons = job.verdict(allow_partial=allow_partial)
     if failures:
         code, reasons = (code if code in (1, 2) else 1), [*reasons, *failures]
     for reason in reasons:
         warn(reason)
-    raise typer.Exit(code)
+    return code, f"pull {job.pull_status or 'skipped'}; report {where}"

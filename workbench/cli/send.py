@@ -8,7 +8,16 @@ from typing import Annotated
 
 import typer
 
-from workbench.cli.output import Config, Db, Profile, announce_partner, clean_errors, say, warn
+from workbench.cli.output import (
+    Config,
+    Db,
+    Profile,
+    Yes,
+    announce_partner,
+    clean_errors,
+    say,
+    warn,
+)
 from workbench.cli.send_plan import SendRequest, check_options, plan_send, send_planned
 from workbench.errors import ConfigError, InvalidParameter, InvalidValue
 
@@ -25,7 +34,6 @@ Id = Annotated[
         "partner's spelling.",
     ),
 ]
-Yes = Annotated[bool, typer.Option("--yes", "-y", help="Send without asking for confirmation.")]
 DryRun = Annotated[
     bool,
     typer.Option(

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Annotated
-
 import typer
 
-from workbench.cli.output import Config, Db, Profile, clean_errors, say, warn
+from workbench.cli.output import Config, Db, Profile, Yes, clean_errors, say, warn
 
 app = typer.Typer(
     help="The database itself: the partner it holds.",
@@ -19,7 +17,7 @@ def repoint(
     profile: Profile = None,
     db: Db = None,
     config: Config = None,
-    yes: Annotated[bool, typer.Option("--yes", "-y", help="Re-point without asking.")] = False,
+    yes: Yes = False,
 ) -> None:
     """Re-point the database to the profile's partner: the same partner at a new address.
 

@@ -1,7 +1,8 @@
-"""The profiles file: where it is looked for, and read only when it is safe to."""
+"""The profiles file: where it is looked for, read only when it is safe to, and its profiles."""
 
 from __future__ import annotations
 
+import difflib
 import os
 import stat
 import tomllib
@@ -9,6 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from workbench.config.profile import SANDBOX
 from workbench.errors import ConfigError
 
 DEFAULT_CONFIG = "workbench.toml"
@@ -104,3 +106,44 @@ def read_config(path: Path) -> dict[str, Any]:
         raise ConfigError(f"Profiles file {path} is not valid TOML: {exc}") from None
     except RecursionError:
         raise refused("nests its tables or arrays too deep to be a profiles file") from None
+
+
+def profile_names(
+    config_path: str | os.PathLike[str] | None = None, *, env: Mapping[str, str] | None = None
+) -> list[str]:
+    """The profiles the profiles file defines, in its order; not ``sandbox``, which only tunes
+    the embedded sandbox."""
+    path, looked, profiles, _ = profiles_file(config_path, os.environ if env is None else env)
+    names = [name for name in profiles if name != SANDBOX]
+    if not names:
+        where = path or f"no profiles file (looked for {', '.join(map(str, looked))})"
+        raise ConfigError(f"{where} defines no [profiles.NAME] table: add one per college, or "
+                          "pass --config PATH.")  # fmt: skip
+    return names
+
+
+def profiles_file(
+    config_path: str | os.PathLike[str] | None, env: Mapping[str, str]
+) -> tuple[Path | None, list[Path], dict[str, Any], str | None]:
+    """The profiles file's path, the places looked at, its profiles and default_profile."""
+    path, looked = find_config(config_path, env)
+    document = read_config(path) if path is not None else {}
+    where = str(path) if path is not None else "the profiles file"
+    unknown = sorted(set(document) - {"profiles", "default_profile"})
+    if unknown:  # a misspelt [profile.prod] must not leave the sandbox to run instead
+        close = difflib.get_close_matches(unknown[0], ["profiles", "default_profile"], n=1)
+        raise ConfigError(
+            f"Unknown key {unknown[0]!r} at the top of {where}."
+            + (f" Did you mean {close[0]!r}?" if close else "")
+            + ' A profiles file holds default_profile = "NAME" and [profiles.NAME] tables '
+            "(docs/configuration.md)."
+        )
+    profiles, default = document.get("profiles", {}), document.get("default_profile")
+    if not isinstance(profiles, dict):
+        raise ConfigError(f"'profiles' in {where} must be a table of [profiles.NAME] tables.")
+    if default is not None and not isinstance(default, str):
+        raise ConfigError(
+            f"default_profile in {where} must be a profile name in quotes, such as "
+            f'default_profile = "prod"; got {type(default).__name__} {default!r}.'
+        )
+    return path, looked, profiles, default

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from workbench.config.files import find_config, read_config, workbench_home
+from workbench.config.files import profiles_file, workbench_home
 from workbench.config.profile import (
     DEFAULT_DB,
     ENV_ONLY,
@@ -69,26 +69,7 @@ def load_profile(
     'sandbox'
     """
     env = os.environ if env is None else env
-    path, looked = find_config(config_path, env)
-    document = read_config(path) if path is not None else {}
-    where = str(path) if path is not None else "the profiles file"
-    unknown = sorted(set(document) - {"profiles", "default_profile"})
-    if unknown:  # a misspelt [profile.prod] must not leave the sandbox to run instead
-        close = difflib.get_close_matches(unknown[0], ["profiles", "default_profile"], n=1)
-        raise ConfigError(
-            f"Unknown key {unknown[0]!r} at the top of {where}."
-            + (f" Did you mean {close[0]!r}?" if close else "")
-            + ' A profiles file holds default_profile = "NAME" and [profiles.NAME] tables '
-            "(docs/configuration.md)."
-        )
-    profiles, default = document.get("profiles", {}), document.get("default_profile")
-    if not isinstance(profiles, dict):
-        raise ConfigError(f"'profiles' in {where} must be a table of [profiles.NAME] tables.")
-    if default is not None and not isinstance(default, str):
-        raise ConfigError(
-            f"default_profile in {where} must be a profile name in quotes, such as "
-            f'default_profile = "prod"; got {type(default).__name__} {default!r}.'
-        )
+    path, looked, profiles, default = profiles_file(config_path, env)
     chosen_by = (
         "--profile" if name else "WORKBENCH_PROFILE" if env.get("WORKBENCH_PROFILE") else None
     )
@@ -113,7 +94,7 @@ def load_profile(
             "--profile sandbox to use the sandbox on purpose."
         )
     table = profiles.get(name, {})
-    _check_table(table, f"[profiles.{name}] of {where}")
+    _check_table(table, f"[profiles.{name}] of {path or 'the profiles file'}")
     if name == SANDBOX:  # its own URLs and credentials; only tuning from the caller's env
         own = {s.variable for s in PROFILE_SETTINGS if s.limits or s.key in ("db", "timezone")}
         tuning = {k: v for k, v in env.items() if k in own or k.startswith("WORKBENCH_SMTP_")}

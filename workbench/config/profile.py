@@ -94,24 +94,24 @@ class Profile:
 
     name: str
     origin: str
+    connect_timeout: float  # the tuning (settings.TUNING: defaults, limits, help)
+    read_timeout: float
+    concurrency: int
+    max_attempts: int
+    backoff_initial: float
+    backoff_max: float
+    retry_after_max: float
+    token_margin: float
+    read_only: bool
+    call_deadline: float
+    max_answer_bytes: int
+    pull_deadline: float
+    peek_count: int
+    token_lifetime: float
     roles: Mapping[str, RoleSettings] = field(default_factory=dict)
     db: str = DEFAULT_DB
     is_sandbox: bool = False
     config_path: str | None = None  # the profiles file it was read from, if any
-    connect_timeout: float = 5.0
-    read_timeout: float = 30.0
-    concurrency: int = 8
-    max_attempts: int = 5
-    backoff_initial: float = 0.5
-    backoff_max: float = 10.0
-    retry_after_max: float = 30.0
-    token_margin: float = 60.0
-    read_only: bool = False
-    call_deadline: float = 120.0
-    max_answer_bytes: int = 32 * 1024 * 1024  # 8 answers in flight at the cap: < 400 MB
-    pull_deadline: float = 3600.0
-    peek_count: int = 100
-    token_lifetime: float = 3600.0
     send_routes: str = "plural"
     environment: str | None = None  # "test" or "production": what every document sent says
     event_fields: Mapping[str, str] = field(default_factory=dict)  # "type" -> "eventInfo.action"

@@ -100,7 +100,7 @@ PROFILE_SETTINGS: tuple[Setting, ...] = (
             "Renew a token this many seconds before it expires."),
     _number("call_deadline", float, 120.0, 0.001, 86400.0,
             "Seconds one call may take, retries included."),
-    _number("max_answer_bytes", int, 32 * 1024 * 1024, 1, 1024**3,
+    _number("max_answer_bytes", int, 32 * 1024 * 1024, 1, 1024**3,  # 8 in flight: < 400 MB
             "The most bytes one answer may hold once decompressed."),
     _number("pull_deadline", float, 3600.0, 0.001, 7 * 86400.0, "Seconds a whole pull may take."),
     _number("peek_count", int, 100, 1, 100_000,
