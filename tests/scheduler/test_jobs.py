@@ -1,13 +1,15 @@
 """The report notebooks as Jupyter Scheduler jobs: JupyterLab with the jupyter-scheduler
-extension serves a folder holding copies of them; jobs are created through the extension's REST
-API, as its "Create Notebook Job" dialog does, against a sandbox that a college's profile
-points at. Credentials come from the profile (the profiles file in the user's config folder,
-its secrets from variables of the server's environment), never from the job's parameters, and
-none reaches the job's record, its files or the scheduler's database."""
+extension, configured to run jobs as ``workbench report`` runs notebooks (``ReportJobs``), serves
+a folder holding copies of them; jobs are created through the extension's REST API, as its
+"Create Job" form does, against a sandbox that a college's profile points at. Credentials come
+from the profile (the profiles file in the user's config folder, its secrets from variables of
+the server's environment), never from the job's parameters, and none reaches the job's record,
+its files or the scheduler's database."""
 
 from __future__ import annotations
 
 import io
+import json
 import re
 import shutil
 import time
@@ -110,6 +112,10 @@ def scheduler(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SchedulerLab
         profiles.parent.mkdir(parents=True)
         profiles.write_text(north + south)
         env |= secrets | more | {"XDG_CONFIG_HOME": str(config_home), "PYTHONPATH": str(ROOT)}
+        jobs = {"Scheduler": {"execution_manager_class": "workbench.report.scheduled.ReportJobs"}}
+        (Path(env["JUPYTER_CONFIG_DIR"]) / "jupyter_server_config.json").write_text(
+            json.dumps(jobs)
+        )
         process, lab = start_lab(root, env, runtime, tmp / "jupyterlab.log")
         try:
             yield SchedulerLab(
@@ -123,10 +129,9 @@ def scheduler(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SchedulerLab
 
 
 def create_job(
-    s: SchedulerLab, name: str, parameters: dict[str, Any], notebook: str = "reconcile"
+    s: SchedulerLab, name: str, parameters: dict[str, str], notebook: str = "reconcile"
 ) -> str:
-    """A job of ``<notebook>.ipynb`` with ``parameters``, each given as the Python literal the
-    scheduler writes into the notebook (it injects ``key = value`` as typed)."""
+    """A job of ``<notebook>.ipynb`` with ``parameters`` as typed in the job's form."""
     environments = s.api("GET", "runtime_environments").json()
     assert environments, f"the scheduler offers no runtime environment:\n{s.lab.log_tail()}"
     body = {
@@ -134,7 +139,7 @@ def create_job(
         "input_uri": f"{notebook}.ipynb",
         "runtime_environment_name": environments[0]["name"],
         "output_formats": ["ipynb", "html"],
-        "parameters": {key: repr(value) for key, value in parameters.items()},
+        "parameters": parameters,
     }
     answer = s.api("POST", "jobs", json=body)
     assert answer.status_code == 200, f"{answer.status_code} {answer.text}\n{s.lab.log_tail()}"
@@ -185,12 +190,13 @@ def test_a_scheduled_report_pulls_with_the_profiles_credentials_and_keeps_none(
     scheduler: SchedulerLab,
 ) -> None:
     s = scheduler
-    parameters = {"profile": "north", "pull": True, "sla_days": 2.0, "tz": TORONTO}
+    # Text with or without quotes: the job's form takes both.
+    parameters = {"profile": "north", "pull": "True", "sla_days": "2", "tz": f'"{TORONTO}"'}
     done = create_job(s, "north reconcile", parameters)
-    failing = create_job(s, "nowhere reconcile", {"profile": "nowhere"})  # both run at once
+    failing = create_job(s, "nowhere reconcile", {"profile": "'nowhere'"})  # both run at once
     job = wait_for(s, done)
     assert job["status"] == "COMPLETED", f"{job['status_message']}\n{s.lab.log_tail()}"
-    assert job["parameters"] == {k: repr(v) for k, v in parameters.items()}
+    assert job["parameters"] == parameters
     files = download(s, done)
     assert set(files) == {"ipynb", "html", "input"}
 
@@ -212,6 +218,9 @@ def test_a_scheduled_report_pulls_with_the_profiles_credentials_and_keeps_none(
     assert len(charts) == 4 and all(c.get("src").startswith("data:image/png;") for c in charts)
     assert charts[1].get("alt") == "Ageing (SLA 2 days)"  # the parameters reached the notebook
     assert f'data-tz="{TORONTO}"' in html
+    # The report's own HTML: no code, nothing fetched from the network.
+    assert "Content-Security-Policy" in html and "cdnjs" not in html
+    assert "import workbench" not in html
 
     record = s.api("GET", f"jobs/{done}").text
     other = wait_for(s, failing)
@@ -219,9 +228,11 @@ def test_a_scheduled_report_pulls_with_the_profiles_credentials_and_keeps_none(
                   s.lab.log_tail(lines=100_000)} | files_under(s.lab.root, s.data)  # fmt: skip
     assert not leaks(s, everything)
     assert other["status"] == "FAILED"
-    message = other["status_message"]
-    assert "Profile 'nowhere' is not defined" in message, message
-    assert f"add [profiles.nowhere] to {s.profiles}" in message and "north, south" in message
+    message = other["status_message"]  # one line, no colours: the job's list shows it whole
+    assert message.startswith("Notebook reconcile failed in cell 3 of "), message
+    assert "ConfigError: Profile 'nowhere' is not defined: add [profiles.nowhere] to " in message
+    assert str(s.profiles) in message and "north, south" in message
+    assert "\n" not in message and "\x1b" not in message
     assert not (s.profiles.parent / "stores" / "nowhere.db").exists()
 
 
