@@ -24,7 +24,16 @@ import pandas as pd
 import pytest
 
 import workbench as wb
-from tests.browser.conftest import ROOT, Lab, lab_folder, start_lab, stop_lab
+from tests.browser.conftest import (
+    INSTALL_HINT,
+    ROOT,
+    Lab,
+    chromium,
+    find_chromium,
+    lab_folder,
+    start_lab,
+    stop_lab,
+)
 from tests.report.conftest import figures
 from workbench import reconcile
 from workbench.sandbox import Sandbox, SandboxSettings
@@ -33,6 +42,7 @@ from workbench.store import Store
 pytestmark = pytest.mark.slow
 
 JOB_WAIT_S = 300.0  # a job spawns a process, then a kernel that imports pandas: slow on 2 cores
+FORM_WAIT_MS = 90_000  # JupyterLab's first page load on a busy machine
 TORONTO = "America/Toronto"
 AS_OF = re.compile(r'data-as-of="([^"]+)"')
 
@@ -253,3 +263,40 @@ def test_a_scheduled_events_report_reads_the_store_and_zone_of_the_profile_it_na
     table = pd.read_html(io.StringIO(html.split(title, 1)[1].split("<h4>", 1)[0]))[0]
     assert len(events) > 0 and table["total"].sum() == len(events)
     assert not leaks(s, {"record": str(job)} | files_under(s.lab.root / "jobs"))
+
+
+def test_a_job_created_in_jupyterlabs_form_runs_with_its_parameters(
+    scheduler: SchedulerLab,
+) -> None:
+    """What the README has a user do: open the notebook, "Create a job", add the parameters as
+    text, Create; the job runs with them."""
+    path, looked = find_chromium()
+    if path is None:
+        pytest.skip(f"No Chromium found ({looked}): {INSTALL_HINT}.")
+    pytest.importorskip("playwright.sync_api", reason="Playwright's Python package is missing")
+    s, name = scheduler, "north from the form"
+    typed = {"profile": "north", "pull": "True", "tz": TORONTO}
+    with chromium(path) as browser:
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.goto(f"{s.lab.url}/lab/tree/reconcile.ipynb?token={s.lab.token}")
+        page.get_by_title("Create a job").click(timeout=FORM_WAIT_MS)
+        page.locator('input[name="jobName"]').fill(name)
+        add = page.get_by_role("button", name="Add new parameter")
+        for i, (key, value) in enumerate(typed.items()):
+            row = page.locator(f'input[name="parameter-{i}-name"]')
+            for _ in range(3):  # a click that leaves a field may only check that field
+                add.click()
+                page.wait_for_timeout(500)
+                if row.count():
+                    break
+            row.fill(key)
+            page.locator(f'input[name="parameter-{i}-value"]').fill(value)
+            page.locator(f'input[name="parameter-{i}-value"]').press("Tab")
+        page.get_by_role("button", name="Create", exact=True).click()
+        page.get_by_text(name).first.wait_for(timeout=FORM_WAIT_MS)  # the Jobs list
+    jobs = s.api("GET", "jobs", params={"name": name}).json()["jobs"]
+    assert len(jobs) == 1, jobs
+    job = wait_for(s, jobs[0]["job_id"])
+    assert job["status"] == "COMPLETED", f"{job['status_message']}\n{s.lab.log_tail()}"
+    assert job["parameters"] == typed
+    assert f'data-tz="{TORONTO}"' in download(s, job["job_id"])["html"].read_text()
