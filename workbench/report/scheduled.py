@@ -1,5 +1,5 @@
 """Jupyter Scheduler jobs run as ``workbench report`` runs a notebook (:func:`run_notebook`):
-parameters typed as text, our HTML, a one-line failure. Start JupyterLab with
+parameters typed as text, the report's HTML, a one-line failure. JupyterLab takes it with
 ``--Scheduler.execution_manager_class=workbench.report.scheduled.ReportJobs``."""
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from typing import Any
 
 from jupyter_scheduler.executors import DefaultExecutionManager
 
-from workbench.errors import NotebookFailed
 from workbench.report.runner import run_notebook
 
 
@@ -26,23 +25,17 @@ def literal(text: str) -> Any:
 
 
 class ReportJobs(DefaultExecutionManager):  # type: ignore[misc]
-    """The job's kernel starts in its staging folder, this Python over Unix sockets; a failed
-    job's message names the cell, its line and the error (the partial outputs are kept)."""
+    """A job's kernel is this Python over Unix sockets, started in the job's staging folder; a
+    failed job's message names the cell, its line and the error; partial outputs are kept."""
 
     def execute(self) -> None:
         source = Path(self.staging_paths["input"])
-        os.chdir(source.parent)  # this process runs one job: where the default one runs it
+        os.chdir(source.parent)  # this process runs this one job
         parameters = {k: literal(v) for k, v in (self.model.parameters or {}).items()}
         with tempfile.TemporaryDirectory(prefix="workbench-job-") as out:
             try:
-                run = run_notebook(source.stem, parameters, notebooks_dir=source.parent,
-                                   output_dir=out)  # fmt: skip
-                self._keep(run.ipynb_path, run.html_path)
-            except NotebookFailed as exc:
-                self._keep(exc.ipynb_path, exc.html_path)
-                raise
-
-    def _keep(self, ipynb: Path | None, html: Path | None) -> None:
-        for form, path in (("ipynb", ipynb), ("html", html)):
-            if path is not None and path.exists() and form in self.staging_paths:
-                shutil.move(path, self.staging_paths[form])
+                run_notebook(source.stem, parameters, notebooks_dir=source.parent, output_dir=out)
+            finally:
+                for made in Path(out).iterdir():  # the .ipynb and the .html (0600)
+                    if made.suffix[1:] in self.staging_paths:
+                        shutil.move(made, self.staging_paths[made.suffix[1:]])
