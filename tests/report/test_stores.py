@@ -35,3 +35,10 @@ def test_an_existing_database_opens(tmp_path: Path) -> None:
     with open_store(str(path)) as store:
         assert store.path == path
         assert store.table("runs").empty
+
+
+def test_a_relative_path_is_named_from_where_the_kernel_runs(tmp_path: Path, monkeypatch) -> None:
+    """A scheduled job's kernel starts in the job's staging folder: the error says so."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(StoreError, match=f"No workbench database at {tmp_path}/data/w.db;"):
+        open_store("data/w.db")

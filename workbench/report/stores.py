@@ -34,7 +34,8 @@ def open_store(db: str | os.PathLike[str] | None = None, *, profile: str | None 
     path = Path(db if db is not None else load_profile(profile).db)
     if not path.is_file():
         raise StoreError(
-            f"No workbench database at {path}; run `workbench pull` first (or pass db=...)."
+            f"No workbench database at {path.absolute()}; run `workbench pull` first (or pass "
+            "db=...)."
         )
     from workbench.store import Store  # sqlite-utils loads pandas: not for a job's checks
 

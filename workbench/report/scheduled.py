@@ -1,0 +1,41 @@
+"""Jupyter Scheduler jobs run as ``workbench report`` runs a notebook (:func:`run_notebook`):
+parameters typed as text, the report's HTML, a one-line failure. JupyterLab takes it with
+``--Scheduler.execution_manager_class=workbench.report.scheduled.ReportJobs``."""
+
+from __future__ import annotations
+
+import ast
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from jupyter_scheduler.executors import DefaultExecutionManager
+
+from workbench.report.runner import run_notebook
+
+
+def literal(text: str) -> Any:
+    """A parameter as typed in the job's form: a Python literal, else the text itself."""
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return text
+
+
+class ReportJobs(DefaultExecutionManager):  # type: ignore[misc]
+    """A job's kernel is this Python over Unix sockets, started in the job's staging folder; a
+    failed job's message names the cell, its line and the error; partial outputs are kept."""
+
+    def execute(self) -> None:
+        source = Path(self.staging_paths["input"])
+        os.chdir(source.parent)  # this process runs this one job
+        parameters = {k: literal(v) for k, v in (self.model.parameters or {}).items()}
+        with tempfile.TemporaryDirectory(prefix="workbench-job-") as out:
+            try:
+                run_notebook(source.stem, parameters, notebooks_dir=source.parent, output_dir=out)
+            finally:
+                for made in Path(out).iterdir():  # the .ipynb and the .html (0600)
+                    if made.suffix[1:] in self.staging_paths:
+                        shutil.move(made, self.staging_paths[made.suffix[1:]])
