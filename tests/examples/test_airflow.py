@@ -66,7 +66,7 @@ def write_profiles(path: Path, colleges: dict[str, Sandbox]) -> dict[str, str]:
     returns the variables holding their secrets, which the file names."""
     lines, secrets = [], {}
     for name, sb in colleges.items():
-        sections: dict[str, list[str]] = {"": [f'db = "{name}/workbench.db"', "read_only = true"]}
+        sections: dict[str, list[str]] = {"": [f'db = "{name}/workbench.db"']}
         for key, value in sb.env.items():
             setting = key.removeprefix("WORKBENCH_").lower()
             role, _, rest = setting.partition("_")
