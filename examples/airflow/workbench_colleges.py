@@ -1,9 +1,10 @@
 """Every morning, for each college: `workbench pull`, then `workbench report --no-pull`.
 
 Airflow never imports the workbench: each task runs its console script (the Airflow Variable
-`workbench_command`, default `workbench` on PATH) in a subprocess. Only profile names pass
-through Airflow (params, XCom, logs); credentials stay in the workbench's profiles file and the
-environment variables it names, in the worker's environment. The DAG never sends: it runs no
+`workbench_command`, default `workbench` on PATH) in a subprocess. No secret passes through
+Airflow: params and XCom hold profile names, the logs the workbench's output (which masks
+secrets); credentials stay in the workbench's profiles file and the environment variables it
+names, in the worker's environment. The DAG never sends: it runs no
 `workbench send`, and every command runs with `WORKBENCH_READ_ONLY=yes`, which refuses sends.
 
 One task group per college (dynamic task mapping over the profiles): one college failing never
@@ -52,7 +53,7 @@ def run_workbench(*args: str) -> int:
             "console script, e.g. /srv/workbench/.venv/bin/workbench."
         ) from None
     assert child.stdout is not None
-    for line in child.stdout:  # as it comes: a long pull shows its progress
+    for line in child.stdout:  # as it comes: a pull waiting for a lock says so at once
         print(line, end="", flush=True)
     return child.wait()
 
