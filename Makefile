@@ -54,7 +54,8 @@ $(LAB_OVERRIDES): $(STAMP)
 lab: $(STAMP) $(LAB_OVERRIDES)  ## JupyterLab on the notebooks (make lab PORT=8899 for a port)
 	WORKBENCH_HOME="$${WORKBENCH_HOME:-$(CURDIR)}" $(BIN)/jupyter lab $(if $(PORT),--port=$(PORT)) \
 	  --notebook-dir=notebooks --LabApp.news_url=None --LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate \
-	  --LabApp.extension_manager=readonly $$( [ "$$(id -u)" = 0 ] && echo --allow-root )
+	  --LabApp.extension_manager=readonly \
+	  --Scheduler.execution_manager_class=workbench.report.scheduled.ReportJobs $$( [ "$$(id -u)" = 0 ] && echo --allow-root )
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache
