@@ -101,6 +101,17 @@ def test_three_colleges_pulled_reported_and_side_by_side(
     assert "Pull" not in err and "pull run" not in out  # it reads the stores as they are
     assert all(secret not in out + err for secret in secrets.values())
 
+    # stores named by path need no profile, even beside a file that chooses none
+    named = ["-p", f"stores={stores[0]},{stores[2]}", "-p", "colleges=a,c"]
+    code, out, err, _ = run("report", "--notebook", "consortium", *named, env=env)
+    assert code == 0, err
+    assert f"['a', 'c'] {[stores[0], stores[2]]}" in outputs_text(Path(out.splitlines()[-2]))
+    code, _, err, _ = run("report", "--notebook", "consortium", *named, "--notify",
+                          "https://example.org/hook", env=env)  # fmt: skip
+    assert code == 2 and "no one college's summary" in err
+    code, _, err, _ = run("report", "--all-profiles", "--output-dir", "out", env=env)
+    assert code == 2 and "could not be told apart" in err and not (here / "out").exists()
+
 
 def test_one_college_failing_never_stops_the_others(
     here: Path, sandbox: Sandbox, sandbox_factory

@@ -216,3 +216,13 @@ def test_a_consortium_never_pulls_and_reads_stores_or_exports(tmp_path: Path) ->
     with pytest.raises(InvalidParameter, match="stores or exports, not both"):
         run_report_job("consortium", parameters={"stores": ["a.db"], "exports": ["e"]},  # type: ignore[dict-item]
                        no_pull=True, output_dir=str(tmp_path))  # fmt: skip
+
+
+def test_a_damaged_parquet_export_is_a_store_error_naming_the_file(tmp_path: Path) -> None:
+    from workbench.errors import StoreError
+    from workbench.report.stores import ExportedStore
+
+    for name in EXPORT_TABLES:
+        (tmp_path / f"{name}.parquet").write_bytes(b"not parquet at all")
+    with pytest.raises(StoreError, match=r"requests\.parquet|\.parquet is not a readable"):
+        ExportedStore(tmp_path)

@@ -153,7 +153,10 @@ def test_the_html_forbids_the_browser_to_fetch_anything(ok_run):
         for i, (name, attrs) in enumerate(parser.tags)
         if name == "meta" and attrs.get("http-equiv") == "Content-Security-Policy"
     ]
-    expected = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; font-src data:"
+    expected = (
+        "default-src 'none'; img-src data:; style-src 'unsafe-inline'; font-src data:; "
+        "base-uri 'none'; form-action 'none'"
+    )
     assert [content for _, content in policies] == [expected]
     assert policies[0][0] < names.index("style")  # before anything it governs
     assert "script" not in names

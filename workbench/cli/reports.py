@@ -112,11 +112,15 @@ def report(
     named: dict[str, object] = dict(as_of=as_of, sla_days=sla_days, grace_hours=grace_hours,
                                     tz=tz, trend_days=trend_days)  # fmt: skip
 
+    # a consortium of stores named in -p stores= / exports= needs no profile at all
+    by_paths = notebook == CONSORTIUM and bool({"stores", "exports"} & parameters.keys())
+
     def one(name: str | None) -> tuple[int, str]:
         from workbench.report.deliver import plan_delivery
 
         delivery = plan_delivery(notify=notify, mail_to=mail_to, profile=name, config_path=config)
-        (announce_store if no_pull else announce_partner)(name, db, config)
+        if not by_paths:
+            (announce_store if no_pull else announce_partner)(name, db, config)
         from workbench.report.job import run_report_job  # papermill: after the quick checks
 
         job = run_report_job(
@@ -128,7 +132,21 @@ def report(
         return _finish(job, allow_partial=allow_partial, failures=delivery.deliver(job, say=warn))
 
     with clean_errors():
-        if notebook == CONSORTIUM:  # one report over the colleges' stores, as they are
+        if notebook == CONSORTIUM and (notify or mail_to):
+            raise typer.BadParameter(
+                "the consortium report has no one college's summary to deliver: run each "
+                "college's report with --notify/--mail-to",
+                param_hint="--notify/--mail-to",
+            )
+        if names is not None and output_dir is not None and notebook != CONSORTIUM:
+            raise typer.BadParameter(
+                "several colleges' reports in one folder could not be told apart: leave it "
+                "out (each report goes beside its college's store)",
+                param_hint="--output-dir",
+            )
+        if by_paths:
+            names, profile, no_pull = None, None, True
+        elif notebook == CONSORTIUM:  # one report over the colleges' stores, as they are
             from workbench.config import load_profile
 
             chosen = [load_profile(n, config_path=config) for n in names or profile or [""]]

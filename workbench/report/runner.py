@@ -27,7 +27,11 @@ NOTEBOOKS_ENV = "WORKBENCH_NOTEBOOKS"
 REPORT_KEY = "workbench"
 _INJECTED, _ERROR_MARK = "injected-parameters", "papermill-error-cell-tag"
 # The page's policy: nothing fetched or run, only inline styles and images.
-_CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; font-src data:"
+# base-uri and form-action do not fall back to default-src
+_CSP = (
+    "default-src 'none'; img-src data:; style-src 'unsafe-inline'; font-src data:; "
+    "base-uri 'none'; form-action 'none'"
+)
 _PAGE = (
     '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">\n'
     f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">\n<title>{{title}}</title>\n'
@@ -193,10 +197,11 @@ def export_html(nb: Any, path: Path, *, title: str, banner: str | None = None) -
     tenth of ``report --no-pull``)."""
     import mistune
 
+    markdown = mistune.create_markdown(escape=True)  # a cell's raw HTML (a refresh) shows as text
     parts: list[str] = []
     for cell in nb.cells:
         if cell.cell_type == "markdown":
-            parts.append(str(mistune.html(cell.source)))
+            parts.append(str(markdown(cell.source)))
         for out in cell.get("outputs", []) if cell.cell_type == "code" else []:
             data = out.get("data", {})
             if "text/html" in data:

@@ -64,7 +64,13 @@ class ExportedStore:
                                             "autoload_known_extensions": False})  # fmt: skip
         for name, file in files.items():
             quoted = str(file.resolve()).replace("'", "''")
-            self._duck.execute(f"CREATE VIEW {name} AS SELECT * FROM read_parquet('{quoted}')")
+            try:  # reads the file's footer now: a damaged export fails here
+                self._duck.execute(f"CREATE VIEW {name} AS SELECT * FROM read_parquet('{quoted}')")
+            except duckdb.Error as exc:
+                self._duck.close()
+                raise StoreError(
+                    f"{file} is not a readable Parquet file ({exc}): export it again."
+                ) from None
 
     def _frame(self, sql: str, params: Any = ()) -> pd.DataFrame:
         import duckdb
