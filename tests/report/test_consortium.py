@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 from datetime import UTC, datetime, timedelta
+from html import escape
 from pathlib import Path
 
 import pandas as pd
@@ -19,6 +20,7 @@ from workbench.report.job import ReportJob, run_report_job
 from workbench.report.stores import EXPORT_TABLES, colleges
 from workbench.sandbox import SandboxSettings
 from workbench.scenario import act_out
+from workbench.store.identity import SANDBOX_TITLE
 
 from .conftest import figures
 
@@ -96,6 +98,7 @@ def test_one_row_per_college_beside_the_html_each_equal_to_its_headline(
     job, _, _ = from_stores
     assert job.run is not None and job.run.html_path.stat().st_size > 0
     assert job.verdict() == (0, [])
+    assert escape(SANDBOX_TITLE) in job.run.html_path.read_text()  # its stores: made-up data
     table = _table(job, "csv")
     assert table["college"].tolist() == list(COLLEGES)
     assert table["error"].isna().all()

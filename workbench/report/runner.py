@@ -153,7 +153,7 @@ def run_notebook(
     started_at, started = datetime.now(UTC), time.perf_counter()
     ipynb_path = _reserve(Path(output_dir), f"{name}-{started_at:%Y%m%dT%H%M%SZ}")
     html_path = ipynb_path.with_suffix(".html")
-    banner = _banner(values.get("db"))
+    banner = _banner(values.get("stores") or [values.get("db")])  # a consortium: any of them
     title = f"{banner + ': ' if banner else ''}{name} report, {started_at:%Y-%m-%d %H:%M} UTC"
     failure = _execute(source, ipynb_path, values, math.ceil(timeout_s))
     nb = nbformat.read(ipynb_path, as_version=4)
@@ -219,15 +219,18 @@ def export_html(nb: Any, path: Path, *, title: str, banner: str | None = None) -
     return path
 
 
-def _banner(db: Any) -> str | None:
-    """That the store ``db`` holds the embedded sandbox's data (made up), else None."""
+def _banner(stores: list[Any]) -> str | None:
+    """That a store of ``stores`` holds the embedded sandbox's data (made up), else None."""
     from workbench.errors import WorkbenchError
     from workbench.store.identity import SANDBOX_TITLE, is_sandbox_data, stored_partner
 
-    try:
-        return SANDBOX_TITLE if db and is_sandbox_data(stored_partner(str(db))) else None
-    except WorkbenchError:  # a store that cannot be read: the notebook says so
-        return None
+    for db in stores:
+        try:
+            if db and is_sandbox_data(stored_partner(str(db))):
+                return SANDBOX_TITLE
+        except WorkbenchError:  # a store that cannot be read: the notebook says so
+            continue
+    return None
 
 
 def _execute(
