@@ -3,6 +3,7 @@ shared PESC folder."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -106,3 +107,14 @@ def samples_dir() -> Path:
     if not path.is_dir():
         pytest.skip(f"PESC samples not found at {path} (shared/pesc/samples is absent)")
     return path
+
+
+@pytest.fixture
+def here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """cwd in tmp, no WORKBENCH_* setting of the developer's: the embedded sandbox would be
+    the partner."""
+    for name in list(os.environ):
+        if name.startswith("WORKBENCH_"):
+            monkeypatch.delenv(name)
+    monkeypatch.chdir(tmp_path)
+    return tmp_path

@@ -4,7 +4,6 @@ profiles file, one line each, the worst exit code, one college failing never sto
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 from collections.abc import Mapping
 from pathlib import Path
@@ -42,16 +41,6 @@ def college(name: str, partner: Mapping[str, str], secrets: dict[str, str], **ex
         lines.append(f"[profiles.{name}{'.' + section if section else ''}]")
         lines += [f"{key} = {json.dumps(value)}" for key, value in table.items()]
     return "\n".join(lines) + "\n"
-
-
-@pytest.fixture
-def here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """The working folder, with no WORKBENCH_* variable of the developer's."""
-    for name in list(os.environ):
-        if name.startswith("WORKBENCH_"):
-            monkeypatch.delenv(name)
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
 
 
 def run(*args: str, env: Mapping[str, str]) -> tuple[int, str, str, list[str]]:

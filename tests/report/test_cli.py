@@ -35,12 +35,8 @@ BUNDLE_CELL = (
 
 
 @pytest.fixture
-def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def folder(here: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A notebooks folder in WORKBENCH_NOTEBOOKS, no other WORKBENCH_* setting, cwd in tmp."""
-    for name in list(os.environ):
-        if name.startswith("WORKBENCH_"):
-            monkeypatch.delenv(name)
-    monkeypatch.chdir(tmp_path)
     nbs = tmp_path / "notebooks"
     write_notebook(
         nbs,

@@ -4,7 +4,6 @@ before anything is pulled or run: no sandbox, no kernel, no HTML, and the file l
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 import sqlite3
 from pathlib import Path
@@ -16,16 +15,6 @@ from workbench.cli import app
 from workbench.errors import ConfigError
 from workbench.report.job import check_store
 from workbench.store import Store
-
-
-@pytest.fixture
-def here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """cwd in tmp, no WORKBENCH_* setting: the embedded sandbox would be the partner."""
-    for name in list(os.environ):
-        if name.startswith("WORKBENCH_"):
-            monkeypatch.delenv(name)
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
 
 
 def _run(*args: str) -> tuple[int, str]:
