@@ -11,7 +11,7 @@ import workbench as wb
 from workbench.api.frames import events_frame, snake
 from workbench.errors import UnreadableAnswer
 from workbench.sandbox import Sandbox
-from workbench.store.events import EVENT_COLUMNS
+from workbench.store.frames import EVENT_COLUMNS
 
 from .conftest import exchange_hits
 

@@ -106,7 +106,7 @@ class Partner:
         self.minute += 1
         tick = days_ago(1) + timedelta(minutes=self.minute)  # snapshot times, in order
         # Sends are stamped by the real clock: a list taken after one is requested after it,
-        # or it could not speak of it (workbench/store/settle.py).
+        # or it could not speak of it (workbench/store/outbox.py).
         return max(tick, self.last_send) if self.last_send else tick
 
     # -- what the partner shows us --------------------------------------------------------

@@ -218,10 +218,10 @@ def test_stale_pending_from_a_dead_process_becomes_uncertain(db_path: Path) -> N
 def test_stale_pending_by_age_even_when_the_process_lives(db_path: Path) -> None:
     with Store(db_path) as store:
         entry = store.outbox.begin("send_response", "R-1", "<TResp/>")
-        assert store.outbox.sweep_stale() == []  # our own, fresh: left alone
+        assert store.recover() == []  # our own, fresh: left alone
         old = (pd.Timestamp.now(tz="UTC") - timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
         store.db.execute("UPDATE outbox SET created_at = ? WHERE id = ?", [old, entry])
-        assert store.outbox.sweep_stale() == [entry]
+        assert store.recover() == [entry]
         assert store.outbox.get(entry)["state"] == "uncertain"
 
 
@@ -238,4 +238,4 @@ def test_stale_pending_of_a_run_that_ended(store: Store) -> None:
     run = store.begin_run()
     entry = store.outbox.begin("send_transcript", "R-1", "<CT/>", run_id=run)
     store.finish_run(run, status="failed", summary={"error": "a bug between begin and mark"})
-    assert store.outbox.sweep_stale() == [entry]
+    assert store.recover() == [entry]

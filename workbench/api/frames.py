@@ -31,8 +31,7 @@ from workbench.pesc.fields import KEYS
 from workbench.pesc.frames import TIME_DTYPE as PESC_TIME
 from workbench.pesc.frames import dtype_of
 from workbench.store.details import pescxml_of
-from workbench.store.events import events_flat
-from workbench.store.frames import is_missing, snake, utc
+from workbench.store.frames import events_flat, is_missing, snake, utc
 
 logger = logging.getLogger(__name__)
 

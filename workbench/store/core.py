@@ -9,7 +9,7 @@ import sqlite3
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
@@ -20,13 +20,18 @@ from workbench._version import __version__
 from workbench.errors import StoreError
 from workbench.http.events import event_fields as read_event
 from workbench.http.masking import Redactor, is_document, is_sent_document
-from workbench.store import details, identity, settle
+from workbench.store import details, identity, outbox
 from workbench.store.connection import Connection, process_alive, run_lock
-from workbench.store.events import event_keys, events_seen
 from workbench.store.history import History
-from workbench.store.lists import ListInfo, item_key, list_info, request_date
+from workbench.store.lists import (
+    ListInfo,
+    event_keys,
+    events_seen,
+    item_key,
+    list_info,
+    request_date,
+)
 from workbench.store.migrations import open_schema
-from workbench.store.outbox import Outbox
 from workbench.store.schema import dumps, now_text, partner_time, row_id, run_row, utc_text
 
 RUN_STATUSES = ("ok", "partial", "failed")
@@ -82,7 +87,7 @@ class Store(History):
         super().__init__(Connection(self.path, busy_timeout_s=busy_timeout_s, read_only=read_only))
         try:
             self.schema_version = open_schema(self._c, version=__version__)
-            self.outbox = Outbox(self._c, self._scrub)
+            self.outbox = outbox.Outbox(self._c, self._scrub)
             if not read_only:
                 self.recover()
         except BaseException:
@@ -109,18 +114,36 @@ class Store(History):
         with self._c.write() as conn:
             identity.claim_partner(conn, self.path, wanted)
 
-    def recover(self) -> None:
-        """Stale pending sends become uncertain, runs whose process is gone failed."""
-        self.outbox.sweep_stale()
-        rows = self._c.rows("SELECT id, pid, host FROM runs WHERE status = 'running'")
-        dead = [r[0] for r in rows if process_alive(r[1], r[2]) is False]
-        if dead:
-            with self._c.write() as conn:
-                conn.executemany(
-                    "UPDATE runs SET status = 'failed', finished_at = ?, summary = ? "
-                    "WHERE id = ? AND status = 'running'",
-                    [(now_text(), '{"error": "interrupted: its process ended"}', i) for i in dead],
-                )
+    def recover(self) -> list[int]:
+        """Runs whose process is gone become failed; pending sends whose process or run ended,
+        or older than :data:`.outbox.STALE_PENDING`, uncertain: their ids."""
+        runs = self._c.rows("SELECT id, pid, host FROM runs WHERE status = 'running'")
+        sends = self._c.rows(
+            "SELECT o.id, o.created_at, o.pid, o.host, r.status FROM outbox o "
+            "LEFT JOIN runs r ON r.id = o.run_id WHERE o.state = 'pending'"
+        )
+        dead = [i for i, pid, host in runs if process_alive(pid, host) is False]
+        limit = utc_text(datetime.now(UTC) - outbox.STALE_PENDING) or ""
+        stale = [(i, pid) for i, created, pid, host, run in sends if created < limit
+                 or process_alive(pid, host) is False or run not in (None, "running")]  # fmt: skip
+        if not dead and not stale:
+            return []
+        at, swept = now_text(), []
+        with self._c.write(durable=True) as conn:
+            conn.executemany(
+                "UPDATE runs SET status = 'failed', finished_at = ?, summary = ? "
+                "WHERE id = ? AND status = 'running'",
+                [(at, '{"error": "interrupted: its process ended"}', i) for i in dead],
+            )
+            for entry_id, pid in stale:  # one settled meanwhile by another process stays settled
+                swept += [entry_id] * conn.execute(
+                    "UPDATE outbox SET state = 'uncertain', updated_at = ?, error = ? "
+                    "WHERE id = ? AND state = 'pending'",
+                    (at, f"interrupted: still pending when found at {at} (process {pid} is gone, "
+                     f"its run ended, or it is older than {outbox.STALE_PENDING.total_seconds():g}"
+                     " s); it may have reached the partner", entry_id),
+                ).rowcount  # fmt: skip
+        return swept
 
     @contextmanager
     def run_lock(self, *, timeout_s: float = 60.0) -> Iterator[None]:
@@ -202,7 +225,7 @@ class Store(History):
     ) -> SnapshotDiff:
         """Append what a complete list showed; the diff against the previous snapshot. Its rows
         follow (left: ``outbox`` when a send of ours explains it, else ``elsewhere``) and
-        uncertain sends are settled (:mod:`.settle`), in one transaction."""
+        uncertain sends are settled (:mod:`.outbox`), in one transaction."""
         run_id, call_id, info = row_id(run_id), row_id(call_id), list_info(list_name)
         key = info.key
         taken = utc_text(taken_at) or now_text()
@@ -245,7 +268,7 @@ class Store(History):
                 _list_seen(conn, info, items, keys, at=taken)
             call = conn.execute("SELECT started_at FROM calls WHERE id = ?", (call_id,)).fetchone()
             requested = call[0] if call else (None if taken_at is None else taken)
-            resolved = settle.resolve(conn, list_name, set(keys), at=taken, requested=requested)
+            resolved = outbox.resolve(conn, list_name, set(keys), at=taken, requested=requested)
             left = _left(conn, info, snapshot_id, at=taken, requested=requested)
         return SnapshotDiff(snapshot_id, list_name, taken, previous_id, appeared, vanished,
                             changed, unchanged, left, tuple(resolved))  # fmt: skip
@@ -338,7 +361,7 @@ def _left(
             (snapshot_id,),
         )
     ]
-    explained = settle.explaining(conn, info.name, gone, requested=requested or at)
+    explained = outbox.explaining(conn, info.name, gone, requested=requested or at)
     reasons = {i: "outbox" if i in explained else "elsewhere" for i in gone}
     conn.executemany(
         f"UPDATE {info.table} SET on_list = 0, left_at = coalesce(left_at, ?), left_reason = ? "

@@ -1,17 +1,20 @@
 """Query results as DataFrames typed by column name: ids ``string``, counts ``Int64``, times
-UTC (text when one does not parse), flags ``boolean``."""
+UTC (text when one does not parse), flags ``boolean``; list items and events flattened."""
 
 from __future__ import annotations
 
 import functools
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pandas as pd
 
+from workbench.http.events import EventFields, event_fields
 from workbench.store.schema import INTEGER_FIELDS
+
+EVENT_COLUMNS = ("event_id", "event_type", "occurred_at")  # always present, maybe empty
 
 INTEGERS = INTEGER_FIELDS | {
     "id", "run_id", "call_id", "snapshot_id", "previous_id", "outbox_id", "detail_call_id",
@@ -91,3 +94,36 @@ def is_missing(value: Any) -> bool:
     if isinstance(value, float):
         return math.isnan(value)
     return pd.api.types.is_scalar(value) and bool(pd.isna(value))
+
+
+def events_flat(events: Sequence[Any], paths: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """Events as rows: :data:`EVENT_COLUMNS`, then every other field flattened (snake_case)."""
+    found = [event_fields(event, paths) for event in events]
+    pairs = zip(events, found, strict=True)
+    flat = flattened([_rest(e, f) if isinstance(e, dict) else e for e, f in pairs])
+    flat = flat.drop(columns=[c for c in EVENT_COLUMNS if c in flat.columns])
+    own = pd.DataFrame(
+        {
+            "event_id": pd.array([f.id for f in found], dtype="string"),
+            "event_type": pd.array([f.type for f in found], dtype="string"),
+            "occurred_at": pd.Series([f.time for f in found], dtype=object).astype(
+                "datetime64[us, UTC]"
+            ),
+        }
+    )
+    return pd.concat([own, flat.reset_index(drop=True)], axis="columns")
+
+
+def _rest(event: dict[str, Any], found: EventFields) -> dict[str, Any]:
+    """``event`` without the fields its id, type and time were read from."""
+    rest = dict(event)
+    for what, keys in found.paths.items():
+        if what == "payload":
+            continue
+        *outer, last = keys
+        node = rest
+        for key in outer:  # copied: the event itself is never changed
+            node[key] = dict(node[key])
+            node = node[key]
+        del node[last]
+    return rest

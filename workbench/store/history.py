@@ -12,8 +12,7 @@ import pandas as pd
 
 from workbench.errors import StoreError
 from workbench.store.connection import Connection
-from workbench.store.events import events_flat
-from workbench.store.frames import flattened, typed
+from workbench.store.frames import events_flat, flattened, typed
 from workbench.store.lists import DETAIL_LISTS, LIST_NAMES, LISTS, list_info
 from workbench.store.schema import now_text, row_id, utc_text
 

@@ -1,14 +1,20 @@
-"""The four partner lists the store snapshots, and how an item of one is read."""
+"""The four partner lists the store snapshots, how an item of one is read and keyed; events
+deduplicated by id (wherever an event keeps it: DESIGN §3), else by content, one without a
+readable time placed at its first sighting."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import logging
+import sqlite3
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from workbench.errors import StoreError
-from workbench.http.events import keys_named
-from workbench.store.schema import partner_time, sha256
+from workbench.http.events import EventFields, keys_named
+from workbench.store.schema import partner_time, sha256, utc_text
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -36,6 +42,20 @@ LIST_NAMES = tuple(LISTS)
 DETAIL_LISTS = ("supplier_requests", "consumer_transcripts")
 EVENT_SOURCES = {"placement": "placement_events", "domestic": "domestic_events"}
 OPERATIONS = ("send_response", "send_transcript", "send_acknowledgment")
+_UPSERT = (
+    "INSERT INTO events (source, event_key, event_id, event_type, occurred_at, "
+    "time_is_first_seen, content_sha256, raw_json, first_seen_at, last_seen_at, on_list) "
+    "VALUES (?, ?, ?, ?, coalesce(?, ?), ? IS NULL, ?, ?, ?, ?, 1) "
+    "ON CONFLICT(source, event_key) DO UPDATE SET event_id = excluded.event_id, "
+    "event_type = excluded.event_type, "
+    "occurred_at = CASE WHEN excluded.time_is_first_seen "
+    "THEN min(first_seen_at, excluded.first_seen_at) ELSE excluded.occurred_at END, "
+    "time_is_first_seen = excluded.time_is_first_seen, "
+    "content_sha256 = excluded.content_sha256, raw_json = excluded.raw_json, "
+    "first_seen_at = min(first_seen_at, excluded.first_seen_at), "
+    "last_seen_at = max(last_seen_at, excluded.last_seen_at), "
+    "on_list = 1, left_at = NULL, left_reason = NULL"
+)
 
 
 def list_info(list_name: str, *, details: bool = False) -> ListInfo:
@@ -66,3 +86,47 @@ def item_key(item: Any, key: str, text: str) -> str:
         if value is not None and not isinstance(value, Mapping | list):
             return str(value)
     return "sha256:" + sha256(text)
+
+
+def event_keys(source: str, found: Sequence[EventFields], texts: Sequence[str]) -> list[str]:
+    """Each event's key: its id, else its content's hash (both, with a warning, for an id
+    events of different content share)."""
+    keys = [
+        f.id if f.id is not None else "sha256:" + sha256(t)
+        for f, t in zip(found, texts, strict=True)
+    ]
+    contents: dict[str, set[str]] = {}
+    for key, text in zip(keys, texts, strict=True):
+        contents.setdefault(key, set()).add(text)
+    if not (shared := {key for key, seen in contents.items() if len(seen) > 1}):
+        return keys
+    fields = sorted({"/".join(f.paths["id"]) for f in found if f.id in shared and "id" in f.paths})
+    logger.warning(
+        "%d %s events share an id (%s, read from %s) with different content: kept apart, by "
+        "content. If the partner's event id is another field, name it: event_fields = "
+        '{ id = "..." } in the profile.',
+        sum(key in shared for key in keys),
+        source,
+        ", ".join(sorted(shared)[:3]),
+        ", ".join(fields) or "?",
+    )
+    return [
+        f"{k}#sha256:{sha256(t)}" if k in shared else k for k, t in zip(keys, texts, strict=True)
+    ]
+
+
+def events_seen(
+    conn: sqlite3.Connection,
+    source: str,
+    found: Sequence[EventFields],
+    keys: Sequence[str],
+    texts: Sequence[str],
+    *,
+    at: str,
+) -> None:
+    """Upsert the events a list showed."""
+    rows = []
+    for f, key, text in zip(found, keys, texts, strict=True):
+        own = utc_text(f.time)
+        rows.append((source, key, f.id, f.type, own, at, own, sha256(text), text, at, at))
+    conn.executemany(_UPSERT, rows)

@@ -137,7 +137,7 @@ def _v4(conn: sqlite3.Connection) -> None:
     """v4: an entity row's document becomes version 1, its texts move there (or to
     ``document_records``); ``transcripts_sent``. Row by row."""
     from workbench.store.details import pescxml_of, unescaped_once  # they load lxml
-    from workbench.store.settle import record_document
+    from workbench.store.outbox import record_document
 
     if sqlite3.sqlite_version_info < (3, 35, 0):  # ALTER TABLE DROP COLUMN
         raise StoreError(

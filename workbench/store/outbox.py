@@ -1,24 +1,45 @@
 """The outbox: every POST recorded (durably) before it is sent: ``pending`` -> ``sent`` |
-``failed`` (did not take effect: may be sent again) | ``uncertain`` (settled from the lists)."""
+``failed`` (did not take effect: may be sent again) | ``uncertain``, settled from the partner's
+lists (never by resending); what was sent filed.
+
+A list speaks only of the sends begun before it was *requested* (its call's start, else its
+``taken_at``; unknown: it settles nothing). An uncertain send, judged by a later list of the
+list its success empties: still listed :data:`SETTLE_MARGIN` after -> ``failed`` (unless listed
+with a new RequestDate: a re-issue says nothing); gone after being listed before the send, and
+no other send of ours explains it -> ``sent``, inferred; else ``uncertain``, saying why.
+"""
+
+# ruff: noqa: S608  (SQL identifiers here are our own constants, never data; values are bound)
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import sqlite3
-from collections.abc import Mapping
-from datetime import UTC, datetime, timedelta
+from collections.abc import Iterable, Mapping
+from datetime import datetime, timedelta
 from typing import Any
 
 from workbench.errors import DuplicateSend, StoreError
 from workbench.http.masking import Redactor
-from workbench.store.connection import Connection, process_alive
-from workbench.store.lists import OPERATIONS
-from workbench.store.schema import dicts, dumps, now_text, row_id, sha256, utc_text
-from workbench.store.settle import BLOCKING, record_document, unfile_inferred
+from workbench.store.connection import Connection
+from workbench.store.details import pescxml_of
+from workbench.store.lists import LISTS, OPERATIONS, request_date
+from workbench.store.schema import (
+    ACKNOWLEDGMENT_FIELDS,
+    RESPONSE_FIELDS,
+    TRANSCRIPT_SENT_FIELDS,
+    dicts,
+    dumps,
+    now_text,
+    row_id,
+    scalar,
+    sha256,
+    utc_text,
+)
 
-# Far longer than a send takes: a pending entry this old was interrupted.
-STALE_PENDING = timedelta(minutes=15)
+BLOCKING = ("pending", "sent", "uncertain")  # states that refuse a second send
 
 
 class Outbox:
@@ -133,36 +154,6 @@ class Outbox:
         with self._c.read() as conn:
             return _entry(conn, row_id(entry_id) or 0)
 
-    def sweep_stale(self) -> list[int]:
-        """Pending entries whose process or run ended, or older than :data:`STALE_PENDING`, become
-        uncertain; their ids."""
-        rows = self._c.rows(
-            "SELECT o.id, o.created_at, o.pid, o.host, r.status FROM outbox o "
-            "LEFT JOIN runs r ON r.id = o.run_id WHERE o.state = 'pending'"
-        )
-        limit = utc_text(datetime.now(UTC) - STALE_PENDING) or ""
-        stale = [
-            (entry_id, pid)
-            for entry_id, created, pid, host, run_status in rows
-            if process_alive(pid, host) is False
-            or created < limit
-            or run_status not in (None, "running")
-        ]
-        if not stale:
-            return []
-        at, swept = now_text(), []
-        with self._c.write(durable=True) as conn:
-            for entry_id, pid in stale:  # one settled meanwhile by another process stays settled
-                changed = conn.execute(
-                    "UPDATE outbox SET state = 'uncertain', updated_at = ?, error = ? "
-                    "WHERE id = ? AND state = 'pending'",
-                    (at, f"interrupted: still pending when found at {at} (process {pid} is gone, "
-                     f"its run ended, or it is older than {STALE_PENDING.total_seconds():g} s); "
-                     "it may have reached the partner", entry_id),
-                ).rowcount  # fmt: skip
-                swept += [entry_id] * changed
-        return swept
-
 
 def sent_version(
     operation: str, flat: Mapping[str, Any] | None, *, renews: bool = False
@@ -249,3 +240,199 @@ def _entry(conn: sqlite3.Connection, entry_id: int, target: str | None = None) -
             f"already {entry['state']}; it cannot become {target}. Start a new entry instead."
         )
     return entry
+
+
+# Far longer than a partner takes to finish a send a client gave up on ("gone" needs none:
+# inferring "sent" never allows a resend), or a send takes (a pending entry this old was
+# interrupted).
+SETTLE_MARGIN = STALE_PENDING = timedelta(minutes=15)
+_FILED = {
+    "send_response": ("responses", RESPONSE_FIELDS, "sent_at"),
+    "send_transcript": ("transcripts_sent", TRANSCRIPT_SENT_FIELDS, "sent_at"),
+    "send_acknowledgment": ("acknowledgments", ACKNOWLEDGMENT_FIELDS, "recorded_at"),
+}
+
+
+def explaining(
+    conn: sqlite3.Connection, list_name: str, ids: Iterable[str], *, requested: str
+) -> set[str]:
+    """The ids whose departure a send of ours explains: begun before ``requested``, pending,
+    sent or uncertain, and not listed since."""
+    operations, ids = LISTS[list_name].operations, list(ids)
+    if not operations or not ids:
+        return set()
+    sends = conn.execute(
+        "SELECT request_id, created_at FROM outbox WHERE operation IN (SELECT value FROM "
+        "json_each(?)) AND state IN (?, ?, ?) AND created_at < ? "
+        "AND request_id IN (SELECT value FROM json_each(?))",
+        (dumps(operations), *BLOCKING, requested, dumps(ids)),
+    ).fetchall()
+    last = _last_listed(conn, list_name, {i for i, _ in sends}, before=requested)
+    return {i for i, created in sends if _can_explain(created, last.get(i))}
+
+
+def _last_listed(
+    conn: sqlite3.Connection, list_name: str, ids: Iterable[str], *, before: str
+) -> dict[str, str]:
+    return dict(
+        conn.execute(
+            "SELECT i.item_key, max(s.taken_at) FROM snapshot_items i "
+            "JOIN snapshots s ON s.id = i.snapshot_id WHERE s.list_name = ? "
+            "AND s.taken_at < ? AND i.item_key IN (SELECT value FROM json_each(?)) "
+            "GROUP BY i.item_key",
+            (list_name, before, dumps(list(ids))),
+        ).fetchall()
+    )
+
+
+def _can_explain(created_at: str, last_listed: str | None) -> bool:
+    """Not when a list :data:`SETTLE_MARGIN` after the send began still showed the item."""
+    if last_listed is None:
+        return True
+    return datetime.fromisoformat(last_listed) - SETTLE_MARGIN < datetime.fromisoformat(created_at)
+
+
+def resolve(
+    conn: sqlite3.Connection, list_name: str, listed: set[str], *, at: str, requested: str | None
+) -> list[dict[str, Any]]:
+    """Settle the uncertain sends ``list_name`` speaks of (None ``requested``: none); the
+    decisions."""
+    operations = LISTS[list_name].operations
+    if not operations or requested is None:
+        return []
+    uncertain = conn.execute(
+        "SELECT id, operation, request_id, state, payload, payload_flat, created_at, updated_at, "
+        "call_id FROM outbox WHERE state = 'uncertain' AND operation IN (SELECT value FROM "
+        "json_each(?)) AND updated_at < ? ORDER BY id",
+        (dumps(operations), requested),
+    )
+    decisions = []
+    for entry in dicts(uncertain):
+        state, note = _decide(conn, list_name, entry, listed, at, requested)
+        if state == "uncertain":
+            conn.execute("UPDATE outbox SET resolution = ? WHERE id = ?", (note, entry["id"]))
+        else:
+            conn.execute(
+                "UPDATE outbox SET state = ?, resolution = ?, resolved_at = ?, updated_at = ? "
+                "WHERE id = ?",
+                (state, note, at, at, entry["id"]),
+            )
+        if state == "sent":
+            record_document(conn, entry, at=at, inferred=True, reply=None)
+        decisions.append({"entry_id": entry["id"], "operation": entry["operation"],
+                          "request_id": entry["request_id"], "state": state,
+                          "resolution": note})  # fmt: skip
+    return decisions
+
+
+def _decide(
+    conn: sqlite3.Connection,
+    list_name: str,
+    entry: dict[str, Any],
+    listed: set[str],
+    at: str,
+    requested: str,
+) -> tuple[str, str]:
+    request_id = entry["request_id"]
+    before = conn.execute(  # the last snapshot before the send, and the item in it
+        "SELECT s.taken_at, (SELECT i.item_json FROM snapshot_items i WHERE i.snapshot_id = s.id "
+        "AND i.item_key = ? LIMIT 1) FROM snapshots s WHERE s.list_name = ? AND s.taken_at < ? "
+        "ORDER BY s.taken_at DESC, s.id DESC LIMIT 1",
+        (request_id, list_name, entry["created_at"]),
+    ).fetchone()
+    if request_id in listed:
+        shown = conn.execute(
+            "SELECT i.item_json FROM snapshots s JOIN snapshot_items i ON i.snapshot_id = s.id "
+            "WHERE s.list_name = ? AND s.taken_at = ? AND i.item_key = ? "
+            "ORDER BY s.id DESC LIMIT 1",
+            (list_name, at, request_id),
+        ).fetchone()
+        was, now = (
+            _listed_date(before[1] if before else None),
+            _listed_date(shown[0] if shown else None),
+        )
+        if was and now and was != now:
+            return "uncertain", (
+                f"on {list_name} at {at}, but with a new document (RequestDate {now}, "
+                f"{was} before the send), which says nothing of this send; the "
+                "lists cannot tell whether it took effect: ask the partner, and do not send it "
+                "again unless it did not"
+            )
+        decidable = utc_text(datetime.fromisoformat(entry["updated_at"]) + SETTLE_MARGIN) or ""
+        if requested < decidable:
+            return "uncertain", (
+                f"still on {list_name} at {at}, but too soon to tell: the partner may still be "
+                f"processing the send (uncertain since {entry['updated_at']}). A list requested "
+                f"from {decidable} on can tell; until then, do not send it again"
+            )
+        return "failed", f"still on {list_name} at {at}: the send did not take effect"
+    others = conn.execute(
+        "SELECT id, created_at FROM outbox WHERE request_id = ? AND id != ? AND state = 'sent' "
+        "AND created_at < ? AND operation IN (SELECT value FROM json_each(?)) ORDER BY id",
+        (request_id, entry["id"], requested, dumps(LISTS[list_name].operations)),
+    ).fetchall()
+    last = _last_listed(conn, list_name, [request_id], before=requested).get(request_id)
+    other = next((o for o in others if _can_explain(o[1], last)), None)
+    if before and before[1] is not None and not other:
+        return "sent", (
+            f"gone from {list_name} at {at} after being listed at {before[0]}, before the send: "
+            "inferred sent"
+        )
+    why = (
+        f"outbox entry {other[0]} already explains its departure"
+        if other
+        else "no snapshot before the send showed it listed"
+    )
+    return "uncertain", (
+        f"gone from {list_name} at {at}, but {why}, so the lists cannot tell whether this send "
+        "took effect; ask the partner, or send again with force=True"
+    )
+
+
+def _listed_date(item_json: str | None) -> str | None:
+    return request_date(json.loads(item_json)) if item_json else None
+
+
+def record_document(
+    conn: sqlite3.Connection,
+    entry: Mapping[str, Any],
+    *,
+    at: str,
+    inferred: bool,
+    reply: tuple[str | None, str | None, int | None] | None,
+) -> None:
+    """File a sent entry's document, and the acknowledgment a transcript's answer carried
+    (``reply``: body, flat JSON, call), when readable."""
+    table, fields, when = _FILED[entry["operation"]]
+    row: dict[str, Any] = {"outbox_id": entry["id"], "request_id": entry["request_id"], when: at}
+    if table == "acknowledgments":
+        row.update(direction="sent", call_id=reply[2] if reply else entry.get("call_id"))
+    _file(conn, table, row, fields, entry["payload"], entry["payload_flat"], inferred)
+    if table == "transcripts_sent" and reply is not None and reply[1]:
+        body, flat, call_id = reply
+        row = {"outbox_id": entry["id"], "request_id": entry["request_id"], "recorded_at": at,
+               "direction": "received", "call_id": call_id}  # fmt: skip
+        _file(conn, "acknowledgments", row, ACKNOWLEDGMENT_FIELDS, body, flat, inferred)
+
+
+def _file(
+    conn: sqlite3.Connection,
+    table: str,
+    row: Mapping[str, Any],
+    fields: tuple[str, ...],
+    body: str | None,
+    flat_text: str | None,
+    inferred: bool,
+) -> None:
+    flat = json.loads(flat_text) if flat_text else {}
+    values = {**row, "inferred": int(inferred), "pescxml": pescxml_of(body)[0] if body else None,
+              "pesc_json": flat_text, **{f: scalar(flat.get(f)) for f in fields}}  # fmt: skip
+    marks = ", ".join("?" * len(values))
+    sql = f"INSERT OR REPLACE INTO {table} ({', '.join(values)}) VALUES ({marks})"
+    conn.execute(sql, list(values.values()))
+
+
+def unfile_inferred(conn: sqlite3.Connection, entry_id: int) -> None:
+    """A send inferred sent, now known otherwise: its filed document goes."""
+    for table in ("responses", "transcripts_sent", "acknowledgments"):
+        conn.execute(f"DELETE FROM {table} WHERE outbox_id = ? AND inferred = 1", (entry_id,))
