@@ -314,7 +314,6 @@ def _validate_stored(path: str, *, say: Callable[[str], None], warn: Callable[[s
 
 def check_store(path: str | Path, *, pulling: bool) -> None:
     """``ConfigError`` unless ``path`` is a store a report (or a pull) can use."""
-    from workbench._version import __version__
     from workbench.store.connection import open_read_only
     from workbench.store.migrations import read_version, refuse_newer
 
@@ -362,6 +361,6 @@ def check_store(path: str | Path, *, pulling: bool) -> None:
             f"ever pulled into it. {first}, or {another}."
         )
     try:
-        refuse_newer(version, path=str(where), version=__version__)
+        refuse_newer(version, path=where)
     except StoreError as exc:
         raise ConfigError(str(exc)) from None

@@ -5,14 +5,12 @@ from __future__ import annotations
 
 import logging
 import os
-import shutil
 import socket
 import sqlite3
 import stat
 import tempfile
 import threading
 import time
-import weakref
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
@@ -66,7 +64,7 @@ class Connection:
         self.path, self.busy_timeout_s, self.read_only = Path(path), busy_timeout_s, read_only
         self.lock = threading.RLock()
         self.file = self.path  # or its private copy (read_copy)
-        self._copy: weakref.finalize | None = None
+        self._copy: tempfile.TemporaryDirectory[str] | None = None
         if str(path) == ":memory:" or str(path).startswith("file:"):
             raise StoreError("The store needs a database file path (WAL and locks need a file).")
         if read_only and not self.path.is_file():
@@ -110,38 +108,35 @@ class Connection:
     def read_copy(self, prepare: Callable[[sqlite3.Connection], object]) -> None:
         """Read a private copy from now on (in a 0700 temporary folder), migrated by ``prepare``."""
         assert self.read_only and self._copy is None
+        where = tempfile.gettempdir()
         try:
-            folder = Path(tempfile.mkdtemp(prefix="workbench-store-"))
+            folder = tempfile.TemporaryDirectory(
+                prefix="workbench-store-", ignore_cleanup_errors=True
+            )
+            where, copy = folder.name, Path(folder.name) / self.path.name
+            create_private(copy)
+            conn = sqlite3.connect(str(copy), isolation_level=None, check_same_thread=False)
         except OSError as exc:
-            raise self._no_copy(exc, tempfile.gettempdir()) from None
-        removal = weakref.finalize(self, shutil.rmtree, folder, ignore_errors=True)
-        copy = folder / self.path.name
+            raise self._no_copy(exc, where) from None
         with self.translated():
             try:
-                create_private(copy)
-                conn = sqlite3.connect(str(copy), isolation_level=None, check_same_thread=False)
-                try:
-                    with self.lock:
-                        self.conn.backup(conn)
-                        conn.execute("PRAGMA journal_mode = MEMORY")  # no file beside the copy
-                        conn.execute("PRAGMA synchronous = OFF")  # a crash loses only the copy
-                        conn.execute("BEGIN IMMEDIATE")
-                        prepare(conn)
-                        conn.execute("COMMIT")
-                        conn.execute("PRAGMA query_only = ON")
-                except BaseException:
-                    conn.close()
-                    raise
-            except (OSError, sqlite3.OperationalError) as exc:
-                removal()
-                raise self._no_copy(exc, folder) from None
-            except BaseException:
-                removal()
+                with self.lock:
+                    self.conn.backup(conn)
+                    conn.execute("PRAGMA journal_mode = MEMORY")  # no file beside the copy
+                    conn.execute("PRAGMA synchronous = OFF")  # a crash loses only the copy
+                    conn.execute("BEGIN IMMEDIATE")
+                    prepare(conn)
+                    conn.execute("COMMIT")
+                    conn.execute("PRAGMA query_only = ON")
+                    self.conn.close()
+                    self._use(conn)
+                    self.file, self._copy = copy, folder
+            except BaseException as exc:
+                conn.close()
+                folder.cleanup()
+                if isinstance(exc, OSError | sqlite3.OperationalError):
+                    raise self._no_copy(exc, where) from None
                 raise
-        with self.lock:
-            self.conn.close()
-            self._use(conn)
-            self.file, self._copy = copy, removal
 
     def _no_copy(self, exc: BaseException, where: object) -> StoreError:
         return StoreError(
@@ -209,7 +204,7 @@ class Connection:
             with suppress(sqlite3.Error):
                 self.conn.close()
             if self._copy is not None:
-                self._copy()
+                self._copy.cleanup()
 
     @contextmanager
     def translated(self) -> Iterator[None]:

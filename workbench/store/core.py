@@ -16,7 +16,6 @@ from urllib.parse import unquote
 
 import sqlite_utils
 
-from workbench._version import __version__
 from workbench.errors import StoreError
 from workbench.http.events import event_fields as read_event
 from workbench.http.masking import Redactor, is_document, is_sent_document
@@ -86,7 +85,7 @@ class Store(History):
         self._scrub = Redactor(secrets)
         super().__init__(Connection(self.path, busy_timeout_s=busy_timeout_s, read_only=read_only))
         try:
-            self.schema_version = open_schema(self._c, version=__version__)
+            self.schema_version = open_schema(self._c)
             self.outbox = outbox.Outbox(self._c, self._scrub)
             if not read_only:
                 self.recover()

@@ -7,7 +7,6 @@ import sqlite3
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from workbench._version import __version__
 from workbench.config import EMBEDDED_SANDBOX, GATEWAY_ROLES, normal_url
 from workbench.errors import ConfigError, StoreError
 from workbench.store.connection import Connection, open_read_only
@@ -140,7 +139,7 @@ def repoint(
             version = read_version(conn)
             if version == 0:
                 raise ConfigError(f"{where} is not a workbench store: nothing to re-point.")
-            refuse_newer(version, path=str(where), version=__version__)
+            refuse_newer(version, path=where)
             recorded = read_partner(conn)
             changes = repoint_changes(recorded, wanted)
         if changes and is_sandbox_data(recorded) != is_sandbox_data(wanted):

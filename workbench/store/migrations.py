@@ -12,6 +12,7 @@ from contextlib import closing
 from functools import partial
 from typing import TYPE_CHECKING
 
+from workbench._version import __version__
 from workbench.errors import StoreError
 from workbench.http.events import event_fields
 from workbench.store.lists import DETAIL_LISTS, LISTS
@@ -44,59 +45,59 @@ class NewerStore(StoreError):
     """The store was written by a later workbench."""
 
 
-def refuse_newer(found: int, *, path: str, version: str) -> None:
+def refuse_newer(found: int, *, path: object) -> None:
     if found > SCHEMA_VERSION:
         raise NewerStore(
-            f"{path} has store schema version {found}, newer than this workbench ({version}) "
+            f"{path} has store schema version {found}, newer than this workbench ({__version__}) "
             f"knows (up to {SCHEMA_VERSION}). Upgrade workbench (pip install -U workbench) "
             "or open a copy of the database with the version that wrote it."
         )
 
 
-def open_schema(c: Connection, *, version: str) -> int:
+def open_schema(c: Connection) -> int:
     """Create or migrate the store of ``c`` (read-only: in a private copy); its version."""
     with c.read() as conn:
         found = read_version(conn)
+    refuse_newer(found, path=c.path)
     if found == SCHEMA_VERSION:  # no write lock needed
         return found
-    migrate = partial(ensure_schema, path=str(c.path), version=version)
+    migrate = partial(_migrate, path=c.path)
     if not c.read_only:
         with c.write() as conn:
-            return migrate(conn)
-    refuse_newer(found, path=str(c.path), version=version)
-    if found == 0:
+            migrate(conn)
+    elif found == 0:
         raise StoreError(
             f"The database {c.path} holds no workbench store (nothing was ever pulled into "
             "it); run `workbench pull` first, or point at another database."
         )
-    c.read_copy(migrate)
+    else:
+        c.read_copy(migrate)
     return SCHEMA_VERSION
 
 
-def ensure_schema(conn: sqlite3.Connection, *, path: str, version: str) -> int:
-    found = read_version(conn)
-    refuse_newer(found, path=path, version=version)
+def _migrate(conn: sqlite3.Connection, *, path: object) -> None:
+    found = read_version(conn)  # again: another process may have migrated it meanwhile
+    refuse_newer(found, path=path)
     if found == SCHEMA_VERSION:
-        return found
+        return
     if not found and conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table'").fetchone():
         raise StoreError(
             f"{path} is a SQLite database but not a workbench store (it has no meta table); "
             "point WORKBENCH_DB at another file."
         )
     _add_missing(conn)  # a new store: everything
-    for target, step in STEPS.items() if found else ():
-        if found < target:
-            if callable(step):
-                step(conn)
-            else:
-                for statement in step.split(";"):
-                    conn.execute(statement)
+    for step in [step for target, step in STEPS.items() if 0 < found < target]:
+        if callable(step):
+            step(conn)
+        else:
+            for statement in step.split(";"):
+                conn.execute(statement)
     create_views(conn)
-    meta = [("schema_version", str(SCHEMA_VERSION)), ("migrated_at", now_text())]
-    meta += [("migrated_by", version)] + ([] if found else [("created_at", now_text()),
-                                                          ("created_by", version)])  # fmt: skip
-    conn.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", meta)
-    return SCHEMA_VERSION
+    meta = {"schema_version": str(SCHEMA_VERSION), "migrated_at": now_text(),
+            "migrated_by": __version__}  # fmt: skip
+    if not found:
+        meta.update(created_at=meta["migrated_at"], created_by=__version__)
+    conn.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", meta.items())
 
 
 def _add_missing(conn: sqlite3.Connection) -> None:
