@@ -7,13 +7,27 @@ from __future__ import annotations
 
 import argparse
 import re
+from contextlib import closing
 from pathlib import Path
 
-from workbench.store.metadata import column_description, load, schema_columns
-from workbench.store.schema import CHILD_TABLES, SCHEMA_VERSION
+from workbench.store.metadata import column_description, load
+from workbench.store.schema import CHILD_TABLES, SCHEMA_VERSION, fresh
 
 DICTIONARY = Path(__file__).resolve().parents[1] / "docs" / "data-dictionary.md"
 _PARAMETER = re.compile(r"(?<!:):([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def schema_columns() -> dict[str, tuple[str, list[tuple[str, str]]]]:
+    """Every table and view of a fresh store: name -> (``table`` or ``view``, its columns as
+    (name, declared type)); a child table's fixed columns only (it gains one per field)."""
+    with closing(fresh()) as conn:
+        return {
+            name: (kind, [(r[1], r[2]) for r in conn.execute(f"PRAGMA table_info({name})")])
+            for name, kind in conn.execute(
+                "SELECT name, type FROM sqlite_master WHERE type IN ('table', 'view') "
+                "ORDER BY type, name"
+            ).fetchall()
+        }
 
 
 def dictionary() -> str:

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from scripts.data_dictionary import dictionary
+from scripts.data_dictionary import dictionary, schema_columns
 from workbench.cli import app
 from workbench.cli.browse import INSTALL
 from workbench.cli.browse import serve as browse
@@ -24,7 +24,6 @@ from workbench.store.metadata import (
     datasette_metadata,
     load,
     query_sql,
-    schema_columns,
 )
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -9,6 +9,8 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+import sqlite_utils
+
 from workbench.store.schema import fresh
 
 
@@ -19,19 +21,6 @@ def load() -> dict[str, Any]:
         resources.files("workbench.store").joinpath("metadata.json").read_text("utf-8")
     )
     return data
-
-
-def schema_columns() -> dict[str, tuple[str, list[tuple[str, str]]]]:
-    """Every table and view of a fresh store: name -> (``table`` or ``view``, its columns as
-    (name, declared type)); a child table's fixed columns only (it gains one per field)."""
-    with closing(fresh()) as conn:
-        return {
-            name: (kind, [(r[1], r[2]) for r in conn.execute(f"PRAGMA table_info({name})")])
-            for name, kind in conn.execute(
-                "SELECT name, type FROM sqlite_master WHERE type IN ('table', 'view') "
-                "ORDER BY type, name"
-            ).fetchall()
-        }
 
 
 def column_description(table: str, column: str) -> str | None:
@@ -49,8 +38,11 @@ def datasette_metadata(database: str) -> dict[str, Any]:
     """Datasette 0.65's metadata for a store served under the name ``database`` (the file's
     stem): titles, descriptions of every table and column, units and canned queries."""
     meta, tables = load(), {}
-    for table, (_kind, typed) in schema_columns().items():
-        columns, own = [c for c, _type in typed], meta["tables"].get(table, {})
+    with closing(fresh()) as conn:
+        db = sqlite_utils.Database(conn)
+        columns_of = {t: list(db[t].columns_dict) for t in [*db.table_names(), *db.view_names()]}
+    for table, columns in columns_of.items():
+        own = meta["tables"].get(table, {})
         entry: dict[str, Any] = {
             "title": own.get("title", table),
             "description": own.get("description", ""),
