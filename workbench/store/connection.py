@@ -183,17 +183,10 @@ class Connection:
 
     @contextmanager
     def read(self) -> Iterator[sqlite3.Connection]:
-        """A consistent read: one snapshot of the database for the block."""
+        """The connection, for reading (each statement reads one snapshot; the records a block
+        reads together are append-only)."""
         with self.lock, self.translated():
-            if self.conn.in_transaction:
-                yield self.conn
-                return
-            self.conn.execute("BEGIN")
-            try:
-                yield self.conn
-            finally:
-                if self.conn.in_transaction:
-                    self.conn.execute("COMMIT")
+            yield self.conn
 
     def rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         with self.read() as conn:

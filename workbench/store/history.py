@@ -131,10 +131,8 @@ class History:
 
     def table(self, name: str, *, where: str | None = None, params: Any = ()) -> pd.DataFrame:
         """A table or view: ``store.table("calls", where="status >= ?", params=[400])``."""
-        known = {row[0] for row in self._c.rows(
-            "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') "
-            "AND name NOT LIKE 'sqlite_%'"
-        )}  # fmt: skip
+        with self._c.read():
+            known = {*self._c.db.table_names(), *self._c.db.view_names()}
         if name not in known:
             raise StoreError(
                 f"There is no table or view {name!r} in the store; there are: "
