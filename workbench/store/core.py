@@ -21,7 +21,7 @@ from workbench.http.events import event_fields as read_event
 from workbench.http.masking import Redactor, is_document, is_sent_document
 from workbench.store import details, identity, outbox
 from workbench.store.connection import Connection, process_alive, run_lock
-from workbench.store.history import History
+from workbench.store.history import History, snapshot_items
 from workbench.store.lists import (
     ListInfo,
     event_keys,
@@ -242,12 +242,7 @@ class Store(History):
                 (list_name,),
             ).fetchone()
             previous_id = found[0] if found else None
-            before = dict(
-                conn.execute(
-                    "SELECT item_key, item_json FROM snapshot_items WHERE snapshot_id = ?",
-                    (previous_id,),
-                ).fetchall()
-            )
+            before = dict(snapshot_items(conn, previous_id))
             appeared = tuple(k for k in now if k not in before)
             vanished = tuple(k for k in before if k not in now)
             changed = tuple(k for k in now if k in before and before[k] != now[k])

@@ -29,7 +29,7 @@ _NUMBERED = (
 )
 
 
-def _items(conn: sqlite3.Connection, snapshot_id: int | None) -> list[tuple[str, str]]:
+def snapshot_items(conn: sqlite3.Connection, snapshot_id: int | None) -> list[tuple[str, str]]:
     return conn.execute(
         "SELECT item_key, item_json FROM snapshot_items WHERE snapshot_id = ? ORDER BY position",
         (snapshot_id,),
@@ -43,7 +43,7 @@ def _items_frame(conn: sqlite3.Connection, list_name: str, at: str) -> pd.DataFr
         "ORDER BY taken_at DESC, id DESC",
         (list_name, at),
     ).fetchone() or (None, None)
-    items = _items(conn, snapshot_id)
+    items = snapshot_items(conn, snapshot_id)
     records = [json.loads(text) for _, text in items]
     if LISTS[list_name].source:
         flat = events_flat(records)
@@ -160,7 +160,7 @@ class History:
                 a, b = _run_snapshot(conn, run_a, name), _run_snapshot(conn, run_b, name)
                 if a is None or b is None or a == b:
                     continue
-                before, after = dict(_items(conn, a)), dict(_items(conn, b))
+                before, after = dict(snapshot_items(conn, a)), dict(snapshot_items(conn, b))
                 for key in [*after, *(k for k in before if k not in after)]:
                     old, new = before.get(key), after.get(key)
                     if old != new:
