@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import logging
 import os
+import shutil
 import socket
 import sqlite3
 import stat
 import tempfile
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
@@ -64,7 +66,7 @@ class Connection:
         self.path, self.busy_timeout_s, self.read_only = Path(path), busy_timeout_s, read_only
         self.lock = threading.RLock()
         self.file = self.path  # or its private copy (read_copy)
-        self._copy: tempfile.TemporaryDirectory[str] | None = None
+        self._copy: weakref.finalize | None = None  # removes the private copy
         if str(path) == ":memory:" or str(path).startswith("file:"):
             raise StoreError("The store needs a database file path (WAL and locks need a file).")
         if read_only and not self.path.is_file():
@@ -110,10 +112,9 @@ class Connection:
         assert self.read_only and self._copy is None
         where = tempfile.gettempdir()
         try:
-            folder = tempfile.TemporaryDirectory(
-                prefix="workbench-store-", ignore_cleanup_errors=True
-            )
-            where, copy = folder.name, Path(folder.name) / self.path.name
+            folder = where = tempfile.mkdtemp(prefix="workbench-store-")
+            removal = weakref.finalize(self, shutil.rmtree, folder, ignore_errors=True)
+            copy = Path(folder) / self.path.name
             create_private(copy)
             conn = sqlite3.connect(str(copy), isolation_level=None, check_same_thread=False)
         except OSError as exc:
@@ -130,10 +131,10 @@ class Connection:
                     conn.execute("PRAGMA query_only = ON")
                     self.conn.close()
                     self._use(conn)
-                    self.file, self._copy = copy, folder
+                    self.file, self._copy = copy, removal
             except BaseException as exc:
                 conn.close()
-                folder.cleanup()
+                removal()
                 if isinstance(exc, OSError | sqlite3.OperationalError):
                     raise self._no_copy(exc, where) from None
                 raise
@@ -197,7 +198,7 @@ class Connection:
             with suppress(sqlite3.Error):
                 self.conn.close()
             if self._copy is not None:
-                self._copy.cleanup()
+                self._copy()
 
     @contextmanager
     def translated(self) -> Iterator[None]:
