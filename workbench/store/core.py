@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import itertools
 import sqlite3
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -22,14 +22,7 @@ from workbench.http.masking import Redactor, is_document, is_sent_document
 from workbench.store import details, identity, outbox
 from workbench.store.connection import Connection, process_alive, run_lock
 from workbench.store.history import History, snapshot_items
-from workbench.store.lists import (
-    ListInfo,
-    event_keys,
-    events_seen,
-    item_key,
-    list_info,
-    request_date,
-)
+from workbench.store.lists import ListInfo, event_keys, events_seen, item_key, list_info, list_seen
 from workbench.store.migrations import open_schema
 from workbench.store.schema import dumps, now_text, partner_time, row_id, run_row, utc_text
 
@@ -259,7 +252,7 @@ class Store(History):
             if info.source:
                 events_seen(conn, info.source, said, keys, texts, at=taken)
             else:
-                _list_seen(conn, info, items, keys, at=taken)
+                list_seen(conn, info, items, keys, at=taken)
             call = conn.execute("SELECT started_at FROM calls WHERE id = ?", (call_id,)).fetchone()
             requested = call[0] if call else (None if taken_at is None else taken)
             resolved = outbox.resolve(conn, list_name, set(keys), at=taken, requested=requested)
@@ -326,20 +319,6 @@ def _text(value: Any) -> str | None:
     if value is None or isinstance(value, str):
         return value
     return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
-
-
-def _list_seen(
-    conn: sqlite3.Connection, info: ListInfo, items: Sequence[Any], keys: Sequence[str], *, at: str
-) -> None:
-    conn.executemany(
-        f"INSERT INTO {info.table} ({info.id_column}, request_date, on_list, first_seen_at, "
-        f"last_seen_at) VALUES (?, ?, 1, ?, ?) ON CONFLICT({info.id_column}) DO UPDATE SET "
-        "request_date = coalesce(excluded.request_date, request_date), on_list = 1, "
-        "left_at = NULL, left_reason = NULL, "
-        "first_seen_at = min(first_seen_at, excluded.first_seen_at), "
-        "last_seen_at = max(last_seen_at, excluded.last_seen_at)",
-        [(k, request_date(i), at, at) for i, k in zip(items, keys, strict=True)],
-    )
 
 
 def _left(

@@ -2,6 +2,8 @@
 deduplicated by id (wherever an event keeps it: DESIGN §3), else by content, one without a
 readable time placed at its first sighting."""
 
+# ruff: noqa: S608  (SQL identifiers here are our own constants, never data; values are bound)
+
 from __future__ import annotations
 
 import logging
@@ -130,3 +132,18 @@ def events_seen(
         own = utc_text(f.time)
         rows.append((source, key, f.id, f.type, own, at, own, sha256(text), text, at, at))
     conn.executemany(_UPSERT, rows)
+
+
+def list_seen(
+    conn: sqlite3.Connection, info: ListInfo, items: Sequence[Any], keys: Sequence[str], *, at: str
+) -> None:
+    """Upsert the entities a list showed: on the list again, seen now."""
+    conn.executemany(
+        f"INSERT INTO {info.table} ({info.id_column}, request_date, on_list, first_seen_at, "
+        f"last_seen_at) VALUES (?, ?, 1, ?, ?) ON CONFLICT({info.id_column}) DO UPDATE SET "
+        "request_date = coalesce(excluded.request_date, request_date), on_list = 1, "
+        "left_at = NULL, left_reason = NULL, "
+        "first_seen_at = min(first_seen_at, excluded.first_seen_at), "
+        "last_seen_at = max(last_seen_at, excluded.last_seen_at)",
+        [(k, request_date(i), at, at) for i, k in zip(items, keys, strict=True)],
+    )
