@@ -14,7 +14,7 @@ import threading
 import time
 import weakref
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager, suppress
+from contextlib import closing, contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -263,8 +263,7 @@ def run_lock(c: Connection, *, timeout_s: float) -> Iterator[None]:
             f"The pull lock {path} is {what}; the workbench only locks a plain file it creates "
             "itself. Remove it (nothing else uses that name) and try again."
         )
-    holder = sqlite3.connect(str(path), timeout=0, isolation_level=None)
-    try:
+    with closing(sqlite3.connect(str(path), timeout=0, isolation_level=None)) as holder:
         try:
             try:
                 holder.execute("BEGIN EXCLUSIVE")
@@ -291,8 +290,6 @@ def run_lock(c: Connection, *, timeout_s: float) -> Iterator[None]:
         finally:
             with c.write() as conn:
                 conn.execute("DELETE FROM locks WHERE name = 'pull' AND pid = ?", (os.getpid(),))
-    finally:
-        holder.close()
 
 
 def _held(c: Connection, timeout_s: float, *, waiting: bool = False) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable, Mapping
+from contextlib import closing
 from pathlib import Path
 
 from workbench.config import EMBEDDED_SANDBOX, GATEWAY_ROLES, normal_url
@@ -46,11 +47,8 @@ def stored_partner(path: str | Path) -> dict[str, str]:
     if not Path(path).is_file():
         return {}
     try:
-        conn = open_read_only(Path(path), busy_timeout_s=30.0)
-        try:
+        with closing(open_read_only(Path(path), busy_timeout_s=30.0)) as conn:
             return read_partner(conn)
-        finally:
-            conn.close()
     except sqlite3.Error as exc:
         raise StoreError(f"Cannot read {path} as a workbench database: {exc}.") from None
 
