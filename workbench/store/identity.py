@@ -131,8 +131,7 @@ def repoint(
     where = Path(path)
     if not where.is_file():
         raise ConfigError(f"There is no database at {where}: nothing to re-point.")
-    c = Connection(where, busy_timeout_s=30.0)
-    try:
+    with closing(Connection(where, busy_timeout_s=30.0)) as c:
         with c.read() as conn:
             version = read_version(conn)
             if version == 0:
@@ -141,15 +140,14 @@ def repoint(
             recorded = read_partner(conn)
             changes = repoint_changes(recorded, wanted)
         if changes and is_sandbox_data(recorded) != is_sandbox_data(wanted):
-            made_up = (
-                "holds the embedded sandbox's made-up data"
+            held, other = (
+                ("the embedded sandbox's made-up data", "a partner")
                 if is_sandbox_data(recorded)
-                else "holds a partner's data"
+                else ("a partner's data", "the embedded sandbox")
             )
             raise ConfigError(
-                f"{where} {made_up}: it is never re-pointed to "
-                f"{'a partner' if is_sandbox_data(recorded) else 'the embedded sandbox'}, "
-                "whose records would mix with its own. Give the profile its own --db."
+                f"{where} holds {held}: it is never re-pointed to {other}, whose records would "
+                "mix with its own. Give the profile its own --db."
             )
         if not changes or not confirm(changes):
             return changes, False
@@ -168,5 +166,3 @@ def repoint(
                           summary=dumps({"repointed": summary}))  # fmt: skip
             c.insert("runs", {**run, "finished_at": run["started_at"]})
         return changes, True
-    finally:
-        c.close()
