@@ -29,7 +29,7 @@ from workbench.store.schema import (
 if TYPE_CHECKING:
     from workbench.store.connection import Connection
 
-ENTITY_IDS = {"transcript_requests": "request_id", "transcripts_received": "transcript_id"}
+ENTITY_IDS = {LISTS[name].table: LISTS[name].id_column for name in DETAIL_LISTS}
 INLINE = ("detail_json", "pescxml", "validation", "pesc_json")
 
 
