@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from workbench.config.profile import SANDBOX
+from workbench.config.settings import SANDBOX
 from workbench.errors import ConfigError
 
 DEFAULT_CONFIG = "workbench.toml"

@@ -15,21 +15,10 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from workbench.config.files import profiles_file, workbench_home
-from workbench.config.profile import (
-    DEFAULT_DB,
-    ENV_ONLY,
-    SANDBOX,
-    Profile,
-    RoleSettings,
-    Secret,
-    SmtpSettings,
-    check_timezone,
-    is_loopback,
-    number,
-    text_of,
-)
 from workbench.config.settings import (
+    DEFAULT_DB,
     DEFAULT_SCOPES,
+    ENV_ONLY,
     EVENT_FIELD_NAMES,
     EXCHANGE_ROLES,
     GATEWAY_ROLES,
@@ -37,14 +26,23 @@ from workbench.config.settings import (
     ROLE_SECTIONS,
     ROLE_SETTINGS,
     ROLES,
+    SANDBOX,
     SECTION_OF,
     SETTINGS,
     SHARED_EXCHANGE,
     SMTP_SETTINGS,
     TUNING,
+    Profile,
+    RoleSettings,
+    Secret,
     Setting,
+    SmtpSettings,
+    check_timezone,
+    is_loopback,
+    number,
     role_setting,
     smtp_setting,
+    text_of,
 )
 from workbench.errors import ConfigError
 from workbench.spec import ETMS_LOGIN_PATH, TOKEN_PATH
