@@ -14,6 +14,9 @@ from workbench.config.settings import SANDBOX
 from workbench.errors import ConfigError
 
 DEFAULT_CONFIG = "workbench.toml"
+# How a user chooses, worded for the command line and for Python (connect, a notebook).
+PROFILE = "--profile NAME (profile=NAME in Python)"
+CONFIG = "--config PATH (config_path=PATH)"
 
 
 def find_config(
@@ -27,7 +30,7 @@ def find_config(
         path = home / explicit if home and not Path(explicit).is_absolute() else Path(explicit)
         path = path.absolute()
         if not _present(path):
-            how = "--config" if config_path else "WORKBENCH_CONFIG"
+            how = "--config or config_path=" if config_path else "WORKBENCH_CONFIG"
             raise ConfigError(f"Profiles file {path} does not exist (check {how}).")
         return path, [path]
     from platformdirs import user_config_path  # honours XDG_CONFIG_HOME
@@ -59,7 +62,7 @@ def _present(path: Path) -> bool:
     except PermissionError:
         raise ConfigError(
             f"Cannot look for {path}: permission denied on its folder. Fix its permissions, "
-            "or pass --config PATH."
+            f"or pass {CONFIG}."
         ) from None
     return False
 
@@ -105,7 +108,7 @@ def profile_names(
     if not names:
         where = path or f"no profiles file (looked for {', '.join(map(str, looked))})"
         raise ConfigError(f"{where} defines no [profiles.NAME] table: add one per college, or "
-                          "pass --config PATH.")  # fmt: skip
+                          f"pass {CONFIG}.")  # fmt: skip
     return names
 
 
