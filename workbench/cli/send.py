@@ -408,20 +408,19 @@ def _read_file(path: Path) -> bytes:
     """The bytes of the regular file ``path`` (a FIFO would block for ever), size-limited."""
     from workbench.pesc.document import MAX_BYTES_VARIABLE, size_limit
 
-    limit = size_limit()
     try:
-        if not stat.S_ISREG(path.stat().st_mode):
+        info, limit = path.stat(), size_limit()
+        if not stat.S_ISREG(info.st_mode):
             raise InvalidParameter(
                 f"{path} is not a regular file; give the path of a PESC XML file.", parameter="file"
             )
-        with path.open("rb") as f:
-            data = f.read(limit + 1)  # a larger file is never read whole
+        if info.st_size > limit:
+            raise InvalidParameter(
+                f"{path} is {info.st_size:,} bytes, over the {limit:,}-byte limit of a PESC "
+                f"document. Check the file; raise {MAX_BYTES_VARIABLE} if such documents are "
+                "expected.",
+                parameter="file",
+            )
+        return path.read_bytes()
     except OSError as exc:
         raise InvalidParameter(f"Cannot read {path}: {exc.strerror}.", parameter="file") from None
-    if len(data) > limit:
-        raise InvalidParameter(
-            f"{path} is {path.stat().st_size:,} bytes, over the {limit:,}-byte limit of a PESC "
-            f"document. Check the file; raise {MAX_BYTES_VARIABLE} if such documents are expected.",
-            parameter="file",
-        )
-    return data
