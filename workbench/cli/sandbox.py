@@ -28,7 +28,7 @@ def _parse_start(text: str) -> datetime:
 
 def sandbox(
     port: Annotated[
-        int, typer.Option(min=0, max=65535, metavar="PORT", help="Port (0: any free port).")
+        int, typer.Option(metavar="PORT", help="Port to listen on (0: any free port).")
     ] = 8765,
     seed: Annotated[int, typer.Option(metavar="SEED", help="Same seed, same data.")] = 1,
     start: Annotated[
