@@ -47,7 +47,7 @@ from workbench.config.settings import (
 from workbench.errors import ConfigError
 from workbench.spec import ETMS_LOGIN_PATH, TOKEN_PATH
 
-_URL_KEYS = ("auth_url", "gateway_url", "exchange_url", "exchange_auth_url")
+_URL_KEYS = ("auth_url", "gateway_url", "exchange_url")
 _SMTP_PORTS = {"starttls": 587, "ssl": 465, "none": 25}
 _CREDENTIALS = ("client_id", "client_secret", "username", "password", "token")
 
@@ -162,8 +162,6 @@ def _check_table(table: Any, where: str) -> None:
             if not isinstance(value, dict):
                 raise ConfigError(f"{key} in {where} must be a table ([...{key}]).")
             allowed = {s.file_key: s for s in (SMTP_SETTINGS if key == "smtp" else ROLE_SETTINGS)}
-            if key == SHARED_EXCHANGE:  # its auth URL is the profile's exchange_auth_url
-                allowed.pop("auth_url")
             for sub in value:
                 _check_key(sub, allowed, f"[...{key}] of {where}", ())
         else:
@@ -277,9 +275,8 @@ def _role(s: _Settings, role: str) -> RoleSettings:
     for key in (*_CREDENTIALS, "scope", "token_url", "auth_url"):
         tried = []
         for sec in sections:
-            if not (sec == SHARED_EXCHANGE and key == "auth_url"):
-                setting = role_setting(key, sec)
-                tried.append(s.url(setting) if setting.kind == "url" else s.lookup(setting))
+            setting = role_setting(key, sec)
+            tried.append(s.url(setting) if setting.kind == "url" else s.lookup(setting))
         value, where = next(((v, w) for v, w in tried if v is not None), tried[0])
         # An account both roles share: what it lacks is asked of the shared section.
         found[key], sources[key] = value, where if value is not None or not shared else tried[-1][1]
@@ -291,11 +288,10 @@ def _role(s: _Settings, role: str) -> RoleSettings:
         grant = "client_credentials"
     base_url, sources["base_url"] = s.url(SETTINGS["gateway_url" if gateway else "exchange_url"])
     auth_url = found["auth_url"]
-    for key in () if auth_url else ("auth_url",) if gateway else ("exchange_auth_url", "auth_url"):
-        auth_url, where = s.url(SETTINGS[key])
+    if auth_url is None:  # the profile's identity server
+        auth_url, where = s.url(SETTINGS["auth_url"])
         if auth_url is not None:
             sources["auth_url"] = where
-            break
     token_url = found["token_url"]
     if token_url is None and login == "etms" and base_url:
         token_url = base_url + ETMS_LOGIN_PATH

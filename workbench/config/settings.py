@@ -66,7 +66,6 @@ PROFILE_SETTINGS: tuple[Setting, ...] = (
     Setting("auth_url", "url"),
     Setting("gateway_url", "url"),
     Setting("exchange_url", "url"),
-    Setting("exchange_auth_url", "url"),
     Setting("subscription_key", str, secret=True),
     Setting("exchange_subscription_key", str, secret=True),
     Setting("login", str, "identity", choices=("identity", "etms")),
