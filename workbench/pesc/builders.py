@@ -28,14 +28,8 @@ from workbench.pesc.document import (
 )
 from workbench.pesc.elements import Element, names
 from workbench.pesc.fields import gender, transcript_counts
-from workbench.spec import NS_V1_0_0, PROCESS_CODES
+from workbench.spec import HOLD_REASONS, NS_V1_0_0, PROCESS_CODES, RESPONSE_STATUSES
 
-# AcRec ResponseStatusType and HoldReasonType: the same values in AcRec 1.2.0 to 1.9.0.
-RESPONSE_STATUSES = names(
-    "TranscriptSent TranscriptRequestReceived Hold NoRecord MultipleMatch Canceled "
-    "OfflineRecordSearch OfflineRecordSent Deceased"
-)
-HOLD_REASONS = ("Financial", "TranscriptFee", "RequestedAction", "Other")
 NOTE_LENGTH = 80  # core:NoteMessageType maxLength
 ID_LENGTH = 35  # core:DocumentIDType / RequestTrackingIDType maxLength
 ORGANIZATION_NAME_LENGTH = 60
