@@ -107,17 +107,11 @@ def flatten(doc_or_xml: PescDocument | str | bytes) -> dict[str, Any]:
 def transmission_kind(doc_or_xml: PescDocument | str | bytes) -> str | None:
     """A document's TransmissionType; ``Cancellation`` also for DocumentTypeCode ``Cancel`` and
     ``MutuallyDefined`` with a NoteMessage ``Cancellation`` (PESC has no Cancellation type)."""
-    doc = as_document(doc_or_xml)
-    data = el.child(doc.root, "TransmissionData")
-    fields = el.children(data)
-    kind = el.text(fields.get("TransmissionType"))
+    data = el.child(as_document(doc_or_xml).root, "TransmissionData")
+    kind = el.find_text(data, "TransmissionType")
+    said, code = (kind or "").lower(), (el.find_text(data, "DocumentTypeCode") or "").lower()
     noted = "cancellation" in {note.lower() for note in el.texts(data, "NoteMessage")}
-    written = ((kind or "").lower(), (el.text(fields.get("DocumentTypeCode")) or "").lower())
-    if (
-        written[0] == "cancellation"
-        or written[1] == "cancel"
-        or (written[0] == "mutuallydefined" and noted)
-    ):
+    if said == "cancellation" or code == "cancel" or (said == "mutuallydefined" and noted):
         return "Cancellation"
     return kind
 
