@@ -144,7 +144,6 @@ def _serve(sb: Sandbox, *, hours_per_minute: float) -> None:
                 f"  transcript exch.  {sb.exchange_url}\n"
                 "Point a client here (demo credentials, valid only for this sandbox):\n"
                 f"{exports}{moving if hours_per_minute else ''}"
-                f"Move it by hand: curl -X POST '{sb.root_url}/_sandbox/advance?hours=6'\n"
                 "Ctrl-C to stop."
             )
             tick = 5.0

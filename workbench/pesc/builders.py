@@ -290,19 +290,10 @@ def _birth(parent: Element, birth: Element | None) -> None:
 def _unqualified_copy(element: Element) -> Element:
     """A deep copy without PESC namespaces (``UserDefinedExtensions`` keeps its own)."""
     result = copy.deepcopy(element)
-    stack = [result]
-    while stack:
-        node = stack.pop()
-        tag = node.tag
-        if not isinstance(tag, str):
-            continue
-        if tag[0] == "{":
-            namespace, local = tag[1:].split("}", 1)
-            if namespace.startswith(PESC_NAMESPACE_PREFIX):
-                node.tag = local
-                tag = local
-        if tag != "UserDefinedExtensions":
-            stack.extend(node)
+    for node in result.iter(el.ELEMENTS):
+        extension = any(el.local(a.tag) == "UserDefinedExtensions" for a in node.iterancestors())
+        if not extension and node.tag.startswith("{" + PESC_NAMESPACE_PREFIX):
+            node.tag = el.local(node.tag)
     etree.cleanup_namespaces(result)
     return result
 
