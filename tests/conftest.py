@@ -31,7 +31,12 @@ FAST = {
 # The longest modules, longest first: xdist (``--dist loadfile``, pyproject.toml) hands out
 # whole modules in the order of the collection, so these start at once, on both workers, and
 # the short modules fill in around them instead of waiting behind them at the end.
-LONGEST = ("tests/examples/test_airflow.py", "tests/scheduler/test_jobs.py")
+LONGEST = (
+    "tests/examples/test_airflow.py",
+    "tests/scheduler/test_jobs.py",
+    "tests/partners/test_unknown_partners.py",
+    "tests/partners/test_each_open_point.py",
+)
 
 
 @pytest.hookimpl(trylast=True)  # after pytest's own reordering, which keeps modules whole
