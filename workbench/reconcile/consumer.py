@@ -61,7 +61,7 @@ _ACKS = ["request_id", "outbox_id", "state", "created_at", "updated_at", "resolu
 def status(
     t: Mapping[str, pd.DataFrame], *, now: pd.Timestamp, sla_days: float, grace_days: float = 0
 ) -> pd.DataFrame:
-    """``consumer_status`` on ``prepared`` tables; overdue past ``sla_days + grace_days``."""
+    """The ``transcripts`` of ``prepared`` tables; overdue past ``sla_days + grace_days``."""
     outbox = t["outbox"]
     ours = outbox.loc[outbox["operation"] == ACK_OPERATION, _ACKS]
 

@@ -82,13 +82,7 @@ TABLES: dict[str, dict[str, str]] = {
     },
 }  # fmt: skip
 AGE_EDGES = (2.0, 5.0, 10.0)  # days: the age buckets end here, and at the SLA
-# The dates a partner can plausibly send (a RequestDate, an event's time), here and in the
-# reports and the store's views: outside them a date is a data problem, kept as sent, taken as
-# missing (the item is dated when we first saw it), listed with its item and left out of every
-# chart. From 1990-01-01: this exchange is PESC XML over a JSON API, and XML dates from 1998,
-# while year 1, 1900 or 1970 (a default or an epoch written as a date) are caught. To a day
-# ahead: a partner clock a little ahead of ours, or a local time written as UTC (at most 14
-# hours off), stays within it; 9999-12-31 (a "never") does not.
+# The dates a partner can plausibly send, here, in the reports and the views (docs/reconcile.md).
 EARLIEST = pd.Timestamp(PLAUSIBLE_FROM, tz="UTC")
 AHEAD = pd.Timedelta(days=PLAUSIBLE_AHEAD_DAYS)
 WINDOW = "from 1990-01-01 to a day past the as-of time"  # for messages without the moment

@@ -54,7 +54,7 @@ _SENDS = ["request_id", "operation", "outbox_id", "state", "updated_at", "resolv
 def lifecycle(
     t: Mapping[str, pd.DataFrame], *, now: pd.Timestamp, sla_days: float, grace_days: float = 0
 ) -> pd.DataFrame:
-    """``supplier_lifecycle`` on ``prepared`` tables; overdue past ``sla_days + grace_days``."""
+    """The ``requests`` of ``prepared`` tables; overdue past ``sla_days + grace_days``."""
     outbox = t["outbox"]
     ours = outbox.loc[outbox["operation"].isin(SUPPLIER_OPERATIONS), _SENDS]
 

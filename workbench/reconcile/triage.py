@@ -1,13 +1,4 @@
-"""One ``exceptions`` table: what needs an analyst, how bad it is, and what to do about it.
-
-Each row names a ``kind`` (:data:`EXCEPTION_KINDS`), the request or transcript ``id``, a
-``severity`` (ordered categorical, ``low`` < ``medium`` < ``high`` < ``critical``, so
-``df[df.severity >= "high"]`` works), a ``detail`` and a ``suggested_action`` in words an
-analyst can act on, and the ``side`` (supplier or consumer). One row per kind and id: several
-failed comparisons of one kind for one id are joined into one detail, each naming both sides
-("first name (request: Joaquín · transcript sent: Anne-Marie)"). An action that is a command
-gives it for the shell, the id quoted (``workbench send ack 'C 12'``), and as a Python call.
-"""
+"""One ``exceptions`` table: what needs an analyst, how bad, what to do (``docs/reconcile.md``)."""
 
 from __future__ import annotations
 
