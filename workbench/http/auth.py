@@ -40,22 +40,11 @@ class Token:
 
 
 class TokenCache(dict[tuple[str, ...], Token]):
-    """Tokens by key, with one lock per key so that one renewal runs at a time."""
+    """Tokens by key; ``lock`` lets one renewal run at a time (renewals are rare)."""
 
     def __init__(self) -> None:
         super().__init__()
-        self._guard = threading.Lock()
-        self._locks: dict[tuple[str, ...], threading.Lock] = {}
-
-    def lock(self, key: tuple[str, ...]) -> threading.Lock:
-        with self._guard:
-            return self._locks.setdefault(key, threading.Lock())
-
-    def discard(self, key: tuple[str, ...], token: Token) -> None:
-        """Forget ``token`` unless another thread already replaced it."""
-        with self._guard:
-            if self.get(key) is token:
-                del self[key]
+        self.lock = threading.Lock()
 
 
 class BearerAuth(httpx.Auth):
@@ -96,7 +85,9 @@ class BearerAuth(httpx.Auth):
         request.headers["Authorization"] = f"Bearer {token.value}"
         response = yield request
         if response.status_code == 401 and self._static is None:
-            self._cache.discard(self.key, token)
+            with self._cache.lock:  # unless another thread already replaced it
+                if self._cache.get(self.key) is token:
+                    del self._cache[self.key]
             request.headers["Authorization"] = f"Bearer {self.token().value}"
             yield request
 
@@ -117,7 +108,7 @@ class BearerAuth(httpx.Auth):
         token = self._cache.get(self.key)
         if token is not None and token.fresh() and not force:
             return token
-        with self._cache.lock(self.key):
+        with self._cache.lock:
             current = self._cache.get(self.key)
             # Another thread may have renewed while we waited for the lock.
             if current is not None and current.fresh() and (current is not token or not force):
