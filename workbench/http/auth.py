@@ -10,7 +10,6 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import httpx
-import jwt
 
 from workbench.config import RoleSettings
 from workbench.errors import AuthError, PartnerError, WorkbenchError
@@ -74,11 +73,9 @@ class BearerAuth(httpx.Auth):
         user = (settings.username or "",) if self.grant == "password" else ()
         self.key = (self.token_url, self.client_id or "", self.grant, self.scope or "", *user)
         self._static: Token | None = None
-        if settings.token is not None:
-            value = settings.token.reveal()
-            left, scope = _claims(value)
-            life = left if left is not None else float("inf")
-            self._static = Token(value, scope, life, float("inf"), datetime.now(UTC))
+        if settings.token is not None:  # its life is unknown: a 401 says it ended
+            inf = float("inf")
+            self._static = Token(settings.token.reveal(), None, inf, inf, datetime.now(UTC))
 
     def sync_auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response]:
         token = self.token()
@@ -124,7 +121,7 @@ class BearerAuth(httpx.Auth):
             raise self._refusal(response, body)
         value = body["access_token"]
         self._on_token(value)
-        lifetime = _lifetime(body, value, self._lifetime)
+        lifetime = _lifetime(body, self._lifetime)
         scope = str(body["scope"]) if body.get("scope") is not None else None
         renew = time.monotonic() + lifetime - min(self._margin, lifetime * _MARGIN_SHARE)
         return Token(value, scope, lifetime, renew, datetime.now(UTC))
@@ -181,23 +178,10 @@ def _json_object(response: httpx.Response) -> dict[str, Any]:
     }
 
 
-def _lifetime(body: dict[str, Any], token: str, default: float) -> float:
-    """Seconds the token lives: the sooner of ``expires_in`` (else ``.expires``, an HTTP date)
-    and its JWT's ``exp``, else ``default``."""
+def _lifetime(body: dict[str, Any], default: float) -> float:
+    """Seconds the token lives: ``expires_in``, else ``.expires`` (an HTTP date), else default."""
     try:
         lifetime: float | None = float(body.get("expires_in"))  # type: ignore[arg-type]
     except (TypeError, ValueError):
         lifetime = seconds_until(body.get(".expires"))
-    lives = [x for x in (lifetime, _claims(token)[0]) if x is not None and 0 < x < float("inf")]
-    return min(lives, default=default)
-
-
-def _claims(token: str) -> tuple[float | None, str | None]:
-    """Seconds left by the token's own ``exp`` claim and its ``scope``, if it is a JWT."""
-    try:
-        claims = jwt.decode(token, options={"verify_signature": False, "verify_exp": False})
-    except jwt.PyJWTError:
-        return None, None
-    exp, scope = claims.get("exp"), claims.get("scope")
-    left = float(exp) - time.time() if isinstance(exp, int | float) else None
-    return left, str(scope) if scope is not None else None
+    return lifetime if lifetime is not None and 0 < lifetime < float("inf") else default

@@ -180,15 +180,7 @@ def utc_times(series: pd.Series) -> pd.Series:
     """Times as tz-aware UTC (naive ones taken as UTC); text that does not parse is NaT."""
     if str(series.dtype) == TIME:
         return series
-    if isinstance(series.dtype, pd.DatetimeTZDtype):
-        return series.dt.tz_convert("UTC").astype(TIME)
-    if pd.api.types.is_datetime64_dtype(series.dtype):
-        return series.dt.tz_localize("UTC").astype(TIME)
-    out = pd.Series(pd.NaT, index=series.index, dtype=TIME)
-    present = series.notna()
-    if present.any():
-        out[present] = pd.to_datetime(series[present], utc=True, errors="coerce", format="ISO8601")
-    return out
+    return pd.to_datetime(series, utc=True, errors="coerce", format="ISO8601").astype(TIME)
 
 
 def timestamp(value: Any) -> pd.Timestamp:
