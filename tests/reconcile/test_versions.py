@@ -15,7 +15,7 @@ import pytest
 
 from tests.reconcile.builders import NOW, Partner, transcript_flat
 from workbench import reconcile
-from workbench.reconcile.consumer import acknowledged_versions
+from workbench.reconcile.lifecycles import acknowledged_versions
 
 TRANSCRIPT = ["state", "current_version", "version_count", "transmission_type",
               "acknowledged_version", "reissued_after_ack", "sla_breached"]  # fmt: skip

@@ -15,7 +15,6 @@ import pandas as pd
 
 from workbench.reconcile.checks import CHECK_COLUMNS, CHECKS
 from workbench.reconcile.checks import checks as run_checks
-from workbench.reconcile.consumer import CONSUMER_STATES, TRANSCRIPT_COLUMNS, status
 from workbench.reconcile.inputs import (
     TABLES,
     age_buckets,
@@ -25,6 +24,14 @@ from workbench.reconcile.inputs import (
     prepared,
     resolve_now,
 )
+from workbench.reconcile.lifecycles import (
+    CONSUMER_STATES,
+    REQUEST_COLUMNS,
+    SUPPLIER_STATES,
+    TRANSCRIPT_COLUMNS,
+    consumer_side,
+    supplier_side,
+)
 from workbench.reconcile.load import load
 from workbench.reconcile.summary import (
     OPEN_STATES,
@@ -33,7 +40,6 @@ from workbench.reconcile.summary import (
     headline,
     open_items,
 )
-from workbench.reconcile.supplier import REQUEST_COLUMNS, SUPPLIER_STATES, lifecycle
 from workbench.reconcile.triage import EXCEPTION_COLUMNS, EXCEPTION_KINDS, exceptions
 from workbench.severities import SEVERITIES
 
@@ -108,8 +114,8 @@ def reconcile(
         )
     when = resolve_now(now, tables)
     t = prepared(tables, now=when)
-    requests = lifecycle(t, now=when, sla_days=sla_days, grace_days=grace_hours / 24)
-    transcripts = status(t, now=when, sla_days=sla_days, grace_days=grace_hours / 24)
+    requests = supplier_side(t, now=when, sla_days=sla_days, grace_days=grace_hours / 24)
+    transcripts = consumer_side(t, now=when, sla_days=sla_days, grace_days=grace_hours / 24)
     checks = run_checks(t, requests, transcripts, sla_days=sla_days)
     found = exceptions(requests, transcripts, checks, sla_days=sla_days)
     organisations = by_organisation(requests, transcripts, found)

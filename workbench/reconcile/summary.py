@@ -7,9 +7,8 @@ from typing import Any
 import pandas as pd
 
 from workbench.pesc.fields import environment_of
-from workbench.reconcile.consumer import CONSUMER_STATES, later_copies
 from workbench.reconcile.inputs import COUNT, TEXT, age_labels
-from workbench.reconcile.supplier import SUPPLIER_STATES
+from workbench.reconcile.lifecycles import CONSUMER_STATES, SUPPLIER_STATES, later_copies
 from workbench.severities import SEVERITIES
 
 _UNKNOWN = "(unknown)"

@@ -8,8 +8,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from workbench.reconcile.consumer import later_copies
 from workbench.reconcile.inputs import TEXT, WINDOW, days_text, fill, text
+from workbench.reconcile.lifecycles import later_copies
 from workbench.severities import SEVERITIES
 
 # kind -> (usual severity, when it is raised)
