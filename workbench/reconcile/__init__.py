@@ -1,4 +1,5 @@
-"""Reconciliation: lifecycles, cross-checks and exceptions, as pure functions of DataFrames.
+"""Reconciliation: lifecycles, cross-checks, exceptions and the report's figures, as pure
+functions of DataFrames.
 
 ``rec = reconcile.reconcile(reconcile.load(w.store), sla_days=5)``; the states' precedence, the
 checks and the exceptions are described in ``docs/reconcile.md``.
@@ -13,10 +14,13 @@ from typing import Any
 
 import pandas as pd
 
+from workbench.pesc.fields import environment_of
 from workbench.reconcile.checks import CHECK_COLUMNS, CHECKS
 from workbench.reconcile.checks import checks as run_checks
 from workbench.reconcile.inputs import (
+    COUNT,
     TABLES,
+    TEXT,
     age_buckets,
     age_edges,
     age_labels,
@@ -30,16 +34,10 @@ from workbench.reconcile.lifecycles import (
     SUPPLIER_STATES,
     TRANSCRIPT_COLUMNS,
     consumer_side,
+    later_copies,
     supplier_side,
 )
 from workbench.reconcile.load import load
-from workbench.reconcile.summary import (
-    OPEN_STATES,
-    ORGANISATION_COLUMNS,
-    by_organisation,
-    headline,
-    open_items,
-)
 from workbench.reconcile.triage import EXCEPTION_COLUMNS, EXCEPTION_KINDS, exceptions
 from workbench.severities import SEVERITIES
 
@@ -66,6 +64,14 @@ __all__ = [
     "open_items",
     "reconcile",
 ]
+
+_UNKNOWN = "(unknown)"
+ORGANISATION_COUNTS = tuple(dict.fromkeys((
+    "items", "open", "sla_breached", *SUPPLIER_STATES, *CONSUMER_STATES, "duplicates",
+    "exceptions", "high_or_worse")))  # fmt: skip
+ORGANISATION_COLUMNS = ("side", "organisation_id", "organisation_name", *ORGANISATION_COUNTS)
+# what is open, per side: a request awaiting our response, a transcript awaiting our ack
+OPEN_STATES = {"supplier": "awaiting_response", "consumer": "awaiting_ack"}
 
 
 @dataclass(frozen=True, repr=False)
@@ -135,3 +141,130 @@ def reconcile(
         attrs={k: v for f in tables.values() for k, v in getattr(f, "attrs", {}).items()},
         grace_hours=grace_hours,
     )
+
+
+def open_items(
+    requests: pd.DataFrame, transcripts: pd.DataFrame
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The open requests (awaiting our response) and transcripts (awaiting our ack)."""
+    return (
+        requests[requests["state"] == OPEN_STATES["supplier"]],
+        transcripts[transcripts["state"] == OPEN_STATES["consumer"]],
+    )
+
+
+def headline(
+    requests: pd.DataFrame,
+    transcripts: pd.DataFrame,
+    exceptions: pd.DataFrame,
+    *,
+    now: pd.Timestamp,
+    sla_days: float,
+) -> dict[str, Any]:
+    """The report's headline figures: plain ints and dicts of them (``now`` a Timestamp).
+
+    ``answered``: requests we answered (a TranscriptResponse or a transcript) whatever their
+    state now, so that ``answered`` >= ``transcripts_sent`` >= ``transcripts_acknowledged``;
+    ``ack_mismatches`` in any state; ``*_by_age``: counts per bucket of ``age_labels``;
+    ``environment``: TEST, PRODUCTION, mixed or not stated (:func:`pesc.fields.environment_of`).
+    """
+    state, theirs = requests["state"].value_counts(), transcripts["state"].value_counts()
+    answered = requests["response_outbox_id"].notna() | requests["transcript_outbox_id"].notna()
+    invalid = (requests["validation_status"] == "invalid").fillna(False)
+    codes = pd.concat([requests["process_code"], transcripts["process_code"]]).astype("string")
+    read = ["state", "age_bucket", "sla_breached"]  # a row filter copies every column it keeps
+    open_, waiting = open_items(requests[read], transcripts[read])
+    buckets = age_labels(sla_days)
+    return {
+        "now": now,
+        "sla_days": sla_days,
+        "requests": len(requests),
+        "open_requests": len(open_),
+        "open_by_age": _counts(open_["age_bucket"], buckets),
+        "open_over_sla": int(open_["sla_breached"].fillna(False).sum()),
+        "answered": int(answered.sum()),
+        "answered_still_listed": int(state.get("answered_still_listed", 0)),
+        "requests_by_state": {s: int(state.get(s, 0)) for s in SUPPLIER_STATES},
+        "responses_by_status": {
+            str(k): int(v) for k, v in requests["response_status"].value_counts().items()
+        },
+        "transcripts_sent": int(requests["transcript_outbox_id"].notna().sum()),
+        "transcripts_acknowledged": int(requests["acknowledged_at"].notna().sum()),
+        "transcripts_unacknowledged": int(state.get("transcript_sent", 0)),
+        "ack_mismatches": int(requests["ack_totals_differ"].fillna(False).sum()),
+        "uncertain_sends": int(state.get("uncertain_send", 0) + theirs.get("ack_uncertain", 0)),
+        "transcripts_received": len(transcripts),
+        "transcripts_awaiting_ack": len(waiting),
+        "transcripts_acknowledged_by_us": int(theirs.get("acknowledged", 0)),
+        "awaiting_ack_by_age": _counts(waiting["age_bucket"], buckets),
+        "awaiting_ack_over_sla": int(waiting["sla_breached"].fillna(False).sum()),
+        "duplicate_transcripts": int(later_copies(transcripts, "transcript_id").sum()),
+        "document_problems": int((requests["parse_error"].notna() | invalid).sum())
+        + int(transcripts["document_problem"].notna().sum()),
+        "exceptions": len(exceptions),
+        "exceptions_by_severity": _counts(exceptions["severity"], SEVERITIES[::-1]),
+        "environment": environment_of(codes.value_counts().to_dict()),
+    }
+
+
+def _counts(series: pd.Series, labels: tuple[str, ...]) -> dict[str, int]:
+    found = series.value_counts()
+    return {label: int(found.get(label, 0)) for label in labels}
+
+
+def by_organisation(
+    requests: pd.DataFrame,
+    transcripts: pd.DataFrame,
+    exceptions: pd.DataFrame,
+) -> pd.DataFrame:
+    """Counts per counterpart organisation: requests by who sent them (their source),
+    transcripts by the school that sent them; one row per side and organisation."""
+    parts = [
+        _side(frame, id_column, side, exceptions[(exceptions["side"] == side).fillna(False)])
+        for side, frame, id_column in (
+            ("supplier", requests, "request_id"),
+            ("consumer", transcripts, "transcript_id"),
+        )
+        if not frame.empty
+    ] or [pd.DataFrame(columns=ORGANISATION_COLUMNS)]
+    out = pd.concat(parts, ignore_index=True)
+    out = pd.concat(
+        [
+            out[list(ORGANISATION_COLUMNS[:3])].astype(TEXT),
+            out.reindex(columns=list(ORGANISATION_COUNTS)).fillna(0).astype(COUNT),
+        ],
+        axis=1,
+    )
+    out = out.sort_values(
+        ["side", "items", "organisation_name"], ascending=[False, False, True], kind="stable"
+    )
+    return out.reset_index(drop=True)
+
+
+def _side(frame: pd.DataFrame, id_column: str, side: str, exceptions: pd.DataFrame) -> pd.DataFrame:
+    """One side's rows grouped by organisation (its id, else its name)."""
+    organisation = frame["source_org_id"].fillna(frame["source_org_name"]).fillna(_UNKNOWN)
+    # The organisations as integer codes: their text is hashed once, not in every step below.
+    key = pd.Series(pd.factorize(organisation)[0], index=frame.index)
+    # What each row counts for: its state (a column per state, all of them), open, past the SLA.
+    counted = pd.get_dummies(frame["state"]).assign(
+        open=frame["state"] == OPEN_STATES[side], sla_breached=frame["sla_breached"].fillna(False)
+    )
+    if "duplicate" in frame.columns:
+        counted["duplicates"] = later_copies(frame, id_column)
+    first = ~key.duplicated()  # each organisation's first row names it
+    out = pd.DataFrame(
+        {
+            "organisation_id": frame["source_org_id"][first].array,
+            "organisation_name": frame["source_org_name"][first].array,
+        },
+        index=key[first].to_numpy(),
+    )
+    groups = counted.groupby(key, sort=False)
+    out = out.join(groups.size().rename("items")).join(groups.sum())
+    owner = exceptions["id"].map(pd.Series(key.to_numpy(), index=frame[id_column], dtype=COUNT))
+    serious = exceptions["severity"] >= "high"
+    out["exceptions"] = owner.value_counts()
+    out["high_or_worse"] = owner[serious].value_counts()
+    out.insert(0, "side", side)
+    return out.reset_index(drop=True)
