@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
@@ -88,7 +88,6 @@ class Reconciliation:
     by_organisation: pd.DataFrame
     now: pd.Timestamp
     sla_days: float
-    attrs: dict[str, Any] = field(default_factory=dict)
     grace_hours: float = 0.0  # how long past the SLA an item may wait before it is overdue
 
     def __repr__(self) -> str:
@@ -138,7 +137,6 @@ def reconcile(
         by_organisation=organisations,
         now=when,
         sla_days=sla_days,
-        attrs={k: v for f in tables.values() for k, v in getattr(f, "attrs", {}).items()},
         grace_hours=grace_hours,
     )
 
