@@ -8,7 +8,6 @@ times tz-aware UTC, counts ``Int64``, flags ``boolean``).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import date, datetime
 from string import Formatter
 from typing import Any
 
@@ -169,11 +168,9 @@ def as_dtype(series: pd.Series, dtype: str) -> pd.Series:
         if series.dtype == object or isinstance(series.dtype, pd.StringDtype):
             series = pd.to_numeric(series, errors="coerce")
         return series.astype(COUNT)
-    if dtype == FLAG:
-        return series.astype(FLAG)
     if dtype == CODE:
         return as_dtype(series, TEXT).astype(CODE)
-    return series.astype(TEXT)
+    return series.astype(dtype)  # TEXT or FLAG
 
 
 def utc_times(series: pd.Series) -> pd.Series:
@@ -185,8 +182,6 @@ def utc_times(series: pd.Series) -> pd.Series:
 
 def timestamp(value: Any) -> pd.Timestamp:
     """A moment as a UTC ``Timestamp`` (naive taken as UTC)."""
-    if isinstance(value, date) and not isinstance(value, datetime):
-        value = datetime(value.year, value.month, value.day)
     ts = pd.Timestamp(value)
     ts = ts.tz_localize("UTC") if ts.tzinfo is None else ts.tz_convert("UTC")
     return ts.as_unit("us")
