@@ -159,13 +159,8 @@ def headline(
     now: pd.Timestamp,
     sla_days: float,
 ) -> dict[str, Any]:
-    """The report's headline figures: plain ints and dicts of them (``now`` a Timestamp).
-
-    ``answered``: requests we answered (a TranscriptResponse or a transcript) whatever their
-    state now, so that ``answered`` >= ``transcripts_sent`` >= ``transcripts_acknowledged``;
-    ``ack_mismatches`` in any state; ``*_by_age``: counts per bucket of ``age_labels``;
-    ``environment``: TEST, PRODUCTION, mixed or not stated (:func:`pesc.fields.environment_of`).
-    """
+    """The report's headline figures: plain ints and dicts of them (``now`` a Timestamp);
+    what each counts: ``docs/reconcile.md``."""
     state, theirs = requests["state"].value_counts(), transcripts["state"].value_counts()
     answered = requests["response_outbox_id"].notna() | requests["transcript_outbox_id"].notna()
     invalid = (requests["validation_status"] == "invalid").fillna(False)

@@ -88,11 +88,7 @@ WINDOW = "from 1990-01-01 to a day past the as-of time"  # for messages without 
 
 
 def empty_tables() -> dict[str, pd.DataFrame]:
-    """Every input table, empty, with its columns and dtypes.
-
-    >>> tables = empty_tables()
-    >>> tables["requests"] = pd.DataFrame({"request_id": ["R1"], "on_list": [True]})
-    """
+    """Every input table, empty, with its columns and dtypes (``docs/reconcile.md``)."""
     return conform({})
 
 
@@ -105,13 +101,10 @@ def conform(tables: Mapping[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
 
 def prepared(tables: Mapping[str, pd.DataFrame], *, now: pd.Timestamp) -> dict[str, pd.DataFrame]:
     """The conformed tables as the rules read them: requests and transcripts indexed by their
-    id (a repeated id keeps its last row), the ``request_date`` implausible at ``now`` moved to
-    ``implausible_request_date``; the outbox oldest first; each response and acknowledgment
-    with ``answers``, the id its outbox entry was sent for (else its own ``request_id``).
-
-    The rules attach what they find per id by index alignment, so the ids are hashed once. The
-    frames carry no ``attrs`` (pandas deep-copies them at every step): ``reconcile`` stamps its
-    outputs."""
+    id (a repeated id keeps its last row; the rules align on it, hashed once), a ``request_date``
+    implausible at ``now`` moved to ``implausible_request_date``; the outbox oldest first; each
+    response and acknowledgment with ``answers``, the id its outbox entry was sent for (else its
+    own). No ``attrs``: pandas deep-copies them at every step (``reconcile`` stamps its outputs)."""
     t = conform(tables)
     for name, id_column in (("requests", "request_id"), ("transcripts", "transcript_id")):
         unique = t[name].drop_duplicates(id_column, keep="last").set_index(id_column)

@@ -241,14 +241,8 @@ def consumer_side(
 
 
 def duplicates(frame: pd.DataFrame) -> tuple[pd.Series, pd.Series]:
-    """Per transcript, the earliest transcript (by ``request_date``) with the same student and
-    source organisation, itself included (missing when it has no twin), and the student key
-    that matched (``DUPLICATE_KEYS``, the first that matches).
-
-    A weaker key does not match where a stronger one tells the students apart (same name and
-    birth date, different OENs: two students). Values compare exactly: one source writes one
-    student the same way each time.
-    """
+    """Per transcript, the earliest one of the same student and source (itself included;
+    missing without a twin), and the key that matched (``docs/reconcile.md``)."""
     first = pd.Series(pd.NA, index=frame.index, dtype=TEXT)
     matched = pd.Series(pd.NA, index=frame.index, dtype=TEXT)
     # Each value as an integer code (missing: NaN), so that every key groups on numbers: the
@@ -288,14 +282,9 @@ def later_copies(transcripts: pd.DataFrame, id_column: str) -> pd.Series:
 
 
 def acknowledged_versions(acks: pd.DataFrame, versions: pd.DataFrame) -> pd.Series:
-    """The version of a transcript received each acknowledgment of ours acknowledges (an
-    outbox row: ``request_id``, ``sent_document_id``, ``created_at``), missing where none is known.
-
-    An acknowledgment copies the DocumentID it acknowledges (``pesc/NOTES.md`` §6), which a
-    re-issue may reuse (§2): of the versions received before it, the latest with its DocumentID,
-    else the latest of any; when none was received before it (acknowledged from a fetched detail
-    before a pull stored it), the first with its DocumentID.
-    """
+    """The version each acknowledgment of ours (an outbox row: ``request_id``,
+    ``sent_document_id``, ``created_at``) acknowledges, missing where none is known (the rule:
+    ``docs/reconcile.md``)."""
     sent = acks[["request_id", "sent_document_id", "created_at"]].assign(row=range(len(acks)))
     received = versions.loc[versions["entity"] == "transcripts_received",
                             ["item_id", "version", "document_id", "first_seen_at"]]  # fmt: skip

@@ -142,10 +142,9 @@ def _outbox(store: Store, cut: str | None) -> pd.DataFrame:
 
 
 def _json(value: Any) -> dict[str, Any]:
-    if not isinstance(value, str) or not value:
-        return {}
+    """A stored JSON object; ``{}`` for anything else (missing, not JSON, not an object)."""
     try:
-        found = json.loads(value)
+        found = json.loads(value) if isinstance(value, str) and value else {}
     except ValueError:
         return {}
     return found if isinstance(found, dict) else {}

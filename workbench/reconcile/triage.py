@@ -89,11 +89,7 @@ def exceptions(
 ) -> pd.DataFrame:
     """The exceptions table of a lifecycle, a consumer status and their cross-checks;
     ``sla_days``: the SLA they were flagged with (default: the one in their ``attrs``, else
-    the ``sla`` checks').
-
-    >>> ex = exceptions(rec.requests, rec.transcripts, rec.checks)  # doctest: +SKIP
-    >>> ex[ex.severity >= "high"]  # doctest: +SKIP
-    """
+    the ``sla`` checks')."""
     r = requests.rename(columns={"request_id": "id"})
     t = transcripts.rename(columns={"transcript_id": "id"})
     parts = [
