@@ -70,7 +70,7 @@ def _differ(ours: pd.Series, theirs: pd.Series) -> pd.Series:
 
 
 def _tracking(t: Mapping[str, pd.DataFrame]) -> list[pd.DataFrame]:
-    """Documents that contradict what they answer (the module docstring's ``tracking_id``)."""
+    """Documents that contradict what they answer (``tracking_id`` in ``docs/reconcile.md``)."""
     parts = []
     ob = t["outbox"]
     of_request = t["requests"]["request_tracking_id"]
