@@ -125,6 +125,8 @@ def coerce_parameters(
 
 
 def _coerce(key: str, text: str, declared: dict[str, str]) -> Any:
+    if len(text) > 1 and text[0] == text[-1] and text[0] in "'\"":
+        text = text[1:-1]  # quotes optional: a scheduled job's form may keep them
     named = {"bool": bool, "int": int, "float": float}
     kind = named.get(declared.get("inferred_type_name", ""), type(declared_default(declared)))
     try:

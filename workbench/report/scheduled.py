@@ -4,24 +4,14 @@ parameters typed as text, the report's HTML, a one-line failure. JupyterLab take
 
 from __future__ import annotations
 
-import ast
 import os
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Any
 
 from jupyter_scheduler.executors import DefaultExecutionManager
 
 from workbench.report.runner import run_notebook
-
-
-def literal(text: str) -> Any:
-    """A parameter as typed in the job's form: a Python literal, else the text itself."""
-    try:
-        return ast.literal_eval(text)
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-        return text
 
 
 class ReportJobs(DefaultExecutionManager):  # type: ignore[misc]
@@ -31,7 +21,7 @@ class ReportJobs(DefaultExecutionManager):  # type: ignore[misc]
     def execute(self) -> None:
         source = Path(self.staging_paths["input"])
         os.chdir(source.parent)  # this process runs this one job
-        parameters = {k: literal(v) for k, v in (self.model.parameters or {}).items()}
+        parameters = dict(self.model.parameters or {})  # text, typed as `report -p` types it
         with tempfile.TemporaryDirectory(prefix="workbench-job-") as out:
             try:
                 run_notebook(source.stem, parameters, notebooks_dir=source.parent, output_dir=out)
