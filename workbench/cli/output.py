@@ -57,7 +57,7 @@ OutputDir = Annotated[
     typer.Option(
         metavar="DIR",
         help="Folder for the executed notebook and its HTML (default: reports/ "
-        "beside the database, data/reports for the default one).",
+        "beside the database, data/reports for the default one; a consortium's: reports/ here).",
     ),
 ]
 Yes = Annotated[bool, typer.Option("--yes", "-y", help="Do it without asking for confirmation.")]

@@ -142,9 +142,8 @@ def run_report_job(
     if "tz" in declared:  # the zone times show in: the option's, else the profile's; checked now
         values["tz"] = report_zone(values.get("tz"), **where)
     colleges, unreadable = _colleges(values, declared, no_pull=no_pull, warn=warn)
-    first = next(iter(colleges.values()), None)  # a consortium reports beside its first store
-    output_dir = output_dir or (str(Path(first).parent / "reports") if first else
-                                beside_store(db, "reports", **where))  # fmt: skip
+    # a consortium's report is no one college's: never beside a store it reads
+    output_dir = output_dir or ("reports" if colleges else beside_store(db, "reports", **where))
     check_folder(output_dir, parameter="output_dir")
     path, status = ("", None) if colleges else _pull_first(db=db, no_pull=no_pull, say=say,
                                                            warn=warn, **where)  # fmt: skip
@@ -157,14 +156,14 @@ def run_report_job(
     if "db" in declared:
         _validate_stored(path, say=say, warn=warn)
     context = {"db": str(Path(path).resolve()), "pull": False, "profile": profile,
-               "max_age_hours": max_age_hours, "table_dir": str(Path(output_dir).resolve()),
-               **(automatic or {})}  # fmt: skip
+               "max_age_hours": max_age_hours, **(automatic or {})}  # fmt: skip
     arguments = {k: v for k, v in context.items() if v is not None and k in declared} | values
     measured: dict[str, Any] = {k: arguments.get(k, declared_default(declared[k]))
                 for k in ("as_of", "sla_days", "grace_hours") if k in declared}  # fmt: skip
     bundles = Path(str(arguments["bundle_dir"])) if "bundle_dir" in arguments else None
     before = set(bundles.glob("*.zip")) if bundles else set()
-    run = run_report(notebook, arguments, warn=warn, output_dir=output_dir, timeout_s=timeout_s)
+    run = run_report(notebook, arguments, warn=warn, output_dir=output_dir, timeout_s=timeout_s,
+                     label=profile if not colleges else None)  # fmt: skip
     written = set(bundles.glob("*.zip")) - before if bundles else set()
     bundle = max(written, key=lambda p: p.stat().st_mtime) if written else None
     return ReportJob(notebook, arguments, run, status, path,
