@@ -202,10 +202,10 @@ def announce_partner(profile: str | None, db: str | None, config: str | None) ->
 def announce_store(profile: str | None, db: str | None, config: str | None) -> Path:
     """Say (stderr) the store a command reads, its absolute path and whose data it holds; its
     path."""
-    from workbench.config import load_profile
+    from workbench.report.stores import store_path
     from workbench.store.identity import data_source, stored_partner
 
-    path = Path(db if db is not None else load_profile(profile, config_path=config).db)
+    path = store_path(db, profile=profile, config_path=config)
     try:
         source = data_source(stored_partner(path)) if path.exists() else "no such file"
     except WorkbenchError:  # not a store: the command itself says so, with its exit code

@@ -115,9 +115,6 @@ def report(
     named: dict[str, object] = dict(as_of=as_of, sla_days=sla_days, grace_hours=grace_hours,
                                     tz=tz, trend_days=trend_days)  # fmt: skip
 
-    # a consortium of stores named in -p stores= / exports= needs no profile at all
-    by_paths = notebook == CONSORTIUM and bool({"stores", "exports"} & parameters.keys())
-
     def one(name: str | None) -> tuple[int, str]:
         from workbench.report.deliver import plan_delivery
 
@@ -141,8 +138,8 @@ def report(
                 "college's report with --notify/--mail-to",
                 param_hint="--notify/--mail-to",
             )
-        if by_paths:
-            names, profile, no_pull = None, None, True
+        if notebook == CONSORTIUM and {"stores", "exports"} & parameters.keys():
+            names, profile, no_pull = None, None, True  # stores named by path: no profile
         elif notebook == CONSORTIUM:  # one report over the colleges' stores, as they are
             from workbench.config import load_profile
 

@@ -24,7 +24,7 @@ from workbench.report.runner import (
     notebook_parameters,
     run_report,
 )
-from workbench.report.stores import report_zone
+from workbench.report.stores import report_zone, store_path
 from workbench.severities import SEVERITIES
 
 if TYPE_CHECKING:
@@ -224,16 +224,9 @@ def run_troubleshoot_job(
     return job
 
 
-def store_path(db: str | None, *, profile: str | None, config_path: str | None) -> str:
-    """``db``, else the profile's database."""
-    from workbench.config import load_profile
-
-    return db if db is not None else load_profile(profile, config_path=config_path).db
-
-
 def beside_store(db: str | None, name: str, **where: str | None) -> str:
     """The folder ``name`` beside the store: a job started in any folder writes in one place."""
-    return str(Path(store_path(db, **where)).parent / name)
+    return str(store_path(db, **where).parent / name)
 
 
 def _check_values(values: Mapping[str, object]) -> None:
@@ -265,7 +258,7 @@ def _pull_first(
     path = store_path(db, profile=profile, config_path=config_path)
     check_store(path, pulling=not no_pull)
     if no_pull:
-        return path, None
+        return str(path), None
     from workbench.client import connect  # the pull's modules (pandas, httpx): only to pull
 
     with connect(profile, db=db, config_path=config_path) as w:
