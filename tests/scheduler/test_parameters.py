@@ -46,3 +46,15 @@ def test_a_bad_value_is_the_error_workbench_report_gives(here: Path) -> None:
     result = CliRunner().invoke(app, typed, env={"WORKBENCH_NOTEBOOKS": str(notebook.parent)})
     assert result.exit_code == 2 and message in result.stderr.replace("\n", " ")
     assert not list(here.glob("job.*"))  # nothing ran
+
+
+def test_a_table_the_notebook_writes_stays_where_its_report_says(here: Path) -> None:
+    staging = here / "staging"
+    notebook = write_notebook(staging, "tables", "output_stem = None",
+                              "open(f'{output_stem}.csv', 'w').write('a\\n1\\n')",
+                              "print(f'{output_stem}.csv')")  # fmt: skip
+    files = job(staging, notebook, {})
+    said = Path(outputs_text(files.ipynb).strip())
+    assert said.parent == staging and said.name.startswith("tables-") and said.is_file()
+    assert sorted(p.name for p in staging.iterdir()) == sorted(
+        ["tables.ipynb", "job.ipynb", "job.html", said.name])  # fmt: skip

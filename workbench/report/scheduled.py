@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import tempfile
 from pathlib import Path
 
 from jupyter_scheduler.executors import DefaultExecutionManager
@@ -22,10 +21,11 @@ class ReportJobs(DefaultExecutionManager):  # type: ignore[misc]
         source = Path(self.staging_paths["input"])
         os.chdir(source.parent)  # this process runs this one job
         parameters = dict(self.model.parameters or {})  # text, typed as `report -p` types it
-        with tempfile.TemporaryDirectory(prefix="workbench-job-") as out:
-            try:
-                run_notebook(source.stem, parameters, notebooks_dir=source.parent, output_dir=out)
-            finally:
-                for made in Path(out).iterdir():  # the .ipynb and the .html (0600)
-                    if made.suffix[1:] in self.staging_paths:
-                        shutil.move(made, self.staging_paths[made.suffix[1:]])
+        before = set(source.parent.iterdir())
+        try:  # into the job's staging folder, where what the notebook writes of its own stays
+            run_notebook(source.stem, parameters, notebooks_dir=source.parent,
+                         output_dir=source.parent)  # fmt: skip
+        finally:
+            for made in set(source.parent.iterdir()) - before:  # the .ipynb and .html (0600)
+                if made.suffix[1:] in self.staging_paths:
+                    shutil.move(made, self.staging_paths[made.suffix[1:]])
