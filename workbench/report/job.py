@@ -24,7 +24,7 @@ from workbench.report.runner import (
     notebook_parameters,
     run_report,
 )
-from workbench.report.stores import report_zone, store_path
+from workbench.report.stores import open_store, reconciled, report_zone, store_path
 from workbench.severities import SEVERITIES
 
 if TYPE_CHECKING:
@@ -54,13 +54,7 @@ class ReportJob:
     @cached_property
     def figures(self) -> tuple[Reconciliation, Freshness]:
         """The store reconciled as the notebook did, and how fresh it was then."""
-        return self.figures_of(self.db)
-
-    def figures_of(self, source: str) -> tuple[Reconciliation, Freshness]:
-        """A store (or a consortium's export folder) reconciled as the notebook did."""
-        from workbench.report.stores import reconciled
-
-        return reconciled(source, exported="exports" in self.parameters, **self.measured)
+        return reconciled(self.db, **self.measured)
 
     def verdict(self, *, allow_partial: bool = False) -> tuple[int, list[str]]:
         """The exit code and why: 1 when the notebook failed, the pull was not ok (a partial
@@ -76,12 +70,16 @@ class ReportJob:
             code, reasons = 1, [*reasons, f"Exit 1: {college}'s store cannot be read: {why}"]
         if self.fail_on is None and self.max_age_hours is None:
             return code, reasons
+        exported = "exports" in self.parameters  # a consortium's export folders
         for college, source in (self.colleges or {"": self.db}).items():
             if college in self.unreadable:
                 continue
             of = f"{college}: " if college else ""
             try:
-                rec, fresh = self.figures_of(source) if college else self.figures
+                if not college:
+                    rec, fresh = self.figures
+                else:
+                    rec, fresh = reconciled(source, exported=exported, **self.measured)
             except WorkbenchError as exc:
                 code, reasons = 1, [*reasons, f"Exit 1: {of}the store could not be judged: {exc}"]
                 continue
@@ -148,8 +146,6 @@ def run_report_job(
     path, status = ("", None) if colleges else _pull_first(db=db, no_pull=no_pull, say=say,
                                                            warn=warn, **where)  # fmt: skip
     if known is not None:
-        from workbench.report.stores import open_store
-
         with open_store(path) as store:
             spelled = store.known(known)
         values = {k: spelled if v == known else v for k, v in values.items()}
