@@ -4,6 +4,7 @@ parameters typed as text, the report's HTML, a one-line failure. JupyterLab take
 
 from __future__ import annotations
 
+import glob
 import os
 import shutil
 from pathlib import Path
@@ -21,11 +22,12 @@ class ReportJobs(DefaultExecutionManager):  # type: ignore[misc]
         source = Path(self.staging_paths["input"])
         os.chdir(source.parent)  # this process runs this one job
         parameters = dict(self.model.parameters or {})  # text, typed as `report -p` types it
-        before = set(source.parent.iterdir())
+        ours = f"{glob.escape(source.stem)}-*"  # what run_notebook names its report
+        before = set(source.parent.glob(ours))
         try:  # into the job's staging folder, where what the notebook writes of its own stays
             run_notebook(source.stem, parameters, notebooks_dir=source.parent,
                          output_dir=source.parent)  # fmt: skip
         finally:
-            for made in set(source.parent.iterdir()) - before:  # the .ipynb and .html (0600)
+            for made in set(source.parent.glob(ours)) - before:  # the .ipynb and .html (0600)
                 if made.suffix[1:] in self.staging_paths:
                     shutil.move(made, self.staging_paths[made.suffix[1:]])
