@@ -151,12 +151,12 @@ def run_notebook(
 ) -> NotebookRun:  # fmt: skip
     """Execute ``<notebooks>/<name>.ipynb`` into ``<output_dir>/<name>[-<label>]-<UTC time>.ipynb``
     and ``.html`` (private, never over an earlier report), a report of the sandbox's data saying
-    so; a notebook declaring ``output_stem`` is given theirs, for files of its own."""
+    so; a notebook declaring ``output_stem`` is given their path but the suffix, for its files."""
     source = notebook_path(name, notebooks_dir=notebooks_dir)
     declared = notebook_parameters(name, notebooks_dir=notebooks_dir)
     values = coerce_parameters(parameters or {}, declared, notebook=f"notebook {name!r}")
     started_at, started = datetime.now(UTC), time.perf_counter()
-    whose = f"-{quote(label, safe='')}" if label else ""  # any name, kept in the folder
+    whose = f"-{quote(label, safe='')}" if label else ""  # encoded: no name leaves the folder
     ipynb_path = _reserve(Path(output_dir), f"{name}{whose}-{started_at:%Y%m%dT%H%M%SZ}")
     if "output_stem" in declared:
         values["output_stem"] = str(ipynb_path.resolve().with_suffix(""))
