@@ -4,6 +4,7 @@ profiles file, one line each, the worst exit code, one college failing never sto
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from collections.abc import Mapping
 from pathlib import Path
@@ -185,6 +186,22 @@ def test_the_exit_code_is_the_worst_and_ctrl_c_stops_the_loop(
     with pytest.raises(typer.Exit) as stop:
         each_profile(["a", "b", "c"], None, run_one)
     assert stop.value.exit_code == worst and "".join(done) == ran
+
+
+def test_one_store_under_two_names_is_one_colleges(
+    here: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (here / "workbench.toml").write_text("".join(f'[profiles.{n}]\ndb = "{n}.db"\n'
+                                                 for n in ("North", "north")))  # fmt: skip
+    (here / "North.db").write_bytes(b"")
+    os.link(here / "North.db", here / "north.db")  # as a disk that ignores case sees them
+    ran = []
+    with pytest.raises(typer.Exit) as stop:
+        each_profile(["North", "north"], None, lambda name: (ran.append(name) or 0, name))
+    assert stop.value.exit_code == 2 and ran == ["North"]
+    said = capsys.readouterr().out
+    assert "north: exit 2, Configuration error: Profile 'north' has the store of profile " \
+        "'North'" in said.replace("\n", " ")  # fmt: skip
 
 
 def test_several_profiles_take_no_db(here: Path) -> None:

@@ -170,6 +170,9 @@ def each_profile(
         say(f"== Profile {name}", err=True)
         try:
             store = Path(load_profile(name, config_path=config).db).resolve()
+            # one file under two names too: a hard link, or a disk that ignores case
+            same = [s for s in stores if s.exists() and store.exists() and s.samefile(store)]
+            store = same[0] if same else store
             if store in stores:  # two colleges' data mixed in one store could not be told apart
                 raise ConfigError(f"Profile {name!r} has the store of profile {stores[store]!r} "
                                   f"({store}): give it its own, such as db = \"data/{name}.db\" "
