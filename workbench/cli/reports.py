@@ -144,10 +144,8 @@ def report(
             from workbench.config import load_profile
 
             chosen = [load_profile(n, config_path=config) for n in names or profile or [""]]
-            for college in chosen:
-                announce_store(None, db or college.db, config)
-            named |= {"colleges": [p.name for p in chosen],
-                      "stores": [str(Path(db or p.db).resolve()) for p in chosen]}  # fmt: skip
+            stores = [announce_store(None, db or p.db, config).resolve() for p in chosen]
+            named |= {"colleges": [p.name for p in chosen], "stores": [str(s) for s in stores]}
             names, profile, no_pull = None, [chosen[0].name], True
     if names is not None:
         each_profile(names, config, one)
