@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from tests.partners.conftest import DATA, live_a_day
-from workbench.sandbox.settings import open_points
+from tests.sandbox.helpers import open_points
 
 
 @pytest.mark.parametrize(

@@ -14,7 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from tests.partners.conftest import DATA, hides_events, live_a_day
-from tests.sandbox.helpers import open_points, start_cli, stop_cli
+from tests.sandbox.helpers import start_cli, stop_cli
 from workbench.cli import app
 from workbench.sandbox import Sandbox
 from workbench.sandbox.settings import unknown_partner
