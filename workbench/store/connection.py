@@ -184,10 +184,18 @@ class Connection:
 
     @contextmanager
     def read(self) -> Iterator[sqlite3.Connection]:
-        """The connection, for reading (each statement reads one snapshot; the records a block
-        reads together are append-only)."""
+        """A consistent read: one snapshot of the database for the block (a pull in another
+        process may commit between two of its statements; outbox marks and upserts are updates)."""
         with self.lock, self.translated():
-            yield self.conn
+            if self.conn.in_transaction:
+                yield self.conn
+                return
+            self.conn.execute("BEGIN")
+            try:
+                yield self.conn
+            finally:
+                if self.conn.in_transaction:
+                    self.conn.execute("COMMIT")
 
     def rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         with self.read() as conn:
