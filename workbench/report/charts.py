@@ -141,7 +141,7 @@ def funnel_chart(rec: Reconciliation, *, tz: str | None = None) -> Figure:
 
 def ageing_chart(rec: Reconciliation) -> Figure:
     """Open items by age bucket (:func:`ageing`), the SLA line between buckets."""
-    fig = blank_figure(9, 4, bottom=0.75)
+    fig = blank_figure(9, 4.2, top=0.7, bottom=0.75)
     ax = fig.subplots()
     h, counts = rec.headline, ageing(rec)
     title = f"Ageing (SLA {rec.sla_days:g} days)"
@@ -168,7 +168,7 @@ def ageing_chart(rec: Reconciliation) -> Figure:
     note = f"; {early} dated after the as-of time count as 0" if early else ""
     ax.set_xlabel(f"age in days (a bucket holds ages above its lower edge, up to its upper){note}")
     ax.set_ylabel("items")
-    _dress(ax, title, legend="upper right", size=9)
+    _dress(ax, title, size=9, ncols=2)
     return fig
 
 
@@ -239,7 +239,7 @@ def daily_volumes_chart(
 ) -> Figure:
     """:func:`daily_volumes` as bars centred on their day, lines beyond a month."""
     volumes = daily_volumes(source, until=until, tz=tz)
-    fig = blank_figure(10, 4, bottom=0.8)
+    fig = blank_figure(10, 4.2, top=0.7, bottom=0.8)
     ax = fig.subplots()
     later, odd = volumes.attrs["after_until"], volumes.attrs["implausible"]
     notes = [f"{later} dated after the as-of time left out"] if later else []
@@ -261,13 +261,13 @@ def daily_volumes_chart(
     shown = volumes["day"].dt.tz_localize(None)
     day_axis(ax, shown.iloc[0], shown.iloc[-1])
     ax.set_ylabel(f"per day ({tz or 'UTC'})")
-    _dress(ax, title, legend="upper left", size=8, ncols=3)
+    _dress(ax, title, size=8, ncols=5)
     return fig
 
 
 def trends_chart(t: Trends, *, tz: str | None = None) -> Figure:
     """Four panels: open items, share within the SLA, median days, exceptions by kind."""
-    fig = blank_figure(10, 7, top=0.85, bottom=0.55, wspace=0.22, hspace=0.3)
+    fig = blank_figure(10, 8, top=1.05, bottom=0.55, wspace=0.22, hspace=0.4)
     axes = fig.subplots(2, 2, sharex=True).flatten()
     p = t.points
     titles = ("Open items", f"Answered within the SLA ({t.sla_days:g} days)", "Median days",
@@ -304,22 +304,27 @@ def trends_chart(t: Trends, *, tz: str | None = None) -> Figure:
         locator = mdates.AutoDateLocator(minticks=3, maxticks=7)
         ax.xaxis.set_major_locator(locator)
         ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))
-        _dress(ax, title, legend="upper left", size=7, integer=n in (0, 3))
+        _dress(ax, title, size=7, ncols=2, integer=n in (0, 3))
         ax.set_ylim(bottom=0)  # counts, shares and durations: never below 0
     return fig
 
 
-def _dress(
-    ax: Axes, title: str, *, legend: Any, size: int, ncols: int = 1, integer: bool = True
-) -> None:
-    """Title, legend at a fixed corner ("best" warns when slow), integer ticks, no box."""
+def _dress(ax: Axes, title: str, *, size: int, ncols: int, integer: bool = True) -> None:
+    """Title, the legend between it and the plot (never over a bar or a line: a figure's top
+    margin leaves :func:`legend_rows` rows), integer ticks, no box."""
     if integer:
         ax.yaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.set_title(title)
-    if ax.get_legend_handles_labels()[0]:
-        ax.legend(loc=legend, fontsize=size, frameon=False, ncols=ncols)
-    ax.margins(y=0.2)
+    handles = ax.get_legend_handles_labels()[0]
+    ax.set_title(title, pad=4 + size * (1.7 * legend_rows(len(handles), ncols) + 0.5))
+    if handles:
+        ax.legend(loc="lower left", bbox_to_anchor=(0, 1), borderaxespad=0.2, fontsize=size,
+                  frameon=False, ncols=ncols)  # fmt: skip
+    ax.margins(y=0.1)
     ax.spines[["top", "right"]].set_visible(False)
+
+
+def legend_rows(entries: int, ncols: int) -> int:
+    return -(-entries // ncols)
 
 
 def events_days_chart(store: Store, *, tz: str | None = None) -> Figure:
@@ -327,7 +332,7 @@ def events_days_chart(store: Store, *, tz: str | None = None) -> Figure:
     from workbench.report.events import FEEDS, event_days
 
     days = event_days(store, tz=tz)
-    fig = blank_figure(10, 4, bottom=0.8)
+    fig = blank_figure(10, 4.2, top=0.7, bottom=0.8)
     ax = fig.subplots()
     title = f"Events per day they occurred ({tz or 'UTC'})" + _first_seen_note(days.attrs, "; ")
     if days.empty:
@@ -340,7 +345,7 @@ def events_days_chart(store: Store, *, tz: str | None = None) -> Figure:
         bottom = bottom + days[source].to_numpy()
     day_axis(ax, pd.Timestamp(days["day"].iloc[0]), pd.Timestamp(days["day"].iloc[-1]))
     ax.set_ylabel("events")
-    _dress(ax, title, legend="upper left", size=8)
+    _dress(ax, title, size=8, ncols=2)
     return fig
 
 
