@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import io
+import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -310,18 +311,14 @@ def trends_chart(t: Trends, *, tz: str | None = None) -> Figure:
 
 
 def dress(ax: Axes, title: str, *, size: int, ncols: int, integer: bool = True) -> None:
-    """Title, the legend between it and the plot (never over a bar or a line: a figure's top
-    margin leaves :func:`legend_rows` rows), integer ticks, no box."""
+    """Title, the legend between it and the plot (never over a bar or a line: the figure's top
+    margin leaves room for its rows), integer ticks, no box."""
     if integer:
         ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     handles = ax.get_legend_handles_labels()[0]
-    ax.set_title(title, pad=4 + size * (1.7 * legend_rows(len(handles), ncols) + 0.5))
+    ax.set_title(title, pad=4 + size * (1.7 * math.ceil(len(handles) / ncols) + 0.5))
     if handles:
         ax.legend(loc="lower left", bbox_to_anchor=(0, 1), borderaxespad=0.2, fontsize=size,
                   frameon=False, ncols=ncols)  # fmt: skip
     ax.margins(y=0.1)
     ax.spines[["top", "right"]].set_visible(False)
-
-
-def legend_rows(entries: int, ncols: int) -> int:
-    return -(-entries // ncols)
