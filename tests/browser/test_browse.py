@@ -100,7 +100,7 @@ def served(browser_db: Path, tmp_path: Path) -> Iterator[Served]:
 def overdue_ids(db: Path) -> list[str]:
     """Open requests (as reconcile tells them) older than the SLA, computed with pandas."""
     with Store(db, read_only=True) as store:
-        requests = reconcile.supplier_lifecycle(reconcile.load(store))
+        requests = reconcile.reconcile(reconcile.load(store)).requests
     open_ = requests["state"] == reconcile.OPEN_STATES["supplier"]
     now = pd.Timestamp.now(tz="UTC")
     age = (now - requests["request_date"]).dt.total_seconds() / 86400

@@ -13,10 +13,10 @@ import pytest
 from typer.testing import CliRunner
 
 from tests.partners.conftest import DATA, hides_events, live_a_day
-from tests.sandbox.helpers import start_cli, stop_cli
+from tests.sandbox.helpers import open_points, start_cli, stop_cli
 from workbench.cli import app
 from workbench.sandbox import Sandbox
-from workbench.sandbox.settings import open_points, unknown_partner
+from workbench.sandbox.settings import unknown_partner
 
 SEEDS = (3, 14, 15, 92, 65, 35, 89, 79)
 WORKBENCH = Path(sys.executable).parent / "workbench"
