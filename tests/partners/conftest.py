@@ -15,6 +15,7 @@ from typing import Any
 
 import workbench as wb
 from tests.conftest import FAST
+from tests.notebook_code import notebook_code
 from workbench import pesc, reconcile, report
 from workbench.cli.doctor import passed, render, run_checks
 from workbench.sandbox import Sandbox, SandboxSettings
@@ -92,10 +93,10 @@ def reports(db: Path) -> dict[str, Any]:
             report.freshness_section(fresh),
             report.headline_section(rec),
             report.exceptions_section(rec),
-            report.versions_overview_section(rec),
+            notebook_code("reconcile").versions_overview_section(rec),
             report.organisations_section(rec),
-            report.events_section(store),
-            report.latest_events_section(store, 20),
+            notebook_code("events").events_section(store),
+            notebook_code("events").latest_events_section(store, 20),
         ]
         assert all(section.data for section in shown)
         return dict(rec.headline)

@@ -15,7 +15,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 import workbench as wb
-from workbench.report.events import events_section
+from tests.notebook_code import notebook_code
 from workbench.spec import PEEK_EVENTS_PATH
 
 
@@ -69,7 +69,7 @@ def test_a_feed_answered_at_the_learned_cap_is_partial_and_says_so(sandbox_facto
         assert failure["list"] == "domestic_events"
         assert "past the first 20 may be unseen" in failure["error"]
         assert "may be unseen" in str(summary)
-        section = events_section(w.store).data
+        section = notebook_code("events").events_section(w.store).data
         assert "may be unseen" in section and "20" in section
 
 

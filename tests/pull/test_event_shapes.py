@@ -17,18 +17,13 @@ import pandas as pd
 import pytest
 
 import workbench as wb
+from tests.notebook_code import notebook_code
 from workbench.api.frames import events_frame
-from workbench.report import latest_events
-from workbench.report.events import (
-    event_days,
-    events_breakdown,
-    events_section,
-    feed_summary,
-    latest_events_section,
-)
 from workbench.sandbox import Sandbox
 from workbench.spec import PEEK_EVENTS_PATH
 from workbench.store import Store
+
+EVENTS = notebook_code("events")  # what notebooks/events.ipynb defines
 
 SHAPES = ("flat", "kind_at", "event_info")
 
@@ -102,24 +97,24 @@ def test_a_pull_stores_each_shape_and_the_report_counts_it(sandbox_factory, tmp_
             }
             assert bool(listed["occurred_at"].isna().all()) is no_time
             # latest: newest first, whatever the shape (no time: the feed's order, reversed)
-            latest = latest_events(w.store, 10, source=source)
+            latest = EVENTS.latest_events(w.store, 10, source=source)
             assert latest["event_id"].tolist() == _newest_first(truth)[:10]
 
-        summary = feed_summary(w.store).set_index("source")
+        summary = EVENTS.feed_summary(w.store).set_index("source")
         for source in ("placement", "domestic"):
             types = {e["eventType"] for e in _truth(sb, source).values()}
             assert summary.loc[source, "event_types"] == len(types) > 1
             assert summary.loc[source, "without_time"] == (summary.loc[source, "events"] * no_time)
-        by_type = events_breakdown(w.store, "event_type")
+        by_type = EVENTS.events_breakdown(w.store, "event_type")
         assert "(not given)" not in set(by_type["event_type"])
         assert by_type["total"].sum() == len(events)
-        days = event_days(w.store)
+        days = EVENTS.event_days(w.store)
         assert days["total"].sum() == len(events)  # every event on a day, its own or first seen
-        html = events_section(w.store).data
+        html = EVENTS.events_section(w.store).data
         assert "No event has an occurrence time" not in html
         said = f"{len(events)} events had no time of their own: each is counted at the time"
         assert (said in html) is no_time
-        latest_html = latest_events_section(w.store, 5).data
+        latest_html = EVENTS.latest_events_section(w.store, 5).data
         assert ("(first seen)" in latest_html) is no_time
         assert "program name" in latest_html  # the payload's fields, wherever it is kept
 
@@ -210,9 +205,9 @@ def test_the_profiles_event_fields_find_what_no_common_name_does(odd_feed, tmp_p
         assert stored.loc["N2", "event_type"] == "ApplicationSubmitted"
         assert str(stored.loc["N3", "occurred_at"]) == "2026-03-03 09:00:00+00:00"
         assert not stored["time_is_first_seen"].any()
-        assert feed_summary(w.store).set_index("source").loc["domestic", "event_types"] == 2
-        assert latest_events(w.store, 3)["event_id"].tolist() == ["N3", "N2", "N1"]
-        assert set(events_breakdown(w.store, "campus")["campus"]) == {"Main"}  # the body's
+        assert EVENTS.feed_summary(w.store).set_index("source").loc["domestic", "event_types"] == 2
+        assert EVENTS.latest_events(w.store, 3)["event_id"].tolist() == ["N3", "N2", "N1"]
+        assert set(EVENTS.events_breakdown(w.store, "campus")["campus"]) == {"Main"}  # the body's
     # Without the mapping nothing is found, and nothing is refused: keyed by content, placed
     # at the time first seen, said so.
     with wb.connect(env=feed, db=tmp_path / "unmapped.db") as w:
@@ -220,7 +215,7 @@ def test_the_profiles_event_fields_find_what_no_common_name_does(odd_feed, tmp_p
         stored = w.store.table("events")
         assert len(stored) == 3 and stored["event_key"].str.startswith("sha256:").all()
         assert stored["event_type"].isna().all() and stored["time_is_first_seen"].all()
-        assert "3 events had no time of their own" in events_section(w.store).data
+        assert "3 events had no time of their own" in EVENTS.events_section(w.store).data
 
 
 def test_events_that_are_not_objects_are_stored_by_their_content(odd_feed, tmp_path) -> None:

@@ -60,3 +60,23 @@ def test_charts_of_thousands_of_items_still_fit(report_db: Path) -> None:
     )
     charts = {**_charts(tables, rec, None), "trends": trends_chart(large)}
     assert {name: _overflow(fig) for name, fig in charts.items()} == {name: {} for name in charts}
+
+
+def test_legends_lie_above_the_bars_and_lines(report_db: Path) -> None:
+    with Store(report_db, read_only=True) as store:
+        tables = reconcile.load(store)
+        rec = reconcile.reconcile(tables)
+        found = trends(store, days=14, until=rec.now)
+    figs = [*_charts(tables, rec, None).values(), trends_chart(found)]
+    placed = []
+    for fig in figs:
+        fig.draw_without_rendering()
+        renderer = FigureCanvasAgg(fig).get_renderer()
+        for ax in fig.axes:
+            legend = ax.get_legend()
+            if legend is not None:  # its bottom at or above the plot's top, below its title
+                box, plot = legend.get_window_extent(renderer), ax.get_window_extent(renderer)
+                title = ax.title.get_window_extent(renderer)
+                placed.append((box.y0 >= plot.y1 - 1, box.y1 <= title.y0 + 1))
+    assert len(placed) == 6  # ageing, volumes, four trend panels
+    assert placed == [(True, True)] * 6

@@ -415,9 +415,9 @@ def test_a_mail_login_without_tls_to_another_machine_is_refused(tmp_path, host):
 
 def test_send_mail_logs_in_to_a_relay_on_this_machine_without_tls(mailbox):
     from workbench.config import Secret, SmtpSettings
-    from workbench.report.deliver import bare_notice, notice_mail, send_mail
+    from workbench.report.deliver import notice_mail, send_mail, summary
 
-    message = notice_mail(bare_notice("reconcile", None), to=["ops@college.example"],
+    message = notice_mail(summary("reconcile", None), to=["ops@college.example"],
                           sender="workbench@college.example")  # fmt: skip
     local = SmtpSettings(host="127.0.0.1", port=mailbox.port, tls="none", username="reports",
                          password=Secret(SMTP_PASSWORD))  # fmt: skip

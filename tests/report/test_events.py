@@ -18,24 +18,11 @@ import pytest
 from matplotlib import dates as mdates
 
 import workbench as wb
-from workbench.report import (
-    event_runs,
-    events_breakdown,
-    events_breakdown_chart,
-    events_days_chart,
-    events_section,
-    figure_html,
-    latest_events,
-    latest_events_section,
-)
-from workbench.report.events import (
-    EVENT_CELL_CHARS,
-    EVENT_COLUMNS,
-    OTHER_FIELDS,
-    event_days,
-    feed_summary,
-)
+from tests.notebook_code import notebook_code
+from workbench.report import figure_html
 from workbench.store import Store
+
+EVENTS = notebook_code("events")  # what notebooks/events.ipynb defines
 
 SEEN = "2026-03-10T09:00:00Z"  # every crafted event is first seen then, a week after most occur
 TORONTO = "America/Toronto"
@@ -132,7 +119,7 @@ def _counted(frame: pd.DataFrame, by: str) -> dict[Any, tuple[int, int, int]]:
 @pytest.mark.parametrize("tz", [None, TORONTO])
 def test_days_are_when_events_occurred_in_the_report_zone(crafted_db: Path, tz: str | None):
     with Store(crafted_db) as store:
-        days = event_days(store, tz=tz)
+        days = EVENTS.event_days(store, tz=tz)
     expected = _expected("day", tz)
     assert _counted(days, "day") == expected
     # every day between the first and the last is listed, those without events as zeros
@@ -146,8 +133,8 @@ def test_days_are_when_events_occurred_in_the_report_zone(crafted_db: Path, tz: 
 
 def test_the_zone_moves_events_across_midnight(crafted_db: Path) -> None:
     with Store(crafted_db) as store:
-        utc = _counted(event_days(store), "day")
-        toronto = _counted(event_days(store, tz=TORONTO), "day")
+        utc = _counted(EVENTS.event_days(store), "day")
+        toronto = _counted(EVENTS.event_days(store, tz=TORONTO), "day")
     assert utc[date(2026, 3, 3)] == (1, 0, 1)  # p3 at 03:00 UTC ...
     assert date(2026, 3, 3) not in toronto  # ... is 22:00 the day before in Toronto
     assert toronto[date(2026, 3, 2)] == (3, 1, 4)
@@ -157,7 +144,7 @@ def test_the_zone_moves_events_across_midnight(crafted_db: Path) -> None:
 @pytest.mark.parametrize("tz", [None, TORONTO])
 def test_breakdowns_equal_counts_computed_here(crafted_db: Path, by: str, tz: str | None):
     with Store(crafted_db) as store:
-        frame = events_breakdown(store, by, tz=tz)
+        frame = EVENTS.events_breakdown(store, by, tz=tz)
     assert _counted(frame, by) == _expected(by, tz)
     if by in ("weekday", "hour"):
         assert len(frame) == (7 if by == "weekday" else 24)  # every one listed, in order
@@ -169,7 +156,7 @@ def test_breakdowns_equal_counts_computed_here(crafted_db: Path, by: str, tz: st
 
 def test_an_unknown_breakdown_is_refused(crafted_db: Path) -> None:
     with Store(crafted_db) as store, pytest.raises(ValueError, match="one of event_type"):
-        events_breakdown(store, "colour")
+        EVENTS.events_breakdown(store, "colour")
 
 
 # -- what the HTML shows ------------------------------------------------------------------
@@ -187,7 +174,10 @@ def _tables(html: str) -> dict[str, pd.DataFrame]:
 @pytest.mark.parametrize("tz", [None, TORONTO])
 def test_the_section_says_which_events_count_when_first_seen(crafted_db: Path, tz: str | None):
     with Store(crafted_db) as store:
-        html = events_section(store, tz=tz).data + latest_events_section(store, 10, tz=tz).data
+        html = (
+            EVENTS.events_section(store, tz=tz).data
+            + EVENTS.latest_events_section(store, 10, tz=tz).data
+        )
     assert "Business &amp; &lt;Accounting&gt;" in html  # escaped, never markup
     note = "2 events had no time of their own: each is counted at the time it was first seen."
     assert html.count(note) == 1  # the charts count per day, weekday...: said once
@@ -195,8 +185,8 @@ def test_the_section_says_which_events_count_when_first_seen(crafted_db: Path, t
 
 def test_latest_events_are_readable_tables(crafted_db: Path) -> None:
     with Store(crafted_db) as store:
-        html = latest_events_section(store, 10, tz=TORONTO).data
-        first_three = latest_events(store, 3, source="domestic")
+        html = EVENTS.latest_events_section(store, 10, tz=TORONTO).data
+        first_three = EVENTS.latest_events(store, 3, source="domestic")
     shown = html.split("</style>", 1)[1]
     assert "raw_json" not in shown and "{" not in shown and "eventId" not in shown
     tables = _tables(html)
@@ -231,31 +221,32 @@ def test_a_hostile_payload_keeps_the_latest_events_table_small(tmp_path: Path) -
                              **CPAN, campus="Main", intake=intake, **odd))  # fmt: skip
     with Store(tmp_path / "hostile.db") as store:
         store.record_snapshot(None, "domestic_events", events, taken_at=SEEN)
-        html = latest_events_section(store, 50).data
+        html = EVENTS.latest_events_section(store, 50).data
     assert len(html) < 150_000  # was 12.7 MB for the fields, 50 MB for the value
     table = _tables(html)["Latest domestic events"]
     assert len(table) == 50
     keys = [k.replace("_", " ") for k in sorted(f"k49_{j}" for j in range(200))]  # as stored
     # program and campus, then the fields most events have, then, among fields as common, the
     # first found (in the latest event)
-    own = ["program code", "program name", "campus", "intake", *keys[: EVENT_COLUMNS - 1]]
-    assert list(table.columns) == ["source", "occurred (UTC)", "event type", *own, OTHER_FIELDS,
-                                   "first seen (UTC)", "on list", "event id"]  # fmt: skip
+    own = ["program code", "program name", "campus", "intake", *keys[: EVENTS.EVENT_COLUMNS - 1]]
+    assert list(table.columns) == ["source", "occurred (UTC)", "event type", *own,
+                                   EVENTS.OTHER_FIELDS, "first seen (UTC)", "on list",
+                                   "event id"]  # fmt: skip
     by_id = table.set_index("event id")
-    assert by_id.loc["h00", "intake"] == "A" * (EVENT_CELL_CHARS - 1) + "\u2026"
+    assert by_id.loc["h00", "intake"] == "A" * (EVENTS.EVENT_CELL_CHARS - 1) + "\u2026"
     assert by_id.loc["h01", "intake"] == "2026-09"
-    assert by_id.loc["h01", OTHER_FIELDS].startswith("k1 0: 0; k1 1: 1; k1 10: 10; ")
-    assert by_id.loc["h49", OTHER_FIELDS].startswith(f"{keys[EVENT_COLUMNS - 1]}: ")
+    assert by_id.loc["h01", EVENTS.OTHER_FIELDS].startswith("k1 0: 0; k1 1: 1; k1 10: 10; ")
+    assert by_id.loc["h49", EVENTS.OTHER_FIELDS].startswith(f"{keys[EVENTS.EVENT_COLUMNS - 1]}: ")
     assert str(by_id.loc["h49", "k49 0"]) == "0"
     assert by_id.loc["h01", "k49 0"] == "\u2013"  # the dash of a missing value
-    assert all(len(str(v)) <= EVENT_CELL_CHARS for v in table.to_numpy().ravel())
+    assert all(len(str(v)) <= EVENTS.EVENT_CELL_CHARS for v in table.to_numpy().ravel())
 
 
 def test_an_empty_store_has_no_events(tmp_path: Path) -> None:
     with Store(tmp_path / "w.db") as store:
-        assert "No events stored yet" in events_section(store).data
-        latest = latest_events_section(store).data
-        figs = [events_days_chart(store), events_breakdown_chart(store)]
+        assert "No events stored yet" in EVENTS.events_section(store).data
+        latest = EVENTS.latest_events_section(store).data
+        figs = [EVENTS.events_days_chart(store), EVENTS.events_breakdown_chart(store)]
     assert "No placement events stored yet." in latest and "No domestic events" in latest
     assert [t.get_text() for t in figs[0].axes[0].texts] == ["no data"]
     assert all(t.get_text() == "no data" for ax in figs[1].axes for t in ax.texts)
@@ -270,7 +261,7 @@ def _labels(ax: Any) -> list[str]:
 
 def test_the_days_chart_stacks_the_counts_and_labels_each_day_once(crafted_db: Path) -> None:
     with Store(crafted_db) as store:
-        fig = events_days_chart(store)
+        fig = EVENTS.events_days_chart(store)
     figure_html(fig)  # drawn: tick labels are set
     (ax,) = fig.axes
     assert _labels(ax) == [f"Mar {d:02d}" for d in range(2, 11)]
@@ -291,9 +282,9 @@ def test_a_long_span_labels_days_without_repeating(tmp_path: Path) -> None:
               for n in range(0, 400, 3)]  # fmt: skip
     with Store(tmp_path / "w.db") as store:
         store.record_snapshot(None, "domestic_events", events[:20])
-        short = events_days_chart(store)
+        short = EVENTS.events_days_chart(store)
         store.record_snapshot(None, "domestic_events", events)
-        long = events_days_chart(store)
+        long = EVENTS.events_days_chart(store)
     for fig in (short, long):
         figure_html(fig)
         labels = _labels(fig.axes[0])
@@ -303,7 +294,7 @@ def test_a_long_span_labels_days_without_repeating(tmp_path: Path) -> None:
 
 def test_the_breakdown_chart_shows_the_counts(crafted_db: Path) -> None:
     with Store(crafted_db) as store:
-        fig = events_breakdown_chart(store, tz=TORONTO)
+        fig = EVENTS.events_breakdown_chart(store, tz=TORONTO)
     figure_html(fig)
     panels = {ax.get_title(): ax for ax in fig.axes}
     campus = panels["By campus"]
@@ -322,10 +313,10 @@ def test_the_breakdown_chart_shows_the_counts(crafted_db: Path) -> None:
 
 def test_the_feeds_per_pull_run(report_db: Path) -> None:
     with Store(report_db) as store:
-        runs = event_runs(store)
+        runs = EVENTS.event_runs(store)
         snapshots = store.table("snapshots", where="list_name LIKE '%_events'")
         events = store.table("events")
-        summary = feed_summary(store).set_index("source")
+        summary = EVENTS.feed_summary(store).set_index("source")
     assert len(runs) == len(snapshots) == 4  # two feeds, two pulls
     assert runs["source"].value_counts().to_dict() == {"placement": 2, "domestic": 2}
     assert (
@@ -344,8 +335,8 @@ def test_the_feeds_read_only_what_they_need(report_copy: Path) -> None:
         statements: list[str] = []
         store.db.conn.set_trace_callback(statements.append)
         try:
-            events_section(store)
-            latest = latest_events(store, 3)
+            EVENTS.events_section(store)
+            latest = EVENTS.latest_events(store, 3)
         finally:
             store.db.conn.set_trace_callback(None)
     on_events = [s for s in statements if re.search(r'\bFROM "?events"?(\s|$)', s)]
@@ -360,8 +351,8 @@ def test_a_feed_with_no_events_counts_zero(tmp_path: Path) -> None:
     with Store(tmp_path / "w.db") as store:
         event = {"eventId": "e1", "eventType": "x", "occurredAt": "2026-03-02T10:00:00Z"}
         store.record_snapshot(None, "placement_events", [event])
-        summary = feed_summary(store).set_index("source")
-        days = event_days(store)
+        summary = EVENTS.feed_summary(store).set_index("source")
+        days = EVENTS.event_days(store)
     assert summary.loc["placement", ["events", "listed_now", "event_types"]].tolist() == [1, 1, 1]
     assert summary.loc["domestic", ["events", "listed_now", "event_types"]].tolist() == [0, 0, 0]
     assert isinstance(summary.loc["placement", "first_seen"], pd.Timestamp)
@@ -376,7 +367,7 @@ def test_a_feed_read_at_the_partners_learned_cap_is_warned_of(sandbox_factory, t
     sb = sandbox_factory(max_peek_count=20, initial_domestic_events=30)
     with wb.connect(env=sb.env, db=tmp_path / "wb.db") as w:
         w.pull(progress=False)
-        html = events_section(w.store).data
+        html = EVENTS.events_section(w.store).data
     assert 'class="wb-figure wb-alert" data-cut-off="domestic"' in html
     assert "answered 20 events" in html and "may be unseen" in html
     assert "20 is the most this partner hands out at once" in html
@@ -389,19 +380,19 @@ def test_a_feed_read_at_the_profiles_count_says_what_to_raise(
     sb = sandbox_factory(initial_domestic_events=30)
     with wb.connect(env={**sb.env, "WORKBENCH_PEEK_COUNT": "10"}, db=tmp_path / "wb.db") as w:
         w.pull(progress=False)
-        html = events_section(w.store).data
+        html = EVENTS.events_section(w.store).data
         assert "answered 10 events" in html
         assert "Raise WORKBENCH_PEEK_COUNT (peek_count in the profile) above 10" in html
         # a later pull that could not read the feed says nothing of it: the warning stays
         failed = w.store.begin_run()
         unread = {"lists": {"domestic_events": {"error": "timeout"}}}
         w.store.finish_run(failed, status="partial", summary=unread)
-        assert "answered 10 events" in events_section(w.store).data
+        assert "answered 10 events" in EVENTS.events_section(w.store).data
         # one that read all of it clears it
         later = w.store.begin_run()
         w.store.finish_run(later, status="ok",
                            summary={"lists": {"domestic_events": {"cut_off_at": 0}}})  # fmt: skip
-        assert "data-cut-off" not in events_section(w.store).data
+        assert "data-cut-off" not in EVENTS.events_section(w.store).data
 
 
 # -- implausible times --------------------------------------------------------------------
@@ -427,12 +418,15 @@ def odd_db(crafted_db: Path) -> Path:
 
 def test_an_implausible_time_is_listed_and_counted_when_first_seen(odd_db: Path) -> None:
     with Store(odd_db) as store:
-        days = event_days(store, tz=TORONTO)
-        weekdays = events_breakdown(store, "weekday", tz=TORONTO)
-        html = events_section(store, tz=TORONTO).data
-        latest = latest_events(store, 3, source="domestic")
-        latest_html = latest_events_section(store, 20, tz=TORONTO).data
-        figs = [events_days_chart(store, tz=TORONTO), events_breakdown_chart(store, tz=TORONTO)]
+        days = EVENTS.event_days(store, tz=TORONTO)
+        weekdays = EVENTS.events_breakdown(store, "weekday", tz=TORONTO)
+        html = EVENTS.events_section(store, tz=TORONTO).data
+        latest = EVENTS.latest_events(store, 3, source="domestic")
+        latest_html = EVENTS.latest_events_section(store, 20, tz=TORONTO).data
+        figs = [
+            EVENTS.events_days_chart(store, tz=TORONTO),
+            EVENTS.events_breakdown_chart(store, tz=TORONTO),
+        ]
     # counted on the day first seen, as an event with no time is
     assert days.attrs["implausible"] == 3 and days.attrs["without_time"] == 2
     assert min(days["day"]) == date(2026, 3, 2) and max(days["day"]) == date(2026, 3, 10)
@@ -462,12 +456,11 @@ def test_an_implausible_time_is_listed_and_counted_when_first_seen(odd_db: Path)
 
 
 def test_a_store_whose_pulls_skip_both_feeds_says_so(sandbox, tmp_path: Path) -> None:
-    from workbench.report.events import events_section
 
     env = {**sandbox.env, "WORKBENCH_INTERFACES": "supplier,consumer"}
     with wb.connect(env=env, db=tmp_path / "x.db") as w:
         w.pull(progress=False)
     with Store(tmp_path / "x.db", read_only=True) as store:
-        said = events_section(store).data
+        said = EVENTS.events_section(store).data
     assert "skip both event feeds (international: not in the profile&#x27;s interfaces;" in said
     assert "run `workbench pull`" not in said

@@ -13,12 +13,13 @@ import pandas as pd
 import pytest
 
 import workbench as wb
-from workbench.report.events import event_days, events_breakdown
+from tests.notebook_code import notebook_code
 from workbench.report.job import run_report_job
 from workbench.store import Store
 
 pytestmark = pytest.mark.slow
 TORONTO = "America/Toronto"
+EVENTS = notebook_code("events")  # what notebooks/events.ipynb defines
 
 
 @pytest.fixture(autouse=True)
@@ -49,7 +50,7 @@ def test_the_events_report(report_copy: Path, tmp_path: Path) -> None:
     assert f'alt="Events per day they occurred ({TORONTO})' in html  # the charts' zone
     # the per-day counts the chart draws: by the day each event occurred in Toronto
     with Store(report_copy) as store:
-        shown = event_days(store, tz=TORONTO).set_index("day")
+        shown = EVENTS.event_days(store, tz=TORONTO).set_index("day")
     occurred = pd.to_datetime(events["occurred_at"], utc=True).dt.tz_convert(TORONTO)
     expected = (
         events.assign(day=occurred.dt.date).groupby(["day", "source"]).size().unstack(fill_value=0)
@@ -87,8 +88,13 @@ def test_the_events_report_of_a_partner_shaping_events_as_kind_at(sandbox_factor
         return pd.read_html(io.StringIO(body.split("<h4>", 1)[0]))[0]
 
     with Store(db) as store:
-        types = events_breakdown(store, "event_type").set_index("event_type")["total"].to_dict()
-        days = event_days(store, tz=TORONTO).set_index("day")["total"]
+        types = (
+            notebook_code("events")
+            .events_breakdown(store, "event_type")
+            .set_index("event_type")["total"]
+            .to_dict()
+        )
+        days = EVENTS.event_days(store, tz=TORONTO).set_index("day")["total"]
     assert types == dict(Counter(e["eventType"] for e in truth))  # no "(not given)"
     occurred = pd.to_datetime([e["occurredAt"] for e in truth], utc=True).tz_convert(TORONTO)
     assert days[days > 0].to_dict() == Counter(occurred.date)

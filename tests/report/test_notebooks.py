@@ -103,8 +103,8 @@ def test_troubleshoot_without_a_request_id_fails_clearly(report_copy: Path, tmp_
         _run("troubleshoot", tmp_path / "out", db=str(report_copy), bundle_dir=str(bundles))
     assert caught.value.ename == "ValueError"
     assert "pass `-p request_id ID`" in caught.value.evalue
-    assert caught.value.cell_index == 2  # title, parameters, then this
-    assert caught.value.cell_line == "rid = report.require_request_id(request_id)"
+    assert caught.value.cell_index == 3  # title, parameters, its functions, then this
+    assert caught.value.cell_line == "rid = require_request_id(request_id)"
     assert not bundles.exists()
 
 

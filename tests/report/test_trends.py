@@ -15,12 +15,13 @@ import pytest
 from typer.testing import CliRunner
 
 import workbench as wb
+from tests.notebook_code import notebook_code
 from tests.report.conftest import figures
 from tests.watched import WatchedSandbox
 from workbench import pesc, reconcile
 from workbench.cli import app
 from workbench.errors import InvalidParameter
-from workbench.report import trends, trends_chart, trends_section
+from workbench.report import trends, trends_chart
 from workbench.sandbox import SandboxSettings
 from workbench.scenario import transcript_for
 from workbench.store import Store
@@ -179,7 +180,7 @@ def test_the_window_and_thinning_choose_the_runs(history: History) -> None:
 def test_the_section_is_self_contained_and_says_what_it_counts(history: History) -> None:
     with Store(history.db, read_only=True) as store:
         t = trends(store, days=14, sla_days=SLA)
-    html = trends_section(t, tz="America/Toronto").data
+    html = notebook_code("reconcile").trends_section(t, tz="America/Toronto").data
     assert f'data-trend-points="{RUNS}"' in html and 'data-trend-days="14"' in html
     assert html.count("data:image/png;base64,") == 1 and "http" not in html.split("<style>")[0]
     assert html.count("<tr>") == RUNS + 1  # the header and one row per run
@@ -196,7 +197,7 @@ def test_an_empty_store_has_no_trend_yet(tmp_path: Path) -> None:
         t = trends(store, days=7)
     assert t.points.empty and t.by_kind.empty and t.runs_in_window == 0
     assert list(t.points.columns)[:3] == ["run_id", "at", "status"]
-    html = trends_section(t).data
+    html = notebook_code("reconcile").trends_section(t).data
     assert 'data-trend-points="0"' in html and "no trend yet" in html
     assert len(trends_chart(t).axes) == 4  # each panel says "no data"
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 import workbench as wb
+from tests.notebook_code import notebook_code
 from workbench import pesc, reconcile
 from workbench.bundle import make_bundle
 from workbench.errors import StoreError
@@ -17,12 +18,7 @@ from workbench.explorer import Explorer
 from workbench.report import (
     documents_section,
     request_documents,
-    request_section,
-    require_request_id,
-    timeline_section,
     version_diff,
-    versions_overview,
-    versions_overview_section,
     versions_section,
 )
 from workbench.report.troubleshoot import (
@@ -35,15 +31,18 @@ from workbench.store import Store
 
 from .conftest import Scenario
 
+STORY = notebook_code("troubleshoot")  # what notebooks/troubleshoot.ipynb defines
+RECONCILE = notebook_code("reconcile")
+
 
 @pytest.mark.parametrize("value", ["", "   ", None])
 def test_a_request_id_is_required(value: str | None) -> None:
     with pytest.raises(ValueError, match="pass `-p request_id ID`"):
-        require_request_id(value)
+        STORY.require_request_id(value)
 
 
 def test_the_id_is_stripped() -> None:
-    assert require_request_id("  abc ") == "abc"
+    assert STORY.require_request_id("  abc ") == "abc"
 
 
 def test_an_unknown_id_is_refused(tmp_path: Path) -> None:
@@ -106,8 +105,8 @@ def test_a_transcript_sent_has_its_whole_story(
     with Store(report_copy) as store:
         documents = request_documents(store, rid, schemas_dir=xsd_dir)
         rec = reconcile.reconcile(reconcile.load(store))
-        story = request_section(rec, rid).data
-        timeline = timeline_section(store, rid).data
+        story = STORY.request_section(rec, rid).data
+        timeline = STORY.timeline_section(store, rid).data
         bundle = make_bundle(store, rid, out_dir=tmp_path / "bundles")
     kinds = [(d.kind, d.message_type) for d in documents]
     assert kinds == [
@@ -166,16 +165,16 @@ def test_a_version_not_held_is_refused_naming_those_held(reissued) -> None:
 def test_the_report_lists_the_ids_with_versions(reissued) -> None:
     store, transcript_id = reissued
     rec = reconcile.reconcile(reconcile.load(store))
-    overview = versions_overview(rec)
+    overview = RECONCILE.versions_overview(rec)
     assert overview[["id", "side", "current_version", "version_count", "transmission_type"]
                     ].values.tolist() == [[transcript_id, "consumer", 2, 2, "Reissue"]]  # fmt: skip
-    assert transcript_id in versions_overview_section(rec).data
+    assert transcript_id in RECONCILE.versions_overview_section(rec).data
 
 
 def test_the_report_says_when_every_id_has_one_document(tmp_path: Path) -> None:
     with Store(tmp_path / "empty.db") as store:
         rec = reconcile.reconcile(reconcile.load(store))
-    assert "Every id has one document" in versions_overview_section(rec).data
+    assert "Every id has one document" in RECONCILE.versions_overview_section(rec).data
 
 
 def test_the_explorer_shows_the_versions_of_a_document(reissued) -> None:
@@ -212,7 +211,7 @@ def test_the_report_and_troubleshoot_show_our_reissued_transcript_and_the_enviro
     with Store(tmp_path / "s.db") as store:
         rec = reconcile.reconcile(reconcile.load(store))
         html = versions_section(store, item).data
-    overview = versions_overview(rec)
+    overview = RECONCILE.versions_overview(rec)
     assert overview[["id", "side", "transcript_version"]].values.tolist() == [[item, "supplier", 2]]
     assert rec.headline["environment"] == "TEST"
     assert 'data-environment="TEST"' in headline_section(rec).data

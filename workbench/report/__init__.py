@@ -1,6 +1,7 @@
-"""The reports: content a notebook's kernel loads (sections, charts, staleness, history, events,
-troubleshoot), running a notebook (``runner``, ``job``: no pandas) and delivery (``deliver``).
-Content names load on first use (bench/report.py: about 20 % of ``report --no-pull``)."""
+"""The reports: content the notebooks' kernels load (sections, charts, staleness, history,
+troubleshoot; what one notebook alone shows, it defines itself), running a notebook
+(``runner``, ``job``: no pandas) and delivery (``deliver``). Content names load on first use
+(bench/report.py: about 20 % of ``report --no-pull``)."""
 
 from __future__ import annotations
 
@@ -8,20 +9,15 @@ import importlib
 from typing import Any
 
 _CONTENT = {
-    "charts": ("ageing", "ageing_chart", "daily_volumes", "daily_volumes_chart",
-               "events_breakdown_chart", "events_days_chart", "figure_html", "funnel_chart",
-               "trends_chart"),
-    "events": ("event_runs", "events_breakdown", "events_section",
-               "latest_events", "latest_events_section"),
-    "history": ("Changes", "Trends", "changes", "changes_section", "pull_runs", "trends",
-                "trends_section"),
+    "charts": ("ageing", "ageing_chart", "daily_volumes", "daily_volumes_chart", "figure_html",
+               "funnel_chart", "trends_chart"),
+    "history": ("Changes", "Trends", "changes", "changes_section", "pull_runs", "trends"),
     "sections": ("exception_counts", "exceptions_section", "headline_section",
-                 "organisations_section", "versions_overview", "versions_overview_section"),
+                 "organisations_section"),
     "staleness": ("Freshness", "freshness", "freshness_section"),
     "stores": ("open_store", "report_zone"),
-    "troubleshoot": ("documents_section", "request_documents",
-                     "request_section", "require_request_id",
-                     "timeline_section", "version_diff", "versions_section"),
+    "troubleshoot": ("documents_section", "request_documents", "version_diff",
+                     "versions_section"),
 }  # fmt: skip
 _HOME = {name: module for module, names in _CONTENT.items() for name in names}
 __all__ = sorted(_HOME, key=lambda n: (not n[0].isupper(), n))  # classes, then functions

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import io
+import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -141,7 +142,7 @@ def funnel_chart(rec: Reconciliation, *, tz: str | None = None) -> Figure:
 
 def ageing_chart(rec: Reconciliation) -> Figure:
     """Open items by age bucket (:func:`ageing`), the SLA line between buckets."""
-    fig = blank_figure(9, 4, bottom=0.75)
+    fig = blank_figure(9, 4.2, top=0.7, bottom=0.75)
     ax = fig.subplots()
     h, counts = rec.headline, ageing(rec)
     title = f"Ageing (SLA {rec.sla_days:g} days)"
@@ -168,7 +169,7 @@ def ageing_chart(rec: Reconciliation) -> Figure:
     note = f"; {early} dated after the as-of time count as 0" if early else ""
     ax.set_xlabel(f"age in days (a bucket holds ages above its lower edge, up to its upper){note}")
     ax.set_ylabel("items")
-    _dress(ax, title, legend="upper right", size=9)
+    dress(ax, title, size=9, ncols=2)
     return fig
 
 
@@ -239,7 +240,7 @@ def daily_volumes_chart(
 ) -> Figure:
     """:func:`daily_volumes` as bars centred on their day, lines beyond a month."""
     volumes = daily_volumes(source, until=until, tz=tz)
-    fig = blank_figure(10, 4, bottom=0.8)
+    fig = blank_figure(10, 4.2, top=0.7, bottom=0.8)
     ax = fig.subplots()
     later, odd = volumes.attrs["after_until"], volumes.attrs["implausible"]
     notes = [f"{later} dated after the as-of time left out"] if later else []
@@ -261,13 +262,13 @@ def daily_volumes_chart(
     shown = volumes["day"].dt.tz_localize(None)
     day_axis(ax, shown.iloc[0], shown.iloc[-1])
     ax.set_ylabel(f"per day ({tz or 'UTC'})")
-    _dress(ax, title, legend="upper left", size=8, ncols=3)
+    dress(ax, title, size=8, ncols=5)
     return fig
 
 
 def trends_chart(t: Trends, *, tz: str | None = None) -> Figure:
     """Four panels: open items, share within the SLA, median days, exceptions by kind."""
-    fig = blank_figure(10, 7, top=0.85, bottom=0.55, wspace=0.22, hspace=0.3)
+    fig = blank_figure(10, 8, top=1.05, bottom=0.55, wspace=0.22, hspace=0.4)
     axes = fig.subplots(2, 2, sharex=True).flatten()
     p = t.points
     titles = ("Open items", f"Answered within the SLA ({t.sla_days:g} days)", "Median days",
@@ -304,91 +305,20 @@ def trends_chart(t: Trends, *, tz: str | None = None) -> Figure:
         locator = mdates.AutoDateLocator(minticks=3, maxticks=7)
         ax.xaxis.set_major_locator(locator)
         ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))
-        _dress(ax, title, legend="upper left", size=7, integer=n in (0, 3))
+        dress(ax, title, size=7, ncols=2, integer=n in (0, 3))
         ax.set_ylim(bottom=0)  # counts, shares and durations: never below 0
     return fig
 
 
-def _dress(
-    ax: Axes, title: str, *, legend: Any, size: int, ncols: int = 1, integer: bool = True
-) -> None:
-    """Title, legend at a fixed corner ("best" warns when slow), integer ticks, no box."""
+def dress(ax: Axes, title: str, *, size: int, ncols: int, integer: bool = True) -> None:
+    """Title, the legend between it and the plot (never over a bar or a line: the figure's top
+    margin leaves room for its rows), integer ticks, no box."""
     if integer:
         ax.yaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.set_title(title)
-    if ax.get_legend_handles_labels()[0]:
-        ax.legend(loc=legend, fontsize=size, frameon=False, ncols=ncols)
-    ax.margins(y=0.2)
-    ax.spines[["top", "right"]].set_visible(False)
-
-
-def events_days_chart(store: Store, *, tz: str | None = None) -> Figure:
-    """Events per day they occurred (in zone ``tz``), stacked by feed."""
-    from workbench.report.events import FEEDS, event_days
-
-    days = event_days(store, tz=tz)
-    fig = blank_figure(10, 4, bottom=0.8)
-    ax = fig.subplots()
-    title = f"Events per day they occurred ({tz or 'UTC'})" + _first_seen_note(days.attrs, "; ")
-    if days.empty:
-        no_data(ax, title)
-        return fig
-    bottom = np.zeros(len(days))
-    for (source, label), color in zip(FEEDS.items(), (STAGE, SIDE), strict=True):
-        ax.bar(day_middles(days["day"]), days[source], 0.8, bottom=bottom, label=label,
-               color=color)  # fmt: skip
-        bottom = bottom + days[source].to_numpy()
-    day_axis(ax, pd.Timestamp(days["day"].iloc[0]), pd.Timestamp(days["day"].iloc[-1]))
-    ax.set_ylabel("events")
-    _dress(ax, title, legend="upper left", size=8)
-    return fig
-
-
-def events_breakdown_chart(store: Store, *, tz: str | None = None) -> Figure:
-    """Events by type, program, campus (9 largest), weekday and hour, by feed."""
-    from workbench.report.events import BREAKDOWNS, FEEDS, event_facts, events_breakdown
-
-    fig = blank_figure(11, 10, layout="constrained")
-    axes = fig.subplot_mosaic([["event_type", "program"], ["campus", "weekday"], ["hour", "hour"]])
-    facts = event_facts(store, tz=tz)
-    for by, title in BREAKDOWNS.items():
-        counts, ax, across = events_breakdown(store, by, tz=tz, facts=facts), axes[by], False
-        if by in ("weekday", "hour"):
-            title, across = f"{title} ({tz or 'UTC'})", True
-        elif len(counts) > 10:
-            rest = counts.iloc[9:][[*FEEDS, "total"]].sum().to_dict()
-            other = pd.DataFrame([{by: f"other ({len(counts) - 9})", **rest}])
-            counts = pd.concat([counts.iloc[:9], other], ignore_index=True)
-        if not int(counts["total"].sum()):
-            no_data(ax, title)
-            continue
-        start = np.zeros(len(counts))
-        for (source, label), color in zip(FEEDS.items(), (STAGE, SIDE), strict=True):
-            draw = ax.bar if across else ax.barh
-            draw(range(len(counts)), counts[source], 0.8, start, color=color, label=label)
-            start = start + counts[source].to_numpy()
-        labels = [str(v) for v in counts[by]]
-        if across:
-            ax.set_xticks(range(len(labels)), labels, fontsize=8)
-        else:
-            ax.set_yticks(range(len(labels)), labels, fontsize=8)
-            ax.invert_yaxis()
-        (ax.yaxis if across else ax.xaxis).set_major_locator(MaxNLocator(integer=True))
-        ax.set_title(title)
-        ax.spines[["top", "right"]].set_visible(False)
-    handles, labels = axes["hour"].get_legend_handles_labels()
+    handles = ax.get_legend_handles_labels()[0]
+    ax.set_title(title, pad=4 + size * (1.7 * math.ceil(len(handles) / ncols) + 0.5))
     if handles:
-        fig.legend(handles, labels, loc="outside upper right", fontsize=8, frameon=False)
-    fig.suptitle("Events by type, program, campus and when they occurred"
-                 + _first_seen_note(counts.attrs, " (", ": when first seen)"))  # fmt: skip
-    return fig
-
-
-def _first_seen_note(counts: Mapping[str, int], lead: str, end: str = "") -> str:
-    """How many events a chart places when first seen: no time of their own, or implausible."""
-    said = [f"{n} with {what}" for key, what in (("without_time", "no time of their own"),
-                                                 ("implausible", "an implausible time"))
-            if (n := counts.get(key))]  # fmt: skip
-    if not end:  # the days chart says where it puts them after each
-        return "".join(f"{lead}{s} on the day first seen" for s in said)
-    return f"{lead}{', '.join(said)}{end}" if said else ""
+        ax.legend(loc="lower left", bbox_to_anchor=(0, 1), borderaxespad=0.2, fontsize=size,
+                  frameon=False, ncols=ncols)  # fmt: skip
+    ax.margins(y=0.1)
+    ax.spines[["top", "right"]].set_visible(False)

@@ -38,18 +38,15 @@ class Delivery:
         failures: list[str] = []
         if not (self.notify or self.mail_to):
             return failures
-        notice = bare_notice(job.notebook, None)  # the notebook failed: no figures
-        if job.run is not None:
-            html = job.run.html_path.resolve()
+        html = None if job.run is None else job.run.html_path.resolve()
+        notice = summary(job.notebook, html)
+        if html is not None:
             try:
                 rec, fresh = job.figures
-                limit = job.max_age_hours  # None: the report's own default
-                figures = fresh.as_dict() if limit is None else fresh.as_dict(limit)
-                notice = report_notice(rec, job.notebook, html, figures)
+                notice = summary(job.notebook, html, rec, fresh.as_dict(job.max_age_hours))
             except (WorkbenchError, ValueError) as exc:
                 failures.append(f"The figures could not be made ({type(exc).__name__}: {exc}); "
                                 "the summary says only where the report is.")  # fmt: skip
-                notice = bare_notice(job.notebook, html)
         sends: dict[str, Callable[[], None]] = {}
         if url := self.notify:
             sends[f"webhook {_safe_url(url)}"] = lambda: post_webhook(url, notice)
@@ -86,25 +83,47 @@ def plan_delivery(
     return Delivery(url, addresses, smtp, sender)
 
 
-def report_notice(
-    rec: Reconciliation, notebook: str, report: Path, freshness: Mapping[str, Any]
-) -> dict[str, Any]:
-    """The summary a webhook and a mail carry; nothing in it names a student or an id."""
+def summary(
+    notebook: str, report: Path | None, rec: Reconciliation | None = None,
+    freshness: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:  # fmt: skip
+    """What a webhook and a mail carry: ``text`` (what Slack and Teams show), Slack's
+    ``blocks``, the figures as data; never a student, an id or the report itself. Without
+    ``rec``: only where the report is, or (``report`` None) that none was written."""
+    data: dict[str, Any] = {"version": 1, "notebook": notebook,
+                            "report": None if report is None else str(report)}  # fmt: skip
+    if report is None or rec is None or freshness is None:
+        where = f"Workbench report {notebook} on {socket.gethostname()}"
+        lines = [
+            f"{where} FAILED: no report was written. See the log of the job that ran it."
+            if report is None
+            else f"{where} is written (its figures are not): {report}"
+        ]
+        data["failed"] = report is None
+    else:
+        lines = [*_figures(rec, freshness, data), f"Report: {report}"]
+    text = "\n".join(lines)
+    escaped = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    blocks = [{"type": "section", "text": {"type": "mrkdwn", "text": escaped[:3000]}}]
+    return {"text": text, "blocks": blocks, "workbench": data}
+
+
+def _figures(rec: Reconciliation, fresh: Mapping[str, Any], data: dict[str, Any]) -> list[str]:
+    """The summary's lines of figures; ``data`` gets them as data."""
     pairs = rec.exceptions.groupby(["kind", "severity"], observed=True).size()
     kinds = rec.exceptions["kind"].value_counts().sort_index()
     head = json.loads(json.dumps(rec.headline, default=lambda v: v.isoformat()))
-    fresh, by_severity = dict(freshness), rec.headline["exceptions_by_severity"]
-    data = {
-        "version": 1, "notebook": notebook, "report": str(report), "as_of": rec.now.isoformat(),
-        "sla_days": float(rec.sla_days), "exceptions": len(rec.exceptions),
-        "exceptions_by_severity": by_severity,
+    by_severity = rec.headline["exceptions_by_severity"]
+    data.update({
+        "as_of": rec.now.isoformat(), "sla_days": float(rec.sla_days),
+        "exceptions": len(rec.exceptions), "exceptions_by_severity": by_severity,
         "exceptions_by_kind": {str(k): int(n) for k, n in kinds.items()},
         "exceptions_by_kind_and_severity": {f"{k}/{s}": int(n) for (k, s), n in pairs.items() if n},
-        "headline": head, "freshness": fresh,
-    }  # fmt: skip
+        "headline": head, "freshness": dict(fresh),
+    })  # fmt: skip
     lines = [
-        f"Workbench report {notebook} as of {_when(data['as_of'])}: {len(rec.exceptions)} "
-        f"exceptions ({_pairs(by_severity)}).",
+        f"Workbench report {data['notebook']} as of {_when(data['as_of'])}: "
+        f"{len(rec.exceptions)} exceptions ({_pairs(by_severity)}).",
         f"By kind: {_pairs(data['exceptions_by_kind']) or 'none'}.",
         f"{head['open_requests']} open requests, {head['open_over_sla']} over the "
         f"{rec.sla_days:g}-day SLA; {head['transcripts_awaiting_ack']} transcripts await our "
@@ -126,21 +145,7 @@ def report_notice(
     read = "a list in use was never read" if age is None else f"oldest read {age:g} h ago"
     lines.append(f"Stale: {'yes' if fresh['stale'] else 'no'} ({read}, limit "
                  f"{fresh['max_age_hours']:g} h).")  # fmt: skip
-    return _notice("\n".join([*lines, f"Report: {report}"]), data)
-
-
-def bare_notice(notebook: str, report: Path | None) -> dict[str, Any]:
-    """The summary without figures: where the report is, or (None) that none was written."""
-    where = f"on {socket.gethostname()}"
-    text = (
-        f"Workbench report {notebook} FAILED {where}: no report was written. See the log of "
-        "the job that ran it."
-        if report is None
-        else f"Workbench report {notebook} {where} is written (its figures are not): {report}"
-    )
-    written = None if report is None else str(report)
-    return _notice(text, {"version": 1, "notebook": notebook, "report": written,
-                          "failed": report is None})  # fmt: skip
+    return lines
 
 
 def post_webhook(url: str, notice: Mapping[str, Any], *, timeout_s: float = 15.0) -> None:
@@ -208,12 +213,6 @@ def _webhook_url(text: str) -> str:
                                "receiver shows it, such as https://hooks.slack.com/services/...",
                                parameter="notify")  # fmt: skip
     return url
-
-
-def _notice(text: str, data: dict[str, Any]) -> dict[str, Any]:
-    escaped = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    blocks = [{"type": "section", "text": {"type": "mrkdwn", "text": escaped[:3000]}}]
-    return {"text": text, "blocks": blocks, "workbench": data}
 
 
 def _pairs(counts: Mapping[str, int]) -> str:

@@ -13,9 +13,8 @@ from IPython.display import HTML
 
 from workbench.errors import InvalidParameter
 from workbench.reconcile import EXCEPTION_KINDS, Reconciliation, load, reconcile
-from workbench.reconcile.inputs import days_text, timestamp
-from workbench.report.charts import figure_html, trends_chart
-from workbench.report.markup import MAX_ROWS, heading, local_time, moment, page, paragraph, table
+from workbench.reconcile.inputs import timestamp
+from workbench.report.markup import MAX_ROWS, heading, moment, page, paragraph, table
 from workbench.report.markup import text as escape
 from workbench.store import Store
 from workbench.store.lists import LIST_NAMES
@@ -28,13 +27,6 @@ TREND_COLUMNS = {
     "answered_within_sla": "Int64", "sla_decided": "Int64", "within_sla_share": "Float64",
     "median_response_days": "Float64", "median_ack_days": "Float64",
     "median_partner_ack_days": "Float64", "exceptions": "Int64",
-}  # fmt: skip
-TREND_TABLE = {
-    "at": "pull finished", "status": "pull", "open_requests": "open requests",
-    "transcripts_awaiting_ack": "awaiting our ack", "within_sla": "answered within SLA",
-    "median_response_days": "median days to respond",
-    "median_ack_days": "median days to acknowledge",
-    "median_partner_ack_days": "median days to the partner's ack", "exceptions": "exceptions",
 }  # fmt: skip
 
 
@@ -245,30 +237,3 @@ def _days(start: pd.Series, end: pd.Series) -> pd.Series:
 def _median(days: pd.Series) -> Any:
     found = days.dropna()
     return float(found.median()) if len(found) else pd.NA
-
-
-def trends_section(t: Trends, *, tz: str | None = None) -> HTML:
-    """The trends chart and a table of its points, newest first."""
-    p, n = t.points, len(t.points)
-    window = f"the last {t.days:g} days up to {moment(t.until, tz)}"
-    if not n:
-        body = paragraph(f"No pull run finished in {window}: no trend yet.", "wb-empty")
-    else:
-        more = t.runs_in_window > n
-        thinned = f" ({t.runs_in_window} runs: the last of each day)" if more else ""
-        said = (f"{n} pull run{'s' * (n > 1)} in {window}{thinned}, each reconciled as the "
-                f"store stood when it finished; SLA {t.sla_days:g} days. Answered within the "
-                "SLA: of the requests answered or open past the SLA.")  # fmt: skip
-        pairs = zip(p["answered_within_sla"], p["sla_decided"], strict=True)
-        within = [f"{w} of {d} ({w / d:.0%})" if d else "none decided yet" for w, d in pairs]
-        shown = pd.Series(within, index=p.index, dtype="string")
-        rows = p.assign(within_sla=shown)
-        for column in ("median_response_days", "median_ack_days", "median_partner_ack_days"):
-            rows[column] = days_text(rows[column])
-        body = (paragraph(said) + figure_html(trends_chart(t, tz=tz)).data
-                + table(rows.iloc[::-1], TREND_TABLE, tz=tz))  # fmt: skip
-    start = local_time(t.until - pd.Timedelta(days=t.days), tz).isoformat()
-    return page(
-        f'<div class="wb-trends" data-trend-points="{n}" data-trend-days="{escape(t.days)}" '
-        f'data-trend-since="{escape(start)}">{body}</div>'
-    )

@@ -168,46 +168,6 @@ def exceptions_section(rec: Reconciliation, *, max_rows: int = MAX_ROWS) -> HTML
     return page(*parts)
 
 
-VERSIONS_TABLE = {
-    "id": "id", "side": "side", "state": "state", "current_version": "current version",
-    "version_count": "versions", "transmission_type": "TransmissionType",
-    "acknowledged_version": "version we acknowledged",
-    "transcript_version": "transcripts we sent",
-}  # fmt: skip
-
-
-def versions_overview(rec: Reconciliation) -> pd.DataFrame:
-    """Ids received in more than one document, or sent more than one transcript, and their state."""
-    requests, transcripts = rec.requests, rec.transcripts
-    several = (requests["version_count"] > 1) | (requests["transcript_version"] > 1)
-    parts = [
-        requests[several.fillna(False)].rename(columns={"request_id": "id"}),
-        transcripts[(transcripts["version_count"] > 1).fillna(False)].rename(
-            columns={"transcript_id": "id"}
-        ),
-    ]
-    frame = pd.concat(
-        [p.assign(side=side) for p, side in zip(parts, ("supplier", "consumer"), strict=True)],
-        ignore_index=True,
-    )
-    columns = [c for c in VERSIONS_TABLE if c in frame.columns]
-    frame = frame.reindex(columns=columns).astype({"state": "string"})
-    return frame.sort_values(["side", "id"], ascending=[False, True]).reset_index(drop=True)
-
-
-def versions_overview_section(rec: Reconciliation, *, max_rows: int = MAX_ROWS) -> HTML:
-    """The ids with more than one document (``versions_overview``)."""
-    frame = versions_overview(rec)
-    if frame.empty:
-        return page(paragraph("Every id has one document: nothing resubmitted, re-issued or "
-                              "cancelled.", "wb-empty"))  # fmt: skip
-    return page(
-        paragraph(f"{len(frame)} ids have more than one document; `workbench troubleshoot ID` "
-                  "shows their versions and what changed."),
-        table(frame, VERSIONS_TABLE, max_rows=max_rows),
-    )  # fmt: skip
-
-
 def organisations_section(rec: Reconciliation, *, max_rows: int = MAX_ROWS) -> HTML:
     """Counts per counterpart organisation, one table per side."""
     orgs = rec.by_organisation

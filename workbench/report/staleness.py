@@ -101,8 +101,9 @@ class Freshness:
             "Figures may have changed at the partner since: pull again before acting on them."
         )
 
-    def as_dict(self, max_age_hours: float = DEFAULT_MAX_AGE_HOURS) -> dict[str, Any]:
+    def as_dict(self, max_age_hours: float | None = None) -> dict[str, Any]:
         """The figures a delivered summary carries: no id, error text or personal data."""
+        max_age_hours = DEFAULT_MAX_AGE_HOURS if max_age_hours is None else max_age_hours
         unfinished = {"run": self.unfinished_run, "started_at": _iso(self.unfinished_started_at)}
         return {
             "last_pull_at": _iso(self.last_pull_at),

@@ -1,5 +1,5 @@
-"""One request's whole story for ``notebooks/troubleshoot.ipynb``: its reconciliation, timeline,
-document versions and their diffs, every document with its validation."""
+"""One request's documents for ``notebooks/troubleshoot.ipynb`` and the explorer: its versions
+and their diffs, every document with its validation."""
 
 from __future__ import annotations
 
@@ -9,14 +9,12 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Any
 
-import pandas as pd
 from IPython.display import HTML
 
 from workbench import pesc
 from workbench.bundle import calls_about, find_documents, pretty
 from workbench.errors import StoreError
 from workbench.pesc.schemas import NOT_VALIDATED, SCHEMAS_VARIABLE
-from workbench.reconcile import Reconciliation
 from workbench.report.markup import heading, page, paragraph, table, text
 from workbench.store import Store
 
@@ -56,46 +54,6 @@ class RequestDocument:
         if v.status == NOT_VALIDATED and not os.environ.get(SCHEMAS_VARIABLE):
             return f"not validated: set {SCHEMAS_VARIABLE} to a folder of PESC XSDs"
         return str(v)
-
-
-def require_request_id(request_id: str | None) -> str:
-    """``request_id`` stripped; ``ValueError`` saying how to pass one when it is empty."""
-    rid = (request_id or "").strip()
-    if not rid:
-        raise ValueError(
-            "No request_id given. In JupyterLab: set request_id in the parameters cell (the "
-            "first code cell) to the request's id, then run all cells again. From a shell: "
-            "`workbench troubleshoot REQUEST_ID`, or pass `-p request_id ID` to papermill."
-        )
-    return rid
-
-
-def request_section(rec: Reconciliation, request_id: str) -> HTML:
-    """The request's (or received transcript's) reconciliation row and its exceptions."""
-    parts = []
-    for label, frame, column in (
-        ("As a request we received (supplier side)", rec.requests, "request_id"),
-        ("As a transcript we received (consumer side)", rec.transcripts, "transcript_id"),
-    ):
-        rows = frame[frame[column] == request_id]
-        if not rows.empty:  # one row as a table of its fields
-            fields = [(str(k), v) for k, v in rows.iloc[0].items() if not pd.isna(v)]
-            parts += [heading(label, 4), table(pd.DataFrame(fields, columns=["field", "value"]))]
-    if not parts:
-        parts.append(paragraph(f"The reconciliation has no row for {request_id}.", "wb-empty"))
-    ex = rec.exceptions[rec.exceptions["id"] == request_id]
-    parts.append(heading(f"Exceptions ({len(ex)})", 4))
-    parts.append(table(ex, {"severity": "severity", "kind": "kind", "side": "side",
-                            "detail": "detail", "suggested_action": "suggested action"},
-                       row_class="severity", empty="No exceptions for this id."))  # fmt: skip
-    return page(*parts)
-
-
-def timeline_section(store: Store, request_id: str) -> HTML:
-    """``store.timeline(request_id)`` as a table, oldest first."""
-    frame = store.timeline(request_id)
-    columns = ("at", "kind", "list", "description", "run_id", "call_id", "outbox_id")
-    return page(table(frame, columns, max_rows=500, empty="Nothing recorded about this id."))
 
 
 def request_documents(
