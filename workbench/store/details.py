@@ -16,6 +16,7 @@ import json
 import re
 import sqlite3
 from collections.abc import Iterable, Mapping
+from contextlib import suppress
 from dataclasses import dataclass, replace
 from itertools import chain
 from typing import TYPE_CHECKING, Any
@@ -182,7 +183,21 @@ def prepare_detail(
 
 
 def write_detail(db: sqlite_utils.Database, conn: sqlite3.Connection, p: PreparedDetail) -> None:
-    """Write one prepared detail inside the caller's transaction (its child records replaced)."""
+    """Write one prepared detail inside the caller's transaction (its child records replaced),
+    whole or not at all: a failed one leaves the transaction as it found it."""
+    conn.execute("SAVEPOINT detail")
+    try:
+        _write_detail(db, conn, p)
+    except BaseException:
+        with suppress(sqlite3.Error):  # gone with the transaction when SQLite ended it
+            conn.execute("ROLLBACK TO detail")
+        raise
+    finally:
+        with suppress(sqlite3.Error):
+            conn.execute("RELEASE detail")
+
+
+def _write_detail(db: sqlite_utils.Database, conn: sqlite3.Connection, p: PreparedDetail) -> None:
     table, key = p.table, (p.table, p.item_id)
     if p.document is not None and _served_older(conn, p):
         return
