@@ -187,13 +187,12 @@ def write_detail(db: sqlite_utils.Database, conn: sqlite3.Connection, p: Prepare
     conn.execute("SAVEPOINT detail")
     try:
         _write_detail(db, conn, p)
+        conn.execute("RELEASE detail")
     except BaseException:
         with suppress(sqlite3.Error):  # gone with the transaction when SQLite ended it
             conn.execute("ROLLBACK TO detail")
-        raise
-    finally:
-        with suppress(sqlite3.Error):
             conn.execute("RELEASE detail")
+        raise
 
 
 def _write_detail(db: sqlite_utils.Database, conn: sqlite3.Connection, p: PreparedDetail) -> None:
