@@ -1,8 +1,8 @@
 """`w.pull()` end to end: a first pull against its bound, an incremental one, the store's share,
 and the peak memory of a big pull.
 
-The sandbox runs in its own process, as a partner would, with its documents generated before
-the clock starts (``Sandbox.warm``) and its latency counted from each request's arrival, so that
+The sandbox runs in its own process, as a partner would, with its listed documents generated
+(and cached) before the clock starts and its latency counted from each request's arrival, so that
 an answer takes the latency and not latency plus the sandbox's own work; the client runs in
 fresh processes of its own (the first and second pulls in one, the big pull in another, so its
 peak memory is its own). Prints, as ratios:
@@ -61,8 +61,9 @@ def serve_sandbox(settings: dict[str, Any], conn: Any, warm: bool) -> None:
     from workbench.sandbox import serve
 
     with serve(**settings) as sb:
-        if warm:  # documents ready, as a partner's are: answers take the latency, no more
-            sb.warm()
+        for kind, items in (("request", sb.state.requests), ("transcript", sb.state.transcripts)):
+            for item in sb.state.listed(items) if warm else ():
+                sb.state.document(kind, item)  # ready, as a partner's are: answers take the latency
         conn.send(sb.env)
         conn.recv()  # until the parent says stop
 

@@ -28,6 +28,31 @@ FAST = {
 }
 
 
+# The longest modules, longest first: xdist (``--dist loadfile``, pyproject.toml) hands out
+# whole modules in the order of the collection, so these start at once, on both workers, and
+# the short modules fill in around them instead of waiting behind them at the end.
+LONGEST = (
+    "tests/examples/test_airflow.py",
+    "tests/scheduler/test_jobs.py",
+    "tests/partners/test_unknown_partners.py",
+    "tests/partners/test_each_open_point.py",
+)
+
+
+@pytest.hookimpl(trylast=True)  # after pytest's own reordering, which keeps modules whole
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The ``LONGEST`` modules first, then those with slow tests, then the rest."""
+
+    def rank(item: pytest.Item) -> int:
+        path = item.nodeid.partition("::")[0]
+        if path in LONGEST:
+            return LONGEST.index(path)
+        return len(LONGEST) + (path not in slow)
+
+    slow = {i.nodeid.partition("::")[0] for i in items if i.get_closest_marker("slow")}
+    items.sort(key=rank)  # stable: each module's tests stay together, in their order
+
+
 @pytest.fixture(autouse=True)
 def _no_inherited_columns(monkeypatch: pytest.MonkeyPatch) -> None:
     """The CLI wraps its output at ``COLUMNS``; pytest-xdist's workers inherit ``COLUMNS=80``,

@@ -30,7 +30,7 @@ def test_the_reconciliation_and_the_report_sections_pass_without_pyarrow(tmp_pat
     )
     assert storage.stdout.strip() == "python"
     tests = ["tests/reconcile", "tests/report/test_sections.py", "tests/report/test_figures.py"]
-    options = ["-q", "-x", "-p", "no:cacheprovider", "-p", "no:xdist", "-m", "not slow"]
+    options = ["-q", "-x", "-p", "no:cacheprovider", "-n", "0", "-m", "not slow"]
     run = subprocess.run(
         [sys.executable, "-m", "pytest", *options, *tests],
         cwd=ROOT,

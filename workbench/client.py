@@ -131,8 +131,7 @@ class Workbench:
         segments = unquote(parts.path).split("/")
         bad = (
             not path.startswith("/")
-            or path.startswith("//")
-            or bool(parts.scheme or parts.netloc or parts.fragment)
+            or path.startswith("//")  # a scheme, a host or a fragment cannot follow one slash
             or "#" in path
             or ".." in segments
             or "." in segments

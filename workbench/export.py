@@ -25,7 +25,6 @@ if TYPE_CHECKING:
     from workbench.store import Store
 
 FORMATS = ("csv", "xlsx", "parquet")
-PARQUET_INSTALL = "pip install 'workbench[parquet]'"
 XLSX_MAX_ROWS = 1_048_575  # Excel's 1,048,576 rows, less the header
 XLSX_MAX_CELL = 32_767  # characters Excel shows in one cell
 _XLSX_ILLEGAL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")  # XML 1.0 refuses them
@@ -92,7 +91,7 @@ def export(
             import pyarrow  # noqa: F401
         except ImportError:
             raise ConfigError(
-                f"parquet needs pyarrow, which is not installed: `{PARQUET_INSTALL}` "
+                "parquet needs pyarrow, which is not installed: `pip install 'workbench[parquet]'` "
                 "(or use --format csv or xlsx)"
             ) from None
     sandbox = store.holds_sandbox_data()

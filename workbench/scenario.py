@@ -9,11 +9,10 @@ from typing import TYPE_CHECKING
 
 from workbench import pesc
 from workbench.errors import TransportError
+from workbench.pesc import elements as el
 from workbench.spec import PROCESS_CODES
 
 if TYPE_CHECKING:
-    from lxml import etree
-
     from workbench.client import Workbench
 
 # (status, hold reason, days until the planned release) of the responses act_out sends.
@@ -113,8 +112,10 @@ def transcript_for(
     if request is None:
         return xml
     transcript = etree.fromstring(xml.encode())
-    theirs = _first(request.root, "Request", "RequestedStudent", "Person")
-    ours = _first(transcript, "Student", "Person")
+    theirs = el.find(request.root, "Request", "RequestedStudent", "Person")
+    ours = el.find(transcript, "Student", "Person")
+    if theirs is None or ours is None:
+        raise ValueError("the request has no Request/RequestedStudent/Person")
     ours.getparent().replace(ours, copy.deepcopy(theirs))
     return etree.tostring(transcript, encoding="unicode")
 
@@ -124,10 +125,3 @@ def _request_document(w: Workbench, request_id: str) -> str:
     return (
         document if document is not None else str(w.supplier.request(request_id).loc[0, "pescxml"])
     )
-
-
-def _first(root: etree._Element, *path: str) -> etree._Element:
-    found = root.xpath("/*/" + "/".join(f"*[local-name()='{p}']" for p in path))
-    if not found:
-        raise ValueError(f"the document has no {'/'.join(path)}")
-    return found[0]

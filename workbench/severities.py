@@ -1,8 +1,5 @@
-"""How severe an exception is: the four levels, mildest first.
-
-Here, apart from :mod:`workbench.reconcile` (which re-exports it), so that a report job can
-check ``--severity`` and read a summary without loading pandas.
-"""
+"""The four severities of an exception, mildest first; apart from :mod:`workbench.reconcile`
+(which re-exports them) so that a report job checks ``--severity`` without loading pandas."""
 
 from __future__ import annotations
 

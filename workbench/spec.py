@@ -6,6 +6,8 @@ spec's paths, scopes and messages are facts about the partner, not assumptions o
 
 from __future__ import annotations
 
+from typing import Literal, get_args
+
 # §4.1 identity server
 TOKEN_PATH = "/auth/connect/token"
 INTL_SCOPE = "intl_api.public"
@@ -74,3 +76,13 @@ NS_V1_1_0 = {
     "AcademicRecord": "urn:org:pesc:sector:AcademicRecord:v1.6.0",
 }
 NAMESPACE_FAMILIES = {"v1.0.0": NS_V1_0_0, "v1.1.0": NS_V1_1_0}
+
+# PESC AcRec ResponseStatusType and HoldReasonType (DESIGN §4): the same values in AcRec 1.2.0
+# to 1.9.0; here so that `workbench send --help` offers them without loading the XML stack.
+ResponseStatus = Literal[
+    "TranscriptSent", "TranscriptRequestReceived", "Hold", "NoRecord", "MultipleMatch",
+    "Canceled", "OfflineRecordSearch", "OfflineRecordSent", "Deceased",
+]  # fmt: skip
+HoldReason = Literal["Financial", "TranscriptFee", "RequestedAction", "Other"]
+RESPONSE_STATUSES: tuple[str, ...] = get_args(ResponseStatus)
+HOLD_REASONS: tuple[str, ...] = get_args(HoldReason)

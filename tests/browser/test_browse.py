@@ -68,10 +68,11 @@ def _printed_url(log: Path) -> str:
     return found.group(1)
 
 
-@pytest.fixture
-def served(browser_db: Path, tmp_path: Path) -> Iterator[Served]:
+@pytest.fixture(scope="module")  # its tests only read
+def served(browser_db: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     """``workbench browse --no-open`` on a copy of the sandbox store, on a free loopback port
     (another port when one was taken meanwhile)."""
+    tmp_path = tmp_path_factory.mktemp("served")
     db, log = tmp_path / "workbench.db", tmp_path / "browse.log"
     with closing(sqlite3.connect(browser_db)) as source, closing(sqlite3.connect(db)) as target:
         source.backup(target)
@@ -100,7 +101,7 @@ def served(browser_db: Path, tmp_path: Path) -> Iterator[Served]:
 def overdue_ids(db: Path) -> list[str]:
     """Open requests (as reconcile tells them) older than the SLA, computed with pandas."""
     with Store(db, read_only=True) as store:
-        requests = reconcile.supplier_lifecycle(reconcile.load(store))
+        requests = reconcile.reconcile(reconcile.load(store)).requests
     open_ = requests["state"] == reconcile.OPEN_STATES["supplier"]
     now = pd.Timestamp.now(tz="UTC")
     age = (now - requests["request_date"]).dt.total_seconds() / 86400

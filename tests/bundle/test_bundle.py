@@ -163,6 +163,7 @@ def test_validation_has_a_status_per_document(worked, tmp_path, monkeypatch):
     monkeypatch.delenv("WORKBENCH_PESC_SCHEMAS", raising=False)
     files = _bundle(worked, tmp_path)
     report = json.loads(files["validation.json"])["documents"]
+    assert report
     assert sorted(r["file"] for r in report) == sorted(n for n in files if n[:10] == "documents/")
     for row in report:
         assert row["status"] == "not validated" and "WORKBENCH_PESC_SCHEMAS" in row["note"]
@@ -171,6 +172,7 @@ def test_validation_has_a_status_per_document(worked, tmp_path, monkeypatch):
 
 def test_validation_against_the_schemas(worked, tmp_path, xsd_dir):
     report = json.loads(_bundle(worked, tmp_path, schemas_dir=xsd_dir)["validation.json"])
+    assert report["documents"]
     for row in report["documents"]:
         assert row["status"] in ("valid", "invalid"), row
         assert row["schema"].endswith(".xsd") and row["note"].startswith("validated against")

@@ -157,6 +157,7 @@ def test_redact_personal_masks_the_students_in_every_member(worked, tmp_path):
     )
     assert _leaks(files, personal, words=True) == []
     documents = {n: v.decode() for n, v in files.items() if n.startswith("documents/")}
+    assert documents
     for text in documents.values():
         pesc.parse(text)  # still XML
         assert "<GenderCode>" in text and "[FirstName-" in text

@@ -4,6 +4,7 @@ profiles file, one line each, the worst exit code, one college failing never sto
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from collections.abc import Mapping
 from pathlib import Path
@@ -78,6 +79,7 @@ def test_three_colleges_pulled_reported_and_side_by_side(
         html = Path(line.split("report ", 1)[1])
         assert line.startswith(f"{name}: exit 0, pull skipped; report ") and html.is_file()
         assert html.parent == here / "reports"  # beside the college's store
+        assert html.name.startswith(f"reconcile-{name}-")  # whose it is, never another's name
         executed = html.with_suffix(".ipynb")
         assert f"DB={(here / f'{name}.db').resolve()} P={name}" in outputs_text(executed)
 
@@ -98,8 +100,24 @@ def test_three_colleges_pulled_reported_and_side_by_side(
     code, _, err, _ = run("report", "--notebook", "consortium", *named, "--notify",
                           "https://example.org/hook", env=env)  # fmt: skip
     assert code == 2 and "no one college's summary" in err
-    code, _, err, _ = run("report", "--all-profiles", "--output-dir", "out", env=env)
-    assert code == 2 and "could not be told apart" in err and not (here / "out").exists()
+
+    # one folder for every college's report, whatever their names: each named for its own
+    hostile = {"../Evil one": "a", "North": "b", "north": "c"}
+    (here / "hostile.toml").write_text("".join(f'[profiles."{name}"]\ndb = "{db}.db"\n'
+                                               for name, db in hostile.items()))  # fmt: skip
+    code, out, err, lines = run("report", "--all-profiles", "--config", "hostile.toml",
+                                "--no-pull", "--output-dir", "out", env=env)  # fmt: skip
+    assert code == 0, err
+    written = [Path(line.split("report ", 1)[1]) for line in lines]
+    assert [p.parent for p in written] == [here / "out"] * 3 and len(set(written)) == 3
+    labels = ["..%2FEvil%20one", "North", "north"]  # nothing escapes the folder: no slash
+    assert [p.name[: -len("-20261127T221500Z.html")] for p in written] == [
+        f"reconcile-{label}" for label in labels]  # fmt: skip
+    assert sorted(p.name for p in (here / "out").iterdir()) == sorted(
+        n for p in written for n in (p.name, p.with_suffix(".ipynb").name))  # fmt: skip
+    for (name, db), html in zip(hostile.items(), written, strict=True):
+        assert f"DB={(here / f'{db}.db').resolve()} P={name}" in outputs_text(
+            html.with_suffix(".ipynb"))  # fmt: skip
 
 
 def test_one_college_failing_never_stops_the_others(
@@ -168,6 +186,22 @@ def test_the_exit_code_is_the_worst_and_ctrl_c_stops_the_loop(
     with pytest.raises(typer.Exit) as stop:
         each_profile(["a", "b", "c"], None, run_one)
     assert stop.value.exit_code == worst and "".join(done) == ran
+
+
+def test_one_store_under_two_names_is_one_colleges(
+    here: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (here / "workbench.toml").write_text("".join(f'[profiles.{n}]\ndb = "{n}.db"\n'
+                                                 for n in ("North", "north")))  # fmt: skip
+    (here / "North.db").write_bytes(b"")
+    os.link(here / "North.db", here / "north.db")  # as a disk that ignores case sees them
+    ran = []
+    with pytest.raises(typer.Exit) as stop:
+        each_profile(["North", "north"], None, lambda name: (ran.append(name) or 0, name))
+    assert stop.value.exit_code == 2 and ran == ["North"]
+    said = capsys.readouterr().out
+    assert "north: exit 2, Configuration error: Profile 'north' has the store of profile " \
+        "'North'" in said.replace("\n", " ")  # fmt: skip
 
 
 def test_several_profiles_take_no_db(here: Path) -> None:

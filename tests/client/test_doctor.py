@@ -55,35 +55,27 @@ def test_incomplete_role_is_a_failed_check(sandbox: Sandbox, connect_to) -> None
     assert "WORKBENCH_INTL_USERNAME" in checks.loc[("international", "configuration"), "fix"]
 
 
-def test_doctor_says_the_environment_and_the_send_routes_in_use(
+def test_doctor_says_the_environment_declared_and_the_stored_documents(
     sandbox_factory, connect_to, tmp_path: Path
 ) -> None:
-    sb = sandbox_factory(process_code="TEST", send_routes="singular")
+    sb = sandbox_factory(process_code="TEST")
     db = tmp_path / "w.db"
     w = connect_to(sb, db=db)
     about = run_checks(w).attrs["about"]
     assert about[0].startswith("Environment: not declared")
     assert about[0].endswith("the stored documents: no documents stored yet")
-    assert about[1].startswith("Send routes: plural (send_routes;")
 
     w.pull(progress=False)
-    item = sb.pending_request_ids()[0]
-    request = wb.pesc.flatten(w.store.document(item) or "")
-    assert request["process_code"] == "TEST"
-    w.supplier.send_response(item, wb.pesc.build_response(w.store.document(item) or ""))
+    assert (
+        wb.pesc.flatten(w.store.document(sb.pending_request_ids()[0]) or "")["process_code"]
+        == "TEST"
+    )
     checks = run_checks(connect_to(sb, db=db, WORKBENCH_ENVIRONMENT="test"))
     assert checks.attrs["about"] == [
-        "Environment: test (every document sent must say so); the stored documents: TEST",
-        "Send routes: singular, remembered from a send the partner took",
+        "Environment: test (every document sent must say so); the stored documents: TEST"
     ]
     assert passed(checks)
     assert render(checks).startswith("Environment: test")
-
-    other = run_checks(connect_to(sb, db=db, WORKBENCH_ENVIRONMENT="production"))
-    failed = other.set_index(["interface", "check"]).loc[("profile", "environment")]
-    assert failed["status"] == FAILED
-    assert failed["detail"] == "declared production, but the stored documents say TEST"
-    assert not passed(other)
 
 
 @pytest.fixture

@@ -11,9 +11,11 @@ from pathlib import Path
 import pytest
 
 import workbench as wb
-from scripts.configuration_docs import DOCS_PATH, EXAMPLES, render
 from workbench.config import load_profile
-from workbench.config.settings import PROFILE_SETTINGS, ROLE_SETTINGS, SMTP_SETTINGS
+from workbench.config.settings import PROFILE_SETTINGS, ROLE_SETTINGS, SMTP_SETTINGS, Setting
+
+DOCS = (Path(__file__).resolve().parents[2] / "docs" / "configuration.md").read_text("utf-8")
+EXAMPLES = dict(re.findall(r"### ([^\n]+)\n\n```toml\n(.*?)```", DOCS, re.S))
 
 PROD = """
 default_profile = "prod"
@@ -86,21 +88,15 @@ def test_a_url_with_credentials_in_it_is_refused_naming_the_setting(url: str) ->
 
 
 def test_hostile_profile_files_are_refused_in_one_line(tmp_path: Path) -> None:
-    deep = tmp_path / "deep.toml"  # across lines, so that no line is long
+    deep = tmp_path / "deep.toml"
     deep.write_text("x = " + "[\n" * 100_000 + "]\n" * 100_000)
-    header = tmp_path / "header.toml"  # a table header 100,000 keys deep: slow, not recursive
-    header.write_text("[" + ".".join(["a"] * 100_000) + "]\n")
-    big = tmp_path / "big.toml"
-    big.write_text("# " + "x" * 2_000_000 + "\n")
     fifo = tmp_path / "fifo.toml"
     os.mkfifo(fifo)
     cases = {
         tmp_path: "not a regular file",
         Path("/dev/zero"): "not a regular file",
         fifo: "not a regular file",
-        deep: "nests its tables or arrays too deep",
-        header: "has a line of 200,001 characters",
-        big: "holds at most",
+        deep: "is not valid TOML",
     }
     for path, message in cases.items():
         done: list[BaseException] = []
@@ -141,14 +137,28 @@ def test_a_url_with_credentials_shows_neither(tmp_path) -> None:
         assert "TOKEN" not in str(refused.value) and "***@x.example" in str(refused.value)
 
 
-def test_the_configuration_reference_is_current() -> None:
-    assert DOCS_PATH.read_text(encoding="utf-8") == render(), (
-        "docs/configuration.md is stale: run python scripts/configuration_docs.py"
-    )
-    text = render()
+def _documented(s: Setting) -> str:
+    """The start of a setting's row in docs/configuration.md, and what it says of its values."""
+    default = s.default
+    if isinstance(default, bool):
+        default = "yes" if default else "no"
+    elif isinstance(default, float):
+        default = f"{default:g}"
+    row = f"| `{s.file_key}` | `{s.variable.replace('WORKBENCH_*_', 'WORKBENCH_<ROLE>_')}` | "
+    row += f"{'' if default is None else default} |"
+    if s.choices:
+        return rf"{re.escape(row)} .*One of: {re.escape(', '.join(s.choices))}\. \|"
+    if s.limits is not None and s.kind is int:
+        return rf"{re.escape(row)} .*From {int(s.limits[0]):,} to {int(s.limits[1]):,}\. \|"
+    if s.limits is not None and s.kind is float:
+        return rf"{re.escape(row)} .*From {s.limits[0]:g} to {s.limits[1]:g}\. \|"
+    return re.escape(row)
+
+
+def test_the_configuration_reference_names_every_setting_as_declared() -> None:
     for setting in (*PROFILE_SETTINGS, *ROLE_SETTINGS, *SMTP_SETTINGS):
-        assert f"`{setting.file_key}`" in text
-        assert setting.variable.replace("WORKBENCH_*_", "WORKBENCH_<ROLE>_") in text
+        assert re.search(_documented(setting), DOCS), f"docs/configuration.md: {setting}"
+    assert len(EXAMPLES) >= 4
 
 
 @pytest.mark.parametrize("title", sorted(EXAMPLES))

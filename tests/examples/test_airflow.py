@@ -145,7 +145,7 @@ def test_the_dag_pulls_then_reports_each_college_and_passes_no_secret(
             runs = store.db.execute("SELECT kind, status FROM runs").fetchall()
             assert runs == [("pull", "ok")], name
             assert store.db.execute("SELECT count(*) FROM outbox").fetchone() == (0,)
-        assert len(list((config.parent / name / "reports").glob("reconcile-*.html"))) == 1
+        assert len(list((config.parent / name / "reports").glob(f"reconcile-{name}-*.html"))) == 1
         assert sb.received == [], f"{name}: the sandbox received a send"
         assert sb.issued_tokens, name
 

@@ -11,7 +11,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from workbench.explorer import Explorer, Source, sources
+from workbench.explorer import Explorer, Source
+from workbench.export import sources
 from workbench.report import pull_runs
 from workbench.store import Store
 
@@ -40,7 +41,7 @@ def analyzed(copy: Path) -> Iterator[Explorer]:
 def test_sqlite_internals_are_not_offered(analyzed: Explorer) -> None:
     labels = [label for label, _ in analyzed.source.options]
     assert [label for label in labels if "sqlite_" in label] == []
-    assert all(not s.name.startswith("sqlite_") for s in sources(analyzed.store))
+    assert all(not name.startswith("sqlite_") for name in sources(analyzed.store))
 
 
 def test_every_source_offered_loads(analyzed: Explorer) -> None:

@@ -1,11 +1,12 @@
-"""The client against every answer to an open point alone, and against seeded unknown partners
-(DESIGN §3): doctor, pulls, the three sends and the reports (:func:`live_a_day`)."""
+"""The client against seeded unknown partners (DESIGN §3): doctor, pulls, the three sends and
+the reports (:func:`live_a_day`), then the reports as notebooks and the sandbox command."""
 
 from __future__ import annotations
 
 import os
 import subprocess
 import sys
+from collections.abc import Callable, Iterator
 from functools import partial
 from pathlib import Path
 
@@ -16,37 +17,52 @@ from tests.partners.conftest import DATA, hides_events, live_a_day
 from tests.sandbox.helpers import start_cli, stop_cli
 from workbench.cli import app
 from workbench.sandbox import Sandbox
-from workbench.sandbox.settings import open_points, unknown_partner
+from workbench.sandbox.settings import unknown_partner
 
 SEEDS = (3, 14, 15, 92, 65, 35, 89, 79)
 WORKBENCH = Path(sys.executable).parent / "workbench"
 
 
-@pytest.mark.parametrize(
-    ("name", "value"), open_points(), ids=[f"{name}={value}" for name, value in open_points()]
-)
-def test_each_open_point_alone(sandbox_factory, tmp_path, name, value):
-    live_a_day(sandbox_factory(**DATA, **{name: value}), tmp_path / "wb.db")
+@pytest.fixture(scope="module")
+def day_with(tmp_path_factory) -> Iterator[Callable[[int], tuple[Sandbox, Path]]]:
+    """``day_with(seed)``: the partner ``unknown_partner(seed)`` and the store of a day lived
+    against it (:func:`live_a_day`), lived once for the module's tests (a day that fails is
+    lived again by the next test that asks); the partners stop at the module's end."""
+    lived: dict[int, tuple[Sandbox, Path]] = {}
+
+    def day(seed: int) -> tuple[Sandbox, Path]:
+        if seed not in lived:
+            sb = Sandbox(unknown_partner(seed, **DATA)).start()
+            db = tmp_path_factory.mktemp(f"partner-{seed}") / "wb.db"
+            try:
+                live_a_day(sb, db)
+            except BaseException:
+                sb.stop()
+                raise
+            lived[seed] = sb, db
+        return lived[seed]
+
+    yield day
+    for sb, _ in lived.values():
+        sb.stop()
 
 
 @pytest.mark.parametrize("seed", SEEDS)
-def test_an_unknown_partner(tmp_path, seed):
-    with Sandbox(unknown_partner(seed, **DATA)) as sb:
-        live_a_day(sb, tmp_path / "wb.db")
+def test_an_unknown_partner(day_with, seed):
+    day_with(seed)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", SEEDS)
-def test_an_unknown_partners_reports_run_as_notebooks(tmp_path, seed):
-    db, out = str(tmp_path / "wb.db"), str(tmp_path / "reports")
-    with Sandbox(unknown_partner(seed, **DATA)) as sb:
-        live_a_day(sb, Path(db))
-        sb.advance(hours=1)
-        # As a scheduler runs it: pull, then the notebook (a partner that hides events from
-        # every reader makes a partial pull, which the job accepts only when told to).
-        hides = hides_events(sb.settings, len(sb.state.domestic_events))
-        args = ["report", "--db", db, "--output-dir", out, *(["--allow-partial"] if hides else [])]
-        runs = [CliRunner().invoke(app, args, env=sb.env)]
+def test_an_unknown_partners_reports_run_as_notebooks(day_with, tmp_path, seed):
+    sb, lived = day_with(seed)
+    db, out = str(lived), str(tmp_path / "reports")
+    sb.advance(hours=1)
+    # As a scheduler runs it: pull, then the notebook (a partner that hides events from
+    # every reader makes a partial pull, which the job accepts only when told to).
+    hides = hides_events(sb.settings, len(sb.state.domestic_events))
+    args = ["report", "--db", db, "--output-dir", out, *(["--allow-partial"] if hides else [])]
+    runs = [CliRunner().invoke(app, args, env=sb.env)]
     runs.append(
         CliRunner().invoke(
             app, ["report", "--notebook", "events", "--no-pull", "--db", db, "--output-dir", out]

@@ -8,8 +8,7 @@ import pytest
 from tests.pesc.factories import needs_samples, sample
 from tests.pesc.test_fields import RESPONSE
 from workbench import pesc
-from workbench.pesc.frames import dtype_of
-from workbench.pesc.tables import TABLES
+from workbench.pesc.tables import TABLES, dtype_of
 
 
 @needs_samples

@@ -66,7 +66,7 @@ def checks(module_partner: Callable[[], Partner]) -> pd.DataFrame:
     p.acknowledge("T-TOTALS", awards=1, courses=10)
     p.list_requests("R-TRK", "R-NOTRK", "R-LATE", "R-SOON")
     p.list_transcripts("T-TRK", "T-UNSOLICITED", "T-LATE", "T-SOON")
-    return reconcile.cross_checks(reconcile.load(p.store), now=NOW, sla_days=5)
+    return reconcile.reconcile(reconcile.load(p.store), now=NOW, sla_days=5).checks
 
 
 def test_every_cross_check_with_its_rows(checks: pd.DataFrame) -> None:
@@ -114,12 +114,12 @@ def test_a_clean_store_fails_no_check(partner: Partner) -> None:
     partner.send_transcript("R1")
     partner.transcript("T1")
     partner.acknowledge("T1")
-    assert reconcile.cross_checks(reconcile.load(partner.store), now=NOW).empty
+    assert reconcile.reconcile(reconcile.load(partner.store), now=NOW).checks.empty
 
 
 def test_sla_is_a_parameter(partner: Partner) -> None:
     partner.request("R-LATE", days=8)
     partner.list_requests("R-LATE")
     tables = reconcile.load(partner.store)
-    assert len(reconcile.cross_checks(tables, now=NOW, sla_days=5)) == 1
-    assert reconcile.cross_checks(tables, now=NOW, sla_days=10).empty
+    assert len(reconcile.reconcile(tables, now=NOW, sla_days=5).checks) == 1
+    assert reconcile.reconcile(tables, now=NOW, sla_days=10).checks.empty

@@ -44,7 +44,7 @@ def received(module_partner: Callable[[], Partner]) -> pd.DataFrame:
     p.acknowledge("T-AGAIN")
     p.list_transcripts("T-WAIT", "T-FRESH", "T-UNSURE", "T-BROKEN", "T-INVALID")
     p.acknowledge("T-UNSURE", state="uncertain")  # no list requested since
-    frame = reconcile.consumer_status(reconcile.load(p.store), now=NOW, sla_days=5)
+    frame = reconcile.reconcile(reconcile.load(p.store), now=NOW, sla_days=5).transcripts
     return frame.set_index("transcript_id")
 
 
@@ -108,7 +108,7 @@ def test_duplicate_keys_strongest_first(second: dict, key: str | None) -> None:
         if second.get(column, "x") is None:  # the first one lacks it too
             first[column] = None
     tables["transcripts"] = pd.DataFrame([later, first])  # the order of rows does not matter
-    frame = reconcile.consumer_status(tables, now=NOW).set_index("transcript_id")
+    frame = reconcile.reconcile(tables, now=NOW).transcripts.set_index("transcript_id")
     if key is None:
         assert not frame["duplicate"].any()
     else:

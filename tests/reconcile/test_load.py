@@ -43,7 +43,7 @@ def test_the_empty_dict_and_missing_columns_are_fine() -> None:
     assert rec.requests.empty and rec.exceptions.empty
     assert rec.requests["state"].dtype == "category"
     assert rec.requests["request_date"].dtype == "datetime64[us, UTC]"
-    frame = reconcile.supplier_lifecycle({"requests": pd.DataFrame({"request_id": ["R1"]})})
+    frame = reconcile.reconcile({"requests": pd.DataFrame({"request_id": ["R1"]})}).requests
     assert frame["state"].astype(str).tolist() == ["awaiting_response"]
 
 

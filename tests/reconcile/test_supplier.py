@@ -17,7 +17,7 @@ def _by_id(frame: pd.DataFrame) -> pd.DataFrame:
 
 @pytest.fixture(scope="module")
 def every_state(module_partner: Callable[[], Partner]) -> pd.DataFrame:
-    """One request in each supplier state (and a few variants), as ``supplier_lifecycle``
+    """One request in each supplier state (and a few variants), as ``reconcile(...).requests``
     sees them."""
     p = module_partner()
     for rid, days in {
@@ -41,7 +41,7 @@ def every_state(module_partner: Callable[[], Partner]) -> pd.DataFrame:
     p.respond("R-FAILED", state="failed")
     p.list_requests("R-OPEN", "R-FRESH", "R-FAILED")
     p.send_transcript("R-UNCERTAIN", state="uncertain")  # no list requested since
-    return reconcile.supplier_lifecycle(reconcile.load(p.store), now=NOW, sla_days=5)
+    return reconcile.reconcile(reconcile.load(p.store), now=NOW, sla_days=5).requests
 
 
 def test_every_state_from_a_crafted_store(every_state: pd.DataFrame) -> None:
@@ -122,7 +122,7 @@ def _tables(outbox: list[dict], acks: list[dict] = (), responses: list[dict] = (
 
 
 def _state(tables: dict) -> str:
-    return str(reconcile.supplier_lifecycle(tables, now=NOW)["state"].iloc[0])
+    return str(reconcile.reconcile(tables, now=NOW).requests["state"].iloc[0])
 
 
 def _entry(i: int, operation: str, state: str, awards=2, courses=12) -> dict:
@@ -198,7 +198,7 @@ def test_age_counts_from_first_sighting_without_a_request_date() -> None:
     tables["requests"] = pd.DataFrame(
         {"request_id": ["R1"], "first_seen_at": [NOW - pd.Timedelta(days=4)], "on_list": [True]}
     )
-    row = reconcile.supplier_lifecycle(tables, now=NOW).iloc[0]
+    row = reconcile.reconcile(tables, now=NOW).requests.iloc[0]
     assert (row["state"], row["age_days"], row["age_bucket"]) == ("awaiting_response", 4, "2-5")
 
 
@@ -209,7 +209,7 @@ def test_planned_release_passed_without_a_transcript() -> None:
             {**_response(1, "Hold"), "hold_reason": "Other", "planned_release_date": "2026-03-07"}
         ],
     )
-    row = reconcile.supplier_lifecycle(tables, now=NOW).iloc[0]
+    row = reconcile.reconcile(tables, now=NOW).requests.iloc[0]
     assert row["state"] == "responded"
     assert row["release_overdue_days"] == pytest.approx(3.4, abs=0.05)
 
@@ -219,7 +219,7 @@ def test_a_repeated_request_id_keeps_its_last_row() -> None:
     tables["requests"] = pd.DataFrame(
         {"request_id": ["R1", "R1"], "on_list": [True, False], "left_reason": [None, "elsewhere"]}
     )
-    frame = reconcile.supplier_lifecycle(tables, now=NOW)
+    frame = reconcile.reconcile(tables, now=NOW).requests
     assert frame[["request_id", "state"]].astype(str).values.tolist() == [
         ["R1", "closed_elsewhere"]
     ]
@@ -231,7 +231,7 @@ def test_documents_without_their_outbox_entry_are_joined_by_request_id() -> None
     tables["responses"] = pd.DataFrame(
         {"outbox_id": [7], "request_id": ["R1"], "response_status": ["NoRecord"]}
     )
-    frame = reconcile.supplier_lifecycle(tables, now=NOW).set_index("request_id")
+    frame = reconcile.reconcile(tables, now=NOW).requests.set_index("request_id")
     assert frame["state"].astype(str).to_dict() == {
         "R1": "responded",
         "R2": "awaiting_response",

@@ -10,9 +10,11 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from typer.testing import CliRunner
 
 import workbench as wb
 from workbench import reconcile
+from workbench.cli import app
 from workbench.errors import InvalidParameter
 from workbench.export import export
 from workbench.report import open_store
@@ -229,3 +231,22 @@ def test_a_damaged_parquet_export_is_a_store_error_naming_the_file(tmp_path: Pat
         (tmp_path / f"{name}.parquet").write_bytes(b"not parquet at all")
     with pytest.raises(StoreError, match=r"requests\.parquet|\.parquet is not a readable"):
         ExportedStore(tmp_path)
+
+
+@pytest.mark.slow
+def test_the_command_writes_here_under_one_stem_and_prints_every_path(
+    consortium: Consortium, here: Path
+) -> None:
+    """Never beside a college's store (each is only read): in reports/ of the current folder."""
+    stores = ",".join(str(p) for p in consortium.stores)
+    result = CliRunner().invoke(app, ["report", "--notebook", "consortium", "--as-of",
+                                      consortium.as_of, "-p", f"stores={stores}", "-p",
+                                      f"colleges={','.join(COLLEGES)}"])  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    printed = [Path(line) for line in result.stdout.splitlines()]
+    stem = printed[-1].with_suffix("")
+    assert stem.parent == here / "reports" and stem.name.startswith("consortium-")
+    assert printed == [stem.with_suffix(s) for s in (".csv", ".parquet", ".ipynb", ".html")]
+    assert sorted(stem.parent.iterdir()) == sorted(printed)
+    assert f"The table: {stem}.csv and .parquet" in printed[-1].read_text()
+    assert not any((db.parent / "reports").exists() for db in consortium.stores)

@@ -346,6 +346,9 @@ DECLARED = {
         ("typed", "3", 3),
         ("call", "y", "y"),
         ("name", Path("a/b"), "a/b"),
+        ("name", '"north"', "north"),  # quotes optional, as a scheduled job's form may keep them
+        ("ratio", "'2'", 2.0),
+        ("name", '"', '"'),
     ],
 )
 def test_coercion_follows_the_declared_default(key, value, expected):

@@ -12,6 +12,12 @@ import httpx
 from lxml import etree
 
 from workbench import spec
+from workbench.sandbox.settings import answers
+
+
+def open_points() -> list[tuple[str, object]]:
+    """Every answer to an open point that is not the default, as (setting, value)."""
+    return [(name, value) for name, values in answers().items() for value in values[1:]]
 
 
 def pending_from_env(env: dict[str, str]) -> httpx.Response:

@@ -59,31 +59,6 @@ def test_wrong_content_type_is_415(sandbox):
     assert "application/json" in response.json()["Message"]
 
 
-def test_huge_body_is_413(sandbox_factory):
-    sb = sandbox_factory(max_body_bytes=100_000)
-    response, _ = _post(sb, spec.SUPPLIER_RESPONSES_PATH, json={"PESCXML": "<a>" + "x" * 200_000})
-    assert response.status_code == 413
-    assert response.json()["Message"]
-
-
-def test_huge_body_without_content_length_is_413(sandbox_factory):
-    sb = sandbox_factory(max_body_bytes=100_000)
-
-    def chunks():
-        yield b'{"PESCXML": "'
-        for _ in range(50):
-            yield b"x" * 10_000
-        yield b'"}'
-
-    response, _ = _post(
-        sb,
-        spec.SUPPLIER_RESPONSES_PATH,
-        content=chunks(),
-        headers={"Content-Type": "application/json"},
-    )
-    assert response.status_code == 413
-
-
 def test_tracking_id_must_match_the_path(sandbox):
     other = sandbox.pending_request_ids()[1]
     response, _ = _post(

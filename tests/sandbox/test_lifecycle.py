@@ -115,22 +115,3 @@ def test_large_sandboxes_start_quickly_and_lazily(sandbox_factory):
     sb = sandbox_factory(initial_requests=5000, initial_transcripts=5000)
     assert len(sb.pending_request_ids()) == 5000
     assert len(set(sb.pending_request_ids()) | set(sb.pending_transcript_ids())) == 10_000
-
-
-def test_the_clock_can_be_moved_over_http(sandbox):
-    import httpx
-
-    before = len(sandbox.pending_request_ids())
-    response = httpx.post(sandbox.root_url + "/_sandbox/advance", params={"hours": 4})
-    assert response.status_code == 200
-    assert response.json()["added"]["request"] == 6  # 1.5 an hour
-    assert response.json()["open_requests"] == len(sandbox.pending_request_ids()) >= before
-    status = httpx.post(sandbox.root_url + "/_sandbox/advance", params={"hours": 0}).json()
-    assert (
-        status["added"]["request"] == 0
-        and status["open_requests"] == response.json()["open_requests"]
-    )
-    for bad in ("-1", "soon"):
-        refused = httpx.post(sandbox.root_url + "/_sandbox/advance", params={"hours": bad})
-        assert refused.status_code == 400
-        assert refused.json()["Message"]

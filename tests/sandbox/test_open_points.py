@@ -8,6 +8,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
+from tests.sandbox.helpers import open_points
 from tests.sandbox.wire import exchange, path, request_token, token_form
 from workbench import spec
 from workbench.sandbox import SandboxSettings
@@ -18,7 +19,6 @@ from workbench.sandbox.settings import (
     SETTABLE,
     answers,
     fault_changes,
-    open_points,
     setting_changes,
     unknown_partner,
 )

@@ -28,8 +28,8 @@ from workbench import pesc
 from workbench.errors import PescError, WorkbenchError
 from workbench.http.answers import list_items
 from workbench.pesc.fields import KEYS
-from workbench.pesc.frames import TIME_DTYPE as PESC_TIME
-from workbench.pesc.frames import dtype_of
+from workbench.pesc.tables import TIME_DTYPE as PESC_TIME
+from workbench.pesc.tables import dtype_of
 from workbench.store.details import pescxml_of
 from workbench.store.events import events_flat
 from workbench.store.frames import is_missing, snake, utc

@@ -32,20 +32,21 @@ def diagnostics(session: Session) -> pd.DataFrame:
 
 def pending_placement_events(session: Session) -> pd.DataFrame:
     """Pending placement events, flattened; ``raw`` keeps each event's JSON."""
-    operation = "pending_placement_events"
-    path = PENDING_PLACEMENT_EVENTS_PATH
-    answer = session.call("international", "GET", path, operation=operation)
-    paths = session.profile.event_fields
-    return events_frame(answer.value, operation=operation, call_id=answer.call_id, paths=paths)
+    return _events(
+        session, "international", PENDING_PLACEMENT_EVENTS_PATH, "pending_placement_events"
+    )
 
 
 def peek_events(session: Session, count: int | None = 10) -> pd.DataFrame:
     """Up to ``count`` events without removing them (``None``: the partner's default count)."""
-    operation = "peek_events"
     if count is not None and (isinstance(count, bool) or not isinstance(count, int) or count < 1):
-        raise InvalidValue(f"{operation}: count must be a positive integer, got {count!r}.")
+        raise InvalidValue(f"peek_events: count must be a positive integer, got {count!r}.")
     params = None if count is None else {"Count": count}
-    answer = session.call("domestic", "GET", PEEK_EVENTS_PATH, operation=operation, params=params)
+    return _events(session, "domestic", PEEK_EVENTS_PATH, "peek_events", params=params)
+
+
+def _events(session: Session, role: str, path: str, operation: str, **kwargs: Any) -> pd.DataFrame:
+    answer = session.call(role, "GET", path, operation=operation, **kwargs)
     paths = session.profile.event_fields
     return events_frame(answer.value, operation=operation, call_id=answer.call_id, paths=paths)
 

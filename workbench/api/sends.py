@@ -96,9 +96,10 @@ def check_send(
     """Check ``xml`` (its fields ``flat``, :func:`document_fields`) against ``answered`` (the
     XML it answers; None: unreadable)."""
     try:
-        theirs = pesc.flatten(answered) if answered else None
+        parsed = pesc.parse(answered) if answered else None
     except PescError:
-        theirs = None
+        parsed = None
+    theirs = pesc.flatten(parsed) if parsed is not None else None
     what = f"the {kind.noun} {str(request_id)!r}"
     _check_process_code(kind, what, process_code(flat), process_code(theirs or {}), environment)
     if check:
@@ -108,12 +109,8 @@ def check_send(
     renewal = None
     if kind.name == "send_transcript" and flat.get("transmission_type") == "Reissue":
         renewal = "re-issue"
-    elif kind.name == "send_response" and answered:
-        try:  # OCAS answers a cancellation, even with TranscriptSent to refuse it
-            if transmission_kind(answered) == "Cancellation":
-                renewal = "answer to a cancellation"
-        except PescError:
-            pass
+    elif kind.name == "send_response" and parsed and transmission_kind(parsed) == "Cancellation":
+        renewal = "answer to a cancellation"  # OCAS answers one, even with TranscriptSent
     return CheckedSend(kind, str(request_id), xml, flat, renewal)
 
 

@@ -92,11 +92,7 @@ def serve(
     if find_spec("datasette") is None:
         raise ConfigError(f"Datasette is not installed: {INSTALL}.")
     path = Path(db if db is not None else load_profile(profile, config_path=config_path).db)
-    if not path.exists():
-        raise ConfigError(
-            f"There is no database at {path}: run `workbench pull --db {path}` first."
-        )
-    check_store(path, pulling=False)
+    check_store(path, pulling=False)  # none there, or no workbench store: a ConfigError
     path = path.resolve()
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)  # held: the port stays ours
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pandas as pd
 
-from workbench.api.exchange import SEND_ROUTES_META
 from workbench.client import Workbench
 from workbench.config import ROLES, env_prefix
 from workbench.errors import ConfigError, PartnerError, WorkbenchError
@@ -64,12 +63,10 @@ class Check:
 
 
 def run_checks(w: Workbench) -> pd.DataFrame:
-    """One row per check: interface, check, status (ok / FAILED / skipped), detail, fix;
-    ``attrs["about"]``: the environment and send routes lines."""
-    checks = [check for role in ROLES for check in _checks_of(w, role)]
-    lines, mismatch = _about(w)
-    df = pd.DataFrame([*checks, *mismatch])  # never empty: each role has a row
-    df.attrs.update(operation="doctor", profile=w.profile.name, about=lines)
+    """One row per check (never none: each role has one): interface, check, status (ok /
+    FAILED / skipped), detail, fix; ``attrs["about"]``: the environment line."""
+    df = pd.DataFrame([check for role in ROLES for check in _checks_of(w, role)])
+    df.attrs.update(operation="doctor", profile=w.profile.name, about=_about(w))
     return df
 
 
@@ -133,15 +130,13 @@ def _checks_of(w: Workbench, role: str) -> list[Check]:
     return checks
 
 
-def _about(w: Workbench) -> tuple[list[str], list[Check]]:
-    """The environment and send routes lines, and a failed check when the profile's environment
-    is not its stored documents'."""
-    profile = w.profile
-    remembered, data = None, "no documents stored yet"
+def _about(w: Workbench) -> list[str]:
+    """The line saying the environment the profile declares, and its stored documents'."""
+    profile, data = w.profile, "no documents stored yet"
     if Path(w.db).is_file():
         try:
             with Store(w.db, read_only=True) as store:  # a check writes nothing
-                remembered, codes = store.meta(SEND_ROUTES_META), store.process_codes()
+                codes = store.process_codes()
             data = environment_of(codes) if codes else data
         except WorkbenchError as exc:
             data = f"unread ({exc})"
@@ -151,24 +146,4 @@ def _about(w: Workbench) -> tuple[list[str], list[Check]]:
         else 'not declared (set environment = "test" or "production" in the profile, or '
         "WORKBENCH_ENVIRONMENT, and documents of the other are refused)"
     )
-    lines = [f"Environment: {declared}; the stored documents: {data}"]
-    if "supplier" in profile.roles:
-        lines.append(
-            f"Send routes: {remembered}, remembered from a send the partner took"
-            if remembered
-            else f"Send routes: {profile.send_routes} (send_routes; a send refused 404 or 405 "
-            "there tries the other spelling once)"
-        )
-    wanted = (profile.environment or "").upper()
-    if not wanted or data in (wanted, "not stated", "no documents stored yet"):
-        return lines, []
-    return lines, [
-        Check(
-            "profile",
-            "environment",
-            FAILED,
-            f"declared {profile.environment}, but the stored documents say {data}",
-            f"Check that this profile points at the {profile.environment} partner and uses its own "
-            "database (db); or correct environment (WORKBENCH_ENVIRONMENT).",
-        )
-    ]
+    return [f"Environment: {declared}; the stored documents: {data}"]

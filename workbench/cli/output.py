@@ -57,7 +57,7 @@ OutputDir = Annotated[
     typer.Option(
         metavar="DIR",
         help="Folder for the executed notebook and its HTML (default: reports/ "
-        "beside the database, data/reports for the default one).",
+        "beside the database, data/reports for the default one; a consortium's: reports/ here).",
     ),
 ]
 Yes = Annotated[bool, typer.Option("--yes", "-y", help="Do it without asking for confirmation.")]
@@ -170,6 +170,9 @@ def each_profile(
         say(f"== Profile {name}", err=True)
         try:
             store = Path(load_profile(name, config_path=config).db).resolve()
+            # one file under two names too: a hard link, or a disk that ignores case
+            same = [s for s in stores if s.exists() and store.exists() and s.samefile(store)]
+            store = same[0] if same else store
             if store in stores:  # two colleges' data mixed in one store could not be told apart
                 raise ConfigError(f"Profile {name!r} has the store of profile {stores[store]!r} "
                                   f"({store}): give it its own, such as db = \"data/{name}.db\" "
@@ -202,10 +205,10 @@ def announce_partner(profile: str | None, db: str | None, config: str | None) ->
 def announce_store(profile: str | None, db: str | None, config: str | None) -> Path:
     """Say (stderr) the store a command reads, its absolute path and whose data it holds; its
     path."""
-    from workbench.config import load_profile
+    from workbench.report.stores import store_path
     from workbench.store.identity import data_source, stored_partner
 
-    path = Path(db if db is not None else load_profile(profile, config_path=config).db)
+    path = store_path(db, profile=profile, config_path=config)
     try:
         source = data_source(stored_partner(path)) if path.exists() else "no such file"
     except WorkbenchError:  # not a store: the command itself says so, with its exit code

@@ -5,6 +5,7 @@ Each calls one job of :mod:`workbench.report.job`; exit codes as in :mod:`workbe
 
 from __future__ import annotations
 
+import glob
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -89,7 +90,7 @@ def report(
     notify: Notify = None, mail_to: MailTo = None, max_age: MaxAge = None,
     trend_days: TrendDays = None,
 ) -> None:  # fmt: skip
-    """Pull, run a notebook with papermill, write its executed copy and HTML; print both paths.
+    """Pull, run a notebook with papermill, write its executed copy and HTML; print the paths.
 
     The HTML hides the code, embeds its charts and fetches nothing from the network.
 
@@ -104,22 +105,21 @@ def report(
     --notify and --mail-to send a summary without student data once the report is written:
     when one fails, the report is kept and the exit code is 1.
 
-    With several profiles, a report each, one line each at the end, and the worst exit code;
-    but --notebook consortium runs one report over all their stores, without pulling.
+    A report's file names carry the profile named (--profile). With several profiles, a report
+    each, one line each at the end, and the worst exit code; but --notebook consortium runs one
+    report over all their stores, without pulling, into reports/ of this folder (or
+    --output-dir), its table as CSV and Parquet beside its HTML.
     """
     parameters = key_values(param)
     names = several(profile, all_profiles, db, config)
     named: dict[str, object] = dict(as_of=as_of, sla_days=sla_days, grace_hours=grace_hours,
                                     tz=tz, trend_days=trend_days)  # fmt: skip
 
-    # a consortium of stores named in -p stores= / exports= needs no profile at all
-    by_paths = notebook == CONSORTIUM and bool({"stores", "exports"} & parameters.keys())
-
     def one(name: str | None) -> tuple[int, str]:
         from workbench.report.deliver import plan_delivery
 
         delivery = plan_delivery(notify=notify, mail_to=mail_to, profile=name, config_path=config)
-        if not by_paths:
+        if notebook != CONSORTIUM:  # a consortium's: each store, once chosen
             (announce_store if no_pull else announce_partner)(name, db, config)
         from workbench.report.job import run_report_job  # papermill: after the quick checks
 
@@ -138,20 +138,14 @@ def report(
                 "college's report with --notify/--mail-to",
                 param_hint="--notify/--mail-to",
             )
-        if names is not None and output_dir is not None and notebook != CONSORTIUM:
-            raise typer.BadParameter(
-                "several colleges' reports in one folder could not be told apart: leave it "
-                "out (each report goes beside its college's store)",
-                param_hint="--output-dir",
-            )
-        if by_paths:
-            names, profile, no_pull = None, None, True
+        if notebook == CONSORTIUM and {"stores", "exports"} & parameters.keys():
+            names, profile, no_pull = None, None, True  # stores named by path: no profile
         elif notebook == CONSORTIUM:  # one report over the colleges' stores, as they are
             from workbench.config import load_profile
 
             chosen = [load_profile(n, config_path=config) for n in names or profile or [""]]
-            named |= {"colleges": [p.name for p in chosen],
-                      "stores": [str(Path(db or p.db).resolve()) for p in chosen]}  # fmt: skip
+            stores = [announce_store(None, db or p.db, config).resolve() for p in chosen]
+            named |= {"colleges": [p.name for p in chosen], "stores": [str(s) for s in stores]}
             names, profile, no_pull = None, [chosen[0].name], True
     if names is not None:
         each_profile(names, config, one)
@@ -220,13 +214,16 @@ def bundle(
 def _finish(
     job: ReportJob, *, allow_partial: bool, failures: list[str] | None = None
 ) -> tuple[int, str]:
-    """Print the report's two absolute paths (the last two lines of stdout) and say why the exit
+    """Print the absolute path of each file the report wrote, its HTML last, and say why the exit
     code is not 0 on stderr; the code (a failed delivery makes it 1), and where the report is."""
     where = "none: the notebook failed"
     if job.run is not None:
-        where = str(job.run.html_path.resolve())
-        typer.echo(str(job.run.ipynb_path.resolve()))
-        typer.echo(where)
+        html = job.run.html_path.resolve()
+        stem = glob.escape(html.stem)  # a consortium's table shares its report's name
+        others = set(html.parent.glob(f"{stem}.*")) - {html, html.with_suffix(".ipynb")}
+        for path in [*sorted(others), html.with_suffix(".ipynb"), html]:
+            typer.echo(str(path))
+        where = str(html)
     code, reasons = job.verdict(allow_partial=allow_partial)
     if failures:
         code, reasons = (code if code in (1, 2) else 1), [*reasons, *failures]

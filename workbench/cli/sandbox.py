@@ -68,7 +68,7 @@ def sandbox(
     hours_per_minute: Annotated[
         float,
         typer.Option(
-            metavar="HOURS", help="Move the partner's clock this many hours per real minute."
+            min=0.0, metavar="HOURS", help="Move the partner's clock this many hours per minute."
         ),
     ] = 0.0,
     fault: Annotated[
@@ -90,8 +90,6 @@ def sandbox(
     from workbench.sandbox.settings import fault_changes, setting_changes
     from workbench.sandbox.settings import unknown_partner as unknown_partner_of
 
-    if hours_per_minute < 0:
-        raise typer.BadParameter("the clock only moves forward", param_hint="--hours-per-minute")
     base = SandboxSettings() if unknown_partner is None else unknown_partner_of(unknown_partner)
     try:  # an unknown --set or --fault name, or a value out of range, each named
         settings = with_overrides(
@@ -111,11 +109,10 @@ def sandbox(
     try:
         sb = Sandbox(settings, port=port)
     except OSError as exc:
-        typer.echo(f"Cannot listen on 127.0.0.1:{port}: {exc.strerror}. Try --port 0.", err=True)
-        raise typer.Exit(2) from exc
+        raise typer.BadParameter(f"cannot listen on 127.0.0.1:{port}: {exc.strerror}. Try "
+                                 "--port 0.", param_hint="--port") from exc  # fmt: skip
     except ValueError as exc:
-        typer.echo(str(exc), err=True)
-        raise typer.Exit(2) from exc
+        raise typer.BadParameter(str(exc)) from exc
     # Set explicitly: a shell starts a background job with SIGINT ignored.
     previous = {
         sig: signal.signal(sig, signal.default_int_handler)
@@ -147,7 +144,6 @@ def _serve(sb: Sandbox, *, hours_per_minute: float) -> None:
                 f"  transcript exch.  {sb.exchange_url}\n"
                 "Point a client here (demo credentials, valid only for this sandbox):\n"
                 f"{exports}{moving if hours_per_minute else ''}"
-                f"Move it by hand: curl -X POST '{sb.root_url}/_sandbox/advance?hours=6'\n"
                 "Ctrl-C to stop."
             )
             tick = 5.0

@@ -1,10 +1,12 @@
-"""Profiles: every setting declared once (:mod:`.settings`), a profile resolved from the
-environment and the profiles file (:mod:`.load`, :mod:`.files`) into a :mod:`.profile`."""
+"""Profiles: every setting declared once (:mod:`.settings`), a :class:`Profile` resolved from
+the environment and the profiles file (:mod:`.load`, :mod:`.files`)."""
 
 from workbench.config.files import profile_names
 from workbench.config.load import load_profile
-from workbench.config.profile import (
+from workbench.config.settings import (
     EMBEDDED_SANDBOX,
+    GATEWAY_ROLES,
+    ROLES,
     SANDBOX,
     Profile,
     RoleSettings,
@@ -17,7 +19,6 @@ from workbench.config.profile import (
     parse_bool,
     with_overrides,
 )
-from workbench.config.settings import GATEWAY_ROLES, ROLES
 
 SCHEMAS_VARIABLE = "WORKBENCH_PESC_SCHEMAS"  # the XSDs documents are validated against
 

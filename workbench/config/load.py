@@ -14,22 +14,11 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from workbench.config.files import profiles_file, workbench_home
-from workbench.config.profile import (
-    DEFAULT_DB,
-    ENV_ONLY,
-    SANDBOX,
-    Profile,
-    RoleSettings,
-    Secret,
-    SmtpSettings,
-    check_timezone,
-    is_loopback,
-    number,
-    text_of,
-)
+from workbench.config.files import CONFIG, PROFILE, profiles_file, workbench_home
 from workbench.config.settings import (
+    DEFAULT_DB,
     DEFAULT_SCOPES,
+    ENV_ONLY,
     EVENT_FIELD_NAMES,
     EXCHANGE_ROLES,
     GATEWAY_ROLES,
@@ -37,19 +26,28 @@ from workbench.config.settings import (
     ROLE_SECTIONS,
     ROLE_SETTINGS,
     ROLES,
+    SANDBOX,
     SECTION_OF,
     SETTINGS,
     SHARED_EXCHANGE,
     SMTP_SETTINGS,
     TUNING,
+    Profile,
+    RoleSettings,
+    Secret,
     Setting,
+    SmtpSettings,
+    check_timezone,
+    is_loopback,
+    number,
     role_setting,
     smtp_setting,
+    text_of,
 )
 from workbench.errors import ConfigError
 from workbench.spec import ETMS_LOGIN_PATH, TOKEN_PATH
 
-_URL_KEYS = ("auth_url", "gateway_url", "exchange_url", "exchange_auth_url")
+_URL_KEYS = ("auth_url", "gateway_url", "exchange_url")
 _SMTP_PORTS = {"starttls": 587, "ssl": 465, "none": 25}
 _CREDENTIALS = ("client_id", "client_secret", "username", "password", "token")
 
@@ -70,28 +68,33 @@ def load_profile(
     """
     env = os.environ if env is None else env
     path, looked, profiles, default = profiles_file(config_path, env)
-    chosen_by = (
-        "--profile" if name else "WORKBENCH_PROFILE" if env.get("WORKBENCH_PROFILE") else None
-    )
-    name = name or env.get("WORKBENCH_PROFILE") or default or _unnamed(env, profiles, path, looked)
+    chosen_by = PROFILE if name else "WORKBENCH_PROFILE" if env.get("WORKBENCH_PROFILE") else None
+    name = name or env.get("WORKBENCH_PROFILE") or default or _unnamed(env, profiles, path)
     if name not in (SANDBOX, ENV_ONLY) and name not in profiles:
         other = f"or another {chosen_by}" if chosen_by else f"or change default_profile in {path}"
         if path is None:
             raise ConfigError(
                 f"Profile {name!r} is not defined: there is no profiles file (looked for "
                 f"{', '.join(map(str, looked))}). Create one with a [profiles.{name}] table, "
-                f"pass --config PATH, {other}."
+                f"pass {CONFIG}, {other}."
             )
         raise ConfigError(
             f"Profile {name!r} is not defined: add [profiles.{name}] to {path} (profiles "
             f"there: {', '.join(sorted(profiles)) or 'none'}), {other}."
         )
     partner = _partner_variables(env)
-    if name == SANDBOX and default == SANDBOX and not chosen_by and partner:
+    if name == SANDBOX and not chosen_by and partner:  # never the sandbox by accident
+        why = (
+            f"{path} chooses the embedded sandbox (default_profile)"
+            if default == SANDBOX
+            else "no partner URL variable is set (WORKBENCH_GATEWAY_URL, WORKBENCH_EXCHANGE_URL) "
+            "and no profile is chosen"
+        )
         raise ConfigError(
-            f"{path} chooses the embedded sandbox (default_profile), but {', '.join(partner)} "
-            "say which partner to use: pass --profile NAME (env: the variables), or "
-            "--profile sandbox to use the sandbox on purpose."
+            f"{', '.join(partner)} {'is' if len(partner) == 1 else 'are'} set, but no profile "
+            f"uses {'it' if len(partner) == 1 else 'them'}: {why}. Nothing ran against the "
+            f"embedded sandbox instead: set the URLs, pass {PROFILE} or {CONFIG}, or --profile "
+            'sandbox (profile="sandbox") to use the sandbox on purpose.'
         )
     table = profiles.get(name, {})
     _check_table(table, f"[profiles.{name}] of {path or 'the profiles file'}")
@@ -127,28 +130,17 @@ def load_profile(
     )
 
 
-def _unnamed(env: Mapping[str, str], profiles: Mapping[str, Any], path: Path | None,
-             looked: list[Path]) -> str:  # fmt: skip
-    """``env`` when partner URLs are set, ``sandbox`` when nothing is; else ``ConfigError``."""
+def _unnamed(env: Mapping[str, str], profiles: Mapping[str, Any], path: Path | None) -> str:
+    """``env`` when partner URLs are set, else ``sandbox``; ``ConfigError`` when the profiles
+    file defines partners but chooses none."""
     if any(env.get(SETTINGS[k].variable) for k in _URL_KEYS):
         return ENV_ONLY
-    partner = _partner_variables(env)
-    if partner:
-        it = "it" if len(partner) == 1 else "them"
-        raise ConfigError(
-            f"{', '.join(partner)} {'is' if len(partner) == 1 else 'are'} set, but no profile "
-            f"uses {it}: no partner URL variable is set (WORKBENCH_GATEWAY_URL, "
-            "WORKBENCH_EXCHANGE_URL) and no profile is chosen"
-            + (f" from {path}" if path else f" (no profiles file at {', '.join(map(str, looked))})")
-            + ". Nothing ran against the embedded sandbox instead: set the URLs, pass --profile "
-            "NAME or --config PATH, or --profile sandbox to use the sandbox on purpose."
-        )
     partners = sorted(set(profiles) - {SANDBOX})  # [profiles.sandbox] tunes the sandbox
     if partners:
         raise ConfigError(
             f"The profiles file {path} defines {', '.join(partners)} but chooses none: "
-            'pass --profile NAME, set WORKBENCH_PROFILE, or add default_profile = "NAME" to it '
-            "(--profile sandbox uses the embedded sandbox)."
+            f'pass {PROFILE}, set WORKBENCH_PROFILE, or add default_profile = "NAME" to it '
+            '(--profile sandbox, profile="sandbox", is the embedded sandbox).'
         )
     return SANDBOX
 
@@ -170,8 +162,6 @@ def _check_table(table: Any, where: str) -> None:
             if not isinstance(value, dict):
                 raise ConfigError(f"{key} in {where} must be a table ([...{key}]).")
             allowed = {s.file_key: s for s in (SMTP_SETTINGS if key == "smtp" else ROLE_SETTINGS)}
-            if key == SHARED_EXCHANGE:  # its auth URL is the profile's exchange_auth_url
-                allowed.pop("auth_url")
             for sub in value:
                 _check_key(sub, allowed, f"[...{key}] of {where}", ())
         else:
@@ -285,9 +275,8 @@ def _role(s: _Settings, role: str) -> RoleSettings:
     for key in (*_CREDENTIALS, "scope", "token_url", "auth_url"):
         tried = []
         for sec in sections:
-            if not (sec == SHARED_EXCHANGE and key == "auth_url"):
-                setting = role_setting(key, sec)
-                tried.append(s.url(setting) if setting.kind == "url" else s.lookup(setting))
+            setting = role_setting(key, sec)
+            tried.append(s.url(setting) if setting.kind == "url" else s.lookup(setting))
         value, where = next(((v, w) for v, w in tried if v is not None), tried[0])
         # An account both roles share: what it lacks is asked of the shared section.
         found[key], sources[key] = value, where if value is not None or not shared else tried[-1][1]
@@ -299,11 +288,10 @@ def _role(s: _Settings, role: str) -> RoleSettings:
         grant = "client_credentials"
     base_url, sources["base_url"] = s.url(SETTINGS["gateway_url" if gateway else "exchange_url"])
     auth_url = found["auth_url"]
-    for key in () if auth_url else ("auth_url",) if gateway else ("exchange_auth_url", "auth_url"):
-        auth_url, where = s.url(SETTINGS[key])
+    if auth_url is None:  # the profile's identity server
+        auth_url, where = s.url(SETTINGS["auth_url"])
         if auth_url is not None:
             sources["auth_url"] = where
-            break
     token_url = found["token_url"]
     if token_url is None and login == "etms" and base_url:
         token_url = base_url + ETMS_LOGIN_PATH

@@ -1,16 +1,25 @@
-"""Every setting a profile takes, declared once.
+"""Every setting a profile takes, declared once, and the :class:`Profile` resolved from them:
+where the partner is, which credentials each interface uses, how patient to be.
 
 A setting's variable is ``WORKBENCH_`` + its section + its key (``[profiles.prod.supplier]
 client_id`` is ``WORKBENCH_SUPPLIER_CLIENT_ID``); the file names the variable holding a secret
-(``client_secret_env = "PROD_SUPPLIER_SECRET"``). ``scripts/configuration_docs.py`` documents them.
+(``client_secret_env = "PROD_SUPPLIER_SECRET"``). docs/configuration.md says what each means.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+import functools
+import ipaddress
+import math
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+from zoneinfo import available_timezones
 
-from workbench.spec import DOMESTIC_SCOPE, ETMS_LOGIN_PATH, EXCHANGE_SCOPE, INTL_SCOPE, TOKEN_PATH
+from workbench.errors import ConfigError
+from workbench.spec import DOMESTIC_SCOPE, EXCHANGE_SCOPE, INTL_SCOPE
 
 ROLES = ("international", "domestic", "supplier", "consumer")
 GATEWAY_ROLES = frozenset({"international", "domestic"})
@@ -27,12 +36,12 @@ EVENT_FIELD_NAMES = ("id", "type", "time")
 
 @dataclass(frozen=True)
 class Setting:
-    """One setting: its key, kind (a type, or "url", "list", "table", "path"), default and help."""
+    """One setting: its key, kind (a type, or "url", "list", "table", "path") and default; its
+    meaning is in docs/configuration.md, which a test keeps complete."""
 
     key: str
     kind: type | str
-    default: Any
-    help: str
+    default: Any = None
     section: str | None = None
     secret: bool = False
     limits: tuple[float, float] | None = None  # for numbers: the least and the most
@@ -49,90 +58,60 @@ class Setting:
         return f"{self.key}_env" if self.secret else self.key
 
 
-def _number(key: str, kind: type, default: Any, low: float, high: float, text: str) -> Setting:
-    return Setting(key, kind, default, text, limits=(low, high))
+def _number(key: str, kind: type, default: Any, low: float, high: float) -> Setting:
+    return Setting(key, kind, default, limits=(low, high))
 
 
 PROFILE_SETTINGS: tuple[Setting, ...] = (
-    Setting("auth_url", "url", None, "The identity server's base address ({auth_url}); a role's "
-            f"login is {{auth_url}}{TOKEN_PATH} unless its token_url says otherwise."),
-    Setting("gateway_url", "url", None, "The API gateway's base address ({base_url}): the "
-            "international and domestic interfaces."),
-    Setting("exchange_url", "url", None, "The transcript exchange's base address."),
-    Setting("exchange_auth_url", "url", None,
-            "The identity server of the exchange roles, when it is not auth_url."),
-    Setting("subscription_key", str, None, "The gateway's Subscription-Key.", secret=True),
-    Setting("exchange_subscription_key", str, None,
-            "A Subscription-Key for the exchange; sent only when set.", secret=True),
-    Setting("login", str, "identity", "How the exchange roles log in: identity (a token from "
-            "the identity server, OAuth form fields) or etms (OCAS' login: a form of Username, "
-            f"Password and grant_type=password posted to {{exchange_url}}{ETMS_LOGIN_PATH}, no "
-            "client id, one account for both roles).", choices=("identity", "etms")),
-    _number("token_lifetime", float, 3600.0, 1.0, 7 * 86400.0, "Seconds a token is taken to "
-            "live when its login answer gives neither expires_in nor .expires (a 401 logs in "
-            "again in any case)."),
-    Setting("send_routes", str, "plural", "How the partner spells the send routes: plural (the "
-            "spec's /responses and /transcripts) or singular (/response and /transcript, as "
-            "OCAS' own clients post). A send refused 404/405 on one spelling tries the other "
-            "once and the store remembers the one that worked.", choices=("plural", "singular")),
-    Setting("environment", str, None, "The partner's environment, test or production: every "
-            "document sent must carry its DocumentProcessCode (TEST or PRODUCTION).",
-            choices=("test", "production")),
-    Setting("db", "path", "data/workbench.db", "The SQLite store. Relative to the profiles "
-            "file's folder when set there, else to WORKBENCH_HOME or the working folder."),
-    Setting("interfaces", "list", None, "The interfaces this profile uses (international, "
-            "domestic, supplier, consumer; a variable takes them separated by commas). Default: "
-            "those it has credentials for. Credentials of the others are never read."),
-    Setting("timezone", str, "UTC", "The IANA zone reports show times in."),
-    Setting("event_fields", "table", None, "Where the partner puts an event's id, type and "
-            "time when no common name finds them: a table such as { type = \"eventInfo.action\""
-            ", time = \"when\" } (a variable: \"type=eventInfo.action,time=when\")."),
-    _number("read_only", bool, False, 0, 1, "Refuse every send."),
-    _number("connect_timeout", float, 5.0, 0.001, 600.0, "Seconds to connect."),
-    _number("read_timeout", float, 30.0, 0.001, 3600.0, "Seconds one read may wait."),
-    _number("concurrency", int, 8, 1, 64, "Details fetched at once."),
-    _number("max_attempts", int, 5, 1, 100,
-            "Attempts of a read (retries of 429, 5xx, dropped connections)."),
-    _number("backoff_initial", float, 0.5, 0.0, 3600.0, "First wait between attempts, s."),
-    _number("backoff_max", float, 10.0, 0.0, 3600.0, "Longest wait between attempts, s."),
-    _number("retry_after_max", float, 30.0, 0.0, 3600.0, "Longest Retry-After honoured, s."),
-    _number("token_margin", float, 60.0, 0.0, 86400.0,
-            "Renew a token this many seconds before it expires."),
-    _number("call_deadline", float, 120.0, 0.001, 86400.0,
-            "Seconds one call may take, retries included."),
-    _number("max_answer_bytes", int, 32 * 1024 * 1024, 1, 1024**3,  # 8 in flight: < 400 MB
-            "The most bytes one answer may hold once decompressed."),
-    _number("pull_deadline", float, 3600.0, 0.001, 7 * 86400.0, "Seconds a whole pull may take."),
-    _number("peek_count", int, 100, 1, 100_000,
-            "The domestic peek's Count; a refused count is learned and kept in the store."),
-)  # fmt: skip
-ROLE_SETTINGS: tuple[Setting, ...] = tuple(replace(s, section="*") for s in (
-    Setting("client_id", str, None, "The client id (required by the identity server's "
-            "client-credentials grant and the international password grant)."),
-    Setting("client_secret", str, None, "The client secret.", secret=True),
-    Setting("username", str, None, "A password grant's user name (any characters, such as "
-            "Partner\\uat.college.user)."),
-    Setting("password", str, None, "A password grant's password.", secret=True),
-    Setting("scope", str, None,
-            "The scope asked for (default: the interface's, none for an etms login)."),
-    Setting("token", str, None, "A bearer token issued by hand; it cannot be renewed.",
-            secret=True),
-    Setting("auth_url", "url", None, "This role's identity server, when not the profile's."),
-    Setting("token_url", "url", None, "The full address of this role's login (default "
-            f"{{auth_url}}{TOKEN_PATH}, or {{exchange_url}}{ETMS_LOGIN_PATH} for an etms login)."),
-))  # fmt: skip
-SMTP_SETTINGS: tuple[Setting, ...] = tuple(replace(s, section="smtp") for s in (
-    Setting("host", str, None, "The mail server that sends a report (--mail-to)."),
-    Setting("port", int, None, "Its port (default 587, 465 with ssl, 25 with none).",
-            limits=(1, 65535)),
-    Setting("tls", str, "starttls", "starttls, ssl or none (none only to a server on this "
-            "machine when a login is sent).", choices=SMTP_TLS),
-    Setting("username", str, None, "The mail server's login."),
-    Setting("password", str, None, "Its password.", secret=True),
-    Setting("from", str, None, "The From address."),
-    Setting("timeout", float, 30.0, "Seconds to wait for the mail server.",
-            limits=(0.001, 600.0)),
-))  # fmt: skip
+    Setting("auth_url", "url"),
+    Setting("gateway_url", "url"),
+    Setting("exchange_url", "url"),
+    Setting("subscription_key", str, secret=True),
+    Setting("exchange_subscription_key", str, secret=True),
+    Setting("login", str, "identity", choices=("identity", "etms")),
+    _number("token_lifetime", float, 3600.0, 1.0, 7 * 86400.0),
+    Setting("send_routes", str, "plural", choices=("plural", "singular")),
+    Setting("environment", str, choices=("test", "production")),
+    Setting("db", "path", "data/workbench.db"),
+    Setting("interfaces", "list"),
+    Setting("timezone", str, "UTC"),
+    Setting("event_fields", "table"),
+    _number("read_only", bool, False, 0, 1),
+    _number("connect_timeout", float, 5.0, 0.001, 600.0),
+    _number("read_timeout", float, 30.0, 0.001, 3600.0),
+    _number("concurrency", int, 8, 1, 64),
+    _number("max_attempts", int, 5, 1, 100),
+    _number("backoff_initial", float, 0.5, 0.0, 3600.0),
+    _number("backoff_max", float, 10.0, 0.0, 3600.0),
+    _number("retry_after_max", float, 30.0, 0.0, 3600.0),
+    _number("token_margin", float, 60.0, 0.0, 86400.0),
+    _number("call_deadline", float, 120.0, 0.001, 86400.0),
+    _number("max_answer_bytes", int, 32 * 1024 * 1024, 1, 1024**3),  # 8 in flight: < 400 MB
+    _number("pull_deadline", float, 3600.0, 0.001, 7 * 86400.0),
+    _number("peek_count", int, 100, 1, 100_000),
+)
+ROLE_SETTINGS: tuple[Setting, ...] = tuple(
+    Setting(key, kind, section="*", secret=secret)
+    for key, kind, secret in (
+        ("client_id", str, False),
+        ("client_secret", str, True),
+        ("username", str, False),
+        ("password", str, True),
+        ("scope", str, False),
+        ("token", str, True),  # issued by hand: it cannot be renewed
+        ("auth_url", "url", False),
+        ("token_url", "url", False),
+    )
+)
+SMTP_SETTINGS: tuple[Setting, ...] = (
+    Setting("host", str, section="smtp"),
+    Setting("port", int, section="smtp", limits=(1, 65535)),
+    Setting("tls", str, "starttls", section="smtp", choices=SMTP_TLS),
+    Setting("username", str, section="smtp"),
+    Setting("password", str, section="smtp", secret=True),
+    Setting("from", str, section="smtp"),
+    Setting("timeout", float, 30.0, section="smtp", limits=(0.001, 600.0)),
+)
 SETTINGS = {s.key: s for s in PROFILE_SETTINGS}
 TUNING = {s.key: s for s in PROFILE_SETTINGS if s.limits is not None}
 
@@ -144,3 +123,259 @@ def role_setting(key: str, section: str) -> Setting:
 
 def smtp_setting(key: str) -> Setting:
     return next(s for s in SMTP_SETTINGS if s.key == key)
+
+
+SANDBOX, ENV_ONLY = "sandbox", "env"
+DEFAULT_DB = "data/workbench.db"
+EMBEDDED_SANDBOX = "embedded-sandbox"  # a store's record of the sandbox's URLs, whatever its port
+_WORDS = {"1": True, "true": True, "yes": True, "on": True,
+          "0": False, "false": False, "no": False, "off": False}  # fmt: skip
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+@dataclass(frozen=True, slots=True)
+class Secret:
+    """A string that does not show itself: ``repr`` and ``str`` are masked; ``reveal()`` is not."""
+
+    _value: str
+
+    def reveal(self) -> str:
+        return self._value
+
+    def __repr__(self) -> str:
+        return "Secret('********')"
+
+    __str__ = __repr__
+
+
+@dataclass(frozen=True)
+class RoleSettings:
+    """How one role is reached and logs in; ``sources``: where each setting came from."""
+
+    role: str
+    grant: str  # "password", "client_credentials" or "static"
+    login: str = "identity"  # or "etms": OCAS' form field names, no client id
+    base_url: str | None = None
+    auth_url: str | None = None
+    token_url: str | None = None
+    client_id: str | None = None
+    client_secret: Secret | None = None
+    username: str | None = None
+    password: Secret | None = None
+    scope: str | None = None
+    token: Secret | None = None
+    subscription_key: Secret | None = None
+    missing: tuple[str, ...] = ()
+    sources: Mapping[str, str] = field(default_factory=dict)
+
+    def require(self) -> RoleSettings:
+        """Self, or a ``ConfigError`` naming every setting still needed for this role."""
+        if self.missing:
+            missing = ", ".join(self.missing)
+            raise ConfigError(f"The {self.role} interface is not fully configured: set {missing}.")
+        return self
+
+    def secrets(self) -> list[str]:
+        values = (self.client_secret, self.password, self.token, self.subscription_key)
+        return [s.reveal() for s in values if s is not None]
+
+    def where(self, *keys: str) -> str:
+        """Where ``keys`` are set, for advice: "WORKBENCH_SUPPLIER_CLIENT_ID and ..."."""
+        return " and ".join(self.sources.get(k, k) for k in keys)
+
+
+@dataclass(frozen=True)
+class SmtpSettings:
+    """The mail server a report is sent through."""
+
+    host: str | None = None
+    port: int = 587
+    tls: str = "starttls"  # one of SMTP_TLS
+    username: str | None = None
+    password: Secret | None = None
+    sender: str | None = None  # "from" in the file, WORKBENCH_SMTP_FROM
+    timeout: float = 30.0
+    where: str = "WORKBENCH_SMTP_HOST"  # how to set the host, for messages
+
+
+@dataclass(frozen=True)
+class Profile:
+    """Everything a session needs; its ``repr`` shows no secret. Tuning: see ``settings``."""
+
+    name: str
+    origin: str
+    connect_timeout: float  # the tuning (settings.TUNING: defaults, limits, help)
+    read_timeout: float
+    concurrency: int
+    max_attempts: int
+    backoff_initial: float
+    backoff_max: float
+    retry_after_max: float
+    token_margin: float
+    read_only: bool
+    call_deadline: float
+    max_answer_bytes: int
+    pull_deadline: float
+    peek_count: int
+    token_lifetime: float
+    roles: Mapping[str, RoleSettings] = field(default_factory=dict)
+    db: str = DEFAULT_DB
+    is_sandbox: bool = False
+    config_path: str | None = None  # the profiles file it was read from, if any
+    send_routes: str = "plural"
+    environment: str | None = None  # "test" or "production": what every document sent says
+    event_fields: Mapping[str, str] = field(default_factory=dict)  # "type" -> "eventInfo.action"
+    interfaces: tuple[str, ...] = ()  # those it names, else those it has credentials for
+    interfaces_named: bool = False
+    smtp: SmtpSettings = field(default_factory=SmtpSettings)
+    timezone: str = "UTC"  # reports show times in it; the store stays UTC
+
+    def role(self, role: str) -> RoleSettings:
+        """The settings of one role, checked complete (``ConfigError`` names what is missing)."""
+        if role not in self.roles:
+            raise ConfigError(
+                f"Profile {self.name!r} does not use the {role} interface "
+                f"({self.skipped().get(role, 'no settings yet')}): set its credentials "
+                f"({env_prefix(role)}*), or add it to interfaces."
+            )
+        return self.roles[role].require()
+
+    def secrets(self) -> list[str]:
+        mail = [self.smtp.password.reveal()] if self.smtp.password else []
+        return [s for r in self.roles.values() for s in r.secrets()] + mail
+
+    def skipped(self) -> dict[str, str]:
+        """The interfaces this profile does not use, and why."""
+        why = "not in the profile's interfaces" if self.interfaces_named else "no credentials"
+        return {role: why for role in ROLES if role not in self.interfaces}
+
+    def check_interfaces(self) -> None:
+        """``ConfigError`` naming every setting missing for the interfaces it uses (or none)."""
+        if not self.interfaces:
+            raise ConfigError(
+                f"Profile {self.name!r} has credentials for no interface: set the variables of "
+                "at least one (WORKBENCH_SUPPLIER_CLIENT_ID and _CLIENT_SECRET, say)."
+            )
+        problems = []
+        for role in self.interfaces:
+            try:
+                self.role(role)
+            except ConfigError as exc:
+                problems.append(str(exc))
+        if problems:
+            raise ConfigError(" ".join(problems))
+
+    @property
+    def partner(self) -> str:
+        """Whom this profile talks to, for a line of output: "embedded sandbox", or its URLs."""
+        if self.is_sandbox:
+            return "embedded sandbox"
+        urls = dict.fromkeys(r.base_url for r in self.roles.values() if r.base_url)
+        return ", ".join(urls) or "no partner URL set"
+
+    def identity(self) -> dict[str, str]:
+        """Whom this profile talks to, as a store records it: per side, base and login URLs."""
+        found = {"partner_profile": self.name}
+        for side, gateway in (("gateway", True), ("exchange", False)):
+            used = [self.roles[r] for r in self.interfaces
+                    if r in self.roles and (r in GATEWAY_ROLES) == gateway]  # fmt: skip
+            base = auth = EMBEDDED_SANDBOX if self.is_sandbox else ""
+            if not self.is_sandbox:
+                base = next((r.base_url for r in used if r.base_url), "")
+                auth = next((r.auth_url or r.token_url or "" for r in used), "")
+            found[f"partner_{side}_url"] = normal_url(base)
+            found[f"partner_{side}_auth_url"] = normal_url(auth)
+        return found
+
+
+def with_overrides(profile: Profile, **changes: Any) -> Profile:
+    """A copy of ``profile`` with tuning settings changed: ``with_overrides(p, concurrency=4)``."""
+    unknown = sorted(set(changes) - set(TUNING) - {"db"})
+    if unknown:
+        raise ConfigError(f"Unknown setting(s) {unknown}; known: {sorted(TUNING)}.")
+    checked = {k: number(v, k, TUNING[k]) for k, v in changes.items() if k != "db"}
+    if "db" in changes:
+        checked["db"] = os.fspath(changes["db"])
+    return replace(profile, **checked)
+
+
+def number(raw: Any, where: str, setting: Setting, default: Any = None) -> Any:
+    """``raw`` as the setting's kind within its limits (None: default); else ``ConfigError``."""
+    if raw is None:
+        return setting.default if default is None else default
+    kind = setting.kind
+    assert isinstance(kind, type) and setting.limits is not None
+    try:
+        if kind is bool:
+            value = raw if isinstance(raw, bool) else parse_bool(str(raw))
+        elif isinstance(raw, bool) or (kind is int and isinstance(raw, float)):
+            raise ValueError(raw)  # True is not a number, 2.5 not a count
+        else:
+            value = kind(raw)
+    except (TypeError, ValueError):
+        raise ConfigError(f"{where} must be {kind.__name__}, got {raw!r}.") from None
+    low, high = setting.limits
+    if not (math.isfinite(value) and low <= value <= high):
+        raise ConfigError(f"{where} must be at least {low:g} and at most {high:g}, got {raw!r}.")
+    return value
+
+
+def parse_bool(text: str) -> bool:
+    """A yes/no word: 1, true, yes, on or 0, false, no, off, in any case; else ``ValueError``."""
+    word = text.strip().lower()
+    if word not in _WORDS:
+        raise ValueError(f"{text!r} is not one of {sorted(_WORDS)}")
+    return _WORDS[word]
+
+
+def normal_url(url: str) -> str:
+    """``url`` as stores compare it: scheme and host lower case, no default port nor final slash."""
+    parts = urlsplit(url.strip())
+    scheme = parts.scheme.lower()
+    if scheme not in _DEFAULT_PORTS or not parts.hostname:
+        return url
+    try:
+        port = parts.port
+    except ValueError:
+        return url
+    host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
+    netloc = host if port in (None, _DEFAULT_PORTS[scheme]) else f"{host}:{port}"
+    return urlunsplit((scheme, netloc, parts.path.rstrip("/"), parts.query, ""))
+
+
+def env_prefix(role: str) -> str:
+    """The prefix of a role's variables: ``env_prefix("international") == "WORKBENCH_INTL_"``."""
+    return f"WORKBENCH_{SECTION_OF[role].upper()}_"
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` is this machine, which a password sent in clear never leaves."""
+    name = host.strip().strip("[]").rstrip(".").lower()
+    if name == "localhost" or name.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
+def check_timezone(name: Any, where: str = "--tz") -> str:
+    """``name`` as an IANA zone (None: ``UTC``), else a ``ConfigError`` naming ``where``."""
+    if name is None:
+        return "UTC"
+    zone = str(name).strip()
+    if zone != "UTC" and zone not in _zone_names():  # not localtime, posixrules, right/...
+        raise ConfigError(
+            f"{where}: {name!r} is not a time zone; use an IANA name such as America/Toronto "
+            "or UTC."
+        )
+    return zone
+
+
+@functools.cache
+def _zone_names() -> frozenset[str]:
+    return frozenset(available_timezones()) - {"localtime", "Factory", "posixrules"}
+
+
+def text_of(value: Any) -> str | None:
+    return None if value is None else str(value)

@@ -24,8 +24,7 @@ import pandas as pd
 from workbench.errors import StoreError, WorkbenchError
 from workbench.explorer import render
 from workbench.explorer.render import parse_order
-from workbench.export import list_moment
-from workbench.export import sources as store_sources
+from workbench.export import list_moment, sources
 from workbench.report.history import pull_runs
 from workbench.report.markup import STYLE, plain
 from workbench.report.stores import open_store, report_zone
@@ -60,11 +59,6 @@ class Rows(NamedTuple):
 
     frame: pd.DataFrame
     total: int
-
-
-def sources(store: Store) -> list[Source]:
-    """The store's views, then its tables, then the lists (:func:`workbench.export.sources`)."""
-    return [Source(kind, name) for name, kind in store_sources(store).items()]
 
 
 def load_rows(
@@ -228,7 +222,7 @@ class Explorer:
 
     def reload(self) -> None:
         """Read the store again (new tables, new runs), keeping the choices that still exist."""
-        found = sources(self.store)
+        found = [Source(kind, name) for name, kind in sources(self.store).items()]
         labels = [
             (f"#{r.id} · {render.cell_text(r.started_at, tz=self.tz)} · {r.status}", int(r.id))
             for r in pull_runs(self.store).iloc[::-1].itertuples()  # newest first

@@ -10,7 +10,6 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import httpx
-import jwt
 
 from workbench.config import RoleSettings
 from workbench.errors import AuthError, PartnerError, WorkbenchError
@@ -40,22 +39,11 @@ class Token:
 
 
 class TokenCache(dict[tuple[str, ...], Token]):
-    """Tokens by key, with one lock per key so that one renewal runs at a time."""
+    """Tokens by key; ``lock`` lets one renewal run at a time (renewals are rare)."""
 
     def __init__(self) -> None:
         super().__init__()
-        self._guard = threading.Lock()
-        self._locks: dict[tuple[str, ...], threading.Lock] = {}
-
-    def lock(self, key: tuple[str, ...]) -> threading.Lock:
-        with self._guard:
-            return self._locks.setdefault(key, threading.Lock())
-
-    def discard(self, key: tuple[str, ...], token: Token) -> None:
-        """Forget ``token`` unless another thread already replaced it."""
-        with self._guard:
-            if self.get(key) is token:
-                del self[key]
+        self.lock = threading.Lock()
 
 
 class BearerAuth(httpx.Auth):
@@ -85,18 +73,18 @@ class BearerAuth(httpx.Auth):
         user = (settings.username or "",) if self.grant == "password" else ()
         self.key = (self.token_url, self.client_id or "", self.grant, self.scope or "", *user)
         self._static: Token | None = None
-        if settings.token is not None:
-            value = settings.token.reveal()
-            left, scope = _claims(value)
-            life = left if left is not None else float("inf")
-            self._static = Token(value, scope, life, float("inf"), datetime.now(UTC))
+        if settings.token is not None:  # its life is unknown: a 401 says it ended
+            inf = float("inf")
+            self._static = Token(settings.token.reveal(), None, inf, inf, datetime.now(UTC))
 
     def sync_auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response]:
         token = self.token()
         request.headers["Authorization"] = f"Bearer {token.value}"
         response = yield request
         if response.status_code == 401 and self._static is None:
-            self._cache.discard(self.key, token)
+            with self._cache.lock:  # unless another thread already replaced it
+                if self._cache.get(self.key) is token:
+                    del self._cache[self.key]
             request.headers["Authorization"] = f"Bearer {self.token().value}"
             yield request
 
@@ -117,7 +105,7 @@ class BearerAuth(httpx.Auth):
         token = self._cache.get(self.key)
         if token is not None and token.fresh() and not force:
             return token
-        with self._cache.lock(self.key):
+        with self._cache.lock:
             current = self._cache.get(self.key)
             # Another thread may have renewed while we waited for the lock.
             if current is not None and current.fresh() and (current is not token or not force):
@@ -133,7 +121,7 @@ class BearerAuth(httpx.Auth):
             raise self._refusal(response, body)
         value = body["access_token"]
         self._on_token(value)
-        lifetime = _lifetime(body, value, self._lifetime)
+        lifetime = _lifetime(body, self._lifetime)
         scope = str(body["scope"]) if body.get("scope") is not None else None
         renew = time.monotonic() + lifetime - min(self._margin, lifetime * _MARGIN_SHARE)
         return Token(value, scope, lifetime, renew, datetime.now(UTC))
@@ -190,23 +178,10 @@ def _json_object(response: httpx.Response) -> dict[str, Any]:
     }
 
 
-def _lifetime(body: dict[str, Any], token: str, default: float) -> float:
-    """Seconds the token lives: the sooner of ``expires_in`` (else ``.expires``, an HTTP date)
-    and its JWT's ``exp``, else ``default``."""
+def _lifetime(body: dict[str, Any], default: float) -> float:
+    """Seconds the token lives: ``expires_in``, else ``.expires`` (an HTTP date), else default."""
     try:
         lifetime: float | None = float(body.get("expires_in"))  # type: ignore[arg-type]
     except (TypeError, ValueError):
         lifetime = seconds_until(body.get(".expires"))
-    lives = [x for x in (lifetime, _claims(token)[0]) if x is not None and 0 < x < float("inf")]
-    return min(lives, default=default)
-
-
-def _claims(token: str) -> tuple[float | None, str | None]:
-    """Seconds left by the token's own ``exp`` claim and its ``scope``, if it is a JWT."""
-    try:
-        claims = jwt.decode(token, options={"verify_signature": False, "verify_exp": False})
-    except jwt.PyJWTError:
-        return None, None
-    exp, scope = claims.get("exp"), claims.get("scope")
-    left = float(exp) - time.time() if isinstance(exp, int | float) else None
-    return left, str(scope) if scope is not None else None
+    return lifetime if lifetime is not None and 0 < lifetime < float("inf") else default

@@ -21,9 +21,8 @@ from __future__ import annotations
 from workbench.pesc.builders import build_acknowledgment, build_response
 from workbench.pesc.document import PescDocument, parse
 from workbench.pesc.fields import flatten
-from workbench.pesc.frames import to_frames
 from workbench.pesc.schemas import Validation, ValidationIssue, validate
-from workbench.pesc.tables import records
+from workbench.pesc.tables import records, to_frames
 
 __all__ = [
     "PescDocument",

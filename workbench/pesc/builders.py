@@ -28,14 +28,8 @@ from workbench.pesc.document import (
 )
 from workbench.pesc.elements import Element, names
 from workbench.pesc.fields import gender, transcript_counts
-from workbench.spec import NS_V1_0_0, PROCESS_CODES
+from workbench.spec import HOLD_REASONS, NS_V1_0_0, PROCESS_CODES, RESPONSE_STATUSES
 
-# AcRec ResponseStatusType and HoldReasonType: the same values in AcRec 1.2.0 to 1.9.0.
-RESPONSE_STATUSES = names(
-    "TranscriptSent TranscriptRequestReceived Hold NoRecord MultipleMatch Canceled "
-    "OfflineRecordSearch OfflineRecordSent Deceased"
-)
-HOLD_REASONS = ("Financial", "TranscriptFee", "RequestedAction", "Other")
 NOTE_LENGTH = 80  # core:NoteMessageType maxLength
 ID_LENGTH = 35  # core:DocumentIDType / RequestTrackingIDType maxLength
 ORGANIZATION_NAME_LENGTH = 60
@@ -296,19 +290,10 @@ def _birth(parent: Element, birth: Element | None) -> None:
 def _unqualified_copy(element: Element) -> Element:
     """A deep copy without PESC namespaces (``UserDefinedExtensions`` keeps its own)."""
     result = copy.deepcopy(element)
-    stack = [result]
-    while stack:
-        node = stack.pop()
-        tag = node.tag
-        if not isinstance(tag, str):
-            continue
-        if tag[0] == "{":
-            namespace, local = tag[1:].split("}", 1)
-            if namespace.startswith(PESC_NAMESPACE_PREFIX):
-                node.tag = local
-                tag = local
-        if tag != "UserDefinedExtensions":
-            stack.extend(node)
+    for node in result.iter(el.ELEMENTS):
+        extension = any(el.local(a.tag) == "UserDefinedExtensions" for a in node.iterancestors())
+        if not extension and node.tag.startswith("{" + PESC_NAMESPACE_PREFIX):
+            node.tag = el.local(node.tag)
     etree.cleanup_namespaces(result)
     return result
 

@@ -84,9 +84,10 @@ def texts(element: Element | None, name: str) -> list[str]:
     return [value for node in children_named(element, name) if (value := text(node))]
 
 
-def organization(element: Element | None) -> tuple[str | None, str | None, str | None]:
-    """(id type, id, name) of an organization: the first OrganizationIDGroup id with a value, else
-    the first other leaf with one (real documents carry local codes such as ``GeoCode``)."""
+def organization(element: Element | None, prefix: str) -> dict[str, str | None]:
+    """``{prefix}_id_type``, ``{prefix}_id`` and ``{prefix}_name`` of an organization: the first
+    OrganizationIDGroup id with a value, else the first other leaf with one (real documents carry
+    local codes such as ``GeoCode``)."""
     id_type = id_value = fallback = None
     name = None
     for node in element.iterchildren(ELEMENTS) if element is not None else ():
@@ -103,7 +104,7 @@ def organization(element: Element | None) -> tuple[str | None, str | None, str |
                 fallback = (tag, value)
     if id_type is None and fallback is not None:
         id_type, id_value = fallback
-    return id_type, id_value, name
+    return {f"{prefix}_id_type": id_type, f"{prefix}_id": id_value, f"{prefix}_name": name}
 
 
 def boolean(value: str | None) -> bool | None:

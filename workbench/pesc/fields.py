@@ -107,17 +107,11 @@ def flatten(doc_or_xml: PescDocument | str | bytes) -> dict[str, Any]:
 def transmission_kind(doc_or_xml: PescDocument | str | bytes) -> str | None:
     """A document's TransmissionType; ``Cancellation`` also for DocumentTypeCode ``Cancel`` and
     ``MutuallyDefined`` with a NoteMessage ``Cancellation`` (PESC has no Cancellation type)."""
-    doc = as_document(doc_or_xml)
-    data = el.child(doc.root, "TransmissionData")
-    fields = el.children(data)
-    kind = el.text(fields.get("TransmissionType"))
+    data = el.child(as_document(doc_or_xml).root, "TransmissionData")
+    kind = el.find_text(data, "TransmissionType")
+    said, code = (kind or "").lower(), (el.find_text(data, "DocumentTypeCode") or "").lower()
     noted = "cancellation" in {note.lower() for note in el.texts(data, "NoteMessage")}
-    written = ((kind or "").lower(), (el.text(fields.get("DocumentTypeCode")) or "").lower())
-    if (
-        written[0] == "cancellation"
-        or written[1] == "cancel"
-        or (written[0] == "mutuallydefined" and noted)
-    ):
+    if said == "cancellation" or code == "cancel" or (said == "mutuallydefined" and noted):
         return "Cancellation"
     return kind
 
@@ -145,8 +139,7 @@ def _transmission(row: dict[str, Any], data: Element | None) -> None:
     row.update(el.leaves(data, _TRANSMISSION))
     for side in ("source", "destination"):
         organization = el.child(fields.get(side.capitalize()), "Organization")
-        keys = (f"{side}_org_id_type", f"{side}_org_id", f"{side}_org_name")
-        row.update(zip(keys, el.organization(organization), strict=True))
+        row.update(el.organization(organization, f"{side}_org"))
 
 
 def agency_kind(name: str | None, code: str | None, province: str | None) -> str | None:
@@ -221,14 +214,12 @@ def _request(row: dict[str, Any], root: Element) -> None:
     fields = el.children(request)
     student = el.children(fields.get("RequestedStudent"))
     recipient = el.children(fields.get("Recipient"))
-    school = el.organization(el.find(student.get("Attendance"), "School"))
     row.update(student_fields(student.get("Person")))
     row["request_created_at"] = el.text(fields.get("CreatedDateTime"))
     row["request_count"] = len(requests)
     row["recipient_count"] = sum(len(el.children_named(r, "Recipient")) for r in requests)
     row["release_authorized"] = el.boolean(el.text(student.get("ReleaseAuthorizedIndicator")))
-    keys = ("attendance_school_id_type", "attendance_school_id", "attendance_school_name")
-    row.update(zip(keys, school, strict=True))
+    row.update(el.organization(el.find(student.get("Attendance"), "School"), "attendance_school"))
     row["hold_type"] = el.find_text(recipient.get("TranscriptHold"), "HoldType")
     row.update(el.leaves(fields.get("Recipient"), _RECIPIENT))
     methods = el.texts(fields.get("Recipient"), "DeliveryMethod")
@@ -253,11 +244,10 @@ def _response(row: dict[str, Any], root: Element) -> None:
 def _transcript(row: dict[str, Any], root: Element, student: Element | None) -> None:
     fields = el.children(student)
     records = el.children_named(student, "AcademicRecord")
-    school = el.organization(el.child(records[0] if records else None, "School"))
     row.update(student_fields(fields.get("Person")))
     row["academic_record_count"] = len(records)
     row["session_count"], row["award_count"], row["course_count"] = transcript_counts(records)
-    row["school_id_type"], row["school_id"], row["school_name"] = school
+    row.update(el.organization(el.child(records[0] if records else None, "School"), "school"))
     row["note"] = _join(el.texts(root, "NoteMessage"))
 
 

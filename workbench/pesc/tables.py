@@ -1,4 +1,6 @@
-"""Child tables of a PESC message (``TABLES``): the repeated parts, one row each.
+"""Child tables of a PESC message (``TABLES``): the repeated parts, one row each, as dicts
+(``records``) or as pandas DataFrames (``to_frames``, DESIGN §5) typed by column name, so that an
+empty table has the dtypes of a full one; unreadable values are NA.
 
 ``*_index`` columns are 0-based and link the tables of one document (``session_index`` None:
 listed under the academic record); ``notes`` has every NoteMessage, its parent's path as context.
@@ -6,12 +8,15 @@ listed under the academic record); ``notes`` has every NoteMessage, its parent's
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
+
+import pandas as pd
 
 from workbench.pesc import elements as el
 from workbench.pesc.document import PescDocument, as_document
 from workbench.pesc.elements import Element, mapping, names
-from workbench.pesc.fields import HOLD_FIELDS, agency_identifiers, kind_of
+from workbench.pesc.fields import HOLD_FIELDS, agency_identifiers, flatten, kind_of
 
 Row = dict[str, Any]
 
@@ -31,6 +36,10 @@ GPA_FIELDS = mapping(
     "GradePointAverage CreditHoursAttempted CreditHoursEarned TotalQualityPoints",
     "gpa credit_hours_attempted credit_hours_earned total_quality_points",
 )
+_SESSION = mapping(
+    "SessionDesignator SessionName SessionType SessionBeginDate SessionEndDate",
+    "session_designator session_name session_type begin_date end_date",
+)
 _PROGRAM = mapping("AcademicProgramName AcademicProgramType", "program_name program_type")
 _RECIPIENT = mapping(
     "RequestTrackingID RecipientTrackingID TranscriptType TranscriptPurpose DocumentOfficialCode",
@@ -40,6 +49,10 @@ _RESPONSE = mapping(
     "CreatedDateTime RequestTrackingID RecipientTrackingID ResponseStatus",
     "created_at request_tracking_id recipient_tracking_id response_status",
 )
+_ATTENDANCE = mapping(
+    "EnrollDate ExitDate CurrentEnrollmentIndicator", "enroll_date exit_date current_enrollment"
+)
+_AWARDS = mapping("AcademicAwardTitle AcademicAwardDate", "award_title award_date")
 _HOLD = mapping(
     "HoldType SessionDesignator SessionName ReleaseDate",
     "hold_type hold_session_designator hold_session_name hold_release_date",
@@ -117,7 +130,11 @@ def records(doc_or_xml: PescDocument | str | bytes) -> dict[str, list[Row]]:
         for node in root.iter("{*}NoteMessage")
         if (note := el.text(node))
     ]
-    return tables
+    # Each row as its table's columns, in their order.
+    return {
+        name: [{c: row.get(c) for c in TABLES[name]} for row in rows]
+        for name, rows in tables.items()
+    }
 
 
 def _requests(tables: dict[str, list[Row]], root: Element, document_id: str | None) -> Any:
@@ -129,51 +146,32 @@ def _requests(tables: dict[str, list[Row]], root: Element, document_id: str | No
         for index, recipient in enumerate(el.children_named(request, "Recipient")):
             tables["recipients"].append(_recipient(recipient, {**base, "recipient_index": index}))
         for index, attendance in enumerate(el.children_named(requested, "Attendance")):
-            fields = el.children(attendance)
-            school_id_type, school_id, school_name = el.organization(fields.get("School"))
-            awards = el.children(fields.get("AcademicAwardsReported"))
-            tables["attendance"].append(
-                {
-                    **base,
-                    "attendance_index": index,
-                    "school_name": school_name,
-                    "school_id_type": school_id_type,
-                    "school_id": school_id,
-                    "enroll_date": el.text(fields.get("EnrollDate")),
-                    "exit_date": el.text(fields.get("ExitDate")),
-                    "current_enrollment": el.boolean(
-                        el.text(fields.get("CurrentEnrollmentIndicator"))
-                    ),
-                    "award_title": el.text(awards.get("AcademicAwardTitle")),
-                    "award_date": el.text(awards.get("AcademicAwardDate")),
-                }
-            )
+            awards = el.child(attendance, "AcademicAwardsReported")
+            row: Row = {**el.leaves(attendance, _ATTENDANCE), **el.leaves(awards, _AWARDS)}
+            row["current_enrollment"] = el.boolean(row["current_enrollment"])
+            row |= el.organization(el.child(attendance, "School"), "school")
+            tables["attendance"].append({**base, "attendance_index": index, **row})
     return person
 
 
 def _recipient(recipient: Element, base: Row) -> Row:
     fields = el.children(recipient)
     receiver = el.children(fields.get("Receiver"))
-    if "RequestorReceiverOrganization" in receiver:
-        id_type, id_value, name = el.organization(receiver["RequestorReceiverOrganization"])
-    else:
+    organization = el.organization(receiver.get("RequestorReceiverOrganization"), "receiver")
+    if "RequestorReceiverOrganization" not in receiver:
         person_name = el.children(el.child(receiver.get("Person"), "Name"))
         parts = [el.text(person_name.get(part)) for part in ("FirstName", "LastName")]
-        id_type = id_value = None
-        name = " ".join(part for part in parts if part) or None
+        organization["receiver_name"] = " ".join(part for part in parts if part) or None
     methods = el.texts(recipient, "DeliveryMethod")
-    row = {
+    return {
         **base,
         **el.leaves(recipient, _RECIPIENT),
         **el.leaves(fields.get("TranscriptHold"), _HOLD),
-        "receiver_name": name,
-        "receiver_id_type": id_type,
-        "receiver_id": id_value,
+        **organization,
         "delivery_method": ", ".join(methods) if methods else None,
         "electronic_format": el.find_text(fields.get("ElectronicDelivery"), "ElectronicFormat"),
         "transcript_copies": el.integer(el.text(fields.get("TranscriptCopies"))),
     }
-    return {column: row[column] for column in TABLES["recipients"]}
 
 
 def _responses(tables: dict[str, list[Row]], root: Element, document_id: str | None) -> Any:
@@ -197,14 +195,10 @@ def _responses(tables: dict[str, list[Row]], root: Element, document_id: str | N
 
 def _record(tables: dict[str, list[Row]], record: Element, base: Row) -> None:
     """An AcademicRecord's row, and its sessions', courses' and awards' (indexed within it)."""
-    school_id_type, school_id, school_name = el.organization(el.child(record, "School"))
     row: Row = {
         **base,
-        "school_name": school_name,
-        "school_id_type": school_id_type,
-        "school_id": school_id,
+        **el.organization(el.child(record, "School"), "school"),
         "student_level": el.find_text(record, "StudentLevel", "StudentLevelCode"),
-        **dict.fromkeys(("session_count", "award_count", "course_count"), 0),
         **_summary(el.children_named(record, "AcademicSummary")),
     }
     courses, awards = tables["courses"], tables["awards"]
@@ -222,11 +216,9 @@ def _record(tables: dict[str, list[Row]], record: Element, base: Row) -> None:
 def _parts(tables: dict[str, list[Row]], parent: Element, base: Row, index: int | None) -> int:
     """Rows of the courses, awards and sessions of an AcademicRecord (``index`` None) or of its
     AcademicSession ``index``; how many sessions."""
-    detail = el.children(el.child(parent, "AcademicSessionDetail"))
-    designator = el.text(detail.get("SessionDesignator"))
-    name = el.text(detail.get("SessionName"))
+    session = el.leaves(el.child(parent, "AcademicSessionDetail"), _SESSION)
     template = {**base, "session_index": index, "course_index": None}
-    template |= {"session_designator": designator, "session_name": name}
+    template |= {key: session[key] for key in ("session_designator", "session_name")}
     template |= dict.fromkeys(COURSE_FIELDS.values())
     courses, awards = tables["courses"], tables["awards"]
     counts, sessions = (len(courses), len(awards)), 0
@@ -243,16 +235,11 @@ def _parts(tables: dict[str, list[Row]], parent: Element, base: Row, index: int 
         return sessions
     programs = el.children_named(parent, "AcademicProgram")
     summary = _summary(el.children_named(parent, "AcademicSummary"))
-    del summary["summary_type"]
     tables["sessions"].append(
         {
             **base,
             "session_index": index,
-            "session_designator": designator,
-            "session_name": name,
-            "session_type": el.text(detail.get("SessionType")),
-            "begin_date": el.text(detail.get("SessionBeginDate")),
-            "end_date": el.text(detail.get("SessionEndDate")),
+            **session,
             "program_name": el.find_text(programs[0] if programs else None, "AcademicProgramName"),
             "award_count": len(awards) - counts[1],
             "course_count": len(courses) - counts[0],
@@ -284,3 +271,58 @@ def _summary(summaries: list[Element]) -> Row:
     chosen = (cumulative or summaries or [None])[0]
     summary_type = el.find_text(chosen, "AcademicSummaryType")
     return {"summary_type": summary_type, **el.leaves(el.child(chosen, "GPA"), GPA_FIELDS)}
+
+
+TIME_COLUMNS = frozenset({"created_at", "request_created_at", "response_created_at"})
+FLOAT_COLUMNS = frozenset(
+    names(
+        "credit_value credit_earned quality_points gpa credit_hours_attempted credit_hours_earned "
+        "total_quality_points"
+    )
+)
+INT_COLUMNS = frozenset({"academic_award_total", "course_total", "transcript_copies"})
+BOOL_COLUMNS = frozenset({"release_authorized", "current_enrollment", "completion_indicator"})
+TIME_DTYPE = "datetime64[ns, UTC]"
+
+
+def to_frames(doc_or_xml: PescDocument | str | bytes) -> dict[str, pd.DataFrame]:
+    """``{"document": flatten's row, <table>: records' rows, ...}``, attrs naming the message."""
+    doc = as_document(doc_or_xml)
+    row = flatten(doc)
+    attrs = {"message_type": doc.message_type, "document_id": row["document_id"]}
+    frames = {"document": frame([row], tuple(row))}
+    for name, rows in records(doc).items():
+        frames[name] = frame(rows, TABLES[name])
+    for df in frames.values():
+        df.attrs.update(attrs)
+    return frames
+
+
+def dtype_of(column: str) -> str:
+    """The dtype a column of this name gets."""
+    if column in TIME_COLUMNS:
+        return TIME_DTYPE
+    if column in FLOAT_COLUMNS:
+        return "Float64"
+    if column in BOOL_COLUMNS:
+        return "boolean"
+    if column in INT_COLUMNS or column.endswith(("_index", "_count")):
+        return "Int64"
+    return "string"
+
+
+def frame(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> pd.DataFrame:
+    """A DataFrame of ``rows`` with exactly ``columns``, typed by ``dtype_of``."""
+    data = {column: _array([row.get(column) for row in rows], column) for column in columns}
+    return pd.DataFrame(data, columns=list(columns))
+
+
+def _array(values: list[Any], column: str) -> Any:
+    dtype = dtype_of(column)
+    if dtype == TIME_DTYPE:  # xs:dateTime; no offset: UTC
+        values = pd.to_datetime(
+            pd.Series(values, dtype=object), errors="coerce", utc=True, format="ISO8601"
+        )
+    elif dtype == "Float64":
+        values = pd.to_numeric(pd.Series(values, dtype=object), errors="coerce")
+    return pd.array(values, dtype=dtype)

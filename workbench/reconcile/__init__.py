@@ -1,86 +1,26 @@
-"""Reconciliation: lifecycles, cross-checks and exceptions, as pure functions of DataFrames.
+"""Reconciliation: lifecycles, cross-checks, exceptions and the report's figures, as pure
+functions of DataFrames.
 
-::
-
-    from workbench import reconcile
-
-    tables = reconcile.load(w.store)             # the only function that reads (as_of=...)
-    rec = reconcile.reconcile(tables, sla_days=5)
-    rec.requests, rec.transcripts                # one row per request / transcript received
-    rec.checks, rec.exceptions                   # failed cross-checks; what needs an analyst
-    rec.headline, rec.by_organisation            # the report's figures
-    reconcile.exceptions(requests, transcripts, checks)   # from frames of your own
-
-The input tables (``TABLES``) are described in ``inputs``; a hand-built dict may leave out
-tables and columns. The API level joins by ``RequestID`` (any string: a tracking id, or a GUID),
-the documents by their ``RequestTrackingID``; the two are never required to be equal.
-
-**Supplier lifecycle** (``requests.state``). The first that holds, in this order, wins:
-
-1. ``answered_still_listed``: a response or a transcript of ours took effect (``sent``, or
-   inferred sent), no send of ours is in doubt, the request is not cancelled, and the
-   partner's last list read still shows it (``on_list``): until a pull sees it leave, nothing
-   else about it can be told (the partner may not have taken our answer in; right after a
-   send it is only that no list was read since). Not open;
-2. ``ack_mismatch``: the newest transcript we sent was acknowledged, and the partner's
-   ``AcademicAwardTotal``/``CourseTotal`` differ from the counts of what we sent (a total it
-   left out counts as different; when our counts are unknown, no mismatch can be told). The
-   flag ``ack_totals_differ`` (and the ``ack_totals`` check) tells it in any state;
-3. ``acknowledged``: the newest transcript we sent was acknowledged;
-4. ``cancelled``: the request's current version is a Cancellation (``cancelled_at``): it is
-   closed, nothing is owed and no SLA runs;
-5. ``uncertain_send``: the latest send of a response or of a transcript is ``uncertain`` or
-   ``pending`` in the outbox (it may or may not have reached the partner). An older uncertain
-   entry that a newer send of the same operation superseded does not count;
-6. ``transcript_sent``: a transcript of ours was sent (or inferred sent from the lists) and no
-   acknowledgment of it is recorded;
-7. ``responded``: a TranscriptResponse of ours was sent; ``response_status``, ``hold_reason``
-   and ``planned_release_date`` say which (the newest);
-8. ``closed_elsewhere``: the request left the partner's list (``left_at``/``left_reason``)
-   and no send of ours took effect (failed sends do not count);
-9. ``awaiting_response``: anything else: not gone from the list, not cancelled, nothing of
-   ours sent or in doubt.
-
-Furthest along wins because it is the most the partner can have seen; an unsettled send ranks
-above a plain sent or responded one because it is what the analyst must act on first.
-
-**Consumer side** (``transcripts.state``): ``acknowledged`` (an acknowledgment of ours of
-the current version was sent) > ``ack_uncertain`` (our latest one is uncertain or pending) >
-``closed_elsewhere`` (it left the consumer list) > ``awaiting_ack``. A transcript re-issued
-since our acknowledgment awaits ours again (``reissued_after_ack``). Beside the state:
-``duplicate`` / ``duplicate_of`` / ``duplicate_key`` (same student and source organisation,
-``consumer.duplicates``) and ``document_problem`` (``parse_error`` or ``schema_invalid``).
-
-**Open** means one thing everywhere: ``awaiting_response`` and ``awaiting_ack``
-(``OPEN_STATES``, ``open_items``). The store's views ``open_requests``,
-``answered_still_listed`` and ``transcripts_awaiting_ack`` are these rules in SQL, and the
-explorer, ``workbench export``, Datasette's queries and the report read them
-(``tests/test_open_everywhere.py``).
-
-**Ageing** (``age_days``, ``age_bucket``): days since the item's ``request_date``, else since
-we first saw it, in the buckets of ``age_labels`` (an item at exactly the SLA is within it).
-A ``request_date`` outside the plausible dates (``inputs.window``) is taken as missing, kept in
-``implausible_request_date`` and raised as an ``implausible_date``.
-
-**Cross-checks**: ``CHECKS``, see ``checks``. **Exceptions**: ``EXCEPTION_KINDS``, see
-``triage``. Each rule is a pandas ``merge``/``drop_duplicates``/``groupby`` over whole tables
-and states come from masks: a million requests take seconds (``bench/reconcile.py``).
+``rec = reconcile.reconcile(reconcile.load(w.store), sla_days=5)``; the states' precedence, the
+checks and the exceptions are described in ``docs/reconcile.md``.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
 
+from workbench.pesc.fields import environment_of
 from workbench.reconcile.checks import CHECK_COLUMNS, CHECKS
 from workbench.reconcile.checks import checks as run_checks
-from workbench.reconcile.consumer import CONSUMER_STATES, TRANSCRIPT_COLUMNS, status
 from workbench.reconcile.inputs import (
+    COUNT,
     TABLES,
+    TEXT,
     age_buckets,
     age_edges,
     age_labels,
@@ -88,15 +28,16 @@ from workbench.reconcile.inputs import (
     prepared,
     resolve_now,
 )
-from workbench.reconcile.load import load
-from workbench.reconcile.summary import (
-    OPEN_STATES,
-    ORGANISATION_COLUMNS,
-    by_organisation,
-    headline,
-    open_items,
+from workbench.reconcile.lifecycles import (
+    CONSUMER_STATES,
+    REQUEST_COLUMNS,
+    SUPPLIER_STATES,
+    TRANSCRIPT_COLUMNS,
+    consumer_side,
+    later_copies,
+    supplier_side,
 )
-from workbench.reconcile.supplier import REQUEST_COLUMNS, SUPPLIER_STATES, lifecycle
+from workbench.reconcile.load import load
 from workbench.reconcile.triage import EXCEPTION_COLUMNS, EXCEPTION_KINDS, exceptions
 from workbench.severities import SEVERITIES
 
@@ -117,15 +58,20 @@ __all__ = [
     "age_buckets",
     "age_edges",
     "age_labels",
-    "consumer_status",
-    "cross_checks",
     "empty_tables",
     "exceptions",
     "load",
     "open_items",
     "reconcile",
-    "supplier_lifecycle",
 ]
+
+_UNKNOWN = "(unknown)"
+ORGANISATION_COUNTS = tuple(dict.fromkeys((
+    "items", "open", "sla_breached", *SUPPLIER_STATES, *CONSUMER_STATES, "duplicates",
+    "exceptions", "high_or_worse")))  # fmt: skip
+ORGANISATION_COLUMNS = ("side", "organisation_id", "organisation_name", *ORGANISATION_COUNTS)
+# what is open, per side: a request awaiting our response, a transcript awaiting our ack
+OPEN_STATES = {"supplier": "awaiting_response", "consumer": "awaiting_ack"}
 
 
 @dataclass(frozen=True, repr=False)
@@ -142,7 +88,6 @@ class Reconciliation:
     by_organisation: pd.DataFrame
     now: pd.Timestamp
     sla_days: float
-    attrs: dict[str, Any] = field(default_factory=dict)
     grace_hours: float = 0.0  # how long past the SLA an item may wait before it is overdue
 
     def __repr__(self) -> str:
@@ -163,16 +108,9 @@ def reconcile(
     sla_days: float = 5,
     grace_hours: float = 0,
 ) -> Reconciliation:
-    """Reconcile the tables ``load`` returns: lifecycles, cross-checks, exceptions, figures.
-
-    ``now`` (default: the tables' ``as_of``, else the current time) is the moment ages and
-    the SLA are measured at; ``sla_days`` how long a request may wait for our response, and
-    a transcript for our acknowledgment; ``grace_hours`` how much longer than that an item may
-    wait before it is overdue (so what arrived minutes ago is not late with a short SLA).
-
-    >>> rec = reconcile.reconcile(reconcile.load(w.store), sla_days=5)  # doctest: +SKIP
-    >>> rec.exceptions[rec.exceptions.severity >= "high"]  # doctest: +SKIP
-    """
+    """Lifecycles, cross-checks, exceptions and figures of the tables ``load`` returns, aged at
+    ``now`` (default: their ``as_of``, else now); overdue past ``sla_days`` and ``grace_hours``
+    more (so what arrived minutes ago is not late with a short SLA)."""
     if not math.isfinite(sla_days) or sla_days < 0:
         raise ValueError(f"sla_days must be a finite number of days, 0 or more; got {sla_days!r}.")
     if not math.isfinite(grace_hours) or grace_hours < 0:
@@ -181,15 +119,15 @@ def reconcile(
         )
     when = resolve_now(now, tables)
     t = prepared(tables, now=when)
-    requests = lifecycle(t, now=when, sla_days=sla_days, grace_days=grace_hours / 24)
-    transcripts = status(t, now=when, sla_days=sla_days, grace_days=grace_hours / 24)
+    requests = supplier_side(t, now=when, sla_days=sla_days, grace_days=grace_hours / 24)
+    transcripts = consumer_side(t, now=when, sla_days=sla_days, grace_days=grace_hours / 24)
     checks = run_checks(t, requests, transcripts, sla_days=sla_days)
     found = exceptions(requests, transcripts, checks, sla_days=sla_days)
     organisations = by_organisation(requests, transcripts, found)
     figures = headline(requests, transcripts, found, now=when, sla_days=sla_days)
     # Stamped last: the rules work on frames without attrs (``inputs.prepared``).
-    requests.attrs.update(operation="reconcile.supplier_lifecycle", now=when, sla_days=sla_days)
-    transcripts.attrs.update(operation="reconcile.consumer_status", now=when, sla_days=sla_days)
+    requests.attrs.update(operation="reconcile.requests", now=when, sla_days=sla_days)
+    transcripts.attrs.update(operation="reconcile.transcripts", now=when, sla_days=sla_days)
     return Reconciliation(
         requests=requests,
         transcripts=transcripts,
@@ -199,29 +137,127 @@ def reconcile(
         by_organisation=organisations,
         now=when,
         sla_days=sla_days,
-        attrs={k: v for f in tables.values() for k, v in getattr(f, "attrs", {}).items()},
         grace_hours=grace_hours,
     )
 
 
-def supplier_lifecycle(
-    tables: Mapping[str, pd.DataFrame], *, now: Any = None, sla_days: float = 5
+def open_items(
+    requests: pd.DataFrame, transcripts: pd.DataFrame
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The open requests (awaiting our response) and transcripts (awaiting our ack)."""
+    return (
+        requests[requests["state"] == OPEN_STATES["supplier"]],
+        transcripts[transcripts["state"] == OPEN_STATES["consumer"]],
+    )
+
+
+def headline(
+    requests: pd.DataFrame,
+    transcripts: pd.DataFrame,
+    exceptions: pd.DataFrame,
+    *,
+    now: pd.Timestamp,
+    sla_days: float,
+) -> dict[str, Any]:
+    """The report's headline figures: plain ints and dicts of them (``now`` a Timestamp);
+    what each counts: ``docs/reconcile.md``."""
+    state, theirs = requests["state"].value_counts(), transcripts["state"].value_counts()
+    answered = requests["response_outbox_id"].notna() | requests["transcript_outbox_id"].notna()
+    invalid = (requests["validation_status"] == "invalid").fillna(False)
+    codes = pd.concat([requests["process_code"], transcripts["process_code"]]).astype("string")
+    read = ["state", "age_bucket", "sla_breached"]  # a row filter copies every column it keeps
+    open_, waiting = open_items(requests[read], transcripts[read])
+    buckets = age_labels(sla_days)
+    return {
+        "now": now,
+        "sla_days": sla_days,
+        "requests": len(requests),
+        "open_requests": len(open_),
+        "open_by_age": _counts(open_["age_bucket"], buckets),
+        "open_over_sla": int(open_["sla_breached"].fillna(False).sum()),
+        "answered": int(answered.sum()),
+        "answered_still_listed": int(state.get("answered_still_listed", 0)),
+        "requests_by_state": {s: int(state.get(s, 0)) for s in SUPPLIER_STATES},
+        "responses_by_status": {
+            str(k): int(v) for k, v in requests["response_status"].value_counts().items()
+        },
+        "transcripts_sent": int(requests["transcript_outbox_id"].notna().sum()),
+        "transcripts_acknowledged": int(requests["acknowledged_at"].notna().sum()),
+        "transcripts_unacknowledged": int(state.get("transcript_sent", 0)),
+        "ack_mismatches": int(requests["ack_totals_differ"].fillna(False).sum()),
+        "uncertain_sends": int(state.get("uncertain_send", 0) + theirs.get("ack_uncertain", 0)),
+        "transcripts_received": len(transcripts),
+        "transcripts_awaiting_ack": len(waiting),
+        "transcripts_acknowledged_by_us": int(theirs.get("acknowledged", 0)),
+        "awaiting_ack_by_age": _counts(waiting["age_bucket"], buckets),
+        "awaiting_ack_over_sla": int(waiting["sla_breached"].fillna(False).sum()),
+        "duplicate_transcripts": int(later_copies(transcripts, "transcript_id").sum()),
+        "document_problems": int((requests["parse_error"].notna() | invalid).sum())
+        + int(transcripts["document_problem"].notna().sum()),
+        "exceptions": len(exceptions),
+        "exceptions_by_severity": _counts(exceptions["severity"], SEVERITIES[::-1]),
+        "environment": environment_of(codes.value_counts().to_dict()),
+    }
+
+
+def _counts(series: pd.Series, labels: tuple[str, ...]) -> dict[str, int]:
+    found = series.value_counts()
+    return {label: int(found.get(label, 0)) for label in labels}
+
+
+def by_organisation(
+    requests: pd.DataFrame,
+    transcripts: pd.DataFrame,
+    exceptions: pd.DataFrame,
 ) -> pd.DataFrame:
-    """One row per transcript request: its ``state`` and what supports it (``reconcile``'s
-    ``requests``)."""
-    return reconcile(tables, now=now, sla_days=sla_days).requests
+    """Counts per counterpart organisation: requests by who sent them (their source),
+    transcripts by the school that sent them; one row per side and organisation."""
+    parts = [
+        _side(frame, id_column, side, exceptions[(exceptions["side"] == side).fillna(False)])
+        for side, frame, id_column in (
+            ("supplier", requests, "request_id"),
+            ("consumer", transcripts, "transcript_id"),
+        )
+        if not frame.empty
+    ] or [pd.DataFrame(columns=ORGANISATION_COLUMNS)]
+    out = pd.concat(parts, ignore_index=True)
+    out = pd.concat(
+        [
+            out[list(ORGANISATION_COLUMNS[:3])].astype(TEXT),
+            out.reindex(columns=list(ORGANISATION_COUNTS)).fillna(0).astype(COUNT),
+        ],
+        axis=1,
+    )
+    out = out.sort_values(
+        ["side", "items", "organisation_name"], ascending=[False, False, True], kind="stable"
+    )
+    return out.reset_index(drop=True)
 
 
-def consumer_status(
-    tables: Mapping[str, pd.DataFrame], *, now: Any = None, sla_days: float = 5
-) -> pd.DataFrame:
-    """One row per transcript received: ``state``, age, our acknowledgment, duplicate and
-    document flags (``reconcile``'s ``transcripts``)."""
-    return reconcile(tables, now=now, sla_days=sla_days).transcripts
-
-
-def cross_checks(
-    tables: Mapping[str, pd.DataFrame], *, now: Any = None, sla_days: float = 5
-) -> pd.DataFrame:
-    """Every failed cross-check (``reconcile``'s ``checks``); ``now``/``sla_days`` drive ``sla``."""
-    return reconcile(tables, now=now, sla_days=sla_days).checks
+def _side(frame: pd.DataFrame, id_column: str, side: str, exceptions: pd.DataFrame) -> pd.DataFrame:
+    """One side's rows grouped by organisation (its id, else its name)."""
+    organisation = frame["source_org_id"].fillna(frame["source_org_name"]).fillna(_UNKNOWN)
+    # The organisations as integer codes: their text is hashed once, not in every step below.
+    key = pd.Series(pd.factorize(organisation)[0], index=frame.index)
+    # What each row counts for: its state (a column per state, all of them), open, past the SLA.
+    counted = pd.get_dummies(frame["state"]).assign(
+        open=frame["state"] == OPEN_STATES[side], sla_breached=frame["sla_breached"].fillna(False)
+    )
+    if "duplicate" in frame.columns:
+        counted["duplicates"] = later_copies(frame, id_column)
+    first = ~key.duplicated()  # each organisation's first row names it
+    out = pd.DataFrame(
+        {
+            "organisation_id": frame["source_org_id"][first].array,
+            "organisation_name": frame["source_org_name"][first].array,
+        },
+        index=key[first].to_numpy(),
+    )
+    groups = counted.groupby(key, sort=False)
+    out = out.join(groups.size().rename("items")).join(groups.sum())
+    owner = exceptions["id"].map(pd.Series(key.to_numpy(), index=frame[id_column], dtype=COUNT))
+    serious = exceptions["severity"] >= "high"
+    out["exceptions"] = owner.value_counts()
+    out["high_or_worse"] = owner[serious].value_counts()
+    out.insert(0, "side", side)
+    return out.reset_index(drop=True)

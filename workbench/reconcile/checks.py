@@ -1,24 +1,4 @@
-"""Cross-checks between documents: one row per failed comparison (a clean store gives none).
-
-``check`` is one of:
-
-- ``tracking_id``: a document against the one it answers, by ``RequestTrackingID`` (never by
-  the API ``RequestID``, which may be a GUID): each document we sent against the request (or
-  the transcript) it answers, and each acknowledgment the partner returned against the
-  request; and that acknowledgment's ``DocumentID`` against the transcript we sent (``field``
-  = ``document_id``). Only values present on both sides are compared;
-- ``student_identity``: the student of a request against the newest transcript we sent for it
-  (pending and uncertain sends included: they may have reached the partner), field by field
-  (``IDENTITY``), as :func:`workbench.pesc.student.comparable` compares them;
-- ``sla``: a request awaiting our response, or a transcript awaiting our acknowledgment,
-  for more than ``sla_days``;
-- ``ack_totals``: an acknowledgment's ``AcademicAwardTotal``/``CourseTotal`` against the
-  transcript's counts: the partner's (``side`` supplier) against what we sent, a total it left
-  out counting as a mismatch; ours (``side`` consumer) against the transcript we received.
-
-``expected`` is what our side holds (the request's tracking id and student, the counts we sent),
-``found`` what the other document says; both as text.
-"""
+"""Cross-checks between documents: one row per failed comparison (``docs/reconcile.md``)."""
 
 from __future__ import annotations
 
@@ -59,7 +39,7 @@ def checks(
     *,
     sla_days: float,
 ) -> pd.DataFrame:
-    """``cross_checks`` on ``prepared`` tables and their lifecycle frames."""
+    """``reconcile``'s ``checks`` from ``prepared`` tables and their lifecycle frames."""
     parts = [
         *_tracking(t),
         *_identity(t),
@@ -90,7 +70,7 @@ def _differ(ours: pd.Series, theirs: pd.Series) -> pd.Series:
 
 
 def _tracking(t: Mapping[str, pd.DataFrame]) -> list[pd.DataFrame]:
-    """Documents that contradict what they answer (the module docstring's ``tracking_id``)."""
+    """Documents that contradict what they answer (``tracking_id`` in ``docs/reconcile.md``)."""
     parts = []
     ob = t["outbox"]
     of_request = t["requests"]["request_tracking_id"]

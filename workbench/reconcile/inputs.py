@@ -8,7 +8,6 @@ times tz-aware UTC, counts ``Int64``, flags ``boolean``).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import date, datetime
 from string import Formatter
 from typing import Any
 
@@ -82,24 +81,14 @@ TABLES: dict[str, dict[str, str]] = {
     },
 }  # fmt: skip
 AGE_EDGES = (2.0, 5.0, 10.0)  # days: the age buckets end here, and at the SLA
-# The dates a partner can plausibly send (a RequestDate, an event's time), here and in the
-# reports and the store's views: outside them a date is a data problem, kept as sent, taken as
-# missing (the item is dated when we first saw it), listed with its item and left out of every
-# chart. From 1990-01-01: this exchange is PESC XML over a JSON API, and XML dates from 1998,
-# while year 1, 1900 or 1970 (a default or an epoch written as a date) are caught. To a day
-# ahead: a partner clock a little ahead of ours, or a local time written as UTC (at most 14
-# hours off), stays within it; 9999-12-31 (a "never") does not.
+# The dates a partner can plausibly send, here, in the reports and the views (docs/reconcile.md).
 EARLIEST = pd.Timestamp(PLAUSIBLE_FROM, tz="UTC")
 AHEAD = pd.Timedelta(days=PLAUSIBLE_AHEAD_DAYS)
 WINDOW = "from 1990-01-01 to a day past the as-of time"  # for messages without the moment
 
 
 def empty_tables() -> dict[str, pd.DataFrame]:
-    """Every input table, empty, with its columns and dtypes.
-
-    >>> tables = empty_tables()
-    >>> tables["requests"] = pd.DataFrame({"request_id": ["R1"], "on_list": [True]})
-    """
+    """Every input table, empty, with its columns and dtypes (``docs/reconcile.md``)."""
     return conform({})
 
 
@@ -112,13 +101,10 @@ def conform(tables: Mapping[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
 
 def prepared(tables: Mapping[str, pd.DataFrame], *, now: pd.Timestamp) -> dict[str, pd.DataFrame]:
     """The conformed tables as the rules read them: requests and transcripts indexed by their
-    id (a repeated id keeps its last row), the ``request_date`` implausible at ``now`` moved to
-    ``implausible_request_date``; the outbox oldest first; each response and acknowledgment
-    with ``answers``, the id its outbox entry was sent for (else its own ``request_id``).
-
-    The rules attach what they find per id by index alignment, so the ids are hashed once. The
-    frames carry no ``attrs`` (pandas deep-copies them at every step): ``reconcile`` stamps its
-    outputs."""
+    id (a repeated id keeps its last row; the rules align on it, hashed once), a ``request_date``
+    implausible at ``now`` moved to ``implausible_request_date``; the outbox oldest first; each
+    response and acknowledgment with ``answers``, the id its outbox entry was sent for (else its
+    own). No ``attrs``: pandas deep-copies them at every step (``reconcile`` stamps its outputs)."""
     t = conform(tables)
     for name, id_column in (("requests", "request_id"), ("transcripts", "transcript_id")):
         unique = t[name].drop_duplicates(id_column, keep="last").set_index(id_column)
@@ -175,32 +161,20 @@ def as_dtype(series: pd.Series, dtype: str) -> pd.Series:
         if series.dtype == object or isinstance(series.dtype, pd.StringDtype):
             series = pd.to_numeric(series, errors="coerce")
         return series.astype(COUNT)
-    if dtype == FLAG:
-        return series.astype(FLAG)
     if dtype == CODE:
         return as_dtype(series, TEXT).astype(CODE)
-    return series.astype(TEXT)
+    return series.astype(dtype)  # TEXT or FLAG
 
 
 def utc_times(series: pd.Series) -> pd.Series:
     """Times as tz-aware UTC (naive ones taken as UTC); text that does not parse is NaT."""
     if str(series.dtype) == TIME:
         return series
-    if isinstance(series.dtype, pd.DatetimeTZDtype):
-        return series.dt.tz_convert("UTC").astype(TIME)
-    if pd.api.types.is_datetime64_dtype(series.dtype):
-        return series.dt.tz_localize("UTC").astype(TIME)
-    out = pd.Series(pd.NaT, index=series.index, dtype=TIME)
-    present = series.notna()
-    if present.any():
-        out[present] = pd.to_datetime(series[present], utc=True, errors="coerce", format="ISO8601")
-    return out
+    return pd.to_datetime(series, utc=True, errors="coerce", format="ISO8601").astype(TIME)
 
 
 def timestamp(value: Any) -> pd.Timestamp:
     """A moment as a UTC ``Timestamp`` (naive taken as UTC)."""
-    if isinstance(value, date) and not isinstance(value, datetime):
-        value = datetime(value.year, value.month, value.day)
     ts = pd.Timestamp(value)
     ts = ts.tz_localize("UTC") if ts.tzinfo is None else ts.tz_convert("UTC")
     return ts.as_unit("us")

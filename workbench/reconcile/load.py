@@ -27,20 +27,8 @@ _ENTITIES = (
 
 
 def load(store: Store, *, as_of: Any = None) -> dict[str, pd.DataFrame]:
-    """The tables ``reconcile`` needs (see ``TABLES``), read from ``store``.
-
-    ``as_of`` (a time; None: now) gives what the store knew then: rows first seen, sent or
-    recorded by that moment; list membership and departures from the snapshots taken by then;
-    an outbox entry settled later counts as it stood (``uncertain`` if it was settled from the
-    lists later, ``pending`` if it was marked later); the versions received by then (which one
-    is current, how many, whether it is a Cancellation). A row's other document fields are
-    its current version's. Each frame's ``attrs`` carry ``as_of``, which ``reconcile`` uses as
-    its ``now`` by default.
-
-    >>> from workbench import reconcile
-    >>> tables = reconcile.load(w.store, as_of="2026-03-09T08:00Z")  # doctest: +SKIP
-    >>> rec = reconcile.reconcile(tables)  # doctest: +SKIP
-    """
+    """The tables ``reconcile`` needs (``TABLES``) from ``store``, as the store knew them at
+    ``as_of`` (a time; None: now; ``docs/reconcile.md``), which each frame's ``attrs`` carry."""
     at = None if as_of is None else timestamp(as_of)
     cut = None if at is None else at.strftime("%Y-%m-%dT%H:%M:%S.%fZ")  # as the store writes
     versions = _versions(store, cut)
@@ -154,10 +142,9 @@ def _outbox(store: Store, cut: str | None) -> pd.DataFrame:
 
 
 def _json(value: Any) -> dict[str, Any]:
-    if not isinstance(value, str) or not value:
-        return {}
+    """A stored JSON object; ``{}`` for anything else (missing, not JSON, not an object)."""
     try:
-        found = json.loads(value)
+        found = json.loads(value) if isinstance(value, str) and value else {}
     except ValueError:
         return {}
     return found if isinstance(found, dict) else {}

@@ -1,13 +1,4 @@
-"""One ``exceptions`` table: what needs an analyst, how bad it is, and what to do about it.
-
-Each row names a ``kind`` (:data:`EXCEPTION_KINDS`), the request or transcript ``id``, a
-``severity`` (ordered categorical, ``low`` < ``medium`` < ``high`` < ``critical``, so
-``df[df.severity >= "high"]`` works), a ``detail`` and a ``suggested_action`` in words an
-analyst can act on, and the ``side`` (supplier or consumer). One row per kind and id: several
-failed comparisons of one kind for one id are joined into one detail, each naming both sides
-("first name (request: Joaquín · transcript sent: Anne-Marie)"). An action that is a command
-gives it for the shell, the id quoted (``workbench send ack 'C 12'``), and as a Python call.
-"""
+"""One ``exceptions`` table: what needs an analyst, how bad, what to do (``docs/reconcile.md``)."""
 
 from __future__ import annotations
 
@@ -17,8 +8,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from workbench.reconcile.consumer import later_copies
 from workbench.reconcile.inputs import TEXT, WINDOW, days_text, fill, text
+from workbench.reconcile.lifecycles import later_copies
 from workbench.severities import SEVERITIES
 
 # kind -> (usual severity, when it is raised)
@@ -98,11 +89,7 @@ def exceptions(
 ) -> pd.DataFrame:
     """The exceptions table of a lifecycle, a consumer status and their cross-checks;
     ``sla_days``: the SLA they were flagged with (default: the one in their ``attrs``, else
-    the ``sla`` checks').
-
-    >>> ex = exceptions(rec.requests, rec.transcripts, rec.checks)  # doctest: +SKIP
-    >>> ex[ex.severity >= "high"]  # doctest: +SKIP
-    """
+    the ``sla`` checks')."""
     r = requests.rename(columns={"request_id": "id"})
     t = transcripts.rename(columns={"transcript_id": "id"})
     parts = [

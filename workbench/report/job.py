@@ -24,7 +24,7 @@ from workbench.report.runner import (
     notebook_parameters,
     run_report,
 )
-from workbench.report.stores import report_zone
+from workbench.report.stores import open_store, reconciled, report_zone, store_path
 from workbench.severities import SEVERITIES
 
 if TYPE_CHECKING:
@@ -54,13 +54,7 @@ class ReportJob:
     @cached_property
     def figures(self) -> tuple[Reconciliation, Freshness]:
         """The store reconciled as the notebook did, and how fresh it was then."""
-        return self.figures_of(self.db)
-
-    def figures_of(self, source: str) -> tuple[Reconciliation, Freshness]:
-        """A store (or a consortium's export folder) reconciled as the notebook did."""
-        from workbench.report.stores import reconciled
-
-        return reconciled(source, exported="exports" in self.parameters, **self.measured)
+        return reconciled(self.db, **self.measured)
 
     def verdict(self, *, allow_partial: bool = False) -> tuple[int, list[str]]:
         """The exit code and why: 1 when the notebook failed, the pull was not ok (a partial
@@ -76,12 +70,16 @@ class ReportJob:
             code, reasons = 1, [*reasons, f"Exit 1: {college}'s store cannot be read: {why}"]
         if self.fail_on is None and self.max_age_hours is None:
             return code, reasons
+        exported = "exports" in self.parameters  # a consortium's export folders
         for college, source in (self.colleges or {"": self.db}).items():
             if college in self.unreadable:
                 continue
             of = f"{college}: " if college else ""
             try:
-                rec, fresh = self.figures_of(source) if college else self.figures
+                if not college:
+                    rec, fresh = self.figures
+                else:
+                    rec, fresh = reconciled(source, exported=exported, **self.measured)
             except WorkbenchError as exc:
                 code, reasons = 1, [*reasons, f"Exit 1: {of}the store could not be judged: {exc}"]
                 continue
@@ -142,29 +140,26 @@ def run_report_job(
     if "tz" in declared:  # the zone times show in: the option's, else the profile's; checked now
         values["tz"] = report_zone(values.get("tz"), **where)
     colleges, unreadable = _colleges(values, declared, no_pull=no_pull, warn=warn)
-    first = next(iter(colleges.values()), None)  # a consortium reports beside its first store
-    output_dir = output_dir or (str(Path(first).parent / "reports") if first else
-                                beside_store(db, "reports", **where))  # fmt: skip
+    # a consortium's report is no one college's: never beside a store it reads
+    output_dir = output_dir or ("reports" if colleges else beside_store(db, "reports", **where))
     check_folder(output_dir, parameter="output_dir")
     path, status = ("", None) if colleges else _pull_first(db=db, no_pull=no_pull, say=say,
                                                            warn=warn, **where)  # fmt: skip
     if known is not None:
-        from workbench.report.stores import open_store
-
         with open_store(path) as store:
             spelled = store.known(known)
         values = {k: spelled if v == known else v for k, v in values.items()}
     if "db" in declared:
         _validate_stored(path, say=say, warn=warn)
     context = {"db": str(Path(path).resolve()), "pull": False, "profile": profile,
-               "max_age_hours": max_age_hours, "table_dir": str(Path(output_dir).resolve()),
-               **(automatic or {})}  # fmt: skip
+               "max_age_hours": max_age_hours, **(automatic or {})}  # fmt: skip
     arguments = {k: v for k, v in context.items() if v is not None and k in declared} | values
     measured: dict[str, Any] = {k: arguments.get(k, declared_default(declared[k]))
                 for k in ("as_of", "sla_days", "grace_hours") if k in declared}  # fmt: skip
     bundles = Path(str(arguments["bundle_dir"])) if "bundle_dir" in arguments else None
     before = set(bundles.glob("*.zip")) if bundles else set()
-    run = run_report(notebook, arguments, warn=warn, output_dir=output_dir, timeout_s=timeout_s)
+    run = run_report(notebook, arguments, warn=warn, output_dir=output_dir, timeout_s=timeout_s,
+                     label=profile if not colleges else None)  # fmt: skip
     written = set(bundles.glob("*.zip")) - before if bundles else set()
     bundle = max(written, key=lambda p: p.stat().st_mtime) if written else None
     return ReportJob(notebook, arguments, run, status, path,
@@ -225,16 +220,9 @@ def run_troubleshoot_job(
     return job
 
 
-def store_path(db: str | None, *, profile: str | None, config_path: str | None) -> str:
-    """``db``, else the profile's database."""
-    from workbench.config import load_profile
-
-    return db if db is not None else load_profile(profile, config_path=config_path).db
-
-
 def beside_store(db: str | None, name: str, **where: str | None) -> str:
     """The folder ``name`` beside the store: a job started in any folder writes in one place."""
-    return str(Path(store_path(db, **where)).parent / name)
+    return str(store_path(db, **where).parent / name)
 
 
 def _check_values(values: Mapping[str, object]) -> None:
@@ -266,7 +254,7 @@ def _pull_first(
     path = store_path(db, profile=profile, config_path=config_path)
     check_store(path, pulling=not no_pull)
     if no_pull:
-        return path, None
+        return str(path), None
     from workbench.client import connect  # the pull's modules (pandas, httpx): only to pull
 
     with connect(profile, db=db, config_path=config_path) as w:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import nbformat
 
@@ -125,6 +126,8 @@ def coerce_parameters(
 
 
 def _coerce(key: str, text: str, declared: dict[str, str]) -> Any:
+    if len(text) > 1 and text[0] == text[-1] and text[0] in "'\"":
+        text = text[1:-1]  # quotes optional: a scheduled job's form may keep them
     named = {"bool": bool, "int": int, "float": float}
     kind = named.get(declared.get("inferred_type_name", ""), type(declared_default(declared)))
     try:
@@ -144,14 +147,19 @@ def run_notebook(
     name: str, parameters: dict[str, Any] | None = None, *,
     notebooks_dir: str | os.PathLike[str] | None = None,
     output_dir: str | os.PathLike[str] = "data/reports", timeout_s: float = 600,
+    label: str | None = None,
 ) -> NotebookRun:  # fmt: skip
-    """Execute ``<notebooks>/<name>.ipynb`` into ``<output_dir>/<name>-<UTC time>.ipynb`` and
-    ``.html`` (private, never over an earlier report), a report of the sandbox's data saying so."""
+    """Execute ``<notebooks>/<name>.ipynb`` into ``<output_dir>/<name>[-<label>]-<UTC time>.ipynb``
+    and ``.html`` (private, never over an earlier report), a report of the sandbox's data saying
+    so; a notebook declaring ``output_stem`` is given their path but the suffix, for its files."""
     source = notebook_path(name, notebooks_dir=notebooks_dir)
     declared = notebook_parameters(name, notebooks_dir=notebooks_dir)
     values = coerce_parameters(parameters or {}, declared, notebook=f"notebook {name!r}")
     started_at, started = datetime.now(UTC), time.perf_counter()
-    ipynb_path = _reserve(Path(output_dir), f"{name}-{started_at:%Y%m%dT%H%M%SZ}")
+    whose = f"-{quote(label, safe='')}" if label else ""  # encoded: no name leaves the folder
+    ipynb_path = _reserve(Path(output_dir), f"{name}{whose}-{started_at:%Y%m%dT%H%M%SZ}")
+    if "output_stem" in declared:
+        values["output_stem"] = str(ipynb_path.resolve().with_suffix(""))
     html_path = ipynb_path.with_suffix(".html")
     banner = _banner(values.get("stores") or [values.get("db")])  # a consortium: any of them
     title = f"{banner + ': ' if banner else ''}{name} report, {started_at:%Y-%m-%d %H:%M} UTC"

@@ -4,24 +4,14 @@ parameters typed as text, the report's HTML, a one-line failure. JupyterLab take
 
 from __future__ import annotations
 
-import ast
+import glob
 import os
 import shutil
-import tempfile
 from pathlib import Path
-from typing import Any
 
 from jupyter_scheduler.executors import DefaultExecutionManager
 
 from workbench.report.runner import run_notebook
-
-
-def literal(text: str) -> Any:
-    """A parameter as typed in the job's form: a Python literal, else the text itself."""
-    try:
-        return ast.literal_eval(text)
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-        return text
 
 
 class ReportJobs(DefaultExecutionManager):  # type: ignore[misc]
@@ -31,11 +21,13 @@ class ReportJobs(DefaultExecutionManager):  # type: ignore[misc]
     def execute(self) -> None:
         source = Path(self.staging_paths["input"])
         os.chdir(source.parent)  # this process runs this one job
-        parameters = {k: literal(v) for k, v in (self.model.parameters or {}).items()}
-        with tempfile.TemporaryDirectory(prefix="workbench-job-") as out:
-            try:
-                run_notebook(source.stem, parameters, notebooks_dir=source.parent, output_dir=out)
-            finally:
-                for made in Path(out).iterdir():  # the .ipynb and the .html (0600)
-                    if made.suffix[1:] in self.staging_paths:
-                        shutil.move(made, self.staging_paths[made.suffix[1:]])
+        parameters = dict(self.model.parameters or {})  # text, typed as `report -p` types it
+        ours = f"{glob.escape(source.stem)}-*"  # what run_notebook names its report
+        before = set(source.parent.glob(ours))
+        try:  # into the job's staging folder, where what the notebook writes of its own stays
+            run_notebook(source.stem, parameters, notebooks_dir=source.parent,
+                         output_dir=source.parent)  # fmt: skip
+        finally:
+            for made in set(source.parent.glob(ours)) - before:  # the .ipynb and .html (0600)
+                if made.suffix[1:] in self.staging_paths:
+                    shutil.move(made, self.staging_paths[made.suffix[1:]])

@@ -28,10 +28,17 @@ EXPORT_TABLES = ("transcript_requests", "transcripts_received", "documents", "ou
                  "runs")  # fmt: skip
 
 
+def store_path(
+    db: str | os.PathLike[str] | None, *, profile: str | None = None, config_path: str | None = None
+) -> Path:
+    """``db``, else the profile's database."""
+    return Path(db if db is not None else load_profile(profile, config_path=config_path).db)
+
+
 def open_store(db: str | os.PathLike[str] | None = None, *, profile: str | None = None) -> Store:
     """The store at ``db`` (default: the profile's), read-only; ``StoreError`` when there is
     none (a ``Store`` would create an empty one, whose report would say all is well)."""
-    path = Path(db if db is not None else load_profile(profile).db)
+    path = store_path(db, profile=profile)
     if not path.is_file():
         raise StoreError(
             f"No workbench database at {path.absolute()}; run `workbench pull` first (or pass "

@@ -1,6 +1,6 @@
-"""The sandbox's ASGI app: identity server, gateway and exchange (spec §4), and ``/_sandbox``;
-faults on demand as its middleware: latency, 500/503, 429 with Retry-After and dropped
-connections (before the operation runs, or after it took effect)."""
+"""The sandbox's ASGI app: identity server, gateway and exchange (spec §4); faults on demand as
+its middleware: latency, 500/503, 429 with Retry-After and dropped connections (before the
+operation runs, or after it took effect)."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ from workbench.pesc import flatten, parse
 from workbench.sandbox.generator import iso_ms, shaped_event
 from workbench.sandbox.settings import Faults, SandboxSettings
 from workbench.sandbox.state import Item, PartnerState
-from workbench.sandbox.tokens import IdentityServer, OAuthError
+from workbench.sandbox.tokens import IdentityServer, OAuthError, Refusal
 
 VALID_ID = re.compile(r"[A-Za-z0-9-]{1,64}")
 NOT_FOUND_MESSAGE = "No HTTP resource was found that matches the request URI."
@@ -51,13 +51,6 @@ SENDS = {
     "send_transcript": ("request", "CollegeTranscript", "transcript"),
     "send_acknowledgment": ("transcript", "Acknowledgment", "acknowledgment"),
 }
-
-
-class Refusal(HTTPException):
-    """A request the sandbox refuses, with its 4xx status."""
-
-    def __init__(self, message: str, status: int = 400) -> None:
-        super().__init__(status, message)
 
 
 def error_answer(style: str, status: int, text: str) -> Response:
@@ -107,13 +100,11 @@ class Partner:
             Route(spec.PENDING_PLACEMENT_EVENTS_PATH, self.placement_events, methods=["GET"]),
             Route(spec.PEEK_EVENTS_PATH, self.peek_events, methods=["GET"]),
         ]
-        controls = [Route("/advance", self.advance, methods=["POST"])]
         identity = FaultMiddleware(self._interface([token]), faults, latency_only=True)
         mounts = [
             Mount("/identity", identity),
             Mount("/gateway", FaultMiddleware(self._interface(gateway), faults)),
             Mount("/exchange", FaultMiddleware(self._interface(exchange), faults)),
-            Mount("/_sandbox", self._interface(controls)),
         ]
         return with_transport(self._interface(mounts, root=True))
 
@@ -149,11 +140,9 @@ class Partner:
                     "invalid_request", "The body must be application/x-www-form-urlencoded."
                 )
             try:
-                body = (await _read_body(request, 64_000)).decode("utf-8")
+                body = (await _read_body(request)).decode("utf-8")
             except UnicodeDecodeError:
                 raise OAuthError("invalid_request", "The body is not UTF-8.") from None
-            except Refusal as exc:
-                raise OAuthError("invalid_request", exc.detail, exc.status_code) from None
             form = dict(parse_qsl(body, keep_blank_values=True))
             answer = issue(form, ttl=self.settings.faults.token_ttl)
         except OAuthError as err:
@@ -242,7 +231,7 @@ class Partner:
         item = self._item(kind, request)
         if _media_type(request) != "application/json":
             raise Refusal("The request body must be sent as application/json.", 415)
-        payload = _pescxml(await _read_body(request, self.settings.max_body_bytes))
+        payload = _pescxml(await _read_body(request))
         try:
             document = parse(payload)
         except PescError as exc:
@@ -272,41 +261,12 @@ class Partner:
         self.state.record_post(operation, item, payload, reply, closes_by)
         return JSONResponse({"RequestID": item.id, "PESCXML": reply})
 
-    async def advance(self, request: Request) -> Response:
-        """Move the clock (``?hours=0``: not at all); what arrived, and what the partner holds."""
-        try:
-            hours = float(request.query_params.get("hours", "1"))
-        except ValueError:
-            raise Refusal("hours must be a number.") from None
-        if hours < 0:
-            raise Refusal("hours must not be negative.")
-        added, state = self.state.advance(hours), self.state
-        with state.lock:
-            return JSONResponse(
-                {
-                    "added": added,
-                    "now": state.now.isoformat(),
-                    "open_requests": sum(i.open for i in state.requests.values()),
-                    "open_transcripts": sum(i.open for i in state.transcripts.values()),
-                    "placement_events": len(state.placement_events),
-                    "domestic_events": len(state.domestic_events),
-                    "received": len(state.documents),
-                }
-            )
 
-
-async def _read_body(request: Request, limit: int) -> bytes:
-    declared = request.headers.get("content-length", "")
-    too_large = Refusal(f"The request body is larger than {limit} bytes.", 413)
-    if declared.isdigit() and int(declared) > limit:
-        raise too_large
+async def _read_body(request: Request) -> bytes:
     try:
-        body = await request.body()
+        return await request.body()
     except ClientDisconnect:  # nobody is left to answer, and it is no server error
         raise Refusal("The client disconnected before sending the whole body.") from None
-    if len(body) > limit:
-        raise too_large
-    return body
 
 
 def _media_type(request: Request) -> str:

@@ -94,14 +94,6 @@ class Sandbox:
                 for r in self.state.documents
             ]
 
-    def warm(self) -> int:
-        """Generate every open item's document now (4,096 are kept), as a partner has them."""
-        listed = [("request", i) for i in self.state.listed(self.state.requests)]
-        listed += [("transcript", i) for i in self.state.listed(self.state.transcripts)]
-        for kind, item in listed:
-            self.state.document(kind, item)
-        return len(listed)
-
     def start(self) -> Sandbox:
         config = uvicorn.Config(
             self.app,

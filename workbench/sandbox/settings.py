@@ -148,7 +148,6 @@ class SandboxSettings:
     cancellation_per_hour: float = 0.15  # a listed request is cancelled, then leaves the list
     malformed_share: float = 0.0  # documents that are not well-formed XML
     invalid_share: float = 0.0  # well-formed documents that fail the schema
-    max_body_bytes: int = 5_000_000
     state_path: str | None = None  # persist state here, so restarts keep continuity
     credentials: Credentials = field(default_factory=Credentials)
     faults: Faults = field(default_factory=Faults)
@@ -200,11 +199,6 @@ def answers() -> dict[str, tuple[Any, ...]]:
     """Every open point and its answers, the default first."""
     fields = dataclasses.fields(SandboxSettings)
     return {f.name: f.metadata["answers"] for f in fields if "answers" in f.metadata}
-
-
-def open_points() -> list[tuple[str, Any]]:
-    """Every answer to an open point that is not the default, as (setting, value)."""
-    return [(name, value) for name, values in answers().items() for value in values[1:]]
 
 
 # What `workbench sandbox --set NAME=VALUE` may set: every open point.

@@ -12,6 +12,7 @@ import os
 import random
 import tempfile
 import threading
+import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -142,7 +143,7 @@ class PartnerState:
                 escaped = traits.random() < s.escaped_share
                 item_id = tracking = generator.item_id(seed, kind, index)
                 if s.id_scheme == "guid":
-                    item_id = generator.dashed_id(item_id)
+                    item_id = str(uuid.UUID(hex=item_id))  # a dashed 36-character GUID
                     tracking = generator.tracking_number(kind, index, when)
                 item = Item(item_id, index, when, escaped, defect, tracking=tracking)
                 (self.requests if kind == "request" else self.transcripts)[item_id] = item
@@ -284,4 +285,4 @@ class PartnerState:
 
 
 def _time(event: dict[str, Any]) -> datetime:
-    return datetime.fromisoformat(event["occurredAt"].replace("Z", "+00:00"))
+    return datetime.fromisoformat(event["occurredAt"])

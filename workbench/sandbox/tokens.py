@@ -30,11 +30,11 @@ class OAuthError(Exception):
         self.status = status
 
 
-class TokenRejected(HTTPException):
-    """A bearer token is missing, malformed, expired or wrongly signed: a 401."""
+class Refusal(HTTPException):
+    """A request the sandbox refuses, with its 4xx status (a bad bearer token: 401)."""
 
-    def __init__(self, message: str) -> None:
-        super().__init__(401, message)
+    def __init__(self, message: str, status: int = 400) -> None:
+        super().__init__(status, message)
 
 
 class Client(NamedTuple):
@@ -80,11 +80,7 @@ class IdentityServer:
             if not form.get(name):
                 raise OAuthError("invalid_request", f"The '{name}' parameter is missing.")
         client = self._clients.get(form["client_id"])
-        if (
-            client is None
-            or client.grant == "etms"
-            or not _same(form["client_secret"], client.secret)
-        ):
+        if client is None or client.grant == "etms" or form["client_secret"] != client.secret:
             raise OAuthError("invalid_client", "Client authentication failed.", status=401)
         if form["grant_type"] != client.grant:
             raise OAuthError(
@@ -96,8 +92,8 @@ class IdentityServer:
                 raise OAuthError(
                     "invalid_request", "The password grant needs username and password."
                 )
-            known = _same(username, self.credentials.intl_username)
-            if not (_same(password, self.credentials.intl_password) and known):
+            c = self.credentials
+            if (username, password) != (c.intl_username, c.intl_password):
                 raise OAuthError("invalid_grant", "The user name or password is incorrect.")
         requested = form.get("scope", "").split()
         if requested != [client.scope]:
@@ -116,7 +112,7 @@ class IdentityServer:
         if not username or not password:
             raise OAuthError("invalid_request", "The Username and Password fields are required.")
         client = self._clients.get(username)
-        if client is None or client.grant != "etms" or not _same(password, client.secret):
+        if client is None or client.grant != "etms" or password != client.secret:
             raise OAuthError("invalid_grant", "The user name or password is incorrect.")
         return {**self._answer(username, username, client, ttl=ttl), "userName": username}
 
@@ -151,26 +147,19 @@ class IdentityServer:
         return time.time() + (self._clock() - self._started).total_seconds()
 
     def verify(self, authorization: str | None) -> Client:
-        """The client behind an ``Authorization`` header, or TokenRejected."""
+        """The client behind an ``Authorization`` header, or a 401 Refusal."""
         scheme, _, token = (authorization or "").partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
-            raise TokenRejected(DENIED)
+            raise Refusal(DENIED, 401)
         required = ["exp", "iat", "scope", "client_id"]  # exp checked below, on the sandbox clock
         options: Any = {"require": required, "verify_exp": False, "verify_iat": False}
         try:
             claims = jwt.decode(token.strip(), self._key, ["HS256"], options, issuer=ISSUER)
         except jwt.PyJWTError as exc:
-            raise TokenRejected(DENIED) from exc
+            raise Refusal(DENIED, 401) from exc
         if claims["exp"] <= self._now():
-            raise TokenRejected("The access token has expired.")
+            raise Refusal("The access token has expired.", 401)
         client = self._clients.get(claims["client_id"])
         if client is None:
-            raise TokenRejected(DENIED)
+            raise Refusal(DENIED, 401)
         return client
-
-
-def _same(given: str, expected: str) -> bool:
-    """A constant-time comparison (as UTF-8: ``compare_digest`` refuses non-ASCII text)."""
-    return secrets.compare_digest(
-        given.encode("utf-8", "surrogatepass"), expected.encode("utf-8", "surrogatepass")
-    )

@@ -15,7 +15,7 @@ import pytest
 
 from tests.reconcile.builders import NOW, Partner, transcript_flat
 from workbench import reconcile
-from workbench.reconcile.consumer import acknowledged_versions
+from workbench.reconcile.lifecycles import acknowledged_versions
 
 TRANSCRIPT = ["state", "current_version", "version_count", "transmission_type",
               "acknowledged_version", "reissued_after_ack", "sla_breached"]  # fmt: skip
@@ -167,12 +167,12 @@ def test_version_columns_have_the_contracts_dtypes(rec: reconcile.Reconciliation
 def test_as_of_a_moment_before_a_version_it_is_not_current_yet(story: Partner) -> None:
     before = story.later - timedelta(minutes=1)  # type: ignore[attr-defined]  # after our ack, before the reissue
     tables = reconcile.load(story.store, as_of=before)
-    transcripts = reconcile.consumer_status(tables, now=NOW, sla_days=5)
+    transcripts = reconcile.reconcile(tables, now=NOW, sla_days=5).transcripts
     row = transcripts.set_index("transcript_id").loc["T-NAMELESS-OLD"]
     assert (row["state"], row["current_version"], row["version_count"]) == ("acknowledged", 1, 1)
     assert row["acknowledged_version"] == 1 and not row["reissued_after_ack"]
     assert tables["versions"]["first_seen_at"].max() <= pd.Timestamp(before)
-    requests = reconcile.supplier_lifecycle(tables, now=NOW, sla_days=5).set_index("request_id")
+    requests = reconcile.reconcile(tables, now=NOW, sla_days=5).requests.set_index("request_id")
     assert requests.loc["R-CANCELLED", "state"] == "cancelled"  # cancelled long before
 
 

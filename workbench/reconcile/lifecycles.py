@@ -1,10 +1,5 @@
-"""The consumer's side: one row per transcript received, with its ``state`` and flags.
-
-The package docstring gives the states' precedence. ``duplicate`` and ``document_problem`` are
-flags beside the state: a duplicate still needs its acknowledgment. Our acknowledgment counts
-for the version it acknowledges (:func:`acknowledged_versions`): a transcript re-issued after it
-awaits our acknowledgment again (``reissued_after_ack``).
-"""
+"""The two sides' lifecycles: one row per transcript request (supplier) and per transcript
+received (consumer), each with its ``state`` (the precedence: ``docs/reconcile.md``)."""
 
 from __future__ import annotations
 
@@ -17,15 +12,45 @@ from workbench.reconcile.inputs import (
     ACK_OPERATION,
     COUNT,
     FLAG,
+    SUPPLIER_OPERATIONS,
     TEXT,
     TIME,
     UNSETTLED,
     aged,
+    days_between,
     newest_acknowledgments,
     overdue,
     states,
     typed,
+    utc_times,
 )
+
+SUPPLIER_STATES = (
+    "awaiting_response", "answered_still_listed", "responded", "transcript_sent", "acknowledged",
+    "ack_mismatch", "closed_elsewhere", "cancelled", "uncertain_send",
+)  # fmt: skip
+# ResponseStatus values that promise a transcript later (a planned release date can pass).
+DEFERRING = ("Hold", "TranscriptRequestReceived", "OfflineRecordSearch")
+
+REQUEST_COLUMNS: dict[str, str | None] = {
+    "request_id": TEXT, "state": None, "request_date": TIME, "implausible_request_date": TIME,
+    "age_days": "Float64", "age_bucket": None, "sla_breached": FLAG, "on_list": FLAG,
+    "left_at": TIME, "left_reason": TEXT, "transmission_type": TEXT, "process_code": TEXT,
+    "current_version": COUNT, "version_count": COUNT, "cancelled_at": TIME, "source_org_id": TEXT,
+    "source_org_name": TEXT, "student_first_name": TEXT, "student_last_name": TEXT,
+    "response_outbox_id": COUNT, "response_status": TEXT, "hold_reason": TEXT,
+    "planned_release_date": TEXT, "release_overdue_days": "Float64", "responded_at": TIME,
+    "response_inferred": FLAG, "transcript_outbox_id": COUNT, "transcript_version": COUNT,
+    "transcript_sent_at": TIME, "transcript_inferred": FLAG, "sent_award_count": COUNT,
+    "sent_course_count": COUNT, "acknowledged_at": TIME, "ack_award_total": COUNT,
+    "ack_course_total": COUNT, "ack_totals_differ": FLAG, "unsettled_outbox_id": COUNT,
+    "unsettled_operation": TEXT, "unsettled_state": TEXT, "unsettled_since": TIME,
+    "unsettled_note": TEXT, "detail_error": TEXT, "parse_error": TEXT, "validation_status": TEXT,
+    "validation_error": TEXT,
+}  # fmt: skip
+# The outbox columns the lifecycle reads (a row filter copies every column it keeps).
+_SENDS = ["request_id", "operation", "outbox_id", "state", "updated_at", "resolved_at",
+          "resolution", "error", "sent_award_count", "sent_course_count"]  # fmt: skip
 
 CONSUMER_STATES = ("awaiting_ack", "ack_uncertain", "acknowledged", "closed_elsewhere")
 DOCUMENT_PROBLEMS = ("parse_error", "schema_invalid")
@@ -58,10 +83,107 @@ _ACKS = ["request_id", "outbox_id", "state", "created_at", "updated_at", "resolu
          "sent_document_id"]  # fmt: skip
 
 
-def status(
+def supplier_side(
     t: Mapping[str, pd.DataFrame], *, now: pd.Timestamp, sla_days: float, grace_days: float = 0
 ) -> pd.DataFrame:
-    """``consumer_status`` on ``prepared`` tables; overdue past ``sla_days + grace_days``."""
+    """The ``requests`` of ``prepared`` tables; overdue past ``sla_days + grace_days``."""
+    outbox = t["outbox"]
+    ours = outbox.loc[outbox["operation"].isin(SUPPLIER_OPERATIONS), _SENDS]
+
+    # The latest send of each operation per request; of those, the newest unsettled one.
+    latest = ours.drop_duplicates(["request_id", "operation"], keep="last")
+    unsettled = latest[latest["state"].isin(UNSETTLED)].drop_duplicates("request_id", keep="last")
+    unsettled = unsettled.assign(
+        since=unsettled["updated_at"], note=unsettled["resolution"].fillna(unsettled["error"])
+    ).set_index("request_id")[["outbox_id", "operation", "state", "since", "note"]]
+    unsettled = unsettled.add_prefix("unsettled_")
+
+    # The newest transcript sent (its version: how many were sent), and its acknowledgment.
+    sent = ours[(ours["operation"] == "send_transcript") & (ours["state"] == "sent")]
+    version = sent.groupby("request_id", dropna=False)["request_id"].transform("size")
+    sent = sent.drop_duplicates("request_id", keep="last")
+    sent = sent.join(newest_acknowledgments(t["acknowledgments"], "received"), on="outbox_id")
+    sent = pd.DataFrame(
+        {
+            "transcript_outbox_id": sent["outbox_id"],
+            "transcript_version": version[sent.index],
+            "transcript_sent_at": sent["resolved_at"].fillna(sent["updated_at"]),
+            "transcript_inferred": sent["resolved_at"].notna().astype(FLAG),
+            "sent_award_count": sent["sent_award_count"],
+            "sent_course_count": sent["sent_course_count"],
+            "acknowledged_at": sent["recorded_at"],
+            "ack_award_total": sent["academic_award_total"],
+            "ack_course_total": sent["course_total"],
+            "acked": sent["acked"].fillna(False),
+        }
+    ).set_axis(sent["request_id"])
+
+    # The newest TranscriptResponse we sent.
+    responses = t["responses"].sort_values("outbox_id", kind="stable")
+    responses = responses.drop_duplicates("answers", keep="last")
+    responses = pd.DataFrame(
+        {
+            "response_outbox_id": responses["outbox_id"],
+            "response_status": responses["response_status"],
+            "hold_reason": responses["hold_reason"],
+            "planned_release_date": responses["planned_release_date"],
+            "responded_at": responses["sent_at"],
+            "response_inferred": responses["inferred"],
+            "responded": pd.Series(True, index=responses.index, dtype=FLAG),
+        }
+    ).set_axis(responses["answers"])
+
+    # Joined one by one on the requests' index, whose hash table pandas keeps (a join of a list
+    # of frames first unites their indexes).
+    frame = t["requests"].join(unsettled).join(sent).join(responses).reset_index()
+    since = aged(frame, now, sla_days=sla_days)
+    acked = frame["acked"].fillna(False)
+    known = frame["sent_award_count"].notna() & frame["sent_course_count"].notna()
+    differs = _differs(frame["ack_award_total"], frame["sent_award_count"]) | _differs(
+        frame["ack_course_total"], frame["sent_course_count"]
+    )
+    listed = frame["on_list"].fillna(False)
+    left = ~listed & (frame["left_at"].notna() | frame["left_reason"].notna())  # never listed: not
+    cancelled = frame["cancelled_at"].notna() | (frame["transmission_type"] == "Cancellation")
+    unsettled = frame["unsettled_outbox_id"].notna()
+    sent = frame["transcript_outbox_id"].notna()
+    answered = sent | frame["responded"].fillna(False)
+    frame["ack_totals_differ"] = acked & known & differs  # in any state (ack_totals check)
+    frame["state"] = states(
+        [
+            ("answered_still_listed", listed & ~cancelled & answered & ~unsettled),
+            ("ack_mismatch", frame["ack_totals_differ"]),
+            ("acknowledged", acked),
+            ("cancelled", cancelled),
+            ("uncertain_send", unsettled),
+            ("transcript_sent", sent),
+            ("responded", frame["responded"]),
+            ("closed_elsewhere", left),
+        ],
+        default="awaiting_response",
+        order=SUPPLIER_STATES,
+    )
+    late = overdue(frame, since, now, sla_days=sla_days, grace_days=grace_days)
+    frame["sla_breached"] = (frame["state"] == "awaiting_response") & late
+    deferring = (
+        frame["state"].isin(["responded", "answered_still_listed"])
+        & ~sent
+        & frame["response_status"].isin(DEFERRING)
+    )
+    release = utc_times(frame["planned_release_date"].where(deferring.fillna(False)))
+    frame["release_overdue_days"] = days_between(release, now).where((release < now).fillna(False))
+    return typed(frame, REQUEST_COLUMNS)
+
+
+def _differs(found: pd.Series, expected: pd.Series) -> pd.Series:
+    """Found differs from expected, a missing ``found`` included (a total the partner left out)."""
+    return (found != expected).fillna(True) & expected.notna()
+
+
+def consumer_side(
+    t: Mapping[str, pd.DataFrame], *, now: pd.Timestamp, sla_days: float, grace_days: float = 0
+) -> pd.DataFrame:
+    """The ``transcripts`` of ``prepared`` tables; overdue past ``sla_days + grace_days``."""
     outbox = t["outbox"]
     ours = outbox.loc[outbox["operation"] == ACK_OPERATION, _ACKS]
 
@@ -119,14 +241,8 @@ def status(
 
 
 def duplicates(frame: pd.DataFrame) -> tuple[pd.Series, pd.Series]:
-    """Per transcript, the earliest transcript (by ``request_date``) with the same student and
-    source organisation, itself included (missing when it has no twin), and the student key
-    that matched (``DUPLICATE_KEYS``, the first that matches).
-
-    A weaker key does not match where a stronger one tells the students apart (same name and
-    birth date, different OENs: two students). Values compare exactly: one source writes one
-    student the same way each time.
-    """
+    """Per transcript, the earliest one of the same student and source (itself included;
+    missing without a twin), and the key that matched (``docs/reconcile.md``)."""
     first = pd.Series(pd.NA, index=frame.index, dtype=TEXT)
     matched = pd.Series(pd.NA, index=frame.index, dtype=TEXT)
     # Each value as an integer code (missing: NaN), so that every key groups on numbers: the
@@ -166,14 +282,9 @@ def later_copies(transcripts: pd.DataFrame, id_column: str) -> pd.Series:
 
 
 def acknowledged_versions(acks: pd.DataFrame, versions: pd.DataFrame) -> pd.Series:
-    """The version of a transcript received each acknowledgment of ours acknowledges (an
-    outbox row: ``request_id``, ``sent_document_id``, ``created_at``), missing where none is known.
-
-    An acknowledgment copies the DocumentID it acknowledges (``pesc/NOTES.md`` §6), which a
-    re-issue may reuse (§2): of the versions received before it, the latest with its DocumentID,
-    else the latest of any; when none was received before it (acknowledged from a fetched detail
-    before a pull stored it), the first with its DocumentID.
-    """
+    """The version each acknowledgment of ours (an outbox row: ``request_id``,
+    ``sent_document_id``, ``created_at``) acknowledges, missing where none is known (the rule:
+    ``docs/reconcile.md``)."""
     sent = acks[["request_id", "sent_document_id", "created_at"]].assign(row=range(len(acks)))
     received = versions.loc[versions["entity"] == "transcripts_received",
                             ["item_id", "version", "document_id", "first_seen_at"]]  # fmt: skip
