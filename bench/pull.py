@@ -75,7 +75,7 @@ def sandbox(ctx: Any, settings: dict[str, Any], *, warm: bool = True) -> Iterato
     server = ctx.Process(target=serve_sandbox, args=(settings, child, warm), daemon=True)
     server.start()
     try:
-        if not parent.poll(120):
+        if not parent.poll(600):  # a loaded machine starts it slowly
             raise RuntimeError("the sandbox did not start")
         yield parent.recv()
     finally:

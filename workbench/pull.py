@@ -220,7 +220,7 @@ def _pull_list(
     operation = f"{source.role}.pull_detail"
 
     def one(request_id: str) -> list[dict[str, Any]]:
-        """Fetch one detail; its calls are recorded with it, in one transaction."""
+        """Fetch one detail; it is stored with its calls, or they are stored alone."""
         path = request_path(source.detail_path, request_id)
         subject = f"{source.list_name} item {request_id!r}"
         said: dict[str, Any] = {"operation": operation, "subject": subject}
@@ -231,13 +231,14 @@ def _pull_list(
             except BaseException:
                 _write(session, store, held, None)  # its calls are kept all the same
                 raise
+        prepared, error = None, None
         try:
             prepared = _prepared(store, source.list_name, request_id, detail, dates.get(request_id))
-            _write(session, store, held, prepared)
-        except Exception as exc:  # one detail that cannot be read or written fails alone
-            _write(session, store, held, None)
-            return [{"request_id": request_id, "error": f"{type(exc).__name__}: {exc}"}]
-        return [{"request_id": request_id, "error": None}]
+        except Exception as exc:  # one detail that cannot be read fails alone
+            error = f"{type(exc).__name__}: {exc}"
+        return [
+            {"request_id": request_id, "error": _write(session, store, held, prepared) or error}
+        ]
 
     concurrency = session.profile.concurrency
     rows = fetch_all(missing, one, concurrency=concurrency, progress=progress, desc=operation)
@@ -254,13 +255,23 @@ def _pull_list(
 
 def _write(
     session: Session, store: Store, held: list[Exchange], prepared: PreparedDetail | None
-) -> None:
+) -> str | None:
     """Record a detail's calls, then write it with the last one's id, in one transaction: a
-    detail is stored with its calls or not at all."""
-    with store.batch():
-        ids = [None, *(session.record(exchange) for exchange in held)]
-        if prepared is not None:
-            store.write_details([prepared.called(ids[-1])])
+    detail is stored with its calls or not at all, and its calls are recorded once (a detail
+    that cannot be written is undone alone, by its savepoint). Why it was not stored, if not."""
+    error = None
+    try:
+        with store.batch():
+            ids = [None, *(session.record(exchange) for exchange in held)]
+            if prepared is not None:
+                try:
+                    store.write_details([prepared.called(ids[-1])])
+                except Exception as exc:
+                    error = f"{type(exc).__name__}: {exc}"
+    except Exception as exc:  # the transaction is lost, its calls with it
+        error = f"{type(exc).__name__}: {exc}"
+        session.lost(len(held), error)
+    return error
 
 
 def _prepared(store: Store, list_name: str, item: str, detail: dict, listed: Any) -> PreparedDetail:

@@ -294,7 +294,7 @@ def test_a_detail_that_cannot_be_processed_fails_alone_and_is_retried(connected)
     )
 
 
-def test_a_detail_that_cannot_be_written_is_never_counted_as_stored(connected):
+def test_a_detail_that_cannot_be_written_is_never_counted_as_stored(connected, exchanges):
     sb, w = connected(initial_requests=6, initial_transcripts=2)
     broken = sb.pending_request_ids()[3]
     write = w.store.write_details
@@ -312,6 +312,12 @@ def test_a_detail_that_cannot_be_written_is_never_counted_as_stored(connected):
     stored = _ids(w, "transcript_requests", "request_id", where="detail_call_id IS NOT NULL")
     assert summary.lists["supplier_requests"].details_fetched == len(stored) == 5
     assert broken not in stored
+    # Its call is recorded once, by the store and by the caller's recorder alike.
+    calls = w.store.table("calls", where="operation = 'supplier.pull_detail'")
+    assert [url for url in calls["url"] if broken in url] != []
+    assert len([url for url in calls["url"] if broken in url]) == 1
+    given = [e.url for e in exchanges if e.operation == "supplier.pull_detail" and broken in e.url]
+    assert len(given) == 1
 
 
 def test_the_closing_failed_lines_name_every_list_that_failed_and_every_item() -> None:

@@ -373,6 +373,14 @@ class Session:
         finally:
             self._local.held = None
 
+    def lost(self, count: int, why: str) -> str:
+        """Count ``count`` exchanges the store did not keep (a pull that lost any is partial);
+        ``why``, masked and printable."""
+        reason = printable(self.redactor.text(why))
+        with self._lock:
+            self.unrecorded, self.unrecorded_error = self.unrecorded + count, reason
+        return reason
+
     def record(self, exchange: Exchange) -> Any:
         """Give ``exchange`` to the recorders; the id the last one returned (None: none)."""
         call_id = None
@@ -381,9 +389,7 @@ class Session:
                 found = recorder(exchange)
             except Exception as exc:
                 # One line per lost record, no traceback: a full disk fails every call alike.
-                reason = printable(self.redactor.text(f"{type(exc).__name__}: {exc}"))
-                with self._lock:
-                    self.unrecorded, self.unrecorded_error = self.unrecorded + 1, reason
+                reason = self.lost(1, f"{type(exc).__name__}: {exc}")
                 logger.error(
                     "%s %s was not recorded: %s", exchange.method, printable(exchange.url), reason
                 )

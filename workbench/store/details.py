@@ -16,6 +16,7 @@ import json
 import re
 import sqlite3
 from collections.abc import Iterable, Mapping
+from contextlib import suppress
 from dataclasses import dataclass, replace
 from itertools import chain
 from typing import TYPE_CHECKING, Any
@@ -42,7 +43,6 @@ FLAT_FIELDS = {"transcript_requests": KEYS["request"], "transcripts_received": K
 OWN_TABLES = {p: tuple(n for n, (o, _) in CHILD_TABLES.items() if o == p) for p in FLAT_FIELDS}
 _COLUMN_NAME = re.compile(r"^[a-z][a-z0-9_]{0,62}$")
 _RESERVED = frozenset({"position", "extra_json", "request_id", "transcript_id", "rowid"})
-_PLAIN = frozenset({str, int, float, bool, type(None)})  # what SQLite binds as it is
 # A document already kept for the id (same content) keeps its version, first sighting and call,
 # and takes the fetch's detail item, parse error and fields, and its validation when it made one
 # (a fetch without schemas does not undo a validation of the same content).
@@ -154,7 +154,7 @@ def prepare_detail(
     fields = FLAT_FIELDS[table]
     if flat is not None:
         flat, texts["pesc_json"] = _kept(scrub, flat)
-        row.update(zip(fields, _cells([flat.get(f) for f in fields]), strict=True))
+        row.update(zip(fields, map(scalar, (flat.get(f) for f in fields)), strict=True))
     elif detail is not None:  # a new document whose fields are unknown: drop the old ones
         row.update(dict.fromkeys(fields))
     plain = None
@@ -182,7 +182,20 @@ def prepare_detail(
 
 
 def write_detail(db: sqlite_utils.Database, conn: sqlite3.Connection, p: PreparedDetail) -> None:
-    """Write one prepared detail inside the caller's transaction (its child records replaced)."""
+    """Write one prepared detail inside the caller's transaction (its child records replaced),
+    whole or not at all: a failed one leaves the transaction as it found it."""
+    conn.execute("SAVEPOINT detail")
+    try:
+        _write_detail(db, conn, p)
+        conn.execute("RELEASE detail")
+    except BaseException:
+        with suppress(sqlite3.Error):  # gone with the transaction when SQLite ended it
+            conn.execute("ROLLBACK TO detail")
+            conn.execute("RELEASE detail")
+        raise
+
+
+def _write_detail(db: sqlite_utils.Database, conn: sqlite3.Connection, p: PreparedDetail) -> None:
     table, key = p.table, (p.table, p.item_id)
     if p.document is not None and _served_older(conn, p):
         return
@@ -260,7 +273,7 @@ def _write_children(
         extra = [k for k in keys if k not in names]
         rows = [
             (p.item_id, i, dumps({k: r[k] for k in extra if k in r}) if extra else None,
-             *_cells([r.get(k) for k in names]))
+             *map(scalar, (r.get(k) for k in names)))
             for i, r in enumerate(records)
         ]  # fmt: skip
         columns = (p.id_column, "position", "extra_json", *names)
@@ -319,11 +332,6 @@ def _transmission_type(row: Mapping[str, Any], children: Mapping[str, Any] | Non
     ):
         return "Cancellation"
     return kind
-
-
-def _cells(values: list[Any]) -> list[Any]:
-    """``values`` as SQLite takes them (:func:`scalar` only when one needs it)."""
-    return values if _PLAIN.issuperset(map(type, values)) else [scalar(v) for v in values]
 
 
 def _kept(scrub: Redactor, value: Any) -> tuple[Any, str]:
