@@ -25,7 +25,7 @@ lock: $(STAMP)  ## update uv.lock to the newest versions pyproject.toml allows (
 demo: $(STAMP) $(LAB_OVERRIDES)  ## the main job: sandbox -> tokens -> every list -> printed
 	$(BIN)/workbench demo
 
-# Two workers: much of the suite waits on sandboxes, kernels and browsers (7 min -> 4 min).
+# Two workers: much of the suite waits on sandboxes, kernels and browsers (about half the time of one).
 test: $(STAMP)  ## the whole suite, slow tests included (what CI runs)
 	$(BIN)/python -m pytest -n 2
 
