@@ -92,7 +92,11 @@ def serve(
     if find_spec("datasette") is None:
         raise ConfigError(f"Datasette is not installed: {INSTALL}.")
     path = Path(db if db is not None else load_profile(profile, config_path=config_path).db)
-    check_store(path, pulling=False)  # none there, or no workbench store: a ConfigError
+    if not path.exists():  # check_store's advice would name --no-pull, which browse lacks
+        raise ConfigError(
+            f"There is no database at {path}: run `workbench pull --db {path}` first."
+        )
+    check_store(path, pulling=False)  # no workbench store there: a ConfigError
     path = path.resolve()
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)  # held: the port stays ours
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

@@ -414,13 +414,15 @@ def _read_file(path: Path) -> bytes:
             raise InvalidParameter(
                 f"{path} is not a regular file; give the path of a PESC XML file.", parameter="file"
             )
-        if info.st_size > limit:
+        with path.open("rb") as f:  # bounded: a file may grow, or say 0 bytes, after stat
+            data = f.read(limit + 1)
+        if len(data) > limit:
             raise InvalidParameter(
-                f"{path} is {info.st_size:,} bytes, over the {limit:,}-byte limit of a PESC "
-                f"document. Check the file; raise {MAX_BYTES_VARIABLE} if such documents are "
-                "expected.",
+                f"{path} is {max(info.st_size, len(data)):,} bytes, over the {limit:,}-byte limit "
+                f"of a PESC document. Check the file; raise {MAX_BYTES_VARIABLE} if such "
+                "documents are expected.",
                 parameter="file",
             )
-        return path.read_bytes()
+        return data
     except OSError as exc:
         raise InvalidParameter(f"Cannot read {path}: {exc.strerror}.", parameter="file") from None

@@ -110,14 +110,16 @@ class Connection:
     def read_copy(self, prepare: Callable[[sqlite3.Connection], object]) -> None:
         """Read a private copy from now on (in a 0700 temporary folder), migrated by ``prepare``."""
         assert self.read_only and self._copy is None
-        where = tempfile.gettempdir()
+        where, removal = tempfile.gettempdir(), None
         try:
             folder = where = tempfile.mkdtemp(prefix="workbench-store-")
             removal = weakref.finalize(self, shutil.rmtree, folder, ignore_errors=True)
             copy = Path(folder) / self.path.name
             create_private(copy)
             conn = sqlite3.connect(str(copy), isolation_level=None, check_same_thread=False)
-        except OSError as exc:
+        except (OSError, sqlite3.Error) as exc:
+            if removal is not None:
+                removal()
             raise self._no_copy(exc, where) from None
         with self.translated():
             try:

@@ -132,7 +132,8 @@ class History:
     def table(self, name: str, *, where: str | None = None, params: Any = ()) -> pd.DataFrame:
         """A table or view: ``store.table("calls", where="status >= ?", params=[400])``."""
         with self._c.read():
-            known = {*self._c.db.table_names(), *self._c.db.view_names()}
+            names = [*self._c.db.table_names(), *self._c.db.view_names()]
+        known = {n for n in names if not n.startswith("sqlite_")}  # SQLite's own are not ours
         if name not in known:
             raise StoreError(
                 f"There is no table or view {name!r} in the store; there are: "
