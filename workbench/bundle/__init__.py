@@ -136,6 +136,13 @@ def iso(moment: Any) -> str:
     return str(when.isoformat(timespec="milliseconds")).replace("+00:00", "Z")
 
 
+def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """Rows as dicts of Python values, None for a missing one (read through the store: its lock,
+    one snapshot, its typed errors)."""
+    plain = frame.astype(object).where(frame.notna(), None)
+    return [{str(k): v for k, v in row.items()} for row in plain.to_dict("records")]
+
+
 def calls_about(store: Store, rid: str, timeline: pd.DataFrame) -> list[dict[str, Any]]:
     """The calls about ``rid`` but token calls, oldest first; ``_listing``: a list call of it."""
     kinds = timeline["kind"].isin(("appeared", "vanished"))
@@ -146,8 +153,8 @@ def calls_about(store: Store, rid: str, timeline: pd.DataFrame) -> list[dict[str
         linked |= {int(c) for c in rows["call_id"]}
     about = f"(request_id = ? OR id IN ({', '.join('?' * len(linked))}))"
     tokens = "coalesce(operation, '') = 'token' OR coalesce(url, '') LIKE '%/connect/token%'"
-    sql = f"SELECT * FROM calls WHERE {about} AND NOT ({tokens}) ORDER BY started_at, id"  # noqa: S608
-    calls = list(store.db.query(sql, [rid, *sorted(linked)]))
+    where = f"{about} AND NOT ({tokens}) ORDER BY started_at, id"
+    calls = records(store.table("calls", where=where, params=[rid, *sorted(linked)]))
     for call in calls:
         call["_listing"] = call["id"] in listing and call["request_id"] != rid
     return calls
@@ -303,7 +310,7 @@ def find_documents(
 
 
 def _rows(store: Store, table: str, rid: str) -> list[dict[str, Any]]:
-    return list(store.db.query(f"SELECT * FROM {table} WHERE request_id = ?", [rid]))  # noqa: S608
+    return records(store.table(table, where="request_id = ?", params=[rid]))
 
 
 def _pescxml_values(value: Any) -> list[str]:

@@ -39,11 +39,23 @@ class Token:
 
 
 class TokenCache(dict[tuple[str, ...], Token]):
-    """Tokens by key; ``lock`` lets one renewal run at a time (renewals are rare)."""
+    """Tokens by key, with one lock per key: one renewal at a time, and a slow identity server
+    stalls only the roles that log in there."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.lock = threading.Lock()
+        self._guard = threading.Lock()
+        self._locks: dict[tuple[str, ...], threading.Lock] = {}
+
+    def lock(self, key: tuple[str, ...]) -> threading.Lock:
+        with self._guard:
+            return self._locks.setdefault(key, threading.Lock())
+
+    def discard(self, key: tuple[str, ...], token: Token) -> None:
+        """Forget ``token`` unless another thread already replaced it."""
+        with self._guard:
+            if self.get(key) is token:
+                del self[key]
 
 
 class BearerAuth(httpx.Auth):
@@ -82,9 +94,7 @@ class BearerAuth(httpx.Auth):
         request.headers["Authorization"] = f"Bearer {token.value}"
         response = yield request
         if response.status_code == 401 and self._static is None:
-            with self._cache.lock:  # unless another thread already replaced it
-                if self._cache.get(self.key) is token:
-                    del self._cache[self.key]
+            self._cache.discard(self.key, token)
             request.headers["Authorization"] = f"Bearer {self.token().value}"
             yield request
 
@@ -105,7 +115,7 @@ class BearerAuth(httpx.Auth):
         token = self._cache.get(self.key)
         if token is not None and token.fresh() and not force:
             return token
-        with self._cache.lock:
+        with self._cache.lock(self.key):
             current = self._cache.get(self.key)
             # Another thread may have renewed while we waited for the lock.
             if current is not None and current.fresh() and (current is not token or not force):

@@ -215,16 +215,24 @@ def _v4(conn: sqlite3.Connection) -> None:
 
 def _v5(conn: sqlite3.Connection) -> None:
     """v5: an event's type and time read again (keys stay: snapshots name events by them)."""
-    for rowid, raw, first_seen in conn.execute("SELECT rowid, raw_json, first_seen_at FROM events"):
-        try:
-            found = event_fields(json.loads(raw))
-        except (ValueError, RecursionError):  # not JSON (edited by hand): it says nothing
-            found = event_fields(None)
-        own = utc_text(found.time)
-        conn.execute(
+    last = 0  # in batches, never updating the table a cursor is stepping through
+    while rows := conn.execute(
+        "SELECT rowid, raw_json, first_seen_at FROM events WHERE rowid > ? ORDER BY rowid "
+        "LIMIT 1000",
+        (last,),
+    ).fetchall():
+        last, changes = rows[-1][0], []
+        for rowid, raw, first_seen in rows:
+            try:
+                found = event_fields(json.loads(raw))
+            except (ValueError, RecursionError):  # not JSON (edited by hand): it says nothing
+                found = event_fields(None)
+            own = utc_text(found.time)
+            changes.append((found.type, own or first_seen, int(own is None), rowid))
+        conn.executemany(
             "UPDATE events SET event_type = ?, occurred_at = ?, time_is_first_seen = ? "
             "WHERE rowid = ?",
-            (found.type, own or first_seen, int(own is None), rowid),
+            changes,
         )
 
 
