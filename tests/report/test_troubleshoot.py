@@ -12,18 +12,16 @@ import pytest
 import workbench as wb
 from tests.notebook_code import notebook_code
 from workbench import pesc, reconcile
-from workbench.bundle import make_bundle
+from workbench.bundle import Document, make_bundle, request_documents
 from workbench.errors import StoreError
 from workbench.explorer import Explorer
 from workbench.report import (
     documents_section,
-    request_documents,
     version_diff,
     versions_section,
 )
 from workbench.report.troubleshoot import (
     MAX_ERRORS_SHOWN,
-    RequestDocument,
     document_html,
     validation_html,
 )
@@ -51,7 +49,7 @@ def test_an_unknown_id_is_refused(tmp_path: Path) -> None:
 
 
 def _document(number: int, text: str, *, kind: str = "sent", message_type: str = "X"):
-    return RequestDocument(number, kind, message_type, text, pesc.Validation("not validated"))
+    return Document(number, kind, message_type, text, pesc.Validation("not validated"))
 
 
 def test_each_document_is_shown_escaped() -> None:
@@ -74,7 +72,7 @@ def test_without_schemas_it_says_how_to_validate(monkeypatch) -> None:
 
 def test_the_first_errors_are_listed_and_the_rest_counted() -> None:
     issues = [pesc.ValidationIssue(n, f"bad <thing> {n}") for n in range(1, MAX_ERRORS_SHOWN + 6)]
-    document = RequestDocument(
+    document = Document(
         1, "sent", "CollegeTranscript", "<x/>", pesc.Validation("invalid", issues, "T.xsd")
     )
     html = validation_html(document)

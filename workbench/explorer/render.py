@@ -9,10 +9,11 @@ from typing import Any
 import pandas as pd
 
 from workbench import pesc
+from workbench.bundle import Document
 from workbench.errors import WorkbenchError
 from workbench.pesc.student import comparable
 from workbench.report.markup import clock, heading, plain
-from workbench.report.troubleshoot import RequestDocument, documents_section
+from workbench.report.troubleshoot import documents_section
 
 MAX_CELL = 120  # characters of a cell shown in a table; the rest is cut with an ellipsis
 MAX_DOCUMENT = 500_000  # characters of one document shown
@@ -104,7 +105,7 @@ def message_html(text: str, *, error: bool = False) -> str:
 
 
 def documents_html(
-    item_id: str, found: list[RequestDocument], *, versions: str = "", tz: str | None = None
+    item_id: str, found: list[Document], *, versions: str = "", tz: str | None = None
 ) -> str:
     """Each document as a record, our transcript against the acknowledgment, ``versions``, then
     the raw XML with its validation one click away."""
@@ -142,7 +143,7 @@ def record_html(xml: str, *, tz: str | None = None) -> str:
     )
 
 
-def ack_totals_html(found: list[RequestDocument]) -> str:
+def ack_totals_html(found: list[Document]) -> str:
     """The last transcript we sent against the last acknowledgment, by ``comparable``'s rule."""
     sent = [d for d in found if d.kind == "sent" and d.message_type.endswith("Transcript")]
     acks = [d for d in found if d.kind == "received" and d.message_type == "Acknowledgment"]

@@ -16,8 +16,7 @@ _CONTENT = {
                  "organisations_section"),
     "staleness": ("Freshness", "freshness", "freshness_section"),
     "stores": ("open_store", "report_zone"),
-    "troubleshoot": ("documents_section", "request_documents", "version_diff",
-                     "versions_section"),
+    "troubleshoot": ("documents_section", "version_diff", "versions_section"),
 }  # fmt: skip
 _HOME = {name: module for module, names in _CONTENT.items() for name in names}
 __all__ = sorted(_HOME, key=lambda n: (not n[0].isupper(), n))  # classes, then functions
