@@ -28,7 +28,7 @@ from lxml import etree
 
 from workbench import pesc
 from workbench._version import __version__
-from workbench.errors import ConfigError, PescError, StoreError
+from workbench.errors import ConfigError, PescError
 from workbench.folders import create_private
 from workbench.http.masking import Personal, Redactor, is_document, is_sent_document
 from workbench.pesc.fields import environment_of
@@ -126,10 +126,8 @@ def make_bundle_from_profile(
 
     resolved = load_profile(profile, config_path=config_path)
     path = Path(db if db is not None else resolved.db)
-    if not path.is_file():  # opening a Store would create an empty database
-        raise StoreError(f"There is no database at {path}: run `workbench pull` first.")
     secrets = resolved.secrets()
-    with Store(path, secrets=secrets, read_only=True) as store:
+    with Store(path, secrets=secrets, read_only=True) as store:  # a missing one: StoreError
         return make_bundle(
             store, request_id, out_dir=out_dir, secrets=secrets, redact_personal=redact_personal
         )

@@ -12,6 +12,7 @@ from typing import Any
 import pandas as pd
 from IPython.display import HTML
 
+from workbench.reconcile.inputs import timestamp
 from workbench.store.frames import is_missing
 
 MISSING = "–"
@@ -66,9 +67,7 @@ def plain(value: Any, *, missing: str = "") -> str:
 
 def local_time(value: Any, tz: str | None = None) -> pd.Timestamp:
     """A time in zone ``tz`` (None: UTC); a time without a zone is taken as UTC, as stored."""
-    stamp = pd.Timestamp(value)
-    stamp = stamp.tz_localize("UTC") if stamp.tzinfo is None else stamp
-    return stamp.tz_convert(tz or "UTC")
+    return timestamp(value).tz_convert(tz or "UTC")
 
 
 def clock(value: Any, tz: str | None = None, *, seconds: bool = False, space: str = " ") -> str:
