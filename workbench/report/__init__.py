@@ -9,7 +9,7 @@ import importlib
 from typing import Any
 
 _CONTENT = {
-    "charts": ("ageing", "ageing_chart", "daily_volumes", "daily_volumes_chart", "figure_html",
+    "charts": ("ageing_chart", "daily_volumes", "daily_volumes_chart", "figure_html",
                "funnel_chart", "trends_chart"),
     "history": ("Changes", "Trends", "changes", "changes_section", "pull_runs", "trends"),
     "sections": ("exception_counts", "exceptions_section", "headline_section",
