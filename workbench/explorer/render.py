@@ -24,7 +24,13 @@ STYLE = """<style>
 .workbench-explorer .workbench-controls { position: sticky; top: 0; z-index: 5;
   background: var(--jp-layout-color0, #fff); padding-bottom: 4px; }
 .workbench-explorer .workbench-scroll { overflow: auto; max-height: 60vh; max-width: 100%; }
-.workbench-explorer table.workbench-rows th { z-index: 1; }
+.workbench-explorer table.workbench-rows { border-collapse: collapse; font-size: 12px; }
+.workbench-explorer table.workbench-rows th, .workbench-explorer table.workbench-rows td {
+  padding: 2px 8px; border-bottom: 1px solid #ddd; text-align: left; vertical-align: top;
+  white-space: nowrap; }
+.workbench-explorer table.workbench-rows th { position: sticky; top: 0; z-index: 1;
+  background: #f3f3f3; }
+.workbench-explorer .workbench-error { color: #b00020; }
 .workbench-explorer button.workbench-sort-header { all: unset; cursor: pointer; font-weight: 600; }
 .workbench-explorer .workbench-mismatch { color: #b00020; font-weight: 600; }
 .workbench-explorer .workbench-unstated { color: #616e7c; font-style: italic; }

@@ -1,5 +1,5 @@
 """HTML pieces the report's sections and the explorer share: escaped values and times,
-tables, the stylesheet. Every value reaches the page through :func:`text` (escaped)."""
+tables, the report's stylesheet. Every value reaches the page through :func:`text` (escaped)."""
 
 from __future__ import annotations
 
@@ -48,15 +48,6 @@ STYLE = """<style>
 .wb-report .wb-more, .wb-report .wb-empty { color: #616e7c; font-style: italic; }
 .wb-report pre { background: #f8fafc; border: 1px solid #d9e2ec; padding: 0.5em;
   overflow-x: auto; font-size: 0.8em; max-height: 40em; }
-.workbench-explorer .workbench-scroll { overflow: auto; max-height: 36em; max-width: 100%; }
-.workbench-explorer table.workbench-rows { border-collapse: collapse; font-size: 12px; }
-.workbench-explorer table.workbench-rows th,
-.workbench-explorer table.workbench-rows td {
-  padding: 2px 8px; border-bottom: 1px solid #ddd; text-align: left; vertical-align: top;
-  white-space: nowrap;
-}
-.workbench-explorer table.workbench-rows th { position: sticky; top: 0; background: #f3f3f3; }
-.workbench-explorer .workbench-error { color: #b00020; }
 </style>"""
 
 
