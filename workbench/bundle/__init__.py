@@ -32,7 +32,6 @@ from workbench.errors import ConfigError, PescError
 from workbench.folders import create_private
 from workbench.http.masking import Personal, Redactor, is_document, is_sent_document
 from workbench.pesc.fields import environment_of
-from workbench.pesc.schemas import NOT_VALIDATED, SCHEMAS_VARIABLE
 from workbench.store import Store
 from workbench.store.identity import SANDBOX_TITLE
 
@@ -269,8 +268,8 @@ _PESCXML_FIELD = re.compile(r'"pescxml"\s*:\s*("(?:[^"\\]|\\.)*")', re.IGNORECAS
 
 @dataclass(frozen=True)
 class Document:
-    """One distinct PESC document about a request, pretty-printed, with its validation and where
-    it was seen (``seen_in``)."""
+    """One distinct PESC document about a request, pretty-printed, with its validation (which
+    says how to validate when it could not) and where it was seen (``seen_in``)."""
 
     number: int
     kind: str  # sent / received
@@ -289,14 +288,6 @@ class Document:
         """Its member in a bundle: ``documents/NN-<sent|received>-<root>.xml``."""
         kind = re.sub(r"[^A-Za-z0-9_.]+", "_", self.message_type)
         return f"documents/{self.number:02d}-{self.kind}-{kind}.xml"
-
-    @property
-    def validation_text(self) -> str:
-        """The validation's one line; not validated with no schema folder set: how to set one."""
-        v = self.validation
-        if v.status == NOT_VALIDATED and not os.environ.get(SCHEMAS_VARIABLE):
-            return f"not validated: set {SCHEMAS_VARIABLE} to a folder of PESC XSDs"
-        return str(v)
 
 
 def request_documents(

@@ -83,8 +83,7 @@ def validation_html(document: Document) -> str:
     errors += f"<li>… and {more} more</li>" if more > 0 else ""
     return (
         f'<p class="wb-meta" data-validation="{text(v.status)}">Validation: '
-        f"{text(document.validation_text)}. Seen in: {text(seen)}.</p>"
-        + (f"<ul>{errors}</ul>" if errors else "")
+        f"{text(v)}. Seen in: {text(seen)}.</p>" + (f"<ul>{errors}</ul>" if errors else "")
     )
 
 
