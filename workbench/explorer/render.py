@@ -12,7 +12,7 @@ from workbench import pesc
 from workbench.bundle import Document
 from workbench.errors import WorkbenchError
 from workbench.pesc.student import comparable
-from workbench.report.markup import clock, heading, plain
+from workbench.report.markup import clock, cut, heading, plain
 from workbench.report.troubleshoot import documents_section
 
 MAX_CELL = 120  # characters of a cell shown in a table; the rest is cut with an ellipsis
@@ -64,8 +64,7 @@ def cell_text(value: Any, *, tz: str | None = None) -> str:
     """A cell as short plain text: missing is empty, a time to the second in zone ``tz``."""
     if isinstance(value, datetime) and not pd.isna(value):
         return clock(value, tz, seconds=True)
-    text = plain(value)
-    return text if len(text) <= MAX_CELL else text[: MAX_CELL - 1] + "…"
+    return cut(plain(value), MAX_CELL)
 
 
 def rows_html(frame: pd.DataFrame, *, tz: str | None = None, order: str | None = None) -> str:

@@ -140,7 +140,7 @@ def table(
     rows = []
     for _, row in shown.iterrows():
         css = f' class="wb-sev-{text(row[row_class])}"' if row_class else ""
-        cells = "".join(f"<td{css_of[c]}>{text(_cut(row[c], max_chars), tz)}</td>" for c in labels)
+        cells = "".join(f"<td{css_of[c]}>{text(cut(row[c], max_chars), tz)}</td>" for c in labels)
         rows.append(f"<tr{css}>{cells}</tr>")
     more = len(frame) - len(shown)
     note = paragraph(f"… and {more} more rows not shown.", "wb-more") if more > 0 else ""
@@ -150,7 +150,7 @@ def table(
     )
 
 
-def _cut(value: Any, limit: int) -> Any:
+def cut(value: Any, limit: int) -> Any:
     """A long text cut to ``limit`` characters, an ellipsis ending it."""
     too_long = isinstance(value, str) and len(value) > limit
     return value[: max(limit - 1, 0)] + "\u2026" if too_long else value
