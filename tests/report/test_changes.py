@@ -122,7 +122,7 @@ def test_the_scenario_moves_the_requests_it_answered(
         rec = reconcile.reconcile(reconcile.load(store))
         found = changes(store, current=rec)
         diff = store.diff(*found.runs["id"].tolist())
-    assert found.comparable and len(found.runs) == 2
+    assert len(found.runs) == 2
     assert found.lists[["appeared", "vanished", "changed"]].to_numpy().sum() == len(diff)
     moves = found.transitions.set_index(["side", "from_state", "to_state"])["count"]
     assert moves[("supplier", "awaiting_response", "responded")] == len(
