@@ -85,13 +85,13 @@ def serve(
     import socket
     import tempfile
 
-    from workbench.config import load_profile
     from workbench.report.job import check_store
+    from workbench.report.stores import store_path
     from workbench.store import Store
 
     if find_spec("datasette") is None:
         raise ConfigError(f"Datasette is not installed: {INSTALL}.")
-    path = Path(db if db is not None else load_profile(profile, config_path=config_path).db)
+    path = store_path(db, profile=profile, config_path=config_path)
     if not path.exists():  # check_store's advice would name --no-pull, which browse lacks
         raise ConfigError(
             f"There is no database at {path}: run `workbench pull --db {path}` first."

@@ -38,7 +38,6 @@ from workbench.config.settings import (
     Setting,
     SmtpSettings,
     check_timezone,
-    is_loopback,
     number,
     role_setting,
     smtp_setting,
@@ -368,7 +367,7 @@ def _event_fields(s: _Settings) -> dict[str, str]:
 
 
 def _smtp(s: _Settings) -> SmtpSettings:
-    """The mail server: a password only with a user name, never in clear."""
+    """The mail server: a password only with a user name."""
     (host, where), (user, user_at), (password, password_at), (sender, _), (_, tls_at) = (
         s.lookup(smtp_setting(k)) for k in ("host", "username", "password", "from", "tls")
     )
@@ -378,16 +377,10 @@ def _smtp(s: _Settings) -> SmtpSettings:
             f"The mail server's login needs a username and a password: set {missing}."
         )
     tls = s.choice(smtp_setting("tls"))
-    if tls == "none" and user is not None and host is not None and not is_loopback(str(host)):
-        raise ConfigError(
-            f"{tls_at} is none, so the mail password would cross the network to {host} in clear: "
-            "set tls to starttls or ssl (or send without a login, or through a relay on this "
-            "machine, such as localhost)."
-        )
     port = number(*s.lookup(smtp_setting("port")), smtp_setting("port"), _SMTP_PORTS[tls])
     timeout = number(*s.lookup(smtp_setting("timeout")), smtp_setting("timeout"))
     return SmtpSettings(text_of(host), port, tls, text_of(user), password, text_of(sender),
-                        timeout, where)  # fmt: skip
+                        timeout, where, tls_at)  # fmt: skip
 
 
 def _db(s: _Settings, env: Mapping[str, str]) -> str:

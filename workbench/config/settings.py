@@ -196,6 +196,16 @@ class SmtpSettings:
     sender: str | None = None  # "from" in the file, WORKBENCH_SMTP_FROM
     timeout: float = 30.0
     where: str = "WORKBENCH_SMTP_HOST"  # how to set the host, for messages
+    tls_where: str = "tls"  # how to set tls, for messages
+
+    def __post_init__(self) -> None:
+        """A login never crosses the network in clear, however the settings were made."""
+        if self.password and self.tls == "none" and not is_loopback(self.host or "localhost"):
+            raise ConfigError(
+                f"{self.tls_where} is none, so the mail password would cross the network to "
+                f"{self.host} in clear: set tls to starttls or ssl (or send without a login, or "
+                "through a relay on this machine, such as localhost)."
+            )
 
 
 @dataclass(frozen=True)
