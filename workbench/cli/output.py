@@ -48,8 +48,8 @@ RequestId = Annotated[
     str,
     typer.Argument(
         metavar="REQUEST_ID",
-        help="The RequestID (or received transcript id); a GUID pasted with "
-        "dashes or in upper case is matched to the stored spelling.",
+        help="The RequestID (or received transcript id); a GUID pasted with dashes or in upper "
+        "case is matched to the stored spelling (send: else to the partner's).",
     ),
 ]
 OutputDir = Annotated[

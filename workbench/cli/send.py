@@ -19,6 +19,7 @@ from workbench.cli.output import (
     Config,
     Db,
     Profile,
+    RequestId,
     Yes,
     announce_partner,
     clean_errors,
@@ -44,14 +45,6 @@ app = typer.Typer(
     rich_markup_mode=None,
     help="Send a response, a transcript or an acknowledgment to the partner, through the outbox.",
 )
-Id = Annotated[
-    str,
-    typer.Argument(
-        metavar="ID",
-        help="The RequestID; a GUID pasted with dashes or in upper case is matched to the "
-        "partner's spelling.",
-    ),
-]
 DryRun = Annotated[
     bool,
     typer.Option(
@@ -95,7 +88,7 @@ EXITS = (
 
 
 def response(
-    request_id: Id,
+    request_id: RequestId,
     status: Annotated[ResponseStatus, typer.Option(help="The ResponseStatus.")],
     hold_reason: Annotated[
         HoldReason | None,
@@ -120,7 +113,7 @@ def response(
 
 
 def transcript(
-    request_id: Id,
+    request_id: RequestId,
     file: Annotated[
         Path,
         typer.Argument(
@@ -147,7 +140,7 @@ def transcript(
 
 
 def ack(
-    request_id: Id,
+    request_id: RequestId,
     file: Annotated[
         Path | None,
         typer.Argument(
