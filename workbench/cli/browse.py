@@ -75,7 +75,7 @@ def serve(
     db: str | Path | None = None,
     *,
     profile: str | None = None,
-    config_path: str | Path | None = None,
+    config_path: str | None = None,
     port: int = DEFAULT_PORT,
     open_browser: bool = True,
     announce: Callable[[str], None] = print,
