@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from workbench.cli import browse, data, demo, reports, sandbox, send
+from workbench.cli import browse, data, demo, reports, send
 
 app = typer.Typer(
     context_settings={"max_content_width": 120},
@@ -40,7 +40,7 @@ def _root(
     """Pull, store, reconcile and troubleshoot partner data."""
 
 
-for command in (sandbox.sandbox, data.doctor, data.pull, data.export, data.call, demo.demo,
+for command in (demo.sandbox, data.doctor, data.pull, data.export, data.call, demo.demo,
                 reports.bundle, reports.report, reports.troubleshoot, browse.browse):  # fmt: skip
     app.command()(command)
 app.add_typer(send.app, name="send")
