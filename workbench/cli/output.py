@@ -108,13 +108,6 @@ def clean_errors() -> Iterator[None]:
     """Our errors as a message and an exit code (:func:`failure`)."""
     try:
         yield
-    except InvalidParameter as exc:
-        name = exc.parameter
-        if name == "file":  # printed by us, not click, so that a long refusal wraps at COLUMNS
-            say(f"Error: Invalid value for FILE: {exc}", err=True)
-            raise typer.Exit(2) from None
-        flag = name.upper() if name in _ARGUMENTS else "--" + name.replace("_", "-")
-        raise typer.BadParameter(str(exc), param_hint=flag) from None
     except (WorkbenchError, KeyboardInterrupt) as exc:  # a pull's Ctrl-C says what it stored
         code, message = failure(exc)
         say(message, err=True)
@@ -126,8 +119,10 @@ def failure(exc: BaseException) -> tuple[int, str]:
     another 1."""
     if isinstance(exc, KeyboardInterrupt):
         return 130, str(exc) or "Interrupted."
-    if isinstance(exc, InvalidParameter):
-        return 2, f"Invalid value for --{exc.parameter.replace('_', '-')}: {exc}"
+    if isinstance(exc, InvalidParameter):  # printed by us, not click: it wraps at COLUMNS
+        name = exc.parameter
+        flag = name.upper() if name in _ARGUMENTS else "--" + name.replace("_", "-")
+        return 2, f"Error: Invalid value for {flag}: {exc}"
     if isinstance(exc, ConfigError):
         return 2, f"Configuration error: {exc}"
     return 1, f"Error ({type(exc).__name__}): {exc}"

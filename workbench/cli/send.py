@@ -373,11 +373,7 @@ def check_options(request: SendRequest) -> None:
             raise InvalidParameter(
                 f"{request.release!r} is not a date; write it YYYY-MM-DD.", parameter="release"
             ) from None
-    if (
-        request.kind == "response"
-        and request.status != "Hold"
-        and (request.hold_reason or request.release)
-    ):
+    if request.status != "Hold" and (request.hold_reason or request.release):
         raise InvalidParameter(
             "--hold-reason and --release go with --status Hold.", parameter="status"
         )
