@@ -71,16 +71,14 @@ def load_profile(
     name = name or env.get("WORKBENCH_PROFILE") or default or _unnamed(env, profiles, path)
     if name not in (SANDBOX, ENV_ONLY) and name not in profiles:
         other = f"or another {chosen_by}" if chosen_by else f"or change default_profile in {path}"
-        if path is None:
-            raise ConfigError(
-                f"Profile {name!r} is not defined: there is no profiles file (looked for "
-                f"{', '.join(map(str, looked))}). Create one with a [profiles.{name}] table, "
-                f"pass {CONFIG}, {other}."
-            )
-        raise ConfigError(
-            f"Profile {name!r} is not defined: add [profiles.{name}] to {path} (profiles "
-            f"there: {', '.join(sorted(profiles)) or 'none'}), {other}."
+        fix = (
+            f"there is no profiles file (looked for {', '.join(map(str, looked))}). Create one "
+            f"with a [profiles.{name}] table, pass {CONFIG}"
+            if path is None
+            else f"add [profiles.{name}] to {path} (profiles there: "
+            f"{', '.join(sorted(profiles)) or 'none'})"
         )
+        raise ConfigError(f"Profile {name!r} is not defined: {fix}, {other}.")
     partner = _partner_variables(env)
     if name == SANDBOX and not chosen_by and partner:  # never the sandbox by accident
         why = (
