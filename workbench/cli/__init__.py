@@ -44,8 +44,9 @@ for command in (demo.sandbox, data.doctor, data.pull, data.export, data.call, de
                 reports.bundle, reports.report, reports.troubleshoot, browse.browse):  # fmt: skip
     app.command()(command)
 app.add_typer(send.app, name="send")
-store = typer.Typer(help="The database itself: the partner it holds.", no_args_is_help=True,
-                    rich_markup_mode=None)  # fmt: skip
+store = typer.Typer(
+    help="The database itself: the partner it holds.", no_args_is_help=True, rich_markup_mode=None
+)
 store.command()(data.repoint)
 app.add_typer(store, name="store")
 
