@@ -313,9 +313,6 @@ def sandbox(
             **setting_changes(set_ or []),
         )
         settings.faults.update(**fault_changes(fault or []))
-    except ValueError as exc:
-        raise typer.BadParameter(str(exc)) from exc
-    try:
         sb = Sandbox(settings, port=port)
     except OSError as exc:
         raise typer.BadParameter(f"cannot listen on 127.0.0.1:{port}: {exc.strerror}. Try "
