@@ -23,4 +23,5 @@ SCHEMAS_VARIABLE = "WORKBENCH_PESC_SCHEMAS"  # the XSDs documents are validated 
 
 __all__ = ["EMBEDDED_SANDBOX", "GATEWAY_ROLES", "ROLES", "SANDBOX", "SCHEMAS_VARIABLE",
            "Profile", "RoleSettings", "Secret", "SmtpSettings", "check_timezone", "env_prefix",
-           "load_profile", "normal_url", "parse_bool", "profile_names", "with_overrides"]  # fmt: skip
+           "load_profile", "normal_url", "parse_bool", "profile_names",
+           "with_overrides"]  # fmt: skip

@@ -30,6 +30,7 @@ from workbench.config.settings import (
     SECTION_OF,
     SETTINGS,
     SHARED_EXCHANGE,
+    SMTP,
     SMTP_SETTINGS,
     TUNING,
     Profile,
@@ -40,7 +41,6 @@ from workbench.config.settings import (
     check_timezone,
     number,
     role_setting,
-    smtp_setting,
     text_of,
 )
 from workbench.errors import ConfigError
@@ -367,16 +367,16 @@ def _event_fields(s: _Settings) -> dict[str, str]:
 def _smtp(s: _Settings) -> SmtpSettings:
     """The mail server: a password only with a user name."""
     (host, where), (user, user_at), (password, password_at), (sender, _), (_, tls_at) = (
-        s.lookup(smtp_setting(k)) for k in ("host", "username", "password", "from", "tls")
+        s.lookup(SMTP[k]) for k in ("host", "username", "password", "from", "tls")
     )
     if (password is None) != (user is None):
         missing = password_at if password is None else user_at
         raise ConfigError(
             f"The mail server's login needs a username and a password: set {missing}."
         )
-    tls = s.choice(smtp_setting("tls"))
-    port = number(*s.lookup(smtp_setting("port")), smtp_setting("port"), _SMTP_PORTS[tls])
-    timeout = number(*s.lookup(smtp_setting("timeout")), smtp_setting("timeout"))
+    tls = s.choice(SMTP["tls"])
+    port = number(*s.lookup(SMTP["port"]), SMTP["port"], _SMTP_PORTS[tls])
+    timeout = number(*s.lookup(SMTP["timeout"]), SMTP["timeout"])
     return SmtpSettings(text_of(host), port, tls, text_of(user), password, text_of(sender),
                         timeout, where, tls_at)  # fmt: skip
 

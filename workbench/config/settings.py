@@ -279,15 +279,12 @@ SMTP_SETTINGS: tuple[Setting, ...] = (
 )
 SETTINGS = {s.key: s for s in PROFILE_SETTINGS}
 TUNING = {s.key: s for s in PROFILE_SETTINGS if s.limits is not None}
+SMTP = {s.key: s for s in SMTP_SETTINGS}
 
 
 def role_setting(key: str, section: str) -> Setting:
     """The role setting ``key`` as it is written in ``section``."""
     return replace(next(s for s in ROLE_SETTINGS if s.key == key), section=section)
-
-
-def smtp_setting(key: str) -> Setting:
-    return next(s for s in SMTP_SETTINGS if s.key == key)
 
 
 def with_overrides(profile: Profile, **changes: Any) -> Profile:
