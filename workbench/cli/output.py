@@ -143,13 +143,22 @@ def several(
         raise typer.BadParameter(
             "each college has its own store: set db in each profile instead", param_hint="--db"
         )
-    from workbench.config import profile_names
+    from workbench.config import SANDBOX
+    from workbench.config.files import CONFIG, profiles_file
 
     with clean_errors():
         if os.environ.get("WORKBENCH_DB"):  # it wins over each profile's db
             raise ConfigError("WORKBENCH_DB is set, so every college would share its store: "
                               "unset it, and set db in each profile.")  # fmt: skip
-        return list(dict.fromkeys(profiles)) if profiles else profile_names(config)
+        if profiles:
+            return list(dict.fromkeys(profiles))
+        path, looked, found, _ = profiles_file(config, os.environ)
+        names = [name for name in found if name != SANDBOX]  # it only tunes the embedded one
+        if not names:
+            where = path or f"no profiles file (looked for {', '.join(map(str, looked))})"
+            raise ConfigError(f"{where} defines no [profiles.NAME] table: add one per college, "
+                              f"or pass {CONFIG}.")  # fmt: skip
+        return names
 
 
 def each_profile(
