@@ -35,13 +35,7 @@ from workbench.pesc.fields import environment_of
 from workbench.store import Store
 from workbench.store.identity import SANDBOX_TITLE
 
-__all__ = [
-    "DEFAULT_OUT_DIR",
-    "Document",
-    "make_bundle",
-    "make_bundle_from_profile",
-    "request_documents",
-]
+__all__ = ["Document", "make_bundle", "make_bundle_from_profile", "request_documents"]
 
 DEFAULT_OUT_DIR = "data/bundles"
 
