@@ -8,7 +8,6 @@ import os
 import shutil
 import socket
 import sqlite3
-import stat
 import tempfile
 import threading
 import time
@@ -258,18 +257,6 @@ def run_lock(c: Connection, *, timeout_s: float) -> Iterator[None]:
     """Hold the pull lock: an exclusive transaction on ``<db>.lock``, dropped when the process
     ends however it ends; who holds it goes to ``locks``."""
     path = lock_path(c.path)
-    try:
-        mode = os.lstat(path).st_mode
-    except FileNotFoundError:
-        mode = stat.S_IFREG
-    except OSError as exc:
-        raise StoreError(f"Cannot read the pull lock {path}: {exc.strerror}.") from exc
-    if not stat.S_ISREG(mode):  # a link would lock (and write) its target
-        what = "a symbolic link" if stat.S_ISLNK(mode) else "not a regular file"
-        raise StoreError(
-            f"The pull lock {path} is {what}; the workbench only locks a plain file it creates "
-            "itself. Remove it (nothing else uses that name) and try again."
-        )
     with closing(sqlite3.connect(str(path), timeout=0, isolation_level=None)) as holder:
         try:
             try:

@@ -258,12 +258,6 @@ class History:
     ) -> pd.DataFrame:
         """``columns`` of each item's current ``documents`` row, indexed by ``item_id``."""
         info = list_info(list_name, details=True)
-        known = {row[1] for row in self._c.rows("PRAGMA table_info(documents)")}
-        if unknown := [c for c in columns if c not in known]:
-            raise StoreError(
-                f"documents has no column {', '.join(map(repr, unknown))}; it has: "
-                f"{', '.join(sorted(known))}."
-            )
         return self._frame(
             f"SELECT {', '.join(f'd.{c}' for c in ('item_id', *columns))} FROM {info.table} e "
             f"JOIN documents d ON d.entity = ? AND d.item_id = e.{info.id_column} "

@@ -207,8 +207,8 @@ def _v4(conn: sqlite3.Connection) -> None:
         "SELECT id, operation, request_id, payload, payload_flat, updated_at, resolved_at "
         "FROM outbox WHERE operation = 'send_transcript' AND state = 'sent' ORDER BY id"
     )
-    columns = [d[0] for d in sent.description]
-    for entry in (dict(zip(columns, row, strict=True)) for row in sent):
+    sent.row_factory = sqlite3.Row
+    for entry in map(dict, sent):
         inferred = entry["resolved_at"] is not None and entry["resolved_at"] == entry["updated_at"]
         record_document(conn, entry, at=entry["updated_at"], inferred=inferred, reply=None)
 

@@ -30,7 +30,6 @@ from workbench.store.schema import (
     ACKNOWLEDGMENT_FIELDS,
     RESPONSE_FIELDS,
     TRANSCRIPT_SENT_FIELDS,
-    dicts,
     dumps,
     now_text,
     row_id,
@@ -230,10 +229,11 @@ def _duplicate(
 def _entry(conn: sqlite3.Connection, entry_id: int, target: str | None = None) -> dict[str, Any]:
     """Entry ``entry_id``; with a ``target`` state, if pending, uncertain or settled from the
     lists (a late answer overrides an inference)."""
-    found = dicts(conn.execute("SELECT * FROM outbox WHERE id = ?", (entry_id,)))
-    if not found:
+    cursor = conn.execute("SELECT * FROM outbox WHERE id = ?", (entry_id,))
+    cursor.row_factory = sqlite3.Row
+    if (found := cursor.fetchone()) is None:
         raise StoreError(f"There is no outbox entry {entry_id}.")
-    entry = found[0]
+    entry = dict(found)
     if target and entry["state"] not in ("pending", "uncertain") and entry["resolved_at"] is None:
         raise StoreError(
             f"Outbox entry {entry_id} ({entry['operation']} for {entry['request_id']!r}) is "
@@ -306,8 +306,8 @@ def resolve(
         "json_each(?)) AND updated_at < ? ORDER BY id",
         (dumps(operations), requested),
     )
-    decisions = []
-    for entry in dicts(uncertain):
+    uncertain.row_factory, decisions = sqlite3.Row, []
+    for entry in map(dict, uncertain.fetchall()):
         state, note = _decide(conn, list_name, entry, listed, at, requested)
         if state == "uncertain":
             conn.execute("UPDATE outbox SET resolution = ? WHERE id = ?", (note, entry["id"]))

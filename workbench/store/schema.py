@@ -358,11 +358,6 @@ def dumps(value: Any) -> str:
     return _CANONICAL.encode(value)
 
 
-def dicts(cursor: sqlite3.Cursor) -> list[dict[str, Any]]:
-    columns = [d[0] for d in cursor.description]
-    return [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
-
-
 def sha256(text: str | bytes) -> str:
     return hashlib.sha256(text.encode("utf-8") if isinstance(text, str) else text).hexdigest()
 
