@@ -5,13 +5,11 @@ from __future__ import annotations
 
 import logging
 import os
-import shutil
 import socket
 import sqlite3
 import tempfile
 import threading
 import time
-import weakref
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import closing, contextmanager, suppress
 from pathlib import Path
@@ -64,7 +62,7 @@ class Connection:
         self.path, self.busy_timeout_s, self.read_only = Path(path), busy_timeout_s, read_only
         self.lock = threading.RLock()
         self.file = self.path  # or its private copy (read_copy)
-        self._copy: weakref.finalize | None = None  # removes the private copy
+        self._copy: tempfile.TemporaryDirectory[str] | None = None  # holds the private copy
         if str(path) == ":memory:" or str(path).startswith("file:"):
             raise StoreError("The store needs a database file path (WAL and locks need a file).")
         if read_only and not self.path.is_file():
@@ -106,19 +104,13 @@ class Connection:
     def read_copy(self, prepare: Callable[[sqlite3.Connection], object]) -> None:
         """Read a private copy from now on (in a 0700 temporary folder), migrated by ``prepare``."""
         assert self.read_only and self._copy is None
-        where, removal = tempfile.gettempdir(), None
-        try:
-            folder = where = tempfile.mkdtemp(prefix="workbench-store-")
-            removal = weakref.finalize(self, shutil.rmtree, folder, ignore_errors=True)
-            copy = Path(folder) / self.path.name
-            create_private(copy)
-            conn = sqlite3.connect(str(copy), isolation_level=None, check_same_thread=False)
-        except (OSError, sqlite3.Error) as exc:
-            if removal is not None:
-                removal()
-            raise self._no_copy(exc, where) from None
+        folder, conn = None, None
         with self.translated():
             try:
+                folder = tempfile.TemporaryDirectory(prefix="workbench-store-")
+                copy = Path(folder.name) / self.path.name
+                create_private(copy)
+                conn = sqlite3.connect(str(copy), isolation_level=None, check_same_thread=False)
                 with self.lock:
                     self.conn.backup(conn)
                     conn.execute("PRAGMA journal_mode = MEMORY")  # no file beside the copy
@@ -129,10 +121,13 @@ class Connection:
                     conn.execute("PRAGMA query_only = ON")
                     self.conn.close()
                     self._use(conn)
-                    self.file, self._copy = copy, removal
+                    self.file, self._copy = copy, folder
             except BaseException as exc:
-                conn.close()
-                removal()
+                if conn is not None:
+                    conn.close()
+                where = tempfile.gettempdir() if folder is None else folder.name
+                if folder is not None:
+                    folder.cleanup()
                 if isinstance(exc, OSError | sqlite3.OperationalError):
                     raise self._no_copy(exc, where) from None
                 raise
@@ -204,7 +199,7 @@ class Connection:
             with suppress(sqlite3.Error):
                 self.conn.close()
             if self._copy is not None:
-                self._copy()
+                self._copy.cleanup()
 
     @contextmanager
     def translated(self) -> Iterator[None]:

@@ -115,13 +115,7 @@ def _add_missing(conn: sqlite3.Connection) -> None:
                 conn.execute(sql)
             elif kind == "table":
                 info = model.execute(f"PRAGMA table_info({name})").fetchall()
-                present = {r[1]: r[5] for r in conn.execute(f"PRAGMA table_info({name})")}
-                if {r[1]: r[5] for r in info if r[5]} != {c: k for c, k in present.items() if k}:
-                    raise StoreError(
-                        f"The table {name!r} in this store is not the workbench's (its key "
-                        "differs); rename or drop it, then open the store again. The store was "
-                        "left as it was."
-                    )
+                present = {r[1] for r in conn.execute(f"PRAGMA table_info({name})")}
                 keys = model.execute(f"PRAGMA foreign_key_list({name})").fetchall()
                 references = {r[3]: f" REFERENCES {r[2]}({r[4]})" for r in keys}
                 for _, column, declared, not_null, default, _ in info:
