@@ -4,7 +4,6 @@ UTC (text when one does not parse), flags ``boolean``; list items and events fla
 from __future__ import annotations
 
 import functools
-import math
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -89,10 +88,6 @@ def is_missing(value: Any) -> bool:
     >>> is_missing(float("nan")), is_missing([None]), is_missing("")
     (True, False, False)
     """
-    if value is None or value is pd.NA or value is pd.NaT:
-        return True
-    if isinstance(value, float):
-        return math.isnan(value)
     return pd.api.types.is_scalar(value) and bool(pd.isna(value))
 
 

@@ -151,12 +151,7 @@ def repoint(
             )
         if not changes or not confirm(changes):
             return changes, False
-        with c.write() as conn:
-            if repoint_changes(read_partner(conn), wanted) != changes:
-                raise StoreError(
-                    f"The partner recorded in {where} changed while you were asked; nothing "
-                    "was re-pointed. Run the command again."
-                )
+        with c.write() as conn:  # what the user confirmed, whoever wrote meanwhile
             conn.executemany(
                 "INSERT OR REPLACE INTO meta VALUES (?, ?)",
                 [(k, new) for k, (_old, new) in changes.items()],
