@@ -68,7 +68,6 @@ class Outbox:
             payload = payload.decode("utf-8", "replace")
         text = payload if isinstance(payload, str) else dumps(payload)
         flat = dict(flat) if flat is not None else None
-        version = sent_version(operation, flat, renews=renews)
         at, digest = now_text(), sha256(text)
         row = {
             "operation": operation, "request_id": request_id, "state": "pending",
@@ -78,11 +77,11 @@ class Outbox:
             "host": socket.gethostname(),
         }  # fmt: skip
         with self._c.write(durable=True) as conn:
-            found = _blocking(conn, operation, request_id, version)
-            if found and not force:
-                this = (flat or {}).get("document_id")
-                raise _duplicate(operation, request_id, found, digest, this=this)
-            row["forced"] = int(bool(found))
+            this = (flat or {}).get("document_id")
+            refusal = _duplicate(conn, operation, request_id, this, renews=renews, digest=digest)
+            if refusal and not force:
+                raise refusal
+            row["forced"] = int(refusal is not None)
             return self._c.insert("outbox", row)
 
     def duplicate_of(
@@ -95,12 +94,8 @@ class Outbox:
         hint: str = "",
     ) -> DuplicateSend | None:
         """The refusal ``begin`` would raise now, or None; ``hint``: how to force it."""
-        version = sent_version(operation, {"document_id": document_id}, renews=renews)
         with self._c.read() as conn:
-            found = _blocking(conn, operation, request_id, version)
-        if not found:
-            return None
-        return _duplicate(operation, request_id, found, None, hint=hint, this=document_id)
+            return _duplicate(conn, operation, request_id, document_id, renews=renews, hint=hint)
 
     def mark_sent(
         self,
@@ -154,20 +149,21 @@ class Outbox:
             return _entry(conn, row_id(entry_id) or 0)
 
 
-def sent_version(
-    operation: str, flat: Mapping[str, Any] | None, *, renews: bool = False
-) -> str | None:
-    """The DocumentID a send's duplicates carry; None: any earlier send is one."""
-    if not (operation == "send_acknowledgment" or renews) or not flat:
-        return None
-    value = flat.get("document_id")
-    return str(value) if value not in (None, "") else None
-
-
-def _blocking(
-    conn: sqlite3.Connection, operation: str, request_id: str, version: str | None
-) -> tuple[Any, ...] | None:
-    return conn.execute(
+def _duplicate(
+    conn: sqlite3.Connection,
+    operation: str,
+    request_id: str,
+    this: Any,
+    *,
+    renews: bool,
+    digest: str | None = None,
+    hint: str = "",
+) -> DuplicateSend | None:
+    """The refusal of a send of DocumentID ``this`` (None: none blocks it): an earlier send
+    pending, sent or uncertain (for one that ``renews`` and an acknowledgment: of ``this``)."""
+    per_version = operation == "send_acknowledgment" or renews
+    version = str(this) if per_version and this not in (None, "") else None
+    found = conn.execute(
         "SELECT id, state, updated_at, payload_sha256, pid, document_id FROM "
         "(SELECT *, json_extract(payload_flat, '$.document_id') AS document_id "
         " FROM outbox WHERE operation = ? AND request_id = ? AND state IN (?, ?, ?)) "
@@ -175,27 +171,18 @@ def _blocking(
         "ORDER BY id DESC LIMIT 1",
         (operation, request_id, *BLOCKING, version, version),
     ).fetchone()
-
-
-def _duplicate(
-    operation: str,
-    request_id: str,
-    found: tuple[Any, ...],
-    digest: str | None,
-    *,
-    hint: str = "",
-    this: Any = None,
-) -> DuplicateSend:
+    if found is None:
+        return None
     entry_id, state, since, sent_digest, pid, document_id = found
-    version = f"DocumentID {document_id!r}" if document_id else "a DocumentID not recorded"
+    sent = f"DocumentID {document_id!r}" if document_id else "a DocumentID not recorded"
     entry = f"outbox entry {entry_id}"
     if digest is not None:
         entry += ", the same payload" if sent_digest == digest else ", a different payload"
     subject = repr(request_id)
-    if operation == "send_acknowledgment":  # refused per version (see sent_version)
-        subject += f" that acknowledges {version}"
+    if operation == "send_acknowledgment":  # refused per version
+        subject += f" that acknowledges {sent}"
     else:
-        entry += f", {version}"
+        entry += f", {sent}"
     what = {
         "sent": f"was already sent at {since}",
         "uncertain": (
