@@ -144,10 +144,6 @@ class Outbox:
             )
             unfile_inferred(conn, entry_id)
 
-    def get(self, entry_id: int) -> dict[str, Any]:
-        with self._c.read() as conn:
-            return _entry(conn, row_id(entry_id) or 0)
-
 
 def _duplicate(
     conn: sqlite3.Connection,
