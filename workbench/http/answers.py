@@ -284,7 +284,7 @@ def unexpected(operation: str, payload: Any, where: str) -> UnreadableAnswer:
 
 def _ambiguous(keys: list[Any]) -> str:
     shown = ", ".join(repr(str(k)[:20]) for k in keys[:4])
-    return f"the item holds {len(keys)} RequestID keys, differing only in case or _ ({shown})."
+    return f"the item holds {len(keys)} RequestID keys, differing only in case, _ or - ({shown})."
 
 
 def _kind(value: Any) -> str:

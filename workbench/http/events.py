@@ -1,11 +1,11 @@
 """A field of a partner's item by name, and an event's id, type, time and payload wherever a
 partner keeps them (DESIGN §3).
 
-Names are tried in order, in any case, underscores aside: the profile's ``event_fields`` paths,
-then the event's own names (``eventType``) at its top or one level down, then generic
-ones (``type``) at its top or in an object about the event (``EVENT_HOLDERS``), never in its
-payload, where ``id`` and ``type`` are the student's. A name two keys match counts as absent.
-Nothing is required.
+Names are tried in order, in any case, underscores and hyphens aside: the profile's
+``event_fields`` paths, then the event's own names (``eventType``) at its top or one level
+down, then generic ones (``type``) at its top or in an object about the event
+(``EVENT_HOLDERS``), never in its payload, where ``id`` and ``type`` are the student's. A name
+two keys match counts as absent. Nothing is required.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ _HOLDERS = frozenset(h.lower() for h in EVENT_HOLDERS)
 
 
 def _plain(name: Any) -> str:
-    return str(name).lower().replace("_", "")
+    return str(name).lower().replace("_", "").replace("-", "")
 
 
 @dataclass(frozen=True)
