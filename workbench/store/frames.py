@@ -21,12 +21,10 @@ INTEGERS = INTEGER_FIELDS | {
     "vanished", "changed", "position", "transcript_awards", "transcript_courses",
     "schema_version", "current_version", "version_count",
 }  # fmt: skip
-FLAGS = frozenset(
-    {
-        "on_list", "forced", "inferred", "has_detail", "totals_match", "release_authorized",
-        "time_is_first_seen",
-    }
-)  # fmt: skip
+FLAGS = frozenset({
+    "on_list", "forced", "inferred", "has_detail", "totals_match", "release_authorized",
+    "time_is_first_seen",
+})  # fmt: skip
 _TIME = re.compile(r"(^|_)at$|^request_date$")
 _TEXT_ID = re.compile(r"(^|_)(id|key)$")
 _CAMEL_1 = re.compile(r"([A-Z]+)([A-Z][a-z])")
