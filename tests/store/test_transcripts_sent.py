@@ -135,7 +135,7 @@ def test_an_inferred_send_later_known_failed_is_no_longer_filed_as_sent(store: S
     entry = _inferred_transcript(store)
     assert len(store.table("transcripts_sent")) == 1
     store.outbox.mark_failed(entry, error="the partner never received it", status=404)
-    assert store.outbox.get(entry)["state"] == "failed"
+    assert store.db["outbox"].get(entry)["state"] == "failed"
     assert store.table("transcripts_sent").empty
     assert "transcript_sent" not in store.timeline("R-1")["kind"].tolist()
 

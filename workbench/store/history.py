@@ -126,8 +126,11 @@ class History:
         self._c = connection
 
     def _frame(self, sql: str, params: Any = (), **attrs: Any) -> pd.DataFrame:
-        with self._c.read() as conn:
-            return typed(pd.read_sql_query(sql, conn, params=params), **attrs)
+        with self._c.read() as conn:  # SQLite's errors (a bad ``where``) as StoreError
+            cursor = conn.execute(sql, params)
+            rows = cursor.fetchall()
+        return typed(pd.DataFrame.from_records(rows, columns=[d[0] for d in cursor.description]),
+                     **attrs)  # fmt: skip
 
     def table(self, name: str, *, where: str | None = None, params: Any = ()) -> pd.DataFrame:
         """A table or view: ``store.table("calls", where="status >= ?", params=[400])``."""
