@@ -132,9 +132,10 @@ def keys_named(item: Mapping[Any, Any], name: str) -> list[Any]:
     return [k for k in item if _plain(k) == _plain(name)]
 
 
-def field_value(item: Mapping[Any, Any], *names: str) -> Any:
-    """The first of ``names`` in ``item`` (:func:`_keys`) with a value: not None, not blank."""
-    for key in _keys(item, names):
+def field_value(item: Any, *names: str) -> Any:
+    """The first of ``names`` in ``item`` (:func:`_keys`) with a value: not None, not blank;
+    None when ``item`` is not an object."""
+    for key in _keys(item, names) if isinstance(item, Mapping) else ():
         value = item[key]
         if value is not None and (not isinstance(value, str) or value.strip()):
             return value

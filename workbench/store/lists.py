@@ -68,15 +68,14 @@ def list_info(list_name: str, *, details: bool = False) -> ListInfo:
 
 
 def request_date(item: Any) -> str | None:
-    return partner_time(field_value(item, "RequestDate")) if isinstance(item, Mapping) else None
+    return partner_time(field_value(item, "RequestDate"))
 
 
 def item_key(item: Any, key: str, text: str) -> str:
     """An item's key: its ``key`` field (any case), else the hash of its JSON ``text``."""
-    if isinstance(item, Mapping):
-        value = field_value(item, key)
-        if value is not None and not isinstance(value, Mapping | list):
-            return str(value)
+    value = field_value(item, key)
+    if value is not None and not isinstance(value, Mapping | list):
+        return str(value)
     return "sha256:" + sha256(text)
 
 
