@@ -57,8 +57,6 @@ def utc(series: pd.Series) -> pd.Series:
     """ISO text to tz-aware UTC; a column with values that do not parse stays text."""
     if isinstance(series.dtype, pd.DatetimeTZDtype):
         return series.dt.tz_convert("UTC")
-    if series.isna().all():
-        return pd.Series(pd.NaT, index=series.index, dtype="datetime64[us, UTC]")
     try:
         return pd.to_datetime(series, utc=True, format="ISO8601").astype("datetime64[us, UTC]")
     except (ValueError, TypeError, OverflowError):

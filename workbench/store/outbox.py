@@ -51,7 +51,7 @@ class Outbox:
         self,
         operation: str,
         request_id: str,
-        payload: str | bytes | Mapping[str, Any],
+        payload: str | Mapping[str, Any],
         *,
         force: bool = False,
         flat: Mapping[str, Any] | None = None,
@@ -64,8 +64,6 @@ class Outbox:
             raise StoreError(f"Unknown operation {operation!r}; one of {', '.join(OPERATIONS)}.")
         if not isinstance(request_id, str) or not request_id:
             raise StoreError("An outbox entry needs a non-empty request id.")
-        if isinstance(payload, bytes):
-            payload = payload.decode("utf-8", "replace")
         text = payload if isinstance(payload, str) else dumps(payload)
         flat = dict(flat) if flat is not None else None
         at, digest = now_text(), sha256(text)
