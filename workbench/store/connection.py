@@ -13,13 +13,14 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import closing, contextmanager, suppress
 from pathlib import Path
-from typing import Any
-
-import sqlite_utils
+from typing import TYPE_CHECKING, Any
 
 from workbench.errors import StoreError
 from workbench.folders import create_private
 from workbench.store.schema import now_text
+
+if TYPE_CHECKING:
+    import sqlite_utils
 
 logger = logging.getLogger(__name__)
 # What a message of SQLite's means, and what to do (first match).
@@ -99,6 +100,8 @@ class Connection:
         self.conn.execute("PRAGMA synchronous = NORMAL")
 
     def _use(self, conn: sqlite3.Connection) -> None:
+        import sqlite_utils  # here: it loads pandas
+
         self.conn, self.db = conn, sqlite_utils.Database(conn, execute_plugins=False)
 
     def read_copy(self, prepare: Callable[[sqlite3.Connection], object]) -> None:
