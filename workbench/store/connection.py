@@ -32,8 +32,8 @@ _ADVICE = (
      "fresh one."),
     (("disk", "full", "unable to open"), "Cannot write the database {path} ({text}); check "
      "disk space and path."),
-    (("constraint failed",), "The store refused a write that would break its consistency "
-     "({text}); a run, call or snapshot id given to it does not exist in this database."),
+    (("constraint failed",), "The store refused a write that would break its rules ({text}): "
+     "a value it does not allow, or a run, call or snapshot id it does not hold."),
 )  # fmt: skip
 
 

@@ -25,7 +25,7 @@ from workbench.errors import DuplicateSend, StoreError
 from workbench.http.masking import Redactor
 from workbench.store.connection import Connection
 from workbench.store.details import pescxml_of
-from workbench.store.lists import LISTS, OPERATIONS, request_date
+from workbench.store.lists import LISTS, request_date
 from workbench.store.schema import (
     ACKNOWLEDGMENT_FIELDS,
     RESPONSE_FIELDS,
@@ -60,8 +60,6 @@ class Outbox:
     ) -> int:
         """Record a send as pending; its entry id. ``DuplicateSend`` while the same send (for one
         that ``renews`` and an acknowledgment: of its DocumentID) blocks, unless ``force``."""
-        if operation not in OPERATIONS:
-            raise StoreError(f"Unknown operation {operation!r}; one of {', '.join(OPERATIONS)}.")
         if not isinstance(request_id, str) or not request_id:
             raise StoreError("An outbox entry needs a non-empty request id.")
         text = payload if isinstance(payload, str) else dumps(payload)
