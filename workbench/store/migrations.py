@@ -134,10 +134,6 @@ def _v4(conn: sqlite3.Connection) -> None:
     from workbench.store.details import pescxml_of, unescaped_once  # they load lxml
     from workbench.store.outbox import record_document
 
-    if sqlite3.sqlite_version_info < (3, 35, 0):  # ALTER TABLE DROP COLUMN
-        raise StoreError(
-            f"Migrating this store needs SQLite 3.35 or later, not {sqlite3.sqlite_version}."
-        )
     for table, id_column in ENTITY_IDS.items():
         have = {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
         inline = [c for c in INLINE if c in have]
@@ -193,9 +189,10 @@ def _v4(conn: sqlite3.Connection) -> None:
             except sqlite3.OperationalError as exc:  # a user's view, trigger or index reads it
                 raise StoreError(
                     f"Store schema version 4 moves {table}.{column} to the documents table "
-                    f"(docs/data-dictionary.md), but SQLite cannot drop it: {exc}. Drop that "
-                    "view, trigger or index of yours (or rewrite it to read documents), then "
-                    "open the store again. The store was left as it was."
+                    f"(docs/data-dictionary.md), but SQLite {sqlite3.sqlite_version} cannot drop "
+                    f"it: {exc}. Drop that view, trigger or index of yours (or rewrite it to read "
+                    "documents), or use SQLite 3.35 or later, then open the store again. The "
+                    "store was left as it was."
                 ) from exc
     sent = conn.execute(
         "SELECT id, operation, request_id, payload, payload_flat, updated_at, resolved_at "
