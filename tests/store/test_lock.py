@@ -1,9 +1,11 @@
-"""The pull lock file: one file every pull locks, kept in place, and refused when it is not a
-plain SQLite file of ours (a symbolic link, a FIFO, garbage)."""
+"""The pull lock file: one file every pull locks, kept in place, refused when it is not SQLite;
+a refusal names the pull that holds it."""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -11,6 +13,14 @@ import pytest
 from workbench.errors import StoreError
 from workbench.store import Store
 from workbench.store.connection import lock_path
+
+
+@contextmanager
+def _pulling(store: Store) -> Iterator[None]:
+    """A pull run of this process, as a pull begins one once it holds the lock."""
+    run = store.begin_run(kind="pull")
+    yield
+    store.finish_run(run, status="ok")
 
 
 def test_the_lock_file_stays_so_every_pull_locks_the_same_file(db_path: Path) -> None:
@@ -57,6 +67,7 @@ def test_a_store_reached_through_a_symbolic_link_is_locked_as_its_file(db_path: 
     real, linked = Store(db_path), Store(link)
     with (
         real.run_lock(timeout_s=1),
+        _pulling(real),
         pytest.raises(StoreError, match=rf"Another pull is running on .*\(pid {os.getpid()}"),
         linked.run_lock(timeout_s=0.1),
     ):
@@ -70,6 +81,7 @@ def test_a_pull_that_waits_for_another_says_so_before_waiting(db_path: Path, cap
     first, second = Store(db_path), Store(db_path)
     with (
         first.run_lock(timeout_s=1),
+        _pulling(first),
         pytest.raises(StoreError, match=r"waited 0\.2 s"),
         second.run_lock(timeout_s=0.2),
     ):

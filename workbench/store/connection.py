@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any
 
 from workbench.errors import StoreError
 from workbench.folders import create_private
-from workbench.store.schema import now_text
 
 if TYPE_CHECKING:
     import sqlite_utils
@@ -253,7 +252,7 @@ def lock_path(db_path: Path) -> Path:
 @contextmanager
 def run_lock(c: Connection, *, timeout_s: float) -> Iterator[None]:
     """Hold the pull lock: an exclusive transaction on ``<db>.lock``, dropped when the process
-    ends however it ends; who holds it goes to ``locks``."""
+    ends however it ends; who holds it is the ``running`` pull run."""
     path = lock_path(c.path)
     with closing(sqlite3.connect(str(path), timeout=0, isolation_level=None)) as holder:
         try:
@@ -272,21 +271,15 @@ def run_lock(c: Connection, *, timeout_s: float) -> Iterator[None]:
                 f"Cannot take the pull lock {path}: {exc}. It only holds the lock: it is safe "
                 "to delete when no pull of this database is running; delete it and try again."
             ) from exc
-        with c.write() as conn:
-            conn.execute(
-                "INSERT OR REPLACE INTO locks (name, pid, host, since) VALUES ('pull', ?, ?, ?)",
-                (os.getpid(), socket.gethostname(), now_text()),
-            )
-        try:
-            yield
-        finally:
-            with c.write() as conn:
-                conn.execute("DELETE FROM locks WHERE name = 'pull' AND pid = ?", (os.getpid(),))
+        yield
 
 
 def _held(c: Connection, timeout_s: float, *, waiting: bool = False) -> str:
     who = ""
-    for pid, host, since in c.rows("SELECT pid, host, since FROM locks WHERE name = 'pull'"):
+    for pid, host, since in c.rows(  # the holder: the pull it runs
+        "SELECT pid, host, started_at FROM runs WHERE kind = 'pull' AND status = 'running' "
+        "ORDER BY id DESC LIMIT 1"
+    ):
         where = "" if host == socket.gethostname() else f" on {host}"
         who = f" (pid {pid}{where} since {since})"
     where = f"Another pull is running on {c.path.resolve()}{who}"
