@@ -113,7 +113,7 @@ def test_a_list_that_is_not_an_array_fails_and_nothing_departs(partner, connect,
     w = connect()
     assert w.pull(progress=False).status == "ok"
     entry = w.store.outbox.begin("send_response", "A1", {"PESCXML": "<x/>"})
-    w.store.outbox.mark_uncertain(entry, error="the answer was lost")
+    w.store.outbox.mark(entry, "uncertain", error="the answer was lost")
 
     partner.answer("GET", spec.SUPPLIER_PENDING_PATH, content)
     summary = w.pull(progress=False)

@@ -83,9 +83,9 @@ def test_which_states_block_a_second_send(
 ) -> None:
     entry = store.outbox.begin("send_acknowledgment", "T-1", "<Ack/>")
     if mark == "uncertain":
-        store.outbox.mark_uncertain(entry, error="ReadTimeout after sending")
+        store.outbox.mark(entry, "uncertain", error="ReadTimeout after sending")
     elif mark == "failed":
-        store.outbox.mark_failed(entry, error="400 Cannot find transcript by ID.", status=400)
+        store.outbox.mark(entry, "failed", error="400 Cannot find transcript by ID.", status=400)
     if blocks:
         with pytest.raises(DuplicateSend, match=message):
             store.outbox.begin("send_acknowledgment", "T-1", "<Ack/>")
@@ -96,11 +96,11 @@ def test_which_states_block_a_second_send(
 
 def test_settled_entries_cannot_be_marked_again(store: Store) -> None:
     entry = store.outbox.begin("send_response", "R-1", "<TResp/>")
-    store.outbox.mark_failed(entry, error="refused")
+    store.outbox.mark(entry, "failed", error="refused")
     with pytest.raises(StoreError, match="already failed"):
         store.outbox.mark_sent(entry, status=200, response_body="{}")
     with pytest.raises(StoreError, match="no outbox entry 999"):
-        store.outbox.mark_uncertain(999, error="x")
+        store.outbox.mark(999, "uncertain", error="x")
     with pytest.raises(StoreError, match=r"CHECK constraint failed: operation IN .*send_response"):
         store.outbox.begin("send_everything", "R-1", "x")
 
@@ -139,7 +139,7 @@ def test_send_acknowledgment_files_the_acknowledgment_sent(store: Store) -> None
 def test_uncertain_still_listed_becomes_failed(store: Store) -> None:
     store.record_snapshot(None, "supplier_requests", listed("R-1"), taken_at=ago(1))
     entry = store.outbox.begin("send_response", "R-1", "<TResp/>")
-    store.outbox.mark_uncertain(entry, error="ReadTimeout")
+    store.outbox.mark(entry, "uncertain", error="ReadTimeout")
     diff = store.record_snapshot(None, "supplier_requests", listed("R-1", "R-2"), taken_at=soon(16))
     assert diff.resolved[0]["state"] == "failed"
     row = store.db["outbox"].get(entry)
@@ -151,7 +151,7 @@ def test_uncertain_still_listed_becomes_failed(store: Store) -> None:
 def test_uncertain_gone_after_being_listed_becomes_sent_by_inference(store: Store) -> None:
     store.record_snapshot(None, "supplier_requests", listed("R-1", "R-2"), taken_at=ago(1))
     entry = store.outbox.begin("send_response", "R-1", "<TResp/>", flat=RESPONSE_FLAT)
-    store.outbox.mark_uncertain(entry, error="connection dropped after sending")
+    store.outbox.mark(entry, "uncertain", error="connection dropped after sending")
     diff = store.record_snapshot(None, "supplier_requests", listed("R-2"), taken_at=soon(1))
     assert [d["state"] for d in diff.resolved] == ["sent"]
     assert diff.left == {"R-1": "outbox"}
@@ -165,7 +165,7 @@ def test_uncertain_gone_after_being_listed_becomes_sent_by_inference(store: Stor
 
 def test_uncertain_gone_without_evidence_stays_uncertain(store: Store) -> None:
     entry = store.outbox.begin("send_transcript", "R-1", "<CT/>")  # never listed before
-    store.outbox.mark_uncertain(entry, error="ReadTimeout")
+    store.outbox.mark(entry, "uncertain", error="ReadTimeout")
     diff = store.record_snapshot(None, "supplier_requests", [], taken_at=soon(1))
     assert [d["state"] for d in diff.resolved] == ["uncertain"]
     row = store.db["outbox"].get(entry)
@@ -178,7 +178,7 @@ def test_uncertain_gone_but_explained_by_another_send_stays_uncertain(store: Sto
     response = store.outbox.begin("send_response", "R-1", "<TResp/>")
     store.outbox.mark_sent(response, status=200, response_body="{}")
     transcript = store.outbox.begin("send_transcript", "R-1", "<CT/>")
-    store.outbox.mark_uncertain(transcript, error="ReadTimeout")
+    store.outbox.mark(transcript, "uncertain", error="ReadTimeout")
     store.record_snapshot(None, "supplier_requests", [], taken_at=soon(1))
     row = store.db["outbox"].get(transcript)
     assert row["state"] == "uncertain" and f"entry {response}" in row["resolution"]
@@ -186,7 +186,7 @@ def test_uncertain_gone_but_explained_by_another_send_stays_uncertain(store: Sto
 
 def test_lists_taken_before_the_send_turned_uncertain_decide_nothing(store: Store) -> None:
     entry = store.outbox.begin("send_acknowledgment", "T-1", "<Ack/>")
-    store.outbox.mark_uncertain(entry, error="ReadTimeout")
+    store.outbox.mark(entry, "uncertain", error="ReadTimeout")
     diff = store.record_snapshot(None, "consumer_transcripts", listed("T-1"), taken_at=ago(600))
     assert diff.resolved == () and store.db["outbox"].get(entry)["state"] == "uncertain"
 
@@ -196,7 +196,7 @@ def test_a_departure_is_explained_by_a_send_that_may_have_taken_effect(store: St
     store.record_snapshot(None, "supplier_requests", listed("T-1"), taken_at=ago(1))
     store.outbox.begin("send_acknowledgment", "T-1", "<Ack/>")
     failed = store.outbox.begin("send_acknowledgment", "T-2", "<Ack/>")
-    store.outbox.mark_failed(failed, error="refused")
+    store.outbox.mark(failed, "failed", error="refused")
     diff = store.record_snapshot(None, "consumer_transcripts", [], taken_at=soon(1))
     assert diff.left == {"T-1": "outbox", "T-2": "elsewhere"}
     diff = store.record_snapshot(None, "supplier_requests", [], taken_at=soon(1))
@@ -228,7 +228,7 @@ def test_stale_pending_by_age_even_when_the_process_lives(db_path: Path) -> None
 def test_a_late_answer_overrides_an_inference(store: Store) -> None:
     store.record_snapshot(None, "supplier_requests", listed("R-1"), taken_at=ago(1))
     entry = store.outbox.begin("send_response", "R-1", "<TResp/>")
-    store.outbox.mark_uncertain(entry, error="ReadTimeout")
+    store.outbox.mark(entry, "uncertain", error="ReadTimeout")
     store.record_snapshot(None, "supplier_requests", listed("R-1"), taken_at=soon(1))
     store.outbox.mark_sent(entry, status=200, response_body="{}")
     assert store.db["outbox"].get(entry)["state"] == "sent"

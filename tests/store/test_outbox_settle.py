@@ -32,7 +32,7 @@ def list_call(store: Store, at: datetime | None = None) -> int:
 
 def uncertain(store: Store, request_id: str = "R-1") -> int:
     entry = store.outbox.begin("send_response", request_id, "<TResp/>")
-    store.outbox.mark_uncertain(entry, error="connection dropped after sending")
+    store.outbox.mark(entry, "uncertain", error="connection dropped after sending")
     return entry
 
 

@@ -70,7 +70,7 @@ def test_an_acknowledgment_of_no_known_version_keeps_one_per_transcript(store: S
 
 def test_a_failed_acknowledgment_does_not_block_its_version(store: Store) -> None:
     entry = ack(store, "CT-1")
-    store.outbox.mark_failed(entry, error="refused", status=400)
+    store.outbox.mark(entry, "failed", error="refused", status=400)
     ack(store, "CT-1")
 
 
@@ -87,7 +87,7 @@ def test_a_transcript_back_with_a_new_document_does_not_fail_an_uncertain_ack(
     store.record_snapshot(None, LIST, listed("T-1", day=1), taken_at=clock(-60))
     clock(0)
     entry = ack(store, "CT-1")
-    store.outbox.mark_uncertain(entry, error="connection dropped after sending")
+    store.outbox.mark(entry, "uncertain", error="connection dropped after sending")
     # Re-issued: listed again, long past the margin, but with a new RequestDate.
     diff = store.record_snapshot(None, LIST, listed("T-1", day=2), taken_at=clock(30))
     assert [d["state"] for d in diff.resolved] == ["uncertain"]
@@ -108,7 +108,7 @@ def test_an_acknowledgment_of_the_reissue_is_inferred_sent_when_it_leaves(
     store.record_snapshot(None, LIST, listed("T-1", day=2), taken_at=clock(-30))  # re-issued
     clock(0)
     entry = ack(store, "CT-2")
-    store.outbox.mark_uncertain(entry, error="read timeout")
+    store.outbox.mark(entry, "uncertain", error="read timeout")
 
     diff = store.record_snapshot(None, LIST, [], taken_at=clock(5))
 

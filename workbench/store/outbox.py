@@ -116,19 +116,13 @@ class Outbox:
             )
             record_document(conn, entry, at=at, inferred=False, reply=(body, reply, call_id))
 
-    def mark_failed(
-        self, entry_id: int, *, error: Any, status: int | None = None, call_id: int | None = None
+    def mark(
+        self, entry_id: int, state: str, *, error: Any, status: Any = None, call_id: Any = None
     ) -> None:
-        """The send did not take effect (refused, or never left)."""
-        self._mark(entry_id, "failed", error, status=status, call_id=call_id)
-
-    def mark_uncertain(self, entry_id: int, *, error: Any, call_id: int | None = None) -> None:
-        """The send may have reached the partner."""
-        self._mark(entry_id, "uncertain", error, call_id=call_id)
-
-    def _mark(
-        self, entry_id: int, state: str, error: Any, *, status: Any = None, call_id: Any = None
-    ) -> None:
+        """The send ``failed`` (did not take effect: refused, or never left) or is ``uncertain``
+        (it may have reached the partner)."""
+        if state not in ("failed", "uncertain"):
+            raise StoreError(f"Mark a send failed or uncertain (sent: mark_sent), not {state!r}.")
         entry_id, call_id, status = row_id(entry_id) or 0, row_id(call_id), row_id(status)
         text = self._scrub.text(None if error is None else str(error))
         with self._c.write(durable=True) as conn:
