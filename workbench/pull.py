@@ -269,12 +269,14 @@ def _store(
     stored = []
     for row in fetched:
         item, prepared, error = row["request_id"], None, row["error"]
-        if row["detail"] is not None:
+        if row.get("detail") is not None:
             try:
                 prepared = _prepared(store, list_name, item, row["detail"], dates.get(item))
             except Exception as exc:  # one detail that cannot be read fails alone
                 error = f"{type(exc).__name__}: {exc}"
-        stored.append({"request_id": item, "error": error, "held": row["held"], "p": prepared})
+        held = row.get("held", [])
+        stored.append({"request_id": item, "error": error, "held": held, "p": prepared})
+    counted = session.unrecorded
     try:
         with store.batch():
             for row in stored:
@@ -286,7 +288,8 @@ def _store(
                         row["error"] = f"{type(exc).__name__}: {exc}"
     except Exception as exc:  # the transaction is lost, its calls with it
         error = f"{type(exc).__name__}: {exc}"
-        session.lost(sum(len(row["held"]) for row in stored), error)
+        lost = sum(len(row["held"]) for row in stored) - (session.unrecorded - counted)
+        session.lost(lost, error)  # those not counted already, as they failed
         for row in stored:
             row["error"] = error
     return [{"request_id": row["request_id"], "error": row["error"]} for row in stored]

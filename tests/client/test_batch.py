@@ -169,9 +169,9 @@ def test_then_turns_finished_rows_in_the_callers_thread_while_the_pool_runs_ahea
 
     def then(rows: list[dict[str, object]]) -> list[dict[str, object]]:
         assert threading.current_thread() is caller
-        if not batches:  # held: the pool may run ahead, by at most 4 x concurrency waiting
+        if not batches:  # held: the pool may not run ahead of 2 x concurrency fetches
             time.sleep(0.2)
-            assert len(fetched) <= 4 * 2 + len(rows)
+            assert len(fetched) <= 2 * 2
         batches.append(len(rows))
         return [{**row, "stored": True} for row in rows]
 
@@ -179,3 +179,22 @@ def test_then_turns_finished_rows_in_the_callers_thread_while_the_pool_runs_ahea
     assert sum(batches) == 50 and len(batches) > 1
     assert [row["request_id"] for row in rows] == ["0", None, *map(str, range(2, 50))]
     assert all(row["stored"] for row in rows) and rows[1]["error"].startswith("NotFound")
+
+
+def test_a_stopped_batch_still_hands_then_every_fetch_that_ended() -> None:
+    given: list[str] = []
+
+    def fetch(value: int) -> list[dict[str, object]]:
+        if value == 5:
+            raise RuntimeError("a bug, not a partner answer")
+        time.sleep(0.01 * (value % 3))
+        return [{"request_id": str(value)}]
+
+    def then(rows: list[dict[str, object]]) -> list[dict[str, object]]:
+        given.extend(str(row["request_id"]) for row in rows)
+        return rows
+
+    with pytest.raises(RuntimeError, match="a bug"):
+        batch.fetch_all(list(range(40)), fetch, concurrency=4, progress=False, then=then)
+    # each fetch that ended was handed over once, and the one that failed never
+    assert "5" not in given and len(given) == len(set(given)) and len(given) >= 4

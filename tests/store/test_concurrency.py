@@ -154,6 +154,18 @@ def test_batch_groups_writes_all_or_nothing(store: Store) -> None:
     assert len(store.table("calls")) == 1 and len(store.table("snapshots")) == 1
 
 
+def test_a_batch_sqlite_ended_takes_no_more_writes(store: Store) -> None:
+    """A full disk makes SQLite roll the whole transaction back: what follows in the block must
+    not go on in transactions of its own, as if it were still part of it."""
+    with pytest.raises(StoreError, match="SQLite ended a write"), store.batch():
+        store.record_call(exchange())
+        store.db.conn.execute("ROLLBACK")  # what SQLite does on SQLITE_FULL
+        store.record_call(exchange())
+    assert len(store.table("calls")) == 0
+    store.record_call(exchange())  # the next write has a transaction of its own again
+    assert len(store.table("calls")) == 1
+
+
 @pytest.mark.slow
 def test_two_processes_write_at_once(db_path: Path) -> None:
     Store(db_path).close()

@@ -225,7 +225,8 @@ def fetch_all(
     loop), rows in the order of ``ids``; a ``WorkbenchError`` is its id's ``error`` row, anything
     else (a bug, Ctrl-C) stops the batch. ``then``: in the calling thread, the rows of the
     fetches finished so far made into as many rows, while the next ones run (at most
-    ``4 * concurrency`` fetched wait for it)."""
+    ``2 * concurrency`` fetched or fetching); on the way out of a stopped batch, it still gets
+    the rows of every fetch that ended."""
     if not ids:
         return []
     show = (interactive() if progress is None else progress) and len(ids) > HANDFUL
@@ -234,21 +235,23 @@ def fetch_all(
     bar = tqdm(total=len(ids), desc=desc, unit="id", disable=not show, leave=False)
     todo = iter(enumerate(ids))
     rows: dict[int, Rows] = {}
+    pending: set[Future[tuple[int, Rows]]] = set()  # not yet given to then
 
-    def submit(count: int) -> set[Future[tuple[int, Rows]]]:
-        return {pool.submit(_guarded, fetch, i, v) for i, v in itertools.islice(todo, count)}
+    def submit(count: int) -> None:
+        pending.update(pool.submit(_guarded, fetch, i, v) for i, v in itertools.islice(todo, count))
 
     try:
-        pending = submit(4 * concurrency if then else len(ids))
+        submit(2 * concurrency if then else len(ids))
         while pending:  # asleep until some end (with a bar or a then), all end, or one fails
             until = FIRST_COMPLETED if show or then else FIRST_EXCEPTION
-            done, pending = wait(pending, return_when=until)
+            done = wait(pending, return_when=until).done
             finished = dict(future.result() for future in done)
-            pending |= submit(len(done))
             if then is not None:
                 order = sorted(finished)
                 out = iter(then([row for i in order for row in finished[i]]))
                 finished = {i: [next(out) for _ in finished[i]] for i in order}
+            pending.difference_update(done)
+            submit(len(done))
             rows.update(finished)
             bar.update(len(done))
         return [row for i in sorted(rows) for row in rows[i]]
@@ -261,6 +264,12 @@ def fetch_all(
             if thread.name.startswith(f"{prefix}_"):
                 thread.join()
         bar.close()
+        ended = [f for f in pending if f.done() and not f.cancelled() and not f.exception()]
+        if then is not None and ended:
+            try:
+                then([row for _, found in sorted(f.result() for f in ended) for row in found])
+            except Exception as exc:  # the escape that stopped the batch is the one to see
+                logger.warning("%d fetched rows were not kept: %s", len(ended), exc)
 
 
 def _guarded(fetch: Callable[[Any], Rows], index: int, value: Any) -> tuple[int, Rows]:

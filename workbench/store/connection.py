@@ -61,6 +61,7 @@ class Connection:
     def __init__(self, path: str | Path, *, busy_timeout_s: float, read_only: bool = False) -> None:
         self.path, self.busy_timeout_s, self.read_only = Path(path), busy_timeout_s, read_only
         self.lock = threading.RLock()
+        self._writing = False  # inside write()'s own transaction
         self.file = self.path  # or its private copy (read_copy)
         self._copy: tempfile.TemporaryDirectory[str] | None = None  # holds the private copy
         if str(path) == ":memory:" or str(path).startswith("file:"):
@@ -143,15 +144,22 @@ class Connection:
 
     @contextmanager
     def write(self, *, durable: bool = False) -> Iterator[sqlite3.Connection]:
-        """One write transaction (nested calls join the outer one)."""
+        """One write transaction (nested calls join the outer one, and fail once SQLite has
+        ended it: a full disk rolls it all back, and nothing may go on as if in it)."""
         with self.lock, self.translated():
-            if self.conn.in_transaction:
+            if self.conn.in_transaction or self._writing:
+                if not self.conn.in_transaction:
+                    raise StoreError(
+                        f"SQLite ended a write to {self.path} after an error (a full disk, "
+                        "say): all of it is undone. Free room, then run it again."
+                    )
                 yield self.conn
                 return
             if durable:
                 self.conn.execute("PRAGMA synchronous = FULL")
             try:
                 self.conn.execute("BEGIN IMMEDIATE")
+                self._writing = True
                 try:
                     yield self.conn
                     self.conn.execute("COMMIT")
@@ -159,6 +167,7 @@ class Connection:
                     self._abandon()  # a failed COMMIT may leave it open
                     raise
             finally:
+                self._writing = False
                 if durable and not self.conn.in_transaction:
                     self.conn.execute("PRAGMA synchronous = NORMAL")
 

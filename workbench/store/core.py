@@ -196,11 +196,7 @@ class Store(History):
             started_at=(partner_time(started) if isinstance(started, datetime | str) else None)
             or now_text(),
         )  # fmt: skip
-        sql = f"INSERT INTO calls ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})"
-        # One statement in autocommit mode is its own transaction (docs/design.md §5), with the
-        # lock and busy timeout of BEGIN IMMEDIATE: a third of the statements on the hot path.
-        with self._c.lock, self._c.translated():
-            return int(self._c.conn.execute(sql, list(row.values())).lastrowid or 0)
+        return self._c.insert("calls", row)
 
     def record_snapshot(
         self,
