@@ -10,7 +10,7 @@ import pandas as pd
 
 from workbench import pesc
 from workbench.errors import WorkbenchError
-from workbench.pesc.student import comparable
+from workbench.pesc.fields import comparable
 from workbench.report.markup import clock, heading, plain
 from workbench.report.troubleshoot import RequestDocument, documents_section
 

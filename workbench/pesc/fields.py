@@ -4,12 +4,19 @@ A request's and a response's fields come from the first Request/Recipient or Res
 counts of all; ``request_tracking_id`` is TransmissionData's, else the first Recipient's or
 Response's; ``student_oen`` is the AgencyIdentifier "Ontario Education Number", else canpesc's
 State/Province ON; ``note`` joins the message's own NoteMessages.
+
+Is it the same student? :func:`differing_fields`, the one rule of sends and the reconciliation:
+case, accents, Unicode forms, spaces and punctuation are forgiven, a letter or digit is not.
 """
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from collections.abc import Mapping
 from typing import Any
+
+import pandas as pd
 
 from workbench.pesc import elements as el
 from workbench.pesc.document import ACKNOWLEDGMENT, REQUEST, RESPONSE, PescDocument, as_document
@@ -264,3 +271,56 @@ def transcript_counts(records: list[Element]) -> tuple[int, int, int]:
 
 def _join(values: list[str]) -> str | None:
     return " ".join(values) if values else None
+
+
+IDENTITY = names(
+    "student_first_name student_last_name student_birth_date student_oen student_ocas_account "
+    "student_ocas_application student_school_assigned_id"
+)
+_NOT_ALNUM = re.compile(r"[\W_]+")  # \w is str.isalnum() and "_"
+_DOTLESS = str.maketrans({"ı": "i"})  # Turkish: "ISMAIL" is "ısmail" there, "ismail" here
+
+
+def comparable(value: Any, field: str) -> str | None:
+    """``value`` as compared: a birth date on its first 10 characters, a name or id on its letters
+    and digits, case-folded, accents dropped, forms made plain; None when missing (not compared)."""
+    if not isinstance(value, str):
+        if pd.api.types.is_scalar(value) and pd.isna(value):
+            return None
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)  # an id read as a number
+        value = str(value)
+    if field == "student_birth_date":
+        if not value.isascii():  # full-width digits made plain, invisible characters gone
+            plain = unicodedata.normalize("NFKC", value)
+            value = "".join(c for c in plain if unicodedata.category(c) != "Cf")
+        text = value.strip()[:10]
+    elif value.isascii():
+        text = _NOT_ALNUM.sub("", value.casefold())
+    else:  # combining accents are no letters: NFKD splits them off, and they go
+        text = _NOT_ALNUM.sub(
+            "", unicodedata.normalize("NFKD", value.translate(_DOTLESS).casefold())
+        )
+    return text or None
+
+
+def differing_fields(
+    request_fields: Mapping[str, Any], transcript_fields: Mapping[str, Any]
+) -> tuple[str, ...]:
+    """The :data:`IDENTITY` fields present on both sides whose :func:`comparable` values differ."""
+    differ = []
+    for field in IDENTITY:
+        ours = comparable(request_fields.get(field), field)
+        theirs = comparable(transcript_fields.get(field), field)
+        if ours is not None and theirs is not None and ours != theirs:
+            differ.append(field)
+    return tuple(differ)
+
+
+def described(fields: tuple[str, ...]) -> str:
+    """Identity field names as words, for a message: "last name and birth date"."""
+    words = [f.removeprefix("student_").replace("_", " ") for f in fields]
+    words = [w.replace("oen", "OEN").replace("ocas", "OCAS") for w in words]
+    if len(words) <= 1:
+        return "".join(words)
+    return ", ".join(words[:-1]) + " and " + words[-1]

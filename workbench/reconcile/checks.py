@@ -7,7 +7,7 @@ from typing import Any
 
 import pandas as pd
 
-from workbench.pesc.student import comparable
+from workbench.pesc.fields import comparable
 from workbench.reconcile.inputs import (
     ACK_OPERATION,
     COUNT,

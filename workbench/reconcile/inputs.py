@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from workbench.pesc.student import IDENTITY  # the fields that name a student
+from workbench.pesc.fields import IDENTITY  # the fields that name a student
 from workbench.store.schema import PLAUSIBLE_AHEAD_DAYS, PLAUSIBLE_FROM
 
 TIME = "datetime64[us, UTC]"
