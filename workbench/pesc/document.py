@@ -8,6 +8,7 @@ DTD, resolves no entity and has no network.
 from __future__ import annotations
 
 import codecs
+import html
 import os
 import re
 import threading
@@ -59,8 +60,6 @@ _PI = (
     "The XML contains a processing instruction (<?...?>). PESC messages never carry one, and "
     "some (xml-stylesheet) point at external resources; refused."
 )
-_ESCAPE = re.compile(r"&(lt|gt|amp|quot|apos|#[0-9]{1,7}|#x[0-9A-Fa-f]{1,6});")
-_NAMED = {"lt": "<", "gt": ">", "amp": "&", "quot": '"', "apos": "'"}
 
 
 @dataclass(frozen=True, slots=True, eq=False, repr=False)
@@ -242,7 +241,7 @@ def unescape_once(text: str) -> str:
     text = text.lstrip(_WHITESPACE)
     if not text.startswith("&lt;"):
         return text
-    text = _ESCAPE.sub(_unescape_one, text).lstrip(_WHITESPACE)
+    text = html.unescape(text).lstrip(_WHITESPACE)
     if text.startswith("&lt;"):
         raise PescError(
             "The XML was escaped more than once (it still starts with '&lt;' after one "
@@ -250,16 +249,6 @@ def unescape_once(text: str) -> str:
             reason="malformed",
         )
     return text
-
-
-def _unescape_one(match: re.Match[str]) -> str:
-    name = match[1]
-    if name[0] != "#":
-        return _NAMED[name]
-    try:
-        return chr(int(name[2:], 16) if name[1] == "x" else int(name[1:]))
-    except (ValueError, OverflowError):
-        return match[0]
 
 
 def _check_prolog(text: str) -> int:
