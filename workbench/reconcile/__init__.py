@@ -25,6 +25,7 @@ from workbench.reconcile.inputs import (
     age_edges,
     age_labels,
     empty_tables,
+    load,
     prepared,
     resolve_now,
 )
@@ -37,7 +38,6 @@ from workbench.reconcile.lifecycles import (
     later_copies,
     supplier_side,
 )
-from workbench.reconcile.load import load
 from workbench.reconcile.triage import EXCEPTION_COLUMNS, EXCEPTION_KINDS, exceptions
 from workbench.severities import SEVERITIES
 
