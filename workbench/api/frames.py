@@ -117,9 +117,6 @@ def events_frame(
 
 
 def _typed(series: pd.Series, dtype: str, name: str) -> pd.Series:
-    if dtype == "string":
-        text = series.map(lambda v: v if is_missing(v) or isinstance(v, str) else str(v))
-        return text.astype("string")
     if dtype == TIME:
         typed = utc(series)
         if not isinstance(typed.dtype, pd.DatetimeTZDtype):
@@ -141,10 +138,7 @@ def _typed(series: pd.Series, dtype: str, name: str) -> pd.Series:
             )
         return days
     try:
-        return pd.Series(
-            pd.array([None if is_missing(v) else v for v in series], dtype=dtype),
-            index=series.index,
-        )
+        return series.astype(dtype)  # text: str() of any other value
     except (TypeError, ValueError):
         logger.warning("column %s holds values that are not %s; kept as read", name, dtype)
         return series
