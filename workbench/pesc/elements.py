@@ -46,21 +46,17 @@ def children(element: Element | None) -> dict[str, Element]:
 
 def children_named(element: Element | None, name: str) -> list[Element]:
     """Every child with this local name, in document order."""
-    if element is None:
-        return []
-    return [node for node in element.iterchildren(ELEMENTS) if local(node.tag) == name]
+    return [] if element is None else list(element.iterchildren(f"{{*}}{name}"))
 
 
 def child(element: Element | None, name: str) -> Element | None:
     """The first child with this local name, or None."""
-    return next(iter(children_named(element, name)), None)
+    return find(element, name)
 
 
 def find(element: Element | None, *names: str) -> Element | None:
     """Follow a path of local names from ``element``; None as soon as a step is missing."""
-    for name in names:
-        element = child(element, name)
-    return element
+    return None if element is None else element.find("/".join(f"{{*}}{n}" for n in names))
 
 
 def text(element: Element | None) -> str | None:
