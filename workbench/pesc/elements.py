@@ -80,6 +80,11 @@ def texts(element: Element | None, name: str) -> list[str]:
     return [value for node in children_named(element, name) if (value := text(node))]
 
 
+def joined(values: list[str], separator: str = " ") -> str | None:
+    """``values`` joined, None when there are none."""
+    return separator.join(values) or None
+
+
 def organization(element: Element | None, prefix: str) -> dict[str, str | None]:
     """``{prefix}_id_type``, ``{prefix}_id`` and ``{prefix}_name`` of an organization: the first
     OrganizationIDGroup id with a value, else the first other leaf with one (real documents carry

@@ -107,7 +107,7 @@ def flatten(doc_or_xml: PescDocument | str | bytes) -> dict[str, Any]:
         row.update(student_fields(top.get("Person")))
         row["academic_award_total"] = el.integer(el.text(top.get("AcademicAwardTotal")))
         row["course_total"] = el.integer(el.text(top.get("CourseTotal")))
-        row["note"] = _join(el.texts(root, "NoteMessage"))
+        row["note"] = el.joined(el.texts(root, "NoteMessage"))
     return row
 
 
@@ -195,7 +195,7 @@ def student_fields(person: Element | None) -> dict[str, Any]:
         "student_ocas_account": None,
         "student_ocas_application": None,
         "student_first_name": el.text(name.get("FirstName")),
-        "student_middle_name": _join(el.texts(fields.get("Name"), "MiddleName")),
+        "student_middle_name": el.joined(el.texts(fields.get("Name"), "MiddleName")),
         "student_last_name": el.text(name.get("LastName")),
         "student_birth_date": el.text(birth.get("BirthDate")) or el.text(birth.get("Birthdate")),
         "student_birthday": el.text(birth.get("Birthday")),
@@ -229,9 +229,8 @@ def _request(row: dict[str, Any], root: Element) -> None:
     row.update(el.organization(el.find(student.get("Attendance"), "School"), "attendance_school"))
     row["hold_type"] = el.find_text(recipient.get("TranscriptHold"), "HoldType")
     row.update(el.leaves(fields.get("Recipient"), _RECIPIENT))
-    methods = el.texts(fields.get("Recipient"), "DeliveryMethod")
-    row["delivery_method"] = ", ".join(methods) if methods else None
-    row["note"] = _join(el.texts(root, "NoteMessage") + el.texts(request, "NoteMessage"))
+    row["delivery_method"] = el.joined(el.texts(fields.get("Recipient"), "DeliveryMethod"), ", ")
+    row["note"] = el.joined(el.texts(root, "NoteMessage") + el.texts(request, "NoteMessage"))
     if row["request_tracking_id"] is None:
         row["request_tracking_id"] = el.text(recipient.get("RequestTrackingID"))
 
@@ -244,7 +243,7 @@ def _response(row: dict[str, Any], root: Element) -> None:
     row.update(el.leaves(response, _RESPONSE), response_count=len(responses))
     row.update(el.leaves(holds[0] if holds else None, HOLD_FIELDS))
     notes = [note for node in (root, response, *holds) for note in el.texts(node, "NoteMessage")]
-    row["note"] = _join(notes)
+    row["note"] = el.joined(notes)
     row["request_tracking_id"] = row["request_tracking_id"] or row["response_request_tracking_id"]
 
 
@@ -255,7 +254,7 @@ def _transcript(row: dict[str, Any], root: Element, student: Element | None) -> 
     row["academic_record_count"] = len(records)
     row["session_count"], row["award_count"], row["course_count"] = transcript_counts(records)
     row.update(el.organization(el.child(records[0] if records else None, "School"), "school"))
-    row["note"] = _join(el.texts(root, "NoteMessage"))
+    row["note"] = el.joined(el.texts(root, "NoteMessage"))
 
 
 def transcript_counts(records: list[Element]) -> tuple[int, int, int]:
@@ -267,10 +266,6 @@ def transcript_counts(records: list[Element]) -> tuple[int, int, int]:
         for node in parent.iterchildren("{*}AcademicAward", "{*}Course")
     ]
     return len(sessions), parts.count("AcademicAward"), parts.count("Course")
-
-
-def _join(values: list[str]) -> str | None:
-    return " ".join(values) if values else None
 
 
 IDENTITY = names(

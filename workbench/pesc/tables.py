@@ -162,13 +162,12 @@ def _recipient(recipient: Element, base: Row) -> Row:
         person_name = el.children(el.child(receiver.get("Person"), "Name"))
         parts = [el.text(person_name.get(part)) for part in ("FirstName", "LastName")]
         organization["receiver_name"] = " ".join(part for part in parts if part) or None
-    methods = el.texts(recipient, "DeliveryMethod")
     return {
         **base,
         **el.leaves(recipient, _RECIPIENT),
         **el.leaves(fields.get("TranscriptHold"), _HOLD),
         **organization,
-        "delivery_method": ", ".join(methods) if methods else None,
+        "delivery_method": el.joined(el.texts(recipient, "DeliveryMethod"), ", "),
         "electronic_format": el.find_text(fields.get("ElectronicDelivery"), "ElectronicFormat"),
         "transcript_copies": el.integer(el.text(fields.get("TranscriptCopies"))),
     }
@@ -182,7 +181,7 @@ def _responses(tables: dict[str, list[Row]], root: Element, document_id: str | N
         holds = el.children_named(response, "ResponseHold")
         tables["holds"] += [
             {**base, "hold_index": index, **el.leaves(hold, HOLD_FIELDS)}
-            | {"note": " ".join(el.texts(hold, "NoteMessage")) or None}
+            | {"note": el.joined(el.texts(hold, "NoteMessage"))}
             for index, hold in enumerate(holds)
         ]
         tables["responses"].append(
