@@ -25,7 +25,7 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from workbench import pesc
-from workbench.errors import PescError, WorkbenchError
+from workbench.errors import InvalidValue, PescError, WorkbenchError
 from workbench.http.answers import list_items
 from workbench.pesc.fields import KEYS
 from workbench.pesc.tables import TIME_DTYPE as PESC_TIME
@@ -193,17 +193,10 @@ def ids_of(ids: Iterable[Any] | pd.DataFrame | pd.Series | str) -> list[Any]:
         if "request_id" not in ids.columns:
             raise ValueError("a DataFrame of ids needs a request_id column")
         ids = ids["request_id"]
-    unique: list[Any] = []
-    seen: set[Any] = set()
-    for value in ids:
-        try:
-            if value in seen:
-                continue
-            seen.add(value)
-        except TypeError:  # unhashable: kept, and refused later with its own error row
-            pass
-        unique.append(value)
-    return unique
+    try:
+        return list(dict.fromkeys(ids))
+    except TypeError:
+        raise InvalidValue("ids must be strings (or a Series or frame of them).") from None
 
 
 def fetch_all(
