@@ -235,29 +235,23 @@ def by_organisation(
 
 
 def _side(frame: pd.DataFrame, id_column: str, side: str, exceptions: pd.DataFrame) -> pd.DataFrame:
-    """One side's rows grouped by organisation (its id, else its name)."""
+    """One side's rows grouped by organisation (its id, else its name), named by its first row."""
     organisation = frame["source_org_id"].fillna(frame["source_org_name"]).fillna(_UNKNOWN)
-    # The organisations as integer codes: their text is hashed once, not in every step below.
-    key = pd.Series(pd.factorize(organisation)[0], index=frame.index)
     # What each row counts for: its state (a column per state, all of them), open, past the SLA.
     counted = pd.get_dummies(frame["state"]).assign(
-        open=frame["state"] == OPEN_STATES[side], sla_breached=frame["sla_breached"].fillna(False)
+        items=1,
+        open=frame["state"] == OPEN_STATES[side],
+        sla_breached=frame["sla_breached"].fillna(False),
     )
     if "duplicate" in frame.columns:
         counted["duplicates"] = later_copies(frame, id_column)
-    first = ~key.duplicated()  # each organisation's first row names it
-    out = pd.DataFrame(
-        {
-            "organisation_id": frame["source_org_id"][first].array,
-            "organisation_name": frame["source_org_name"][first].array,
-        },
-        index=key[first].to_numpy(),
-    )
-    groups = counted.groupby(key, sort=False)
-    out = out.join(groups.size().rename("items")).join(groups.sum())
-    owner = exceptions["id"].map(pd.Series(key.to_numpy(), index=frame[id_column], dtype=COUNT))
-    serious = exceptions["severity"] >= "high"
+    first = ~organisation.duplicated()
+    out = frame.loc[first, ["source_org_id", "source_org_name"]].set_axis(organisation[first])
+    out = out.join(counted.groupby(organisation, sort=False).sum())
+    owner = exceptions["id"].map(pd.Series(organisation.to_numpy(), index=frame[id_column]))
     out["exceptions"] = owner.value_counts()
-    out["high_or_worse"] = owner[serious].value_counts()
+    out["high_or_worse"] = owner[exceptions["severity"] >= "high"].value_counts()
     out.insert(0, "side", side)
-    return out.reset_index(drop=True)
+    return out.rename(columns=lambda c: c.replace("source_org", "organisation")).reset_index(
+        drop=True
+    )
