@@ -272,16 +272,15 @@ def _summary(summaries: list[Element]) -> Row:
     return {"summary_type": summary_type, **el.leaves(el.child(chosen, "GPA"), GPA_FIELDS)}
 
 
-TIME_COLUMNS = frozenset({"created_at", "request_created_at", "response_created_at"})
-FLOAT_COLUMNS = frozenset(
-    names(
-        "credit_value credit_earned quality_points gpa credit_hours_attempted credit_hours_earned "
-        "total_quality_points"
-    )
-)
-INT_COLUMNS = frozenset({"academic_award_total", "course_total", "transcript_copies"})
-BOOL_COLUMNS = frozenset({"release_authorized", "current_enrollment", "completion_indicator"})
 TIME_DTYPE = "datetime64[ns, UTC]"
+# Columns typed by name; else ``*_index`` and ``*_count`` are Int64, the rest string.
+DTYPES = {
+    **dict.fromkeys(("created_at", "request_created_at", "response_created_at"), TIME_DTYPE),
+    **dict.fromkeys(("academic_award_total", "course_total", "transcript_copies"), "Int64"),
+    **dict.fromkeys(names("release_authorized current_enrollment completion_indicator"), "boolean"),
+    **dict.fromkeys(names("credit_value credit_earned quality_points gpa credit_hours_attempted "
+                          "credit_hours_earned total_quality_points"), "Float64"),
+}  # fmt: skip
 
 
 def to_frames(doc_or_xml: PescDocument | str | bytes) -> dict[str, pd.DataFrame]:
@@ -299,15 +298,7 @@ def to_frames(doc_or_xml: PescDocument | str | bytes) -> dict[str, pd.DataFrame]
 
 def dtype_of(column: str) -> str:
     """The dtype a column of this name gets."""
-    if column in TIME_COLUMNS:
-        return TIME_DTYPE
-    if column in FLOAT_COLUMNS:
-        return "Float64"
-    if column in BOOL_COLUMNS:
-        return "boolean"
-    if column in INT_COLUMNS or column.endswith(("_index", "_count")):
-        return "Int64"
-    return "string"
+    return DTYPES.get(column) or ("Int64" if column.endswith(("_index", "_count")) else "string")
 
 
 def frame(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> pd.DataFrame:
