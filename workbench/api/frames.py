@@ -28,15 +28,14 @@ from workbench import pesc
 from workbench.errors import InvalidValue, PescError, WorkbenchError
 from workbench.http.answers import list_items
 from workbench.pesc.fields import KEYS
-from workbench.pesc.tables import TIME_DTYPE as PESC_TIME
-from workbench.pesc.tables import dtype_of
+from workbench.pesc.tables import TIME_DTYPE, dtype_of
 from workbench.store.details import pescxml_of
 from workbench.store.frames import events_flat, is_missing, snake, utc
 
 logger = logging.getLogger(__name__)
 
 RAW, CALL_ID, ERROR, PESCXML, PARSE_ERROR = "raw", "call_id", "error", "pescxml", "parse_error"
-TIME = "datetime64[us, UTC]"
+TIME = TIME_DTYPE
 DATE = "datetime64[s]"  # a calendar date: no time of day, no time zone
 HANDFUL = 5  # more ids than this, in an interactive session, and a progress bar appears
 _pools = itertools.count()  # each pool's threads named apart, to be joined by name
@@ -46,7 +45,6 @@ _DATE = r"^\s*(\d{4}-\d{2}-\d{2})(?:$|[TZ+\-\s])"
 # Every column an operation may return: the PESC fields (typed as pesc.to_frames does), then ours.
 SCHEMA: dict[str, str] = {
     **{key: dtype_of(key) for keys in KEYS.values() for key in keys},
-    **{key: TIME for keys in KEYS.values() for key in keys if dtype_of(key) == PESC_TIME},
     "student_birth_date": DATE,
     "planned_release_date": DATE,
     "request_id": "string",

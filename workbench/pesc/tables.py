@@ -272,7 +272,7 @@ def _summary(summaries: list[Element]) -> Row:
     return {"summary_type": summary_type, **el.leaves(el.child(chosen, "GPA"), GPA_FIELDS)}
 
 
-TIME_DTYPE = "datetime64[ns, UTC]"
+TIME_DTYPE = "datetime64[us, UTC]"  # as the API, the store and reconcile have times
 # Columns typed by name; else ``*_index`` and ``*_count`` are Int64, the rest string.
 DTYPES = {
     **dict.fromkeys(("created_at", "request_created_at", "response_created_at"), TIME_DTYPE),
