@@ -29,10 +29,9 @@ from workbench.pesc.builders import ID_LENGTH
 
 @dataclass(frozen=True)
 class SendKind:
-    """One of the three sends: its outbox name, role, what its id names, its message types."""
+    """One of the three sends: its outbox name, what its id names, its message types."""
 
     name: str
-    role: str
     noun: str
     expects: tuple[str, ...]
 
@@ -40,10 +39,10 @@ class SendKind:
 SENDS = {
     kind.name: kind
     for kind in (
-        SendKind("send_response", "supplier", "transcript request", ("TranscriptResponse",)),
-        SendKind("send_transcript", "supplier", "transcript request",
+        SendKind("send_response", "transcript request", ("TranscriptResponse",)),
+        SendKind("send_transcript", "transcript request",
                  ("CollegeTranscript", "HighSchoolTranscript")),
-        SendKind("send_acknowledgment", "consumer", "transcript",
+        SendKind("send_acknowledgment", "transcript",
                  ("Acknowledgment", "TranscriptAcknowledgment")),
     )
 }  # fmt: skip

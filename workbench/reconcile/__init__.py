@@ -220,13 +220,9 @@ def by_organisation(
         )
         if not frame.empty
     ] or [pd.DataFrame(columns=ORGANISATION_COLUMNS)]
-    out = pd.concat(parts, ignore_index=True)
-    out = pd.concat(
-        [
-            out[list(ORGANISATION_COLUMNS[:3])].astype(TEXT),
-            out.reindex(columns=list(ORGANISATION_COUNTS)).fillna(0).astype(COUNT),
-        ],
-        axis=1,
+    out = pd.concat(parts, ignore_index=True).reindex(columns=list(ORGANISATION_COLUMNS))
+    out = out.fillna(dict.fromkeys(ORGANISATION_COUNTS, 0)).astype(
+        dict.fromkeys(ORGANISATION_COLUMNS[:3], TEXT) | dict.fromkeys(ORGANISATION_COUNTS, COUNT)
     )
     out = out.sort_values(
         ["side", "items", "organisation_name"], ascending=[False, False, True], kind="stable"
