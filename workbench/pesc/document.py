@@ -307,35 +307,29 @@ def _encode(text: str, body: int) -> bytes:
 
 
 def _syntax_error(exc: etree.XMLSyntaxError) -> PescError:
-    message = str(exc)
-    if (
-        exc.code == etree.ErrorTypes.ERR_RESOURCE_LIMIT and "depth" in message.lower()
-    ) or "Excessive depth" in message:
-        return PescError(
-            f"The XML is nested too deeply ({message}). No PESC message comes close; refused.",
-            reason="too-deep",
-        )
-    if exc.code == etree.ErrorTypes.ERR_RESOURCE_LIMIT:
-        return PescError(
-            f"The XML exceeds a parser limit ({message}); refused.", reason="too-large"
-        )
-    if exc.code == etree.ErrorTypes.ERR_UNDECLARED_ENTITY or "Entity '" in message:
-        return PescError(
-            f"The XML refers to an entity that is not defined ({message}). PESC messages use "
-            "only the five predefined entities; refused.",
-            reason="entity",
-        )
-    if exc.code == etree.ErrorTypes.ERR_INVALID_ENCODING:
+    message, codes = str(exc), etree.ErrorTypes
+    limit = exc.code == codes.ERR_RESOURCE_LIMIT
+    if (limit and "depth" in message.lower()) or "Excessive depth" in message:
+        said, reason = f"is nested too deeply ({message}). No PESC message comes close", "too-deep"
+    elif limit:
+        said, reason = f"exceeds a parser limit ({message})", "too-large"
+    elif exc.code == codes.ERR_UNDECLARED_ENTITY or "Entity '" in message:
+        reason = "entity"
+        said = f"refers to an entity that is not defined ({message}). PESC messages use only the "
+        said += "five predefined entities"
+    elif exc.code == codes.ERR_INVALID_ENCODING:
         return PescError(
             f"The XML is not valid UTF-8 ({message}). Check how the document was decoded or "
             "stored, or ask the sender to declare its encoding.",
             reason="encoding",
         )
-    return PescError(
-        f"The XML is not well-formed: {message}. Check that the PESCXML field holds one "
-        "complete document.",
-        reason="malformed",
-    )
+    else:
+        return PescError(
+            f"The XML is not well-formed: {message}. Check that the PESCXML field holds one "
+            "complete document.",
+            reason="malformed",
+        )
+    return PescError(f"The XML {said}; refused.", reason=reason)
 
 
 def _encoding_error(name: str, verb: str) -> PescError:
