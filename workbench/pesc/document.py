@@ -52,6 +52,8 @@ _REFUSED_SIGNATURES = (
     (b"\x4c\x6f\xa7\x94", "EBCDIC"),  # '<?xm' in EBCDIC
     (b"+/v", "UTF-7"),
 )
+# What may come between the declaration and the root, besides what is refused: space, comments.
+_MISC = re.compile(r"(?:[ \t\r\n]+|<!--.*?-->)*", re.DOTALL)
 _DTD = (
     "The XML has a document type declaration (DTD). PESC messages never need one, and an "
     "external DTD could be fetched from anywhere; refused."
@@ -270,26 +272,20 @@ def _check_prolog(text: str) -> int:
             raise PescError("The XML declaration is never closed ('?>').", reason="malformed")
         _declared_codec(text[: end + 2])
         position = end + 2
-    while True:
-        while text[position : position + 1] in (" ", "\t", "\r", "\n"):
-            position += 1
-        if text.startswith("<!--", position):
-            end = text.find("-->", position + 4)
-            if end < 0:
-                raise PescError("A comment is never closed ('-->').", reason="malformed")
-            position = end + 3
-        elif text.startswith("<?", position):
-            raise PescError(_PI, reason="pi")
-        elif text[position : position + 9].upper() == "<!DOCTYPE":
-            if "<!ENTITY" in text:
-                raise PescError(
-                    "The XML declares entities in a DTD (an XXE or entity-expansion attack, "
-                    "or a badly made document). PESC messages never need a DTD; refused.",
-                    reason="entity",
-                )
-            raise PescError(_DTD, reason="dtd")
-        else:
-            return position
+    position = _MISC.match(text, position).end()  # type: ignore[union-attr]
+    if text.startswith("<!--", position):
+        raise PescError("A comment is never closed ('-->').", reason="malformed")
+    if text.startswith("<?", position):
+        raise PescError(_PI, reason="pi")
+    if text[position : position + 9].upper() == "<!DOCTYPE":
+        if "<!ENTITY" in text:
+            raise PescError(
+                "The XML declares entities in a DTD (an XXE or entity-expansion attack, "
+                "or a badly made document). PESC messages never need a DTD; refused.",
+                reason="entity",
+            )
+        raise PescError(_DTD, reason="dtd")
+    return position
 
 
 def _encode(text: str, body: int) -> bytes:
