@@ -218,13 +218,12 @@ def _parts(tables: dict[str, list[Row]], parent: Element, base: Row, index: int 
     session = el.leaves(el.child(parent, "AcademicSessionDetail"), _SESSION)
     template = {**base, "session_index": index, "course_index": None}
     template |= {key: session[key] for key in ("session_designator", "session_name")}
-    template |= dict.fromkeys(COURSE_FIELDS.values())
     courses, awards = tables["courses"], tables["awards"]
     counts, sessions = (len(courses), len(awards)), 0
     for node in parent.iterchildren("{*}Course", "{*}AcademicAward", "{*}AcademicSession"):
         tag = el.local(node.tag)
         if tag == "Course":
-            courses.append(_course(node, template))
+            courses.append({**template, **el.leaves(node, COURSE_FIELDS)})
         elif tag == "AcademicAward":
             awards.append(_award(node, {**base, "session_index": index, "award_index": None}))
         elif index is None:
@@ -246,15 +245,6 @@ def _parts(tables: dict[str, list[Row]], parent: Element, base: Row, index: int 
         }
     )
     return 0
-
-
-def _course(course: Element, template: Row) -> Row:
-    row = template.copy()
-    for node in course.iterchildren(el.ELEMENTS):
-        key = COURSE_FIELDS.get(el.local(node.tag))
-        if key is not None and row[key] is None:
-            row[key] = el.text(node)
-    return row
 
 
 def _award(award: Element, base: Row) -> Row:
