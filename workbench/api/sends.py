@@ -13,13 +13,12 @@ from dataclasses import dataclass
 from typing import Any, TypeGuard
 
 from workbench import pesc
-from workbench.api.frames import Rows, document_row
+from workbench.api.frames import Rows, document_row, parse_pescxml
 from workbench.errors import (
     AuthError,
     DocumentMismatch,
     InvalidValue,
     PartnerError,
-    PescError,
     TransportError,
 )
 from workbench.http.answers import answer_items
@@ -93,10 +92,7 @@ def check_send(
 ) -> CheckedSend:
     """Check ``xml`` (its fields ``flat``, :func:`document_fields`) against ``answered`` (the
     XML it answers; None: unreadable)."""
-    try:
-        parsed = pesc.parse(answered) if answered else None
-    except PescError:
-        parsed = None
+    parsed = parse_pescxml(answered).document
     theirs = pesc.flatten(parsed) if parsed is not None else None
     what = f"the {kind.noun} {str(request_id)!r}"
     _check_process_code(kind, what, process_code(flat), process_code(theirs or {}), environment)
