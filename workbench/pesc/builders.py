@@ -234,21 +234,15 @@ def _transmission_data(
 
 def _organization_parts(organization: Element | None) -> list[Element]:
     """Identifier elements and the first OrganizationName, in the order the schemas want."""
-    ids: list[Element] = []
-    local_ids: list[Element] = []
-    names: list[Element] = []
-    for node in organization.iterchildren(el.ELEMENTS) if organization is not None else ():
-        name = el.local(node.tag)
-        value = el.text(node)
-        if name in el.ORGANIZATION_ID_TYPES and value and name not in {e.tag for e in ids}:
-            ids.append(E(name, value))
-        elif name == "LocalOrganizationID" and not local_ids:
-            local_ids.append(_unqualified_copy(node))
-        elif name == "OrganizationName" and value and not names:
-            names.append(E(name, value[:ORGANIZATION_NAME_LENGTH]))
-    order = {name: index for index, name in enumerate(el.ORGANIZATION_ID_TYPES)}
-    ids.sort(key=lambda node: order[node.tag])
-    return ids + local_ids + names
+    found = el.children(organization)
+    parts = [
+        E(tag, value) for tag in el.ORGANIZATION_ID_TYPES if (value := el.text(found.get(tag)))
+    ]
+    if "LocalOrganizationID" in found:
+        parts.append(_unqualified_copy(found["LocalOrganizationID"]))
+    if name := el.text(found.get("OrganizationName")):
+        parts.append(E("OrganizationName", name[:ORGANIZATION_NAME_LENGTH]))
+    return parts
 
 
 def _acknowledgment_person(person: Element | None) -> Element:
