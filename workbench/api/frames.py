@@ -45,14 +45,9 @@ _DATE = r"^\s*(\d{4}-\d{2}-\d{2})(?:$|[TZ+\-\s])"
 # Every column an operation may return: the PESC fields (typed as pesc.to_frames does), then ours.
 SCHEMA: dict[str, str] = {
     **{key: dtype_of(key) for keys in KEYS.values() for key in keys},
-    "student_birth_date": DATE,
-    "planned_release_date": DATE,
-    "request_id": "string",
+    **dict.fromkeys(("student_birth_date", "planned_release_date"), DATE),
+    **dict.fromkeys(("request_id", PESCXML, PARSE_ERROR, ERROR, RAW), "string"),
     "request_date": TIME,
-    PESCXML: "string",
-    PARSE_ERROR: "string",
-    ERROR: "string",
-    RAW: "string",
     CALL_ID: "Int64",
 }
 Rows = list[dict[str, Any]]
