@@ -249,11 +249,8 @@ def _acknowledgment_person(person: Element | None) -> Element:
     """The student as an AcknowledgmentPersonType: ids and names copied, Birth and Gender rebuilt
     (mending real transcripts' ``Birthdate``, ``Birthday`` 1210 and ``<Gender><Gender>``)."""
     result = etree.Element("Person")
-    fields: dict[str, list[Element]] = {}
-    for node in person.iterchildren(el.ELEMENTS) if person is not None else ():
-        fields.setdefault(el.local(node.tag), []).append(node)
     for name in _ACK_PERSON:
-        nodes = fields.get(name, [])
+        nodes = el.children_named(person, name)
         if name == "Birth":
             _birth(result, nodes[0] if nodes else None)
         elif name == "Gender":
