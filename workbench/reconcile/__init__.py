@@ -243,11 +243,10 @@ def _side(frame: pd.DataFrame, id_column: str, side: str, exceptions: pd.DataFra
         counted["duplicates"] = later_copies(frame, id_column)
     first = ~organisation.duplicated()
     out = frame.loc[first, ["source_org_id", "source_org_name"]].set_axis(organisation[first])
+    out.columns = ["organisation_id", "organisation_name"]
     out = out.join(counted.groupby(organisation, sort=False).sum())
     owner = exceptions["id"].map(pd.Series(organisation.to_numpy(), index=frame[id_column]))
     out["exceptions"] = owner.value_counts()
     out["high_or_worse"] = owner[exceptions["severity"] >= "high"].value_counts()
     out.insert(0, "side", side)
-    return out.rename(columns=lambda c: c.replace("source_org", "organisation")).reset_index(
-        drop=True
-    )
+    return out.reset_index(drop=True)
