@@ -279,8 +279,7 @@ def to_frames(doc_or_xml: PescDocument | str | bytes) -> dict[str, pd.DataFrame]
     row = flatten(doc)
     attrs = {"message_type": doc.message_type, "document_id": row["document_id"]}
     frames = {"document": frame([row], tuple(row))}
-    for name, rows in records(doc).items():
-        frames[name] = frame(rows, TABLES[name])
+    frames |= {name: frame(rows, TABLES[name]) for name, rows in records(doc).items()}
     for df in frames.values():
         df.attrs.update(attrs)
     return frames
