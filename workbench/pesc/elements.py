@@ -89,22 +89,15 @@ def organization(element: Element | None, prefix: str) -> dict[str, str | None]:
     """``{prefix}_id_type``, ``{prefix}_id`` and ``{prefix}_name`` of an organization: the first
     OrganizationIDGroup id with a value, else the first other leaf with one (real documents carry
     local codes such as ``GeoCode``)."""
-    id_type = id_value = fallback = None
-    name = None
-    for node in element.iterchildren(ELEMENTS) if element is not None else ():
-        tag = local(node.tag)
-        if tag == "OrganizationName":
-            name = name or text(node)
-        elif id_type is None and tag in ORGANIZATION_ID_TYPES:
-            value = text(node)
-            if value:
-                id_type, id_value = tag, value
-        elif fallback is None and tag not in _NOT_IDS and len(node) == 0:
-            value = text(node)
-            if value:
-                fallback = (tag, value)
-    if id_type is None and fallback is not None:
-        id_type, id_value = fallback
+    found = [
+        (local(node.tag), text(node), len(node) == 0)
+        for node in (element.iterchildren(ELEMENTS) if element is not None else ())
+    ]
+    named = [value for tag, value, _ in found if value and tag == "OrganizationName"]
+    ids = [(tag, value) for tag, value, _ in found if value and tag in ORGANIZATION_ID_TYPES]
+    ids += [(tag, value) for tag, value, leaf in found if value and leaf and tag not in _NOT_IDS]
+    id_type, id_value = ids[0] if ids else (None, None)
+    name = named[0] if named else None
     return {f"{prefix}_id_type": id_type, f"{prefix}_id": id_value, f"{prefix}_name": name}
 
 
