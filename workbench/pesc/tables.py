@@ -231,17 +231,15 @@ def _parts(tables: dict[str, list[Row]], parent: Element, base: Row, index: int 
             sessions += 1
     if index is None:
         return sessions
-    programs = el.children_named(parent, "AcademicProgram")
-    summary = _summary(el.children_named(parent, "AcademicSummary"))
     tables["sessions"].append(
         {
             **base,
             "session_index": index,
             **session,
-            "program_name": el.find_text(programs[0] if programs else None, "AcademicProgramName"),
+            "program_name": el.find_text(parent, "AcademicProgram", "AcademicProgramName"),
             "award_count": len(awards) - counts[1],
             "course_count": len(courses) - counts[0],
-            **summary,
+            **_summary(el.children_named(parent, "AcademicSummary")),
         }
     )
     return 0
