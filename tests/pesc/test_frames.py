@@ -19,7 +19,7 @@ def test_transcript_frames() -> None:
     assert len(document) == 1
     assert document.loc[0, "course_count"] == 58
     assert document.loc[0, "created_at"] == pd.Timestamp("2019-01-01T15:09:29Z")
-    assert str(document["created_at"].dtype) == "datetime64[ns, UTC]"
+    assert str(document["created_at"].dtype) == "datetime64[us, UTC]"
     assert document["document_id"].dtype == "string"
     courses = frames["courses"]
     assert courses.shape == (58, len(TABLES["courses"]))
@@ -57,7 +57,7 @@ def test_response_frames_and_unreadable_values() -> None:
 @pytest.mark.parametrize(
     ("column", "dtype"),
     [
-        ("created_at", "datetime64[ns, UTC]"),
+        ("created_at", "datetime64[us, UTC]"),
         ("gpa", "Float64"),
         ("course_count", "Int64"),
         ("record_index", "Int64"),

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from workbench.pesc.student import IDENTITY, comparable, differing_fields
+from workbench.pesc.fields import IDENTITY, comparable, differing_fields
 from workbench.reconcile.inputs import IDENTITY as RECONCILED
 
 REQUEST = {

@@ -3,8 +3,6 @@
 Sends are checked (:mod:`workbench.api.sends`), then go through the outbox: recorded before
 they leave, marked after, never resent. A 404 or 405 tries the other spelling of the send
 routes once; the store remembers the one that took it (meta ``send_routes_learned``).
-
->>> w.supplier.requests(w.supplier.pending_requests())  # doctest: +SKIP
 """
 
 from __future__ import annotations

@@ -25,18 +25,17 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from workbench import pesc
-from workbench.errors import PescError, WorkbenchError
+from workbench.errors import InvalidValue, PescError, WorkbenchError
 from workbench.http.answers import list_items
 from workbench.pesc.fields import KEYS
-from workbench.pesc.tables import TIME_DTYPE as PESC_TIME
-from workbench.pesc.tables import dtype_of
+from workbench.pesc.tables import TIME_DTYPE, dtype_of
 from workbench.store.details import pescxml_of
 from workbench.store.frames import events_flat, is_missing, snake, utc
 
 logger = logging.getLogger(__name__)
 
 RAW, CALL_ID, ERROR, PESCXML, PARSE_ERROR = "raw", "call_id", "error", "pescxml", "parse_error"
-TIME = "datetime64[us, UTC]"
+TIME = TIME_DTYPE
 DATE = "datetime64[s]"  # a calendar date: no time of day, no time zone
 HANDFUL = 5  # more ids than this, in an interactive session, and a progress bar appears
 _pools = itertools.count()  # each pool's threads named apart, to be joined by name
@@ -46,15 +45,9 @@ _DATE = r"^\s*(\d{4}-\d{2}-\d{2})(?:$|[TZ+\-\s])"
 # Every column an operation may return: the PESC fields (typed as pesc.to_frames does), then ours.
 SCHEMA: dict[str, str] = {
     **{key: dtype_of(key) for keys in KEYS.values() for key in keys},
-    **{key: TIME for keys in KEYS.values() for key in keys if dtype_of(key) == PESC_TIME},
-    "student_birth_date": DATE,
-    "planned_release_date": DATE,
-    "request_id": "string",
+    **dict.fromkeys(("student_birth_date", "planned_release_date"), DATE),
+    **dict.fromkeys(("request_id", PESCXML, PARSE_ERROR, ERROR, RAW), "string"),
     "request_date": TIME,
-    PESCXML: "string",
-    PARSE_ERROR: "string",
-    ERROR: "string",
-    RAW: "string",
     CALL_ID: "Int64",
 }
 Rows = list[dict[str, Any]]
@@ -117,9 +110,6 @@ def events_frame(
 
 
 def _typed(series: pd.Series, dtype: str, name: str) -> pd.Series:
-    if dtype == "string":
-        text = series.map(lambda v: v if is_missing(v) or isinstance(v, str) else str(v))
-        return text.astype("string")
     if dtype == TIME:
         typed = utc(series)
         if not isinstance(typed.dtype, pd.DatetimeTZDtype):
@@ -141,10 +131,7 @@ def _typed(series: pd.Series, dtype: str, name: str) -> pd.Series:
             )
         return days
     try:
-        return pd.Series(
-            pd.array([None if is_missing(v) else v for v in series], dtype=dtype),
-            index=series.index,
-        )
+        return series.astype(dtype)  # text: str() of any other value
     except (TypeError, ValueError):
         logger.warning("column %s holds values that are not %s; kept as read", name, dtype)
         return series
@@ -199,17 +186,10 @@ def ids_of(ids: Iterable[Any] | pd.DataFrame | pd.Series | str) -> list[Any]:
         if "request_id" not in ids.columns:
             raise ValueError("a DataFrame of ids needs a request_id column")
         ids = ids["request_id"]
-    unique: list[Any] = []
-    seen: set[Any] = set()
-    for value in ids:
-        try:
-            if value in seen:
-                continue
-            seen.add(value)
-        except TypeError:  # unhashable: kept, and refused later with its own error row
-            pass
-        unique.append(value)
-    return unique
+    try:
+        return list(dict.fromkeys(ids))
+    except TypeError:
+        raise InvalidValue("ids must be strings (or a Series or frame of them).") from None
 
 
 def fetch_all(

@@ -13,6 +13,7 @@ import pandas as pd
 
 from workbench.api.frames import events_frame, frame
 from workbench.errors import InvalidValue, PartnerError, WorkbenchError
+from workbench.http.answers import answer_items
 from workbench.http.session import Session
 from workbench.spec import DIAGNOSTICS_PATH, PEEK_EVENTS_PATH, PENDING_PLACEMENT_EVENTS_PATH
 
@@ -20,14 +21,9 @@ from workbench.spec import DIAGNOSTICS_PATH, PEEK_EVENTS_PATH, PENDING_PLACEMENT
 def diagnostics(session: Session) -> pd.DataFrame:
     """Who the partner thinks we are: one row of name, customer_code, roles (and any extras)."""
     answer = session.call("international", "GET", DIAGNOSTICS_PATH, operation="diagnostics")
-    if not isinstance(answer.value, dict):
-        raise PartnerError(
-            f"diagnostics: expected a JSON object, got {type(answer.value).__name__}.",
-            status=200,
-            body=str(answer.value)[:2000],
-        )
+    items = answer_items(answer.value, operation="diagnostics")
     columns = ("name", "customer_code", "roles")
-    return frame([answer.value], columns=columns, operation="diagnostics", call_id=answer.call_id)
+    return frame(items, columns=columns, operation="diagnostics", call_id=answer.call_id)
 
 
 def pending_placement_events(session: Session) -> pd.DataFrame:

@@ -13,27 +13,24 @@ from dataclasses import dataclass
 from typing import Any, TypeGuard
 
 from workbench import pesc
-from workbench.api.frames import Rows, document_row
+from workbench.api.frames import Rows, document_row, parse_pescxml
 from workbench.errors import (
     AuthError,
     DocumentMismatch,
     InvalidValue,
     PartnerError,
-    PescError,
     TransportError,
 )
 from workbench.http.answers import answer_items
-from workbench.pesc import student
+from workbench.pesc import fields
 from workbench.pesc.builders import ID_LENGTH
-from workbench.pesc.fields import transmission_kind
 
 
 @dataclass(frozen=True)
 class SendKind:
-    """One of the three sends: its outbox name, role, what its id names, its message types."""
+    """One of the three sends: its outbox name, what its id names, its message types."""
 
     name: str
-    role: str
     noun: str
     expects: tuple[str, ...]
 
@@ -41,10 +38,10 @@ class SendKind:
 SENDS = {
     kind.name: kind
     for kind in (
-        SendKind("send_response", "supplier", "transcript request", ("TranscriptResponse",)),
-        SendKind("send_transcript", "supplier", "transcript request",
+        SendKind("send_response", "transcript request", ("TranscriptResponse",)),
+        SendKind("send_transcript", "transcript request",
                  ("CollegeTranscript", "HighSchoolTranscript")),
-        SendKind("send_acknowledgment", "consumer", "transcript",
+        SendKind("send_acknowledgment", "transcript",
                  ("Acknowledgment", "TranscriptAcknowledgment")),
     )
 }  # fmt: skip
@@ -95,10 +92,7 @@ def check_send(
 ) -> CheckedSend:
     """Check ``xml`` (its fields ``flat``, :func:`document_fields`) against ``answered`` (the
     XML it answers; None: unreadable)."""
-    try:
-        parsed = pesc.parse(answered) if answered else None
-    except PescError:
-        parsed = None
+    parsed = parse_pescxml(answered).document
     theirs = pesc.flatten(parsed) if parsed is not None else None
     what = f"the {kind.noun} {str(request_id)!r}"
     _check_process_code(kind, what, process_code(flat), process_code(theirs or {}), environment)
@@ -109,7 +103,11 @@ def check_send(
     renewal = None
     if kind.name == "send_transcript" and flat.get("transmission_type") == "Reissue":
         renewal = "re-issue"
-    elif kind.name == "send_response" and parsed and transmission_kind(parsed) == "Cancellation":
+    elif (
+        kind.name == "send_response"
+        and parsed
+        and fields.transmission_kind(parsed) == "Cancellation"
+    ):
         renewal = "answer to a cancellation"  # OCAS answers one, even with TranscriptSent
     return CheckedSend(kind, str(request_id), xml, flat, renewal)
 
@@ -180,20 +178,18 @@ def _check_tracking(kind: SendKind, rid: str, flat: dict[str, Any], theirs: dict
 
 
 def _check_student(kind: SendKind, what: str, flat: dict[str, Any], theirs: dict | None) -> None:
-    """A transcript of the request's student (:func:`workbench.pesc.student.differing_fields`)."""
+    """A transcript of the request's student (:func:`workbench.pesc.fields.differing_fields`)."""
     what = f"the student of {what}"
-    if theirs is None or all(
-        student.comparable(theirs.get(f), f) is None for f in student.IDENTITY
-    ):
+    if theirs is None or all(fields.comparable(theirs.get(f), f) is None for f in fields.IDENTITY):
         raise InvalidValue(
             f"{kind.name}: the transcript's student cannot be checked against {what}: its "
             f"document names none (it could not be read). Nothing was sent. {UNCHECKED}"
         )
-    differ = student.differing_fields(theirs, flat)
+    differ = fields.differing_fields(theirs, flat)
     if differ:
         raise DocumentMismatch(
             f"{kind.name}: the transcript's student differs from {what} on "
-            f"{student.described(differ)}: it may be another student's transcript. Nothing was "
+            f"{fields.described(differ)}: it may be another student's transcript. Nothing was "
             "sent. Build it from the request's student, or pass check=False (on the command "
             "line, --no-check) if you have checked by hand."
         )

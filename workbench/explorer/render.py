@@ -11,7 +11,7 @@ import pandas as pd
 from workbench import pesc
 from workbench.bundle import Document
 from workbench.errors import WorkbenchError
-from workbench.pesc.student import comparable
+from workbench.pesc.fields import comparable
 from workbench.report.markup import clock, cut, heading, plain
 from workbench.report.troubleshoot import documents_section
 

@@ -234,32 +234,23 @@ def _transmission_data(
 
 def _organization_parts(organization: Element | None) -> list[Element]:
     """Identifier elements and the first OrganizationName, in the order the schemas want."""
-    ids: list[Element] = []
-    local_ids: list[Element] = []
-    names: list[Element] = []
-    for node in organization.iterchildren(el.ELEMENTS) if organization is not None else ():
-        name = el.local(node.tag)
-        value = el.text(node)
-        if name in el.ORGANIZATION_ID_TYPES and value and name not in {e.tag for e in ids}:
-            ids.append(E(name, value))
-        elif name == "LocalOrganizationID" and not local_ids:
-            local_ids.append(_unqualified_copy(node))
-        elif name == "OrganizationName" and value and not names:
-            names.append(E(name, value[:ORGANIZATION_NAME_LENGTH]))
-    order = {name: index for index, name in enumerate(el.ORGANIZATION_ID_TYPES)}
-    ids.sort(key=lambda node: order[node.tag])
-    return ids + local_ids + names
+    found = el.children(organization)
+    parts = [
+        E(tag, value) for tag in el.ORGANIZATION_ID_TYPES if (value := el.text(found.get(tag)))
+    ]
+    if "LocalOrganizationID" in found:
+        parts.append(_unqualified_copy(found["LocalOrganizationID"]))
+    if name := el.text(found.get("OrganizationName")):
+        parts.append(E("OrganizationName", name[:ORGANIZATION_NAME_LENGTH]))
+    return parts
 
 
 def _acknowledgment_person(person: Element | None) -> Element:
     """The student as an AcknowledgmentPersonType: ids and names copied, Birth and Gender rebuilt
     (mending real transcripts' ``Birthdate``, ``Birthday`` 1210 and ``<Gender><Gender>``)."""
     result = etree.Element("Person")
-    fields: dict[str, list[Element]] = {}
-    for node in person.iterchildren(el.ELEMENTS) if person is not None else ():
-        fields.setdefault(el.local(node.tag), []).append(node)
     for name in _ACK_PERSON:
-        nodes = fields.get(name, [])
+        nodes = el.children_named(person, name)
         if name == "Birth":
             _birth(result, nodes[0] if nodes else None)
         elif name == "Gender":

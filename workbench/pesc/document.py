@@ -8,6 +8,7 @@ DTD, resolves no entity and has no network.
 from __future__ import annotations
 
 import codecs
+import html
 import os
 import re
 import threading
@@ -51,6 +52,8 @@ _REFUSED_SIGNATURES = (
     (b"\x4c\x6f\xa7\x94", "EBCDIC"),  # '<?xm' in EBCDIC
     (b"+/v", "UTF-7"),
 )
+# What may come between the declaration and the root, besides what is refused: space, comments.
+_MISC = re.compile(r"(?:[ \t\r\n]+|<!--.*?-->)*", re.DOTALL)
 _DTD = (
     "The XML has a document type declaration (DTD). PESC messages never need one, and an "
     "external DTD could be fetched from anywhere; refused."
@@ -59,8 +62,6 @@ _PI = (
     "The XML contains a processing instruction (<?...?>). PESC messages never carry one, and "
     "some (xml-stylesheet) point at external resources; refused."
 )
-_ESCAPE = re.compile(r"&(lt|gt|amp|quot|apos|#[0-9]{1,7}|#x[0-9A-Fa-f]{1,6});")
-_NAMED = {"lt": "<", "gt": ">", "amp": "&", "quot": '"', "apos": "'"}
 
 
 @dataclass(frozen=True, slots=True, eq=False, repr=False)
@@ -242,7 +243,7 @@ def unescape_once(text: str) -> str:
     text = text.lstrip(_WHITESPACE)
     if not text.startswith("&lt;"):
         return text
-    text = _ESCAPE.sub(_unescape_one, text).lstrip(_WHITESPACE)
+    text = html.unescape(text).lstrip(_WHITESPACE)
     if text.startswith("&lt;"):
         raise PescError(
             "The XML was escaped more than once (it still starts with '&lt;' after one "
@@ -250,16 +251,6 @@ def unescape_once(text: str) -> str:
             reason="malformed",
         )
     return text
-
-
-def _unescape_one(match: re.Match[str]) -> str:
-    name = match[1]
-    if name[0] != "#":
-        return _NAMED[name]
-    try:
-        return chr(int(name[2:], 16) if name[1] == "x" else int(name[1:]))
-    except (ValueError, OverflowError):
-        return match[0]
 
 
 def _check_prolog(text: str) -> int:
@@ -281,26 +272,20 @@ def _check_prolog(text: str) -> int:
             raise PescError("The XML declaration is never closed ('?>').", reason="malformed")
         _declared_codec(text[: end + 2])
         position = end + 2
-    while True:
-        while text[position : position + 1] in (" ", "\t", "\r", "\n"):
-            position += 1
-        if text.startswith("<!--", position):
-            end = text.find("-->", position + 4)
-            if end < 0:
-                raise PescError("A comment is never closed ('-->').", reason="malformed")
-            position = end + 3
-        elif text.startswith("<?", position):
-            raise PescError(_PI, reason="pi")
-        elif text[position : position + 9].upper() == "<!DOCTYPE":
-            if "<!ENTITY" in text:
-                raise PescError(
-                    "The XML declares entities in a DTD (an XXE or entity-expansion attack, "
-                    "or a badly made document). PESC messages never need a DTD; refused.",
-                    reason="entity",
-                )
-            raise PescError(_DTD, reason="dtd")
-        else:
-            return position
+    position = _MISC.match(text, position).end()  # type: ignore[union-attr]
+    if text.startswith("<!--", position):
+        raise PescError("A comment is never closed ('-->').", reason="malformed")
+    if text.startswith("<?", position):
+        raise PescError(_PI, reason="pi")
+    if text[position : position + 9].upper() == "<!DOCTYPE":
+        if "<!ENTITY" in text:
+            raise PescError(
+                "The XML declares entities in a DTD (an XXE or entity-expansion attack, "
+                "or a badly made document). PESC messages never need a DTD; refused.",
+                reason="entity",
+            )
+        raise PescError(_DTD, reason="dtd")
+    return position
 
 
 def _encode(text: str, body: int) -> bytes:
@@ -318,35 +303,29 @@ def _encode(text: str, body: int) -> bytes:
 
 
 def _syntax_error(exc: etree.XMLSyntaxError) -> PescError:
-    message = str(exc)
-    if (
-        exc.code == etree.ErrorTypes.ERR_RESOURCE_LIMIT and "depth" in message.lower()
-    ) or "Excessive depth" in message:
-        return PescError(
-            f"The XML is nested too deeply ({message}). No PESC message comes close; refused.",
-            reason="too-deep",
-        )
-    if exc.code == etree.ErrorTypes.ERR_RESOURCE_LIMIT:
-        return PescError(
-            f"The XML exceeds a parser limit ({message}); refused.", reason="too-large"
-        )
-    if exc.code == etree.ErrorTypes.ERR_UNDECLARED_ENTITY or "Entity '" in message:
-        return PescError(
-            f"The XML refers to an entity that is not defined ({message}). PESC messages use "
-            "only the five predefined entities; refused.",
-            reason="entity",
-        )
-    if exc.code == etree.ErrorTypes.ERR_INVALID_ENCODING:
+    message, codes = str(exc), etree.ErrorTypes
+    limit = exc.code == codes.ERR_RESOURCE_LIMIT
+    if (limit and "depth" in message.lower()) or "Excessive depth" in message:
+        said, reason = f"is nested too deeply ({message}). No PESC message comes close", "too-deep"
+    elif limit:
+        said, reason = f"exceeds a parser limit ({message})", "too-large"
+    elif exc.code == codes.ERR_UNDECLARED_ENTITY or "Entity '" in message:
+        reason = "entity"
+        said = f"refers to an entity that is not defined ({message}). PESC messages use only the "
+        said += "five predefined entities"
+    elif exc.code == codes.ERR_INVALID_ENCODING:
         return PescError(
             f"The XML is not valid UTF-8 ({message}). Check how the document was decoded or "
             "stored, or ask the sender to declare its encoding.",
             reason="encoding",
         )
-    return PescError(
-        f"The XML is not well-formed: {message}. Check that the PESCXML field holds one "
-        "complete document.",
-        reason="malformed",
-    )
+    else:
+        return PescError(
+            f"The XML is not well-formed: {message}. Check that the PESCXML field holds one "
+            "complete document.",
+            reason="malformed",
+        )
+    return PescError(f"The XML {said}; refused.", reason=reason)
 
 
 def _encoding_error(name: str, verb: str) -> PescError:

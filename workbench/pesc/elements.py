@@ -46,21 +46,17 @@ def children(element: Element | None) -> dict[str, Element]:
 
 def children_named(element: Element | None, name: str) -> list[Element]:
     """Every child with this local name, in document order."""
-    if element is None:
-        return []
-    return [node for node in element.iterchildren(ELEMENTS) if local(node.tag) == name]
+    return [] if element is None else list(element.iterchildren(f"{{*}}{name}"))
 
 
 def child(element: Element | None, name: str) -> Element | None:
     """The first child with this local name, or None."""
-    return next(iter(children_named(element, name)), None)
+    return find(element, name)
 
 
 def find(element: Element | None, *names: str) -> Element | None:
     """Follow a path of local names from ``element``; None as soon as a step is missing."""
-    for name in names:
-        element = child(element, name)
-    return element
+    return None if element is None else element.find("/".join(f"{{*}}{n}" for n in names))
 
 
 def text(element: Element | None) -> str | None:
@@ -84,26 +80,24 @@ def texts(element: Element | None, name: str) -> list[str]:
     return [value for node in children_named(element, name) if (value := text(node))]
 
 
+def joined(values: list[str], separator: str = " ") -> str | None:
+    """``values`` joined, None when there are none."""
+    return separator.join(values) or None
+
+
 def organization(element: Element | None, prefix: str) -> dict[str, str | None]:
     """``{prefix}_id_type``, ``{prefix}_id`` and ``{prefix}_name`` of an organization: the first
     OrganizationIDGroup id with a value, else the first other leaf with one (real documents carry
     local codes such as ``GeoCode``)."""
-    id_type = id_value = fallback = None
-    name = None
-    for node in element.iterchildren(ELEMENTS) if element is not None else ():
-        tag = local(node.tag)
-        if tag == "OrganizationName":
-            name = name or text(node)
-        elif id_type is None and tag in ORGANIZATION_ID_TYPES:
-            value = text(node)
-            if value:
-                id_type, id_value = tag, value
-        elif fallback is None and tag not in _NOT_IDS and len(node) == 0:
-            value = text(node)
-            if value:
-                fallback = (tag, value)
-    if id_type is None and fallback is not None:
-        id_type, id_value = fallback
+    found = [
+        (local(node.tag), text(node), len(node) == 0)
+        for node in (element.iterchildren(ELEMENTS) if element is not None else ())
+    ]
+    named = [value for tag, value, _ in found if value and tag == "OrganizationName"]
+    ids = [(tag, value) for tag, value, _ in found if value and tag in ORGANIZATION_ID_TYPES]
+    ids += [(tag, value) for tag, value, leaf in found if value and leaf and tag not in _NOT_IDS]
+    id_type, id_value = ids[0] if ids else (None, None)
+    name = named[0] if named else None
     return {f"{prefix}_id_type": id_type, f"{prefix}_id": id_value, f"{prefix}_name": name}
 
 

@@ -4,12 +4,19 @@ A request's and a response's fields come from the first Request/Recipient or Res
 counts of all; ``request_tracking_id`` is TransmissionData's, else the first Recipient's or
 Response's; ``student_oen`` is the AgencyIdentifier "Ontario Education Number", else canpesc's
 State/Province ON; ``note`` joins the message's own NoteMessages.
+
+Is it the same student? :func:`differing_fields`, the one rule of sends and the reconciliation:
+case, accents, Unicode forms, spaces and punctuation are forgiven, a letter or digit is not.
 """
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from collections.abc import Mapping
 from typing import Any
+
+import pandas as pd
 
 from workbench.pesc import elements as el
 from workbench.pesc.document import ACKNOWLEDGMENT, REQUEST, RESPONSE, PescDocument, as_document
@@ -100,7 +107,7 @@ def flatten(doc_or_xml: PescDocument | str | bytes) -> dict[str, Any]:
         row.update(student_fields(top.get("Person")))
         row["academic_award_total"] = el.integer(el.text(top.get("AcademicAwardTotal")))
         row["course_total"] = el.integer(el.text(top.get("CourseTotal")))
-        row["note"] = _join(el.texts(root, "NoteMessage"))
+        row["note"] = el.joined(el.texts(root, "NoteMessage"))
     return row
 
 
@@ -188,7 +195,7 @@ def student_fields(person: Element | None) -> dict[str, Any]:
         "student_ocas_account": None,
         "student_ocas_application": None,
         "student_first_name": el.text(name.get("FirstName")),
-        "student_middle_name": _join(el.texts(fields.get("Name"), "MiddleName")),
+        "student_middle_name": el.joined(el.texts(fields.get("Name"), "MiddleName")),
         "student_last_name": el.text(name.get("LastName")),
         "student_birth_date": el.text(birth.get("BirthDate")) or el.text(birth.get("Birthdate")),
         "student_birthday": el.text(birth.get("Birthday")),
@@ -222,9 +229,8 @@ def _request(row: dict[str, Any], root: Element) -> None:
     row.update(el.organization(el.find(student.get("Attendance"), "School"), "attendance_school"))
     row["hold_type"] = el.find_text(recipient.get("TranscriptHold"), "HoldType")
     row.update(el.leaves(fields.get("Recipient"), _RECIPIENT))
-    methods = el.texts(fields.get("Recipient"), "DeliveryMethod")
-    row["delivery_method"] = ", ".join(methods) if methods else None
-    row["note"] = _join(el.texts(root, "NoteMessage") + el.texts(request, "NoteMessage"))
+    row["delivery_method"] = el.joined(el.texts(fields.get("Recipient"), "DeliveryMethod"), ", ")
+    row["note"] = el.joined(el.texts(root, "NoteMessage") + el.texts(request, "NoteMessage"))
     if row["request_tracking_id"] is None:
         row["request_tracking_id"] = el.text(recipient.get("RequestTrackingID"))
 
@@ -237,7 +243,7 @@ def _response(row: dict[str, Any], root: Element) -> None:
     row.update(el.leaves(response, _RESPONSE), response_count=len(responses))
     row.update(el.leaves(holds[0] if holds else None, HOLD_FIELDS))
     notes = [note for node in (root, response, *holds) for note in el.texts(node, "NoteMessage")]
-    row["note"] = _join(notes)
+    row["note"] = el.joined(notes)
     row["request_tracking_id"] = row["request_tracking_id"] or row["response_request_tracking_id"]
 
 
@@ -248,7 +254,7 @@ def _transcript(row: dict[str, Any], root: Element, student: Element | None) -> 
     row["academic_record_count"] = len(records)
     row["session_count"], row["award_count"], row["course_count"] = transcript_counts(records)
     row.update(el.organization(el.child(records[0] if records else None, "School"), "school"))
-    row["note"] = _join(el.texts(root, "NoteMessage"))
+    row["note"] = el.joined(el.texts(root, "NoteMessage"))
 
 
 def transcript_counts(records: list[Element]) -> tuple[int, int, int]:
@@ -262,5 +268,54 @@ def transcript_counts(records: list[Element]) -> tuple[int, int, int]:
     return len(sessions), parts.count("AcademicAward"), parts.count("Course")
 
 
-def _join(values: list[str]) -> str | None:
-    return " ".join(values) if values else None
+IDENTITY = names(
+    "student_first_name student_last_name student_birth_date student_oen student_ocas_account "
+    "student_ocas_application student_school_assigned_id"
+)
+_NOT_ALNUM = re.compile(r"[\W_]+")  # \w is str.isalnum() and "_"
+_DOTLESS = str.maketrans({"ı": "i"})  # Turkish: "ISMAIL" is "ısmail" there, "ismail" here
+
+
+def comparable(value: Any, field: str) -> str | None:
+    """``value`` as compared: a birth date on its first 10 characters, a name or id on its letters
+    and digits, case-folded, accents dropped, forms made plain; None when missing (not compared)."""
+    if not isinstance(value, str):
+        if pd.api.types.is_scalar(value) and pd.isna(value):
+            return None
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)  # an id read as a number
+        value = str(value)
+    if field == "student_birth_date":
+        if not value.isascii():  # full-width digits made plain, invisible characters gone
+            plain = unicodedata.normalize("NFKC", value)
+            value = "".join(c for c in plain if unicodedata.category(c) != "Cf")
+        text = value.strip()[:10]
+    elif value.isascii():
+        text = _NOT_ALNUM.sub("", value.casefold())
+    else:  # combining accents are no letters: NFKD splits them off, and they go
+        text = _NOT_ALNUM.sub(
+            "", unicodedata.normalize("NFKD", value.translate(_DOTLESS).casefold())
+        )
+    return text or None
+
+
+def differing_fields(
+    request_fields: Mapping[str, Any], transcript_fields: Mapping[str, Any]
+) -> tuple[str, ...]:
+    """The :data:`IDENTITY` fields present on both sides whose :func:`comparable` values differ."""
+    differ = []
+    for field in IDENTITY:
+        ours = comparable(request_fields.get(field), field)
+        theirs = comparable(transcript_fields.get(field), field)
+        if ours is not None and theirs is not None and ours != theirs:
+            differ.append(field)
+    return tuple(differ)
+
+
+def described(fields: tuple[str, ...]) -> str:
+    """Identity field names as words, for a message: "last name and birth date"."""
+    words = [f.removeprefix("student_").replace("_", " ") for f in fields]
+    words = [w.replace("oen", "OEN").replace("ocas", "OCAS") for w in words]
+    if len(words) <= 1:
+        return "".join(words)
+    return ", ".join(words[:-1]) + " and " + words[-1]

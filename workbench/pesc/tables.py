@@ -162,13 +162,12 @@ def _recipient(recipient: Element, base: Row) -> Row:
         person_name = el.children(el.child(receiver.get("Person"), "Name"))
         parts = [el.text(person_name.get(part)) for part in ("FirstName", "LastName")]
         organization["receiver_name"] = " ".join(part for part in parts if part) or None
-    methods = el.texts(recipient, "DeliveryMethod")
     return {
         **base,
         **el.leaves(recipient, _RECIPIENT),
         **el.leaves(fields.get("TranscriptHold"), _HOLD),
         **organization,
-        "delivery_method": ", ".join(methods) if methods else None,
+        "delivery_method": el.joined(el.texts(recipient, "DeliveryMethod"), ", "),
         "electronic_format": el.find_text(fields.get("ElectronicDelivery"), "ElectronicFormat"),
         "transcript_copies": el.integer(el.text(fields.get("TranscriptCopies"))),
     }
@@ -182,7 +181,7 @@ def _responses(tables: dict[str, list[Row]], root: Element, document_id: str | N
         holds = el.children_named(response, "ResponseHold")
         tables["holds"] += [
             {**base, "hold_index": index, **el.leaves(hold, HOLD_FIELDS)}
-            | {"note": " ".join(el.texts(hold, "NoteMessage")) or None}
+            | {"note": el.joined(el.texts(hold, "NoteMessage"))}
             for index, hold in enumerate(holds)
         ]
         tables["responses"].append(
@@ -219,13 +218,12 @@ def _parts(tables: dict[str, list[Row]], parent: Element, base: Row, index: int 
     session = el.leaves(el.child(parent, "AcademicSessionDetail"), _SESSION)
     template = {**base, "session_index": index, "course_index": None}
     template |= {key: session[key] for key in ("session_designator", "session_name")}
-    template |= dict.fromkeys(COURSE_FIELDS.values())
     courses, awards = tables["courses"], tables["awards"]
     counts, sessions = (len(courses), len(awards)), 0
     for node in parent.iterchildren("{*}Course", "{*}AcademicAward", "{*}AcademicSession"):
         tag = el.local(node.tag)
         if tag == "Course":
-            courses.append(_course(node, template))
+            courses.append({**template, **el.leaves(node, COURSE_FIELDS)})
         elif tag == "AcademicAward":
             awards.append(_award(node, {**base, "session_index": index, "award_index": None}))
         elif index is None:
@@ -233,29 +231,18 @@ def _parts(tables: dict[str, list[Row]], parent: Element, base: Row, index: int 
             sessions += 1
     if index is None:
         return sessions
-    programs = el.children_named(parent, "AcademicProgram")
-    summary = _summary(el.children_named(parent, "AcademicSummary"))
     tables["sessions"].append(
         {
             **base,
             "session_index": index,
             **session,
-            "program_name": el.find_text(programs[0] if programs else None, "AcademicProgramName"),
+            "program_name": el.find_text(parent, "AcademicProgram", "AcademicProgramName"),
             "award_count": len(awards) - counts[1],
             "course_count": len(courses) - counts[0],
-            **summary,
+            **_summary(el.children_named(parent, "AcademicSummary")),
         }
     )
     return 0
-
-
-def _course(course: Element, template: Row) -> Row:
-    row = template.copy()
-    for node in course.iterchildren(el.ELEMENTS):
-        key = COURSE_FIELDS.get(el.local(node.tag))
-        if key is not None and row[key] is None:
-            row[key] = el.text(node)
-    return row
 
 
 def _award(award: Element, base: Row) -> Row:
@@ -273,16 +260,15 @@ def _summary(summaries: list[Element]) -> Row:
     return {"summary_type": summary_type, **el.leaves(el.child(chosen, "GPA"), GPA_FIELDS)}
 
 
-TIME_COLUMNS = frozenset({"created_at", "request_created_at", "response_created_at"})
-FLOAT_COLUMNS = frozenset(
-    names(
-        "credit_value credit_earned quality_points gpa credit_hours_attempted credit_hours_earned "
-        "total_quality_points"
-    )
-)
-INT_COLUMNS = frozenset({"academic_award_total", "course_total", "transcript_copies"})
-BOOL_COLUMNS = frozenset({"release_authorized", "current_enrollment", "completion_indicator"})
-TIME_DTYPE = "datetime64[ns, UTC]"
+TIME_DTYPE = "datetime64[us, UTC]"  # as the API, the store and reconcile have times
+# Columns typed by name; else ``*_index`` and ``*_count`` are Int64, the rest string.
+DTYPES = {
+    **dict.fromkeys(("created_at", "request_created_at", "response_created_at"), TIME_DTYPE),
+    **dict.fromkeys(("academic_award_total", "course_total", "transcript_copies"), "Int64"),
+    **dict.fromkeys(names("release_authorized current_enrollment completion_indicator"), "boolean"),
+    **dict.fromkeys(names("credit_value credit_earned quality_points gpa credit_hours_attempted "
+                          "credit_hours_earned total_quality_points"), "Float64"),
+}  # fmt: skip
 
 
 def to_frames(doc_or_xml: PescDocument | str | bytes) -> dict[str, pd.DataFrame]:
@@ -291,8 +277,7 @@ def to_frames(doc_or_xml: PescDocument | str | bytes) -> dict[str, pd.DataFrame]
     row = flatten(doc)
     attrs = {"message_type": doc.message_type, "document_id": row["document_id"]}
     frames = {"document": frame([row], tuple(row))}
-    for name, rows in records(doc).items():
-        frames[name] = frame(rows, TABLES[name])
+    frames |= {name: frame(rows, TABLES[name]) for name, rows in records(doc).items()}
     for df in frames.values():
         df.attrs.update(attrs)
     return frames
@@ -300,15 +285,7 @@ def to_frames(doc_or_xml: PescDocument | str | bytes) -> dict[str, pd.DataFrame]
 
 def dtype_of(column: str) -> str:
     """The dtype a column of this name gets."""
-    if column in TIME_COLUMNS:
-        return TIME_DTYPE
-    if column in FLOAT_COLUMNS:
-        return "Float64"
-    if column in BOOL_COLUMNS:
-        return "boolean"
-    if column in INT_COLUMNS or column.endswith(("_index", "_count")):
-        return "Int64"
-    return "string"
+    return DTYPES.get(column) or ("Int64" if column.endswith(("_index", "_count")) else "string")
 
 
 def frame(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> pd.DataFrame:

@@ -25,6 +25,7 @@ from workbench.reconcile.inputs import (
     age_edges,
     age_labels,
     empty_tables,
+    load,
     prepared,
     resolve_now,
 )
@@ -37,7 +38,6 @@ from workbench.reconcile.lifecycles import (
     later_copies,
     supplier_side,
 )
-from workbench.reconcile.load import load
 from workbench.reconcile.triage import EXCEPTION_COLUMNS, EXCEPTION_KINDS, exceptions
 from workbench.severities import SEVERITIES
 
@@ -220,13 +220,9 @@ def by_organisation(
         )
         if not frame.empty
     ] or [pd.DataFrame(columns=ORGANISATION_COLUMNS)]
-    out = pd.concat(parts, ignore_index=True)
-    out = pd.concat(
-        [
-            out[list(ORGANISATION_COLUMNS[:3])].astype(TEXT),
-            out.reindex(columns=list(ORGANISATION_COUNTS)).fillna(0).astype(COUNT),
-        ],
-        axis=1,
+    out = pd.concat(parts, ignore_index=True).reindex(columns=list(ORGANISATION_COLUMNS))
+    out = out.fillna(dict.fromkeys(ORGANISATION_COUNTS, 0)).astype(
+        dict.fromkeys(ORGANISATION_COLUMNS[:3], TEXT) | dict.fromkeys(ORGANISATION_COUNTS, COUNT)
     )
     out = out.sort_values(
         ["side", "items", "organisation_name"], ascending=[False, False, True], kind="stable"
@@ -235,29 +231,22 @@ def by_organisation(
 
 
 def _side(frame: pd.DataFrame, id_column: str, side: str, exceptions: pd.DataFrame) -> pd.DataFrame:
-    """One side's rows grouped by organisation (its id, else its name)."""
+    """One side's rows grouped by organisation (its id, else its name), named by its first row."""
     organisation = frame["source_org_id"].fillna(frame["source_org_name"]).fillna(_UNKNOWN)
-    # The organisations as integer codes: their text is hashed once, not in every step below.
-    key = pd.Series(pd.factorize(organisation)[0], index=frame.index)
     # What each row counts for: its state (a column per state, all of them), open, past the SLA.
     counted = pd.get_dummies(frame["state"]).assign(
-        open=frame["state"] == OPEN_STATES[side], sla_breached=frame["sla_breached"].fillna(False)
+        items=1,
+        open=frame["state"] == OPEN_STATES[side],
+        sla_breached=frame["sla_breached"].fillna(False),
     )
     if "duplicate" in frame.columns:
         counted["duplicates"] = later_copies(frame, id_column)
-    first = ~key.duplicated()  # each organisation's first row names it
-    out = pd.DataFrame(
-        {
-            "organisation_id": frame["source_org_id"][first].array,
-            "organisation_name": frame["source_org_name"][first].array,
-        },
-        index=key[first].to_numpy(),
-    )
-    groups = counted.groupby(key, sort=False)
-    out = out.join(groups.size().rename("items")).join(groups.sum())
-    owner = exceptions["id"].map(pd.Series(key.to_numpy(), index=frame[id_column], dtype=COUNT))
-    serious = exceptions["severity"] >= "high"
+    first = ~organisation.duplicated()
+    out = frame.loc[first, ["source_org_id", "source_org_name"]].set_axis(organisation[first])
+    out.columns = ["organisation_id", "organisation_name"]
+    out = out.join(counted.groupby(organisation, sort=False).sum())
+    owner = exceptions["id"].map(pd.Series(organisation.to_numpy(), index=frame[id_column]))
     out["exceptions"] = owner.value_counts()
-    out["high_or_worse"] = owner[serious].value_counts()
+    out["high_or_worse"] = owner[exceptions["severity"] >= "high"].value_counts()
     out.insert(0, "side", side)
     return out.reset_index(drop=True)

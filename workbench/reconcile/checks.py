@@ -7,9 +7,8 @@ from typing import Any
 
 import pandas as pd
 
-from workbench.pesc.student import comparable
+from workbench.pesc.fields import comparable
 from workbench.reconcile.inputs import (
-    ACK_OPERATION,
     COUNT,
     IDENTITY,
     SUPPLIER_OPERATIONS,
@@ -78,13 +77,11 @@ def _tracking(t: Mapping[str, pd.DataFrame]) -> list[pd.DataFrame]:
     # Only what may have reached the partner and names a tracking id can contradict it.
     reached = ob["state"].isin(_MAY_HAVE_REACHED) & ob["sent_request_tracking_id"].notna()
     sent = ob.loc[reached, ["operation", "request_id", "outbox_id", "sent_request_tracking_id"]]
+    # A supplier's send answers a request; an acknowledgment, a transcript.
     supplier = sent["operation"].isin(SUPPLIER_OPERATIONS)
-    answered = pd.concat(
-        [
-            sent.loc[supplier, "request_id"].map(of_request),
-            sent.loc[sent["operation"] == ACK_OPERATION, "request_id"].map(of_transcript),
-        ]
-    ).reindex(sent.index)
+    answered = (
+        sent["request_id"].map(of_request).where(supplier, sent["request_id"].map(of_transcript))
+    )
     wrong = _differ(answered.astype(TEXT), sent["sent_request_tracking_id"])
     if wrong.any():
         contradicting = sent[wrong]
