@@ -28,7 +28,7 @@ from workbench.pesc import flatten, parse
 from workbench.sandbox.generator import iso_ms, shaped_event
 from workbench.sandbox.settings import Faults, SandboxSettings
 from workbench.sandbox.state import Item, PartnerState
-from workbench.sandbox.tokens import IdentityServer, OAuthError, Refusal
+from workbench.sandbox.tokens import IdentityServer, OAuthError, Refusal, same
 
 VALID_ID = re.compile(r"[A-Za-z0-9-]{1,64}")
 NOT_FOUND_MESSAGE = "No HTTP resource was found that matches the request URI."
@@ -153,7 +153,7 @@ class Partner:
         key = request.headers.get(spec.SUBSCRIPTION_KEY_HEADER)
         if not key:
             raise Refusal(MISSING_KEY, 401)
-        if key != self.settings.credentials.subscription_key:
+        if not same(key, self.settings.credentials.subscription_key):
             raise Refusal(WRONG_KEY, 401)
 
     def _gateway(self, request: Request, scope: str) -> None:
@@ -317,9 +317,8 @@ class FaultMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        delay = f.latency_ms + (self.rng.uniform(0, f.jitter_ms) if f.jitter_ms else 0.0)
-        if delay > 0:
-            send = _answer_after(send, asyncio.get_running_loop().time() + delay / 1000)
+        if f.latency_ms > 0:
+            send = _answer_after(send, asyncio.get_running_loop().time() + f.latency_ms / 1000)
         if self.latency_only or not re.search(f.path_pattern, scope.get("path", "")):
             await self.app(scope, receive, send)
             return

@@ -37,6 +37,11 @@ class Refusal(HTTPException):
         super().__init__(status, message)
 
 
+def same(given: str, known: str) -> bool:
+    """Whether a credential given is the one known, in a time that does not tell how close."""
+    return secrets.compare_digest(given.encode(), known.encode())
+
+
 class Client(NamedTuple):
     """What the identity server lets a client (or the eTMS account) do."""
 
@@ -80,7 +85,8 @@ class IdentityServer:
             if not form.get(name):
                 raise OAuthError("invalid_request", f"The '{name}' parameter is missing.")
         client = self._clients.get(form["client_id"])
-        if client is None or client.grant == "etms" or form["client_secret"] != client.secret:
+        secret = form["client_secret"]
+        if client is None or client.grant == "etms" or not same(secret, client.secret):
             raise OAuthError("invalid_client", "Client authentication failed.", status=401)
         if form["grant_type"] != client.grant:
             raise OAuthError(
@@ -93,7 +99,7 @@ class IdentityServer:
                     "invalid_request", "The password grant needs username and password."
                 )
             c = self.credentials
-            if (username, password) != (c.intl_username, c.intl_password):
+            if not (same(username, c.intl_username) & same(password, c.intl_password)):
                 raise OAuthError("invalid_grant", "The user name or password is incorrect.")
         requested = form.get("scope", "").split()
         if requested != [client.scope]:
@@ -112,7 +118,7 @@ class IdentityServer:
         if not username or not password:
             raise OAuthError("invalid_request", "The Username and Password fields are required.")
         client = self._clients.get(username)
-        if client is None or client.grant != "etms" or password != client.secret:
+        if client is None or client.grant != "etms" or not same(password, client.secret):
             raise OAuthError("invalid_grant", "The user name or password is incorrect.")
         return {**self._answer(username, username, client, ttl=ttl), "userName": username}
 
