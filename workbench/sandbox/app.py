@@ -120,6 +120,8 @@ class Partner:
 
     async def _refused(self, request: Request, exc: Exception) -> Response:
         assert isinstance(exc, HTTPException)
+        if isinstance(exc, OAuthError):  # RFC 6749's body, whatever the partner's error style
+            return JSONResponse(exc.body, exc.status_code)
         status, said = exc.status_code, exc.detail
         if status == 401 and self.settings.unauthorized_body == "empty":
             return Response(status_code=401, headers={"WWW-Authenticate": "Bearer"})
@@ -134,19 +136,16 @@ class Partner:
 
     async def login(self, issue: Callable[..., dict[str, object]], request: Request) -> Response:
         """A form in, a token (or an RFC 6749 error) out."""
+        if _media_type(request) != "application/x-www-form-urlencoded":
+            raise OAuthError(
+                "invalid_request", "The body must be application/x-www-form-urlencoded."
+            )
         try:
-            if _media_type(request) != "application/x-www-form-urlencoded":
-                raise OAuthError(
-                    "invalid_request", "The body must be application/x-www-form-urlencoded."
-                )
-            try:
-                body = (await _read_body(request)).decode("utf-8")
-            except UnicodeDecodeError:
-                raise OAuthError("invalid_request", "The body is not UTF-8.") from None
-            form = dict(parse_qsl(body, keep_blank_values=True))
-            answer = issue(form, ttl=self.settings.faults.token_ttl)
-        except OAuthError as err:
-            return JSONResponse(err.body, err.status)
+            body = (await _read_body(request)).decode("utf-8")
+        except UnicodeDecodeError:
+            raise OAuthError("invalid_request", "The body is not UTF-8.") from None
+        form = dict(parse_qsl(body, keep_blank_values=True))
+        answer = issue(form, ttl=self.settings.faults.token_ttl)
         return JSONResponse(answer, headers={"Cache-Control": "no-store", "Pragma": "no-cache"})
 
     def _subscription(self, request: Request) -> None:
@@ -258,7 +257,7 @@ class Partner:
         reply = payload
         if operation == "send_transcript":
             reply = self.state.acknowledgment_for(item, document)
-        self.state.record_post(operation, item, payload, reply, closes_by)
+        self.state.record_post(operation, item, payload, closes_by)
         return JSONResponse({"RequestID": item.id, "PESCXML": reply})
 
 

@@ -89,10 +89,7 @@ class Sandbox:
     def received(self) -> list[dict[str, Any]]:
         """Every POST the sandbox processed, oldest first (``state.documents``: with documents)."""
         with self.state.lock:
-            return [
-                {k: v for k, v in r.items() if k not in ("payload", "reply")}
-                for r in self.state.documents
-            ]
+            return [{k: v for k, v in r.items() if k != "payload"} for r in self.state.documents]
 
     def start(self) -> Sandbox:
         config = uvicorn.Config(

@@ -49,14 +49,6 @@ class Credentials:
             exchange_password="Ab1!x9Z",
         )
 
-    def secrets(self) -> list[str]:
-        """Every value that must never show up in a log, a database or a report."""
-        return [
-            getattr(self, f.name)
-            for f in dataclasses.fields(self)
-            if f.name.endswith(("_secret", "_password", "_key"))
-        ]
-
 
 @dataclass
 class Faults:
@@ -89,7 +81,7 @@ def _typed(assignments: list[str], defaults: dict[str, Any], what: str) -> dict[
                 f"Cannot read the {what} {assignment!r}: write NAME=VALUE, NAME one of "
                 f"{', '.join(defaults)}."
             )
-        kind: Any = int if defaults[name] is None else type(defaults[name])
+        kind = type(defaults[name])
         try:
             changes[name] = _YES_NO[text.lower()] if kind is bool else kind(text)
         except (KeyError, ValueError):
@@ -199,8 +191,7 @@ def answers() -> dict[str, tuple[Any, ...]]:
 
 def setting_changes(assignments: list[str]) -> dict[str, Any]:
     """``["event_shape=kind_at", "peek_removes=yes"]`` as typed ``SandboxSettings`` changes."""
-    defaults = {f.name: f.default for f in dataclasses.fields(SandboxSettings)}
-    changes = _typed(assignments, {name: defaults[name] for name in answers()}, "setting")
+    changes = _typed(assignments, {name: kinds[0] for name, kinds in answers().items()}, "setting")
     SandboxSettings(**changes)  # the choices and bounds are checked there
     return changes
 

@@ -14,13 +14,13 @@ import tempfile
 import threading
 import uuid
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from workbench.pesc import PescDocument, build_acknowledgment
 from workbench.pesc.elements import mapping
 from workbench.sandbox import generator
-from workbench.sandbox.generator import DEFECTS, iso_ms
+from workbench.sandbox.generator import DEFECTS
 from workbench.sandbox.settings import SandboxSettings
 
 STATE_VERSION = 2
@@ -251,21 +251,11 @@ class PartnerState:
             self.save()
         return found
 
-    def record_post(
-        self, operation: str, item: Item, payload: str, reply: str | None, close_by: str
-    ) -> None:
+    def record_post(self, operation: str, item: Item, payload: str, close_by: str) -> None:
         """Remember a processed POST and apply its lifecycle effect."""
         with self.lock:
             self.documents.append(
-                {
-                    "operation": operation,
-                    "request_id": item.id,
-                    "at": iso_ms(datetime.now(UTC)),
-                    "sim_time": iso_ms(self.now),
-                    "payload_sha256": hashlib.sha256(payload.encode()).hexdigest(),
-                    "payload": payload,
-                    "reply": reply,
-                }
+                {"operation": operation, "request_id": item.id, "payload": payload}
             )
             self._close(item, close_by, self.now)
         self.save()

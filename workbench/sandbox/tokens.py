@@ -21,13 +21,12 @@ ISSUER = "workbench-sandbox"
 DENIED = "Authorization has been denied for this request."
 
 
-class OAuthError(Exception):
+class OAuthError(HTTPException):
     """An RFC 6749 §5.2 error: ``error`` code, human ``description`` and HTTP status."""
 
     def __init__(self, error: str, description: str, status: int = 400) -> None:
-        super().__init__(description)
+        super().__init__(status, description)
         self.body = {"error": error, "error_description": description}
-        self.status = status
 
 
 class Refusal(HTTPException):
