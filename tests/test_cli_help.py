@@ -65,7 +65,7 @@ def test_help_reads_as_plain_click_help(command: str) -> None:
 
 def test_values_are_named_and_defaults_shown() -> None:
     assert "Usage: workbench bundle [OPTIONS] {REQUEST_ID}" in HELP["workbench bundle"]
-    assert "Usage: workbench send ack [OPTIONS] {ID} [FILE]" in HELP["workbench send ack"]
+    assert "Usage: workbench send ack [OPTIONS] {REQUEST_ID} [FILE]" in HELP["workbench send ack"]
     pull = HELP["workbench pull"]
     assert re.search(r"--wait SECONDS .*\[default: 60\.0\]", " ".join(pull.split()))
     assert "--db PATH" in pull and "--profile NAME" in pull

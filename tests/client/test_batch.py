@@ -156,3 +156,26 @@ def test_a_ctrl_c_while_a_thread_starts_still_waits_for_its_fetch(monkeypatch) -
     # every fetch that started has ended before fetch_all gave up: none records afterwards
     assert sorted(finished) == sorted(set(finished)) and len(finished) >= 2
     assert not [t for t in threading.enumerate() if t.name.startswith("wb-") and t.is_alive()]
+
+
+def test_then_turns_finished_rows_in_the_callers_thread_while_the_pool_runs_ahead() -> None:
+    caller, fetched, batches = threading.current_thread(), list[int](), list[int]()
+
+    def fetch(value: int) -> list[dict[str, object]]:
+        fetched.append(value)
+        if value == 1:
+            raise wb.NotFound("no such request", status=404)
+        return [{"request_id": str(value)}]
+
+    def then(rows: list[dict[str, object]]) -> list[dict[str, object]]:
+        assert threading.current_thread() is caller
+        if not batches:  # held: the pool may run ahead, by at most 4 x concurrency waiting
+            time.sleep(0.2)
+            assert len(fetched) <= 4 * 2 + len(rows)
+        batches.append(len(rows))
+        return [{**row, "stored": True} for row in rows]
+
+    rows = batch.fetch_all(list(range(50)), fetch, concurrency=2, progress=False, then=then)
+    assert sum(batches) == 50 and len(batches) > 1
+    assert [row["request_id"] for row in rows] == ["0", None, *map(str, range(2, 50))]
+    assert all(row["stored"] for row in rows) and rows[1]["error"].startswith("NotFound")

@@ -219,25 +219,39 @@ def fetch_all(
     concurrency: int,
     progress: bool | None = None,
     desc: str = "details",
+    then: Callable[[Rows], Rows] | None = None,
 ) -> Rows:
     """``fetch(id)`` for every id on ``concurrency`` threads (not asyncio: Jupyter runs a
     loop), rows in the order of ``ids``; a ``WorkbenchError`` is its id's ``error`` row, anything
-    else (a bug, Ctrl-C) stops the batch."""
+    else (a bug, Ctrl-C) stops the batch. ``then``: in the calling thread, the rows of the
+    fetches finished so far made into as many rows, while the next ones run (at most
+    ``4 * concurrency`` fetched wait for it)."""
     if not ids:
         return []
     show = (interactive() if progress is None else progress) and len(ids) > HANDFUL
     prefix = f"wb-{next(_pools)}"
     pool = ThreadPoolExecutor(max_workers=min(concurrency, len(ids)), thread_name_prefix=prefix)
     bar = tqdm(total=len(ids), desc=desc, unit="id", disable=not show, leave=False)
+    todo = iter(enumerate(ids))
+    rows: dict[int, Rows] = {}
+
+    def submit(count: int) -> set[Future[tuple[int, Rows]]]:
+        return {pool.submit(_guarded, fetch, i, v) for i, v in itertools.islice(todo, count)}
+
     try:
-        futures = [pool.submit(_guarded, fetch, value) for value in ids]
-        pending: set[Future[Rows]] = set(futures)
-        while pending:  # without a bar, asleep until the end or a failure
-            done, pending = wait(pending, return_when=FIRST_COMPLETED if show else FIRST_EXCEPTION)
-            for future in done:
-                future.result()
+        pending = submit(4 * concurrency if then else len(ids))
+        while pending:  # asleep until some end (with a bar or a then), all end, or one fails
+            until = FIRST_COMPLETED if show or then else FIRST_EXCEPTION
+            done, pending = wait(pending, return_when=until)
+            finished = dict(future.result() for future in done)
+            pending |= submit(len(done))
+            if then is not None:
+                order = sorted(finished)
+                out = iter(then([row for i in order for row in finished[i]]))
+                finished = {i: [next(out) for _ in finished[i]] for i in order}
+            rows.update(finished)
             bar.update(len(done))
-        return [row for future in futures for row in future.result()]
+        return [row for i in sorted(rows) for row in rows[i]]
     finally:
         # On Ctrl-C (or any escape) drop what has not started; running fetches end on timeouts.
         pool.shutdown(wait=True, cancel_futures=True)
@@ -249,12 +263,13 @@ def fetch_all(
         bar.close()
 
 
-def _guarded(fetch: Callable[[Any], Rows], value: Any) -> Rows:
+def _guarded(fetch: Callable[[Any], Rows], index: int, value: Any) -> tuple[int, Rows]:
     try:
-        return fetch(value)
+        return index, fetch(value)
     except WorkbenchError as exc:
         shown = value if isinstance(value, str) else None
-        return [{"request_id": shown, ERROR: f"{type(exc).__name__}: {exc}", CALL_ID: exc.call_id}]
+        error = {"request_id": shown, ERROR: f"{type(exc).__name__}: {exc}", CALL_ID: exc.call_id}
+        return index, [error]
 
 
 def interactive() -> bool:

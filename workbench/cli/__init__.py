@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from workbench.cli import browse, data, demo, reports, sandbox, send, store
+from workbench.cli import browse, data, demo, reports, send
 
 app = typer.Typer(
     context_settings={"max_content_width": 120},
@@ -40,11 +40,15 @@ def _root(
     """Pull, store, reconcile and troubleshoot partner data."""
 
 
-for command in (sandbox.sandbox, data.doctor, data.pull, data.export, data.call, demo.demo,
+for command in (demo.sandbox, data.doctor, data.pull, data.export, data.call, demo.demo,
                 reports.bundle, reports.report, reports.troubleshoot, browse.browse):  # fmt: skip
     app.command()(command)
 app.add_typer(send.app, name="send")
-app.add_typer(store.app, name="store")
+store = typer.Typer(
+    help="The database itself: the partner it holds.", no_args_is_help=True, rich_markup_mode=None
+)
+store.command()(data.repoint)
+app.add_typer(store, name="store")
 
 
 def main() -> None:

@@ -60,38 +60,28 @@ def browse(
     is taken, or there is no workbench store at --db.
     """
     with clean_errors():
-        announce_store(profile, db, config)
-        serve(
-            db,
-            profile=profile,
-            config_path=config,
-            port=port,
-            open_browser=open_browser,
-            announce=lambda text: say(text, err=True),
-        )
+        path = announce_store(profile, db, config)
+        serve(path, port=port, open_browser=open_browser, announce=lambda t: say(t, err=True))
 
 
 def serve(
-    db: str | Path | None = None,
+    path: str | Path,
     *,
-    profile: str | None = None,
-    config_path: str | Path | None = None,
     port: int = DEFAULT_PORT,
     open_browser: bool = True,
     announce: Callable[[str], None] = print,
 ) -> None:
-    """Serve the profile's store (or ``db``) until Ctrl-C or SIGTERM, ``announce`` told the URL."""
+    """Serve the store at ``path`` until Ctrl-C or SIGTERM, ``announce`` told the URL."""
     import secrets  # here: `workbench --help` stays fast (bench/cli.py)
     import socket
     import tempfile
 
-    from workbench.config import load_profile
     from workbench.report.job import check_store
     from workbench.store import Store
 
     if find_spec("datasette") is None:
         raise ConfigError(f"Datasette is not installed: {INSTALL}.")
-    path = Path(db if db is not None else load_profile(profile, config_path=config_path).db)
+    path = Path(path)
     if not path.exists():  # check_store's advice would name --no-pull, which browse lacks
         raise ConfigError(
             f"There is no database at {path}: run `workbench pull --db {path}` first."

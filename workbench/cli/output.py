@@ -48,8 +48,8 @@ RequestId = Annotated[
     str,
     typer.Argument(
         metavar="REQUEST_ID",
-        help="The RequestID (or received transcript id); a GUID pasted with "
-        "dashes or in upper case is matched to the stored spelling.",
+        help="The RequestID (or received transcript id); a GUID pasted with dashes or in upper "
+        "case is matched to the stored spelling (send: else to the partner's).",
     ),
 ]
 OutputDir = Annotated[
@@ -108,13 +108,6 @@ def clean_errors() -> Iterator[None]:
     """Our errors as a message and an exit code (:func:`failure`)."""
     try:
         yield
-    except InvalidParameter as exc:
-        name = exc.parameter
-        if name == "file":  # printed by us, not click, so that a long refusal wraps at COLUMNS
-            say(f"Error: Invalid value for FILE: {exc}", err=True)
-            raise typer.Exit(2) from None
-        flag = name.upper() if name in _ARGUMENTS else "--" + name.replace("_", "-")
-        raise typer.BadParameter(str(exc), param_hint=flag) from None
     except (WorkbenchError, KeyboardInterrupt) as exc:  # a pull's Ctrl-C says what it stored
         code, message = failure(exc)
         say(message, err=True)
@@ -126,8 +119,10 @@ def failure(exc: BaseException) -> tuple[int, str]:
     another 1."""
     if isinstance(exc, KeyboardInterrupt):
         return 130, str(exc) or "Interrupted."
-    if isinstance(exc, InvalidParameter):
-        return 2, f"Invalid value for --{exc.parameter.replace('_', '-')}: {exc}"
+    if isinstance(exc, InvalidParameter):  # printed by us, not click: it wraps at COLUMNS
+        name = exc.parameter
+        flag = name.upper() if name in _ARGUMENTS else "--" + name.replace("_", "-")
+        return 2, f"Error: Invalid value for {flag}: {exc}"
     if isinstance(exc, ConfigError):
         return 2, f"Configuration error: {exc}"
     return 1, f"Error ({type(exc).__name__}): {exc}"
@@ -148,13 +143,22 @@ def several(
         raise typer.BadParameter(
             "each college has its own store: set db in each profile instead", param_hint="--db"
         )
-    from workbench.config import profile_names
+    from workbench.config import SANDBOX
+    from workbench.config.files import CONFIG, profiles_file
 
     with clean_errors():
         if os.environ.get("WORKBENCH_DB"):  # it wins over each profile's db
             raise ConfigError("WORKBENCH_DB is set, so every college would share its store: "
                               "unset it, and set db in each profile.")  # fmt: skip
-        return list(dict.fromkeys(profiles)) if profiles else profile_names(config)
+        if profiles:
+            return list(dict.fromkeys(profiles))
+        path, looked, found, _ = profiles_file(config, os.environ)
+        names = [name for name in found if name != SANDBOX]  # it only tunes the embedded one
+        if not names:
+            where = path or f"no profiles file (looked for {', '.join(map(str, looked))})"
+            raise ConfigError(f"{where} defines no [profiles.NAME] table: add one per college, "
+                              f"or pass {CONFIG}.")  # fmt: skip
+        return names
 
 
 def each_profile(

@@ -1,7 +1,7 @@
 """``workbench send response|transcript|ack``: one document to the partner, through the outbox.
 
 Every refusal comes before the question: :func:`plan_send` reads or builds the document, checks
-and validates it; :func:`send_planned` sends it.
+and validates it; :func:`_send` asks, then sends it.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from workbench.cli.output import (
     Config,
     Db,
     Profile,
+    RequestId,
     Yes,
     announce_partner,
     clean_errors,
@@ -44,14 +45,6 @@ app = typer.Typer(
     rich_markup_mode=None,
     help="Send a response, a transcript or an acknowledgment to the partner, through the outbox.",
 )
-Id = Annotated[
-    str,
-    typer.Argument(
-        metavar="ID",
-        help="The RequestID; a GUID pasted with dashes or in upper case is matched to the "
-        "partner's spelling.",
-    ),
-]
 DryRun = Annotated[
     bool,
     typer.Option(
@@ -95,7 +88,7 @@ EXITS = (
 
 
 def response(
-    request_id: Id,
+    request_id: RequestId,
     status: Annotated[ResponseStatus, typer.Option(help="The ResponseStatus.")],
     hold_reason: Annotated[
         HoldReason | None,
@@ -120,7 +113,7 @@ def response(
 
 
 def transcript(
-    request_id: Id,
+    request_id: RequestId,
     file: Annotated[
         Path,
         typer.Argument(
@@ -147,7 +140,7 @@ def transcript(
 
 
 def ack(
-    request_id: Id,
+    request_id: RequestId,
     file: Annotated[
         Path | None,
         typer.Argument(
@@ -179,7 +172,8 @@ for _command in (response, transcript, ack):
 
 
 def _send(request: SendRequest) -> None:
-    """Plan, show, ask, send: every refusal before the question."""
+    """Plan, show, ask, send, and say what the partner answered: every refusal before the
+    question."""
     from workbench.client import connect
 
     with clean_errors():
@@ -219,14 +213,19 @@ def _send(request: SendRequest) -> None:
             if not (request.yes or typer.confirm("Send it?", default=False, err=True)):
                 warn(f"Nothing sent: {plan.operation} for {plan.request_id} was not confirmed.")
                 raise typer.Exit(1)
-            send_planned(w, plan)
-
-
-OPERATIONS = {
-    "response": "send_response",
-    "transcript": "send_transcript",
-    "ack": "send_acknowledgment",
-}
+            role = w.consumer if request.kind == "ack" else w.supplier
+            df = getattr(role, plan.operation)(
+                plan.request_id, plan.document, force=request.force, check=not request.no_check
+            )
+    say(f"Sent {plan.operation} for {plan.request_id} (outbox entry {df.attrs.get('outbox_id')}).")
+    if request.kind == "transcript" and not df.empty and "course_total" in df.columns:
+        row = df.iloc[0]
+        say(
+            f"Reply: the partner acknowledged {row['course_total']} course(s) and "
+            f"{row.get('academic_award_total')} award(s)."
+        )
+    if df.attrs.get("reply_note"):
+        warn(f"Note: {df.attrs['reply_note']}")
 
 
 @dataclass(frozen=True)
@@ -254,7 +253,6 @@ class SendRequest:
 class PlannedSend:
     """A document ready to send: ``summary`` says what was checked, never the student's data."""
 
-    request: SendRequest
     operation: str
     request_id: str  # as the partner spells it
     document: str
@@ -275,7 +273,7 @@ def plan_send(w: Workbench, request: SendRequest, *, reading: bool = False) -> P
     role = (Consumer if request.kind == "ack" else Supplier)(
         w.session, store=None if store is None else lambda: store
     )
-    operation = OPERATIONS[request.kind]
+    operation = "send_acknowledgment" if request.kind == "ack" else f"send_{request.kind}"
     request_id = typed = request.request_id.strip()
     if guid_key(typed) is not None:  # as the store, else the partner's pending list, spells it
         found = store.spelling_of(typed, lists=(role.list_name,)) if store is not None else typed
@@ -362,26 +360,7 @@ def plan_send(w: Workbench, request: SendRequest, *, reading: bool = False) -> P
     ]
     if earlier is not None:
         lines.append(f"Outbox:     {earlier}")
-    return PlannedSend(
-        request, operation, request_id, parsed.text, validation, earlier, "\n".join(lines)
-    )
-
-
-def send_planned(w: Workbench, plan: PlannedSend) -> None:
-    """Send ``plan``'s document through the outbox, and say what the partner answered."""
-    role = w.consumer if plan.request.kind == "ack" else w.supplier
-    df = getattr(role, plan.operation)(
-        plan.request_id, plan.document, force=plan.request.force, check=not plan.request.no_check
-    )
-    say(f"Sent {plan.operation} for {plan.request_id} (outbox entry {df.attrs.get('outbox_id')}).")
-    if plan.request.kind == "transcript" and not df.empty and "course_total" in df.columns:
-        row = df.iloc[0]
-        say(
-            f"Reply: the partner acknowledged {row['course_total']} course(s) and "
-            f"{row.get('academic_award_total')} award(s)."
-        )
-    if df.attrs.get("reply_note"):
-        warn(f"Note: {df.attrs['reply_note']}")
+    return PlannedSend(operation, request_id, parsed.text, validation, earlier, "\n".join(lines))
 
 
 def check_options(request: SendRequest) -> None:
@@ -394,11 +373,7 @@ def check_options(request: SendRequest) -> None:
             raise InvalidParameter(
                 f"{request.release!r} is not a date; write it YYYY-MM-DD.", parameter="release"
             ) from None
-    if (
-        request.kind == "response"
-        and request.status != "Hold"
-        and (request.hold_reason or request.release)
-    ):
+    if request.status != "Hold" and (request.hold_reason or request.release):
         raise InvalidParameter(
             "--hold-reason and --release go with --status Hold.", parameter="status"
         )

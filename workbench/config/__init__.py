@@ -1,7 +1,6 @@
 """Profiles: every setting declared once (:mod:`.settings`), a :class:`Profile` resolved from
 the environment and the profiles file (:mod:`.load`, :mod:`.files`)."""
 
-from workbench.config.files import profile_names
 from workbench.config.load import load_profile
 from workbench.config.settings import (
     EMBEDDED_SANDBOX,
@@ -14,7 +13,6 @@ from workbench.config.settings import (
     SmtpSettings,
     check_timezone,
     env_prefix,
-    is_loopback,
     normal_url,
     parse_bool,
     with_overrides,
@@ -24,5 +22,4 @@ SCHEMAS_VARIABLE = "WORKBENCH_PESC_SCHEMAS"  # the XSDs documents are validated 
 
 __all__ = ["EMBEDDED_SANDBOX", "GATEWAY_ROLES", "ROLES", "SANDBOX", "SCHEMAS_VARIABLE",
            "Profile", "RoleSettings", "Secret", "SmtpSettings", "check_timezone", "env_prefix",
-           "is_loopback", "load_profile", "normal_url", "parse_bool", "profile_names",
-           "with_overrides"]  # fmt: skip
+           "load_profile", "normal_url", "parse_bool", "with_overrides"]  # fmt: skip

@@ -10,7 +10,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from workbench.config.settings import SANDBOX
 from workbench.errors import ConfigError
 
 DEFAULT_CONFIG = "workbench.toml"
@@ -96,20 +95,6 @@ def read_config(path: Path) -> dict[str, Any]:
         raise ConfigError(f"Profiles file {path} cannot be read: {exc.strerror}.") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError, RecursionError) as exc:
         raise ConfigError(f"Profiles file {path} is not valid TOML: {exc}") from None
-
-
-def profile_names(
-    config_path: str | os.PathLike[str] | None = None, *, env: Mapping[str, str] | None = None
-) -> list[str]:
-    """The profiles the profiles file defines, in its order; not ``sandbox``, which only tunes
-    the embedded sandbox."""
-    path, looked, profiles, _ = profiles_file(config_path, os.environ if env is None else env)
-    names = [name for name in profiles if name != SANDBOX]
-    if not names:
-        where = path or f"no profiles file (looked for {', '.join(map(str, looked))})"
-        raise ConfigError(f"{where} defines no [profiles.NAME] table: add one per college, or "
-                          f"pass {CONFIG}.")  # fmt: skip
-    return names
 
 
 def profiles_file(

