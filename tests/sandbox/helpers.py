@@ -30,7 +30,7 @@ def pending_from_env(env: dict[str, str]) -> httpx.Response:
         "client_id": env["WORKBENCH_SUPPLIER_CLIENT_ID"],
         "client_secret": env["WORKBENCH_SUPPLIER_CLIENT_SECRET"],
         "grant_type": "client_credentials",
-        "scope": spec.EXCHANGE_SCOPE,  # a profile's default: the sandbox prints no scope
+        "scope": env["WORKBENCH_SUPPLIER_SCOPE"],
     }
     token = httpx.post(env["WORKBENCH_AUTH_URL"] + spec.TOKEN_PATH, data=form).json()
     return httpx.get(

@@ -16,6 +16,7 @@ from workbench.sandbox.app import Partner
 from workbench.sandbox.settings import Faults, SandboxSettings
 from workbench.sandbox.state import PartnerState
 from workbench.sandbox.tokens import IdentityServer
+from workbench.spec import EXCHANGE_SCOPE
 
 
 class Sandbox:
@@ -65,6 +66,8 @@ class Sandbox:
             if role == "international":
                 env[prefix + "USERNAME"] = c.intl_username
                 env[prefix + "PASSWORD"] = c.intl_password
+            elif role != "domestic":
+                env[prefix + "SCOPE"] = EXCHANGE_SCOPE
         if etms:
             section = "EXCHANGE" if len(exchange_roles) == 2 else exchange_roles[0].upper()
             env["WORKBENCH_LOGIN"] = "etms"
