@@ -65,7 +65,7 @@ def test_an_unknown_id_exits_1_with_a_message(worked: Worked, tmp_path, no_setti
 def test_a_missing_database_exits_1_without_creating_it(tmp_path, no_settings):
     result = _invoke("R-1", "--db", str(tmp_path / "none.db"))
     assert result.exit_code == 1
-    assert "There is no database at" in result.output and "workbench pull" in result.output
+    assert "No workbench database at" in result.output and "workbench pull" in result.output
     assert not (tmp_path / "none.db").exists()
 
 

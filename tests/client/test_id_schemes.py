@@ -49,7 +49,7 @@ def test_send_response_built_from_the_request(sb: Sandbox, connect_to) -> None:
     assert [(r["operation"], r["request_id"]) for r in sb.received] == [
         ("send_response", request_id)
     ]
-    assert w.store.outbox.get(1)["state"] == "sent"
+    assert w.store.db["outbox"].get(1)["state"] == "sent"
 
 
 def test_send_transcript_for_the_requests_tracking_id(sb: Sandbox, connect_to) -> None:

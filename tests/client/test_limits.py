@@ -268,7 +268,7 @@ def test_an_undecodable_2xx_answer_to_a_send_means_sent(
     df = w.supplier.send_response(request_id, response_xml(request_id))
     assert "took the send" in df.attrs["reply_note"]
     outbox_id = df.attrs["outbox_id"]
-    assert w.store.outbox.get(outbox_id)["state"] == "sent"
+    assert w.store.db["outbox"].get(outbox_id)["state"] == "sent"
 
 
 def test_we_ask_only_for_encodings_we_decode_under_the_cap(

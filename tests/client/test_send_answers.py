@@ -50,7 +50,7 @@ def test_a_2xx_answer_that_is_not_the_echo_is_sent_and_kept(
         note = df.attrs["reply_note"]
         assert df.empty and f"answered {status}, so it took the send" in note
         assert "do not send it again" in note
-        entry = w.store.outbox.get(df.attrs["outbox_id"])
+        entry = w.store.db["outbox"].get(df.attrs["outbox_id"])
         assert (entry["state"], entry["status"]) == ("sent", status)
         assert entry["response_body"] == content.decode()  # kept as it came
         with pytest.raises(wb.DuplicateSend):
@@ -65,7 +65,7 @@ def test_a_json_answer_of_another_shape_is_parsed_as_far_as_it_goes(
     with wb.connect(env=partner.env, db=tmp_path / "db.sqlite") as w:
         df = w.supplier.send_response("R-1", response_xml("R-1"))
         assert (df.loc[0, "request_id"], df.loc[0, "note"]) == ("R-1", "queued")
-        assert w.store.outbox.get(df.attrs["outbox_id"])["state"] == "sent"
+        assert w.store.db["outbox"].get(df.attrs["outbox_id"])["state"] == "sent"
 
 
 @pytest.mark.parametrize(

@@ -11,9 +11,10 @@ import pandas as pd
 import pytest
 
 from tests.explorer.conftest import HOSTILE
+from workbench.bundle import request_documents
 from workbench.errors import StoreError
 from workbench.explorer import Explorer, Source
-from workbench.report import documents_section, request_documents
+from workbench.report import documents_section
 
 
 def _choose(ex: Explorer, kind: str, name: str) -> None:

@@ -11,10 +11,11 @@ import pandas as pd
 import pytest
 
 from workbench import pesc
+from workbench.bundle import request_documents
 from workbench.errors import ConfigError
 from workbench.explorer import Explorer, Source, fold, frame_mask
 from workbench.explorer.render import ack_totals_html, parse_order
-from workbench.report import request_documents, versions_section
+from workbench.report import versions_section
 from workbench.report.job import run_report_job
 
 

@@ -113,7 +113,7 @@ def test_a_list_that_is_not_an_array_fails_and_nothing_departs(partner, connect,
     w = connect()
     assert w.pull(progress=False).status == "ok"
     entry = w.store.outbox.begin("send_response", "A1", {"PESCXML": "<x/>"})
-    w.store.outbox.mark_uncertain(entry, error="the answer was lost")
+    w.store.outbox.mark(entry, "uncertain", error="the answer was lost")
 
     partner.answer("GET", spec.SUPPLIER_PENDING_PATH, content)
     summary = w.pull(progress=False)
@@ -122,7 +122,7 @@ def test_a_list_that_is_not_an_array_fails_and_nothing_departs(partner, connect,
     assert summary.lists["supplier_requests"].error
     assert summary.lists["supplier_requests"].closed_elsewhere == 0
     assert _requests(w)["A1"]["on_list"] == 1
-    assert w.store.outbox.get(entry)["state"] == "uncertain"
+    assert w.store.db["outbox"].get(entry)["state"] == "uncertain"
     assert len(w.store.table("snapshots", where="list_name = 'supplier_requests'")) == 1
 
 

@@ -32,7 +32,7 @@ def test_a_reissued_transcript_is_acknowledged_again_without_force(
             w.consumer.send_acknowledgment(transcript_id)
         w.pull(progress=False)
         r = reconcile.reconcile(reconcile.load(w.store), now=sb.state.now, sla_days=5)
-        entry = w.store.outbox.get(second.attrs["outbox_id"])
+        entry = w.store.db["outbox"].get(second.attrs["outbox_id"])
         versions = w.store.versions(transcript_id)
 
     assert (entry["state"], entry["forced"]) == ("sent", 0)

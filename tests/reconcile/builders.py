@@ -272,9 +272,9 @@ class Partner:
         if state == "sent":
             outbox.mark_sent(entry, status=200, response_body="{}", reply_flat=reply)
         elif state == "uncertain":
-            outbox.mark_uncertain(entry, error="connection dropped after sending")
+            outbox.mark(entry, "uncertain", error="connection dropped after sending")
         elif state == "failed":
-            outbox.mark_failed(entry, error="HTTP 400: refused", status=400)
+            outbox.mark(entry, "failed", error="HTTP 400: refused", status=400)
         else:
             assert state == "pending", state
         self.last_send = datetime.now(UTC) + timedelta(milliseconds=1)

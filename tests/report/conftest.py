@@ -124,6 +124,11 @@ def empty_rec() -> reconcile.Reconciliation:
     return reconcile.reconcile(reconcile.empty_tables(), now=NOW, sla_days=5)
 
 
+def ageing(rec: reconcile.Reconciliation) -> dict[str, dict[str, int]]:
+    """Open requests and transcripts awaiting our ack per age bucket, as the headline counts."""
+    return {"open": rec.headline["open_by_age"], "awaiting": rec.headline["awaiting_ack_by_age"]}
+
+
 def figures(html: str) -> dict[str, str]:
     """``data-figure`` key -> ``data-value`` of every figure in an HTML text."""
     return dict(_FIGURE.findall(html))

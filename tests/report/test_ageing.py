@@ -17,7 +17,6 @@ from workbench.config import load_profile
 from workbench.errors import ConfigError
 from workbench.reconcile import age_labels
 from workbench.report import (
-    ageing,
     ageing_chart,
     changes_section,
     daily_volumes,
@@ -30,7 +29,7 @@ from workbench.report import (
 from workbench.report.sections import bucket_key
 from workbench.store import Store
 
-from .conftest import figures
+from .conftest import ageing, figures
 
 SLA = 5.0
 # request id -> days before NOW it is dated (RequestDate); "RF" is dated after NOW

@@ -16,7 +16,6 @@ from matplotlib.figure import Figure
 from workbench import reconcile
 from workbench.reconcile import age_buckets, age_labels
 from workbench.report import (
-    ageing,
     ageing_chart,
     daily_volumes,
     daily_volumes_chart,
@@ -26,7 +25,7 @@ from workbench.report import (
 )
 from workbench.store import Store
 
-from .conftest import NOW, crafted_tables
+from .conftest import NOW, ageing, crafted_tables
 
 
 def _texts(fig: Figure) -> list[str]:

@@ -12,7 +12,6 @@ import pytest
 
 from workbench import reconcile
 from workbench.report import (
-    ageing,
     exception_counts,
     exceptions_section,
     figure_html,
@@ -23,7 +22,7 @@ from workbench.report import (
 from workbench.report.markup import MISSING, is_missing, plain, text
 from workbench.report.sections import bucket_key
 
-from .conftest import NOW, crafted_tables, figures
+from .conftest import NOW, ageing, crafted_tables, figures
 
 PLAIN = (
     "requests", "open_requests", "open_over_sla", "transcripts_sent",

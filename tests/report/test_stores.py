@@ -17,7 +17,7 @@ def test_a_missing_database_is_refused_and_not_created(tmp_path: Path) -> None:
         open_store(path)
     message = str(caught.value)
     assert f"No workbench database at {path}" in message
-    assert "run `workbench pull` first (or pass db=...)" in message
+    assert "run `workbench pull` first" in message
     assert not path.exists()
     assert list(tmp_path.iterdir()) == []
 

@@ -12,18 +12,16 @@ import pytest
 import workbench as wb
 from tests.notebook_code import notebook_code
 from workbench import pesc, reconcile
-from workbench.bundle import make_bundle
+from workbench.bundle import Document, make_bundle, request_documents
 from workbench.errors import StoreError
 from workbench.explorer import Explorer
 from workbench.report import (
     documents_section,
-    request_documents,
     version_diff,
     versions_section,
 )
 from workbench.report.troubleshoot import (
     MAX_ERRORS_SHOWN,
-    RequestDocument,
     document_html,
     validation_html,
 )
@@ -51,7 +49,7 @@ def test_an_unknown_id_is_refused(tmp_path: Path) -> None:
 
 
 def _document(number: int, text: str, *, kind: str = "sent", message_type: str = "X"):
-    return RequestDocument(number, kind, message_type, text, pesc.Validation("not validated"))
+    return Document(number, kind, message_type, text, pesc.Validation("not validated"))
 
 
 def test_each_document_is_shown_escaped() -> None:
@@ -65,16 +63,22 @@ def test_each_document_is_shown_escaped() -> None:
     assert "&lt;b&gt;2&lt;/b&gt;" in html and "<b>2</b>" not in html
 
 
-def test_without_schemas_it_says_how_to_validate(monkeypatch) -> None:
+def test_without_schemas_it_says_how_to_validate(
+    monkeypatch, report_scenario: Scenario, report_copy: Path
+) -> None:
     monkeypatch.delenv("WORKBENCH_PESC_SCHEMAS", raising=False)
-    document = _document(1, "<x/>")
-    assert document.validation_text.startswith("not validated: set WORKBENCH_PESC_SCHEMAS")
-    assert "not validated: set WORKBENCH_PESC_SCHEMAS" in documents_section([document]).data
+    rid = report_scenario.acted["transcript_wrong_student"][0]
+    with Store(report_copy) as store:
+        documents = request_documents(store, rid)
+    assert len(documents) == 3
+    said = [str(d.validation) for d in documents]
+    assert all(s.startswith("not validated: set WORKBENCH_PESC_SCHEMAS") for s in said), said
+    assert "not validated: set WORKBENCH_PESC_SCHEMAS" in documents_section(documents).data
 
 
 def test_the_first_errors_are_listed_and_the_rest_counted() -> None:
     issues = [pesc.ValidationIssue(n, f"bad <thing> {n}") for n in range(1, MAX_ERRORS_SHOWN + 6)]
-    document = RequestDocument(
+    document = Document(
         1, "sent", "CollegeTranscript", "<x/>", pesc.Validation("invalid", issues, "T.xsd")
     )
     html = validation_html(document)
@@ -115,7 +119,7 @@ def test_a_transcript_sent_has_its_whole_story(
     ]  # fmt: skip
     assert [d.validation.status for d in documents] == ["valid"] * 3
     assert documents[1].validation.schema == "CollegeTranscript_v1.3.0.xsd"
-    assert documents[1].validation_text.startswith(
+    assert str(documents[1].validation).startswith(
         "valid against CollegeTranscript v1.3.0 (CollegeTranscript_v1.3.0.xsd)"
     )
     assert "identity_mismatch" in story and "critical" in story

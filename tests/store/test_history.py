@@ -134,6 +134,8 @@ def test_empty_tables_and_views_keep_their_columns(store: Store) -> None:
 def test_table_refuses_names_that_are_not_tables(store: Store) -> None:
     with pytest.raises(StoreError, match="open_requests"):
         store.table("calls; DROP TABLE calls")
+    with pytest.raises(StoreError, match="no such column: nonsense"):
+        store.table("calls", where="nonsense = 1")
 
 
 def test_open_requests_view_has_age_and_student(store: Store) -> None:
@@ -175,7 +177,7 @@ def test_ids_taken_from_dataframes_are_accepted(store: Store) -> None:
     entry = store.outbox.begin("send_response", "R-1", "<TResp/>", run_id=runs.iloc[0])
     pending = store.table("outbox_unresolved")["outbox_id"].iloc[0]
     store.outbox.mark_sent(pending, status=200, response_body="{}")
-    assert store.outbox.get(entry)["state"] == "sent"
+    assert store.db["outbox"].get(entry)["state"] == "sent"
 
 
 def test_table_filters_accept_values_taken_from_a_dataframe(tmp_path):

@@ -32,7 +32,7 @@ def states(store: Store) -> dict[int, str]:
 
 def test_begin_records_pending_before_the_send(store: Store) -> None:
     entry = store.outbox.begin("send_response", "R-1", {"PESCXML": "<TResp/>"}, flat=RESPONSE_FLAT)
-    row = store.outbox.get(entry)
+    row = store.db["outbox"].get(entry)
     assert row["state"] == "pending" and row["request_id"] == "R-1"
     assert len(row["payload_sha256"]) == 64 and json.loads(row["payload"]) == {
         "PESCXML": "<TResp/>"
@@ -67,7 +67,7 @@ def test_the_same_send_twice_is_refused_unless_forced(store: Store) -> None:
     store.outbox.begin("send_transcript", "R-1", "<CT/>")
     store.outbox.begin("send_response", "R-2", "<TResp/>")
     forced = store.outbox.begin("send_response", "R-1", "<TResp2/>", force=True)
-    assert store.outbox.get(forced)["forced"] == 1
+    assert store.db["outbox"].get(forced)["forced"] == 1
 
 
 @pytest.mark.parametrize(
@@ -83,25 +83,25 @@ def test_which_states_block_a_second_send(
 ) -> None:
     entry = store.outbox.begin("send_acknowledgment", "T-1", "<Ack/>")
     if mark == "uncertain":
-        store.outbox.mark_uncertain(entry, error="ReadTimeout after sending")
+        store.outbox.mark(entry, "uncertain", error="ReadTimeout after sending")
     elif mark == "failed":
-        store.outbox.mark_failed(entry, error="400 Cannot find transcript by ID.", status=400)
+        store.outbox.mark(entry, "failed", error="400 Cannot find transcript by ID.", status=400)
     if blocks:
         with pytest.raises(DuplicateSend, match=message):
             store.outbox.begin("send_acknowledgment", "T-1", "<Ack/>")
     else:
         again = store.outbox.begin("send_acknowledgment", "T-1", "<Ack/>")
-        assert store.outbox.get(again)["forced"] == 0
+        assert store.db["outbox"].get(again)["forced"] == 0
 
 
 def test_settled_entries_cannot_be_marked_again(store: Store) -> None:
     entry = store.outbox.begin("send_response", "R-1", "<TResp/>")
-    store.outbox.mark_failed(entry, error="refused")
+    store.outbox.mark(entry, "failed", error="refused")
     with pytest.raises(StoreError, match="already failed"):
         store.outbox.mark_sent(entry, status=200, response_body="{}")
     with pytest.raises(StoreError, match="no outbox entry 999"):
-        store.outbox.mark_uncertain(999, error="x")
-    with pytest.raises(StoreError, match="Unknown operation"):
+        store.outbox.mark(999, "uncertain", error="x")
+    with pytest.raises(StoreError, match=r"CHECK constraint failed: operation IN .*send_response"):
         store.outbox.begin("send_everything", "R-1", "x")
 
 
@@ -121,7 +121,7 @@ def test_send_transcript_files_the_acknowledgment_received(store: Store) -> None
 def test_an_unreadable_acknowledgment_files_no_row(store: Store) -> None:
     entry = store.outbox.begin("send_transcript", "R-1", {"PESCXML": "<CT/>"}, flat=TRANSCRIPT_FLAT)
     store.outbox.mark_sent(entry, status=200, response_body="not an acknowledgment")
-    assert store.outbox.get(entry)["state"] == "sent"
+    assert store.db["outbox"].get(entry)["state"] == "sent"
     assert store.table("acknowledgments").empty  # not a row of NULLs that reads as a mismatch
 
 
@@ -139,10 +139,10 @@ def test_send_acknowledgment_files_the_acknowledgment_sent(store: Store) -> None
 def test_uncertain_still_listed_becomes_failed(store: Store) -> None:
     store.record_snapshot(None, "supplier_requests", listed("R-1"), taken_at=ago(1))
     entry = store.outbox.begin("send_response", "R-1", "<TResp/>")
-    store.outbox.mark_uncertain(entry, error="ReadTimeout")
+    store.outbox.mark(entry, "uncertain", error="ReadTimeout")
     diff = store.record_snapshot(None, "supplier_requests", listed("R-1", "R-2"), taken_at=soon(16))
     assert diff.resolved[0]["state"] == "failed"
-    row = store.outbox.get(entry)
+    row = store.db["outbox"].get(entry)
     assert row["state"] == "failed" and "did not take effect" in row["resolution"]
     assert row["resolved_at"] is not None
     store.outbox.begin("send_response", "R-1", "<TResp/>")  # a new send is allowed now
@@ -151,11 +151,11 @@ def test_uncertain_still_listed_becomes_failed(store: Store) -> None:
 def test_uncertain_gone_after_being_listed_becomes_sent_by_inference(store: Store) -> None:
     store.record_snapshot(None, "supplier_requests", listed("R-1", "R-2"), taken_at=ago(1))
     entry = store.outbox.begin("send_response", "R-1", "<TResp/>", flat=RESPONSE_FLAT)
-    store.outbox.mark_uncertain(entry, error="connection dropped after sending")
+    store.outbox.mark(entry, "uncertain", error="connection dropped after sending")
     diff = store.record_snapshot(None, "supplier_requests", listed("R-2"), taken_at=soon(1))
     assert [d["state"] for d in diff.resolved] == ["sent"]
     assert diff.left == {"R-1": "outbox"}
-    row = store.outbox.get(entry)
+    row = store.db["outbox"].get(entry)
     assert row["state"] == "sent" and "inferred sent" in row["resolution"]
     response = store.table("responses").iloc[0]
     assert response["inferred"] and response["response_status"] == "Hold"
@@ -165,10 +165,10 @@ def test_uncertain_gone_after_being_listed_becomes_sent_by_inference(store: Stor
 
 def test_uncertain_gone_without_evidence_stays_uncertain(store: Store) -> None:
     entry = store.outbox.begin("send_transcript", "R-1", "<CT/>")  # never listed before
-    store.outbox.mark_uncertain(entry, error="ReadTimeout")
+    store.outbox.mark(entry, "uncertain", error="ReadTimeout")
     diff = store.record_snapshot(None, "supplier_requests", [], taken_at=soon(1))
     assert [d["state"] for d in diff.resolved] == ["uncertain"]
-    row = store.outbox.get(entry)
+    row = store.db["outbox"].get(entry)
     assert row["state"] == "uncertain" and "cannot tell" in row["resolution"]
     assert row["resolved_at"] is None
 
@@ -178,17 +178,17 @@ def test_uncertain_gone_but_explained_by_another_send_stays_uncertain(store: Sto
     response = store.outbox.begin("send_response", "R-1", "<TResp/>")
     store.outbox.mark_sent(response, status=200, response_body="{}")
     transcript = store.outbox.begin("send_transcript", "R-1", "<CT/>")
-    store.outbox.mark_uncertain(transcript, error="ReadTimeout")
+    store.outbox.mark(transcript, "uncertain", error="ReadTimeout")
     store.record_snapshot(None, "supplier_requests", [], taken_at=soon(1))
-    row = store.outbox.get(transcript)
+    row = store.db["outbox"].get(transcript)
     assert row["state"] == "uncertain" and f"entry {response}" in row["resolution"]
 
 
 def test_lists_taken_before_the_send_turned_uncertain_decide_nothing(store: Store) -> None:
     entry = store.outbox.begin("send_acknowledgment", "T-1", "<Ack/>")
-    store.outbox.mark_uncertain(entry, error="ReadTimeout")
+    store.outbox.mark(entry, "uncertain", error="ReadTimeout")
     diff = store.record_snapshot(None, "consumer_transcripts", listed("T-1"), taken_at=ago(600))
-    assert diff.resolved == () and store.outbox.get(entry)["state"] == "uncertain"
+    assert diff.resolved == () and store.db["outbox"].get(entry)["state"] == "uncertain"
 
 
 def test_a_departure_is_explained_by_a_send_that_may_have_taken_effect(store: Store) -> None:
@@ -196,7 +196,7 @@ def test_a_departure_is_explained_by_a_send_that_may_have_taken_effect(store: St
     store.record_snapshot(None, "supplier_requests", listed("T-1"), taken_at=ago(1))
     store.outbox.begin("send_acknowledgment", "T-1", "<Ack/>")
     failed = store.outbox.begin("send_acknowledgment", "T-2", "<Ack/>")
-    store.outbox.mark_failed(failed, error="refused")
+    store.outbox.mark(failed, "failed", error="refused")
     diff = store.record_snapshot(None, "consumer_transcripts", [], taken_at=soon(1))
     assert diff.left == {"T-1": "outbox", "T-2": "elsewhere"}
     diff = store.record_snapshot(None, "supplier_requests", [], taken_at=soon(1))
@@ -210,7 +210,7 @@ def test_stale_pending_from_a_dead_process_becomes_uncertain(db_path: Path) -> N
                               capture_output=True, text=True, check=True)  # fmt: skip
         store.db.execute("UPDATE outbox SET pid = ? WHERE id = ?", [int(gone.stdout), entry])
     with Store(db_path) as store:  # opening sweeps: that process is gone
-        row = store.outbox.get(entry)
+        row = store.db["outbox"].get(entry)
         assert row["state"] == "uncertain" and "interrupted" in row["error"]
         assert store.table("outbox_unresolved")["outbox_id"].tolist() == [entry]
 
@@ -222,16 +222,16 @@ def test_stale_pending_by_age_even_when_the_process_lives(db_path: Path) -> None
         old = (pd.Timestamp.now(tz="UTC") - timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
         store.db.execute("UPDATE outbox SET created_at = ? WHERE id = ?", [old, entry])
         assert store.recover() == [entry]
-        assert store.outbox.get(entry)["state"] == "uncertain"
+        assert store.db["outbox"].get(entry)["state"] == "uncertain"
 
 
 def test_a_late_answer_overrides_an_inference(store: Store) -> None:
     store.record_snapshot(None, "supplier_requests", listed("R-1"), taken_at=ago(1))
     entry = store.outbox.begin("send_response", "R-1", "<TResp/>")
-    store.outbox.mark_uncertain(entry, error="ReadTimeout")
+    store.outbox.mark(entry, "uncertain", error="ReadTimeout")
     store.record_snapshot(None, "supplier_requests", listed("R-1"), taken_at=soon(1))
     store.outbox.mark_sent(entry, status=200, response_body="{}")
-    assert store.outbox.get(entry)["state"] == "sent"
+    assert store.db["outbox"].get(entry)["state"] == "sent"
 
 
 def test_stale_pending_of_a_run_that_ended(store: Store) -> None:

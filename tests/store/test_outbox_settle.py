@@ -32,7 +32,7 @@ def list_call(store: Store, at: datetime | None = None) -> int:
 
 def uncertain(store: Store, request_id: str = "R-1") -> int:
     entry = store.outbox.begin("send_response", request_id, "<TResp/>")
-    store.outbox.mark_uncertain(entry, error="connection dropped after sending")
+    store.outbox.mark(entry, "uncertain", error="connection dropped after sending")
     return entry
 
 
@@ -42,7 +42,7 @@ def test_a_list_requested_before_the_send_still_showing_it_does_not_fail_it(stor
     entry = uncertain(store)
     diff = store.record_snapshot(None, "supplier_requests", listed("R-1"), call_id=call)
     assert diff.resolved == ()
-    assert store.outbox.get(entry)["state"] == "uncertain"
+    assert store.db["outbox"].get(entry)["state"] == "uncertain"
     with pytest.raises(wb.DuplicateSend):
         store.outbox.begin("send_response", "R-1", "<TResp/>")
 
@@ -53,7 +53,7 @@ def test_a_list_requested_before_the_send_not_showing_it_infers_nothing(store: S
     entry = uncertain(store)
     diff = store.record_snapshot(None, "supplier_requests", listed("R-2"), call_id=call)
     assert diff.resolved == ()
-    assert store.outbox.get(entry)["state"] == "uncertain"
+    assert store.db["outbox"].get(entry)["state"] == "uncertain"
     assert diff.left == {"R-1": "elsewhere"}  # our send had not begun when the list was asked
 
 
@@ -70,7 +70,7 @@ def test_still_listed_soon_after_the_send_is_too_soon_to_fail_it(store: Store) -
     entry = uncertain(store)
     diff = store.record_snapshot(None, "supplier_requests", listed("R-1"), taken_at=soon(5))
     assert [d["state"] for d in diff.resolved] == ["uncertain"]
-    assert "too soon to tell" in store.outbox.get(entry)["resolution"]
+    assert "too soon to tell" in store.db["outbox"].get(entry)["resolution"]
     with pytest.raises(wb.DuplicateSend):
         store.outbox.begin("send_response", "R-1", "<TResp/>")
     decided = store.record_snapshot(None, "supplier_requests", listed("R-1"), taken_at=soon(16))
@@ -80,7 +80,7 @@ def test_still_listed_soon_after_the_send_is_too_soon_to_fail_it(store: Store) -
 def test_a_list_of_unknown_request_time_settles_nothing(store: Store) -> None:
     entry = uncertain(store)
     diff = store.record_snapshot(None, "supplier_requests", listed("R-1"))  # no call, no time
-    assert diff.resolved == () and store.outbox.get(entry)["state"] == "uncertain"
+    assert diff.resolved == () and store.db["outbox"].get(entry)["state"] == "uncertain"
 
 
 @pytest.mark.slow
@@ -109,11 +109,11 @@ def test_a_send_lost_while_a_pull_lists_is_posted_exactly_once(tmp_path: Path) -
                     "id"
                 ]
                 # The list was requested before the send: it says nothing about the send.
-                assert w.store.outbox.get(entry)["state"] == "uncertain"
+                assert w.store.db["outbox"].get(int(entry))["state"] == "uncertain"
                 with pytest.raises(wb.DuplicateSend):
                     w.supplier.send_response(request_id, response_xml(request_id))
                 w.pull(progress=False)  # its list is requested after the send: gone, so sent
-                row = w.store.outbox.get(entry)
+                row = w.store.db["outbox"].get(int(entry))
                 assert row["state"] == "sent" and "inferred sent" in row["resolution"]
                 assert partner.posts.count(request_id) == 1
     finally:

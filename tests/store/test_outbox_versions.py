@@ -46,7 +46,7 @@ def sent(store: Store, document_id: str | None) -> int:
 def test_an_acknowledgment_of_another_version_is_a_new_send(store: Store) -> None:
     first = sent(store, "CT-1")
     second = ack(store, "CT-2")  # the re-issued transcript's DocumentID
-    assert second != first and store.outbox.get(second)["forced"] == 0
+    assert second != first and store.db["outbox"].get(second)["forced"] == 0
 
 
 def test_the_same_version_twice_is_refused_unless_forced(store: Store) -> None:
@@ -56,7 +56,7 @@ def test_the_same_version_twice_is_refused_unless_forced(store: Store) -> None:
         with pytest.raises(wb.DuplicateSend, match="acknowledges DocumentID"):
             ack(store, document_id)
     forced = ack(store, "CT-2", force=True)
-    assert store.outbox.get(forced)["forced"] == 1
+    assert store.db["outbox"].get(forced)["forced"] == 1
 
 
 def test_an_acknowledgment_of_no_known_version_keeps_one_per_transcript(store: Store) -> None:
@@ -70,7 +70,7 @@ def test_an_acknowledgment_of_no_known_version_keeps_one_per_transcript(store: S
 
 def test_a_failed_acknowledgment_does_not_block_its_version(store: Store) -> None:
     entry = ack(store, "CT-1")
-    store.outbox.mark_failed(entry, error="refused", status=400)
+    store.outbox.mark(entry, "failed", error="refused", status=400)
     ack(store, "CT-1")
 
 
@@ -87,11 +87,11 @@ def test_a_transcript_back_with_a_new_document_does_not_fail_an_uncertain_ack(
     store.record_snapshot(None, LIST, listed("T-1", day=1), taken_at=clock(-60))
     clock(0)
     entry = ack(store, "CT-1")
-    store.outbox.mark_uncertain(entry, error="connection dropped after sending")
+    store.outbox.mark(entry, "uncertain", error="connection dropped after sending")
     # Re-issued: listed again, long past the margin, but with a new RequestDate.
     diff = store.record_snapshot(None, LIST, listed("T-1", day=2), taken_at=clock(30))
     assert [d["state"] for d in diff.resolved] == ["uncertain"]
-    assert "new document" in store.outbox.get(entry)["resolution"]
+    assert "new document" in store.db["outbox"].get(entry)["resolution"]
     with pytest.raises(wb.DuplicateSend):
         ack(store, "CT-1")  # may have reached the partner: still not to be resent
     ack(store, "CT-2")
@@ -108,7 +108,7 @@ def test_an_acknowledgment_of_the_reissue_is_inferred_sent_when_it_leaves(
     store.record_snapshot(None, LIST, listed("T-1", day=2), taken_at=clock(-30))  # re-issued
     clock(0)
     entry = ack(store, "CT-2")
-    store.outbox.mark_uncertain(entry, error="read timeout")
+    store.outbox.mark(entry, "uncertain", error="read timeout")
 
     diff = store.record_snapshot(None, LIST, [], taken_at=clock(5))
 

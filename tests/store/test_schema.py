@@ -216,7 +216,8 @@ def test_a_failed_migration_leaves_the_old_version(tmp_path: Path) -> None:
     old = tmp_path / "old.db"
     make_v1(old)
     conn = sqlite3.connect(old)
-    conn.execute("CREATE TABLE recipients (x)")  # a clash the migration will hit
+    conn.execute("CREATE TABLE recipients (x)")  # a clash the migration will hit: a row
+    conn.execute("INSERT INTO recipients VALUES (1)")  # refuses a NOT NULL column without default
     conn.commit()
     conn.close()
     with pytest.raises(StoreError):

@@ -48,7 +48,7 @@ def test_no_secret_said_or_sent_as_a_credential_reaches_the_file(tmp_path: Path)
     store.record_snapshot(run, "supplier_requests", [{"RequestID": "R-2", "Echo": LEARNED}])
     store.record_detail_failure("supplier_requests", "R-2", f"401 for {JWT}", run_id=run)
     entry = store.outbox.begin("send_response", "R-1", {"PESCXML": "<TResp/>"})
-    store.outbox.mark_failed(entry, error=f"refused: {SECRETS[0]}", status=400)
+    store.outbox.mark(entry, "failed", error=f"refused: {SECRETS[0]}", status=400)
     store.finish_run(run, status="ok", summary={"password": SECRETS[1], "note": JWT})
     # What must survive the scrubbing does.
     call = store.table("calls").iloc[0]

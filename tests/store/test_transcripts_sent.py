@@ -65,9 +65,9 @@ def test_a_send_the_lists_show_took_effect_is_filed_inferred_and_a_failed_one_is
     flat = {"document_id": "CT-9", "award_count": 1, "course_count": 3}
     store.record_snapshot(None, "supplier_requests", listed("R-1", "R-2"), taken_at=ago(1))
     gone = store.outbox.begin("send_transcript", "R-1", xml, flat=flat)
-    store.outbox.mark_uncertain(gone, error="connection dropped after sending")
+    store.outbox.mark(gone, "uncertain", error="connection dropped after sending")
     refused = store.outbox.begin("send_transcript", "R-2", xml, flat=flat)
-    store.outbox.mark_failed(refused, error="400 Bad Request", status=400)
+    store.outbox.mark(refused, "failed", error="400 Bad Request", status=400)
     url = "http://127.0.0.1:8765/exchange" + spec.SUPPLIER_PENDING_PATH
     call = store.record_call(
         exchange(operation="supplier.pending_requests", url=url, started_at=soon(16))
@@ -112,7 +112,7 @@ def _inferred_transcript(store: Store) -> int:
         "send_transcript", "R-1", "<CollegeTranscript>T</CollegeTranscript>",
         flat={"document_id": "CT-9", "award_count": 1, "course_count": 3},
     )  # fmt: skip
-    store.outbox.mark_uncertain(entry, error="connection dropped after sending")
+    store.outbox.mark(entry, "uncertain", error="connection dropped after sending")
     url = "http://127.0.0.1:8765/exchange" + spec.SUPPLIER_PENDING_PATH
     call = store.record_call(
         exchange(operation="supplier.pending_requests", url=url, started_at=soon(16))
@@ -134,8 +134,8 @@ def test_an_inferred_send_then_answered_keeps_one_row_no_longer_inferred(store: 
 def test_an_inferred_send_later_known_failed_is_no_longer_filed_as_sent(store: Store) -> None:
     entry = _inferred_transcript(store)
     assert len(store.table("transcripts_sent")) == 1
-    store.outbox.mark_failed(entry, error="the partner never received it", status=404)
-    assert store.outbox.get(entry)["state"] == "failed"
+    store.outbox.mark(entry, "failed", error="the partner never received it", status=404)
+    assert store.db["outbox"].get(entry)["state"] == "failed"
     assert store.table("transcripts_sent").empty
     assert "transcript_sent" not in store.timeline("R-1")["kind"].tolist()
 

@@ -234,12 +234,12 @@ def settle_failure(outbox: Any, entry: int, exc: BaseException) -> None:
     ``uncertain`` (the next pull settles it from the lists, never by resending)."""
     error, call_id = str(exc), getattr(exc, "call_id", None)
     if isinstance(exc, TransportError) and not exc.may_have_reached:
-        outbox.mark_failed(entry, error=error, call_id=call_id)
+        outbox.mark(entry, "failed", error=error, call_id=call_id)
     elif isinstance(exc, AuthError):  # refused at the door: a 401 is never processed
-        outbox.mark_failed(entry, error=error, status=401, call_id=call_id)
+        outbox.mark(entry, "failed", error=error, status=401, call_id=call_id)
     elif isinstance(exc, PartnerError) and exc.status is not None and 300 <= exc.status < 500:
-        outbox.mark_failed(entry, error=error, status=exc.status, call_id=call_id)
+        outbox.mark(entry, "failed", error=error, status=exc.status, call_id=call_id)
     elif isinstance(exc, TransportError):
-        outbox.mark_uncertain(entry, error=error, call_id=call_id)
+        outbox.mark(entry, "uncertain", error=error, call_id=call_id)
     else:  # a 5xx, an unexpected 2xx, or an interruption (Ctrl-C): it may have been processed
-        outbox.mark_uncertain(entry, error=f"{type(exc).__name__}: {exc}", call_id=call_id)
+        outbox.mark(entry, "uncertain", error=f"{type(exc).__name__}: {exc}", call_id=call_id)

@@ -28,14 +28,14 @@ from lxml import etree
 
 from workbench import pesc
 from workbench._version import __version__
-from workbench.errors import ConfigError, PescError, StoreError
+from workbench.errors import ConfigError, PescError
 from workbench.folders import create_private
 from workbench.http.masking import Personal, Redactor, is_document, is_sent_document
 from workbench.pesc.fields import environment_of
 from workbench.store import Store
 from workbench.store.identity import SANDBOX_TITLE
 
-__all__ = ["DEFAULT_OUT_DIR", "make_bundle", "make_bundle_from_profile"]
+__all__ = ["Document", "make_bundle", "make_bundle_from_profile", "request_documents"]
 
 DEFAULT_OUT_DIR = "data/bundles"
 
@@ -54,7 +54,7 @@ def make_bundle(
     rid = store.known(request_id)
     timeline = store.timeline(rid)
     calls = calls_about(store, rid, timeline)
-    found = find_documents(store, rid, calls, store.document(rid))
+    found = request_documents(store, rid, schemas_dir=schemas_dir, calls=calls)
     personal = Personal(active=redact_personal)
     bodies = [call[k] or "" for call in calls for k in ("request_body", "response_body")]
     for text in [d.text for d in found] + bodies:
@@ -68,18 +68,21 @@ def make_bundle(
         f"{'masked' if redact_personal else 'NOT masked (--redact-personal masks it)'}."
     )
     timeline["at"] = [iso(t) for t in timeline["at"]]
-    checked = json.dumps(validations(found, schemas_dir), indent=2, ensure_ascii=False)
+    checked = {"documents": [
+        {"file": d.file_name, "kind": d.kind, "message_type": d.message_type,
+         "version": getattr(d.parsed, "version", None),
+         "namespace": getattr(d.parsed, "namespace", None), **asdict(d.validation),
+         "seen_in": d.seen_in}
+        for d in found
+    ]}  # fmt: skip
     har = har_log(calls, rid, about, redactor, mask)
     # What the store holds was masked when written: kept as written, tokens and JWTs aside (a
     # short key must not turn the timeline's dates into [REDACTED]-11-27).
     members = {
         "calls.har": json.dumps(har, indent=2, ensure_ascii=False),
         "timeline.csv": mask(redactor.stored(timeline.to_csv(index=False, lineterminator="\n"))),
-        "validation.json": mask(redactor.stored(checked)),
-        **{
-            f"documents/{d.file_name(n)}": mask(redactor.document(d.text))
-            for n, d in enumerate(found, start=1)
-        },
+        "validation.json": mask(redactor.stored(json.dumps(checked, indent=2, ensure_ascii=False))),
+        **{d.file_name: mask(redactor.document(d.text)) for d in found},
     }
     stem = f"{'sandbox-' if sandbox else ''}{re.sub(r'[^A-Za-z0-9._-]+', '_', rid)[:100]}"
     stem += f"-{datetime.now(UTC):%Y%m%dT%H%M%SZ}"
@@ -116,10 +119,8 @@ def make_bundle_from_profile(
 
     resolved = load_profile(profile, config_path=config_path)
     path = Path(db if db is not None else resolved.db)
-    if not path.is_file():  # opening a Store would create an empty database
-        raise StoreError(f"There is no database at {path}: run `workbench pull` first.")
     secrets = resolved.secrets()
-    with Store(path, secrets=secrets, read_only=True) as store:
+    with Store(path, secrets=secrets, read_only=True) as store:  # a missing one: StoreError
         return make_bundle(
             store, request_id, out_dir=out_dir, secrets=secrets, redact_personal=redact_personal
         )
@@ -259,26 +260,41 @@ def _header(headers: list[dict[str, str]], name: str) -> str:
 _PESCXML_FIELD = re.compile(r'"pescxml"\s*:\s*("(?:[^"\\]|\\.)*")', re.IGNORECASE)
 
 
-@dataclass
+@dataclass(frozen=True)
 class Document:
-    """One distinct document, pretty-printed, and where it was seen."""
+    """One distinct PESC document about a request, pretty-printed, with its validation (which
+    says how to validate when it could not) and where it was seen (``seen_in``)."""
 
-    text: str
+    number: int
     kind: str  # sent / received
     message_type: str  # the root element, or "unparsed"
-    parsed: pesc.PescDocument | None
-    sources: list[dict[str, Any]] = field(default_factory=list)
+    text: str
+    validation: pesc.Validation
+    seen_in: list[dict[str, Any]] = field(default_factory=list)
+    parsed: pesc.PescDocument | None = None
 
-    def file_name(self, number: int) -> str:
+    @property
+    def title(self) -> str:
+        return f"{self.number}. {self.kind} {self.message_type}"
+
+    @property
+    def file_name(self) -> str:
+        """Its member in a bundle: ``documents/NN-<sent|received>-<root>.xml``."""
         kind = re.sub(r"[^A-Za-z0-9_.]+", "_", self.message_type)
-        return f"{number:02d}-{self.kind}-{kind}.xml"
+        return f"documents/{self.number:02d}-{self.kind}-{kind}.xml"
 
 
-def find_documents(
-    store: Store, rid: str, calls: list[dict[str, Any]], stored: str | None
+def request_documents(
+    store: Store,
+    rid: str,
+    *,
+    schemas_dir: str | os.PathLike[str] | None = None,
+    calls: list[dict[str, Any]] | None = None,
 ) -> list[Document]:
-    """The documents in ``calls``, the outbox, responses, acknowledgments and the ``stored``
-    detail, oldest first (a call's request before its answer), each once."""
+    """Every distinct PESC document about ``rid`` in its ``calls`` (default: :func:`calls_about`),
+    the outbox, responses, acknowledgments and the stored detail, oldest first (a call's request
+    before its answer), each once, validated on its pretty text (so that lines point into it)."""
+    calls = calls_about(store, rid, store.timeline(rid)) if calls is None else calls
     seen: list[tuple[str, str, str, dict[str, Any]]] = []  # (xml, at, kind, where)
 
     def add(value: Any, at: str, kind: str, place: str, **ids: Any) -> None:
@@ -298,15 +314,18 @@ def find_documents(
         add(row, iso(row["sent_at"]), "sent", "responses")
     for row in _rows(store, "acknowledgments", rid):
         add(row, iso(row["recorded_at"]), str(row["direction"]), "acknowledgments")
-    if stored:
+    if stored := store.document(rid):
         seen.append((stored, "~", "received", {"at": None, "in": "stored detail"}))
 
-    unique: dict[str, Document] = {}
+    unique: dict[str, tuple[str, pesc.PescDocument | None, list[dict[str, Any]]]] = {}
     for xml, _at, kind, where in sorted(seen, key=lambda s: s[1]):  # stable
         text, parsed = pretty(xml)
-        kind_of = parsed.message_type if parsed else "unparsed"
-        unique.setdefault(text, Document(text, kind, kind_of, parsed)).sources.append(where)
-    return list(unique.values())
+        unique.setdefault(text, (kind, parsed, []))[2].append(where)
+    return [
+        Document(n, kind, parsed.message_type if parsed else "unparsed", text,
+                 pesc.validate(text, schemas_dir=schemas_dir), sources, parsed)
+        for n, (text, (kind, parsed, sources)) in enumerate(unique.items(), start=1)
+    ]  # fmt: skip
 
 
 def _rows(store: Store, table: str, rid: str) -> list[dict[str, Any]]:
@@ -334,24 +353,3 @@ def pretty(xml: str) -> tuple[str, pesc.PescDocument | None]:
     etree.indent(root, space="  ")
     declaration = '<?xml version="1.0" encoding="UTF-8"?>\n'
     return declaration + etree.tostring(root, encoding="unicode") + "\n", document
-
-
-def validations(
-    found: list[Document], schemas_dir: str | os.PathLike[str] | None
-) -> dict[str, Any]:
-    """Each document's validation, run on its bundled text so that lines point into the file
-    (personal masking, done afterwards, changes no line)."""
-    return {
-        "documents": [
-            {
-                "file": f"documents/{document.file_name(number)}",
-                "kind": document.kind,
-                "message_type": document.message_type,
-                "version": getattr(document.parsed, "version", None),
-                "namespace": getattr(document.parsed, "namespace", None),
-                **asdict(pesc.validate(document.text, schemas_dir=schemas_dir)),
-                "seen_in": document.sources,
-            }
-            for number, document in enumerate(found, start=1)
-        ]
-    }

@@ -21,6 +21,7 @@ from typing import Any, NamedTuple
 import ipywidgets as widgets
 import pandas as pd
 
+from workbench.bundle import request_documents
 from workbench.errors import StoreError, WorkbenchError
 from workbench.explorer import render
 from workbench.explorer.render import parse_order
@@ -28,7 +29,7 @@ from workbench.export import list_moment, sources
 from workbench.report.history import pull_runs
 from workbench.report.markup import STYLE, plain
 from workbench.report.stores import open_store, report_zone
-from workbench.report.troubleshoot import request_documents, versions_section
+from workbench.report.troubleshoot import versions_section
 from workbench.store import Store
 
 __all__ = ["DEFAULT_SOURCE", "Explorer"]

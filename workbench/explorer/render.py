@@ -9,10 +9,11 @@ from typing import Any
 import pandas as pd
 
 from workbench import pesc
+from workbench.bundle import Document
 from workbench.errors import WorkbenchError
 from workbench.pesc.student import comparable
-from workbench.report.markup import clock, heading, plain
-from workbench.report.troubleshoot import RequestDocument, documents_section
+from workbench.report.markup import clock, cut, heading, plain
+from workbench.report.troubleshoot import documents_section
 
 MAX_CELL = 120  # characters of a cell shown in a table; the rest is cut with an ellipsis
 MAX_DOCUMENT = 500_000  # characters of one document shown
@@ -23,7 +24,13 @@ STYLE = """<style>
 .workbench-explorer .workbench-controls { position: sticky; top: 0; z-index: 5;
   background: var(--jp-layout-color0, #fff); padding-bottom: 4px; }
 .workbench-explorer .workbench-scroll { overflow: auto; max-height: 60vh; max-width: 100%; }
-.workbench-explorer table.workbench-rows th { z-index: 1; }
+.workbench-explorer table.workbench-rows { border-collapse: collapse; font-size: 12px; }
+.workbench-explorer table.workbench-rows th, .workbench-explorer table.workbench-rows td {
+  padding: 2px 8px; border-bottom: 1px solid #ddd; text-align: left; vertical-align: top;
+  white-space: nowrap; }
+.workbench-explorer table.workbench-rows th { position: sticky; top: 0; z-index: 1;
+  background: #f3f3f3; }
+.workbench-explorer .workbench-error { color: #b00020; }
 .workbench-explorer button.workbench-sort-header { all: unset; cursor: pointer; font-weight: 600; }
 .workbench-explorer .workbench-mismatch { color: #b00020; font-weight: 600; }
 .workbench-explorer .workbench-unstated { color: #616e7c; font-style: italic; }
@@ -57,8 +64,7 @@ def cell_text(value: Any, *, tz: str | None = None) -> str:
     """A cell as short plain text: missing is empty, a time to the second in zone ``tz``."""
     if isinstance(value, datetime) and not pd.isna(value):
         return clock(value, tz, seconds=True)
-    text = plain(value)
-    return text if len(text) <= MAX_CELL else text[: MAX_CELL - 1] + "…"
+    return cut(plain(value), MAX_CELL)
 
 
 def rows_html(frame: pd.DataFrame, *, tz: str | None = None, order: str | None = None) -> str:
@@ -104,7 +110,7 @@ def message_html(text: str, *, error: bool = False) -> str:
 
 
 def documents_html(
-    item_id: str, found: list[RequestDocument], *, versions: str = "", tz: str | None = None
+    item_id: str, found: list[Document], *, versions: str = "", tz: str | None = None
 ) -> str:
     """Each document as a record, our transcript against the acknowledgment, ``versions``, then
     the raw XML with its validation one click away."""
@@ -142,7 +148,7 @@ def record_html(xml: str, *, tz: str | None = None) -> str:
     )
 
 
-def ack_totals_html(found: list[RequestDocument]) -> str:
+def ack_totals_html(found: list[Document]) -> str:
     """The last transcript we sent against the last acknowledgment, by ``comparable``'s rule."""
     sent = [d for d in found if d.kind == "sent" and d.message_type.endswith("Transcript")]
     acks = [d for d in found if d.kind == "received" and d.message_type == "Acknowledgment"]

@@ -22,7 +22,7 @@ from workbench.errors import (
     PartnerError,
     UnreadableAnswer,
 )
-from workbench.http.events import keys_named
+from workbench.http.events import field_value, keys_named
 from workbench.http.limits import RETRY_STATUSES, SAFE_METHODS
 from workbench.http.masking import Redactor
 from workbench.spec import UNKNOWN_REQUEST_ID, UNKNOWN_TRANSCRIPT_ID
@@ -131,10 +131,8 @@ def said(body: bytes | str | None) -> str | None:
         data = loads(body or b"")
     except ValueError:
         return None
-    for key in ("Message", "message", "error_description", "error", "detail", "title"):
-        if isinstance(data, dict) and isinstance(data.get(key), str) and data[key].strip():
-            return str(data[key].strip())
-    return None
+    words = field_value(data, "message", "error_description", "error", "detail", "title")
+    return words.strip() if isinstance(words, str) else None
 
 
 def _body(response: httpx.Response, redactor: Redactor) -> str:
@@ -284,7 +282,7 @@ def unexpected(operation: str, payload: Any, where: str) -> UnreadableAnswer:
 
 def _ambiguous(keys: list[Any]) -> str:
     shown = ", ".join(repr(str(k)[:20]) for k in keys[:4])
-    return f"the item holds {len(keys)} RequestID keys differing only in case ({shown})."
+    return f"the item holds {len(keys)} RequestID keys, differing only in case, _ or - ({shown})."
 
 
 def _kind(value: Any) -> str:

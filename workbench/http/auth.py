@@ -13,6 +13,7 @@ import httpx
 
 from workbench.config import RoleSettings
 from workbench.errors import AuthError, PartnerError, WorkbenchError
+from workbench.http.events import field_value
 from workbench.http.limits import seconds_until
 
 DEFAULT_LIFETIME = 3600.0  # spec §8: a token lives an hour when its login says nothing
@@ -127,19 +128,19 @@ class BearerAuth(httpx.Auth):
     def _fetch(self) -> Token:
         response = self._post_form(self.token_url, self.form())
         body = _json_object(response)
-        if response.status_code != 200 or not isinstance(body.get("access_token"), str):
+        value = field_value(body, "access_token")
+        if response.status_code != 200 or not isinstance(value, str):
             raise self._refusal(response, body)
-        value = body["access_token"]
         self._on_token(value)
         lifetime = _lifetime(body, self._lifetime)
-        scope = str(body["scope"]) if body.get("scope") is not None else None
+        scope = str(found) if (found := field_value(body, "scope")) is not None else None
         renew = time.monotonic() + lifetime - min(self._margin, lifetime * _MARGIN_SHARE)
         return Token(value, scope, lifetime, renew, datetime.now(UTC))
 
     def _refusal(self, response: httpx.Response, body: dict[str, Any]) -> WorkbenchError:
         status = response.status_code
-        error = self._redact(str(body["error"])) if body.get("error") else None
-        description = body.get("error_description") or body.get("Message") or body.get("message")
+        error = self._redact(str(found)) if (found := field_value(body, "error")) else None
+        description = field_value(body, "error_description", "message")
         description = self._redact(str(description)) if description else None
         said = ": ".join(x for x in (error, description) if x) or f"HTTP {status}"
         if status == 429 or status >= 500:  # the login failed, not the credentials
@@ -174,24 +175,18 @@ class BearerAuth(httpx.Auth):
 
 
 def _json_object(response: httpx.Response) -> dict[str, Any]:
-    """A login answer's fields named as OAuth spells them (``accessToken`` is ``access_token``)."""
+    """A login answer's fields, read by :func:`.events.field_value` (``accessToken`` too)."""
     try:
         body = response.json()
     except ValueError:
         return {}
-    if not isinstance(body, dict):
-        return {}
-    names = {"accesstoken": "access_token", "expiresin": "expires_in", "tokentype": "token_type"}
-    return {
-        names.get(str(k).lower().replace("_", "").replace("-", ""), str(k)): v
-        for k, v in body.items()
-    }
+    return body if isinstance(body, dict) else {}
 
 
 def _lifetime(body: dict[str, Any], default: float) -> float:
     """Seconds the token lives: ``expires_in``, else ``.expires`` (an HTTP date), else default."""
     try:
-        lifetime: float | None = float(body.get("expires_in"))  # type: ignore[arg-type]
+        lifetime: float | None = float(field_value(body, "expires_in"))
     except (TypeError, ValueError):
-        lifetime = seconds_until(body.get(".expires"))
+        lifetime = seconds_until(field_value(body, ".expires"))
     return lifetime if lifetime is not None and 0 < lifetime < float("inf") else default

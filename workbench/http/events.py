@@ -1,10 +1,11 @@
-"""An event's id, type, time and payload, wherever a partner keeps them (DESIGN §3).
+"""A field of a partner's item by name, and an event's id, type, time and payload wherever a
+partner keeps them (DESIGN §3).
 
-Names are tried in order, in any case, underscores aside: the profile's ``event_fields``
-paths, then the event's own names (``eventType``) at its top or one level down, then generic
-ones (``type``) at its top or in an object about the event (``EVENT_HOLDERS``), never in its
-payload, where ``id`` and ``type`` are the student's. A name two keys match counts as absent.
-Nothing is required.
+Names are tried in order, in any case, underscores and hyphens aside: the profile's
+``event_fields`` paths, then the event's own names (``eventType``) at its top or one level
+down, then generic ones (``type``) at its top or in an object about the event
+(``EVENT_HOLDERS``), never in its payload, where ``id`` and ``type`` are the student's. A name
+two keys match counts as absent. Nothing is required.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ _HOLDERS = frozenset(h.lower() for h in EVENT_HOLDERS)
 
 
 def _plain(name: Any) -> str:
-    return str(name).lower().replace("_", "")
+    return str(name).lower().replace("_", "").replace("-", "")
 
 
 @dataclass(frozen=True)
@@ -127,6 +128,15 @@ def _resolve(event: Mapping[str, Any], path: str | None) -> Keys | None:
 
 
 def keys_named(item: Mapping[Any, Any], name: str) -> list[Any]:
-    """The keys of ``item`` that are ``name`` in any case (a field counts when exactly one is)."""
-    folded = name.lower()
-    return [k for k in item if str(k).lower() == folded]
+    """The keys of ``item`` that are ``name`` (:func:`_plain`): a field when exactly one is."""
+    return [k for k in item if _plain(k) == _plain(name)]
+
+
+def field_value(item: Any, *names: str) -> Any:
+    """The first of ``names`` in ``item`` (:func:`_keys`) with a value: not None, not blank;
+    None when ``item`` is not an object."""
+    for key in _keys(item, names) if isinstance(item, Mapping) else ():
+        value = item[key]
+        if value is not None and (not isinstance(value, str) or value.strip()):
+            return value
+    return None

@@ -9,15 +9,14 @@ import importlib
 from typing import Any
 
 _CONTENT = {
-    "charts": ("ageing", "ageing_chart", "daily_volumes", "daily_volumes_chart", "figure_html",
+    "charts": ("ageing_chart", "daily_volumes", "daily_volumes_chart", "figure_html",
                "funnel_chart", "trends_chart"),
     "history": ("Changes", "Trends", "changes", "changes_section", "pull_runs", "trends"),
     "sections": ("exception_counts", "exceptions_section", "headline_section",
                  "organisations_section"),
     "staleness": ("Freshness", "freshness", "freshness_section"),
     "stores": ("open_store", "report_zone"),
-    "troubleshoot": ("documents_section", "request_documents", "version_diff",
-                     "versions_section"),
+    "troubleshoot": ("documents_section", "version_diff", "versions_section"),
 }  # fmt: skip
 _HOME = {name: module for module, names in _CONTENT.items() for name in names}
 __all__ = sorted(_HOME, key=lambda n: (not n[0].isupper(), n))  # classes, then functions

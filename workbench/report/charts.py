@@ -88,11 +88,6 @@ def figure_html(fig: Figure, *, alt: str | None = None) -> HTML:
     return HTML(f'<img class="wb-chart" alt="{text(alt)}" src="data:image/png;base64,{data}"/>')
 
 
-def ageing(rec: Reconciliation) -> dict[str, dict[str, int]]:
-    """Open requests and transcripts awaiting our ack per age bucket, zeros included."""
-    return {"open": rec.headline["open_by_age"], "awaiting": rec.headline["awaiting_ack_by_age"]}
-
-
 def _bars(ax: Axes, title: str, stages: list[tuple[str, int, str]], total: int) -> None:
     """Horizontal bars, first at the top, each labelled with its count (and share of total)."""
     values = [s[1] for s in stages]
@@ -141,14 +136,15 @@ def funnel_chart(rec: Reconciliation, *, tz: str | None = None) -> Figure:
 
 
 def ageing_chart(rec: Reconciliation) -> Figure:
-    """Open items by age bucket (:func:`ageing`), the SLA line between buckets."""
+    """Open items by age bucket (the headline's, zeros included), the SLA line between buckets."""
     fig = blank_figure(9, 4.2, top=0.7, bottom=0.75)
     ax = fig.subplots()
-    h, counts = rec.headline, ageing(rec)
+    h = rec.headline
     title = f"Ageing (SLA {rec.sla_days:g} days)"
+    awaiting = f"transcripts awaiting our ack ({h['awaiting_ack_over_sla']} over SLA)"
     series = {
-        f"open requests ({h['open_over_sla']} over SLA)": counts["open"],
-        f"transcripts awaiting our ack ({h['awaiting_ack_over_sla']} over SLA)": counts["awaiting"],
+        f"open requests ({h['open_over_sla']} over SLA)": h["open_by_age"],
+        awaiting: h["awaiting_ack_by_age"],
     }
     if not any(sum(c.values()) for c in series.values()):
         no_data(ax, title)

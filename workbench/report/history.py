@@ -43,10 +43,6 @@ class Changes:
     new_exceptions: pd.DataFrame = field(default_factory=pd.DataFrame)
     resolved_exceptions: pd.DataFrame = field(default_factory=pd.DataFrame)
 
-    @property
-    def comparable(self) -> bool:
-        return len(self.runs) >= 2
-
 
 @dataclass(frozen=True)
 class Trends:

@@ -1,5 +1,5 @@
 """HTML pieces the report's sections and the explorer share: escaped values and times,
-tables, the stylesheet. Every value reaches the page through :func:`text` (escaped)."""
+tables, the report's stylesheet. Every value reaches the page through :func:`text` (escaped)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from typing import Any
 import pandas as pd
 from IPython.display import HTML
 
+from workbench.reconcile.inputs import timestamp
 from workbench.store.frames import is_missing
 
 MISSING = "–"
@@ -47,15 +48,6 @@ STYLE = """<style>
 .wb-report .wb-more, .wb-report .wb-empty { color: #616e7c; font-style: italic; }
 .wb-report pre { background: #f8fafc; border: 1px solid #d9e2ec; padding: 0.5em;
   overflow-x: auto; font-size: 0.8em; max-height: 40em; }
-.workbench-explorer .workbench-scroll { overflow: auto; max-height: 36em; max-width: 100%; }
-.workbench-explorer table.workbench-rows { border-collapse: collapse; font-size: 12px; }
-.workbench-explorer table.workbench-rows th,
-.workbench-explorer table.workbench-rows td {
-  padding: 2px 8px; border-bottom: 1px solid #ddd; text-align: left; vertical-align: top;
-  white-space: nowrap;
-}
-.workbench-explorer table.workbench-rows th { position: sticky; top: 0; background: #f3f3f3; }
-.workbench-explorer .workbench-error { color: #b00020; }
 </style>"""
 
 
@@ -66,9 +58,7 @@ def plain(value: Any, *, missing: str = "") -> str:
 
 def local_time(value: Any, tz: str | None = None) -> pd.Timestamp:
     """A time in zone ``tz`` (None: UTC); a time without a zone is taken as UTC, as stored."""
-    stamp = pd.Timestamp(value)
-    stamp = stamp.tz_localize("UTC") if stamp.tzinfo is None else stamp
-    return stamp.tz_convert(tz or "UTC")
+    return timestamp(value).tz_convert(tz or "UTC")
 
 
 def clock(value: Any, tz: str | None = None, *, seconds: bool = False, space: str = " ") -> str:
@@ -150,7 +140,7 @@ def table(
     rows = []
     for _, row in shown.iterrows():
         css = f' class="wb-sev-{text(row[row_class])}"' if row_class else ""
-        cells = "".join(f"<td{css_of[c]}>{text(_cut(row[c], max_chars), tz)}</td>" for c in labels)
+        cells = "".join(f"<td{css_of[c]}>{text(cut(row[c], max_chars), tz)}</td>" for c in labels)
         rows.append(f"<tr{css}>{cells}</tr>")
     more = len(frame) - len(shown)
     note = paragraph(f"… and {more} more rows not shown.", "wb-more") if more > 0 else ""
@@ -160,7 +150,7 @@ def table(
     )
 
 
-def _cut(value: Any, limit: int) -> Any:
+def cut(value: Any, limit: int) -> Any:
     """A long text cut to ``limit`` characters, an ellipsis ending it."""
     too_long = isinstance(value, str) and len(value) > limit
     return value[: max(limit - 1, 0)] + "\u2026" if too_long else value

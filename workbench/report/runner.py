@@ -44,10 +44,9 @@ _BANNER = (
     '<p class="wb-banner" role="note" data-banner="sandbox" style="background:#fff3cd;'
     'border:1px solid #c69500;padding:.5em 1em;font-weight:bold;margin:0 0 1em">{}</p>'
 )
-# IPython's traceback: colour codes, then per frame "Cell In[3], line 2" and "----> 2 code".
+# IPython's traceback: colour codes, then per frame "Cell In[3], line 2".
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _CELL_FRAME = re.compile(r"^\s*Cell In\[(\d*)\], line (\d+)", re.M)
-_ARROW = re.compile(r"^-+>\s*(\d+)\s?(.*)$", re.M)
 
 
 @dataclass(frozen=True)
@@ -339,9 +338,6 @@ def _failing_line(cell: Any) -> tuple[int, str]:
     ]
     if ours and 0 < ours[0] <= len(source) and source[ours[0] - 1].strip():
         return ours[0], source[ours[0] - 1].strip()
-    arrow = _ARROW.search(text)
-    if arrow and arrow[2].strip():
-        return int(arrow[1]), arrow[2].strip()
     numbered = [(n, ln.strip()) for n, ln in enumerate(source, start=1) if ln.strip()]
     code = [(n, ln) for n, ln in numbered if not ln.startswith("#")]
     return (code or numbered or [(0, f"id {cell.get('id', '?')}")])[0]

@@ -12,7 +12,7 @@ from IPython.display import HTML
 
 from workbench.pesc.schemas import NOT_VALIDATED, SCHEMAS_VARIABLE
 from workbench.reconcile import CONSUMER_STATES, SEVERITIES, SUPPLIER_STATES, Reconciliation
-from workbench.report.charts import LABELS, ageing
+from workbench.report.charts import LABELS
 from workbench.report.markup import (
     MAX_ROWS,
     breakable,
@@ -91,7 +91,6 @@ def not_validated_note(rec: Reconciliation) -> str:
 def headline_section(rec: Reconciliation, *, tz: str | None = None) -> HTML:
     """The headline figures as cards (``data-figure="<key>"``) under the as-of line."""
     h = rec.headline
-    ages = ageing(rec)
     by_status = h["responses_by_status"]
     severity = h["exceptions_by_severity"]
     sides = {"supplier": h["requests_by_state"]["uncertain_send"]}
@@ -99,7 +98,7 @@ def headline_section(rec: Reconciliation, *, tz: str | None = None) -> HTML:
     tiles = [
         _tile("requests", h["requests"], LABELS["requests"]),
         _tile("open_requests", h["open_requests"], "open requests (awaiting our response)",
-              "age in days: " + _parts("open_age", ages["open"])),
+              "age in days: " + _parts("open_age", h["open_by_age"])),
         _tile("open_over_sla", h["open_over_sla"], "open requests over SLA",
               alert=h["open_over_sla"] > 0),
         _tile("answered", h["answered"], LABELS["answered"],
@@ -125,7 +124,7 @@ def headline_section(rec: Reconciliation, *, tz: str | None = None) -> HTML:
               LABELS["transcripts_acknowledged_by_us"]),
         _tile("transcripts_awaiting_ack", h["transcripts_awaiting_ack"],
               LABELS["transcripts_awaiting_ack"],
-              "age in days: " + _parts("awaiting_age", ages["awaiting"])),
+              "age in days: " + _parts("awaiting_age", h["awaiting_ack_by_age"])),
         _tile("awaiting_ack_over_sla", h["awaiting_ack_over_sla"],
               "awaiting our ack over SLA", alert=h["awaiting_ack_over_sla"] > 0),
         _tile("duplicate_transcripts", h["duplicate_transcripts"], LABELS["duplicate_transcripts"]),

@@ -36,17 +36,11 @@ def store_path(
 
 
 def open_store(db: str | os.PathLike[str] | None = None, *, profile: str | None = None) -> Store:
-    """The store at ``db`` (default: the profile's), read-only; ``StoreError`` when there is
-    none (a ``Store`` would create an empty one, whose report would say all is well)."""
-    path = store_path(db, profile=profile)
-    if not path.is_file():
-        raise StoreError(
-            f"No workbench database at {path.absolute()}; run `workbench pull` first (or pass "
-            "db=...)."
-        )
+    """The store at ``db`` (default: the profile's, named absolute: where a kernel looked),
+    read-only (a missing one is a ``StoreError``, never an empty store that says all is well)."""
     from workbench.store import Store  # sqlite-utils loads pandas: not for a job's checks
 
-    return Store(path, read_only=True)  # creates nothing next to it; works in any folder
+    return Store(store_path(db, profile=profile).absolute(), read_only=True)
 
 
 class ExportedStore:

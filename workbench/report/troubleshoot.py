@@ -4,17 +4,12 @@ and their diffs, every document with its validation."""
 from __future__ import annotations
 
 import difflib
-import os
-from dataclasses import dataclass, field
 from itertools import pairwise
-from typing import Any
 
 from IPython.display import HTML
 
-from workbench import pesc
-from workbench.bundle import calls_about, find_documents, pretty
+from workbench.bundle import Document, pretty
 from workbench.errors import StoreError
-from workbench.pesc.schemas import NOT_VALIDATED, SCHEMAS_VARIABLE
 from workbench.report.markup import heading, page, paragraph, table, text
 from workbench.store import Store
 
@@ -30,43 +25,6 @@ SENT_COLUMNS = {
     "response_status": "ResponseStatus", "document_id": "DocumentID", "sent_at": "sent",
     "inferred": "inferred", "outbox_id": "outbox entry",
 }  # fmt: skip
-
-
-@dataclass(frozen=True)
-class RequestDocument:
-    """One distinct PESC document about a request, pretty-printed, with its validation."""
-
-    number: int
-    kind: str  # sent / received
-    message_type: str  # the root element, or "unparsed"
-    text: str
-    validation: pesc.Validation
-    seen_in: list[dict[str, Any]] = field(default_factory=list)
-
-    @property
-    def title(self) -> str:
-        return f"{self.number}. {self.kind} {self.message_type}"
-
-    @property
-    def validation_text(self) -> str:
-        """The validation's one line; not validated with no schema folder set: how to set one."""
-        v = self.validation
-        if v.status == NOT_VALIDATED and not os.environ.get(SCHEMAS_VARIABLE):
-            return f"not validated: set {SCHEMAS_VARIABLE} to a folder of PESC XSDs"
-        return str(v)
-
-
-def request_documents(
-    store: Store, request_id: str, *, schemas_dir: str | os.PathLike[str] | None = None
-) -> list[RequestDocument]:
-    """Every distinct PESC document about ``request_id``, oldest first, with its validation."""
-    calls = calls_about(store, request_id, store.timeline(request_id))
-    found = find_documents(store, request_id, calls, store.document(request_id))
-    return [
-        RequestDocument(n, d.kind, d.message_type, d.text,
-                        pesc.validate(d.text, schemas_dir=schemas_dir), list(d.sources))
-        for n, d in enumerate(found, start=1)
-    ]  # fmt: skip
 
 
 def version_diff(
@@ -114,7 +72,7 @@ def versions_section(
     return page(*parts)
 
 
-def validation_html(document: RequestDocument) -> str:
+def validation_html(document: Document) -> str:
     """A document's validation (``data-validation``), where seen, its first errors."""
     v = document.validation
     places = (f"{s.get('in')}" + (f" at {s['at']}" if s.get("at") else "")
@@ -125,12 +83,11 @@ def validation_html(document: RequestDocument) -> str:
     errors += f"<li>… and {more} more</li>" if more > 0 else ""
     return (
         f'<p class="wb-meta" data-validation="{text(v.status)}">Validation: '
-        f"{text(document.validation_text)}. Seen in: {text(seen)}.</p>"
-        + (f"<ul>{errors}</ul>" if errors else "")
+        f"{text(v)}. Seen in: {text(seen)}.</p>" + (f"<ul>{errors}</ul>" if errors else "")
     )
 
 
-def document_html(document: RequestDocument, *, max_chars: int | None = None) -> str:
+def document_html(document: Document, *, max_chars: int | None = None) -> str:
     """One document: title, validation, escaped text (cut at ``max_chars``)."""
     body, cut = document.text, ""
     if max_chars is not None and len(body) > max_chars:
@@ -139,7 +96,7 @@ def document_html(document: RequestDocument, *, max_chars: int | None = None) ->
     return heading(document.title, 4) + validation_html(document) + f"<pre>{text(body)}</pre>" + cut
 
 
-def documents_section(documents: list[RequestDocument], *, max_chars: int | None = None) -> HTML:
+def documents_section(documents: list[Document], *, max_chars: int | None = None) -> HTML:
     """Each document pretty-printed with its validation and where it was seen."""
     if not documents:
         return page(paragraph("No PESC document about this id is stored.", "wb-empty"))

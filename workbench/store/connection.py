@@ -5,14 +5,11 @@ from __future__ import annotations
 
 import logging
 import os
-import shutil
 import socket
 import sqlite3
-import stat
 import tempfile
 import threading
 import time
-import weakref
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import closing, contextmanager, suppress
 from pathlib import Path
@@ -20,7 +17,6 @@ from typing import TYPE_CHECKING, Any
 
 from workbench.errors import StoreError
 from workbench.folders import create_private
-from workbench.store.schema import now_text
 
 if TYPE_CHECKING:
     import sqlite_utils
@@ -35,8 +31,8 @@ _ADVICE = (
      "fresh one."),
     (("disk", "full", "unable to open"), "Cannot write the database {path} ({text}); check "
      "disk space and path."),
-    (("constraint failed",), "The store refused a write that would break its consistency "
-     "({text}); a run, call or snapshot id given to it does not exist in this database."),
+    (("constraint failed",), "The store refused a write that would break its rules ({text}): "
+     "a value it does not allow, or a run, call or snapshot id it does not hold."),
 )  # fmt: skip
 
 
@@ -66,7 +62,7 @@ class Connection:
         self.path, self.busy_timeout_s, self.read_only = Path(path), busy_timeout_s, read_only
         self.lock = threading.RLock()
         self.file = self.path  # or its private copy (read_copy)
-        self._copy: weakref.finalize | None = None  # removes the private copy
+        self._copy: tempfile.TemporaryDirectory[str] | None = None  # holds the private copy
         if str(path) == ":memory:" or str(path).startswith("file:"):
             raise StoreError("The store needs a database file path (WAL and locks need a file).")
         if read_only and not self.path.is_file():
@@ -110,19 +106,13 @@ class Connection:
     def read_copy(self, prepare: Callable[[sqlite3.Connection], object]) -> None:
         """Read a private copy from now on (in a 0700 temporary folder), migrated by ``prepare``."""
         assert self.read_only and self._copy is None
-        where, removal = tempfile.gettempdir(), None
-        try:
-            folder = where = tempfile.mkdtemp(prefix="workbench-store-")
-            removal = weakref.finalize(self, shutil.rmtree, folder, ignore_errors=True)
-            copy = Path(folder) / self.path.name
-            create_private(copy)
-            conn = sqlite3.connect(str(copy), isolation_level=None, check_same_thread=False)
-        except (OSError, sqlite3.Error) as exc:
-            if removal is not None:
-                removal()
-            raise self._no_copy(exc, where) from None
+        folder, conn = None, None
         with self.translated():
             try:
+                folder = tempfile.TemporaryDirectory(prefix="workbench-store-")
+                copy = Path(folder.name) / self.path.name
+                create_private(copy)
+                conn = sqlite3.connect(str(copy), isolation_level=None, check_same_thread=False)
                 with self.lock:
                     self.conn.backup(conn)
                     conn.execute("PRAGMA journal_mode = MEMORY")  # no file beside the copy
@@ -133,10 +123,13 @@ class Connection:
                     conn.execute("PRAGMA query_only = ON")
                     self.conn.close()
                     self._use(conn)
-                    self.file, self._copy = copy, removal
+                    self.file, self._copy = copy, folder
             except BaseException as exc:
-                conn.close()
-                removal()
+                if conn is not None:
+                    conn.close()
+                where = tempfile.gettempdir() if folder is None else folder.name
+                if folder is not None:
+                    folder.cleanup()
                 if isinstance(exc, OSError | sqlite3.OperationalError):
                     raise self._no_copy(exc, where) from None
                 raise
@@ -208,7 +201,7 @@ class Connection:
             with suppress(sqlite3.Error):
                 self.conn.close()
             if self._copy is not None:
-                self._copy()
+                self._copy.cleanup()
 
     @contextmanager
     def translated(self) -> Iterator[None]:
@@ -259,20 +252,8 @@ def lock_path(db_path: Path) -> Path:
 @contextmanager
 def run_lock(c: Connection, *, timeout_s: float) -> Iterator[None]:
     """Hold the pull lock: an exclusive transaction on ``<db>.lock``, dropped when the process
-    ends however it ends; who holds it goes to ``locks``."""
+    ends however it ends; who holds it is the ``running`` pull run."""
     path = lock_path(c.path)
-    try:
-        mode = os.lstat(path).st_mode
-    except FileNotFoundError:
-        mode = stat.S_IFREG
-    except OSError as exc:
-        raise StoreError(f"Cannot read the pull lock {path}: {exc.strerror}.") from exc
-    if not stat.S_ISREG(mode):  # a link would lock (and write) its target
-        what = "a symbolic link" if stat.S_ISLNK(mode) else "not a regular file"
-        raise StoreError(
-            f"The pull lock {path} is {what}; the workbench only locks a plain file it creates "
-            "itself. Remove it (nothing else uses that name) and try again."
-        )
     with closing(sqlite3.connect(str(path), timeout=0, isolation_level=None)) as holder:
         try:
             try:
@@ -290,21 +271,15 @@ def run_lock(c: Connection, *, timeout_s: float) -> Iterator[None]:
                 f"Cannot take the pull lock {path}: {exc}. It only holds the lock: it is safe "
                 "to delete when no pull of this database is running; delete it and try again."
             ) from exc
-        with c.write() as conn:
-            conn.execute(
-                "INSERT OR REPLACE INTO locks (name, pid, host, since) VALUES ('pull', ?, ?, ?)",
-                (os.getpid(), socket.gethostname(), now_text()),
-            )
-        try:
-            yield
-        finally:
-            with c.write() as conn:
-                conn.execute("DELETE FROM locks WHERE name = 'pull' AND pid = ?", (os.getpid(),))
+        yield
 
 
 def _held(c: Connection, timeout_s: float, *, waiting: bool = False) -> str:
     who = ""
-    for pid, host, since in c.rows("SELECT pid, host, since FROM locks WHERE name = 'pull'"):
+    for pid, host, since in c.rows(  # the holder: the pull it runs
+        "SELECT pid, host, started_at FROM runs WHERE kind = 'pull' AND status = 'running' "
+        "ORDER BY id DESC LIMIT 1"
+    ):
         where = "" if host == socket.gethostname() else f" on {host}"
         who = f" (pid {pid}{where} since {since})"
     where = f"Another pull is running on {c.path.resolve()}{who}"

@@ -4,7 +4,6 @@ UTC (text when one does not parse), flags ``boolean``; list items and events fla
 from __future__ import annotations
 
 import functools
-import math
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -22,12 +21,10 @@ INTEGERS = INTEGER_FIELDS | {
     "vanished", "changed", "position", "transcript_awards", "transcript_courses",
     "schema_version", "current_version", "version_count",
 }  # fmt: skip
-FLAGS = frozenset(
-    {
-        "on_list", "forced", "inferred", "has_detail", "totals_match", "release_authorized",
-        "time_is_first_seen",
-    }
-)  # fmt: skip
+FLAGS = frozenset({
+    "on_list", "forced", "inferred", "has_detail", "totals_match", "release_authorized",
+    "time_is_first_seen",
+})  # fmt: skip
 _TIME = re.compile(r"(^|_)at$|^request_date$")
 _TEXT_ID = re.compile(r"(^|_)(id|key)$")
 _CAMEL_1 = re.compile(r"([A-Z]+)([A-Z][a-z])")
@@ -60,8 +57,6 @@ def utc(series: pd.Series) -> pd.Series:
     """ISO text to tz-aware UTC; a column with values that do not parse stays text."""
     if isinstance(series.dtype, pd.DatetimeTZDtype):
         return series.dt.tz_convert("UTC")
-    if series.isna().all():
-        return pd.Series(pd.NaT, index=series.index, dtype="datetime64[us, UTC]")
     try:
         return pd.to_datetime(series, utc=True, format="ISO8601").astype("datetime64[us, UTC]")
     except (ValueError, TypeError, OverflowError):
@@ -89,10 +84,6 @@ def is_missing(value: Any) -> bool:
     >>> is_missing(float("nan")), is_missing([None]), is_missing("")
     (True, False, False)
     """
-    if value is None or value is pd.NA or value is pd.NaT:
-        return True
-    if isinstance(value, float):
-        return math.isnan(value)
     return pd.api.types.is_scalar(value) and bool(pd.isna(value))
 
 

@@ -126,8 +126,11 @@ class History:
         self._c = connection
 
     def _frame(self, sql: str, params: Any = (), **attrs: Any) -> pd.DataFrame:
-        with self._c.read() as conn:
-            return typed(pd.read_sql_query(sql, conn, params=params), **attrs)
+        with self._c.read() as conn:  # SQLite's errors (a bad ``where``) as StoreError
+            cursor = conn.execute(sql, params)
+            rows = cursor.fetchall()
+        return typed(pd.DataFrame.from_records(rows, columns=[d[0] for d in cursor.description]),
+                     **attrs)  # fmt: skip
 
     def table(self, name: str, *, where: str | None = None, params: Any = ()) -> pd.DataFrame:
         """A table or view: ``store.table("calls", where="status >= ?", params=[400])``."""
@@ -258,12 +261,6 @@ class History:
     ) -> pd.DataFrame:
         """``columns`` of each item's current ``documents`` row, indexed by ``item_id``."""
         info = list_info(list_name, details=True)
-        known = {row[1] for row in self._c.rows("PRAGMA table_info(documents)")}
-        if unknown := [c for c in columns if c not in known]:
-            raise StoreError(
-                f"documents has no column {', '.join(map(repr, unknown))}; it has: "
-                f"{', '.join(sorted(known))}."
-            )
         return self._frame(
             f"SELECT {', '.join(f'd.{c}' for c in ('item_id', *columns))} FROM {info.table} e "
             f"JOIN documents d ON d.entity = ? AND d.item_id = e.{info.id_column} "

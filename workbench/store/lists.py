@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from workbench.errors import StoreError
-from workbench.http.events import EventFields, keys_named
+from workbench.http.events import EventFields, field_value
 from workbench.store.schema import partner_time, sha256, utc_text
 
 logger = logging.getLogger(__name__)
@@ -67,26 +67,15 @@ def list_info(list_name: str, *, details: bool = False) -> ListInfo:
     return LISTS[list_name]
 
 
-def field(record: Mapping[str, Any], *names: str) -> Any:
-    """The first of ``names`` in ``record``, in any case; a name two keys match is absent."""
-    for name in names:
-        keys = keys_named(record, name)
-        value = record[keys[0]] if len(keys) == 1 else None
-        if value is not None and value != "":
-            return value
-    return None
-
-
 def request_date(item: Any) -> str | None:
-    return partner_time(field(item, "RequestDate")) if isinstance(item, Mapping) else None
+    return partner_time(field_value(item, "RequestDate"))
 
 
 def item_key(item: Any, key: str, text: str) -> str:
     """An item's key: its ``key`` field (any case), else the hash of its JSON ``text``."""
-    if isinstance(item, Mapping):
-        value = field(item, key)
-        if value is not None and not isinstance(value, Mapping | list):
-            return str(value)
+    value = field_value(item, key)
+    if value is not None and not isinstance(value, Mapping | list):
+        return str(value)
     return "sha256:" + sha256(text)
 
 

@@ -115,13 +115,7 @@ def _add_missing(conn: sqlite3.Connection) -> None:
                 conn.execute(sql)
             elif kind == "table":
                 info = model.execute(f"PRAGMA table_info({name})").fetchall()
-                present = {r[1]: r[5] for r in conn.execute(f"PRAGMA table_info({name})")}
-                if {r[1]: r[5] for r in info if r[5]} != {c: k for c, k in present.items() if k}:
-                    raise StoreError(
-                        f"The table {name!r} in this store is not the workbench's (its key "
-                        "differs); rename or drop it, then open the store again. The store was "
-                        "left as it was."
-                    )
+                present = {r[1] for r in conn.execute(f"PRAGMA table_info({name})")}
                 keys = model.execute(f"PRAGMA foreign_key_list({name})").fetchall()
                 references = {r[3]: f" REFERENCES {r[2]}({r[4]})" for r in keys}
                 for _, column, declared, not_null, default, _ in info:
@@ -140,10 +134,6 @@ def _v4(conn: sqlite3.Connection) -> None:
     from workbench.store.details import pescxml_of, unescaped_once  # they load lxml
     from workbench.store.outbox import record_document
 
-    if sqlite3.sqlite_version_info < (3, 35, 0):  # ALTER TABLE DROP COLUMN
-        raise StoreError(
-            f"Migrating this store needs SQLite 3.35 or later, not {sqlite3.sqlite_version}."
-        )
     for table, id_column in ENTITY_IDS.items():
         have = {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
         inline = [c for c in INLINE if c in have]
@@ -199,16 +189,17 @@ def _v4(conn: sqlite3.Connection) -> None:
             except sqlite3.OperationalError as exc:  # a user's view, trigger or index reads it
                 raise StoreError(
                     f"Store schema version 4 moves {table}.{column} to the documents table "
-                    f"(docs/data-dictionary.md), but SQLite cannot drop it: {exc}. Drop that "
-                    "view, trigger or index of yours (or rewrite it to read documents), then "
-                    "open the store again. The store was left as it was."
+                    f"(docs/data-dictionary.md), but SQLite {sqlite3.sqlite_version} cannot drop "
+                    f"it: {exc}. Drop that view, trigger or index of yours (or rewrite it to read "
+                    "documents), or use SQLite 3.35 or later, then open the store again. The "
+                    "store was left as it was."
                 ) from exc
     sent = conn.execute(
         "SELECT id, operation, request_id, payload, payload_flat, updated_at, resolved_at "
         "FROM outbox WHERE operation = 'send_transcript' AND state = 'sent' ORDER BY id"
     )
-    columns = [d[0] for d in sent.description]
-    for entry in (dict(zip(columns, row, strict=True)) for row in sent):
+    sent.row_factory = sqlite3.Row
+    for entry in map(dict, sent):
         inferred = entry["resolved_at"] is not None and entry["resolved_at"] == entry["updated_at"]
         record_document(conn, entry, at=entry["updated_at"], inferred=inferred, reply=None)
 

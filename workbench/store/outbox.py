@@ -25,12 +25,11 @@ from workbench.errors import DuplicateSend, StoreError
 from workbench.http.masking import Redactor
 from workbench.store.connection import Connection
 from workbench.store.details import pescxml_of
-from workbench.store.lists import LISTS, OPERATIONS, request_date
+from workbench.store.lists import LISTS, request_date
 from workbench.store.schema import (
     ACKNOWLEDGMENT_FIELDS,
     RESPONSE_FIELDS,
     TRANSCRIPT_SENT_FIELDS,
-    dicts,
     dumps,
     now_text,
     row_id,
@@ -52,7 +51,7 @@ class Outbox:
         self,
         operation: str,
         request_id: str,
-        payload: str | bytes | Mapping[str, Any],
+        payload: str | Mapping[str, Any],
         *,
         force: bool = False,
         flat: Mapping[str, Any] | None = None,
@@ -61,15 +60,10 @@ class Outbox:
     ) -> int:
         """Record a send as pending; its entry id. ``DuplicateSend`` while the same send (for one
         that ``renews`` and an acknowledgment: of its DocumentID) blocks, unless ``force``."""
-        if operation not in OPERATIONS:
-            raise StoreError(f"Unknown operation {operation!r}; one of {', '.join(OPERATIONS)}.")
         if not isinstance(request_id, str) or not request_id:
             raise StoreError("An outbox entry needs a non-empty request id.")
-        if isinstance(payload, bytes):
-            payload = payload.decode("utf-8", "replace")
         text = payload if isinstance(payload, str) else dumps(payload)
         flat = dict(flat) if flat is not None else None
-        version = sent_version(operation, flat, renews=renews)
         at, digest = now_text(), sha256(text)
         row = {
             "operation": operation, "request_id": request_id, "state": "pending",
@@ -79,11 +73,11 @@ class Outbox:
             "host": socket.gethostname(),
         }  # fmt: skip
         with self._c.write(durable=True) as conn:
-            found = _blocking(conn, operation, request_id, version)
-            if found and not force:
-                this = (flat or {}).get("document_id")
-                raise _duplicate(operation, request_id, found, digest, this=this)
-            row["forced"] = int(bool(found))
+            this = (flat or {}).get("document_id")
+            refusal = _duplicate(conn, operation, request_id, this, renews=renews, digest=digest)
+            if refusal and not force:
+                raise refusal
+            row["forced"] = int(refusal is not None)
             return self._c.insert("outbox", row)
 
     def duplicate_of(
@@ -96,12 +90,8 @@ class Outbox:
         hint: str = "",
     ) -> DuplicateSend | None:
         """The refusal ``begin`` would raise now, or None; ``hint``: how to force it."""
-        version = sent_version(operation, {"document_id": document_id}, renews=renews)
         with self._c.read() as conn:
-            found = _blocking(conn, operation, request_id, version)
-        if not found:
-            return None
-        return _duplicate(operation, request_id, found, None, hint=hint, this=document_id)
+            return _duplicate(conn, operation, request_id, document_id, renews=renews, hint=hint)
 
     def mark_sent(
         self,
@@ -126,19 +116,13 @@ class Outbox:
             )
             record_document(conn, entry, at=at, inferred=False, reply=(body, reply, call_id))
 
-    def mark_failed(
-        self, entry_id: int, *, error: Any, status: int | None = None, call_id: int | None = None
+    def mark(
+        self, entry_id: int, state: str, *, error: Any, status: Any = None, call_id: Any = None
     ) -> None:
-        """The send did not take effect (refused, or never left)."""
-        self._mark(entry_id, "failed", error, status=status, call_id=call_id)
-
-    def mark_uncertain(self, entry_id: int, *, error: Any, call_id: int | None = None) -> None:
-        """The send may have reached the partner."""
-        self._mark(entry_id, "uncertain", error, call_id=call_id)
-
-    def _mark(
-        self, entry_id: int, state: str, error: Any, *, status: Any = None, call_id: Any = None
-    ) -> None:
+        """The send ``failed`` (did not take effect: refused, or never left) or is ``uncertain``
+        (it may have reached the partner)."""
+        if state not in ("failed", "uncertain"):
+            raise StoreError(f"Mark a send failed or uncertain (sent: mark_sent), not {state!r}.")
         entry_id, call_id, status = row_id(entry_id) or 0, row_id(call_id), row_id(status)
         text = self._scrub.text(None if error is None else str(error))
         with self._c.write(durable=True) as conn:
@@ -150,25 +134,22 @@ class Outbox:
             )
             unfile_inferred(conn, entry_id)
 
-    def get(self, entry_id: int) -> dict[str, Any]:
-        with self._c.read() as conn:
-            return _entry(conn, row_id(entry_id) or 0)
 
-
-def sent_version(
-    operation: str, flat: Mapping[str, Any] | None, *, renews: bool = False
-) -> str | None:
-    """The DocumentID a send's duplicates carry; None: any earlier send is one."""
-    if not (operation == "send_acknowledgment" or renews) or not flat:
-        return None
-    value = flat.get("document_id")
-    return str(value) if value not in (None, "") else None
-
-
-def _blocking(
-    conn: sqlite3.Connection, operation: str, request_id: str, version: str | None
-) -> tuple[Any, ...] | None:
-    return conn.execute(
+def _duplicate(
+    conn: sqlite3.Connection,
+    operation: str,
+    request_id: str,
+    this: Any,
+    *,
+    renews: bool,
+    digest: str | None = None,
+    hint: str = "",
+) -> DuplicateSend | None:
+    """The refusal of a send of DocumentID ``this`` (None: none blocks it): an earlier send
+    pending, sent or uncertain (for one that ``renews`` and an acknowledgment: of ``this``)."""
+    per_version = operation == "send_acknowledgment" or renews
+    version = str(this) if per_version and this not in (None, "") else None
+    found = conn.execute(
         "SELECT id, state, updated_at, payload_sha256, pid, document_id FROM "
         "(SELECT *, json_extract(payload_flat, '$.document_id') AS document_id "
         " FROM outbox WHERE operation = ? AND request_id = ? AND state IN (?, ?, ?)) "
@@ -176,27 +157,18 @@ def _blocking(
         "ORDER BY id DESC LIMIT 1",
         (operation, request_id, *BLOCKING, version, version),
     ).fetchone()
-
-
-def _duplicate(
-    operation: str,
-    request_id: str,
-    found: tuple[Any, ...],
-    digest: str | None,
-    *,
-    hint: str = "",
-    this: Any = None,
-) -> DuplicateSend:
+    if found is None:
+        return None
     entry_id, state, since, sent_digest, pid, document_id = found
-    version = f"DocumentID {document_id!r}" if document_id else "a DocumentID not recorded"
+    sent = f"DocumentID {document_id!r}" if document_id else "a DocumentID not recorded"
     entry = f"outbox entry {entry_id}"
     if digest is not None:
         entry += ", the same payload" if sent_digest == digest else ", a different payload"
     subject = repr(request_id)
-    if operation == "send_acknowledgment":  # refused per version (see sent_version)
-        subject += f" that acknowledges {version}"
+    if operation == "send_acknowledgment":  # refused per version
+        subject += f" that acknowledges {sent}"
     else:
-        entry += f", {version}"
+        entry += f", {sent}"
     what = {
         "sent": f"was already sent at {since}",
         "uncertain": (
@@ -230,10 +202,11 @@ def _duplicate(
 def _entry(conn: sqlite3.Connection, entry_id: int, target: str | None = None) -> dict[str, Any]:
     """Entry ``entry_id``; with a ``target`` state, if pending, uncertain or settled from the
     lists (a late answer overrides an inference)."""
-    found = dicts(conn.execute("SELECT * FROM outbox WHERE id = ?", (entry_id,)))
-    if not found:
+    cursor = conn.execute("SELECT * FROM outbox WHERE id = ?", (entry_id,))
+    cursor.row_factory = sqlite3.Row
+    if (found := cursor.fetchone()) is None:
         raise StoreError(f"There is no outbox entry {entry_id}.")
-    entry = found[0]
+    entry = dict(found)
     if target and entry["state"] not in ("pending", "uncertain") and entry["resolved_at"] is None:
         raise StoreError(
             f"Outbox entry {entry_id} ({entry['operation']} for {entry['request_id']!r}) is "
@@ -306,8 +279,8 @@ def resolve(
         "json_each(?)) AND updated_at < ? ORDER BY id",
         (dumps(operations), requested),
     )
-    decisions = []
-    for entry in dicts(uncertain):
+    uncertain.row_factory, decisions = sqlite3.Row, []
+    for entry in map(dict, uncertain.fetchall()):
         state, note = _decide(conn, list_name, entry, listed, at, requested)
         if state == "uncertain":
             conn.execute("UPDATE outbox SET resolution = ? WHERE id = ?", (note, entry["id"]))

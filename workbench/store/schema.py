@@ -16,6 +16,7 @@ from typing import Any
 
 from workbench._version import __version__
 from workbench.errors import StoreError
+from workbench.http.events import event_time
 
 SCHEMA_VERSION = 7
 
@@ -340,13 +341,10 @@ def utc_text(when: datetime | date | str | None) -> str | None:
 
 
 def partner_time(value: Any) -> str | None:
-    """A partner's timestamp normalised when it parses, else as written."""
+    """A partner's time (:func:`.events.event_time`) as the store writes it, else as written."""
     if value is None or value == "":
         return None
-    try:
-        return utc_text(value)
-    except (StoreError, TypeError, ValueError, OverflowError):
-        return str(value)
+    return utc_text(value if isinstance(value, datetime) else event_time(value)) or str(value)
 
 
 # One encoder for every call (json.dumps with options builds one each time).
@@ -356,11 +354,6 @@ _CANONICAL = json.JSONEncoder(ensure_ascii=False, sort_keys=True, default=str)
 def dumps(value: Any) -> str:
     """Canonical JSON: sorted keys, UTF-8 kept, anything unknown as its ``str``."""
     return _CANONICAL.encode(value)
-
-
-def dicts(cursor: sqlite3.Cursor) -> list[dict[str, Any]]:
-    columns = [d[0] for d in cursor.description]
-    return [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
 
 
 def sha256(text: str | bytes) -> str:
