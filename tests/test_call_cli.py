@@ -9,6 +9,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from tests.conftest import FAST
+from tests.watched import secrets_of
 from workbench.cli import app
 from workbench.sandbox import Sandbox
 
@@ -30,7 +31,7 @@ def test_a_read_prints_the_answer_and_is_recorded(sandbox: Sandbox, tmp_path: Pa
     (read,) = [r for r in rows if r[0] == "read"]
     assert read[1:] == ("GET", f"{sandbox.gateway_url}/apply/domestic/api/v1/events/peek?Count=2",
                         200)  # fmt: skip
-    for secret in sandbox.credentials.secrets():
+    for secret in secrets_of(sandbox.credentials):
         assert secret not in result.output
 
 

@@ -26,7 +26,7 @@ from urllib.parse import quote, quote_plus
 import pytest
 
 import workbench.sandbox
-from tests.watched import WatchedSandbox
+from tests.watched import WatchedSandbox, secrets_of
 from workbench import reconcile
 from workbench.bundle import make_bundle
 from workbench.cli.demo import next_steps, run_demo
@@ -161,7 +161,7 @@ def test_the_demo_pulls_sends_reports_and_leaves_no_secret_behind(
     assert max(i.date for i in sandbox.state.requests.values()) <= sandbox.state.now
 
     text += "\n" + _run_the_next_steps(text, db, tmp_path, monkeypatch)
-    secrets = sandbox.settings.credentials.secrets() + sandbox.issued_tokens
+    secrets = secrets_of(sandbox.settings.credentials) + sandbox.issued_tokens
     written = _files(tmp_path)
     names = list(written)
     for suffix in (".db", ".zip", ".html", ".ipynb"):

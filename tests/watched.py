@@ -7,6 +7,7 @@ user name -> tokens issued), ``issued_tokens`` and the open ids of each side.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from collections import Counter
@@ -16,10 +17,20 @@ from urllib.parse import parse_qsl
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from workbench import spec
-from workbench.sandbox import Sandbox
+from workbench.sandbox import Credentials, Sandbox
 from workbench.sandbox.app import with_transport
 
 LOGINS = (spec.TOKEN_PATH, spec.ETMS_LOGIN_PATH)
+
+
+def secrets_of(credentials: Credentials) -> list[str]:
+    """Every value of ``credentials`` that must never show up in a log, a database or a report."""
+    kinds = ("_secret", "_password", "_key")
+    return [
+        getattr(credentials, f.name)
+        for f in dataclasses.fields(credentials)
+        if f.name.endswith(kinds)
+    ]
 
 
 class WatchedSandbox(Sandbox):

@@ -162,11 +162,8 @@ def list_moment(store: Store, as_of: str | int | None) -> tuple[Any, str]:
         run = runs.iloc[0]
         moment = run["finished_at"] if pd.notna(run["finished_at"]) else run["started_at"]
         return moment, f"as of run {text}"
-    try:
-        when = pd.Timestamp(text)
-    except ValueError:
-        when = None
-    if when is None or pd.isna(when):
+    when = pd.to_datetime(text, errors="coerce")  # NaT when it is no time
+    if pd.isna(when):
         raise InvalidParameter(
             f"{text!r} is neither a run id nor an ISO 8601 time", parameter="as_of"
         )

@@ -29,9 +29,8 @@ def act_out(w: Workbench, *, seed: int = 1) -> dict[str, list[str]]:
     """Send a realistic mix through ``w``'s outbox (after a pull); the ids acted on, by what was
     done. Newest requests first (the oldest run over the SLA); one transcript of another student;
     on the embedded sandbox, one send's answer lost after the partner processed it."""
-    requests = w.store.table("open_requests")
-    usable = requests[requests["has_detail"].astype(bool) & requests["parse_error"].isna()]
-    ids = usable.sort_values("request_date", ascending=False)["request_id"].astype(str).tolist()
+    usable = "has_detail AND parse_error IS NULL ORDER BY request_date DESC"
+    ids = w.store.table("open_requests", where=usable)["request_id"].astype(str).tolist()
     needed = len(RESPONSES) + TRANSCRIPTS + 2
     if len(ids) < needed:
         raise ValueError(
@@ -73,12 +72,8 @@ def act_out(w: Workbench, *, seed: int = 1) -> dict[str, list[str]]:
             acted["transcript_uncertain"].append(lost)
         finally:
             w.sandbox.set_faults(drop_after_rate=0.0, path_pattern="")
-    waiting = w.store.table("transcripts_awaiting_ack")
-    for tid in (
-        waiting[waiting["has_detail"].astype(bool)]["transcript_id"]
-        .astype(str)
-        .head(ACKNOWLEDGMENTS)
-    ):
+    waiting = w.store.table("transcripts_awaiting_ack", where=f"has_detail LIMIT {ACKNOWLEDGMENTS}")
+    for tid in waiting["transcript_id"].astype(str):
         w.consumer.send_acknowledgment(tid)
         acted["acknowledgment"].append(tid)
     return acted

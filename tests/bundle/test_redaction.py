@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from lxml import etree
 
+from tests.watched import secrets_of
 from workbench import pesc
 from workbench.bundle import make_bundle
 from workbench.sandbox import generator
@@ -83,7 +84,7 @@ def _leak_into_the_store(worked: Worked) -> list[str]:
             (rid, payload, "2026-03-02T09:00:00.000000Z", "2026-03-02T09:00:00.000000Z"),
         )
     conn.close()
-    return [*sb.credentials.secrets(), *sb.issued_tokens, *OPAQUE]
+    return [*secrets_of(sb.credentials), *sb.issued_tokens, *OPAQUE]
 
 
 @pytest.mark.parametrize("redact_personal", [False, True])
@@ -95,7 +96,7 @@ def test_no_secret_and_no_token_anywhere_even_if_the_store_held_them(
         worked.w.store,
         worked.request_id,
         out_dir=tmp_path,
-        secrets=worked.sb.credentials.secrets(),
+        secrets=secrets_of(worked.sb.credentials),
         redact_personal=redact_personal,
     )
     files = members(path)

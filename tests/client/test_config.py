@@ -8,6 +8,7 @@ import httpx
 import pytest
 
 import workbench as wb
+from tests.watched import secrets_of
 from workbench.config import Secret, load_profile, with_overrides
 from workbench.config.settings import TUNING
 from workbench.sandbox import Sandbox
@@ -164,7 +165,7 @@ def test_missing_subscription_key_is_a_config_error(sandbox: Sandbox, connect_to
 def test_repr_shows_no_secret(sandbox: Sandbox, connect_to) -> None:
     w = connect_to(sandbox)
     shown = repr(w.profile) + str(w.profile) + repr(w) + repr(w.supplier)
-    for secret in sandbox.credentials.secrets():
+    for secret in secrets_of(sandbox.credentials):
         assert secret not in shown
     assert "Secret('********')" in repr(w.profile)
 

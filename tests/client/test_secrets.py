@@ -16,6 +16,7 @@ from urllib.parse import parse_qsl, quote, quote_plus
 import pytest
 
 import workbench as wb
+from tests.watched import secrets_of
 from workbench.cli.doctor import render, run_checks
 from workbench.config import load_profile
 from workbench.http.session import Exchange
@@ -75,8 +76,8 @@ def test_a_whole_session_leaks_nothing(sandbox_factory, connect_to, exchanges, c
         seen.append(render(run_checks(bad)) + repr(bad.profile))
 
     secrets = [
-        *c.secrets(),
-        *other.credentials.secrets(),
+        *secrets_of(c),
+        *secrets_of(other.credentials),
         *(
             v
             for env in broken

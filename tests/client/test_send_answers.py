@@ -10,9 +10,9 @@ import pytest
 
 import workbench as wb
 from tests.hostile.partner import HostilePartner
+from tests.sandbox.helpers import FIXED_START
 from workbench import spec
 from workbench.sandbox import generator
-from workbench.sandbox.settings import FIXED_START
 
 from .documents import response_xml
 

@@ -13,11 +13,11 @@ import pytest
 
 import workbench as wb
 from tests.hostile.partner import HostilePartner
+from tests.sandbox.helpers import FIXED_START
 from tests.students import of_student, request_xml
 from workbench import spec
 from workbench.api.exchange import SEND_ROUTES_META
 from workbench.sandbox import Sandbox, generator
-from workbench.sandbox.settings import FIXED_START
 
 from .documents import response_xml
 

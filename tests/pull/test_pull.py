@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 
 import workbench as wb
 from tests.students import of_student, request_xml
+from tests.watched import secrets_of
 from workbench import pesc
 from workbench.cli import app
 from workbench.sandbox import generator
@@ -245,7 +246,7 @@ def test_the_database_holds_no_secret_and_no_token(connected, tmp_path):
     w.consumer.send_acknowledgment(sb.pending_transcript_ids()[0])
     w.pull(progress=False)
     w.close()
-    secrets = sb.credentials.secrets() + sb.issued_tokens
+    secrets = secrets_of(sb.credentials) + sb.issued_tokens
     assert len(sb.issued_tokens) >= 4
     for path in tmp_path.glob("db0.sqlite*"):
         data = path.read_bytes()

@@ -28,6 +28,7 @@ from typer.testing import CliRunner
 
 from tests.report.test_freshness import age_store
 from tests.report.test_runner import write_notebook
+from tests.watched import secrets_of
 from workbench import reconcile
 from workbench.cli import app
 from workbench.report import open_store
@@ -164,7 +165,7 @@ def student_names(db: Path) -> set[str]:
 
 
 def secrets() -> list[str]:
-    return [*SandboxSettings().credentials.secrets(), SMTP_PASSWORD, HOOK_TOKEN]
+    return [*secrets_of(SandboxSettings().credentials), SMTP_PASSWORD, HOOK_TOKEN]
 
 
 def assert_clean(text: str, db: Path) -> None:

@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from tests.sandbox.helpers import FIXED_START
 from workbench import reconcile
 from workbench.cli import app
 from workbench.report import open_store
 from workbench.sandbox import SandboxSettings
-from workbench.sandbox.settings import FIXED_START
 from workbench.sandbox.state import PartnerState
 
 

@@ -7,12 +7,16 @@ import re
 import signal
 import subprocess
 import sys
+from datetime import UTC, datetime
 
 import httpx
 from lxml import etree
 
 from workbench import spec
 from workbench.sandbox.settings import answers
+
+# ``start=FIXED_START``: the same data, dates included, on any day.
+FIXED_START = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 
 
 def open_points() -> list[tuple[str, object]]:

@@ -89,7 +89,7 @@ def test_state_persists_across_restarts(tmp_path):
         closed = _pending(sb)[0]
         with exchange(sb, "supplier") as client:
             document = client.get(path(spec.SUPPLIER_REQUEST_PATH, closed)).json()[0]
-        sb.state.record_post("send_response", sb.state.requests[closed], "<x/>", None, "response")
+        sb.state.record_post("send_response", sb.state.requests[closed], "<x/>", "response")
         ids, now = _pending(sb), sb.state.now
     assert state.exists()
     with serve(seed=4, state_path=str(state)) as again:

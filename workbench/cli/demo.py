@@ -285,7 +285,7 @@ def sandbox(
         typer.Option(
             metavar="NAME=VALUE",
             help="Any Faults setting as NAME=VALUE, repeatable: rate_limit_rate=0.1, "
-            "drop_rate=0.05, jitter_ms=20, token_ttl=60, path_pattern=no_response.",
+            "drop_rate=0.05, token_ttl=60, path_pattern=no_response.",
         ),
     ] = None,
 ) -> None:
@@ -335,16 +335,16 @@ def sandbox(
 
 def _serve(sb: Sandbox, *, hours_per_minute: float) -> None:
     """Serve ``sb``, print what a client needs, and move its clock, until a signal stops it."""
-    from workbench.sandbox.settings import SETTABLE
+    from workbench.sandbox.settings import answers
 
     with sb:
         try:
-            answers = ", ".join(f"{k}={getattr(sb.settings, k)}" for k in SETTABLE)
+            points = ", ".join(f"{k}={getattr(sb.settings, k)}" for k in answers())
             exports = "".join(f"  export {name}='{value}'\n" for name, value in sb.env.items())
             moving = f"The partner's clock moves {hours_per_minute} h per minute.\n"
             typer.echo(
                 f"Sandbox (seed {sb.settings.seed}) serving on {sb.root_url}\n"
-                f"  open points       {answers}\n"
+                f"  open points       {points}\n"
                 f"  identity server   {sb.auth_url}\n"
                 f"  gateway           {sb.gateway_url}\n"
                 f"  transcript exch.  {sb.exchange_url}\n"

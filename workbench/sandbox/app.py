@@ -28,7 +28,7 @@ from workbench.pesc import flatten, parse
 from workbench.sandbox.generator import iso_ms, shaped_event
 from workbench.sandbox.settings import Faults, SandboxSettings
 from workbench.sandbox.state import Item, PartnerState
-from workbench.sandbox.tokens import IdentityServer, OAuthError, Refusal
+from workbench.sandbox.tokens import IdentityServer, OAuthError, Refusal, same
 
 VALID_ID = re.compile(r"[A-Za-z0-9-]{1,64}")
 NOT_FOUND_MESSAGE = "No HTTP resource was found that matches the request URI."
@@ -120,6 +120,8 @@ class Partner:
 
     async def _refused(self, request: Request, exc: Exception) -> Response:
         assert isinstance(exc, HTTPException)
+        if isinstance(exc, OAuthError):  # RFC 6749's body, whatever the partner's error style
+            return JSONResponse(exc.body, exc.status_code)
         status, said = exc.status_code, exc.detail
         if status == 401 and self.settings.unauthorized_body == "empty":
             return Response(status_code=401, headers={"WWW-Authenticate": "Bearer"})
@@ -134,26 +136,23 @@ class Partner:
 
     async def login(self, issue: Callable[..., dict[str, object]], request: Request) -> Response:
         """A form in, a token (or an RFC 6749 error) out."""
+        if _media_type(request) != "application/x-www-form-urlencoded":
+            raise OAuthError(
+                "invalid_request", "The body must be application/x-www-form-urlencoded."
+            )
         try:
-            if _media_type(request) != "application/x-www-form-urlencoded":
-                raise OAuthError(
-                    "invalid_request", "The body must be application/x-www-form-urlencoded."
-                )
-            try:
-                body = (await _read_body(request)).decode("utf-8")
-            except UnicodeDecodeError:
-                raise OAuthError("invalid_request", "The body is not UTF-8.") from None
-            form = dict(parse_qsl(body, keep_blank_values=True))
-            answer = issue(form, ttl=self.settings.faults.token_ttl)
-        except OAuthError as err:
-            return JSONResponse(err.body, err.status)
+            body = (await _read_body(request)).decode("utf-8")
+        except UnicodeDecodeError:
+            raise OAuthError("invalid_request", "The body is not UTF-8.") from None
+        form = dict(parse_qsl(body, keep_blank_values=True))
+        answer = issue(form, ttl=self.settings.faults.token_ttl)
         return JSONResponse(answer, headers={"Cache-Control": "no-store", "Pragma": "no-cache"})
 
     def _subscription(self, request: Request) -> None:
         key = request.headers.get(spec.SUBSCRIPTION_KEY_HEADER)
         if not key:
             raise Refusal(MISSING_KEY, 401)
-        if key != self.settings.credentials.subscription_key:
+        if not same(key, self.settings.credentials.subscription_key):
             raise Refusal(WRONG_KEY, 401)
 
     def _gateway(self, request: Request, scope: str) -> None:
@@ -258,7 +257,7 @@ class Partner:
         reply = payload
         if operation == "send_transcript":
             reply = self.state.acknowledgment_for(item, document)
-        self.state.record_post(operation, item, payload, reply, closes_by)
+        self.state.record_post(operation, item, payload, closes_by)
         return JSONResponse({"RequestID": item.id, "PESCXML": reply})
 
 
@@ -317,9 +316,8 @@ class FaultMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        delay = f.latency_ms + (self.rng.uniform(0, f.jitter_ms) if f.jitter_ms else 0.0)
-        if delay > 0:
-            send = _answer_after(send, asyncio.get_running_loop().time() + delay / 1000)
+        if f.latency_ms > 0:
+            send = _answer_after(send, asyncio.get_running_loop().time() + f.latency_ms / 1000)
         if self.latency_only or not re.search(f.path_pattern, scope.get("path", "")):
             await self.app(scope, receive, send)
             return

@@ -194,9 +194,7 @@ def _recipient(
             "TranscriptHold/SessionDesignator": term.designator if with_term else None,
             "TranscriptHold/SessionName": term.name if with_term else None,
             "TranscriptHold/AcademicAwardTitle": credential if hold.endswith("Awarded") else None,
-            "TranscriptHold/ReleaseDate": release.isoformat()
-            if hold == "AfterSpecifiedDate"
-            else None,
+            "TranscriptHold/ReleaseDate": release if hold == "AfterSpecifiedDate" else None,
             "TranscriptType": rng.choice(("Complete", "Complete", "Undergraduate")),
             "TranscriptPurpose": rng.choice(("Admission", "AdmissionRegistrar", "Transfer")),
             "DeliveryMethod": "Electronic",
@@ -269,15 +267,14 @@ def _record(
     record_awards: list[etree._Element] = []
     session_awards: list[etree._Element] = []
     for name, title in awards:
+        honours = "With Honours" if average >= 3.5 and rng.random() < 0.7 else None
         award = node(
             "AcademicAward",
             {
                 "AcademicAwardLevel": "2.2",  # as in the Ontario sample
                 "AcademicAwardDate": day,
                 "AcademicAwardTitle": title,
-                "AcademicHonors/HonorsTitle": "With Honours"
-                if average >= 3.5 and rng.random() < 0.7
-                else None,
+                "AcademicHonors/HonorsTitle": honours,
                 "AcademicCompletionIndicator": "true",
                 "AcademicCompletionDate": day,
                 "AcademicAwardProgram/AcademicProgramType": "Major",

@@ -64,7 +64,7 @@ def document(
     kind = "transcript-request" if message == "TranscriptRequest" else "college-transcript"
     rng = draw(seed, kind, index)
     document_id = f"{kind}-document" + ("" if version == 1 else f"-v{version}")
-    when = _xml_time(created)
+    when = iso_ms(created)  # an xs:dateTime too
     cancel_note = transmission_type == "Cancellation" and cancellation_as == "note"
     if message == "TranscriptRequest":
         document_id = guid(seed, document_id, index).hex
@@ -134,12 +134,6 @@ def utc(moment: datetime) -> datetime:
 def iso_ms(moment: datetime) -> str:
     """ISO 8601 UTC with milliseconds, as the spec writes `<timestamp>`."""
     return utc(moment).replace(tzinfo=None).isoformat(timespec="milliseconds") + "Z"
-
-
-def _xml_time(moment: datetime) -> str:
-    """xs:dateTime in UTC with ``Z``; milliseconds only when there are any."""
-    moment = utc(moment).replace(tzinfo=None)
-    return moment.isoformat(timespec="milliseconds" if moment.microsecond else "seconds") + "Z"
 
 
 def _invalidate(root: etree._Element, rng: random.Random, message: str) -> None:

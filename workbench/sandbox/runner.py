@@ -87,12 +87,9 @@ class Sandbox:
 
     @property
     def received(self) -> list[dict[str, Any]]:
-        """Every POST the sandbox processed, oldest first (``state.documents``: with documents)."""
+        """Every POST the sandbox processed, oldest first: operation, request_id, payload."""
         with self.state.lock:
-            return [
-                {k: v for k, v in r.items() if k not in ("payload", "reply")}
-                for r in self.state.documents
-            ]
+            return list(self.state.documents)
 
     def start(self) -> Sandbox:
         config = uvicorn.Config(

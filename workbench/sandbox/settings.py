@@ -8,9 +8,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-# ``start=FIXED_START``: the same data, dates included, on any day.
-FIXED_START = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
-
 
 def default_start() -> datetime:
     """The partner's clock when no start is given: now, floored to the minute."""
@@ -52,14 +49,6 @@ class Credentials:
             exchange_password="Ab1!x9Z",
         )
 
-    def secrets(self) -> list[str]:
-        """Every value that must never show up in a log, a database or a report."""
-        return [
-            getattr(self, f.name)
-            for f in dataclasses.fields(self)
-            if f.name.endswith(("_secret", "_password", "_key"))
-        ]
-
 
 @dataclass
 class Faults:
@@ -67,7 +56,6 @@ class Faults:
     of calls on the paths ``path_pattern`` finds."""
 
     latency_ms: float = 0.0  # from a request's arrival to its answer, the sandbox's work inside
-    jitter_ms: float = 0.0
     error_rate: float = 0.0  # 500 or 503 before the operation runs
     rate_limit_rate: float = 0.0  # 429 with Retry-After
     retry_after_s: float = 1.0
@@ -93,7 +81,7 @@ def _typed(assignments: list[str], defaults: dict[str, Any], what: str) -> dict[
                 f"Cannot read the {what} {assignment!r}: write NAME=VALUE, NAME one of "
                 f"{', '.join(defaults)}."
             )
-        kind: Any = int if defaults[name] is None else type(defaults[name])
+        kind = type(defaults[name])
         try:
             changes[name] = _YES_NO[text.lower()] if kind is bool else kind(text)
         except (KeyError, ValueError):
@@ -201,14 +189,9 @@ def answers() -> dict[str, tuple[Any, ...]]:
     return {f.name: f.metadata["answers"] for f in fields if "answers" in f.metadata}
 
 
-# What `workbench sandbox --set NAME=VALUE` may set: every open point.
-SETTABLE = tuple(answers())
-
-
 def setting_changes(assignments: list[str]) -> dict[str, Any]:
     """``["event_shape=kind_at", "peek_removes=yes"]`` as typed ``SandboxSettings`` changes."""
-    defaults = {f.name: f.default for f in dataclasses.fields(SandboxSettings)}
-    changes = _typed(assignments, {name: defaults[name] for name in SETTABLE}, "setting")
+    changes = _typed(assignments, {name: kinds[0] for name, kinds in answers().items()}, "setting")
     SandboxSettings(**changes)  # the choices and bounds are checked there
     return changes
 

@@ -9,18 +9,17 @@ import html
 import json
 import math
 import os
-import random
 import tempfile
 import threading
 import uuid
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from workbench.pesc import PescDocument, build_acknowledgment
 from workbench.pesc.elements import mapping
 from workbench.sandbox import generator
-from workbench.sandbox.generator import DEFECTS, iso_ms
+from workbench.sandbox.generator import DEFECTS, draw, iso_ms
 from workbench.sandbox.settings import SandboxSettings
 
 STATE_VERSION = 2
@@ -31,13 +30,6 @@ RATES = mapping(
 )
 NEW_DOCUMENTS = {kind: kind.capitalize() for kind in ("reissue", "resubmission", "cancellation")}
 EVENT_LIFE = {"placement_events": timedelta(days=1), "domestic_events": timedelta(days=2)}
-
-
-def _draw(seed: int, kind: str, index: int) -> random.Random:
-    """The lifecycle's draws: a stream apart from the documents' (``generator.draw``)."""
-    return random.Random(
-        int.from_bytes(hashlib.sha256(f"{seed}:{kind}:{index}".encode()).digest()[:8], "big")
-    )
 
 
 @dataclass
@@ -131,12 +123,12 @@ class PartnerState:
         seed, s = self.settings.seed, self.settings
         for k in range(count):
             index = self._count(kind)
-            when = since + span * ((k + _draw(seed, f"{kind}-time", index).random()) / count)
+            when = since + span * ((k + draw(seed, f"{kind}-time", index).random()) / count)
             if kind in ("placement", "domestic"):
                 event = getattr(generator, f"{kind}_event")
                 getattr(self, f"{kind}_events").append(event(seed, index, occurred_at=when))
             else:
-                traits = _draw(seed, f"{kind}-traits", index)
+                traits = draw(seed, f"{kind}-traits", index)
                 roll, malformed = traits.random(), s.malformed_share
                 shares = (malformed, malformed + s.invalid_share)
                 defect = next((d for d, x in zip(DEFECTS, shares, strict=True) if roll < x), None)
@@ -169,16 +161,16 @@ class PartnerState:
                 else:
                     self._add(kind, count, start, span)
             self.now = start + span
-            for feed, life in EVENT_LIFE.items():
-                kept = [e for e in getattr(self, feed) if _time(e) > self.now - life]
-                setattr(self, feed, kept)
+            for feed, life in EVENT_LIFE.items():  # occurredAt: iso_ms text, ordered as times
+                since = iso_ms(self.now - life)
+                setattr(self, feed, [e for e in getattr(self, feed) if e["occurredAt"] > since])
         self.save()
         return added
 
     def _close_elsewhere(self, count: int, when: datetime) -> None:
         open_ids = sorted(i.id for i in self.requests.values() if i.open)
         for _ in range(min(count, len(open_ids))):
-            rng = _draw(self.settings.seed, "close", self._count("closed_elsewhere"))
+            rng = draw(self.settings.seed, "close", self._count("closed_elsewhere"))
             pick = open_ids.pop(rng.randrange(len(open_ids)))
             self._close(self.requests[pick], "elsewhere", when)
 
@@ -197,7 +189,7 @@ class PartnerState:
             )
             if not candidates:
                 break
-            rng = _draw(self.settings.seed, kind, self._count(kind))
+            rng = draw(self.settings.seed, kind, self._count(kind))
             item = table[candidates[rng.randrange(len(candidates))]]
             when = since + span * ((k + rng.random()) / count)
             item.date = max(when, item.date + timedelta(seconds=1))
@@ -251,21 +243,11 @@ class PartnerState:
             self.save()
         return found
 
-    def record_post(
-        self, operation: str, item: Item, payload: str, reply: str | None, close_by: str
-    ) -> None:
+    def record_post(self, operation: str, item: Item, payload: str, close_by: str) -> None:
         """Remember a processed POST and apply its lifecycle effect."""
         with self.lock:
             self.documents.append(
-                {
-                    "operation": operation,
-                    "request_id": item.id,
-                    "at": iso_ms(datetime.now(UTC)),
-                    "sim_time": iso_ms(self.now),
-                    "payload_sha256": hashlib.sha256(payload.encode()).hexdigest(),
-                    "payload": payload,
-                    "reply": reply,
-                }
+                {"operation": operation, "request_id": item.id, "payload": payload}
             )
             self._close(item, close_by, self.now)
         self.save()
@@ -282,7 +264,3 @@ class PartnerState:
         if int.from_bytes(digest[:8], "big") / 2**64 < self.settings.faults.ack_miscount_rate:
             xml = generator.miscount_courses(xml)
         return xml
-
-
-def _time(event: dict[str, Any]) -> datetime:
-    return datetime.fromisoformat(event["occurredAt"])

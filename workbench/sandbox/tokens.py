@@ -21,13 +21,12 @@ ISSUER = "workbench-sandbox"
 DENIED = "Authorization has been denied for this request."
 
 
-class OAuthError(Exception):
+class OAuthError(HTTPException):
     """An RFC 6749 §5.2 error: ``error`` code, human ``description`` and HTTP status."""
 
     def __init__(self, error: str, description: str, status: int = 400) -> None:
-        super().__init__(description)
+        super().__init__(status, description)
         self.body = {"error": error, "error_description": description}
-        self.status = status
 
 
 class Refusal(HTTPException):
@@ -35,6 +34,11 @@ class Refusal(HTTPException):
 
     def __init__(self, message: str, status: int = 400) -> None:
         super().__init__(status, message)
+
+
+def same(given: str, known: str) -> bool:
+    """Whether a credential given is the one known, in a time that does not tell how close."""
+    return secrets.compare_digest(given.encode(), known.encode())
 
 
 class Client(NamedTuple):
@@ -80,7 +84,8 @@ class IdentityServer:
             if not form.get(name):
                 raise OAuthError("invalid_request", f"The '{name}' parameter is missing.")
         client = self._clients.get(form["client_id"])
-        if client is None or client.grant == "etms" or form["client_secret"] != client.secret:
+        secret = form["client_secret"]
+        if client is None or client.grant == "etms" or not same(secret, client.secret):
             raise OAuthError("invalid_client", "Client authentication failed.", status=401)
         if form["grant_type"] != client.grant:
             raise OAuthError(
@@ -93,7 +98,7 @@ class IdentityServer:
                     "invalid_request", "The password grant needs username and password."
                 )
             c = self.credentials
-            if (username, password) != (c.intl_username, c.intl_password):
+            if not (same(username, c.intl_username) & same(password, c.intl_password)):
                 raise OAuthError("invalid_grant", "The user name or password is incorrect.")
         requested = form.get("scope", "").split()
         if requested != [client.scope]:
@@ -112,7 +117,7 @@ class IdentityServer:
         if not username or not password:
             raise OAuthError("invalid_request", "The Username and Password fields are required.")
         client = self._clients.get(username)
-        if client is None or client.grant != "etms" or password != client.secret:
+        if client is None or client.grant != "etms" or not same(password, client.secret):
             raise OAuthError("invalid_grant", "The user name or password is incorrect.")
         return {**self._answer(username, username, client, ttl=ttl), "userName": username}
 
