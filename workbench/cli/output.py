@@ -48,8 +48,9 @@ RequestId = Annotated[
     str,
     typer.Argument(
         metavar="REQUEST_ID",
-        help="The RequestID (or received transcript id); a GUID pasted with dashes or in upper "
-        "case is matched to the stored spelling (send: else to the partner's).",
+        help="The RequestID (ack, bundle and troubleshoot also take a received transcript's id); "
+        "a GUID pasted with dashes or in upper case is matched to the spelling stored, or else "
+        "the partner's.",
     ),
 ]
 OutputDir = Annotated[
