@@ -92,6 +92,7 @@ def test_anything_else_is_not_a_list(payload) -> None:
         ({"RequestID": "A1"}, "A1"),
         ({"RequestId": "6f1c-2a"}, "6f1c-2a"),
         ({"requestid": "C2015 07"}, "C2015 07"),
+        ({"RequestID": "A1", "requestID": "A1", "request_id": "A1"}, "A1"),  # aliases agreeing
     ],
 )
 def test_request_id_of_a_usable_item(item, expected) -> None:
@@ -111,7 +112,6 @@ def test_request_id_of_a_usable_item(item, expected) -> None:
         {"RequestID": "\ud800"},
         {"RequestDate": "2026-03-02"},
         {"requestid": "A1", "RequestID": "B2"},  # which one counts cannot be told
-        {"RequestID": "A1", "requestID": "A1"},
         "A1",
         None,
     ],

@@ -210,3 +210,12 @@ def test_text_is_the_document_without_leading_whitespace() -> None:
     assert pesc.parse(raw).text == raw.lstrip()
     assert pesc.parse(escape(raw, quote=False)).text == raw.lstrip()
     assert pesc.parse(codecs.BOM_UTF8 + raw.encode()).text == raw.lstrip()
+
+
+def test_unescaping_knows_only_xml_and_refuses_a_second_layer() -> None:
+    with pytest.raises(PescError, match="escaped more than once"):
+        pesc.parse("&amp;lt;CollegeTranscript&amp;gt;&amp;lt;/CollegeTranscript&amp;gt;")
+    with pytest.raises(PescError):  # an HTML entity is no XML's: refused, not read as é
+        pesc.parse("&lt;CollegeTranscript&gt;Ren&eacute;e&lt;/CollegeTranscript&gt;")
+    doc = pesc.parse("&lt;CollegeTranscript&gt;a&#x80;b&lt;/CollegeTranscript&gt;")
+    assert doc.root.text == "a\x80b"  # the character referred to, never Windows-1252's euro

@@ -4,6 +4,7 @@ a refusal names the pull that holds it."""
 from __future__ import annotations
 
 import os
+import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -57,6 +58,33 @@ def test_a_lock_file_that_is_not_sqlite_is_refused_saying_it_may_be_deleted(stor
     path.unlink()  # as the message says
     with store.run_lock(timeout_s=0.5):
         assert path.exists()
+
+
+def test_a_symlinked_lock_file_is_refused_and_its_target_left_alone(
+    store: Store, tmp_path: Path
+) -> None:
+    other = tmp_path / "other.db"
+    with sqlite3.connect(other) as conn:
+        conn.execute("CREATE TABLE t (x)")
+    before = other.read_bytes()
+    path = lock_path(store.path)
+    path.symlink_to(other)
+    with (
+        pytest.raises(StoreError, match=r"is a symbolic link.*Remove it"),
+        store.run_lock(timeout_s=0.5),
+    ):
+        pass  # pragma: no cover - never entered
+    assert other.read_bytes() == before
+
+
+def test_a_fifo_in_place_of_the_lock_file_is_refused(store: Store) -> None:
+    path = lock_path(store.path)
+    os.mkfifo(path)
+    with (
+        pytest.raises(StoreError, match=r"is not a regular file.*Remove it"),
+        store.run_lock(timeout_s=0.5),
+    ):
+        pass  # pragma: no cover - never entered
 
 
 def test_a_store_reached_through_a_symbolic_link_is_locked_as_its_file(db_path: Path) -> None:

@@ -22,6 +22,12 @@ def diagnostics(session: Session) -> pd.DataFrame:
     """Who the partner thinks we are: one row of name, customer_code, roles (and any extras)."""
     answer = session.call("international", "GET", DIAGNOSTICS_PATH, operation="diagnostics")
     items = answer_items(answer.value, operation="diagnostics")
+    if len(items) != 1:  # a list of one is the object; none, or several, say nothing
+        raise PartnerError(
+            f"diagnostics: expected one JSON object (who we are), got {len(items)}.",
+            status=200,
+            body=str(answer.value)[:2000],
+        )
     columns = ("name", "customer_code", "roles")
     return frame(items, columns=columns, operation="diagnostics", call_id=answer.call_id)
 

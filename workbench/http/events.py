@@ -5,7 +5,8 @@ Names are tried in order, in any case, underscores and hyphens aside: the profil
 ``event_fields`` paths, then the event's own names (``eventType``) at its top or one level
 down, then generic ones (``type``) at its top or in an object about the event
 (``EVENT_HOLDERS``), never in its payload, where ``id`` and ``type`` are the student's. A name
-two keys match counts as absent. Nothing is required.
+two keys match counts once when they hold the same value, else as absent. Nothing is
+required.
 """
 
 from __future__ import annotations
@@ -107,11 +108,9 @@ def _id_or_type(value: Any) -> str | None:
 
 
 def _keys(node: Mapping[Any, Any], names: tuple[str, ...]) -> list[Any]:
-    """The keys of ``node`` that are ``names`` (:func:`_plain`; not a name two keys match)."""
-    index: dict[str, list[Any]] = {}
-    for key in node:
-        index.setdefault(_plain(key), []).append(key)
-    return [index[_plain(n)][0] for n in names if len(index.get(_plain(n), ())) == 1]
+    """The keys of ``node`` that are ``names`` (:func:`keys_named`; not a name two keys match)."""
+    found = [keys_named(node, name) for name in names]
+    return [keys[0] for keys in found if len(keys) == 1]
 
 
 def _resolve(event: Mapping[str, Any], path: str | None) -> Keys | None:
@@ -128,8 +127,13 @@ def _resolve(event: Mapping[str, Any], path: str | None) -> Keys | None:
 
 
 def keys_named(item: Mapping[Any, Any], name: str) -> list[Any]:
-    """The keys of ``item`` that are ``name`` (:func:`_plain`): a field when exactly one is."""
-    return [k for k in item if _plain(k) == _plain(name)]
+    """The keys of ``item`` that are ``name`` (:func:`_plain`): a field when exactly one is.
+    Several count as one when they hold the same value (a partner adding ``request_id`` beside
+    ``RequestID``); when they differ, which one counts cannot be told."""
+    found = [key for key in item if _plain(key) == _plain(name)]
+    if len(found) > 1 and len({repr(item[key]) for key in found}) == 1:
+        return found[:1]
+    return found
 
 
 def field_value(item: Any, *names: str) -> Any:

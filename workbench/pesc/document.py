@@ -8,7 +8,6 @@ DTD, resolves no entity and has no network.
 from __future__ import annotations
 
 import codecs
-import html
 import os
 import re
 import threading
@@ -54,6 +53,8 @@ _REFUSED_SIGNATURES = (
 )
 # What may come between the declaration and the root, besides what is refused: space, comments.
 _MISC = re.compile(r"(?:[ \t\r\n]+|<!--.*?-->)*", re.DOTALL)
+_ESCAPE = re.compile(r"&(lt|gt|amp|quot|apos|#[0-9]{1,7}|#x[0-9A-Fa-f]{1,6});")
+_NAMED = {"lt": "<", "gt": ">", "amp": "&", "quot": '"', "apos": "'"}
 _DTD = (
     "The XML has a document type declaration (DTD). PESC messages never need one, and an "
     "external DTD could be fetched from anywhere; refused."
@@ -239,18 +240,28 @@ def _declared_codec(prolog: str) -> str | None:
 
 
 def unescape_once(text: str) -> str:
-    """``text`` unescaped once if it came XML-escaped (DESIGN §3); PescError if escaped twice."""
+    """``text`` unescaped once if it came XML-escaped (DESIGN §3); PescError if escaped twice.
+    Only XML's five entities and character references: an HTML entity stays as written."""
     text = text.lstrip(_WHITESPACE)
-    if not text.startswith("&lt;"):
-        return text
-    text = html.unescape(text).lstrip(_WHITESPACE)
-    if text.startswith("&lt;"):
+    if text.startswith("&amp;lt;"):
         raise PescError(
-            "The XML was escaped more than once (it still starts with '&lt;' after one "
-            "unescaping). Fix the sender; the workbench unescapes once, never twice.",
+            "The XML was escaped more than once (it starts with '&amp;lt;'). Fix the sender; "
+            "the workbench unescapes once, never twice.",
             reason="malformed",
         )
-    return text
+    if not text.startswith("&lt;"):
+        return text
+    return _ESCAPE.sub(_unescape_one, text).lstrip(_WHITESPACE)
+
+
+def _unescape_one(match: re.Match[str]) -> str:
+    name = match[1]
+    if name[0] != "#":
+        return _NAMED[name]
+    try:
+        return chr(int(name[2:], 16) if name[1] == "x" else int(name[1:]))
+    except (ValueError, OverflowError):
+        return match[0]
 
 
 def _check_prolog(text: str) -> int:

@@ -56,7 +56,9 @@ def child(element: Element | None, name: str) -> Element | None:
 
 def find(element: Element | None, *names: str) -> Element | None:
     """Follow a path of local names from ``element``; None as soon as a step is missing."""
-    return None if element is None else element.find("/".join(f"{{*}}{n}" for n in names))
+    for name in names:  # step by step: "B of the first A", never "the first B of any A"
+        element = None if element is None else element.find(f"{{*}}{name}")
+    return element
 
 
 def text(element: Element | None) -> str | None:

@@ -263,6 +263,12 @@ def run_lock(c: Connection, *, timeout_s: float) -> Iterator[None]:
     """Hold the pull lock: an exclusive transaction on ``<db>.lock``, dropped when the process
     ends however it ends; who holds it is the ``running`` pull run."""
     path = lock_path(c.path)
+    if path.is_symlink() or (path.exists() and not path.is_file()):  # a link locks its target
+        what = "a symbolic link" if path.is_symlink() else "not a regular file"
+        raise StoreError(
+            f"The pull lock {path} is {what}; the workbench only locks a plain file it creates "
+            "itself. Remove it (nothing else uses that name) and try again."
+        )
     with closing(sqlite3.connect(str(path), timeout=0, isolation_level=None)) as holder:
         try:
             try:

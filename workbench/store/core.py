@@ -166,6 +166,8 @@ class Store(History):
 
     def finish_run(self, run_id: int, *, status: str, summary: Any = None) -> None:
         """End a run: ``status`` ok / partial / failed, ``summary`` any JSON value."""
+        if status == "running":  # the schema allows it, for a run not ended
+            raise StoreError("A run ends ok, partial or failed, not 'running'.")
         text = dumps(self._scrub.data(summary)) if summary is not None else None
         with self._c.write() as conn:
             if not conn.execute(

@@ -107,6 +107,19 @@ def claim_partner(conn: sqlite3.Connection, path: str | Path, wanted: Mapping[st
     conn.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", rows)
 
 
+def repoint_changes(recorded: Mapping[str, str], wanted: Mapping[str, str]) -> Changes:
+    """What re-pointing a store from ``recorded`` to ``wanted`` changes: URLs, then the name."""
+    changes: Changes = {
+        k: (recorded.get(k), wanted[k])
+        for k in _URL_KEYS
+        if wanted.get(k) and normal_url(recorded.get(k) or "") != normal_url(wanted[k])
+    }
+    name = wanted.get("partner_profile")
+    if changes and name and recorded.get("partner_profile") != name:
+        changes["partner_profile"] = (recorded.get("partner_profile"), name)
+    return changes
+
+
 def repoint(
     path: str | Path,
     wanted: Mapping[str, str],
@@ -125,14 +138,7 @@ def repoint(
                 raise ConfigError(f"{where} is not a workbench store: nothing to re-point.")
             refuse_newer(version, path=where)
             recorded = read_partner(conn)
-            changes: Changes = {  # the URLs that change, then the name
-                k: (recorded.get(k), wanted[k])
-                for k in _URL_KEYS
-                if wanted.get(k) and normal_url(recorded.get(k) or "") != normal_url(wanted[k])
-            }
-        name = wanted.get("partner_profile")
-        if changes and name and recorded.get("partner_profile") != name:
-            changes["partner_profile"] = (recorded.get("partner_profile"), name)
+            changes = repoint_changes(recorded, wanted)
         if changes and is_sandbox_data(recorded) != is_sandbox_data(wanted):
             held, other = (
                 ("the embedded sandbox's made-up data", "a partner")
@@ -145,7 +151,12 @@ def repoint(
             )
         if not changes or not confirm(changes):
             return changes, False
-        with c.write() as conn:  # what the user confirmed, whoever wrote meanwhile
+        with c.write() as conn:
+            if repoint_changes(read_partner(conn), wanted) != changes:
+                raise StoreError(
+                    f"The partner recorded in {where} changed while you were asked; nothing "
+                    "was re-pointed. Run the command again."
+                )
             conn.executemany(
                 "INSERT OR REPLACE INTO meta VALUES (?, ?)",
                 [(k, new) for k, (_old, new) in changes.items()],
