@@ -263,7 +263,7 @@ def _store(
 ) -> list[dict[str, Any]]:
     """Store fetched details, each with its calls, in one transaction; per detail, why it was
     not stored, if not. One thread parses and writes while the pool fetches: parsing on every
-    fetching thread, a commit each, made ``bench/pull.py``'s first pull 1.4x as long. A detail
+    fetching thread, a commit each, made ``bench/pull.py``'s first pull 10-20 % longer. A detail
     is stored with its calls or not at all, and its calls are recorded once (one that cannot
     be read or written fails alone, its savepoint undone)."""
     stored = []
