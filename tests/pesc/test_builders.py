@@ -237,6 +237,16 @@ def test_acknowledgment_of_the_ontario_sample() -> None:
 
 
 @needs_samples
+def test_acknowledgment_takes_an_organizations_first_non_blank_name() -> None:
+    transcript = sample("canpesc/Ontario_College_CollegeTranscript.xml").decode()
+    blanks = transcript.replace("<OrganizationName>", "<OrganizationName/><OrganizationName>")
+    fields = ("source_org_id", "source_org_name", "destination_org_id", "destination_org_name")
+    rows = [pesc.flatten(pesc.parse(pesc.build_acknowledgment(t))) for t in (transcript, blanks)]
+    assert [rows[1][f] for f in fields] == [rows[0][f] for f in fields]
+    assert rows[0]["destination_org_name"] or rows[0]["source_org_name"]
+
+
+@needs_samples
 @needs_xsd
 @pytest.mark.parametrize(
     ("name", "schema"),

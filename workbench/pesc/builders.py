@@ -235,12 +235,11 @@ def _transmission_data(
 def _organization_parts(organization: Element | None) -> list[Element]:
     """Identifier elements and the first OrganizationName, in the order the schemas want."""
     found = el.children(organization)
-    parts = [
-        E(tag, value) for tag in el.ORGANIZATION_ID_TYPES if (value := el.text(found.get(tag)))
-    ]
+    first = {tag: next(iter(el.texts(organization, tag)), None) for tag in found}  # non-blank
+    parts = [E(tag, value) for tag in el.ORGANIZATION_ID_TYPES if (value := first.get(tag))]
     if "LocalOrganizationID" in found:
         parts.append(_unqualified_copy(found["LocalOrganizationID"]))
-    if name := el.text(found.get("OrganizationName")):
+    if name := first.get("OrganizationName"):
         parts.append(E("OrganizationName", name[:ORGANIZATION_NAME_LENGTH]))
     return parts
 
