@@ -221,13 +221,13 @@ def _pull_list(
 
     def one(request_id: str) -> list[dict[str, Any]]:
         """Fetch one detail, with the calls that fetched it (stored by ``store_fetched``)."""
-        path = request_path(source.detail_path, request_id)
         subject = f"{source.list_name} item {request_id!r}"
         said: dict[str, Any] = {"operation": operation, "subject": subject}
         fetched: dict[str, Any] = {"request_id": request_id, "detail": None, "error": None}
         with session.holding() as held:
             fetched["held"] = held
-            try:
+            try:  # every WorkbenchError is the row's: its calls are stored all the same
+                path = request_path(source.detail_path, request_id)
                 answer = session.call(source.role, "GET", path, **said)
                 fetched["detail"] = detail_items(answer.value, request_id, **said)[0]
             except WorkbenchError as exc:
@@ -266,33 +266,32 @@ def _store(
     fetching thread, a commit each, made ``bench/pull.py``'s first pull 10-20 % longer. A detail
     is stored with its calls or not at all, and its calls are recorded once (one that cannot
     be read or written fails alone, its savepoint undone)."""
-    stored = []
     for row in fetched:
-        item, prepared, error = row["request_id"], None, row["error"]
-        if row.get("detail") is not None:
+        row["prepared"] = None
+        if row["detail"] is not None:
             try:
-                prepared = _prepared(store, list_name, item, row["detail"], dates.get(item))
+                row["prepared"] = _prepared(
+                    store, list_name, row["request_id"], row["detail"], dates.get(row["request_id"])
+                )
             except Exception as exc:  # one detail that cannot be read fails alone
-                error = f"{type(exc).__name__}: {exc}"
-        held = row.get("held", [])
-        stored.append({"request_id": item, "error": error, "held": held, "p": prepared})
+                row["error"] = f"{type(exc).__name__}: {exc}"
     counted = session.unrecorded
     try:
         with store.batch():
-            for row in stored:
+            for row in fetched:
                 ids = [None, *(session.record(exchange) for exchange in row["held"])]
-                if row["p"] is not None:
+                if row["prepared"] is not None:
                     try:
-                        store.write_details([row["p"].called(ids[-1])])
+                        store.write_details([row["prepared"].called(ids[-1])])
                     except Exception as exc:
                         row["error"] = f"{type(exc).__name__}: {exc}"
     except Exception as exc:  # the transaction is lost, its calls with it
         error = f"{type(exc).__name__}: {exc}"
-        lost = sum(len(row["held"]) for row in stored) - (session.unrecorded - counted)
+        lost = sum(len(row["held"]) for row in fetched) - (session.unrecorded - counted)
         session.lost(lost, error)  # those not counted already, as they failed
-        for row in stored:
+        for row in fetched:
             row["error"] = error
-    return [{"request_id": row["request_id"], "error": row["error"]} for row in stored]
+    return [{"request_id": row["request_id"], "error": row["error"]} for row in fetched]
 
 
 def _prepared(store: Store, list_name: str, item: str, detail: dict, listed: Any) -> PreparedDetail:

@@ -130,7 +130,8 @@ def keys_named(item: Mapping[Any, Any], name: str) -> list[Any]:
     """The keys of ``item`` that are ``name`` (:func:`_plain`): a field when exactly one is.
     Several count as one when they hold the same value (a partner adding ``request_id`` beside
     ``RequestID``); when they differ, which one counts cannot be told."""
-    found = [key for key in item if _plain(key) == _plain(name)]
+    wanted = _plain(name)
+    found = [key for key in item if _plain(key) == wanted]
     if len(found) > 1 and len({repr(item[key]) for key in found}) == 1:
         return found[:1]
     return found

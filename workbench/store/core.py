@@ -26,6 +26,7 @@ from workbench.store.lists import ListInfo, event_keys, events_seen, item_key, l
 from workbench.store.migrations import open_schema
 from workbench.store.schema import dumps, now_text, partner_time, row_id, run_row, utc_text
 
+RUN_STATUSES = ("ok", "partial", "failed")  # how a run ends ("running" until then)
 _CALL_FIELDS = (
     "interface", "operation", "method", "url", "attempt", "started_at", "duration_s", "status",
     "error", "request_headers", "request_body", "response_headers", "response_body",
@@ -166,8 +167,8 @@ class Store(History):
 
     def finish_run(self, run_id: int, *, status: str, summary: Any = None) -> None:
         """End a run: ``status`` ok / partial / failed, ``summary`` any JSON value."""
-        if status == "running":  # the schema allows it, for a run not ended
-            raise StoreError("A run ends ok, partial or failed, not 'running'.")
+        if status not in RUN_STATUSES:
+            raise StoreError(f"Run status {status!r} is not one of {', '.join(RUN_STATUSES)}.")
         text = dumps(self._scrub.data(summary)) if summary is not None else None
         with self._c.write() as conn:
             if not conn.execute(
