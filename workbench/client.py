@@ -86,9 +86,8 @@ class Workbench:
 
         self.profile.check_interfaces()  # before any file is created
         store = self.writable_store()  # refuses another partner's store, writing nothing
-        return pull(
-            self.session, store, run=self.run, progress=progress, lock_timeout_s=lock_timeout_s
-        )
+        return pull(self.session, store, run=self.run, progress=progress,
+                    lock_timeout_s=lock_timeout_s, calls=self._recording.record)  # fmt: skip
 
     @contextmanager
     def run(self, run_id: int) -> Iterator[None]:

@@ -16,20 +16,18 @@ import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import asdict, dataclass, field
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from workbench import pesc
 from workbench.api.exchange import Consumer, Role, Supplier
-from workbench.api.frames import RAW, fetch_all, parse_pescxml
+from workbench.api.frames import RAW, fetch_all
 from workbench.api.gateway import peek_events, peek_within_cap, pending_placement_events
 from workbench.errors import WorkbenchError
 from workbench.http.answers import Listed, detail_items, listed_requests, request_path
 from workbench.http.masking import printable
-from workbench.store.details import PreparedDetail, pescxml_of
+from workbench.storing import Storing, store_fetched
 
 if TYPE_CHECKING:
-    from workbench.http.session import Session
+    from workbench.http.session import Recorder, Session
     from workbench.store import Store
 
 PEEK_LEARNED = "peek_count_learned"  # meta: the Count the partner accepted after a refusal
@@ -138,10 +136,13 @@ def pull(
     run: Callable[[int], AbstractContextManager[object]],
     progress: bool | None,
     lock_timeout_s: float,
+    calls: Recorder | None = None,
 ) -> PullSummary:
     """Pull every list and missing detail of the session's profile into ``store``;
-    ``run(run_id)`` attributes the calls made inside it to the store's run. One pull at a time
-    per database: a second waits ``lock_timeout_s``, then ``StoreError`` says who holds it."""
+    ``run(run_id)`` attributes the calls made inside it to the store's run; ``calls``: the
+    session's recorder that writes them there (a process storing details records theirs in its
+    place). One pull at a time per database: a second waits ``lock_timeout_s``, then
+    ``StoreError`` says who holds it."""
     profile = session.profile
     with store.run_lock(timeout_s=lock_timeout_s):
         started = time.perf_counter()  # the run's own time, not the wait for another's
@@ -151,11 +152,13 @@ def pull(
         try:
             # After pull_deadline no call starts, and one under way ends: the run is partial.
             limit = session.time_limit(profile.pull_deadline, setting="WORKBENCH_PULL_DEADLINE")
-            with run(run_id), limit:
+            fetched: dict[str, list[str]] = {}  # list name: the ids whose detail it fetched
+            with run(run_id), limit, Storing(session, store, run_id=run_id, calls=calls) as storing:
                 for source in SOURCES:
                     if source.role in profile.interfaces:
-                        summary.lists[source.list_name] = _pull_list(
-                            session, store, source, summary, progress
+                        name = source.list_name
+                        summary.lists[name], fetched[name] = _pull_list(
+                            session, store, source, summary, progress, storing
                         )
                 if "international" in profile.interfaces:
                     placement = functools.partial(pending_placement_events, session)
@@ -163,13 +166,15 @@ def pull(
                     summary.lists["placement_events"] = events
                 if "domestic" in profile.interfaces:
                     summary.lists["domestic_events"] = _pull_domestic(session, store, summary)
+            for name, ids in fetched.items():  # once stored: the storing process is done
+                _settle(store, summary, name, ids, storing.errors)
         except BaseException as exc:
             summary.status, summary.elapsed_s = "failed", time.perf_counter() - started
             error = "interrupted (Ctrl-C)" if isinstance(exc, KeyboardInterrupt) else _short(exc)
             store.finish_run(run_id, status="failed", summary={**summary.as_dict(), "error": error})
             if isinstance(exc, KeyboardInterrupt):
-                calls = len(store.table("calls", where="run_id = ?", params=[run_id]))
-                raise PullInterrupted(summary, calls=calls) from None
+                made = len(store.table("calls", where="run_id = ?", params=[run_id]))
+                raise PullInterrupted(summary, calls=made) from None
             raise
         lost = session.unrecorded - unrecorded
         if lost:  # the store no longer holds what the partner answered: not an ok run
@@ -185,8 +190,14 @@ def pull(
 
 
 def _pull_list(
-    session: Session, store: Store, source: type[Role], summary: PullSummary, progress: bool | None
-) -> ListResult:
+    session: Session,
+    store: Store,
+    source: type[Role],
+    summary: PullSummary,
+    progress: bool | None,
+    storing: Storing,
+) -> tuple[ListResult, list[str]]:
+    """What the list showed, and the ids whose detail it fetched (for ``storing``)."""
     result = ListResult()
     operation = f"{source.role}.pull_list"
     try:
@@ -201,7 +212,7 @@ def _pull_list(
         # uncertain send is settled from a list not read.
         result.error = _short(exc)
         summary.fail(source.list_name, LIST_FAILED, result.error)
-        return result
+        return result, []
     for shown, error in listed.refused:
         summary.fail(source.list_name, shown, error)
     result.listed, result.refused = len(listed.items), len(listed.refused)
@@ -233,92 +244,33 @@ def _pull_list(
             except WorkbenchError as exc:
                 fetched["error"] = f"{type(exc).__name__}: {exc}"
             except BaseException:  # a bug, or Ctrl-C: its calls are kept all the same
-                _store(session, store, source.list_name, dates, [fetched])
+                store_fetched(session, store, source.list_name, dates, [fetched])
                 raise
         return [fetched]
 
-    def store_fetched(fetched: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        return _store(session, store, source.list_name, dates, fetched)
-
-    concurrency = session.profile.concurrency
-    rows = fetch_all(missing, one, concurrency=concurrency, progress=progress, desc=operation,
-                     then=store_fetched)  # fmt: skip
-    for row in rows:
-        item = str(row["request_id"])
-        why = row["error"]
-        if why:
-            store.record_detail_failure(source.list_name, item, why, run_id=summary.run_id)
-            summary.fail(source.list_name, item, str(why))
-        result.details_fetched += not why
-    result.details_failed = len(missing) - result.details_fetched
-    return result
+    storing.expect(len(missing))
+    store_rows = functools.partial(storing.send, source.list_name, dates)
+    fetch_all(missing, one, concurrency=session.profile.concurrency, progress=progress,
+              desc=operation, then=store_rows)  # fmt: skip
+    return result, missing
 
 
-def _store(
-    session: Session,
+def _settle(
     store: Store,
+    summary: PullSummary,
     list_name: str,
-    dates: dict[str, Any],
-    fetched: list[dict[str, Any]],
-) -> list[dict[str, Any]]:
-    """Store fetched details, each with its calls, in one transaction; per detail, why it was
-    not stored, if not. One thread parses and writes while the pool fetches: parsing on every
-    fetching thread, a commit each, made ``bench/pull.py``'s first pull 10-20 % longer. A detail
-    is stored with its calls or not at all, and its calls are recorded once (one that cannot
-    be read or written fails alone, its savepoint undone)."""
-    for row in fetched:
-        row["prepared"] = None
-        if row["detail"] is not None:
-            try:
-                row["prepared"] = _prepared(
-                    store, list_name, row["request_id"], row["detail"], dates.get(row["request_id"])
-                )
-            except Exception as exc:  # one detail that cannot be read fails alone
-                row["error"] = f"{type(exc).__name__}: {exc}"
-    counted = session.unrecorded
-    try:
-        with store.batch():
-            for row in fetched:
-                ids = [None, *(session.record(exchange) for exchange in row["held"])]
-                if row["prepared"] is not None:
-                    try:
-                        store.write_details([row["prepared"].called(ids[-1])])
-                    except Exception as exc:
-                        row["error"] = f"{type(exc).__name__}: {exc}"
-    except Exception as exc:  # the transaction is lost, its calls with it
-        error = f"{type(exc).__name__}: {exc}"
-        lost = sum(len(row["held"]) for row in fetched) - (session.unrecorded - counted)
-        session.lost(lost, error)  # those not counted already, as they failed
-        for row in fetched:
-            row["error"] = error
-    return [{"request_id": row["request_id"], "error": row["error"]} for row in fetched]
-
-
-def _prepared(store: Store, list_name: str, item: str, detail: dict, listed: Any) -> PreparedDetail:
-    """A detail parsed and laid out for the store (``listed``: its listed RequestDate); its
-    validation, when ``WORKBENCH_PESC_SCHEMAS`` is set, reports and keeps nothing out."""
-    value, fields = pescxml_of(detail)
-    _, document, parse_error = parse_pescxml(value)
-    validation: dict[str, Any] | None = (
-        {"status": "invalid", "note": "not parsed"} if value else None
-    )
-    if document is not None:
-        result = pesc.validate(document)
-        validation = {"status": result.status, "schema": result.schema, "note": result.note,
-                      "errors": [str(e) for e in result.errors[:20]]}  # fmt: skip
-    return store.prepare_detail(
-        list_name,
-        item,
-        request_date=fields.get("RequestDate", listed),
-        listed_date=listed,
-        pescxml=document.text if document else None,
-        seen_at=datetime.now(UTC),
-        detail=detail,
-        flat=pesc.flatten(document) if document else None,
-        children=pesc.records(document) if document else None,
-        parse_error=parse_error,
-        validation=validation,
-    )
+    ids: list[str],
+    errors: dict[tuple[str, str], str | None],
+) -> None:
+    """Count the list's details stored, and remember each one that failed (retried next)."""
+    result = summary.lists[list_name]
+    for item in ids:
+        why = errors.get((list_name, item), "StoreError: it was not stored")
+        if why:
+            store.record_detail_failure(list_name, item, why, run_id=summary.run_id)
+            summary.fail(list_name, item, str(why))
+        result.details_fetched += not why
+    result.details_failed = len(ids) - result.details_fetched
 
 
 def _pull_events(

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import itertools
 import sqlite3
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
@@ -74,8 +75,8 @@ class Store(History):
         busy_timeout_s: float = 30.0,
         read_only: bool = False,
     ) -> None:
-        self.path, self.read_only = Path(path), read_only
-        self._scrub = Redactor(secrets)
+        self.path, self.read_only, self._secrets = Path(path), read_only, tuple(secrets)
+        self._scrub = Redactor(self._secrets)
         super().__init__(Connection(self.path, busy_timeout_s=busy_timeout_s, read_only=read_only))
         try:
             self.schema_version = open_schema(self._c)
@@ -85,6 +86,11 @@ class Store(History):
         except BaseException:
             self._c.close()
             raise
+
+    def reopener(self) -> Callable[[], Store]:
+        """Opens this database again, masking alike: picklable, for another process."""
+        timeout = self._c.busy_timeout_s
+        return partial(Store, self.path.resolve(), secrets=self._secrets, busy_timeout_s=timeout)
 
     @property
     def file(self) -> Path:
