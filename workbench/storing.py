@@ -67,7 +67,7 @@ class Storing:
         package = str(Path(__file__).resolve().parent.parent)  # this workbench, wherever
         path = os.pathsep.join(p for p in (package, os.environ.get("PYTHONPATH")) if p)
         self._child = subprocess.Popen(  # noqa: S603 - this interpreter, this module
-            [sys.executable, "-m", "workbench.storing", str(down[0]), str(up[1])],
+            [sys.executable, "-m", "workbench.storing", str(down[0]), str(up[1]), str(os.getpid())],
             pass_fds=(down[0], up[1]),
             env={**os.environ, "PYTHONPATH": path},
             stdin=subprocess.DEVNULL,
@@ -158,6 +158,7 @@ def main(argv: list[str]) -> None:
     """The storing process: reads (how to open the store, the run), then batches until None,
     and answers (errors by key, calls lost, why, None), or (..., what failed) when it fails."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C: the pull sends what it fetched
+    _die_with(int(argv[3]))
     inbox, outbox = (
         Connection(int(argv[1]), writable=False),
         Connection(int(argv[2]), readable=False),
@@ -189,6 +190,17 @@ def main(argv: list[str]) -> None:
         lost, why = (recorder.unrecorded, recorder.why) if recorder else (0, "")
         outbox.send((errors, lost, why, f"{type(exc).__name__}: {exc}"))
         raise
+
+
+def _die_with(parent: int) -> None:
+    """Be killed with the pull (Linux): a pull killed mid-way stores nothing more after it,
+    so the next pull finds exactly what is missing. Elsewhere, the end of the pipe stops it."""
+    if sys.platform == "linux":
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    if os.getppid() != parent:  # it died before that
+        os._exit(1)
 
 
 class _Calls:

@@ -31,7 +31,9 @@ LOCKED = ("database is locked", "Traceback", "OperationalError")
 # The real console entry point, with its imports done before the parent says go.
 WARM = """
 import sys
-import workbench.cli, workbench.client, workbench.pesc, workbench.pull, workbench.store
+import os, workbench.cli, workbench.client, workbench.pesc, workbench.pull, workbench.store
+import workbench.storing
+workbench.storing.PROCESS_FROM = int(os.environ.get("PROCESS_FROM", workbench.storing.PROCESS_FROM))
 print("ready", flush=True)
 sys.stdin.readline()
 sys.argv = ["workbench", *sys.argv[1:]]
@@ -221,12 +223,16 @@ def test_a_reader_is_not_blocked_by_a_pull(
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("process_from", ["1000000000", "1"], ids=["thread", "process"])
 def test_ctrl_c_says_what_was_stored_and_the_next_pull_continues(
-    sandbox_factory: Callable[..., Sandbox], cli_pulls: Callable[..., CliPull], tmp_path: Path
+    sandbox_factory: Callable[..., Sandbox],
+    cli_pulls: Callable[..., CliPull],
+    tmp_path: Path,
+    process_from: str,
 ) -> None:
     sb = sandbox_factory(**SLOW_PARTNER)
     db = tmp_path / "workbench.db"
-    first = cli_pulls(db, sb.env)
+    first = cli_pulls(db, {**sb.env, "PROCESS_FROM": process_from})
     first.go()
     run_id, _ = wait_for_run(db, first)
     with Store(db, read_only=True) as store:  # some details are in before Ctrl-C
@@ -239,6 +245,9 @@ def test_ctrl_c_says_what_was_stored_and_the_next_pull_continues(
     assert "Traceback" not in err
     with Store(db, read_only=True) as store:
         fetched = detail_calls(store, run_id)
+        urls = store.table("calls", where="run_id = ?", params=[int(run_id)])["url"]
+        assert fetched and urls.is_unique  # what was fetched is recorded, once
+    assert not storing_processes(first.pid)  # the pull waited for its storing process
     second = cli_pulls(db, sb.env)
     second.go()
     code, out, err = second.finish()
@@ -250,3 +259,16 @@ def test_ctrl_c_says_what_was_stored_and_the_next_pull_continues(
             fetched + detail_calls(store, next_run) <= listed + 8
         )  # at most those in flight again
         assert store.table("runs", where="id = ?", params=[run_id])["status"].iloc[0] == "failed"
+
+
+def storing_processes(pull: int) -> list[int]:
+    """The storing processes of the pull whose process id is ``pull`` still running."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            argv = (proc / "cmdline").read_bytes().split(b"\0")
+        except OSError:  # ended, or not a process
+            continue
+        if b"workbench.storing" in argv and str(pull).encode() in argv:
+            found.append(int(proc.name))
+    return found

@@ -50,6 +50,8 @@ CHILD_COUNTS = (  # child table, parent table, id column, the parent's count of 
 SERVER = """
 import os, sys, traceback
 import workbench.cli, workbench.client, workbench.pesc, workbench.pull, workbench.store
+import workbench.storing
+workbench.storing.PROCESS_FROM = int(os.environ["PROCESS_FROM"])
 
 def child(out, err, args):
     os.dup2(os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), 1)
@@ -137,10 +139,12 @@ class PullServer:
         self.proc.stdout.close()
 
 
-def test_kill_minus_nine_at_ten_random_moments(tmp_path: Path) -> None:
+@pytest.mark.parametrize("process_from", [10**9, 1], ids=["thread", "process"])
+def test_kill_minus_nine_at_ten_random_moments(tmp_path: Path, process_from: int) -> None:
     """Each round: maybe move the partner's clock, kill a pull at a random moment, check the
     database, then a complete pull must fetch exactly what is missing. Last, a pull with no
-    change fetches no detail."""
+    change fetches no detail. The details are stored by the pulling thread, or by the pull's
+    storing process (killed with it)."""
     rng = random.Random(SEED)
     db = tmp_path / "workbench.db"
     args = ("--db", str(db))
@@ -162,7 +166,7 @@ def test_kill_minus_nine_at_ten_random_moments(tmp_path: Path) -> None:
         resubmission_per_hour=0,
         cancellation_per_hour=0,
     ) as sb:
-        server = PullServer(tmp_path, sb.env)
+        server = PullServer(tmp_path, {**sb.env, "PROCESS_FROM": str(process_from)})
         try:
             for round_no, share in enumerate(shares):
                 if round_no and rng.random() < 0.6:  # the partner moves between kills

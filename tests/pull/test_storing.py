@@ -1,0 +1,104 @@
+"""A pull's details stored by a process of its own (``workbench.storing``): the same rows as
+the pulling thread stores, each call recorded once and given once to the caller's recorder; a
+storing process that dies fails what it had, and the next pull fetches it again."""
+
+from __future__ import annotations
+
+import os
+import signal
+from pathlib import Path
+
+import pytest
+
+import workbench.storing
+from tests.pull.test_concurrency import storing_processes
+
+DETAILS = ("supplier.pull_detail", "consumer.pull_detail")
+
+
+@pytest.fixture
+def process(monkeypatch):
+    """Every list's details stored by the storing process."""
+    monkeypatch.setattr(workbench.storing, "PROCESS_FROM", 1)
+
+
+def stored(w) -> dict[str, set]:
+    """What a store holds of the details: documents, entity rows and child records."""
+    documents = w.store.table("documents")
+    requests = w.store.table("transcript_requests")
+    return {
+        "documents": set(zip(documents["item_id"], documents["content_sha256"], strict=True)),
+        "requests": set(requests["request_id"][requests["detail_call_id"].notna()]),
+        "courses": set(map(tuple, w.store.table("courses")[["transcript_id", "position"]].values)),
+    }
+
+
+def detail_urls(w, run_id: int) -> list[str]:
+    calls = w.store.table("calls", where="run_id = ?", params=[run_id])
+    return list(calls["url"][calls["operation"].isin(DETAILS)])
+
+
+def test_the_storing_process_stores_what_the_pulling_thread_does(
+    sandbox, connect_to, exchanges, tmp_path: Path, monkeypatch
+):
+    by_thread = connect_to(sandbox, db=tmp_path / "thread.db")
+    assert by_thread.pull(progress=False).status == "ok"
+    monkeypatch.setattr(workbench.storing, "PROCESS_FROM", 1)
+    given = len(exchanges)
+    by_process = connect_to(sandbox, db=tmp_path / "process.db")
+    summary = by_process.pull(progress=False)
+    assert summary.status == "ok"
+    assert summary.lists["supplier_requests"].details_fetched == 25
+    assert stored(by_process) == stored(by_thread)
+    assert stored(by_process)["courses"]  # a comparison of nothing proves nothing
+    urls = detail_urls(by_process, summary.run_id)
+    assert len(urls) == len(set(urls)) == 40  # each detail call recorded once
+    assert sorted(e.url for e in exchanges[given:] if e.operation in DETAILS) == sorted(urls)
+    documents = by_process.store.table("documents")
+    calls = set(by_process.store.table("calls")["id"])
+    assert set(documents["call_id"]) <= calls  # a document names the call that fetched it
+
+
+def test_failed_details_are_failures_and_retried(process, sandbox_factory, connect_to):
+    sb = sandbox_factory(initial_requests=12, initial_transcripts=3)
+    sb.set_faults(error_rate=1.0, path_pattern=r"/api/transcriptrequests/[0-9a-f-]{32,36}$")
+    w = connect_to(sb)
+    summary = w.pull(progress=False)
+    assert summary.status == "partial"
+    assert summary.lists["supplier_requests"].details_failed == 12
+    assert summary.lists["consumer_transcripts"].details_fetched == 3
+    assert {f["id"] for f in summary.failures} == set(sb.pending_request_ids())
+    assert len(w.store.table("detail_failures")) == 12
+    sb.set_faults(error_rate=0.0)
+    again = w.pull(progress=False)
+    assert again.status == "ok" and again.lists["supplier_requests"].details_fetched == 12
+
+
+def test_a_storing_process_that_dies_fails_what_it_had_and_the_next_pull_fetches_it(
+    process, sandbox_factory, connect_to, exchanges
+):
+    sb = sandbox_factory(initial_requests=60, initial_transcripts=0, latency_ms=5)
+    killed: list[int] = []
+
+    def kill_it(exchange) -> None:  # a recorder of the caller's: sees every detail fetched
+        if exchange.operation == "supplier.pull_detail" and not killed:
+            killed.extend(storing_processes(os.getpid()))
+            for pid in killed:
+                os.kill(pid, signal.SIGKILL)
+
+    w = connect_to(sb)
+    w.session.recorders.insert(0, kill_it)
+    summary = w.pull(progress=False)
+    assert killed
+    assert summary.status == "partial"
+    failed = [f for f in summary.failures if "storing process failed" in f["error"]]
+    assert failed and "pull again" in failed[0]["error"]
+    result = summary.lists["supplier_requests"]
+    assert result.details_fetched + result.details_failed == 60
+    have = set(w.store.table("transcript_requests", where="detail_call_id IS NOT NULL").request_id)
+    assert len(have) == result.details_fetched  # none counted stored that is not
+    w.session.recorders.remove(kill_it)
+    again = w.pull(progress=False)
+    assert again.status == "ok"
+    assert again.lists["supplier_requests"].details_fetched == 60 - len(have)
+    assert not storing_processes(os.getpid())
