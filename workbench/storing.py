@@ -1,13 +1,10 @@
-"""A pull's fetched details parsed and stored, each with the calls that fetched it.
-
-Parsing and storing take about 2 ms of CPU a detail. In the pulling process that CPU holds the
-GIL against the fetching threads: ``bench/pull.py``'s first pull (4,000 details) took 1.44x the
-bare pool so, and 1.16x with a process of its own doing it. That process costs about 0.7 s of
-CPU to start (its imports), so it starts for the first list with ``PROCESS_FROM`` details to
-fetch, and serves the rest of the pull; until then the pulling thread stores them. Either way a
-detail is stored with its calls in one transaction, or not at all, and each call is recorded
-once. The process runs this module (``python -m workbench.storing``), not the caller's
-``__main__`` again, as ``multiprocessing`` would: an analyst's script rarely guards its pull.
+"""A pull's fetched details parsed and stored, each with its calls in one transaction or not at
+all, each call recorded once: by the pulling thread, or from the first list with
+``PROCESS_FROM`` details to fetch by a process of its own for the rest of the pull. That CPU,
+about 2 ms a detail, held the GIL against the fetching threads: ``bench/pull.py``'s first pull
+was 1.28-1.44x the bare pool so, 1.12x with the process (which costs about 0.7 s of CPU to
+start). It runs ``python -m workbench.storing``, not the caller's ``__main__`` again as
+``multiprocessing`` would: an analyst's script rarely guards its pull.
 """
 
 from __future__ import annotations
@@ -58,11 +55,9 @@ class Storing:
 
     def expect(self, details: int) -> None:
         """A list has ``details`` to fetch: start the process if that is worth it."""
-        worth = self.calls is not None and details >= PROCESS_FROM
-        if worth and self._child is None and os.name == "posix" and sys.executable:
-            self._start()
-
-    def _start(self) -> None:
+        worth = self.calls is not None and details >= PROCESS_FROM and os.name == "posix"
+        if not worth or self._child is not None or not sys.executable:
+            return
         down, up = os.pipe(), os.pipe()  # (read, write): to the process, and back
         package = str(Path(__file__).resolve().parent.parent)  # this workbench, wherever
         path = os.pathsep.join(p for p in (package, os.environ.get("PYTHONPATH")) if p)
@@ -79,7 +74,7 @@ class Storing:
             Connection(up[0], writable=False),
         )
         self._down.send((self.store.reopener(), self.run_id))
-        # A thread sends, so that a Ctrl-C never cuts a batch in half on the pipe.
+        # A thread sends, so that a Ctrl-C never cuts a detail in half on the pipe.
         self._sender = threading.Thread(target=self._feed, name="workbench-storing", daemon=True)
         self._sender.start()
 
@@ -128,7 +123,7 @@ class Storing:
         its transaction under way is lost, calls included)."""
         if self._child is None:
             return
-        answer = None
+        answer: tuple[dict[Key, str | None], int, str, str | None] | None = None
         try:
             self._queue(None)
             self._sender.join()
@@ -141,8 +136,7 @@ class Storing:
             code = self._child.wait()
             self._down.close()
             self._up.close()
-        ended: tuple[dict[Key, str | None], int, str, str] = ({}, 0, "", f"exit code {code}")
-        errors, lost, why, crashed = answer or ended
+        errors, lost, why, crashed = answer or ({}, 0, "", f"exit code {code}")
         if lost:
             self.session.lost(lost, why)
         if crashed is not None:
@@ -186,10 +180,10 @@ def main(argv: list[str]) -> None:
         outbox.send((errors, recorder.unrecorded, recorder.why, None))
     except EOFError:  # the pull ended without a word (killed): what is stored stays
         return
-    except BaseException as exc:
+    except BaseException as exc:  # said by the pull, masked, rather than a traceback here
         lost, why = (recorder.unrecorded, recorder.why) if recorder else (0, "")
         outbox.send((errors, lost, why, f"{type(exc).__name__}: {exc}"))
-        raise
+        sys.exit(1)
 
 
 def _die_with(parent: int) -> None:
@@ -225,11 +219,9 @@ class _Calls:
 def store_fetched(
     session: Any, store: Store, list_name: str, dates: dict[str, Any], fetched: Rows
 ) -> Rows:
-    """Store fetched details, each with its calls, in one transaction; per detail, why it was
-    not stored, if not. One thread parses and writes while the pool fetches: parsing on every
-    fetching thread, a commit each, made ``bench/pull.py``'s first pull 10-20 % longer. A detail
-    is stored with its calls or not at all, and its calls are recorded once (one that cannot
-    be read or written fails alone, its savepoint undone)."""
+    """Store fetched details in one transaction, each with its calls in a savepoint (one that
+    cannot be read or written fails alone); per detail, why it was not stored, if not. Parsing
+    on every fetching thread, a commit each, made ``bench/pull.py``'s first pull 10-20 % longer."""
     for row in fetched:
         row["prepared"] = None
         if row["detail"] is not None:
