@@ -139,10 +139,9 @@ class Storing:
         errors, lost, why, crashed = answer or ({}, 0, "", f"exit code {code}")
         if lost:
             self.session.lost(lost, why)
-        if crashed is not None:
+        missing = [key for key in self._held if key not in errors]
+        if crashed is not None and missing:  # what it stored is kept; the next pull fetches these
             error = f"StoreError: the pull's storing process failed ({crashed}); pull again"
-            missing = [key for key in self._held if key not in errors]
-            # what it stored before is kept; the next pull fetches the rest again
             self.session.lost(sum(self._held[key] for key in missing), error)
             errors.update(dict.fromkeys(missing, error))
         self.errors.update(errors)
