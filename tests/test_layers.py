@@ -21,6 +21,7 @@ LAYERS: list[set[str]] = [
     {"pesc", "http"},
     {"store", "sandbox"},
     {"api", "reconcile", "scenario"},
+    {"storing"},
     {"pull"},
     {"client", "bundle"},
     {"report", "explorer", "export"},
