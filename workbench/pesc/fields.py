@@ -114,7 +114,7 @@ def flatten(doc_or_xml: PescDocument | str | bytes) -> dict[str, Any]:
 def transmission_kind(doc_or_xml: PescDocument | str | bytes) -> str | None:
     """A document's TransmissionType; ``Cancellation`` also for DocumentTypeCode ``Cancel`` and
     ``MutuallyDefined`` with a NoteMessage ``Cancellation`` (PESC has no Cancellation type)."""
-    data = el.child(as_document(doc_or_xml).root, "TransmissionData")
+    data = el.find(as_document(doc_or_xml).root, "TransmissionData")
     kind = el.find_text(data, "TransmissionType")
     said, code = (kind or "").lower(), (el.find_text(data, "DocumentTypeCode") or "").lower()
     noted = "cancellation" in {note.lower() for note in el.texts(data, "NoteMessage")}
@@ -145,7 +145,7 @@ def _transmission(row: dict[str, Any], data: Element | None) -> None:
     fields = el.children(data)
     row.update(el.leaves(data, _TRANSMISSION))
     for side in ("source", "destination"):
-        organization = el.child(fields.get(side.capitalize()), "Organization")
+        organization = el.find(fields.get(side.capitalize()), "Organization")
         row.update(el.organization(organization, f"{side}_org"))
 
 
@@ -253,7 +253,7 @@ def _transcript(row: dict[str, Any], root: Element, student: Element | None) -> 
     row.update(student_fields(fields.get("Person")))
     row["academic_record_count"] = len(records)
     row["session_count"], row["award_count"], row["course_count"] = transcript_counts(records)
-    row.update(el.organization(el.child(records[0] if records else None, "School"), "school"))
+    row.update(el.organization(el.find(records[0] if records else None, "School"), "school"))
     row["note"] = el.joined(el.texts(root, "NoteMessage"))
 
 
