@@ -74,12 +74,9 @@ _KIND = {REQUEST: "request", RESPONSE: "response", ACKNOWLEDGMENT: "acknowledgme
 
 def kind_of(doc: PescDocument, top: dict[str, Element] | None = None) -> str:
     """request / response / transcript / acknowledgment / other."""
-    kind = _KIND.get(doc.message_type)
-    if kind:
+    if kind := _KIND.get(doc.message_type):
         return kind
-    if top is None:
-        top = el.children(doc.root)
-    return "transcript" if "Student" in top else "other"
+    return "transcript" if "Student" in (top or el.children(doc.root)) else "other"
 
 
 def flatten(doc_or_xml: PescDocument | str | bytes) -> dict[str, Any]:
@@ -93,9 +90,7 @@ def flatten(doc_or_xml: PescDocument | str | bytes) -> dict[str, Any]:
     top = el.children(root)
     kind = kind_of(doc, top)
     row: dict[str, Any] = dict.fromkeys(KEYS[kind])
-    row["message_type"] = doc.message_type
-    row["version"] = doc.version
-    row["namespace"] = doc.namespace
+    row.update(message_type=doc.message_type, version=doc.version, namespace=doc.namespace)
     _transmission(row, top.get("TransmissionData"))
     if kind == "request":
         _request(row, root)
