@@ -34,6 +34,7 @@ from workbench.http.masking import Personal, Redactor, is_document, is_sent_docu
 from workbench.pesc.fields import environment_of
 from workbench.store import Store
 from workbench.store.identity import SANDBOX_TITLE
+from workbench.store.schema import json_object
 
 __all__ = ["Document", "make_bundle", "make_bundle_from_profile", "request_documents"]
 
@@ -245,11 +246,7 @@ def _listed_items(body: str, rid: str, comment: str) -> tuple[str, str]:
 def _headers(
     text: str | None, redactor: Redactor, mask: Callable[[str], str], *, document: bool
 ) -> list[dict[str, str]]:
-    try:
-        stored = json.loads(text) if text else {}
-    except ValueError:
-        stored = {}
-    masked = redactor.headers(stored if isinstance(stored, dict) else {}, document=document)
+    masked = redactor.headers(json_object(text), document=document)
     return [{"name": k, "value": mask(v)} for k, v in masked.items()]
 
 

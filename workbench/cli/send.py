@@ -172,8 +172,7 @@ for _command in (response, transcript, ack):
 
 
 def _send(request: SendRequest) -> None:
-    """Plan, show, ask, send, and say what the partner answered: every refusal before the
-    question."""
+    """Plan, show, ask, send, and say what the partner answered."""
     from workbench.client import connect
 
     with clean_errors():

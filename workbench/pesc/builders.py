@@ -104,7 +104,7 @@ def build_response(
     top = el.children(doc.root)
     transmission = el.children(top.get("TransmissionData"))
     requests = el.children_named(doc.root, "Request")
-    if not requests or any(el.child(r, "RequestedStudent") is None for r in requests):
+    if not requests or any(el.find(r, "RequestedStudent") is None for r in requests):
         raise PescError(
             "The TranscriptRequest has no Request/RequestedStudent to answer; a response must "
             "echo the requested student. Check the request document.",
@@ -137,7 +137,7 @@ def build_response(
             or request_document_id
             or document_id
         )
-        recipient = el.child(request_element, "Recipient")
+        recipient = el.find(request_element, "Recipient")
         _leaf(response, "CreatedDateTime", when)
         _leaf(response, "RequestTrackingID", request_tracking)
         _leaf(response, "RecipientTrackingID", el.find_text(recipient, "RecipientTrackingID"))
@@ -146,7 +146,7 @@ def build_response(
             hold = etree.SubElement(response, "ResponseHold")
             _leaf(hold, "HoldReason", hold_reason)
             _leaf(hold, "PlannedReleaseDate", release)
-        response.append(_unqualified_copy(el.child(request_element, "RequestedStudent")))
+        response.append(_unqualified_copy(el.find(request_element, "RequestedStudent")))
         for piece in notes:
             _leaf(response, "NoteMessage", piece)
     return _serialize(root)
@@ -186,7 +186,7 @@ def build_acknowledgment(
         tracking_id=el.text(transmission.get("RequestTrackingID")) or tracking_id,
         process_code=process_code,
     )
-    root.append(_acknowledgment_person(el.child(student, "Person")))
+    root.append(_acknowledgment_person(el.find(student, "Person")))
     _leaf(root, "AcademicAwardTotal", str(awards))
     _leaf(root, "CourseTotal", str(courses))
     for piece in notes:
@@ -220,7 +220,7 @@ def _transmission_data(
     _leaf(parent, "DocumentTypeCode", type_code)
     _leaf(parent, "TransmissionType", "Original")
     for side, other in (("Source", "Destination"), ("Destination", "Source")):
-        organization = el.child(answered.get(other), "Organization")
+        organization = el.find(answered.get(other), "Organization")
         etree.SubElement(etree.SubElement(parent, side), "Organization").extend(
             _organization_parts(organization)
         )

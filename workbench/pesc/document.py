@@ -171,9 +171,7 @@ def schema_name(message_type: str) -> str:
 
 def as_document(doc_or_xml: PescDocument | str | bytes) -> PescDocument:
     """A ``PescDocument`` as is; XML text or bytes parsed with ``parse``."""
-    if isinstance(doc_or_xml, PescDocument):
-        return doc_or_xml
-    return parse(doc_or_xml)
+    return doc_or_xml if isinstance(doc_or_xml, PescDocument) else parse(doc_or_xml)
 
 
 def size_limit() -> int:

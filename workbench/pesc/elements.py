@@ -49,11 +49,6 @@ def children_named(element: Element | None, name: str) -> list[Element]:
     return [] if element is None else list(element.iterchildren(f"{{*}}{name}"))
 
 
-def child(element: Element | None, name: str) -> Element | None:
-    """The first child with this local name, or None."""
-    return find(element, name)
-
-
 def find(element: Element | None, *names: str) -> Element | None:
     """Follow a path of local names from ``element``; None as soon as a step is missing."""
     for name in names:  # step by step: "B of the first A", never "the first B of any A"

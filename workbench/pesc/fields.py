@@ -74,12 +74,9 @@ _KIND = {REQUEST: "request", RESPONSE: "response", ACKNOWLEDGMENT: "acknowledgme
 
 def kind_of(doc: PescDocument, top: dict[str, Element] | None = None) -> str:
     """request / response / transcript / acknowledgment / other."""
-    kind = _KIND.get(doc.message_type)
-    if kind:
+    if kind := _KIND.get(doc.message_type):
         return kind
-    if top is None:
-        top = el.children(doc.root)
-    return "transcript" if "Student" in top else "other"
+    return "transcript" if "Student" in (top or el.children(doc.root)) else "other"
 
 
 def flatten(doc_or_xml: PescDocument | str | bytes) -> dict[str, Any]:
@@ -93,9 +90,7 @@ def flatten(doc_or_xml: PescDocument | str | bytes) -> dict[str, Any]:
     top = el.children(root)
     kind = kind_of(doc, top)
     row: dict[str, Any] = dict.fromkeys(KEYS[kind])
-    row["message_type"] = doc.message_type
-    row["version"] = doc.version
-    row["namespace"] = doc.namespace
+    row.update(message_type=doc.message_type, version=doc.version, namespace=doc.namespace)
     _transmission(row, top.get("TransmissionData"))
     if kind == "request":
         _request(row, root)
@@ -114,7 +109,7 @@ def flatten(doc_or_xml: PescDocument | str | bytes) -> dict[str, Any]:
 def transmission_kind(doc_or_xml: PescDocument | str | bytes) -> str | None:
     """A document's TransmissionType; ``Cancellation`` also for DocumentTypeCode ``Cancel`` and
     ``MutuallyDefined`` with a NoteMessage ``Cancellation`` (PESC has no Cancellation type)."""
-    data = el.child(as_document(doc_or_xml).root, "TransmissionData")
+    data = el.find(as_document(doc_or_xml).root, "TransmissionData")
     kind = el.find_text(data, "TransmissionType")
     said, code = (kind or "").lower(), (el.find_text(data, "DocumentTypeCode") or "").lower()
     noted = "cancellation" in {note.lower() for note in el.texts(data, "NoteMessage")}
@@ -145,7 +140,7 @@ def _transmission(row: dict[str, Any], data: Element | None) -> None:
     fields = el.children(data)
     row.update(el.leaves(data, _TRANSMISSION))
     for side in ("source", "destination"):
-        organization = el.child(fields.get(side.capitalize()), "Organization")
+        organization = el.find(fields.get(side.capitalize()), "Organization")
         row.update(el.organization(organization, f"{side}_org"))
 
 
@@ -253,7 +248,7 @@ def _transcript(row: dict[str, Any], root: Element, student: Element | None) -> 
     row.update(student_fields(fields.get("Person")))
     row["academic_record_count"] = len(records)
     row["session_count"], row["award_count"], row["course_count"] = transcript_counts(records)
-    row.update(el.organization(el.child(records[0] if records else None, "School"), "school"))
+    row.update(el.organization(el.find(records[0] if records else None, "School"), "school"))
     row["note"] = el.joined(el.texts(root, "NoteMessage"))
 
 

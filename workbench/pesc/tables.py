@@ -117,7 +117,7 @@ def records(doc_or_xml: PescDocument | str | bytes) -> dict[str, list[Row]]:
         person = _responses(tables, root, document_id)
     elif kind == "transcript":
         student = top.get("Student")
-        person = el.child(student, "Person")
+        person = el.find(student, "Person")
         for index, record in enumerate(el.children_named(student, "AcademicRecord")):
             _record(tables, record, {"document_id": document_id, "record_index": index})
     elif kind != "acknowledgment":
@@ -140,16 +140,16 @@ def records(doc_or_xml: PescDocument | str | bytes) -> dict[str, list[Row]]:
 def _requests(tables: dict[str, list[Row]], root: Element, document_id: str | None) -> Any:
     person = None
     for request_index, request in enumerate(el.children_named(root, "Request")):
-        requested = el.child(request, "RequestedStudent")
-        person = person if person is not None else el.child(requested, "Person")
+        requested = el.find(request, "RequestedStudent")
+        person = person if person is not None else el.find(requested, "Person")
         base = {"document_id": document_id, "request_index": request_index}
         for index, recipient in enumerate(el.children_named(request, "Recipient")):
             tables["recipients"].append(_recipient(recipient, {**base, "recipient_index": index}))
         for index, attendance in enumerate(el.children_named(requested, "Attendance")):
-            awards = el.child(attendance, "AcademicAwardsReported")
+            awards = el.find(attendance, "AcademicAwardsReported")
             row: Row = {**el.leaves(attendance, _ATTENDANCE), **el.leaves(awards, _AWARDS)}
             row["current_enrollment"] = el.boolean(row["current_enrollment"])
-            row |= el.organization(el.child(attendance, "School"), "school")
+            row |= el.organization(el.find(attendance, "School"), "school")
             tables["attendance"].append({**base, "attendance_index": index, **row})
     return person
 
@@ -159,7 +159,7 @@ def _recipient(recipient: Element, base: Row) -> Row:
     receiver = el.children(fields.get("Receiver"))
     organization = el.organization(receiver.get("RequestorReceiverOrganization"), "receiver")
     if "RequestorReceiverOrganization" not in receiver:
-        person_name = el.children(el.child(receiver.get("Person"), "Name"))
+        person_name = el.children(el.find(receiver.get("Person"), "Name"))
         parts = [el.text(person_name.get(part)) for part in ("FirstName", "LastName")]
         organization["receiver_name"] = " ".join(part for part in parts if part) or None
     return {
@@ -196,7 +196,7 @@ def _record(tables: dict[str, list[Row]], record: Element, base: Row) -> None:
     """An AcademicRecord's row, and its sessions', courses' and awards' (indexed within it)."""
     row: Row = {
         **base,
-        **el.organization(el.child(record, "School"), "school"),
+        **el.organization(el.find(record, "School"), "school"),
         "student_level": el.find_text(record, "StudentLevel", "StudentLevelCode"),
         **_summary(el.children_named(record, "AcademicSummary")),
     }
@@ -215,7 +215,7 @@ def _record(tables: dict[str, list[Row]], record: Element, base: Row) -> None:
 def _parts(tables: dict[str, list[Row]], parent: Element, base: Row, index: int | None) -> int:
     """Rows of the courses, awards and sessions of an AcademicRecord (``index`` None) or of its
     AcademicSession ``index``; how many sessions."""
-    session = el.leaves(el.child(parent, "AcademicSessionDetail"), _SESSION)
+    session = el.leaves(el.find(parent, "AcademicSessionDetail"), _SESSION)
     template = {**base, "session_index": index, "course_index": None}
     template |= {key: session[key] for key in ("session_designator", "session_name")}
     courses, awards = tables["courses"], tables["awards"]
@@ -246,7 +246,7 @@ def _parts(tables: dict[str, list[Row]], parent: Element, base: Row, index: int 
 
 
 def _award(award: Element, base: Row) -> Row:
-    program = el.child(award, "AcademicAwardProgram")
+    program = el.find(award, "AcademicAwardProgram")
     row: Row = {**base, **el.leaves(award, AWARD_FIELDS), **el.leaves(program, _PROGRAM)}
     row["completion_indicator"] = el.boolean(row["completion_indicator"])
     return row
@@ -257,7 +257,7 @@ def _summary(summaries: list[Element]) -> Row:
     cumulative = [s for s in summaries if el.find_text(s, "AcademicSummaryType") == "Cumulative"]
     chosen = (cumulative or summaries or [None])[0]
     summary_type = el.find_text(chosen, "AcademicSummaryType")
-    return {"summary_type": summary_type, **el.leaves(el.child(chosen, "GPA"), GPA_FIELDS)}
+    return {"summary_type": summary_type, **el.leaves(el.find(chosen, "GPA"), GPA_FIELDS)}
 
 
 TIME_DTYPE = "datetime64[us, UTC]"  # as the API, the store and reconcile have times

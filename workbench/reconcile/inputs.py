@@ -8,7 +8,6 @@ times tz-aware UTC, counts ``Int64``, flags ``boolean``).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from string import Formatter
 from typing import TYPE_CHECKING, Any
@@ -17,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from workbench.pesc.fields import IDENTITY  # the fields that name a student
-from workbench.store.schema import PLAUSIBLE_AHEAD_DAYS, PLAUSIBLE_FROM
+from workbench.store.schema import PLAUSIBLE_AHEAD_DAYS, PLAUSIBLE_FROM, json_object
 
 if TYPE_CHECKING:
     from workbench.store import Store
@@ -376,7 +375,7 @@ def _current_as_of(
 def _entity(store: Store, table: str, id_column: str, list_name: str, cut: str | None) -> Any:
     frame = _read(store, table, "first_seen_at", cut)
     validation = store.current_documents(list_name)["validation"]  # the current version's
-    found = [_json(v) for v in frame[id_column].map(validation)]
+    found = [json_object(v) for v in frame[id_column].map(validation)]
     found = pd.DataFrame(found, index=frame.index, columns=["status", "errors", "note"])
     first = found["errors"].map(lambda e: str(e[0]) if isinstance(e, list) and e else None)
     frame["validation_status"] = found["status"]
@@ -413,7 +412,7 @@ def _membership(
 
 def _outbox(store: Store, cut: str | None) -> pd.DataFrame:
     frame = _read(store, "outbox", "created_at", cut).rename(columns={"id": "outbox_id"})
-    flats = [_json(value) for value in frame["payload_flat"]]
+    flats = [json_object(value) for value in frame["payload_flat"]]
     sent = pd.DataFrame(flats, index=frame.index, columns=[*_SENT_FIELDS], dtype=object)
     frame = frame.join(sent.rename(columns=_SENT_FIELDS))
     if cut is not None and not frame.empty:
@@ -426,12 +425,3 @@ def _outbox(store: Store, cut: str | None) -> pd.DataFrame:
         frame["resolved_at"] = frame["resolved_at"].where(~settled_later)
         frame["resolution"] = frame["resolution"].where(~settled_later)
     return frame[[c for c in TABLES["outbox"] if c in frame.columns]]
-
-
-def _json(value: Any) -> dict[str, Any]:
-    """A stored JSON object; ``{}`` for anything else (missing, not JSON, not an object)."""
-    try:
-        found = json.loads(value) if isinstance(value, str) and value else {}
-    except ValueError:
-        return {}
-    return found if isinstance(found, dict) else {}

@@ -3,7 +3,6 @@ profile uses (one never read: stale at any limit), and how the last pull went.""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -11,9 +10,10 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 from IPython.display import HTML
 
+from workbench.config.settings import text_of
 from workbench.reconcile.inputs import timestamp
 from workbench.report.markup import moment, page, table, text
-from workbench.store.schema import utc_text
+from workbench.store.schema import json_object, utc_text
 
 if TYPE_CHECKING:
     from workbench.store import Store
@@ -138,9 +138,9 @@ def freshness(store: Store, as_of: Any = None) -> Freshness:
         params=[cutoff],
     ).sort_values(["finished_at", "id"], kind="stable")  # fmt: skip
     last = None if runs.empty else runs.iloc[-1]
-    summary = {} if last is None else _loads(last["summary"])
-    outcome, skipped = _loads(summary.get("lists")), _loads(summary.get("skipped"))
-    tried = {str(n) for s in runs["summary"] for n in _loads(_loads(s).get("lists"))}
+    summary = {} if last is None else json_object(last["summary"])
+    outcome, skipped = json_object(summary.get("lists")), json_object(summary.get("skipped"))
+    tried = {str(n) for s in runs["summary"] for n in json_object(json_object(s).get("lists"))}
     lists = []
     for name, (interface, _) in LIST_LABELS.items():
         read = last_read.get(name)
@@ -148,11 +148,11 @@ def freshness(store: Store, as_of: Any = None) -> Freshness:
         why = skipped.get(interface)
         if why is None and name not in outcome and read is None and name not in tried:
             why = "never pulled"
-        error = _loads(outcome.get(name)).get("error")
+        error = json_object(outcome.get(name)).get("error")
         if last is not None and name not in outcome:
             error = "not reached: the pull stopped before it"
         used = why is None  # else the profile does not read it: its age does not count
-        lists.append(ListFreshness(name, _plain(read), age, _str(error) if used else None,
+        lists.append(ListFreshness(name, _plain(read), age, text_of(error) if used else None,
                                    None if used else str(why)))  # fmt: skip
     failures = [f for f in summary.get("failures") or [] if isinstance(f, dict)]
     items = [f for f in failures if not str(f.get("id", "")).startswith("(")]
@@ -176,7 +176,7 @@ def freshness(store: Store, as_of: Any = None) -> Freshness:
         last_pull_status=None if last is None else str(last["status"]),
         last_ok_pull_at=_plain(ok.max()) if len(ok) else None,
         problems=tuple(problems),
-        not_fetched=tuple(tuple(_str(f.get(k)) for k in ("list", "id", "error")) for f in items),
+        not_fetched=tuple(tuple(text_of(f.get(k)) for k in ("list", "id", "error")) for f in items),
         unfinished_run=int(crashed["id"].iloc[0]) if len(crashed) else None,
         unfinished_started_at=_plain(crashed["started_at"].iloc[0]) if len(crashed) else None,
     )
@@ -256,17 +256,3 @@ def _plain(when: Any) -> datetime | None:
 
 def _iso(when: datetime | None) -> str | None:
     return None if when is None else when.isoformat()
-
-
-def _str(value: Any) -> str | None:
-    return None if value is None else str(value)
-
-
-def _loads(value: Any) -> dict[str, Any]:
-    """A dict as it is, a JSON object as text parsed; anything else empty."""
-    if isinstance(value, str):
-        try:
-            value = json.loads(value)
-        except ValueError:
-            return {}
-    return value if isinstance(value, dict) else {}

@@ -356,6 +356,17 @@ def dumps(value: Any) -> str:
     return _CANONICAL.encode(value)
 
 
+def json_object(value: Any) -> dict[str, Any]:
+    """A dict as it is, a JSON object as text parsed; ``{}`` for anything else (missing, not
+    JSON, not an object)."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return {}
+    return value if isinstance(value, dict) else {}
+
+
 def sha256(text: str | bytes) -> str:
     return hashlib.sha256(text.encode("utf-8") if isinstance(text, str) else text).hexdigest()
 
