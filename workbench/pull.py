@@ -149,25 +149,28 @@ def pull(
         run_id = store.begin_run(kind="pull", profile=profile.name)
         summary = PullSummary(run_id=run_id, skipped=profile.skipped())
         unrecorded = session.unrecorded
+        fetched: dict[str, list[str]] = {}  # list name: the ids whose detail it fetched
+        storing = Storing(session, store, run_id=run_id, calls=calls)
         try:
             # After pull_deadline no call starts, and one under way ends: the run is partial.
             limit = session.time_limit(profile.pull_deadline, setting="WORKBENCH_PULL_DEADLINE")
-            fetched: dict[str, list[str]] = {}  # list name: the ids whose detail it fetched
-            with run(run_id), limit, Storing(session, store, run_id=run_id, calls=calls) as storing:
-                for source in SOURCES:
-                    if source.role in profile.interfaces:
-                        name = source.list_name
-                        summary.lists[name], fetched[name] = _pull_list(
-                            session, store, source, summary, progress, storing
-                        )
-                if "international" in profile.interfaces:
-                    placement = functools.partial(pending_placement_events, session)
-                    events = _pull_events(session, store, "placement_events", run_id, placement)
-                    summary.lists["placement_events"] = events
-                if "domestic" in profile.interfaces:
-                    summary.lists["domestic_events"] = _pull_domestic(session, store, summary)
-            for name, ids in fetched.items():  # once stored: the storing process is done
-                _settle(store, summary, name, ids, storing.errors)
+            try:
+                with run(run_id), limit, storing:
+                    for source in SOURCES:
+                        if source.role in profile.interfaces:
+                            name = source.list_name
+                            summary.lists[name], fetched[name] = _pull_list(
+                                session, store, source, summary, progress, storing
+                            )
+                    if "international" in profile.interfaces:
+                        placement = functools.partial(pending_placement_events, session)
+                        events = _pull_events(session, store, "placement_events", run_id, placement)
+                        summary.lists["placement_events"] = events
+                    if "domestic" in profile.interfaces:
+                        summary.lists["domestic_events"] = _pull_domestic(session, store, summary)
+            finally:  # Ctrl-C too: what the storing process answered for is counted
+                for name, ids in fetched.items():
+                    _settle(store, summary, name, ids, storing.errors)
         except BaseException as exc:
             summary.status, summary.elapsed_s = "failed", time.perf_counter() - started
             error = "interrupted (Ctrl-C)" if isinstance(exc, KeyboardInterrupt) else _short(exc)
@@ -265,7 +268,9 @@ def _settle(
     """Count the list's details stored, and remember each one that failed (retried next)."""
     result = summary.lists[list_name]
     for item in ids:
-        why = errors.get((list_name, item), "StoreError: it was not stored")
+        if (list_name, item) not in errors:  # not stored, nor answered for (Ctrl-C)
+            continue
+        why = errors[list_name, item]
         if why:
             store.record_detail_failure(list_name, item, why, run_id=summary.run_id)
             summary.fail(list_name, item, str(why))

@@ -3,8 +3,9 @@ all, each call recorded once: by the pulling thread, or from the first list with
 ``PROCESS_FROM`` details to fetch by a process of its own for the rest of the pull. That CPU,
 about 2 ms a detail, held the GIL against the fetching threads: ``bench/pull.py``'s first pull
 was 1.28-1.44x the bare pool so, 1.12x with the process (which costs about 0.7 s of CPU to
-start). It runs ``python -m workbench.storing``, not the caller's ``__main__`` again as
-``multiprocessing`` would: an analyst's script rarely guards its pull.
+start: the pulling thread stores what comes meanwhile). The process runs :func:`main` of this
+very file (``python -P -c``), not the caller's ``__main__`` again as ``multiprocessing`` would:
+an analyst's script rarely guards its pull.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import signal
 import subprocess
 import sys
 import threading
+from contextlib import suppress
 from datetime import UTC, datetime
 from multiprocessing.connection import Connection
 from pathlib import Path
@@ -30,42 +32,58 @@ if TYPE_CHECKING:
     from workbench.store import Store
 
 PROCESS_FROM = 500  # details of one list: fewer, and the pulling thread stores them
-# Details queued for the process: the fetching waits beyond, so memory stays bounded (a detail
-# and its calls are about 40 kB; 512 made a 20,000-detail pull's process 40 MB bigger).
-QUEUED = 128
-BATCH = 64  # details the process stores in one transaction at most
+# Details queued for the process: the fetching waits beyond, so memory stays bounded.
+QUEUED = 32
+BATCH = 16  # details a transaction of the process at most: the pull's own writes wait for it
+# The package's folder first, unless already on the path: this workbench, not one in the cwd.
+LAUNCH = (
+    "import sys; sys.path[:0] = [p for p in sys.argv[1:2] if p not in sys.path]; "
+    "from workbench.storing import main; main(sys.argv[2:])"
+)
 Rows = list[dict[str, Any]]
 Key = tuple[str, str]  # (list name, request id)
+Answer = tuple[dict[Key, str | None], int, str, str | None]  # errors, calls lost, why, failure
 
 
 class Storing:
     """Stores the rows a pull fetched (``request_id``, ``detail``, ``error``, ``held``: the
-    exchanges that fetched it) with :meth:`send`; after the block, ``errors``: why each row sent
-    was not stored (None: stored), by (list name, request id). ``calls``: the session's recorder
-    that writes calls into ``store``; without it no process is started."""
+    exchanges that fetched it) with :meth:`send`; ``errors``: why each row sent was not stored
+    (None: stored), by (list name, request id), complete after the block. ``calls``: the
+    session's recorder that writes calls into ``store``; without it no process is started."""
 
     def __init__(
         self, session: Session, store: Store, *, run_id: int, calls: Recorder | None
     ) -> None:
         self.session, self.store, self.run_id, self.calls = session, store, run_id, calls
         self.errors: dict[Key, str | None] = {}
-        self._held: dict[Key, int] = {}  # rows sent to the process: their exchanges
+        self._held: dict[Key, int] = {}  # sent to the process, not answered yet: exchanges
         self._child: subprocess.Popen[bytes] | None = None
         self._outgoing: queue.Queue[Any] = queue.Queue(QUEUED)
+        self._ready = threading.Event()  # the process has opened the store
+        self._failure: str | None = None  # why the process failed, in its words
+        self._unsent = ""  # why a detail could not be sent to it
 
     def expect(self, details: int) -> None:
         """A list has ``details`` to fetch: start the process if that is worth it."""
         worth = self.calls is not None and details >= PROCESS_FROM and os.name == "posix"
-        if not worth or self._child is not None or not sys.executable:
+        if not worth or self._child is not None or getattr(sys, "frozen", False):
             return
         down, up = os.pipe(), os.pipe()  # (read, write): to the process, and back
-        package = str(Path(__file__).resolve().parent.parent)  # this workbench, wherever
-        path = os.pathsep.join(p for p in (package, os.environ.get("PYTHONPATH")) if p)
+        package = str(Path(__file__).resolve().parent.parent)
         self._child = subprocess.Popen(  # noqa: S603 - this interpreter, this module
-            [sys.executable, "-m", "workbench.storing", str(down[0]), str(up[1]), str(os.getpid())],
+            [
+                sys.executable,
+                "-P",
+                "-c",
+                LAUNCH,
+                package,
+                str(down[0]),
+                str(up[1]),
+                str(os.getpid()),
+            ],
             pass_fds=(down[0], up[1]),
-            env={**os.environ, "PYTHONPATH": path},
             stdin=subprocess.DEVNULL,
+            start_new_session=True,  # a Ctrl-C at the terminal is the pull's to handle
         )
         os.close(down[0])
         os.close(up[1])
@@ -74,120 +92,149 @@ class Storing:
             Connection(up[0], writable=False),
         )
         self._down.send((self.store.reopener(), self.run_id))
-        # A thread sends, so that a Ctrl-C never cuts a detail in half on the pipe.
+        # Threads send and receive: a Ctrl-C never cuts a detail in half on the pipe, and
+        # neither process waits on a full pipe the other does not read.
         self._sender = threading.Thread(target=self._feed, name="workbench-storing", daemon=True)
+        self._receiver = threading.Thread(
+            target=self._receive, name="workbench-stored", daemon=True
+        )
         self._sender.start()
+        self._receiver.start()
 
     def _feed(self) -> None:
         try:
             while (item := self._outgoing.get()) is not None:
                 self._down.send(item)
-            self._down.send(None)
-        except OSError:  # the process ended: __exit__ says what it did not store
+        except Exception as exc:  # the process ended, or a detail cannot be sent
+            self._unsent = f"{type(exc).__name__}: {exc}"
+        finally:
+            self._down.close()  # the end of its input: it stores what it has, and ends
+
+    def _receive(self) -> None:
+        try:
+            while True:
+                errors, lost, why, failure = self._up.recv()
+                self._ready.set()
+                self.errors.update(errors)  # before leaving _held: a row is always in one
+                for key in errors:
+                    self._held.pop(key, None)
+                if lost:
+                    self.session.lost(lost, why)
+                self._failure = failure or self._failure
+        except (EOFError, OSError):  # it ended
             pass
 
     def send(self, list_name: str, dates: dict[str, Any], rows: Rows) -> Rows:
         """Store ``rows`` of ``list_name`` (a batch of ``fetch_all``): queued for the process,
-        or here (also once the process has ended: the rows it had then fail, and the next pull
-        fetches them again)."""
+        or here (while it starts, or once it has ended)."""
         here = []
         for row in rows:
             key = (list_name, row["request_id"])
             if key in self._held or key in self.errors:  # given again after a Ctrl-C in here
                 continue
-            if self._child is None or not self._queue((*key, dates.get(key[1]), row)):
+            self._held[key], queued = len(row["held"]), False
+            try:  # held before it is queued: a Ctrl-C in between must not queue it twice
+                queued = self._child is not None and self._put((*key, dates.get(key[1]), row))
+            finally:
+                if not queued:
+                    del self._held[key]
+            if not queued:
                 here.append(row)
                 continue
-            self._held[key] = len(row["held"])
             for exchange in row["held"]:  # the caller's recorders see it here, the store there
                 self.session.record(exchange, skip=self.calls)
         for row in store_fetched(self.session, self.store, list_name, dates, here) if here else ():
             self.errors[list_name, row["request_id"]] = row["error"]
         return _outcomes(rows)
 
-    def _queue(self, item: Any) -> bool:
-        """Whether ``item`` was queued for the process (not once it has ended)."""
-        while self._sender.is_alive():
+    def _put(self, item: Any, *, last: bool = False) -> bool:
+        """Whether ``item`` was queued: not while the process starts (but ``last``), nor once
+        it has ended."""
+        while self._sender.is_alive() and (last or self._receiver.is_alive()):
             try:
-                self._outgoing.put(item, timeout=0.5)
+                self._outgoing.put(item, timeout=0.5 if last or self._ready.is_set() else 0)
                 return True
             except queue.Full:
-                continue
+                if not last and not self._ready.is_set():
+                    return False
         return False
 
     def __enter__(self) -> Storing:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        """Wait until the process stored all it was sent (a second Ctrl-C stops it at once:
-        its transaction under way is lost, calls included)."""
+        """Wait until the process stored all it was sent: a first Ctrl-C waits still (the
+        rest is brief), a second stops it at once (its transaction under way is lost)."""
         if self._child is None:
             return
-        answer: tuple[dict[Key, str | None], int, str, str | None] | None = None
+        stopping = False
         try:
-            self._queue(None)
-            self._sender.join()
-            answer = self._up.recv()
-        except EOFError:  # it ended without a word
-            pass
+            self._put(None, last=True)
+            while self._receiver.is_alive():
+                try:
+                    self._receiver.join(0.5)
+                except KeyboardInterrupt:
+                    if stopping:
+                        raise
+                    stopping = True
         finally:
-            if answer is None:
+            if self._receiver.is_alive():
                 self._child.kill()
             code = self._child.wait()
-            self._down.close()
+            with suppress(queue.Full):
+                self._outgoing.put_nowait(None)  # a sender still waiting for a row ends
+            self._sender.join()
+            self._receiver.join()
             self._up.close()
-        errors, lost, why, crashed = answer or ({}, 0, "", f"exit code {code}")
-        if lost:
-            self.session.lost(lost, why)
-        missing = [key for key in self._held if key not in errors]
-        if crashed is not None and missing:  # what it stored is kept; the next pull fetches these
-            error = f"StoreError: the pull's storing process failed ({crashed}); pull again"
-            self.session.lost(sum(self._held[key] for key in missing), error)
-            errors.update(dict.fromkeys(missing, error))
-        self.errors.update(errors)
+            if self._held:  # sent, never answered: fetched again by the next pull
+                why = self._failure or (f"it ended with exit code {code}" if code else self._unsent)
+                error = f"StoreError: the pull's storing process did not store it ({why})"
+                self.session.lost(sum(self._held.values()), error)
+                self.errors.update(dict.fromkeys(self._held, error))
 
 
 def main(argv: list[str]) -> None:
-    """The storing process: reads (how to open the store, the run), then batches until None,
-    and answers (errors by key, calls lost, why, None), or (..., what failed) when it fails."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C: the pull sends what it fetched
-    _die_with(int(argv[3]))
+    """The storing process (``argv``: the pipe in, the pipe out, the pull's process id): opens
+    the store it is sent, answers once ready, then stores what has come, a batch at a time
+    until the end of its input, each answered (errors by key, calls lost, why, None); when it
+    fails, its last answer says why."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the pull decides, and tells it by its input
+    _die_with(int(argv[2]))
     inbox, outbox = (
-        Connection(int(argv[1]), writable=False),
-        Connection(int(argv[2]), readable=False),
+        Connection(int(argv[0]), writable=False),
+        Connection(int(argv[1]), readable=False),
     )
-    errors: dict[Key, str | None] = {}
-    recorder = None
     try:
         reopen, run_id = inbox.recv()
         with reopen() as store:
             recorder = _Calls(store, run_id)
+            outbox.send(({}, 0, "", None))
             items: list[Any] = []
             more = True
-            while more:  # what has come, in one transaction a list: more when it falls behind
+            while more:  # what has come: more at once when it falls behind
                 while more and (not items or (len(items) < BATCH and inbox.poll())):
-                    item = inbox.recv()
-                    more = item is not None
-                    items += [item] if more else []
+                    try:
+                        items.append(inbox.recv())
+                    except EOFError:
+                        more = False
+                errors: dict[Key, str | None] = {}
                 for list_name, group in itertools.groupby(items, key=lambda item: item[0]):
                     kept = list(group)
                     dates = {request_id: date for _, request_id, date, _ in kept}
                     rows = [row for *_, row in kept]
                     for row in store_fetched(recorder, store, list_name, dates, rows):
                         errors[list_name, row["request_id"]] = row["error"]
-                items = []
-        outbox.send((errors, recorder.unrecorded, recorder.why, None))
-    except EOFError:  # the pull ended without a word (killed): what is stored stays
-        return
+                outbox.send((errors, recorder.unrecorded, recorder.why, None))
+                items, recorder.unrecorded = [], 0
     except BaseException as exc:  # said by the pull, masked, rather than a traceback here
-        lost, why = (recorder.unrecorded, recorder.why) if recorder else (0, "")
-        outbox.send((errors, lost, why, f"{type(exc).__name__}: {exc}"))
+        with suppress(OSError):
+            outbox.send(({}, 0, "", f"{type(exc).__name__}: {exc}"))
         sys.exit(1)
 
 
 def _die_with(parent: int) -> None:
     """Be killed with the pull (Linux): a pull killed mid-way stores nothing more after it,
-    so the next pull finds exactly what is missing. Elsewhere, the end of the pipe stops it."""
+    so the next pull finds exactly what is missing. Elsewhere, the end of its input ends it."""
     if sys.platform == "linux":
         import ctypes
 
@@ -279,7 +326,3 @@ def _prepared(store: Store, list_name: str, item: str, detail: dict, listed: Any
         parse_error=parse_error,
         validation=validation,
     )
-
-
-if __name__ == "__main__":
-    main(sys.argv)

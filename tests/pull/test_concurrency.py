@@ -269,6 +269,6 @@ def storing_processes(pull: int) -> list[int]:
             argv = (proc / "cmdline").read_bytes().split(b"\0")
         except OSError:  # ended, or not a process
             continue
-        if b"workbench.storing" in argv and str(pull).encode() in argv:
+        if any(b"workbench.storing" in a for a in argv) and str(pull).encode() in argv:
             found.append(int(proc.name))
     return found

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import os
 import signal
+import time
+from contextlib import suppress
 from pathlib import Path
 
 import pytest
@@ -75,13 +77,19 @@ def test_failed_details_are_failures_and_retried(process, sandbox_factory, conne
 
 
 def test_a_storing_process_that_dies_fails_what_it_had_and_the_next_pull_fetches_it(
-    process, sandbox_factory, connect_to, exchanges
+    process, sandbox_factory, connect_to, tmp_path: Path
 ):
     sb = sandbox_factory(initial_requests=60, initial_transcripts=0, latency_ms=5)
+    seen: list[str] = []
     killed: list[int] = []
 
     def kill_it(exchange) -> None:  # a recorder of the caller's: sees every detail fetched
-        if exchange.operation == "supplier.pull_detail" and not killed:
+        if exchange.operation != "supplier.pull_detail":
+            return
+        seen.append(exchange.url)
+        if len(seen) == 1:  # until the process has opened the store, the pull stores alone
+            opened(tmp_path / "connect_to.db")
+        if len(seen) == 11:  # ten details sent to the process since
             killed.extend(storing_processes(os.getpid()))
             for pid in killed:
                 os.kill(pid, signal.SIGKILL)
@@ -91,10 +99,15 @@ def test_a_storing_process_that_dies_fails_what_it_had_and_the_next_pull_fetches
     summary = w.pull(progress=False)
     assert killed
     assert summary.status == "partial"
-    failed = [f for f in summary.failures if "storing process failed" in f["error"]]
-    assert failed and "pull again" in failed[0]["error"]
+    failed = [f for f in summary.failures if f["list"] == "supplier_requests"]
+    assert failed and {f["error"] for f in failed} == {
+        "StoreError: the pull's storing process did not store it (it ended with exit code -9)"
+    }
+    lost = [f for f in summary.failures if f["list"] == "(calls)"]  # their calls, not recorded
+    assert len(lost) == 1 and lost[0]["error"].startswith(f"{len(failed)} call records")
     result = summary.lists["supplier_requests"]
     assert result.details_fetched + result.details_failed == 60
+    assert result.details_failed == len(failed)
     have = set(w.store.table("transcript_requests", where="detail_call_id IS NOT NULL").request_id)
     assert len(have) == result.details_fetched  # none counted stored that is not
     w.session.recorders.remove(kill_it)
@@ -102,3 +115,29 @@ def test_a_storing_process_that_dies_fails_what_it_had_and_the_next_pull_fetches
     assert again.status == "ok"
     assert again.lists["supplier_requests"].details_fetched == 60 - len(have)
     assert not storing_processes(os.getpid())
+
+
+def opened(db: Path) -> None:
+    """Wait until a storing process of this pull has ``db`` open."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        for pid in storing_processes(os.getpid()):
+            with suppress(OSError):
+                if any(str(db) in os.readlink(f) for f in Path(f"/proc/{pid}/fd").iterdir()):
+                    time.sleep(0.2)  # and has said it is ready
+                    return
+        time.sleep(0.02)
+    raise AssertionError("no storing process opened the store")
+
+
+def test_the_storing_process_runs_this_workbench_whatever_the_folder_holds(
+    process, sandbox, connect_to, tmp_path: Path, monkeypatch
+):
+    other = tmp_path / "elsewhere" / "workbench"
+    other.mkdir(parents=True)
+    (other / "__init__.py").write_text("raise SystemExit('another workbench')\n")
+    monkeypatch.chdir(other.parent)  # python -m would import that one first
+    w = connect_to(sandbox)
+    summary = w.pull(progress=False)
+    assert summary.status == "ok", summary.failures
+    assert summary.lists["supplier_requests"].details_fetched == 25

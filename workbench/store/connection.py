@@ -158,9 +158,9 @@ class Connection:
             if durable:
                 self.conn.execute("PRAGMA synchronous = FULL")
             try:
-                self.conn.execute("BEGIN IMMEDIATE")
                 self._writing = True
-                try:
+                try:  # a Ctrl-C just after BEGIN too: an open transaction would block every writer
+                    self.conn.execute("BEGIN IMMEDIATE")
                     yield self.conn
                     self.conn.execute("COMMIT")
                 except BaseException:
