@@ -49,19 +49,26 @@ class Storing:
     """Stores the rows a pull fetched (``request_id``, ``detail``, ``error``, ``held``: the
     exchanges that fetched it) with :meth:`send`; ``errors``: why each row sent was not stored
     (None: stored), by (list name, request id), complete after the block. ``calls``: the
-    session's recorder that writes calls into ``store``; without it no process is started."""
+    session's recorder that writes calls into ``store``; without it no process is started.
+    Only the pulling thread reads and writes what is counted; threads move bytes."""
 
     def __init__(
         self, session: Session, store: Store, *, run_id: int, calls: Recorder | None
     ) -> None:
         self.session, self.store, self.run_id, self.calls = session, store, run_id, calls
         self.errors: dict[Key, str | None] = {}
-        self._held: dict[Key, int] = {}  # sent to the process, not answered yet: exchanges
+        self._given: set[Key] = set()  # taken to store, here or there: never taken again
+        self._held: dict[Key, int] = {}  # the process's, not answered yet: their exchanges
         self._child: subprocess.Popen[bytes] | None = None
         self._outgoing: queue.Queue[Any] = queue.Queue(QUEUED)
+        self._answers: queue.SimpleQueue[Answer | None] = queue.SimpleQueue()  # None: it ended
         self._ready = threading.Event()  # the process has opened the store
-        self._failure: str | None = None  # why the process failed, in its words
-        self._unsent = ""  # why a detail could not be sent to it
+        self._failure = ""  # why the process failed, in its words, or a detail was not sent
+        self._over = False  # it has ended, and every answer of it is counted
+        self._sender = threading.Thread(target=self._feed, name="workbench-storing", daemon=True)
+        self._receiver = threading.Thread(
+            target=self._receive, name="workbench-stored", daemon=True
+        )
 
     def expect(self, details: int) -> None:
         """A list has ``details`` to fetch: start the process if that is worth it."""
@@ -70,34 +77,32 @@ class Storing:
             return
         down, up = os.pipe(), os.pipe()  # (read, write): to the process, and back
         package = str(Path(__file__).resolve().parent.parent)
-        self._child = subprocess.Popen(  # noqa: S603 - this interpreter, this module
-            [
-                sys.executable,
-                "-P",
-                "-c",
-                LAUNCH,
-                package,
-                str(down[0]),
-                str(up[1]),
-                str(os.getpid()),
-            ],
-            pass_fds=(down[0], up[1]),
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,  # a Ctrl-C at the terminal is the pull's to handle
-        )
-        os.close(down[0])
-        os.close(up[1])
+        try:
+            self._child = subprocess.Popen(  # noqa: S603 - this interpreter, this module
+                [
+                    sys.executable,
+                    "-P",
+                    "-c",
+                    LAUNCH,
+                    package,
+                    *map(str, (down[0], up[1], os.getpid())),
+                ],
+                pass_fds=(down[0], up[1]),
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,  # a Ctrl-C at the terminal is the pull's to handle
+            )
+        except OSError:  # no interpreter to start (an embedded one): the pulling thread stores
+            return
+        finally:
+            os.close(down[0])
+            os.close(up[1])
         self._down, self._up = (
             Connection(down[1], readable=False),
             Connection(up[0], writable=False),
         )
-        self._down.send((self.store.reopener(), self.run_id))
         # Threads send and receive: a Ctrl-C never cuts a detail in half on the pipe, and
         # neither process waits on a full pipe the other does not read.
-        self._sender = threading.Thread(target=self._feed, name="workbench-storing", daemon=True)
-        self._receiver = threading.Thread(
-            target=self._receive, name="workbench-stored", daemon=True
-        )
+        self._outgoing.put((self.store.reopener(), self.run_id))
         self._sender.start()
         self._receiver.start()
 
@@ -106,45 +111,54 @@ class Storing:
             while (item := self._outgoing.get()) is not None:
                 self._down.send(item)
         except Exception as exc:  # the process ended, or a detail cannot be sent
-            self._unsent = f"{type(exc).__name__}: {exc}"
+            self._failure = self._failure or f"{type(exc).__name__}: {exc}"
         finally:
             self._down.close()  # the end of its input: it stores what it has, and ends
 
     def _receive(self) -> None:
-        try:
+        with suppress(BaseException):  # it ended, or its answer is unreadable: stopped in exit
             while True:
-                errors, lost, why, failure = self._up.recv()
+                self._answers.put(self._up.recv())
                 self._ready.set()
-                self.errors.update(errors)  # before leaving _held: a row is always in one
+        self._up.close()  # a process still answering learns it is not heard
+        self._answers.put(None)
+
+    def _take(self, wait: float = 0) -> None:
+        """Count the answers come so far, waiting ``wait`` seconds for one if none has."""
+        with suppress(queue.Empty):
+            while not self._over:
+                answer = self._answers.get(timeout=wait) if wait else self._answers.get_nowait()
+                if answer is None:
+                    self._over = True
+                    return
+                errors, lost, why, failure = answer
+                self.errors.update(errors)
                 for key in errors:
                     self._held.pop(key, None)
                 if lost:
                     self.session.lost(lost, why)
-                self._failure = failure or self._failure
-        except (EOFError, OSError):  # it ended
-            pass
+                self._failure, wait = failure or self._failure, 0
 
     def send(self, list_name: str, dates: dict[str, Any], rows: Rows) -> Rows:
         """Store ``rows`` of ``list_name`` (a batch of ``fetch_all``): queued for the process,
         or here (while it starts, or once it has ended)."""
+        self._take()
         here = []
         for row in rows:
             key = (list_name, row["request_id"])
-            if key in self._held or key in self.errors:  # given again after a Ctrl-C in here
+            if key in self._given:  # given again after a Ctrl-C in here
                 continue
-            self._held[key], queued = len(row["held"]), False
-            try:  # held before it is queued: a Ctrl-C in between must not queue it twice
-                queued = self._child is not None and self._put((*key, dates.get(key[1]), row))
-            finally:
-                if not queued:
-                    del self._held[key]
-            if not queued:
+            self._given.add(key)
+            self._held[key] = len(row["held"])  # held until refused: a Ctrl-C may queue it
+            if self._child is None or not self._put((*key, dates.get(key[1]), row)):
+                del self._held[key]
                 here.append(row)
                 continue
             for exchange in row["held"]:  # the caller's recorders see it here, the store there
                 self.session.record(exchange, skip=self.calls)
-        for row in store_fetched(self.session, self.store, list_name, dates, here) if here else ():
-            self.errors[list_name, row["request_id"]] = row["error"]
+        if here:
+            for row in store_fetched(self.session, self.store, list_name, dates, here):
+                self.errors[list_name, row["request_id"]] = row["error"]
         return _outcomes(rows)
 
     def _put(self, item: Any, *, last: bool = False) -> bool:
@@ -167,27 +181,30 @@ class Storing:
         rest is brief), a second stops it at once (its transaction under way is lost)."""
         if self._child is None:
             return
-        stopping = False
+        stopping = ended = False
         try:
-            self._put(None, last=True)
-            while self._receiver.is_alive():
+            while not self._over:
                 try:
-                    self._receiver.join(0.5)
+                    if not ended:  # the end of its input (unless it has ended)
+                        self._put(None, last=True)
+                        ended = True
+                    self._take(wait=0.5)
                 except KeyboardInterrupt:
                     if stopping:
                         raise
                     stopping = True
         finally:
-            if self._receiver.is_alive():
+            if self._child.poll() is None:
                 self._child.kill()
             code = self._child.wait()
+            self._receiver.join()
+            self._take()  # what came before it ended
             with suppress(queue.Full):
                 self._outgoing.put_nowait(None)  # a sender still waiting for a row ends
             self._sender.join()
-            self._receiver.join()
-            self._up.close()
             if self._held:  # sent, never answered: fetched again by the next pull
-                why = self._failure or (f"it ended with exit code {code}" if code else self._unsent)
+                why = self._failure or f"it ended with exit code {code}"
+                why = "stopped by Ctrl-C" if stopping and code < 0 else why
                 error = f"StoreError: the pull's storing process did not store it ({why})"
                 self.session.lost(sum(self._held.values()), error)
                 self.errors.update(dict.fromkeys(self._held, error))
@@ -204,6 +221,8 @@ def main(argv: list[str]) -> None:
         Connection(int(argv[0]), writable=False),
         Connection(int(argv[1]), readable=False),
     )
+    errors: dict[Key, str | None] = {}  # of the batch under way
+    recorder = None
     try:
         reopen, run_id = inbox.recv()
         with reopen() as store:
@@ -217,7 +236,7 @@ def main(argv: list[str]) -> None:
                         items.append(inbox.recv())
                     except EOFError:
                         more = False
-                errors: dict[Key, str | None] = {}
+                errors = {}
                 for list_name, group in itertools.groupby(items, key=lambda item: item[0]):
                     kept = list(group)
                     dates = {request_id: date for _, request_id, date, _ in kept}
@@ -227,8 +246,9 @@ def main(argv: list[str]) -> None:
                 outbox.send((errors, recorder.unrecorded, recorder.why, None))
                 items, recorder.unrecorded = [], 0
     except BaseException as exc:  # said by the pull, masked, rather than a traceback here
+        lost, why = (recorder.unrecorded, recorder.why) if recorder else (0, "")
         with suppress(OSError):
-            outbox.send(({}, 0, "", f"{type(exc).__name__}: {exc}"))
+            outbox.send((errors, lost, why, f"{type(exc).__name__}: {exc}"))
         sys.exit(1)
 
 

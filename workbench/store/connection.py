@@ -194,8 +194,8 @@ class Connection:
             if self.conn.in_transaction:
                 yield self.conn
                 return
-            self.conn.execute("BEGIN")
-            try:
+            try:  # BEGIN inside: a Ctrl-C just after it must not leave it open
+                self.conn.execute("BEGIN")
                 yield self.conn
             finally:
                 if self.conn.in_transaction:
