@@ -246,8 +246,6 @@ def sandbox(
             metavar="now|TIME", help="Partner clock start: 'now' (to the minute) or an ISO time."
         ),
     ] = "now",
-    requests: Annotated[int, typer.Option(metavar="N", help="Transcript requests at start.")] = 25,
-    transcripts: Annotated[int, typer.Option(metavar="N", help="Transcripts at start.")] = 15,
     latency_ms: Annotated[float, typer.Option(metavar="MS", help="Added latency per call.")] = 0.0,
     error_rate: Annotated[
         float, typer.Option(metavar="SHARE", help="Share of calls answered 500/503.")
@@ -305,8 +303,6 @@ def sandbox(
             base,
             seed=seed if unknown_partner is None else unknown_partner,
             start=_parse_start(start),
-            initial_requests=requests,
-            initial_transcripts=transcripts,
             latency_ms=latency_ms,
             error_rate=error_rate,
             state_path=state,
