@@ -46,13 +46,7 @@ class InvalidParameter(ConfigError):
 
 
 class AuthError(WorkbenchError):
-    """Credentials were refused, or a token twice; ``error``, ``description``: OAuth2's."""
-
-    def __init__(
-        self, message: str, *, error: str | None = None, description: str | None = None
-    ) -> None:
-        super().__init__(message)
-        self.error, self.description = error, description
+    """Credentials were refused, or a token twice; the message quotes OAuth2's error."""
 
 
 class PartnerError(WorkbenchError):
