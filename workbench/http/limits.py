@@ -109,15 +109,10 @@ class _Backend(httpcore.SyncBackend):
         self._deadline = deadline
 
     def connect_tcp(
-        self,
-        host: str,
-        port: int,
-        timeout: float | None = None,
-        local_address: str | None = None,
-        socket_options: Any = None,
+        self, host: str, port: int, timeout: float | None = None, *args: Any, **kwargs: Any
     ) -> httpcore.NetworkStream:
         timeout = _clamp(self._deadline(), timeout, httpcore.ConnectTimeout)
-        stream = super().connect_tcp(host, port, timeout, local_address, socket_options)
+        stream = super().connect_tcp(host, port, timeout, *args, **kwargs)
         return _Stream(stream, self._deadline)
 
 
@@ -138,9 +133,8 @@ class _Stream(httpcore.NetworkStream):
         self, ssl_context: Any, server_hostname: str | None = None, timeout: float | None = None
     ) -> httpcore.NetworkStream:
         timeout = _clamp(self._deadline(), timeout, httpcore.ConnectTimeout)
-        return _Stream(
-            self._stream.start_tls(ssl_context, server_hostname, timeout), self._deadline
-        )
+        stream = self._stream.start_tls(ssl_context, server_hostname, timeout)
+        return _Stream(stream, self._deadline)
 
     def get_extra_info(self, info: str) -> Any:
         return self._stream.get_extra_info(info)
