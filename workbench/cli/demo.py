@@ -195,12 +195,7 @@ def remove_database(db: Path) -> None:
             path.unlink()
 
 
-def demo(
-    report: Annotated[
-        bool, typer.Option("--report/--no-report", help="Finish with the HTML report.")
-    ] = True,
-    output_dir: OutputDir = None,
-) -> None:
+def demo(output_dir: OutputDir = None) -> None:
     """The main job on the embedded sandbox, from tokens to the HTML reconciliation report.
 
     Tokens, every list, a pull into data/demo.db, a morning's sends through the outbox, eight
@@ -215,9 +210,8 @@ def demo(
 
     output_dir = output_dir or "data/reports"  # beside the demo's data/demo.db
     with clean_errors():
-        if report:
-            check_folder(output_dir, parameter="output_dir")
-        result = run_demo(say, report=report, reports_dir=output_dir)
+        check_folder(output_dir, parameter="output_dir")
+        result = run_demo(say, reports_dir=output_dir)
     if not result.ok:
         raise typer.Exit(1)
 
