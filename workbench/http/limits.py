@@ -13,13 +13,7 @@ from typing import Any
 
 import httpcore
 import httpx
-from tenacity import (
-    RetryCallState,
-    Retrying,
-    retry_if_exception,
-    wait_exponential,
-    wait_random,
-)
+from tenacity import RetryCallState, Retrying, retry_if_exception, wait_exponential, wait_random
 
 ACCEPT_ENCODING = "gzip, deflate"  # only what read_capped decodes under the cap
 MAX_LAYERS = 2  # compressing layers; more is no use to anyone but an attacker
@@ -245,11 +239,7 @@ def retrying(profile: Any, idempotent: bool, operation: str, deadline: Deadline)
         return spent or state.upcoming_sleep >= deadline.remaining()
 
     return Retrying(
-        stop=stop,
-        wait=wait,
-        retry=retry_if_exception(retryable),
-        before_sleep=log,
-        reraise=True,
+        stop=stop, wait=wait, retry=retry_if_exception(retryable), before_sleep=log, reraise=True
     )
 
 

@@ -206,9 +206,7 @@ def _counts(series: pd.Series, labels: tuple[str, ...]) -> dict[str, int]:
 
 
 def by_organisation(
-    requests: pd.DataFrame,
-    transcripts: pd.DataFrame,
-    exceptions: pd.DataFrame,
+    requests: pd.DataFrame, transcripts: pd.DataFrame, exceptions: pd.DataFrame
 ) -> pd.DataFrame:
     """Counts per counterpart organisation: requests by who sent them (their source),
     transcripts by the school that sent them; one row per side and organisation."""
