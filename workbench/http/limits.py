@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import email.utils
-import logging
 import time
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -27,8 +26,6 @@ _STEP = 64 * 1024
 _WBITS = {"gzip": zlib.MAX_WBITS | 16, "x-gzip": zlib.MAX_WBITS | 16, "deflate": zlib.MAX_WBITS}
 _CORE_ERRORS = (httpcore.TimeoutException, httpcore.NetworkError, httpcore.ProtocolError,
                 httpcore.ProxyError, httpcore.UnsupportedProtocol)  # fmt: skip
-
-logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -210,7 +207,8 @@ class RetryableStatus(Exception):
 
 
 def retrying(profile: Any, idempotent: bool, operation: str, deadline: Deadline) -> Retrying:
-    """At most ``max_attempts`` within the deadline; ``Retry-After`` (capped), else backoff."""
+    """At most ``max_attempts`` within the deadline; ``Retry-After`` (capped), else backoff.
+    Each attempt is recorded as a call (its ``attempt``), not logged: ``operation`` is unused."""
     backoff = wait_exponential(
         multiplier=profile.backoff_initial, max=profile.backoff_max
     ) + wait_random(0, profile.backoff_initial)
@@ -226,21 +224,11 @@ def retrying(profile: Any, idempotent: bool, operation: str, deadline: Deadline)
             return idempotent or isinstance(exc, NOT_SENT)
         return isinstance(exc, RetryableStatus)
 
-    def log(state: RetryCallState) -> None:
-        exc = state.outcome.exception() if state.outcome else None
-        why = f"status {exc}" if isinstance(exc, RetryableStatus) else type(exc).__name__
-        sleep = state.next_action.sleep if state.next_action else 0.0
-        logger.info(
-            "%s: %s on attempt %d; retrying in %.2f s", operation, why, state.attempt_number, sleep
-        )
-
     def stop(state: RetryCallState) -> bool:
         spent = state.attempt_number >= profile.max_attempts
         return spent or state.upcoming_sleep >= deadline.remaining()
 
-    return Retrying(
-        stop=stop, wait=wait, retry=retry_if_exception(retryable), before_sleep=log, reraise=True
-    )
+    return Retrying(stop=stop, wait=wait, retry=retry_if_exception(retryable), reraise=True)
 
 
 def retry_after(value: str | None) -> float | None:
