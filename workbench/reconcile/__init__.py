@@ -111,12 +111,10 @@ def reconcile(
     """Lifecycles, cross-checks, exceptions and figures of the tables ``load`` returns, aged at
     ``now`` (default: their ``as_of``, else now); overdue past ``sla_days`` and ``grace_hours``
     more (so what arrived minutes ago is not late with a short SLA)."""
-    if not math.isfinite(sla_days) or sla_days < 0:
-        raise ValueError(f"sla_days must be a finite number of days, 0 or more; got {sla_days!r}.")
-    if not math.isfinite(grace_hours) or grace_hours < 0:
-        raise ValueError(
-            f"grace_hours must be a finite number of hours, 0 or more; got {grace_hours!r}."
-        )
+    for name, value in {"sla_days": sla_days, "grace_hours": grace_hours}.items():
+        if not math.isfinite(value) or value < 0:
+            unit = name.split("_")[1]  # days, hours
+            raise ValueError(f"{name} must be a finite number of {unit}, 0 or more; got {value!r}.")
     when = resolve_now(now, tables)
     t = prepared(tables, now=when)
     requests = supplier_side(t, now=when, sla_days=sla_days, grace_days=grace_hours / 24)
