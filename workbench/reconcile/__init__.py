@@ -127,15 +127,7 @@ def reconcile(
     requests.attrs.update(operation="reconcile.requests", now=when, sla_days=sla_days)
     transcripts.attrs.update(operation="reconcile.transcripts", now=when, sla_days=sla_days)
     return Reconciliation(
-        requests=requests,
-        transcripts=transcripts,
-        checks=checks,
-        exceptions=found,
-        headline=figures,
-        by_organisation=organisations,
-        now=when,
-        sla_days=sla_days,
-        grace_hours=grace_hours,
+        requests, transcripts, checks, found, figures, organisations, when, sla_days, grace_hours
     )
 
 
