@@ -209,14 +209,15 @@ class Redactor:
         return self.text(text)
 
     def _json(self, text: str, *, by_value: bool) -> str | None:
-        """JSON ``text`` with sensitive fields (``by_value``: all) masked; None if not JSON."""
+        """JSON ``text`` with sensitive fields (``by_value``: all) masked; None if not JSON, or
+        nested too deep to walk (a hostile answer: the callers mask it as text)."""
         if not text.lstrip().startswith(("{", "[")):
             return None
         try:
             decoded = json.loads(text)
-        except ValueError:
+            masked = self._masked(decoded, by_value=by_value)
+        except (ValueError, RecursionError):
             return None
-        masked = self._masked(decoded, by_value=by_value)
         return text if masked == decoded else json.dumps(masked, ensure_ascii=False)
 
     def _fields(self, text: str) -> str:
