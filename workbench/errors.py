@@ -46,14 +46,7 @@ class InvalidParameter(ConfigError):
 
 
 class AuthError(WorkbenchError):
-    """Credentials were refused, or a token twice; ``error``, ``description``: OAuth2's."""
-
-    def __init__(
-        self, message: str, *, error: str | None = None, description: str | None = None
-    ) -> None:
-        super().__init__(message)
-        self.error = error
-        self.description = description
+    """Credentials were refused, or a token twice; the message quotes OAuth2's error."""
 
 
 class PartnerError(WorkbenchError):
@@ -61,8 +54,7 @@ class PartnerError(WorkbenchError):
 
     def __init__(self, message: str, *, status: int | None = None, body: str | None = None):
         super().__init__(message)
-        self.status = status
-        self.body = body
+        self.status, self.body = status, body
 
 
 class NotFound(PartnerError):
@@ -83,8 +75,7 @@ class DuplicateSend(InvalidValue):
 
     def __init__(self, message: str, *, entry_id: int, state: str) -> None:
         super().__init__(message)
-        self.entry_id = entry_id
-        self.state = state
+        self.entry_id, self.state = entry_id, state
 
 
 class DocumentMismatch(InvalidValue):
@@ -131,10 +122,6 @@ class NotebookFailed(WorkbenchError):
         html_path: Path | None = None,
     ) -> None:
         super().__init__(message)
-        self.notebook = notebook
-        self.cell_index = cell_index
-        self.cell_line = cell_line
-        self.ename = ename
-        self.evalue = evalue
-        self.ipynb_path = ipynb_path
-        self.html_path = html_path
+        self.notebook, self.cell_index, self.cell_line = notebook, cell_index, cell_line
+        self.ename, self.evalue = ename, evalue
+        self.ipynb_path, self.html_path = ipynb_path, html_path

@@ -119,8 +119,6 @@ def test_identity_server_errors_carry_oauth_error(sandbox: Sandbox, connect_to, 
     }
     with pytest.raises(wb.AuthError) as info:
         calls[role]()
-    assert info.value.error == error
-    assert info.value.description
     assert role in str(info.value)
     assert error in str(info.value)
     for value in env.values():

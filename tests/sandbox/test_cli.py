@@ -10,12 +10,13 @@ from pathlib import Path
 import pytest
 
 from tests.sandbox.helpers import pending_from_env, start_cli, stop_cli
+from workbench.sandbox import SandboxSettings
 
 pytestmark = pytest.mark.slow
 
 
 def test_serves_until_ctrl_c_and_prints_what_a_client_needs(tmp_path: Path):
-    proc, env = start_cli("--seed", "3", "--requests", "4")
+    proc, env = start_cli("--seed", "3")
     try:
         for name in (
             "WORKBENCH_AUTH_URL",
@@ -26,7 +27,7 @@ def test_serves_until_ctrl_c_and_prints_what_a_client_needs(tmp_path: Path):
         ):
             assert env.get(name), name
         listing = pending_from_env(env)
-        assert len(listing.json()) == 4
+        assert len(listing.json()) == SandboxSettings().initial_requests
     finally:
         out, err = stop_cli(proc)
     assert proc.returncode == 0, err
@@ -36,7 +37,7 @@ def test_serves_until_ctrl_c_and_prints_what_a_client_needs(tmp_path: Path):
 
 def test_ctrl_c_stops_a_sandbox_started_as_a_background_job():
     # `workbench sandbox &` in a script (or a CI runner) starts with SIGINT ignored.
-    proc, _ = start_cli("--requests", "1", background=True)
+    proc, _ = start_cli(background=True)
     out, err = stop_cli(proc)
     assert proc.returncode == 0, err
     assert "Stopping the sandbox." in out
@@ -68,9 +69,7 @@ def test_busy_port_is_a_clear_usage_error():
 
 
 def test_serves_with_the_faults_it_is_given():
-    proc, env = start_cli(
-        "--requests", "2", "--fault", "rate_limit_rate=1", "--fault", "retry_after_s=7"
-    )
+    proc, env = start_cli("--fault", "rate_limit_rate=1", "--fault", "retry_after_s=7")
     try:
         listing = pending_from_env(env)
         assert (listing.status_code, listing.headers["Retry-After"]) == (429, "7")

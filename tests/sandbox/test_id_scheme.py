@@ -136,10 +136,12 @@ def test_the_sandbox_command_refuses_an_unknown_id_scheme():
 
 @pytest.mark.slow
 def test_the_sandbox_command_serves_the_guid_scheme():
-    proc, env = start_cli("--requests", "3", "--set", "id_scheme=guid", "--set", "max_peek_count=5")
+    proc, env = start_cli("--set", "id_scheme=guid", "--set", "max_peek_count=5")
     try:
         listing = pending_from_env(env).json()
-        assert len(listing) == 3 and all(re.fullmatch(GUID, i["RequestID"]) for i in listing)
+        assert len(listing) == SandboxSettings().initial_requests and all(
+            re.fullmatch(GUID, i["RequestID"]) for i in listing
+        )
     finally:
         _, err = stop_cli(proc)
     assert proc.returncode == 0, err

@@ -247,32 +247,21 @@ class Role:
                 )
             except PartnerError as exc:
                 if accepted(exc):  # a 2xx the session could not read: taken at this spelling
-                    self._remember(store, spelling, refusals)
+                    self._remember(store, spelling)
                 elif exc.status in NO_ROUTE and spelling != spellings[-1]:
                     refusals.append(exc)
                     continue
                 elif exc.status in NO_ROUTE and refusals:
                     raise _no_route(exc, refusals[0], operation, spellings) from exc
                 raise
-            self._remember(store, spelling, refusals)
+            self._remember(store, spelling)
             return answer
         raise AssertionError("unreachable: the last spelling returns or raises")
 
     @staticmethod
-    def _remember(store: Store | None, spelling: str, refusals: list[PartnerError]) -> None:
-        if not spelling or store is None:
-            return
-        if store.meta(SEND_ROUTES_META) != spelling:
+    def _remember(store: Store | None, spelling: str) -> None:
+        if spelling and store is not None and store.meta(SEND_ROUTES_META) != spelling:
             store.set_meta(SEND_ROUTES_META, spelling)
-        if refusals:
-            logger.warning(
-                "The partner took the send at its %s send route, after a %s at the other; the "
-                "store remembers it. Set send_routes = %r in the profile (WORKBENCH_SEND_ROUTES) "
-                "to start there.",
-                spelling,
-                refusals[0].status,
-                spelling,
-            )
 
 
 class Supplier(Role):

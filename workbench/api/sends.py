@@ -14,13 +14,7 @@ from typing import Any, TypeGuard
 
 from workbench import pesc
 from workbench.api.frames import Rows, document_row, parse_pescxml
-from workbench.errors import (
-    AuthError,
-    DocumentMismatch,
-    InvalidValue,
-    PartnerError,
-    TransportError,
-)
+from workbench.errors import AuthError, DocumentMismatch, InvalidValue, PartnerError, TransportError
 from workbench.http.answers import answer_items
 from workbench.pesc import fields
 from workbench.pesc.builders import ID_LENGTH

@@ -209,10 +209,7 @@ def call(
 
 
 def repoint(
-    profile: Profile = None,
-    db: Db = None,
-    config: Config = None,
-    yes: Yes = False,
+    profile: Profile = None, db: Db = None, config: Config = None, yes: Yes = False
 ) -> None:
     """Re-point the database to the profile's partner: the same partner at a new address.
 

@@ -195,12 +195,7 @@ def remove_database(db: Path) -> None:
             path.unlink()
 
 
-def demo(
-    report: Annotated[
-        bool, typer.Option("--report/--no-report", help="Finish with the HTML report.")
-    ] = True,
-    output_dir: OutputDir = None,
-) -> None:
+def demo(output_dir: OutputDir = None) -> None:
     """The main job on the embedded sandbox, from tokens to the HTML reconciliation report.
 
     Tokens, every list, a pull into data/demo.db, a morning's sends through the outbox, eight
@@ -215,9 +210,8 @@ def demo(
 
     output_dir = output_dir or "data/reports"  # beside the demo's data/demo.db
     with clean_errors():
-        if report:
-            check_folder(output_dir, parameter="output_dir")
-        result = run_demo(say, report=report, reports_dir=output_dir)
+        check_folder(output_dir, parameter="output_dir")
+        result = run_demo(say, reports_dir=output_dir)
     if not result.ok:
         raise typer.Exit(1)
 
@@ -246,8 +240,6 @@ def sandbox(
             metavar="now|TIME", help="Partner clock start: 'now' (to the minute) or an ISO time."
         ),
     ] = "now",
-    requests: Annotated[int, typer.Option(metavar="N", help="Transcript requests at start.")] = 25,
-    transcripts: Annotated[int, typer.Option(metavar="N", help="Transcripts at start.")] = 15,
     latency_ms: Annotated[float, typer.Option(metavar="MS", help="Added latency per call.")] = 0.0,
     error_rate: Annotated[
         float, typer.Option(metavar="SHARE", help="Share of calls answered 500/503.")
@@ -305,8 +297,6 @@ def sandbox(
             base,
             seed=seed if unknown_partner is None else unknown_partner,
             start=_parse_start(start),
-            initial_requests=requests,
-            initial_transcripts=transcripts,
             latency_ms=latency_ms,
             error_rate=error_rate,
             state_path=state,

@@ -168,9 +168,7 @@ class BearerAuth(httpx.Auth):
         who = f"client {self.client_id!r}" if self.client_id else "no client id"
         return AuthError(
             f"The login at {self.token_url} refused a token for the {self.role} interface "
-            f"({self.grant} grant, {who}, scope {self.scope!r}): {said}. Check {hint}.",
-            error=error,
-            description=description,
+            f"({self.grant} grant, {who}, scope {self.scope!r}): {said}. Check {hint}."
         )
 
 

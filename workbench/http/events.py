@@ -132,9 +132,7 @@ def keys_named(item: Mapping[Any, Any], name: str) -> list[Any]:
     ``RequestID``); when they differ, which one counts cannot be told."""
     wanted = _plain(name)
     found = [key for key in item if _plain(key) == wanted]
-    if len(found) > 1 and len({repr(item[key]) for key in found}) == 1:
-        return found[:1]
-    return found
+    return found[:1] if len(found) > 1 and len({repr(item[key]) for key in found}) == 1 else found
 
 
 def field_value(item: Any, *names: str) -> Any:

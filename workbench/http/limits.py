@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import email.utils
-import logging
 import time
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -13,13 +12,7 @@ from typing import Any
 
 import httpcore
 import httpx
-from tenacity import (
-    RetryCallState,
-    Retrying,
-    retry_if_exception,
-    wait_exponential,
-    wait_random,
-)
+from tenacity import RetryCallState, Retrying, retry_if_exception, wait_exponential, wait_random
 
 ACCEPT_ENCODING = "gzip, deflate"  # only what read_capped decodes under the cap
 MAX_LAYERS = 2  # compressing layers; more is no use to anyone but an attacker
@@ -33,8 +26,6 @@ _STEP = 64 * 1024
 _WBITS = {"gzip": zlib.MAX_WBITS | 16, "x-gzip": zlib.MAX_WBITS | 16, "deflate": zlib.MAX_WBITS}
 _CORE_ERRORS = (httpcore.TimeoutException, httpcore.NetworkError, httpcore.ProtocolError,
                 httpcore.ProxyError, httpcore.UnsupportedProtocol)  # fmt: skip
-
-logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -109,15 +100,10 @@ class _Backend(httpcore.SyncBackend):
         self._deadline = deadline
 
     def connect_tcp(
-        self,
-        host: str,
-        port: int,
-        timeout: float | None = None,
-        local_address: str | None = None,
-        socket_options: Any = None,
+        self, host: str, port: int, timeout: float | None = None, *args: Any, **kwargs: Any
     ) -> httpcore.NetworkStream:
         timeout = _clamp(self._deadline(), timeout, httpcore.ConnectTimeout)
-        stream = super().connect_tcp(host, port, timeout, local_address, socket_options)
+        stream = super().connect_tcp(host, port, timeout, *args, **kwargs)
         return _Stream(stream, self._deadline)
 
 
@@ -138,9 +124,8 @@ class _Stream(httpcore.NetworkStream):
         self, ssl_context: Any, server_hostname: str | None = None, timeout: float | None = None
     ) -> httpcore.NetworkStream:
         timeout = _clamp(self._deadline(), timeout, httpcore.ConnectTimeout)
-        return _Stream(
-            self._stream.start_tls(ssl_context, server_hostname, timeout), self._deadline
-        )
+        stream = self._stream.start_tls(ssl_context, server_hostname, timeout)
+        return _Stream(stream, self._deadline)
 
     def get_extra_info(self, info: str) -> Any:
         return self._stream.get_extra_info(info)
@@ -222,7 +207,8 @@ class RetryableStatus(Exception):
 
 
 def retrying(profile: Any, idempotent: bool, operation: str, deadline: Deadline) -> Retrying:
-    """At most ``max_attempts`` within the deadline; ``Retry-After`` (capped), else backoff."""
+    """At most ``max_attempts`` within the deadline; ``Retry-After`` (capped), else backoff.
+    Each attempt is recorded as a call (its ``attempt``), not logged: ``operation`` is unused."""
     backoff = wait_exponential(
         multiplier=profile.backoff_initial, max=profile.backoff_max
     ) + wait_random(0, profile.backoff_initial)
@@ -238,25 +224,11 @@ def retrying(profile: Any, idempotent: bool, operation: str, deadline: Deadline)
             return idempotent or isinstance(exc, NOT_SENT)
         return isinstance(exc, RetryableStatus)
 
-    def log(state: RetryCallState) -> None:
-        exc = state.outcome.exception() if state.outcome else None
-        why = f"status {exc}" if isinstance(exc, RetryableStatus) else type(exc).__name__
-        sleep = state.next_action.sleep if state.next_action else 0.0
-        logger.info(
-            "%s: %s on attempt %d; retrying in %.2f s", operation, why, state.attempt_number, sleep
-        )
-
     def stop(state: RetryCallState) -> bool:
         spent = state.attempt_number >= profile.max_attempts
         return spent or state.upcoming_sleep >= deadline.remaining()
 
-    return Retrying(
-        stop=stop,
-        wait=wait,
-        retry=retry_if_exception(retryable),
-        before_sleep=log,
-        reraise=True,
-    )
+    return Retrying(stop=stop, wait=wait, retry=retry_if_exception(retryable), reraise=True)
 
 
 def retry_after(value: str | None) -> float | None:

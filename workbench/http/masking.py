@@ -42,8 +42,6 @@ Headers = Mapping[str, str] | Iterable[tuple[str, str]] | None
 
 _JWT = re.compile(r"eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*")
 _BEARER = re.compile(r"([Bb]earer\s+)[A-Za-z0-9._~+/=-]{8,}")
-_FIELD_HINTS = ("token", "secret", "password", "assertion", "subscription")
-_ESCAPED_LETTER = re.compile(r"\\u(?:00[4-7]|212a)")
 _SENSITIVE_KEYS = frozenset(name.replace("_", "").replace("-", "") for name in SENSITIVE_FIELDS)
 _SPELLINGS = {name.replace("_", sep) for name in SENSITIVE_FIELDS for sep in ("_", "-", "")}
 _FIELD_NAMES = "|".join(re.escape(name) for name in sorted(_SPELLINGS))
@@ -134,20 +132,9 @@ class Redactor:
                 self._pattern = _secrets_pattern(known)
                 self._tokens = tuple(t for t in known if len(t) >= MIN_DOCUMENT_TOKEN)
 
-    def clean(self, text: str) -> bool:
-        """Whether ``text`` holds nothing :meth:`text` would mask."""
-        pattern, low = self._pattern, text.lower()
-        return not (
-            "eyJ" in text
-            or "earer" in text
-            or (pattern is not None and pattern.search(text))
-            or any(hint in low for hint in _FIELD_HINTS)
-            or _ESCAPED_LETTER.search(low)
-        )
-
     def text(self, text: _Text) -> _Text:
         """``text`` with secrets, tokens, JWTs, bearer credentials and sensitive fields masked."""
-        if not text or self.clean(text):
+        if not text:
             return text
         pattern = self._pattern
         if pattern is not None and pattern.search(text):
@@ -182,9 +169,7 @@ class Redactor:
         >>> Redactor(["12345678"]).data({"pin": 12345678, "password": None, "n": "a12345678"})
         {'pin': '[REDACTED]', 'password': '[REDACTED]', 'n': 'a[REDACTED]'}
         """
-        if value is None or self.clean(json.dumps(value, ensure_ascii=False, default=str)):
-            return value
-        return self._masked(value)
+        return None if value is None else self._masked(value)
 
     def headers(self, headers: Headers, *, document: bool = False) -> dict[str, str]:
         """Headers as a dict: sensitive ones masked whole, the rest as :meth:`answer` says."""
@@ -219,19 +204,20 @@ class Redactor:
         if document:
             return self.document(text)
         kind = (content_type or "").split(";")[0].strip().lower()
-        if kind == "application/x-www-form-urlencoded" and not self.clean(text):
+        if kind == "application/x-www-form-urlencoded":
             text = _form(text)
         return self.text(text)
 
     def _json(self, text: str, *, by_value: bool) -> str | None:
-        """JSON ``text`` with sensitive fields (``by_value``: all) masked; None if not JSON."""
+        """JSON ``text`` with sensitive fields (``by_value``: all) masked; None if not JSON, or
+        nested too deep to walk (a hostile answer: the callers mask it as text)."""
         if not text.lstrip().startswith(("{", "[")):
             return None
         try:
             decoded = json.loads(text)
-        except ValueError:
+            masked = self._masked(decoded, by_value=by_value)
+        except (ValueError, RecursionError):
             return None
-        masked = self._masked(decoded, by_value=by_value)
         return text if masked == decoded else json.dumps(masked, ensure_ascii=False)
 
     def _fields(self, text: str) -> str:

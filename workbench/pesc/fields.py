@@ -311,6 +311,4 @@ def described(fields: tuple[str, ...]) -> str:
     """Identity field names as words, for a message: "last name and birth date"."""
     words = [f.removeprefix("student_").replace("_", " ") for f in fields]
     words = [w.replace("oen", "OEN").replace("ocas", "OCAS") for w in words]
-    if len(words) <= 1:
-        return "".join(words)
-    return ", ".join(words[:-1]) + " and " + words[-1]
+    return "".join(words) if len(words) <= 1 else ", ".join(words[:-1]) + " and " + words[-1]

@@ -111,12 +111,10 @@ def reconcile(
     """Lifecycles, cross-checks, exceptions and figures of the tables ``load`` returns, aged at
     ``now`` (default: their ``as_of``, else now); overdue past ``sla_days`` and ``grace_hours``
     more (so what arrived minutes ago is not late with a short SLA)."""
-    if not math.isfinite(sla_days) or sla_days < 0:
-        raise ValueError(f"sla_days must be a finite number of days, 0 or more; got {sla_days!r}.")
-    if not math.isfinite(grace_hours) or grace_hours < 0:
-        raise ValueError(
-            f"grace_hours must be a finite number of hours, 0 or more; got {grace_hours!r}."
-        )
+    for name, value in {"sla_days": sla_days, "grace_hours": grace_hours}.items():
+        if not math.isfinite(value) or value < 0:
+            unit = name.split("_")[1]  # days, hours
+            raise ValueError(f"{name} must be a finite number of {unit}, 0 or more; got {value!r}.")
     when = resolve_now(now, tables)
     t = prepared(tables, now=when)
     requests = supplier_side(t, now=when, sla_days=sla_days, grace_days=grace_hours / 24)
@@ -129,15 +127,7 @@ def reconcile(
     requests.attrs.update(operation="reconcile.requests", now=when, sla_days=sla_days)
     transcripts.attrs.update(operation="reconcile.transcripts", now=when, sla_days=sla_days)
     return Reconciliation(
-        requests=requests,
-        transcripts=transcripts,
-        checks=checks,
-        exceptions=found,
-        headline=figures,
-        by_organisation=organisations,
-        now=when,
-        sla_days=sla_days,
-        grace_hours=grace_hours,
+        requests, transcripts, checks, found, figures, organisations, when, sla_days, grace_hours
     )
 
 
@@ -206,9 +196,7 @@ def _counts(series: pd.Series, labels: tuple[str, ...]) -> dict[str, int]:
 
 
 def by_organisation(
-    requests: pd.DataFrame,
-    transcripts: pd.DataFrame,
-    exceptions: pd.DataFrame,
+    requests: pd.DataFrame, transcripts: pd.DataFrame, exceptions: pd.DataFrame
 ) -> pd.DataFrame:
     """Counts per counterpart organisation: requests by who sent them (their source),
     transcripts by the school that sent them; one row per side and organisation."""

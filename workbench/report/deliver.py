@@ -110,7 +110,6 @@ def summary(
 
 def _figures(rec: Reconciliation, fresh: Mapping[str, Any], data: dict[str, Any]) -> list[str]:
     """The summary's lines of figures; ``data`` gets them as data."""
-    pairs = rec.exceptions.groupby(["kind", "severity"], observed=True).size()
     kinds = rec.exceptions["kind"].value_counts().sort_index()
     head = json.loads(json.dumps(rec.headline, default=lambda v: v.isoformat()))
     by_severity = rec.headline["exceptions_by_severity"]
@@ -118,7 +117,6 @@ def _figures(rec: Reconciliation, fresh: Mapping[str, Any], data: dict[str, Any]
         "as_of": rec.now.isoformat(), "sla_days": float(rec.sla_days),
         "exceptions": len(rec.exceptions), "exceptions_by_severity": by_severity,
         "exceptions_by_kind": {str(k): int(n) for k, n in kinds.items()},
-        "exceptions_by_kind_and_severity": {f"{k}/{s}": int(n) for (k, s), n in pairs.items() if n},
         "headline": head, "freshness": dict(fresh),
     })  # fmt: skip
     lines = [

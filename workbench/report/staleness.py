@@ -108,7 +108,6 @@ class Freshness:
         return {
             "last_pull_at": _iso(self.last_pull_at),
             "last_pull_status": self.last_pull_status,
-            "last_ok_pull_at": _iso(self.last_ok_pull_at),
             "items_not_fetched": self.items_not_fetched,
             "failed_lists": self.failed_lists,
             "hours_old": None if self.age_hours is None else round(self.age_hours, 1),
@@ -116,7 +115,6 @@ class Freshness:
             "stale": self.is_stale(max_age_hours),
             "last_read": {f.name: _iso(f.last_read_at) for f in self.lists if f.used},
             "unfinished_pull": None if self.unfinished_run is None else unfinished,
-            "problems": len(self.problems),
         }
 
 

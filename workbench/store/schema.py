@@ -347,13 +347,9 @@ def partner_time(value: Any) -> str | None:
     return utc_text(value if isinstance(value, datetime) else event_time(value)) or str(value)
 
 
-# One encoder for every call (json.dumps with options builds one each time).
-_CANONICAL = json.JSONEncoder(ensure_ascii=False, sort_keys=True, default=str)
-
-
 def dumps(value: Any) -> str:
     """Canonical JSON: sorted keys, UTF-8 kept, anything unknown as its ``str``."""
-    return _CANONICAL.encode(value)
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
 
 
 def json_object(value: Any) -> dict[str, Any]:
