@@ -35,11 +35,8 @@ PROCESS_FROM = 500  # details of one list: fewer, and the pulling thread stores 
 # Details queued for the process: the fetching waits beyond, so memory stays bounded.
 QUEUED = 32
 BATCH = 16  # details a transaction of the process at most: the pull's own writes wait for it
-# The package's folder first, unless already on the path: this workbench, not one in the cwd.
-LAUNCH = (
-    "import sys; sys.path[:0] = [p for p in sys.argv[1:2] if p not in sys.path]; "
-    "from workbench.storing import main; main(sys.argv[2:])"
-)
+# The package's folder first (-P: not the cwd's): this very workbench, whatever else is there.
+LAUNCH = "import sys; sys.path.insert(0, sys.argv[1]); from workbench import storing as s; s.main()"
 Rows = list[dict[str, Any]]
 Key = tuple[str, str]  # (list name, request id)
 Answer = tuple[dict[Key, str | None], int, str, str | None]  # errors, calls lost, why, failure
@@ -63,7 +60,7 @@ class Storing:
         self._outgoing: queue.Queue[Any] = queue.Queue(QUEUED)
         self._answers: queue.SimpleQueue[Answer | None] = queue.SimpleQueue()  # None: it ended
         self._ready = threading.Event()  # the process has opened the store
-        self._failure = ""  # why the process failed, in its words, or a detail was not sent
+        self._failure = self._unsent = ""  # why it failed, in its words; why a row was not sent
         self._over = False  # it has ended, and every answer of it is counted
         self._sender = threading.Thread(target=self._feed, name="workbench-storing", daemon=True)
         self._receiver = threading.Thread(
@@ -111,7 +108,7 @@ class Storing:
             while (item := self._outgoing.get()) is not None:
                 self._down.send(item)
         except Exception as exc:  # the process ended, or a detail cannot be sent
-            self._failure = self._failure or f"{type(exc).__name__}: {exc}"
+            self._unsent = f"{type(exc).__name__}: {exc}"
         finally:
             self._down.close()  # the end of its input: it stores what it has, and ends
 
@@ -203,20 +200,26 @@ class Storing:
                 self._outgoing.put_nowait(None)  # a sender still waiting for a row ends
             self._sender.join()
             if self._held:  # sent, never answered: fetched again by the next pull
-                why = self._failure or f"it ended with exit code {code}"
+                why = self._failure or (f"it ended with exit code {code}" if code else self._unsent)
                 why = "stopped by Ctrl-C" if stopping and code < 0 else why
                 error = f"StoreError: the pull's storing process did not store it ({why})"
                 self.session.lost(sum(self._held.values()), error)
                 self.errors.update(dict.fromkeys(self._held, error))
 
 
-def main(argv: list[str]) -> None:
-    """The storing process (``argv``: the pipe in, the pipe out, the pull's process id): opens
+def main() -> None:
+    """The storing process (its arguments: the pipe in, the pipe out, the pull's process id): opens
     the store it is sent, answers once ready, then stores what has come, a batch at a time
     until the end of its input, each answered (errors by key, calls lost, why, None); when it
     fails, its last answer says why."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the pull decides, and tells it by its input
-    _die_with(int(argv[2]))
+    if sys.platform == "linux":  # killed with a killed pull: the next finds what is missing
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    argv = sys.argv[2:]
+    if os.getppid() != int(argv[2]):  # it died before that (elsewhere its input ends)
+        sys.exit(1)
     inbox, outbox = (
         Connection(int(argv[0]), writable=False),
         Connection(int(argv[1]), readable=False),
@@ -250,17 +253,6 @@ def main(argv: list[str]) -> None:
         with suppress(OSError):
             outbox.send((errors, lost, why, f"{type(exc).__name__}: {exc}"))
         sys.exit(1)
-
-
-def _die_with(parent: int) -> None:
-    """Be killed with the pull (Linux): a pull killed mid-way stores nothing more after it,
-    so the next pull finds exactly what is missing. Elsewhere, the end of its input ends it."""
-    if sys.platform == "linux":
-        import ctypes
-
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    if os.getppid() != parent:  # it died before that
-        os._exit(1)
 
 
 class _Calls:

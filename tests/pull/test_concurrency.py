@@ -24,6 +24,7 @@ import workbench as wb
 from workbench.pull import PullSummary
 from workbench.sandbox import Sandbox
 from workbench.store import Store
+from workbench.storing import LAUNCH
 
 # Slow enough that a pull lasts well over a second: 400 details at 40 ms, 8 at a time.
 SLOW_PARTNER = {"initial_requests": 200, "initial_transcripts": 200, "latency_ms": 40}
@@ -269,6 +270,6 @@ def storing_processes(pull: int) -> list[int]:
             argv = (proc / "cmdline").read_bytes().split(b"\0")
         except OSError:  # ended, or not a process
             continue
-        if any(b"workbench.storing" in a for a in argv) and str(pull).encode() in argv:
+        if LAUNCH.encode() in argv and str(pull).encode() in argv:
             found.append(int(proc.name))
     return found
