@@ -102,9 +102,7 @@ def event_time(value: Any) -> datetime | None:
 def _id_or_type(value: Any) -> str | None:
     if isinstance(value, str):
         return value if value.strip() else None
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return str(value)
-    return None
+    return str(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
 def _keys(node: Mapping[Any, Any], names: tuple[str, ...]) -> list[Any]:

@@ -206,9 +206,8 @@ class RetryableStatus(Exception):
         self.response = response
 
 
-def retrying(profile: Any, idempotent: bool, operation: str, deadline: Deadline) -> Retrying:
-    """At most ``max_attempts`` within the deadline; ``Retry-After`` (capped), else backoff.
-    Each attempt is recorded as a call (its ``attempt``), not logged: ``operation`` is unused."""
+def retrying(profile: Any, idempotent: bool, deadline: Deadline) -> Retrying:
+    """At most ``max_attempts`` within the deadline; ``Retry-After`` (capped), else backoff."""
     backoff = wait_exponential(
         multiplier=profile.backoff_initial, max=profile.backoff_max
     ) + wait_random(0, profile.backoff_initial)

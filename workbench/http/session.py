@@ -232,7 +232,7 @@ class Session:
                 deadline = other
         self._local.deadline = deadline
         try:
-            for attempt_state in retrying(self.profile, idempotent, operation, deadline):
+            for attempt_state in retrying(self.profile, idempotent, deadline):
                 with attempt_state:
                     attempt = attempt_state.retry_state.attempt_number
                     meta = {"interface": interface, "operation": operation, "attempt": attempt}
