@@ -2,7 +2,7 @@
 all, each call recorded once: by the pulling thread, or from the first list with
 ``PROCESS_FROM`` details to fetch by a process of its own for the rest of the pull. That CPU,
 about 2 ms a detail, held the GIL against the fetching threads: ``bench/pull.py``'s first pull
-was 1.28-1.44x the bare pool so, 1.12x with the process (which costs about 0.7 s of CPU to
+was 1.28-1.44x the bare pool so, 1.14-1.22x with the process (which costs about 0.7 s of CPU to
 start: the pulling thread stores what comes meanwhile). The process runs :func:`main` of this
 very file (``python -P -c``), not the caller's ``__main__`` again as ``multiprocessing`` would:
 an analyst's script rarely guards its pull.
