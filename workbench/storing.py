@@ -74,25 +74,22 @@ class Storing:
             return
         down, up = os.pipe(), os.pipe()  # (read, write): to the process, and back
         package = str(Path(__file__).resolve().parent.parent)
+        fds = (down[0], up[1])  # theirs: read from us, write to us
+        argv = [sys.executable, "-P", "-c", LAUNCH, package, *map(str, (*fds, os.getpid()))]
         try:
             self._child = subprocess.Popen(  # noqa: S603 - this interpreter, this module
-                [
-                    sys.executable,
-                    "-P",
-                    "-c",
-                    LAUNCH,
-                    package,
-                    *map(str, (down[0], up[1], os.getpid())),
-                ],
-                pass_fds=(down[0], up[1]),
+                argv,
+                pass_fds=fds,
                 stdin=subprocess.DEVNULL,
                 start_new_session=True,  # a Ctrl-C at the terminal is the pull's to handle
             )
         except OSError:  # no interpreter to start (an embedded one): the pulling thread stores
+            os.close(down[1])
+            os.close(up[0])
             return
         finally:
-            os.close(down[0])
-            os.close(up[1])
+            for fd in fds:
+                os.close(fd)
         self._down, self._up = (
             Connection(down[1], readable=False),
             Connection(up[0], writable=False),

@@ -13,6 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 import workbench as wb
+import workbench.storing
 from tests.students import of_student, request_xml
 from tests.watched import secrets_of
 from workbench import pesc
@@ -172,7 +173,9 @@ def test_read_only_profile_refuses_sends_and_stays_read_only(sandbox, tmp_path):
 DETAILS = r"/api/transcriptrequests/[0-9a-f-]{32,36}$"  # either id scheme
 
 
-def test_failed_details_make_a_partial_run_and_are_retried(connected):
+@pytest.mark.parametrize("process_from", [500, 1], ids=["thread", "process"])
+def test_failed_details_make_a_partial_run_and_are_retried(connected, monkeypatch, process_from):
+    monkeypatch.setattr(workbench.storing, "PROCESS_FROM", process_from)  # who stores them
     sb, w = connected(initial_requests=12, initial_transcripts=3)
     sb.set_faults(error_rate=1.0, path_pattern=DETAILS)  # lists answer, request details fail
     summary = w.pull(progress=False)

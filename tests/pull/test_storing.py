@@ -61,21 +61,6 @@ def test_the_storing_process_stores_what_the_pulling_thread_does(
     assert set(documents["call_id"]) <= calls  # a document names the call that fetched it
 
 
-def test_failed_details_are_failures_and_retried(process, sandbox_factory, connect_to):
-    sb = sandbox_factory(initial_requests=12, initial_transcripts=3)
-    sb.set_faults(error_rate=1.0, path_pattern=r"/api/transcriptrequests/[0-9a-f-]{32,36}$")
-    w = connect_to(sb)
-    summary = w.pull(progress=False)
-    assert summary.status == "partial"
-    assert summary.lists["supplier_requests"].details_failed == 12
-    assert summary.lists["consumer_transcripts"].details_fetched == 3
-    assert {f["id"] for f in summary.failures} == set(sb.pending_request_ids())
-    assert len(w.store.table("detail_failures")) == 12
-    sb.set_faults(error_rate=0.0)
-    again = w.pull(progress=False)
-    assert again.status == "ok" and again.lists["supplier_requests"].details_fetched == 12
-
-
 def test_a_storing_process_that_dies_fails_what_it_had_and_the_next_pull_fetches_it(
     process, sandbox_factory, connect_to, tmp_path: Path
 ):
